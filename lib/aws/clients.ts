@@ -1,0 +1,38 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.ts';
+
+/**
+ * SDK clients are created once per container, lazily, on first use, and
+ * keyed by endpoint so the local platform can repoint them between test files.
+ * Each service has its own module (s3.ts, sqs.ts ...) so a handler bundles only
+ * the SDK clients it imports.
+ */
+const cache = new Map<string, unknown>();
+
+export interface ClientOptions {
+  region: string;
+  endpoint?: string;
+  /** Local endpoints serve S3 on one host, so buckets go in the path. */
+  forcePathStyle?: boolean;
+}
+
+export function lazyClient<T>(name: string, create: (opts: ClientOptions) => T): () => T {
+  return () => {
+    const endpoint = config.awsEndpoint();
+    const key = `${name}|${endpoint ?? ''}|${config.awsRegion()}`;
+    let client = cache.get(key) as T | undefined;
+    if (!client) {
+      client = create({ region: config.awsRegion(), ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+      cache.set(key, client);
+    }
+    return client;
+  };
+}
+
+export const dynamo = lazyClient('dynamodb', (opts) =>
+  DynamoDBDocumentClient.from(new DynamoDBClient({ region: opts.region, endpoint: opts.endpoint }), {
+    marshallOptions: { removeUndefinedValues: true },
+  }),
+);
+

@@ -1,0 +1,86 @@
+import { lookupCredential, type CredentialRecord } from '../identity/credentials.ts';
+import { bearerToken } from '../identity/tokens.ts';
+import { getUser, type User } from '../identity/users.ts';
+import { getMembership } from '../teams/memberships.ts';
+import { resolveTeam, type Team } from '../teams/teams.ts';
+import { roleRank, type AccessRule, type TeamRole } from './access.ts';
+import { ApiError } from './errors.ts';
+
+export interface Principal {
+  kind: 'session' | 'api_key';
+  /** The signed-in user; null for an API key. */
+  user: User | null;
+  credential: CredentialRecord;
+  isPlatformAdmin: boolean;
+}
+
+export interface TeamAccess {
+  team: Team;
+  role: TeamRole;
+  /** The team was addressed by a slug it renamed away from (still inside its 30 days). */
+  retiredSlug: boolean;
+}
+
+/** The caller behind an Authorization header; 401 for missing, malformed, unknown, expired or revoked. */
+export async function authenticate(authorization: string | undefined): Promise<Principal> {
+  const token = bearerToken(authorization);
+  const credential = token ? await lookupCredential(token) : null;
+  if (!credential) throw new ApiError('UNAUTHENTICATED');
+  if (credential.kind === 'api_key') {
+    return { kind: 'api_key', user: null, credential, isPlatformAdmin: false };
+  }
+  const user = credential.user_id ? await getUser(credential.user_id) : null;
+  if (!user) throw new ApiError('UNAUTHENTICATED');
+  return { kind: 'session', user, credential, isPlatformAdmin: user.is_platform_admin };
+}
+
+/** Applies the parts of a rule that need no team: session-only and platform-admin. */
+export function checkPrincipal(principal: Principal, rule: AccessRule): void {
+  if (rule.kind === 'platformAdmin' && !principal.isPlatformAdmin) throw new ApiError('PLATFORM_ADMIN_REQUIRED');
+  if ((rule.kind === 'signedIn' || rule.kind === 'team') && rule.sessionOnly && principal.kind !== 'session') {
+    throw new ApiError('SESSION_REQUIRED');
+  }
+}
+
+async function roleIn(principal: Principal, teamId: string): Promise<TeamRole | null> {
+  if (principal.kind === 'api_key') {
+    return principal.credential.team_id === teamId ? principal.credential.role : null;
+  }
+  const membership = await getMembership(teamId, principal.user!.user_id);
+  return membership?.role ?? null;
+}
+
+/**
+ * The caller's access to a team addressed by UUID or slug under a team rule:
+ * 404 when no such team exists, 403 when the caller is not a member or has a
+ * lower role than the rule asks.
+ */
+export async function authorizeTeam(principal: Principal, minRole: TeamRole, idOrSlug: string): Promise<TeamAccess> {
+  const resolved = await resolveTeam(idOrSlug);
+  if (!resolved) throw new ApiError('TEAM_NOT_FOUND');
+  const role = await roleIn(principal, resolved.team.id);
+  if (!role || roleRank[role] < roleRank[minRole]) throw new ApiError('FORBIDDEN');
+  return { team: resolved.team, role, retiredSlug: resolved.retiredSlug };
+}
+
+/**
+ * The caller's current team: an API key's own team; for a session the team
+ * named by `X-Team-Id` (UUID or slug), else the team the session was opened
+ * for, else the user's default team.
+ */
+export async function currentTeam(principal: Principal, minRole: TeamRole, xTeamId: string | undefined): Promise<TeamAccess> {
+  let idOrSlug: string | null | undefined;
+  if (principal.kind === 'api_key') {
+    idOrSlug = principal.credential.team_id;
+    if (xTeamId && xTeamId !== idOrSlug) {
+      // An API key is bound to one team; naming another is not a way around it.
+      const named = await resolveTeam(xTeamId);
+      if (!named) throw new ApiError('TEAM_NOT_FOUND');
+      if (named.team.id !== idOrSlug) throw new ApiError('FORBIDDEN');
+    }
+  } else {
+    idOrSlug = xTeamId?.trim() || principal.credential.team_id || principal.user!.default_team_id;
+  }
+  if (!idOrSlug) throw new ApiError('NO_CURRENT_TEAM');
+  return authorizeTeam(principal, minRole, idOrSlug);
+}

@@ -1,0 +1,63 @@
+/**
+ * The one error catalogue. Every error the API answers with is an entry here:
+ * a stable `code`, its HTTP status and its default sentence. Codes the spec
+ * names are written exactly as the spec writes them; the others are ours and
+ * documented in docs/api-errors.md.
+ */
+export const errorCatalogue = {
+  // Generic request errors
+  ROUTE_NOT_FOUND: { status: 404, message: 'No route matches this path.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this path.' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be application/json.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  VALIDATION_FAILED: { status: 400, message: 'The request is invalid.' },
+  NOT_FOUND: { status: 404, message: 'Not found.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests. Try again later.' },
+  INTERNAL_ERROR: { status: 500, message: 'Something went wrong on our side. Try again later.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable. Try again later.' },
+
+  // Authentication and authorization
+  UNAUTHENTICATED: { status: 401, message: 'Missing or invalid credentials.' },
+  FORBIDDEN: { status: 403, message: 'You do not have permission to do this.' },
+  SESSION_REQUIRED: { status: 403, message: 'This action needs a signed-in user; API keys are refused.' },
+  PLATFORM_ADMIN_REQUIRED: { status: 403, message: 'This action is for platform administrators.' },
+  NO_CURRENT_TEAM: { status: 400, message: 'No team selected: send X-Team-Id or set a default team.' },
+
+  // Teams
+  TEAM_NOT_FOUND: { status: 404, message: 'Team not found.' },
+  TEAM_SLUG_INVALID: {
+    status: 400,
+    message: 'A team slug is 3 to 48 lowercase letters, digits and hyphens, starting and ending with a letter or digit.',
+  },
+  TEAM_SLUG_RESERVED: { status: 400, message: 'This team slug is reserved.' },
+  TEAM_SLUG_TAKEN: { status: 409, message: 'This team slug is taken.' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** The one typed error class; the middleware turns it into the error envelope. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; details?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    const entry = errorCatalogue[code];
+    super(options.message ?? entry.message);
+    this.name = 'ApiError';
+    this.status = entry.status;
+    this.code = code;
+    this.details = options.details ?? null;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function isApiError(error: unknown): error is ApiError {
+  return error instanceof ApiError;
+}

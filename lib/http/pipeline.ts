@@ -1,0 +1,221 @@
+import middy from '@middy/core';
+import httpCors from '@middy/http-cors';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { ZodError, type z } from 'zod';
+import { config } from '../config.ts';
+import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
+import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
+import { ApiError, isApiError } from './errors.ts';
+import { logger, requestLogger, type RequestLogger } from './logger.ts';
+import { findRoute, type RouteRow } from './routes.ts';
+import { traceIdFrom } from './trace.ts';
+
+/** Largest JSON body accepted unless a handler says otherwise. */
+const DEFAULT_MAX_JSON_BYTES = 1024 * 1024;
+
+export interface HandlerContext<B, Q> {
+  event: APIGatewayProxyEventV2;
+  requestId: string;
+  traceId: string;
+  log: RequestLogger;
+  /** Request headers, names lower-cased. */
+  headers: Record<string, string>;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  /** The raw body bytes, for handlers that declare `rawBody`. */
+  rawBody: Buffer;
+  /** The authenticated caller; null only on public routes. */
+  principal: Principal | null;
+  /** The caller's current team, for rules on the current team. */
+  team: TeamAccess | null;
+  /** Applies the route's team rule to a team addressed by UUID or slug (rules on a resource's team). */
+  authorizeTeam(idOrSlug: string): Promise<TeamAccess>;
+  sourceIp: string;
+  /** Scheme and host the caller used, for absolute links. */
+  baseUrl: string;
+}
+
+export type HandlerResult =
+  | { status?: number; data: unknown; headers?: Record<string, string> }
+  | { raw: APIGatewayProxyStructuredResultV2 };
+
+interface HandlerOptions<BS extends z.ZodType | undefined, QS extends z.ZodType | undefined> {
+  body?: BS;
+  query?: QS;
+  /** Accept a non-JSON body of at most this many bytes, given to the handler as `rawBody`. */
+  rawBody?: { maxBytes: number };
+  maxJsonBytes?: number;
+}
+
+type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+interface PipelineState {
+  meta: Meta;
+  log: RequestLogger;
+}
+
+/** Per-invocation state, keyed by the Lambda context object of the invocation. */
+const pipelineState = new WeakMap<Context, PipelineState>();
+
+function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) out[name.toLowerCase()] = value;
+  return out;
+}
+
+/** zod issues as `details.fields`: every failing field, by dotted path. */
+export function validationDetails(error: ZodError, prefix?: string) {
+  return {
+    fields: error.issues.map((issue) => ({
+      field: [prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(root)',
+      message: issue.message,
+      code: issue.code,
+    })),
+  };
+}
+
+function bodyBytes(event: APIGatewayProxyEventV2): Buffer {
+  if (!event.body) return Buffer.alloc(0);
+  return Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+}
+
+function parseJsonBody(event: APIGatewayProxyEventV2, headers: Record<string, string>, maxBytes: number): unknown {
+  const bytes = bodyBytes(event);
+  if (bytes.length === 0) return undefined;
+  if (bytes.length > maxBytes) {
+    throw new ApiError('PAYLOAD_TOO_LARGE', { details: { max_bytes: maxBytes } });
+  }
+  const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !type.endsWith('+json')) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { details: { content_type: type || null } });
+  }
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new ApiError('INVALID_JSON');
+  }
+}
+
+function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query'): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ApiError('VALIDATION_FAILED', { details: validationDetails(result.error, where === 'query' ? 'query' : undefined) });
+  return result.data;
+}
+
+/** Turns any thrown value into the error envelope; nothing internal reaches the caller. */
+export function errorToResponse(error: unknown, m: Meta, log: RequestLogger): APIGatewayProxyStructuredResultV2 {
+  if (isApiError(error)) {
+    if (error.status >= 500) log.error('request failed', { code: error.code });
+    return errorResponse(error.status, { code: error.code, error: error.message, details: error.details }, m, error.headers);
+  }
+  if (error instanceof ZodError) {
+    return errorResponse(400, { code: 'VALIDATION_FAILED', error: 'The request is invalid.', details: validationDetails(error) }, m);
+  }
+  log.error('unexpected error', error as Error);
+  const internal = new ApiError('INTERNAL_ERROR');
+  return errorResponse(internal.status, { code: internal.code, error: internal.message, details: null }, m);
+}
+
+const corsOptions = () => ({
+  origins: config.corsOrigins(),
+  credentials: true,
+  exposeHeaders: 'Deprecation, Link, Retry-After, X-Request-Id',
+});
+
+/** Request ids, trace ids, the logger, and the error envelope for anything thrown. */
+function envelopeMiddleware(route: string): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
+  return {
+    before: (request) => {
+      const headers = lowerCaseHeaders(request.event.headers);
+      const requestId = request.event.requestContext?.requestId ?? request.context.awsRequestId;
+      const traceId = traceIdFrom(headers.traceparent);
+      pipelineState.set(request.context, {
+        meta: meta(requestId, traceId),
+        log: requestLogger(requestId, traceId, route),
+      });
+    },
+    onError: (request) => {
+      const state = pipelineState.get(request.context);
+      const m = state?.meta ?? meta(request.context.awsRequestId ?? 'unknown', traceIdFrom(undefined));
+      request.response = errorToResponse(request.error, m, state?.log ?? logger);
+    },
+  };
+}
+
+/**
+ * Wraps an endpoint implementation into a Lambda handler for API Gateway HTTP
+ * API (payload v2): envelope, ids, logging, body parsing, validation, the
+ * route row's authorization rule and CORS.
+ */
+export function defineHandler<BS extends z.ZodType | undefined = undefined, QS extends z.ZodType | undefined = undefined>(
+  key: string,
+  options: HandlerOptions<BS, QS>,
+  impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
+) {
+  const row: RouteRow = findRoute(key);
+  return buildHandler(key, row.access, options, impl);
+}
+
+export function buildHandler<BS extends z.ZodType | undefined, QS extends z.ZodType | undefined>(
+  key: string,
+  rule: RouteRow['access'],
+  options: HandlerOptions<BS, QS>,
+  impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
+) {
+  const core = async (event: APIGatewayProxyEventV2, context: Context) => {
+    const state = pipelineState.get(context)!;
+    const headers = lowerCaseHeaders(event.headers);
+
+    let principal: Principal | null = null;
+    let team: TeamAccess | null = null;
+    if (rule.kind !== 'public') {
+      principal = await authenticate(headers.authorization);
+      checkPrincipal(principal, rule);
+      if (rule.kind === 'team' && rule.team === 'current') {
+        team = await currentTeam(principal, rule.minRole, headers['x-team-id']);
+      }
+    }
+
+    let body: unknown;
+    let rawBody: Buffer = Buffer.alloc(0);
+    if (options.rawBody) {
+      rawBody = bodyBytes(event);
+      if (rawBody.length > options.rawBody.maxBytes) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', { details: { max_bytes: options.rawBody.maxBytes } });
+      }
+    } else if (options.body) {
+      body = validate(options.body, parseJsonBody(event, headers, options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES), 'body');
+    }
+    const query = options.query ? validate(options.query, event.queryStringParameters ?? {}, 'query') : undefined;
+
+    const proto = headers['x-forwarded-proto'] ?? 'https';
+    const ctx: HandlerContext<Infer<BS>, Infer<QS>> = {
+      event,
+      requestId: state.meta.request_id,
+      traceId: state.meta.trace_id,
+      log: state.log,
+      headers,
+      params: (event.pathParameters ?? {}) as Record<string, string>,
+      query: query as Infer<QS>,
+      body: body as Infer<BS>,
+      rawBody,
+      principal,
+      team,
+      authorizeTeam: async (idOrSlug) => {
+        if (!principal || rule.kind !== 'team') throw new Error(`Route ${key} has no team rule`);
+        return authorizeTeam(principal, rule.minRole, idOrSlug);
+      },
+      sourceIp: event.requestContext?.http?.sourceIp ?? '',
+      baseUrl: `${proto}://${event.requestContext?.domainName ?? headers.host ?? 'localhost'}`,
+    };
+    const result = await impl(ctx);
+    if ('raw' in result) return result.raw;
+    return successResponse(result.status ?? 200, result.data, state.meta, result.headers);
+  };
+
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
+    .use(httpCors(corsOptions()))
+    .use(envelopeMiddleware(key))
+    .handler(core);
+}

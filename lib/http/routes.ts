@@ -1,0 +1,117 @@
+import { access, type AccessRule } from './access.ts';
+
+/**
+ * The one route table: the CDK stack makes one Lambda per row on the HTTP API
+ * and the local API server dispatches to the same handler files. Adding an
+ * endpoint is one row here plus one handler file.
+ *
+ * `uses` lists what the handler touches; the stack grants exactly that.
+ */
+export type ResourceUse =
+  | 'table:read'
+  | 'table:write'
+  | 'sites:read'
+  | 'sites:write'
+  | 'bundles:read'
+  | 'bundles:write'
+  | 'invocations:send'
+  | 'sslRetries:send'
+  | 'scheduler:write'
+  | 'mail:send';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteRow {
+  method: HttpMethod;
+  /** API Gateway route path, with {param} segments. */
+  path: string;
+  /** Lambda entry, relative to the repository root. */
+  handler: string;
+  access: AccessRule;
+  uses: readonly ResourceUse[];
+  /** Lambda timeout in seconds (default 10). */
+  timeoutSeconds?: number;
+  /** Lambda memory in MB (default 512). */
+  memoryMb?: number;
+}
+
+export const routes = [
+  {
+    method: 'GET',
+    path: '/api/v1/team/profile',
+    handler: 'handlers/http/teams/get-current-team-profile.ts',
+    access: access.team('member'),
+    uses: ['table:read'],
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/team/profile',
+    handler: 'handlers/http/teams/update-current-team-profile.ts',
+    access: access.team('admin'),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/teams/{team}/profile',
+    handler: 'handlers/http/teams/get-team-profile.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+] as const satisfies readonly RouteRow[];
+
+export type RouteKey = `${(typeof routes)[number]['method']} ${(typeof routes)[number]['path']}`;
+
+/**
+ * Answers every request no row matches (API Gateway's `$default` route), so
+ * that unknown paths get the error envelope: 405 when the path exists under
+ * another method, else 404.
+ */
+export const fallbackRoute = {
+  handler: 'handlers/http/fallback.ts',
+  access: access.public(),
+  uses: [] as readonly ResourceUse[],
+} as const;
+
+export function routeKey(row: Pick<RouteRow, 'method' | 'path'>): string {
+  return `${row.method} ${row.path}`;
+}
+
+export function findRoute(key: string): RouteRow {
+  const row = (routes as readonly RouteRow[]).find((r) => routeKey(r) === key);
+  if (!row) throw new Error(`No route row for ${key}`);
+  return row;
+}
+
+const compiled = (routes as readonly RouteRow[]).map((row) => {
+  const names: string[] = [];
+  const pattern = row.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { row, names, regex: new RegExp(`^${pattern}$`) };
+});
+
+/** Matches a concrete path against the table: the row and its path parameters, or why nothing matched. */
+export function matchRoute(
+  method: string,
+  path: string,
+): { row: RouteRow; params: Record<string, string> } | { row: null; pathExists: boolean } {
+  let pathExists = false;
+  for (const { row, names, regex } of compiled) {
+    const match = regex.exec(path);
+    if (!match) continue;
+    pathExists = true;
+    if (row.method !== method.toUpperCase()) continue;
+    const params: Record<string, string> = {};
+    names.forEach((name, i) => {
+      params[name] = decodeURIComponent(match[i + 1]!);
+    });
+    return { row, params };
+  }
+  return { row: null, pathExists };
+}
+
+/** The methods the table serves on a concrete path (empty when the path is unknown). */
+export function allowedMethods(path: string): string[] {
+  return compiled.filter(({ regex }) => regex.test(path)).map(({ row }) => row.method);
+}

@@ -1,0 +1,105 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { config } from '../config.ts';
+import { errorResponse, meta } from '../http/envelope.ts';
+import { errorCatalogue } from '../http/errors.ts';
+import { logger } from '../http/logger.ts';
+import { fallbackRoute, matchRoute, routeKey } from '../http/routes.ts';
+import { traceIdFrom } from '../http/trace.ts';
+import { API_GATEWAY_MAX_BODY_BYTES, lambdaContext, toApiGatewayEvent, writeResult } from './api-event.ts';
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const loaded = new Map<string, Promise<LambdaHandler>>();
+
+/** Imports a handler file of the route table once, as Lambda would load its bundle once per container. */
+export function loadHandler(file: string): Promise<LambdaHandler> {
+  let handler = loaded.get(file);
+  if (!handler) {
+    handler = import(pathToFileURL(join(repoRoot, file)).href).then((mod: { handler?: LambdaHandler }) => {
+      if (typeof mod.handler !== 'function') throw new Error(`${file} exports no handler`);
+      return mod.handler;
+    });
+    loaded.set(file, handler);
+  }
+  return handler;
+}
+
+/** A handler for requests on other hostnames (sites, functions); returns false to pass. */
+export type HostHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<boolean>;
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) tooLarge = true;
+    if (!tooLarge) chunks.push(chunk as Buffer);
+  }
+  return tooLarge ? null : Buffer.concat(chunks);
+}
+
+function writeEnvelopeError(res: ServerResponse, code: keyof typeof errorCatalogue, headers: Record<string, string> = {}) {
+  const entry = errorCatalogue[code];
+  writeResult(
+    res,
+    errorResponse(entry.status, { code, error: entry.message, details: null }, meta(crypto.randomUUID(), traceIdFrom(undefined)), headers),
+  );
+}
+
+/**
+ * API Gateway answers CORS preflights itself from the API's CORS settings;
+ * this does the same from the same configuration.
+ */
+function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
+  const origin = req.headers.origin;
+  const headers: Record<string, string> = { vary: 'Origin' };
+  if (origin && config.corsOrigins().includes(origin)) {
+    headers['access-control-allow-origin'] = origin;
+    headers['access-control-allow-credentials'] = 'true';
+    headers['access-control-allow-methods'] = 'GET, POST, PUT, PATCH, DELETE';
+    headers['access-control-allow-headers'] =
+      req.headers['access-control-request-headers'] ?? 'authorization, content-type, idempotency-key, x-team-id, x-platform-client, traceparent';
+    headers['access-control-max-age'] = '600';
+  }
+  res.writeHead(204, headers);
+  res.end();
+}
+
+export async function dispatchApiRequest(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const match = matchRoute(method, url.pathname);
+  const file = match.row ? match.row.handler : fallbackRoute.handler;
+  const key = match.row ? routeKey(match.row) : '$default';
+  const event = toApiGatewayEvent(req, body, { routeKey: key, pathParameters: match.row ? match.params : undefined });
+  const handler = await loadHandler(file);
+  const result = await handler(event, lambdaContext(file, event.requestContext.requestId, match.row?.timeoutSeconds ?? 10));
+  writeResult(res, result);
+}
+
+export function createApiServer(hostHandlers: HostHandler[] = []): Server {
+  return createServer((req, res) => {
+    void (async () => {
+      try {
+        const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
+        if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
+        for (const hostHandler of hostHandlers) {
+          if (await hostHandler(req, res, body)) return;
+        }
+        if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
+        await dispatchApiRequest(req, res, body);
+      } catch (error) {
+        // A handler crashing outside its pipeline: API Gateway would answer 500 too.
+        logger.error('local API server error', error as Error);
+        if (!res.headersSent) writeEnvelopeError(res, 'INTERNAL_ERROR');
+        else res.destroy();
+      }
+    })();
+  });
+}

@@ -1,0 +1,56 @@
+import { LocalPlatformError } from './moto.ts';
+import { startLocalPlatform } from './platform.ts';
+import { localDrivers, localHostHandlers } from './wiring.ts';
+
+/** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
+async function main() {
+  const port = Number(process.env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
+  }
+  process.env.CORS_ORIGINS ??= 'http://localhost:5173';
+  const platform = await startLocalPlatform({
+    port,
+    prefix: process.env.SLIPWAY_PREFIX ?? 'slipway-local',
+    awsEndpoint: process.env.AWS_ENDPOINT_URL || undefined,
+    writeState: true,
+    hostHandlers: localHostHandlers(),
+    drivers: localDrivers(),
+  });
+  const lines = [
+    '',
+    'Slipway local platform is running.',
+    `  API:           ${platform.baseUrl}/api/v1`,
+    `  Sites:         http://{subdomain}.localhost:${platform.port}`,
+    `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
+    `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
+    '',
+    'Create a first user and team (in another terminal):',
+    '  npm run slipway -- admin create-user --email you@example.com --name You',
+    '  npm run slipway -- admin create-team --name "My team" --owner <user_id>',
+    `  curl -H "Authorization: Bearer <session_token>" ${platform.baseUrl}/api/v1/team/profile`,
+    '',
+    'Press Ctrl-C to stop.',
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write('\nStopping the local platform...\n');
+    await platform.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof LocalPlatformError) {
+    process.stderr.write(`slipway dev: ${error.message}\n`);
+  } else {
+    process.stderr.write(`slipway dev: could not start: ${(error as Error).message}\n`);
+  }
+  process.exit(1);
+});

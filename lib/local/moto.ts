@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from './ports.ts';
+
+export class LocalPlatformError extends Error {}
+
+export interface MotoServer {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new LocalPlatformError(`moto_server exited with code ${child.exitCode} before it was ready`);
+    try {
+      const res = await fetch(`${endpoint}/moto-api/`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new LocalPlatformError(`moto_server did not answer at ${endpoint} within ${timeoutMs} ms`);
+}
+
+/** Starts moto's AWS wire-protocol server on a free loopback port. */
+export async function startMoto(): Promise<MotoServer> {
+  const port = await freePort();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, MOTO_ALLOW_NONEXISTENT_REGION: 'true' },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const spawned = await new Promise<Error | null>((resolve) => {
+    child.once('spawn', () => resolve(null));
+    child.once('error', (error) => resolve(error));
+  });
+  if (spawned) {
+    if ((spawned as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new LocalPlatformError(
+        'moto_server was not found on PATH. Install it with `pip install "moto[server]"` ' +
+          '(or `apt-get install python3-moto`), or set AWS_ENDPOINT_URL to a running AWS endpoint such as LocalStack.',
+      );
+    }
+    throw new LocalPlatformError(`moto_server could not start: ${spawned.message}`);
+  }
+  try {
+    await waitUntilReady(endpoint, child, 30_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new LocalPlatformError(`${(error as Error).message}\n${stderr}`);
+  }
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      }),
+  };
+}

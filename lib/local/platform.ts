@@ -1,0 +1,109 @@
+import type { Server } from 'node:http';
+import { createApiServer, type HostHandler } from './api-server.ts';
+import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
+import { provisionResources } from './provision.ts';
+import { removeLocalState, writeLocalState } from './state.ts';
+
+/** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
+export interface LocalDriver {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface LocalPlatformOptions {
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+  /** Prefix of every resource name. */
+  prefix: string;
+  /** Use this AWS endpoint instead of starting moto_server. */
+  awsEndpoint?: string;
+  /** Write the state file the operator CLI reads (the dev server does; tests don't). */
+  writeState?: boolean;
+  hostHandlers?: HostHandler[];
+  drivers?: (() => LocalDriver)[];
+}
+
+export interface LocalPlatform {
+  baseUrl: string;
+  port: number;
+  awsEndpoint: string;
+  startedMoto: boolean;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') {
+        reject(new LocalPlatformError(`Port ${port} is already in use. Stop whatever uses it, or start on another port: PORT=${port + 1} npm run dev`));
+      } else if (error.code === 'EACCES') {
+        reject(new LocalPlatformError(`Port ${port} needs privileges this user lacks; pick a port above 1024 with PORT.`));
+      } else reject(error);
+    });
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+/**
+ * Starts the whole platform on this machine: the AWS endpoint (moto unless
+ * one is given), every resource from the shared definitions, the API server
+ * and the local drivers. Sets the process environment the handlers read.
+ */
+export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.AWS_ACCESS_KEY_ID ??= 'test';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+
+  let moto: MotoServer | null = null;
+  const endpoint = options.awsEndpoint ?? (moto = await startMoto()).endpoint;
+  const server = createApiServer(options.hostHandlers ?? []);
+  const drivers: LocalDriver[] = [];
+  try {
+    const port = await listen(server, options.port, options.host ?? '127.0.0.1');
+    const resources = await provisionResources({ endpoint, region: process.env.AWS_REGION, prefix: options.prefix });
+    const env: Record<string, string> = {
+      ...resources,
+      AWS_ENDPOINT_URL: endpoint,
+      SITE_DOMAIN: 'localhost',
+      FUNCTION_DOMAIN: 'fn.localhost',
+      PUBLIC_SCHEME: 'http',
+      PUBLIC_PORT_SUFFIX: `:${port}`,
+    };
+    Object.assign(process.env, env);
+    const baseUrl = `http://localhost:${port}`;
+    for (const make of options.drivers ?? []) {
+      const driver = make();
+      driver.start();
+      drivers.push(driver);
+    }
+    if (options.writeState) writeLocalState({ pid: process.pid, baseUrl, env });
+    let stopped = false;
+    return {
+      baseUrl,
+      port,
+      awsEndpoint: endpoint,
+      startedMoto: moto !== null,
+      env,
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        await Promise.all(drivers.map((d) => d.stop()));
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        if (options.writeState) removeLocalState();
+        await moto?.stop();
+      },
+    };
+  } catch (error) {
+    await Promise.all(drivers.map((d) => d.stop()));
+    server.close();
+    await moto?.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,15 @@
+import type { HostHandler } from './api-server.ts';
+import type { LocalDriver } from './platform.ts';
+
+/**
+ * What the local platform runs beside the API: hostname handlers (sites,
+ * function HTTPS door) and drivers (SQS poller, scheduler firing). Each part
+ * of the platform registers its own here.
+ */
+export function localHostHandlers(): HostHandler[] {
+  return [];
+}
+
+export function localDrivers(): (() => LocalDriver)[] {
+  return [];
+}

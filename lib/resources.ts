@@ -1,0 +1,52 @@
+/**
+ * The one definition of every stateful resource. The CDK stack creates these
+ * and the local platform provisions the same set from this file, so the two
+ * cannot drift. Each resource names the environment variable through which
+ * handlers learn its physical name.
+ */
+export const tableDefinition = {
+  envVar: 'TABLE_NAME',
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** Items carrying this attribute (epoch seconds) are deleted by DynamoDB TTL. */
+  ttlAttribute: 'ttl',
+  globalSecondaryIndexes: [
+    // Reverse lookups: "the teams of a user", "the projects of a team" ...
+    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
+} as const;
+
+export const bucketDefinitions = {
+  /** Deployed site objects at {team_id}/{slug}/{deployment_id}/{path}. */
+  sites: { id: 'SitesBucket', envVar: 'SITES_BUCKET' },
+  /** Uploaded files awaiting finalize, and function bundles. */
+  bundles: { id: 'BundlesBucket', envVar: 'BUNDLES_BUCKET' },
+} as const;
+
+export const queueDefinitions = {
+  invocations: {
+    id: 'InvocationsQueue',
+    envVar: 'INVOCATIONS_QUEUE_URL',
+    // Longer than the 60 s function budget plus container start, so a running
+    // invocation is never handed to a second consumer.
+    visibilityTimeoutSeconds: 120,
+    maxReceiveCount: 3,
+  },
+  sslRetries: {
+    id: 'SslRetriesQueue',
+    envVar: 'SSL_RETRY_QUEUE_URL',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+  },
+} as const;
+
+export const scheduleGroupDefinition = {
+  id: 'ScheduleGroup',
+  envVar: 'SCHEDULE_GROUP',
+  /** Role EventBridge Scheduler assumes to invoke schedule targets. */
+  roleEnvVar: 'SCHEDULER_ROLE_ARN',
+} as const;
+
+export type BucketName = keyof typeof bucketDefinitions;
+export type QueueName = keyof typeof queueDefinitions;

@@ -1,0 +1,74 @@
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import type { TeamRole } from '../http/access.ts';
+import { membershipItem } from './teams.ts';
+
+export interface Membership {
+  team_id: string;
+  user_id: string;
+  role: TeamRole;
+  created_at: string;
+  joined_at: string;
+}
+
+export async function getMembership(teamId: string, userId: string): Promise<Membership | null> {
+  const result = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.membership(teamId, userId) }),
+  );
+  return (result.Item as Membership | undefined) ?? null;
+}
+
+/** Adds a member, or changes the role of an existing one (never to owner: ownership moves by transfer). */
+export async function putMembership(teamId: string, userId: string, role: Exclude<TeamRole, 'owner'>): Promise<Membership> {
+  const existing = await getMembership(teamId, userId);
+  const now = new Date().toISOString();
+  const item = { ...membershipItem(teamId, userId, role, now), ...(existing ? { created_at: existing.created_at, joined_at: existing.joined_at } : {}) };
+  await dynamo().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: config.tableName(),
+            Item: item,
+            // An owner's row is never overwritten here: that would leave the team ownerless.
+            ConditionExpression: 'attribute_not_exists(pk) OR #role <> :owner',
+            ExpressionAttributeNames: { '#role': 'role' },
+            ExpressionAttributeValues: { ':owner': 'owner' },
+          },
+        },
+        {
+          // The first team a user joins becomes their default team.
+          Update: {
+            TableName: config.tableName(),
+            Key: keys.user(userId),
+            UpdateExpression: 'SET default_team_id = if_not_exists(default_team_id, :team)',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':team': teamId },
+          },
+        },
+      ],
+    }),
+  );
+  return item;
+}
+
+export async function listMembershipsOfUser(userId: string): Promise<Membership[]> {
+  const items: Membership[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: config.tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :team)',
+        ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':team': 'TEAM#' },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...((page.Items ?? []) as Membership[]));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}

@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { createApiKey, createSession } from '../../lib/identity/credentials.ts';
+import { createUser, type User } from '../../lib/identity/users.ts';
+import { putMembership } from '../../lib/teams/memberships.ts';
+import { createTeam, type Team } from '../../lib/teams/teams.ts';
+import { startLocalPlatform, type LocalDriver, type LocalPlatform } from '../../lib/local/platform.ts';
+import { localDrivers, localHostHandlers } from '../../lib/local/wiring.ts';
+
+export const DASHBOARD_ORIGIN = 'https://dashboard.slipway.test';
+
+export interface ApiReply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestPlatform extends LocalPlatform {
+  /** Calls the local API as the dashboard and CLI do, over HTTP. */
+  api<T = any>(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> },
+  ): Promise<ApiReply<T>>;
+}
+
+/**
+ * The local platform for one test file: resources under a fresh prefix on the
+ * run's shared moto_server, the API on a free loopback port.
+ */
+export async function startTestPlatform(options: { drivers?: (() => LocalDriver)[] } = {}): Promise<TestPlatform> {
+  process.env.CORS_ORIGINS = DASHBOARD_ORIGIN;
+  const platform = await startLocalPlatform({
+    port: 0,
+    prefix: `t${randomBytes(5).toString('hex')}`,
+    awsEndpoint: inject('awsEndpoint'),
+    hostHandlers: localHostHandlers(),
+    drivers: options.drivers ?? localDrivers(),
+  });
+  return {
+    ...platform,
+    async api(method, path, { token, body, rawBody, headers = {} } = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (token) (init.headers as Record<string, string>).authorization = `Bearer ${token}`;
+      if (body !== undefined) {
+        (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+        init.body = JSON.stringify(body);
+      } else if (rawBody !== undefined) {
+        init.body = rawBody;
+      }
+      const res = await fetch(`${platform.baseUrl}${path}`, init);
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, headers: res.headers, body: parsed as any, text };
+    },
+  };
+}
+
+const unique = () => randomBytes(4).toString('hex');
+
+export interface Actor {
+  user: User | null;
+  token: string;
+}
+
+/** A user with a session, as `admin create-user` makes one. */
+export async function makeUser(options: { platformAdmin?: boolean; name?: string } = {}): Promise<Actor & { user: User }> {
+  const user = await createUser({ email: `u-${unique()}@example.test`, name: options.name ?? 'Test User', isPlatformAdmin: options.platformAdmin });
+  return { user, token: await createSession(user.user_id) };
+}
+
+/**
+ * A team with one actor per role, an API key, an outsider who belongs to
+ * another team, and a platform admin who is no member: the authorization matrix.
+ */
+export async function makeTeamWithRoles(name = `Team ${unique()}`): Promise<{
+  team: Team;
+  owner: Actor & { user: User };
+  admin: Actor & { user: User };
+  member: Actor & { user: User };
+  apiKey: Actor;
+  outsider: Actor & { user: User };
+  otherTeam: Team;
+  platformAdmin: Actor & { user: User };
+}> {
+  const owner = await makeUser({ name: 'Owner' });
+  const team = await createTeam({ name, ownerUserId: owner.user.user_id });
+  const admin = await makeUser({ name: 'Admin' });
+  await putMembership(team.id, admin.user.user_id, 'admin');
+  const member = await makeUser({ name: 'Member' });
+  await putMembership(team.id, member.user.user_id, 'member');
+  const outsider = await makeUser({ name: 'Outsider' });
+  const otherTeam = await createTeam({ name: `Other ${unique()}`, ownerUserId: outsider.user.user_id });
+  const platformAdmin = await makeUser({ platformAdmin: true, name: 'Platform Admin' });
+  // Fresh sessions, opened after the memberships exist (default team set).
+  const session = async (a: Actor & { user: User }) => ({ ...a, token: await createSession(a.user.user_id) });
+  return {
+    team,
+    owner: await session(owner),
+    admin: await session(admin),
+    member: await session(member),
+    apiKey: { user: null, token: await createApiKey(team.id) },
+    outsider: await session(outsider),
+    otherTeam,
+    platformAdmin,
+  };
+}
