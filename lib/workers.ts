@@ -1,0 +1,30 @@
+import type { QueueName } from './resources.ts';
+import type { ResourceUse } from './http/routes.ts';
+
+/**
+ * The one table of background Lambdas (queue consumers and scheduled
+ * targets), the counterpart of the route table: the CDK stack makes one
+ * function per row and wires its trigger; the local platform plays the trigger.
+ */
+export type WorkerTrigger =
+  /** An SQS event source mapping on the named queue. */
+  | { kind: 'queue'; queue: QueueName; batchSize: number }
+  /**
+   * The target of EventBridge Scheduler schedules. `targetArnEnvVar` is the
+   * variable through which the functions that create schedules learn this
+   * worker's ARN.
+   */
+  | { kind: 'schedule'; targetArnEnvVar: string };
+
+export interface WorkerRow {
+  name: string;
+  /** Lambda entry, relative to the repository root (handlers/workers/<name>.ts). */
+  handler: string;
+  trigger: WorkerTrigger;
+  uses: readonly ResourceUse[];
+  timeoutSeconds?: number;
+  memoryMb?: number;
+}
+
+export const workers: readonly WorkerRow[] = [
+];
