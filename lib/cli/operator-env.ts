@@ -20,5 +20,6 @@ export function loadOperatorEnvironment(): void {
   process.env.AWS_REGION ??= 'us-east-1';
   process.env.AWS_ACCESS_KEY_ID ??= 'test';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
-  for (const [name, value] of Object.entries(state.env)) process.env[name] ??= value;
+  // The state file wins over empty variables, so nothing talks to a real AWS endpoint by accident.
+  for (const [name, value] of Object.entries(state.env)) if (!process.env[name]) process.env[name] = value;
 }
