@@ -55,6 +55,9 @@ interface PipelineState {
   log: RequestLogger;
 }
 
+/** The request schemas each handler declared, by route key: the source of the OpenAPI document. */
+export const handlerSchemas = new Map<string, { body?: z.ZodType; query?: z.ZodType; rawBody: boolean }>();
+
 /** Per-invocation state, keyed by the Lambda context object of the invocation. */
 const pipelineState = new WeakMap<Context, PipelineState>();
 
@@ -154,6 +157,7 @@ export function defineHandler<BS extends z.ZodType | undefined = undefined, QS e
   impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
 ) {
   const row: RouteRow = findRoute(key);
+  handlerSchemas.set(key, { body: options.body, query: options.query, rawBody: options.rawBody !== undefined });
   return buildHandler(key, row.access, options, impl);
 }
 
