@@ -1,5 +1,6 @@
 import type { HostHandler } from './api-server.ts';
 import type { LocalDriver } from './platform.ts';
+import { siteHostHandler } from './site-host.ts';
 
 /**
  * What the local platform runs beside the API: hostname handlers (sites,
@@ -7,7 +8,7 @@ import type { LocalDriver } from './platform.ts';
  * of the platform registers its own here.
  */
 export function localHostHandlers(): HostHandler[] {
-  return [];
+  return [siteHostHandler];
 }
 
 export function localDrivers(): (() => LocalDriver)[] {

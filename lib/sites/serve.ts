@@ -1,0 +1,294 @@
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { s3 } from '../aws/s3.ts';
+import { config } from '../config.ts';
+import { logger } from '../http/logger.ts';
+
+/**
+ * Serving sites: maps a request for `{subdomain}.{site_domain}` to an object of
+ * the project's live deployment. One module, used by the local platform's host
+ * handler and by the serve-site Lambda behind CloudFront.
+ *
+ * Reads per request: the subdomain hold and the project (consistent reads, so
+ * a promote or rollback is visible on the next request), then the route
+ * manifest, which is write-once and therefore cached per deployment id.
+ */
+
+export interface SiteRequest {
+  /** The Host header as the client sent it (port allowed). */
+  host: string;
+  /** The request target: path and optional query string, still percent-encoded. */
+  path: string;
+  method: string;
+  /** Request headers, names lower-cased. */
+  headers: Record<string, string | undefined>;
+}
+
+export interface SiteReply {
+  status: number;
+  headers: Record<string, string>;
+  /** null for HEAD, 304 and 405; a stream for deployed objects. */
+  body: Buffer | Readable | null;
+}
+
+export interface RouteManifestFile {
+  hash: string;
+  size: number;
+  content_type: string;
+}
+
+export interface RouteManifest {
+  project_slug: string;
+  project_id: string;
+  team_id: string;
+  deployment_id: string;
+  created_at: string;
+  files: Record<string, RouteManifestFile>;
+}
+
+/** The serving error codes; they appear in the body and in `x-slipway-error`. */
+export type ServeErrorCode = 'slug_mismatch' | 'route_manifest_missing' | 'internal_error';
+
+export const routeManifestKey = (teamId: string, slug: string, deploymentId: string) =>
+  `${teamId}/${slug}/${deploymentId}.route-manifest.json`;
+
+export const deployedObjectKey = (teamId: string, slug: string, deploymentId: string, path: string) =>
+  `${teamId}/${slug}/${deploymentId}/${path}`;
+
+/**
+ * Browsers and CDNs may keep a copy, but must ask again every time (with
+ * If-None-Match) so that a new deployment or a rollback is seen at once;
+ * the answer to that question is a cheap 304.
+ */
+const CACHE_CONTROL = 'public, max-age=0, must-revalidate';
+
+const NOT_FOUND_PAGE = Buffer.from(
+  '<!doctype html>\n<html><head><meta charset="utf-8"><title>404 Not Found</title></head>' +
+    '<body><h1>404 Not Found</h1><p>There is nothing at this address.</p></body></html>\n',
+);
+
+// --- host -----------------------------------------------------------------------------------
+
+/**
+ * The subdomain of a site host: `{subdomain}.{site_domain}` with the port
+ * ignored and exactly one label before the domain (so `x.fn.{site_domain}`
+ * and deeper names are not sites). Null when the host is not a site host.
+ */
+export function siteSubdomain(host: string | undefined, siteDomain = config.siteDomain()): string | null {
+  if (!host) return null;
+  const name = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+  const suffix = `.${siteDomain.toLowerCase()}`;
+  if (!name.endsWith(suffix)) return null;
+  const label = name.slice(0, -suffix.length);
+  // A DNS label: what a subdomain can be. Anything else cannot be held.
+  return /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(label) ? label : null;
+}
+
+// --- path rules -----------------------------------------------------------------------------
+
+/**
+ * The request path as a manifest path prefix: dot segments resolved the way a
+ * URL parser resolves them (`..` never climbs above the root), each segment
+ * percent-decoded. Null when a decoded segment hides a separator, a NUL or a
+ * dot segment (`%2e%2e`, `..%2f`): such a path names nothing in a deployment.
+ * Lookups are only ever made for paths present in the manifest, so nothing
+ * outside the deployment folder is reachable whatever this returns.
+ */
+export function requestSegments(target: string): { segments: string[]; trailingSlash: boolean } | null {
+  let pathname: string;
+  try {
+    pathname = new URL(target.startsWith('/') ? target : `/${target}`, 'http://site.invalid').pathname;
+  } catch {
+    return null;
+  }
+  const raw = pathname.split('/').slice(1);
+  const trailingSlash = raw.length === 0 || raw[raw.length - 1] === '';
+  const segments: string[] = [];
+  for (const part of raw) {
+    if (part === '') continue;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(part);
+    } catch {
+      return null;
+    }
+    if (decoded === '.' || decoded === '..' || /[/\\\0]/.test(decoded)) return null;
+    segments.push(decoded);
+  }
+  return { segments, trailingSlash };
+}
+
+/**
+ * The manifest path a request path is served from, or null for "not found":
+ * `/` and `/dir/` serve the folder's index.html; a path whose last segment has
+ * no extension serves the file itself if deployed under that name, else
+ * `path.html`, else `path/index.html`; any other path serves exactly itself.
+ */
+export function resolveSitePath(target: string, files: Record<string, unknown>): string | null {
+  const parsed = requestSegments(target);
+  if (!parsed) return null;
+  const { segments, trailingSlash } = parsed;
+  const has = (p: string) => Object.prototype.hasOwnProperty.call(files, p);
+  const joined = segments.join('/');
+  if (trailingSlash) {
+    const index = joined ? `${joined}/index.html` : 'index.html';
+    return has(index) ? index : null;
+  }
+  if (has(joined)) return joined;
+  const last = segments[segments.length - 1]!;
+  if (!last.includes('.')) {
+    if (has(`${joined}.html`)) return `${joined}.html`;
+    if (has(`${joined}/index.html`)) return `${joined}/index.html`;
+  }
+  return null;
+}
+
+/** If-None-Match against one strong ETag: `*`, a list, weak forms compared weakly (RFC 9110 13.1.2). */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const value = ifNoneMatch.trim();
+  if (value === '*') return true;
+  return value.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
+
+// --- data -----------------------------------------------------------------------------------
+
+interface ProjectRecord {
+  id: string;
+  team_id: string;
+  slug: string;
+  status?: string;
+  live_deployment_id?: string | null;
+}
+
+async function getItem<T>(pk: string, sk: string): Promise<T | null> {
+  const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: { pk, sk }, ConsistentRead: true }));
+  return (out.Item as T | undefined) ?? null;
+}
+
+/** The project holding a subdomain (via its hold item), or null. */
+async function projectForSubdomain(subdomain: string): Promise<ProjectRecord | null> {
+  const hold = await getItem<{ project_id?: string }>(`SUBDOMAIN#${subdomain}`, 'SUBDOMAIN');
+  if (!hold?.project_id) return null;
+  const project = await getItem<ProjectRecord>(`PROJECT#${hold.project_id}`, 'PROJECT');
+  // The hold is written before the project on create; a hold whose project is gone serves nothing.
+  return project;
+}
+
+/** Write-once, so a deployment's manifest never changes: cache it for the container's life, bounded. */
+const MANIFEST_CACHE_LIMIT = 500;
+const manifestCache = new Map<string, RouteManifest>();
+
+async function routeManifest(teamId: string, slug: string, deploymentId: string): Promise<RouteManifest | null> {
+  const cached = manifestCache.get(deploymentId);
+  if (cached) return cached;
+  let text: string;
+  try {
+    const out = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(teamId, slug, deploymentId) }));
+    text = await out.Body!.transformToString('utf8');
+  } catch (error) {
+    if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+    throw error;
+  }
+  const manifest = JSON.parse(text) as RouteManifest;
+  if (manifestCache.size >= MANIFEST_CACHE_LIMIT) manifestCache.delete(manifestCache.keys().next().value!);
+  manifestCache.set(deploymentId, manifest);
+  return manifest;
+}
+
+/** Forgets cached manifests (tests that rewrite a fixture under the same deployment id). */
+export function clearRouteManifestCache(): void {
+  manifestCache.clear();
+}
+
+// --- replies --------------------------------------------------------------------------------
+
+function plain(status: number, body: Buffer | string, extra: Record<string, string> = {}, head = false): SiteReply {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  return {
+    status,
+    headers: {
+      'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'text/html; charset=utf-8',
+      'content-length': String(bytes.length),
+      'cache-control': 'no-store',
+      ...extra,
+    },
+    body: head ? null : bytes,
+  };
+}
+
+function serveError(code: ServeErrorCode, head: boolean): SiteReply {
+  return plain(500, `${code}\n`, { 'x-slipway-error': code }, head);
+}
+
+function notFoundPage(head: boolean): SiteReply {
+  return plain(404, NOT_FOUND_PAGE, {}, head);
+}
+
+async function objectReply(
+  status: 200 | 404,
+  manifest: RouteManifest,
+  path: string,
+  file: RouteManifestFile,
+  request: SiteRequest,
+  head: boolean,
+): Promise<SiteReply> {
+  const etag = `"${file.hash}"`;
+  const headers: Record<string, string> = {
+    'content-type': file.content_type || 'application/octet-stream',
+    'cache-control': status === 200 ? CACHE_CONTROL : 'no-store',
+  };
+  if (status === 200) {
+    headers.etag = etag;
+    if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers, body: null };
+  }
+  headers['content-length'] = String(file.size);
+  if (head) return { status, headers, body: null };
+  const out = await s3().send(
+    new GetObjectCommand({
+      Bucket: config.bucket('sites'),
+      Key: deployedObjectKey(manifest.team_id, manifest.project_slug, manifest.deployment_id, path),
+    }),
+  );
+  return { status, headers, body: out.Body as Readable };
+}
+
+/** Answers one request for a site. Never throws: a platform fault is a plain 500. */
+export async function serveSite(request: SiteRequest): Promise<SiteReply> {
+  const method = request.method.toUpperCase();
+  const head = method === 'HEAD';
+  if (method !== 'GET' && !head) {
+    return plain(405, 'Method Not Allowed\n', { allow: 'GET, HEAD' });
+  }
+  try {
+    const subdomain = siteSubdomain(request.host);
+    if (!subdomain) return notFoundPage(head);
+    const project = await projectForSubdomain(subdomain);
+    if (!project || !project.live_deployment_id || project.status === 'deleting') return notFoundPage(head);
+    const manifest = await routeManifest(project.team_id, project.slug, project.live_deployment_id);
+    if (!manifest) {
+      logger.error('live deployment has no route manifest', { project_id: project.id, deployment_id: project.live_deployment_id });
+      return serveError('route_manifest_missing', head);
+    }
+    // The slug is the storage key; a manifest naming another slug means the objects are elsewhere.
+    if (manifest.project_slug !== project.slug) {
+      logger.error('route manifest slug differs from the project slug', {
+        project_id: project.id,
+        deployment_id: project.live_deployment_id,
+        manifest_slug: manifest.project_slug,
+        project_slug: project.slug,
+      });
+      return serveError('slug_mismatch', head);
+    }
+    const path = resolveSitePath(request.path, manifest.files);
+    if (path) return await objectReply(200, manifest, path, manifest.files[path]!, request, head);
+    const custom = manifest.files['404.html'];
+    if (custom) return await objectReply(404, manifest, '404.html', custom, request, head);
+    return notFoundPage(head);
+  } catch (error) {
+    logger.error('serving a site failed', error as Error);
+    return serveError('internal_error', head);
+  }
+}

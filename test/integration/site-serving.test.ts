@@ -1,0 +1,201 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3 } from '../../lib/aws/s3.ts';
+import { config } from '../../lib/config.ts';
+import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import {
+  putDeploymentFixture,
+  putProjectFixture,
+  setLiveDeployment,
+  sha256,
+  siteRequest,
+  type SiteFixture,
+} from '../support/sites.ts';
+
+let platform: TestPlatform;
+let site: SiteFixture;
+let host: string;
+let deploymentId: string;
+
+const files = {
+  'index.html': '<h1>Home</h1>',
+  'about.html': '<h1>About</h1>',
+  'docs/index.html': '<h1>Docs</h1>',
+  'docs/guide.html': '<h1>Guide</h1>',
+  'style.css': 'body { color: red }',
+  'app.js': 'console.log(1)',
+  LICENSE: 'MIT',
+  '404.html': '<h1>Custom not found</h1>',
+  'with space/ü.txt': 'unicode path',
+};
+
+const get = (path: string, options: { method?: string; headers?: Record<string, string> } = {}, h = host) =>
+  siteRequest(platform.port, h, path, options);
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  site = await putProjectFixture();
+  deploymentId = (await putDeploymentFixture(site, files)).deploymentId;
+  await setLiveDeployment(site, deploymentId);
+  host = `${site.subdomain}.localhost:${platform.port}`;
+});
+afterAll(() => platform?.stop());
+
+describe('serving: path rules', () => {
+  it.each([
+    ['/', 'index.html'],
+    ['/?utm=1', 'index.html'],
+    ['/index.html', 'index.html'],
+    ['/about', 'about.html'],
+    ['/about.html', 'about.html'],
+    ['/docs', 'docs/index.html'],
+    ['/docs/', 'docs/index.html'],
+    ['/docs/guide', 'docs/guide.html'],
+    ['/docs/../about', 'about.html'],
+    ['/LICENSE', 'LICENSE'],
+    ['/with%20space/%C3%BC.txt', 'with space/ü.txt'],
+  ])('%s serves %s', async (path, file) => {
+    const reply = await get(path);
+    expect(reply.status).toBe(200);
+    expect(reply.text).toBe(files[file as keyof typeof files]);
+    expect(reply.headers.etag).toBe(`"${sha256(files[file as keyof typeof files])}"`);
+  });
+
+  it('content types come from the route manifest', async () => {
+    expect((await get('/')).headers['content-type']).toBe('text/html; charset=utf-8');
+    expect((await get('/style.css')).headers['content-type']).toBe('text/css; charset=utf-8');
+    expect((await get('/app.js')).headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect((await get('/LICENSE')).headers['content-type']).toBe('application/octet-stream');
+  });
+
+  it('a missing path answers 404 with the deployment 404.html', async () => {
+    for (const path of ['/nope', '/nope.png', '/docs/missing/', '/about/']) {
+      const reply = await get(path);
+      expect(reply.status).toBe(404);
+      expect(reply.text).toBe('<h1>Custom not found</h1>');
+      expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+    }
+  });
+
+  it('a missing path on a deployment without 404.html answers a plain 404 page', async () => {
+    const bare = await putProjectFixture();
+    const { deploymentId: id } = await putDeploymentFixture(bare, { 'index.html': 'bare' });
+    await setLiveDeployment(bare, id);
+    const reply = await get('/nope', {}, `${bare.subdomain}.localhost:${platform.port}`);
+    expect(reply.status).toBe(404);
+    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(reply.text).toContain('404 Not Found');
+    expect(reply.text).not.toContain('"code"');
+  });
+});
+
+describe('serving: ETag, HEAD and methods', () => {
+  it('If-None-Match with the ETag answers 304 with no body', async () => {
+    const etag = `"${sha256(files['style.css'])}"`;
+    for (const value of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const reply = await get('/style.css', { headers: { 'if-none-match': value } });
+      expect(reply.status).toBe(304);
+      expect(reply.headers.etag).toBe(etag);
+      expect(reply.body.length).toBe(0);
+    }
+    const changed = await get('/style.css', { headers: { 'if-none-match': '"stale"' } });
+    expect(changed.status).toBe(200);
+    expect(changed.text).toBe(files['style.css']);
+  });
+
+  it('HEAD answers the headers of GET and no body', async () => {
+    const reply = await get('/about', { method: 'HEAD' });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-length']).toBe(String(Buffer.byteLength(files['about.html'])));
+    expect(reply.headers.etag).toBe(`"${sha256(files['about.html'])}"`);
+    expect(reply.body.length).toBe(0);
+  });
+
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])('%s answers 405 with Allow: GET, HEAD', async (method) => {
+    const reply = await get('/', { method });
+    expect(reply.status).toBe(405);
+    expect(reply.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('serving: nothing outside the deployment folder', () => {
+  beforeAll(async () => {
+    // Objects a traversal would aim at: beside the deployment folder, in another project and another team.
+    const put = (key: string) =>
+      s3().send(new PutObjectCommand({ Bucket: config.bucket('sites'), Key: key, Body: 'SECRET' }));
+    await put(`${site.teamId}/${site.slug}/secret.txt`);
+    await put(`${site.teamId}/secret.txt`);
+    await put('secret.txt');
+  });
+
+  it.each([
+    '/../secret.txt',
+    '/../../secret.txt',
+    '/%2e%2e/secret.txt',
+    '/%2E%2E/%2e%2e/secret.txt',
+    '/docs/..%2f..%2fsecret.txt',
+    '/..%2fsecret.txt',
+    '/..%5csecret.txt',
+    '/%2e%2e%5c%2e%2e%5csecret.txt',
+    `/../${deploymentId}.route-manifest.json`,
+    '/%00',
+    '/%ff',
+  ])('%s does not escape', async (path) => {
+    const reply = await get(path);
+    expect(reply.status).toBe(404);
+    expect(reply.text).not.toContain('SECRET');
+    expect(reply.text).not.toContain('project_slug');
+  });
+});
+
+describe('serving: hosts and projects', () => {
+  it('the port and the case of the host are ignored', async () => {
+    expect((await get('/', {}, site.subdomain.toUpperCase() + '.LOCALHOST')).text).toBe(files['index.html']);
+    expect((await get('/', {}, `${site.subdomain}.localhost:1`)).text).toBe(files['index.html']);
+  });
+
+  it('an unknown subdomain answers 404', async () => {
+    const reply = await get('/', {}, `nobody-here-${Date.now()}.localhost:${platform.port}`);
+    expect(reply.status).toBe(404);
+    expect(reply.text).toContain('404 Not Found');
+  });
+
+  it('a project without a live deployment answers 404', async () => {
+    const empty = await putProjectFixture();
+    await putDeploymentFixture(empty, { 'index.html': 'not live' });
+    const reply = await get('/', {}, `${empty.subdomain}.localhost:${platform.port}`);
+    expect(reply.status).toBe(404);
+    expect(reply.text).not.toContain('not live');
+  });
+
+  it('a route manifest whose slug differs from the project slug answers 500 slug_mismatch', async () => {
+    const renamed = await putProjectFixture();
+    const { deploymentId: id } = await putDeploymentFixture(renamed, { 'index.html': 'x' }, { manifestSlug: 'old-slug' });
+    await setLiveDeployment(renamed, id);
+    const reply = await get('/', {}, `${renamed.subdomain}.localhost:${platform.port}`);
+    expect(reply.status).toBe(500);
+    expect(reply.text).toBe('slug_mismatch\n');
+    expect(reply.headers['x-slipway-error']).toBe('slug_mismatch');
+  });
+
+  it('pointing production at another deployment takes effect on the next request', async () => {
+    const moving = await putProjectFixture();
+    const first = await putDeploymentFixture(moving, { 'index.html': 'one' });
+    const second = await putDeploymentFixture(moving, { 'index.html': 'two' });
+    const h = `${moving.subdomain}.localhost:${platform.port}`;
+    await setLiveDeployment(moving, first.deploymentId);
+    expect((await get('/', {}, h)).text).toBe('one');
+    await setLiveDeployment(moving, second.deploymentId);
+    expect((await get('/', {}, h)).text).toBe('two');
+    await setLiveDeployment(moving, first.deploymentId);
+    expect((await get('/', {}, h)).text).toBe('one');
+  });
+
+  it('bare localhost is the API and *.fn.localhost is not a site', async () => {
+    const api = await get('/', {}, `localhost:${platform.port}`);
+    expect(api.status).toBe(404);
+    expect(JSON.parse(api.text).code).toBe('ROUTE_NOT_FOUND');
+    const fn = await get('/', {}, `hello-${site.subdomain}.fn.localhost:${platform.port}`);
+    expect(fn.text).not.toBe(files['index.html']);
+  });
+});
