@@ -36,6 +36,29 @@ export const config = {
       .split(',')
       .map((o) => o.trim())
       .filter(Boolean),
+  // Integrations: Git hosting connect, SSO discovery, environment variables
+  /** The Git hosting app's install page; `state` is appended to it. */
+  gitAppInstallUrl: () => optional('GIT_APP_INSTALL_URL', 'https://github.com/apps/slipway-local/installations/new'),
+  /**
+   * HMAC key of Git connect state tokens. No default: a guessable key would let
+   * anyone forge a state. The local platform generates one per run; the stack
+   * reads it from a Secrets Manager secret.
+   */
+  gitStateSecret: () => required('GIT_STATE_SECRET'),
+  /** Local use only: lets SSO discovery fetch http:// issuers on loopback addresses. Never set in the cloud. */
+  ssoAllowLoopbackHttp: () => optional('SSO_ALLOW_LOOPBACK_HTTP', 'false') === 'true',
+  /** Whole-request budget of a discovery document fetch. */
+  ssoDiscoveryTimeoutMs: () => Number(optional('SSO_DISCOVERY_TIMEOUT_MS', '5000')),
+  /** Callback registered in identity providers; default `${baseUrl}/api/v1/auth/sso/callback`. */
+  ssoRedirectUri: () => process.env.SSO_REDIRECT_URI || undefined,
+  /** Where advisories (`warnings[].docs_url`) point. */
+  docsBaseUrl: () => optional('DOCS_BASE_URL', 'https://docs.slipway.dev'),
+  /**
+   * AES-256 key (base64, 32 bytes) encrypting environment variable values at
+   * rest. The local platform generates one per run; the stack reads it from a
+   * Secrets Manager secret.
+   */
+  envEncryptionKey: () => required('ENV_ENCRYPTION_KEY'),
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
   awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,

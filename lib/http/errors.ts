@@ -33,6 +33,23 @@ export const errorCatalogue = {
   },
   TEAM_SLUG_RESERVED: { status: 400, message: 'This team slug is reserved.' },
   TEAM_SLUG_TAKEN: { status: 409, message: 'This team slug is taken.' },
+
+  // Integrations: Git hosting connect, SSO discovery, environment variables
+  TEAM_ID_INVALID: { status: 400, message: 'Query parameter team_id is required and must be a team UUID.' },
+  // The spec asks "a validation response" for the five SSO discover codes: 422, the body parsed but its issuer cannot be used.
+  INVALID_INPUT: { status: 422, message: 'issuer is required: the https address of your identity provider.' },
+  SSO_ISSUER_INVALID: { status: 422, message: 'This issuer address cannot be used.' },
+  SSO_ISSUER_UNREACHABLE: { status: 422, message: "The issuer's discovery document could not be fetched." },
+  SSO_ISSUER_MISMATCH: { status: 422, message: 'The discovery document reports a different issuer than the address entered.' },
+  SSO_DISCOVERY_INCOMPLETE: { status: 422, message: 'The discovery document lacks endpoints single sign-on needs.' },
+  ENV_NAME_INVALID: {
+    status: 400,
+    message: 'A variable name is letters, digits and underscores, not starting with a digit, at most 256 characters.',
+  },
+  ENV_NAME_RESERVED: { status: 400, message: 'This variable name is reserved by the platform.' },
+  ENV_VALUE_TOO_LARGE: { status: 400, message: 'A variable value is at most 65536 bytes.' },
+  ENV_IMPORT_TOO_MANY: { status: 400, message: 'An import holds at most 500 variables.' },
+  ENV_IMPORT_EMPTY: { status: 422, message: 'The content has no valid NAME=value line.' },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

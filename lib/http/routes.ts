@@ -57,6 +57,43 @@ export const routes = [
     access: access.team('member', { team: 'resource' }),
     uses: ['table:read'],
   },
+  // Integrations: Git hosting connect, SSO discovery, environment variables
+  {
+    method: 'GET',
+    path: '/api/v1/auth/git-host/connect',
+    handler: 'handlers/http/auth/git-host-connect.ts',
+    // The state binds a person who completes the install in a browser; an API key is no person.
+    access: access.team('admin', { team: 'resource', sessionOnly: true }),
+    uses: ['table:read'],
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/team/sso/discover',
+    handler: 'handlers/http/teams/discover-sso.ts',
+    access: access.team('admin'),
+    uses: ['table:read'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/projects/{id}/env',
+    handler: 'handlers/http/projects/list-env-variables.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/projects/{id}/env/bulk',
+    handler: 'handlers/http/projects/import-env-variables.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'PUT',
+    path: '/api/v1/projects/{id}/env/{name}',
+    handler: 'handlers/http/projects/set-env-variable.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
 ] as const satisfies readonly RouteRow[];
 
 export type RouteKey = `${(typeof routes)[number]['method']} ${(typeof routes)[number]['path']}`;

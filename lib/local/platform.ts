@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createApiServer, type HostHandler } from './api-server.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
@@ -74,6 +75,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       FUNCTION_DOMAIN: 'fn.localhost',
       PUBLIC_SCHEME: 'http',
       PUBLIC_PORT_SUFFIX: `:${port}`,
+      // Per-run secrets of the Git connect state and of environment variable encryption (a set value is kept,
+      // so a developer on a persistent AWS endpoint can keep the same key across restarts).
+      GIT_STATE_SECRET: process.env.GIT_STATE_SECRET || randomBytes(32).toString('base64url'),
+      ENV_ENCRYPTION_KEY: process.env.ENV_ENCRYPTION_KEY || randomBytes(32).toString('base64'),
     };
     Object.assign(process.env, env);
     const baseUrl = `http://localhost:${port}`;

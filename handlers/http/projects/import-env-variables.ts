@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
+import { upsertEnvVariables } from '../../../lib/env/store.ts';
+import {
+  DEFAULT_ENV_TARGETS,
+  MAX_ENV_CONTENT_BYTES,
+  MAX_ENV_IMPORT_VARIABLES,
+  envEnvironmentSchema,
+  envTargetsSchema,
+  parseEnvContent,
+} from '../../../lib/env/variables.ts';
+import { ApiError } from '../../../lib/http/errors.ts';
+import { defineHandler } from '../../../lib/http/pipeline.ts';
+
+const body = z.object({
+  content: z.string().max(MAX_ENV_CONTENT_BYTES),
+  environment: envEnvironmentSchema,
+  targets: envTargetsSchema,
+});
+
+export const handler = defineHandler(
+  'POST /api/v1/projects/{id}/env/bulk',
+  // JSON escaping can double the size of the .env text.
+  { body, maxJsonBytes: 2 * MAX_ENV_CONTENT_BYTES + 4096 },
+  async ({ params, body, principal, authorizeTeam, log }) => {
+    const { project } = await authorizeEnvProject(params.id!, authorizeTeam);
+    const { variables, rejected } = parseEnvContent(body.content);
+    if (variables.length === 0) throw new ApiError('ENV_IMPORT_EMPTY', { details: { rejected } });
+    if (variables.length > MAX_ENV_IMPORT_VARIABLES) {
+      throw new ApiError('ENV_IMPORT_TOO_MANY', { details: { count: variables.length, max: MAX_ENV_IMPORT_VARIABLES } });
+    }
+    const targets = body.targets ?? DEFAULT_ENV_TARGETS;
+    const { created, updated } = await upsertEnvVariables(
+      {
+        projectId: project.id,
+        teamId: project.team_id,
+        environment: body.environment,
+        targets,
+        updatedBy: writerOf(principal),
+        now: new Date().toISOString(),
+      },
+      variables,
+    );
+    // Counts only: names and values of variables stay out of the logs.
+    log.info('environment variables imported', { project_id: project.id, created: created.length, updated: updated.length, rejected: rejected.length });
+    return { data: { environment: body.environment, targets, created, updated, rejected } };
+  },
+);

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
+import { upsertEnvVariable } from '../../../lib/env/store.ts';
+import { DEFAULT_ENV_TARGETS, MAX_ENV_VALUE_BYTES, envEnvironmentSchema, envNameProblem, envTargetsSchema } from '../../../lib/env/variables.ts';
+import { ApiError } from '../../../lib/http/errors.ts';
+import { defineHandler } from '../../../lib/http/pipeline.ts';
+
+const body = z.object({
+  value: z.string(),
+  environment: envEnvironmentSchema,
+  targets: envTargetsSchema,
+});
+
+export const handler = defineHandler(
+  'PUT /api/v1/projects/{id}/env/{name}',
+  { body, maxJsonBytes: 2 * MAX_ENV_VALUE_BYTES + 4096 },
+  async ({ params, body, principal, authorizeTeam, log }) => {
+    const { project } = await authorizeEnvProject(params.id!, authorizeTeam);
+    const name = params.name!;
+    const problem = envNameProblem(name);
+    if (problem === 'invalid_name') throw new ApiError('ENV_NAME_INVALID');
+    if (problem === 'reserved_name') throw new ApiError('ENV_NAME_RESERVED');
+    if (Buffer.byteLength(body.value) > MAX_ENV_VALUE_BYTES) throw new ApiError('ENV_VALUE_TOO_LARGE');
+    const { created, record } = await upsertEnvVariable({
+      projectId: project.id,
+      teamId: project.team_id,
+      environment: body.environment,
+      name,
+      value: body.value,
+      targets: body.targets ?? DEFAULT_ENV_TARGETS,
+      updatedBy: writerOf(principal),
+      now: new Date().toISOString(),
+    });
+    log.info('environment variable set', { project_id: project.id, created });
+    return { status: created ? 201 : 200, data: { ...record, created } };
+  },
+);
