@@ -1,7 +1,11 @@
 import { runAdmin } from './admin.ts';
 import { CliError } from './operator-env.ts';
+import { siteCommands, siteUsage } from './sites.ts';
 
 const usage = `Usage: slipway <command>
+
+Commands (against the API; token from SLIPWAY_TOKEN or "slipway login"):
+${siteUsage}
 
 Operator commands (against the running local platform, or TABLE_NAME):
   admin create-user --email E [--name N] [--platform-admin]
@@ -22,6 +26,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   }
+  const siteCommand = Object.hasOwn(siteCommands, group) ? siteCommands[group] : undefined;
+  if (siteCommand) return siteCommand.run(rest);
   throw new CliError(`Unknown command ${group}.\n\n${usage}`);
 }
 

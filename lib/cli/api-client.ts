@@ -1,0 +1,108 @@
+import { CliError } from './operator-env.ts';
+import { defaultRetryPolicy, isRetryableStatus, parseRetryAfter, withRetry, type RetryPolicy } from './retry.ts';
+
+/** An error answer of the API, shown to the user as `sentence (CODE)`. */
+export class ApiCallError extends CliError {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly sentence: string,
+    readonly details: unknown,
+  ) {
+    super(`${sentence} (${code})`);
+    this.name = 'ApiCallError';
+  }
+}
+
+/** No answer at all (refused, reset, DNS): retried, then reported as one sentence. */
+export class NetworkError extends CliError {}
+
+export interface CallOptions {
+  /** JSON body. */
+  json?: unknown;
+  /** Raw body, made anew for each attempt (a stream cannot be replayed). */
+  body?: () => NonNullable<RequestInit['body']>;
+  headers?: Record<string, string>;
+  /** Called before each retry, e.g. to undo progress counted for a failed upload. */
+  onRetry?: (info: { attempt: number; delayMs: number; error: Error }) => void;
+}
+
+function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
+}
+
+async function toApiCallError(res: Response): Promise<ApiCallError> {
+  const text = await res.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { code?: unknown; error?: unknown; details?: unknown };
+    if (typeof body.code === 'string' && typeof body.error === 'string') {
+      return new ApiCallError(res.status, body.code, body.error, body.details ?? null);
+    }
+  } catch {
+    // not the error envelope (a proxy's page, say)
+  }
+  return new ApiCallError(res.status, `HTTP_${res.status}`, `The API answered ${res.status} ${res.statusText || ''}`.trim(), null);
+}
+
+/** The user CLI's view of the API: bearer token, JSON envelopes, retries. */
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly token: string,
+    private readonly policy: RetryPolicy = retryPolicyFromEnv(),
+  ) {}
+
+  /** Calls the API and returns the envelope's `data`; throws ApiCallError or NetworkError. */
+  async call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+    const url = `${this.baseUrl}${path}`;
+    return withRetry<T>(
+      async () => {
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${this.token}`,
+          'x-platform-client': 'cli',
+          ...options.headers,
+        };
+        const init: RequestInit & { duplex?: 'half' } = { method, headers };
+        if (options.json !== undefined) {
+          headers['content-type'] = 'application/json';
+          init.body = JSON.stringify(options.json);
+        } else if (options.body) {
+          init.body = options.body();
+          // Streams as request bodies need half-duplex in Node's fetch.
+          init.duplex = 'half';
+        }
+        let res: Response;
+        try {
+          res = await fetch(url, init);
+        } catch (error) {
+          return { kind: 'network', error: new NetworkError(`Could not reach the API at ${this.baseUrl}: ${describeNetworkError(error)}`) };
+        }
+        if (res.ok) {
+          const text = await res.text();
+          const parsed = text ? (JSON.parse(text) as { data?: T }) : {};
+          return { kind: 'done', value: parsed.data as T };
+        }
+        const error = await toApiCallError(res);
+        if (isRetryableStatus(res.status)) {
+          return { kind: 'retryable', error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), Date.now()) };
+        }
+        throw error;
+      },
+      { policy: this.policy, onRetry: options.onRetry },
+    );
+  }
+}
+
+/** SLIPWAY_RETRY_BASE_MS / SLIPWAY_RETRY_ATTEMPTS tune the policy (tests keep their waits short). */
+export function retryPolicyFromEnv(): RetryPolicy {
+  const num = (name: string, fallback: number) => {
+    const value = Number(process.env[name]);
+    return Number.isFinite(value) && value >= 0 && process.env[name] !== '' && process.env[name] !== undefined ? value : fallback;
+  };
+  return {
+    maxAttempts: Math.max(1, num('SLIPWAY_RETRY_ATTEMPTS', defaultRetryPolicy.maxAttempts)),
+    baseDelayMs: num('SLIPWAY_RETRY_BASE_MS', defaultRetryPolicy.baseDelayMs),
+    maxDelayMs: defaultRetryPolicy.maxDelayMs,
+  };
+}

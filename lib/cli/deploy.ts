@@ -1,0 +1,226 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, opendir, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import cliProgress from 'cli-progress';
+import pLimit from 'p-limit';
+import type { ApiClient } from './api-client.ts';
+import { CliError } from './operator-env.ts';
+
+/** Folders and files never deployed: VCS data, dependencies, macOS litter. */
+const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
+const SKIPPED_FILES = new Set(['.DS_Store']);
+
+/** Files hashed at once: enough to keep the disk busy, few enough to bound open descriptors. */
+const HASH_CONCURRENCY = 16;
+/** Parallel uploads by default. */
+export const UPLOAD_CONCURRENCY = 8;
+
+export interface SiteFile {
+  /** Manifest path: relative, `/`-separated, no leading slash. */
+  path: string;
+  absolute: string;
+  size: number;
+  hash: string;
+}
+
+/** Every deployable file under `dir`, sorted by path. Symlinked files are followed; symlinked folders are not (no loops). */
+export async function listSiteFiles(dir: string): Promise<Omit<SiteFile, 'hash'>[]> {
+  const root = resolve(dir);
+  let rootStat;
+  try {
+    rootStat = await stat(root);
+  } catch {
+    throw new CliError(`${dir} does not exist.`);
+  }
+  if (!rootStat.isDirectory()) throw new CliError(`${dir} is not a folder.`);
+  const found: Omit<SiteFile, 'hash'>[] = [];
+  const walk = async (absolute: string, relative: string): Promise<void> => {
+    for await (const entry of await opendir(absolute)) {
+      const abs = join(absolute, entry.name);
+      const rel = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (!SKIPPED_DIRS.has(entry.name)) await walk(abs, rel);
+      } else if (entry.isFile() || entry.isSymbolicLink()) {
+        if (SKIPPED_FILES.has(entry.name)) continue;
+        const info = entry.isSymbolicLink() ? await stat(abs).catch(() => null) : await lstat(abs);
+        if (info?.isFile()) found.push({ path: rel, absolute: abs, size: info.size });
+      }
+    }
+  };
+  await walk(root, '');
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** SHA-256 of a file, read as a stream: memory stays flat whatever the size. */
+export async function hashFile(absolute: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(absolute, { highWaterMark: 256 * 1024 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export async function hashSiteFiles(files: Omit<SiteFile, 'hash'>[]): Promise<SiteFile[]> {
+  const limit = pLimit(HASH_CONCURRENCY);
+  return Promise.all(files.map((file) => limit(async () => ({ ...file, hash: await hashFile(file.absolute) }))));
+}
+
+export interface UploadSession {
+  upload_id: string;
+  deployment_id: string;
+  project_id: string;
+  project?: { id: string; name: string; subdomain: string; production_url: string };
+  expires_at: string;
+  known_count: number;
+  missing: string[];
+  total_bytes_to_send: number;
+}
+
+export interface DeploySummary {
+  project_id: string;
+  deployment_id: string;
+  upload_id: string;
+  url: string;
+  files_total: number;
+  bytes_total: number;
+  /** Files (unique contents) the platform did not hold and that this deploy sent. */
+  files_sent: number;
+  bytes_sent: number;
+  known_count: number;
+}
+
+export interface DeployOptions {
+  dir: string;
+  projectId?: string | null;
+  name?: string;
+  subdomain?: string;
+  label?: string;
+  concurrency?: number;
+  /** Where progress goes: a bar when it is a terminal, plain lines otherwise. */
+  progress?: NodeJS.WriteStream;
+  quiet?: boolean;
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+class UploadProgress {
+  private bar: cliProgress.SingleBar | null = null;
+  private files = 0;
+  private bytes = 0;
+  private readonly started = Date.now();
+
+  constructor(
+    private readonly out: NodeJS.WriteStream | undefined,
+    private readonly totalFiles: number,
+    private readonly totalBytes: number,
+  ) {}
+
+  start(known: number): void {
+    if (!this.out) return;
+    if (this.out.isTTY && this.totalFiles > 0) {
+      this.bar = new cliProgress.SingleBar(
+        {
+          stream: this.out,
+          format: 'Uploading [{bar}] {percentage}% | {value}/{total} files | {sent}/{size}',
+          hideCursor: true,
+          clearOnComplete: false,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      this.bar.start(this.totalFiles, 0, { sent: mb(0), size: mb(this.totalBytes) });
+    } else {
+      this.out.write(`Uploading ${this.totalFiles} files (${mb(this.totalBytes)}); ${known} already on the platform.\n`);
+    }
+  }
+
+  fileSent(size: number): void {
+    this.files++;
+    this.bytes += size;
+    this.bar?.update(this.files, { sent: mb(this.bytes) });
+  }
+
+  stop(): void {
+    if (!this.out) return;
+    if (this.bar) this.bar.stop();
+    else this.out.write(`Uploaded ${this.files} files (${mb(this.bytes)}) in ${((Date.now() - this.started) / 1000).toFixed(1)} s.\n`);
+  }
+}
+
+/**
+ * `slipway deploy DIR`: hash, begin the upload (new project or an existing
+ * one), send only the files the platform lacks, finalize.
+ */
+export async function deploySite(api: ApiClient, options: DeployOptions): Promise<DeploySummary> {
+  const out = options.quiet ? undefined : options.progress;
+  const listed = await listSiteFiles(options.dir);
+  if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
+  out?.write(`Hashing ${listed.length} files...\n`);
+  const files = await hashSiteFiles(listed);
+  const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
+
+  // One key for this deploy: a begin retried after a lost answer returns the same session and project.
+  const idempotency = { 'idempotency-key': randomUUID() };
+  const body: Record<string, unknown> = { files: manifest, ...(options.label ? { label: options.label } : {}) };
+  const session = options.projectId
+    ? await api.call<UploadSession>('POST', `/api/v1/projects/${encodeURIComponent(options.projectId)}/uploads`, { json: body, headers: idempotency })
+    : await api.call<UploadSession>('POST', '/api/v1/uploads', {
+        json: {
+          ...body,
+          project: {
+            name: options.name ?? basename(resolve(options.dir)),
+            ...(options.subdomain ? { subdomain: options.subdomain } : {}),
+          },
+        },
+        headers: idempotency,
+      });
+
+  const byHash = new Map<string, SiteFile>();
+  for (const file of files) if (!byHash.has(file.hash)) byHash.set(file.hash, file);
+  const toSend = session.missing.map((hash) => {
+    const file = byHash.get(hash);
+    if (!file) throw new CliError(`The platform asked for a file this deploy does not have (${hash}).`);
+    return file;
+  });
+  const bytesToSend = toSend.reduce((sum, f) => sum + f.size, 0);
+  const progress = new UploadProgress(out, toSend.length, bytesToSend);
+  progress.start(session.known_count);
+  const limit = pLimit(Math.max(1, options.concurrency ?? UPLOAD_CONCURRENCY));
+  let filesSent = 0;
+  let bytesSent = 0;
+  try {
+    await Promise.all(
+      toSend.map((file) =>
+        limit(async () => {
+          await api.call('PUT', `/api/v1/uploads/${encodeURIComponent(session.upload_id)}/files/${file.hash}`, {
+            headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size) },
+            // A fresh stream per attempt: a retried upload reads the file again from the start.
+            body: () => Readable.toWeb(createReadStream(file.absolute)) as ReadableStream,
+          });
+          filesSent++;
+          bytesSent += file.size;
+          progress.fileSent(file.size);
+        }),
+      ),
+    );
+  } finally {
+    limit.clearQueue();
+    progress.stop();
+  }
+
+  const finalized = await api.call<{ deployment_id: string; project_id: string; url?: string; production_url?: string }>(
+    'POST',
+    `/api/v1/uploads/${encodeURIComponent(session.upload_id)}/finalize`,
+    { json: {} },
+  );
+  return {
+    project_id: finalized.project_id ?? session.project_id,
+    deployment_id: finalized.deployment_id ?? session.deployment_id,
+    upload_id: session.upload_id,
+    url: finalized.url ?? finalized.production_url ?? session.project?.production_url ?? '',
+    files_total: files.length,
+    bytes_total: files.reduce((sum, f) => sum + f.size, 0),
+    files_sent: filesSent,
+    bytes_sent: bytesSent,
+    known_count: session.known_count,
+  };
+}

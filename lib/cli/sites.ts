@@ -1,0 +1,189 @@
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
+import { ApiCallError, ApiClient } from './api-client.ts';
+import { deploySite } from './deploy.ts';
+import { CliError } from './operator-env.ts';
+import { apiToken, apiUrl, linkedProject, linkProject, readSettingsFile, settingsPath, writeSettingsFile } from './settings.ts';
+
+/**
+ * The user commands of the CLI: deploy, rollback, projects, login. They talk
+ * to the API only (never to the table), with the token from SLIPWAY_TOKEN or
+ * `slipway login`.
+ */
+
+type Flags = Record<string, { type: 'string' | 'boolean' }>;
+
+function parse<T extends Flags>(args: string[], spec: T, positionals = 0) {
+  try {
+    const parsed = parseArgs({ args, options: spec, allowPositionals: positionals > 0, strict: true });
+    if (parsed.positionals.length > positionals) throw new Error(`Unexpected argument ${parsed.positionals[positionals]}`);
+    return {
+      values: parsed.values as { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string },
+      positionals: parsed.positionals,
+    };
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+}
+
+function client(): ApiClient {
+  const settings = readSettingsFile();
+  return new ApiClient(apiUrl(settings), apiToken(settings));
+}
+
+/** The folder's canonical path, the key of its project link. */
+function folderKey(dir: string): string {
+  try {
+    return realpathSync(resolve(dir));
+  } catch {
+    return resolve(dir);
+  }
+}
+
+function print(json: boolean | undefined, value: unknown, human: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : human);
+}
+
+/** A list endpoint's data: an array, or an object carrying one. */
+function listOf<T>(data: unknown, field: string): T[] {
+  if (Array.isArray(data)) return data as T[];
+  const inner = (data as Record<string, unknown> | null)?.[field] ?? (data as Record<string, unknown> | null)?.items;
+  return Array.isArray(inner) ? (inner as T[]) : [];
+}
+
+interface ProjectView {
+  id: string;
+  name: string;
+  subdomain: string;
+  production_url: string;
+  live_deployment_id: string | null;
+}
+
+interface DeploymentView {
+  id?: string;
+  deployment_id?: string;
+  status: string;
+  created_at: string;
+}
+
+const deploymentId = (d: DeploymentView) => (d.id ?? d.deployment_id)!;
+
+function resolveProject(flag: string | undefined, api: ApiClient): string {
+  if (flag) return flag;
+  const linked = linkedProject(folderKey('.'), api.baseUrl);
+  if (!linked) throw new CliError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
+  return linked;
+}
+
+export const siteCommands: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
+  deploy: {
+    usage: 'deploy DIR [--project ID] [--name N] [--subdomain S] [--label L] [--json]',
+    run: async (args) => {
+      const { values: o, positionals } = parse(
+        args,
+        { project: { type: 'string' }, name: { type: 'string' }, subdomain: { type: 'string' }, label: { type: 'string' }, json: { type: 'boolean' } },
+        1,
+      );
+      const dir = positionals[0] ?? '.';
+      const api = client();
+      const key = folderKey(dir);
+      // A folder deployed before publishes to the same project, unless told otherwise.
+      const projectId = o.project ?? (o.name || o.subdomain ? null : linkedProject(key, api.baseUrl));
+      const summary = await deploySite(api, {
+        dir,
+        projectId,
+        name: o.name,
+        subdomain: o.subdomain,
+        label: o.label,
+        progress: process.stderr,
+      });
+      linkProject(key, api.baseUrl, summary.project_id);
+      print(
+        o.json,
+        summary,
+        `Deployed ${summary.files_total} files (${summary.files_sent} sent, ${summary.bytes_sent} bytes).\n` +
+          `Deployment ${summary.deployment_id} is live:\n  ${summary.url}\n`,
+      );
+      return 0;
+    },
+  },
+
+  rollback: {
+    usage: 'rollback [--project ID] [--to DEPLOYMENT_ID] [--json]',
+    run: async (args) => {
+      const { values: o } = parse(args, { project: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } });
+      const api = client();
+      const projectId = resolveProject(o.project, api);
+      let target = o.to;
+      if (!target) {
+        const project = await api.call<ProjectView>('GET', `/api/v1/projects/${encodeURIComponent(projectId)}`);
+        const deployments = listOf<DeploymentView>(await api.call('GET', `/api/v1/projects/${encodeURIComponent(projectId)}/deployments`), 'deployments')
+          .filter((d) => d.status === 'ready')
+          .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+        const live = deployments.findIndex((d) => deploymentId(d) === project.live_deployment_id);
+        if (live <= 0) throw new CliError('There is no deployment before the live one to roll back to.');
+        target = deploymentId(deployments[live - 1]!);
+      }
+      const promoted = await api.call<ProjectView>('POST', `/api/v1/projects/${encodeURIComponent(projectId)}/promote`, {
+        json: { deployment_id: target },
+      });
+      print(o.json, promoted, `Production of ${promoted.name} now serves deployment ${promoted.live_deployment_id}:\n  ${promoted.production_url}\n`);
+      return 0;
+    },
+  },
+
+  projects: {
+    usage: 'projects [--json]',
+    run: async (args) => {
+      const { values: o } = parse(args, { json: { type: 'boolean' } });
+      const projects = listOf<ProjectView>(await client().call('GET', '/api/v1/projects'), 'projects');
+      if (o.json) {
+        print(true, projects, '');
+        return 0;
+      }
+      if (projects.length === 0) {
+        process.stdout.write('No projects yet. Deploy a folder with `slipway deploy DIR`.\n');
+        return 0;
+      }
+      const rows = [['ID', 'NAME', 'URL', 'LIVE DEPLOYMENT'], ...projects.map((p) => [p.id, p.name, p.production_url, p.live_deployment_id ?? '-'])];
+      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+      process.stdout.write(rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      return 0;
+    },
+  },
+
+  login: {
+    usage: 'login [--token T] [--api-url URL]',
+    run: async (args) => {
+      const { values: o } = parse(args, { token: { type: 'string' }, 'api-url': { type: 'string' } });
+      const settings = readSettingsFile();
+      const url = (o['api-url'] ?? apiUrl(settings)).replace(/\/+$/, '');
+      let token = o.token ?? process.env.SLIPWAY_TOKEN;
+      if (!token) {
+        const rl = createInterface({ input: process.stdin, output: process.stdin.isTTY ? process.stderr : undefined });
+        token = (await rl.question(process.stdin.isTTY ? 'API token (a session token or API key): ' : '')).trim();
+        rl.close();
+      }
+      if (!token) throw new CliError('No token given.');
+      // Check the token before storing it: a typo is better reported now than at the next deploy.
+      let team: { name?: string; slug?: string };
+      try {
+        team = await new ApiClient(url, token).call('GET', '/api/v1/team/profile');
+      } catch (error) {
+        if (!(error instanceof ApiCallError)) throw error;
+        if (error.status === 401) throw new CliError(`The API at ${url} refused this token: ${error.message}`);
+        // Authenticated, but no current team to name (a user in no team yet): still a good token.
+        team = {};
+      }
+      writeSettingsFile({ ...settings, api_url: url, token });
+      process.stdout.write(`Logged in to ${url} (team ${team.name ?? team.slug ?? '?'}). Settings saved in ${settingsPath()}.\n`);
+      return 0;
+    },
+  },
+};
+
+export const siteUsage = Object.values(siteCommands)
+  .map((c) => `  ${c.usage}`)
+  .join('\n');
