@@ -27,4 +27,12 @@ export interface WorkerRow {
 }
 
 export const workers: readonly WorkerRow[] = [
+  {
+    // Deletes a provisional project nothing published, about 2 h 15 min after its last begin.
+    name: 'provisional-expiry',
+    handler: 'handlers/workers/provisional-expiry.ts',
+    trigger: { kind: 'schedule', targetArnEnvVar: 'PROVISIONAL_EXPIRY_TARGET_ARN' },
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:write', 'scheduler:write'],
+    timeoutSeconds: 300,
+  },
 ];

@@ -10,6 +10,29 @@ export const keys = {
   // Integrations: a project's environment variables, one item per environment and name
   envVariable: (projectId: string, environment: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `ENV#${environment}#${name}` }),
   envVariablePrefix: (projectId: string, environment?: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: environment ? `ENV#${environment}#` : 'ENV#' }),
+  // Sites: projects, deployments, upload sessions (see .slipway-sites-contract.md)
+  project: (projectId: string) => ({ pk: `PROJECT#${projectId}`, sk: 'PROJECT' }),
+  projectByTeam: (teamId: string, createdAt: string, projectId: string) => ({
+    gsi1pk: `TEAMPROJECTS#${teamId}`,
+    gsi1sk: `${createdAt}#${projectId}`,
+  }),
+  subdomainHold: (subdomain: string) => ({ pk: `SUBDOMAIN#${subdomain}`, sk: 'SUBDOMAIN' }),
+  projectName: (teamId: string, name: string) => ({ pk: `TEAM#${teamId}`, sk: `PROJECTNAME#${name.toLowerCase()}` }),
+  /** How many projects a team has, for the plan's site limit. */
+  teamProjectCount: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'PROJECTCOUNT' }),
+  /** The team's open upload sessions (id -> expiry), for the plan's session cap. */
+  teamUploadSlots: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'UPLOADSLOTS' }),
+  deployment: (projectId: string, deploymentId: string) => ({ pk: `PROJECT#${projectId}`, sk: `DEPLOYMENT#${deploymentId}` }),
+  uploadSession: (uploadId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: 'UPLOAD' }),
+  uploadSessionByProject: (projectId: string, createdAt: string, uploadId: string) => ({
+    gsi1pk: `PROJECTUPLOADS#${projectId}`,
+    gsi1sk: `${createdAt}#${uploadId}`,
+  }),
+  /** A hash the session still expects (or has received): one item per missing hash. */
+  uploadFile: (uploadId: string, hash: string) => ({ pk: `UPLOAD#${uploadId}`, sk: `FILE#${hash}` }),
+  /** A blob the team's store holds (BUNDLES blobs/{team_id}/{hash}). */
+  heldBlob: (teamId: string, hash: string) => ({ pk: `BLOB#${teamId}#${hash}`, sk: 'BLOB' }),
+  idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 
 export const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);

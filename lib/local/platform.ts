@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { createApiServer, type HostHandler } from './api-server.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
+import { localScheduleTargetEnv } from './scheduler-driver.ts';
 import { removeLocalState, writeLocalState } from './state.ts';
 
 /** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
@@ -70,6 +71,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const resources = await provisionResources({ endpoint, region: process.env.AWS_REGION, prefix: options.prefix });
     const env: Record<string, string> = {
       ...resources,
+      // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
+      ...localScheduleTargetEnv(),
       AWS_ENDPOINT_URL: endpoint,
       SITE_DOMAIN: 'localhost',
       FUNCTION_DOMAIN: 'fn.localhost',

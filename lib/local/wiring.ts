@@ -1,5 +1,6 @@
 import type { HostHandler } from './api-server.ts';
 import type { LocalDriver } from './platform.ts';
+import { schedulerDriver } from './scheduler-driver.ts';
 import { siteHostHandler } from './site-host.ts';
 
 /**
@@ -12,5 +13,8 @@ export function localHostHandlers(): HostHandler[] {
 }
 
 export function localDrivers(): (() => LocalDriver)[] {
-  return [];
+  return [
+    // EventBridge Scheduler: fires due one-time schedules (provisional project expiry).
+    () => schedulerDriver(),
+  ];
 }

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { defineHandler } from '../../../lib/http/pipeline.ts';
+import { loadProjectForCaller } from '../../../lib/projects/access.ts';
+import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
+import { beginUploadForProject, replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
+
+const body = z.object({
+  files: z.unknown(),
+  label: z.string().max(255).nullish(),
+});
+
+const ROUTE = 'POST /api/v1/projects/{id}/uploads';
+
+export const handler = defineHandler(ROUTE, { body, maxJsonBytes: 10 * 1024 * 1024 }, async (ctx) => {
+  const { item, access } = await loadProjectForCaller(ctx, ctx.params.id!);
+  const team = access.team as unknown as TeamStanding;
+  const data = await idempotent({
+    teamId: team.id,
+    key: idempotencyKey(ctx.headers),
+    scope: `${ROUTE} ${item.id as string}`,
+    body: ctx.body,
+    execute: async () => {
+      const session = await beginUploadForProject({ team, projectItem: item, body: ctx.body });
+      return { result: session, stored: { upload_id: session.upload_id } };
+    },
+    replay: replaySessionView,
+  });
+  return { status: 201, data };
+});

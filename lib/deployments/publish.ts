@@ -1,0 +1,211 @@
+import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import { dynamo } from '../aws/clients.ts';
+import { s3 } from '../aws/s3.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+import { productionUrl } from '../projects/projects.ts';
+import { cancelProvisionalExpiry } from '../projects/provisional.ts';
+import { blobKey } from '../uploads/blobs.ts';
+import { readManifest, requireOpenSession } from '../uploads/files.ts';
+import { getUploadSession, sessionFiles, type UploadSessionRecord } from '../uploads/sessions.ts';
+import { contentTypeFor } from './content-type.ts';
+
+/** Server-side copies in flight at once while publishing. */
+const COPY_CONCURRENCY = 48;
+
+export function deploymentPrefix(teamId: string, slug: string, deploymentId: string): string {
+  return `${teamId}/${slug}/${deploymentId}/`;
+}
+
+/** The write-once route manifest: a sibling of the deployment folder, so no user file can collide with it. */
+export function routeManifestKey(teamId: string, slug: string, deploymentId: string): string {
+  return `${teamId}/${slug}/${deploymentId}.route-manifest.json`;
+}
+
+export interface FinalizeResult {
+  upload_id: string;
+  deployment_id: string;
+  project_id: string;
+  status: 'ready';
+  url: string;
+  file_count: number;
+  total_bytes: number;
+  ready_at: string;
+}
+
+function isTransactionCancel(error: unknown): boolean {
+  return (error as Error).name === 'TransactionCanceledException';
+}
+
+async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeResult> {
+  const [project, deployment] = await Promise.all([
+    dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(session.project_id) })),
+    dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.deployment(session.project_id, session.deployment_id) })),
+  ]);
+  if (!project.Item || !deployment.Item) throw new ApiError('UPLOAD_NOT_FOUND');
+  return {
+    upload_id: session.upload_id,
+    deployment_id: session.deployment_id,
+    project_id: session.project_id,
+    status: 'ready',
+    url: productionUrl(project.Item.subdomain as string),
+    file_count: deployment.Item.file_count as number,
+    total_bytes: deployment.Item.total_bytes as number,
+    ready_at: deployment.Item.ready_at as string,
+  };
+}
+
+async function deletePrefix(bucket: string, prefix: string): Promise<void> {
+  let token: string | undefined;
+  do {
+    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    const objects = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+    if (objects.length > 0) await s3().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+}
+
+/**
+ * POST /api/v1/uploads/{upload_id}/finalize: once every missing file arrived,
+ * copies each manifest file from the team's blob store to
+ * `{team_id}/{slug}/{deployment_id}/{path}` with its content type, writes the
+ * route manifest once, then in one transaction marks the deployment ready,
+ * points production at it, clears provisional_until and closes the session.
+ * A repeated (or concurrent) finalize answers with the same deployment.
+ */
+export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<FinalizeResult> {
+  if (sessionIn.status === 'finalized') return finalizedResult(sessionIn);
+  requireOpenSession(sessionIn);
+  const session = sessionIn;
+  const { stillMissing } = await sessionFiles(session.upload_id);
+  if (stillMissing.length > 0) {
+    throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: stillMissing, missing_count: stillMissing.length } });
+  }
+
+  const table = config.tableName();
+  const projectItem = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true }))).Item;
+  if (!projectItem || projectItem.status !== 'active') throw new ApiError('PROJECT_EXPIRED');
+  const deploymentItem = (
+    await dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true }))
+  ).Item;
+  if (!deploymentItem) throw new ApiError('UPLOAD_NOT_FOUND');
+  const slug = projectItem.slug as string;
+  const teamId = session.team_id;
+  const files = await readManifest(session);
+  const sites = config.bucket('sites');
+  const bundles = config.bucket('bundles');
+  const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
+
+  const limit = pLimit(COPY_CONCURRENCY);
+  const routeFiles: Record<string, { hash: string; size: number; content_type: string }> = {};
+  await Promise.all(
+    files.map((file) => {
+      const contentType = contentTypeFor(file.path);
+      routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentType };
+      return limit(() =>
+        s3().send(
+          new CopyObjectCommand({
+            Bucket: sites,
+            Key: `${prefix}${file.path}`,
+            CopySource: `${bundles}/${blobKey(teamId, file.hash)}`,
+            ContentType: contentType,
+            MetadataDirective: 'REPLACE',
+          }),
+        ),
+      );
+    }),
+  );
+
+  const routeManifest = {
+    project_slug: slug,
+    project_id: session.project_id,
+    team_id: teamId,
+    deployment_id: session.deployment_id,
+    created_at: deploymentItem.created_at,
+    files: routeFiles,
+  };
+  try {
+    await s3().send(
+      new PutObjectCommand({
+        Bucket: sites,
+        Key: routeManifestKey(teamId, slug, session.deployment_id),
+        Body: JSON.stringify(routeManifest),
+        ContentType: 'application/json',
+        // Written once: a racing finalize of the same session finds it there, with the same content.
+        IfNoneMatch: '*',
+      }),
+    );
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if ((error as Error).name !== 'PreconditionFailed' && status !== 412) throw error;
+  }
+
+  const readyAt = new Date().toISOString();
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: table,
+              Key: keys.uploadSession(session.upload_id),
+              UpdateExpression: 'SET #status = :finalized, finalized_at = :now',
+              ConditionExpression: '#status = :open',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':finalized': 'finalized', ':open': 'open', ':now': readyAt },
+            },
+          },
+          {
+            Update: {
+              TableName: table,
+              Key: keys.deployment(session.project_id, session.deployment_id),
+              UpdateExpression: 'SET #status = :ready, ready_at = :now',
+              ConditionExpression: '#status = :uploading',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':ready': 'ready', ':uploading': 'uploading', ':now': readyAt },
+            },
+          },
+          {
+            // The expiry worker claims a project by setting status 'deleting' only while nothing
+            // is live; this condition makes publish and expiry exclusive, whichever comes first wins.
+            Update: {
+              TableName: table,
+              Key: keys.project(session.project_id),
+              UpdateExpression: 'SET live_deployment_id = :deployment, updated_at = :now REMOVE provisional_until',
+              ConditionExpression: '#status = :active',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':deployment': session.deployment_id, ':now': readyAt, ':active': 'active' },
+            },
+          },
+          {
+            Update: {
+              TableName: table,
+              Key: keys.teamUploadSlots(teamId),
+              UpdateExpression: 'REMOVE slots.#upload SET version = if_not_exists(version, :zero) + :one',
+              ExpressionAttributeNames: { '#upload': session.upload_id },
+              ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!isTransactionCancel(error)) throw error;
+    const current = await getUploadSession(session.upload_id);
+    if (current?.status === 'finalized') return finalizedResult(current);
+    const project = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true }))).Item;
+    if (!project || project.status !== 'active') {
+      // The expiry won: the copies made above belong to nothing.
+      await deletePrefix(sites, prefix).catch(() => undefined);
+      throw new ApiError('PROJECT_EXPIRED');
+    }
+    throw error;
+  }
+  if (projectItem.provisional_until) await cancelProvisionalExpiry(session.project_id).catch(() => undefined);
+  return finalizedResult({ ...session, status: 'finalized' });
+}
+
+export { deletePrefix };

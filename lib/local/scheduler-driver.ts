@@ -1,0 +1,141 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  DeleteScheduleCommand,
+  GetScheduleCommand,
+  ListSchedulesCommand,
+  SchedulerClient,
+} from '@aws-sdk/client-scheduler';
+import { config } from '../config.ts';
+import { logger } from '../http/logger.ts';
+import { workers, type WorkerRow } from '../workers.ts';
+import { repoRoot } from './api-server.ts';
+import type { LocalDriver } from './platform.ts';
+
+/**
+ * The ARN a schedule-triggered worker gets on the local platform. Nothing
+ * answers at it: the scheduler driver maps it back to the worker's row.
+ */
+export function localWorkerArn(name: string): string {
+  return `arn:aws:lambda:${config.awsRegion()}:000000000000:function:slipway-local-${name}`;
+}
+
+/** The environment naming each schedule target, as the CDK stack sets it for deployed functions. */
+export function localScheduleTargetEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const row of workers) {
+    if (row.trigger.kind === 'schedule') env[row.trigger.targetArnEnvVar] = localWorkerArn(row.name);
+  }
+  return env;
+}
+
+/** `at(yyyy-mm-ddThh:mm:ss)` in the schedule's time zone (UTC is all this platform writes). */
+function dueAt(expression: string | undefined, timezone: string | undefined): number | null {
+  const match = /^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$/.exec(expression ?? '');
+  if (!match) return null;
+  if (timezone && timezone !== 'UTC' && timezone !== 'Etc/UTC') return null;
+  return Date.parse(`${match[1]}Z`);
+}
+
+type WorkerHandler = (event: unknown) => Promise<unknown>;
+
+/** How many firings of one schedule are tried before it is dropped (EventBridge retries too, then gives up). */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Plays EventBridge Scheduler, which moto stores but never fires: polls the
+ * schedule group, and when a one-time `at()` schedule is due, invokes the
+ * handler file of the lib/workers.ts row its target names with the schedule's
+ * Input, then deletes the schedule (ActionAfterCompletion DELETE).
+ */
+export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver {
+  const pollMs = options.pollMs ?? Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500);
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const attempts = new Map<string, number>();
+  const handlers = new Map<string, Promise<WorkerHandler>>();
+  let client: SchedulerClient | null = null;
+
+  const rowsByArn = () => {
+    const map = new Map<string, WorkerRow>();
+    for (const row of workers) if (row.trigger.kind === 'schedule') map.set(localWorkerArn(row.name), row);
+    return map;
+  };
+
+  const handlerOf = (row: WorkerRow) => {
+    let handler = handlers.get(row.handler);
+    if (!handler) {
+      handler = import(pathToFileURL(join(repoRoot, row.handler)).href).then((mod: { handler?: WorkerHandler }) => {
+        if (typeof mod.handler !== 'function') throw new Error(`${row.handler} exports no handler`);
+        return mod.handler;
+      });
+      handlers.set(row.handler, handler);
+    }
+    return handler;
+  };
+
+  async function tick(): Promise<void> {
+    const endpoint = config.awsEndpoint();
+    if (!endpoint) return;
+    client ??= new SchedulerClient({ region: config.awsRegion(), endpoint });
+    const group = config.scheduleGroup();
+    const targets = rowsByArn();
+    let token: string | undefined;
+    const due: { name: string; row: WorkerRow; input: unknown }[] = [];
+    do {
+      const page = await client.send(new ListSchedulesCommand({ GroupName: group, NextToken: token }));
+      for (const summary of page.Schedules ?? []) {
+        const row = targets.get(summary.Target?.Arn ?? '');
+        if (!row) continue;
+        const schedule = await client.send(new GetScheduleCommand({ Name: summary.Name!, GroupName: group }));
+        const at = dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
+        if (at === null || at > Date.now()) continue;
+        due.push({ name: summary.Name!, row, input: schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {} });
+      }
+      token = page.NextToken;
+    } while (token && !stopped);
+
+    await Promise.all(
+      due.map(async ({ name, row, input }) => {
+        try {
+          await (await handlerOf(row))(input);
+        } catch (error) {
+          const tries = (attempts.get(name) ?? 0) + 1;
+          attempts.set(name, tries);
+          logger.error('scheduled worker failed', { worker: row.name, schedule: name, attempt: tries, error: (error as Error).message });
+          if (tries < MAX_ATTEMPTS) return;
+        }
+        attempts.delete(name);
+        try {
+          await client!.send(new DeleteScheduleCommand({ Name: name, GroupName: group }));
+        } catch (error) {
+          if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+        }
+      }),
+    );
+  }
+
+  const loop = () => {
+    if (stopped) return;
+    running = tick()
+      .catch((error: unknown) => logger.error('scheduler driver poll failed', { error: (error as Error).message }))
+      .finally(() => {
+        running = null;
+        if (!stopped) timer = setTimeout(loop, pollMs);
+      });
+  };
+
+  return {
+    name: 'scheduler',
+    start() {
+      timer = setTimeout(loop, pollMs);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      client?.destroy();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Plans and their limits, as configuration in one place. A team's plan is the
+ * `plan` attribute of its team item (set by `admin set-plan`); a team without
+ * one is on `free`. Documented in docs/sites.md.
+ */
+export const plans = {
+  free: { siteLimit: 5, maxFiles: 10_000, maxUploadBytes: 250 * 1024 * 1024, maxOpenUploadSessions: 10 },
+  pro: { siteLimit: 50, maxFiles: 25_000, maxUploadBytes: 2 * 1024 * 1024 * 1024, maxOpenUploadSessions: 20 },
+  team: { siteLimit: 200, maxFiles: 50_000, maxUploadBytes: 10 * 1024 * 1024 * 1024, maxOpenUploadSessions: 50 },
+} as const;
+
+export type PlanName = keyof typeof plans;
+export type Plan = (typeof plans)[PlanName] & { name: PlanName };
+
+export const DEFAULT_PLAN: PlanName = 'free';
+
+/**
+ * Largest single file of a deployment, whatever the plan: a file is sent in
+ * one PUT, and API Gateway (and the local API server) refuse bodies over 10 MiB.
+ */
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+export function isPlanName(value: unknown): value is PlanName {
+  return typeof value === 'string' && Object.hasOwn(plans, value);
+}
+
+/** The plan of a team item (any object carrying the team's `plan` attribute). */
+export function planOf(team: object): Plan {
+  const name = (team as { plan?: unknown }).plan;
+  const planName = isPlanName(name) ? name : DEFAULT_PLAN;
+  return { ...plans[planName], name: planName };
+}

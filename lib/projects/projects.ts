@@ -1,0 +1,213 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+
+export const FRAMEWORKS = ['nextjs', 'sveltekit', 'astro', 'hugo', 'vite', 'gatsby', 'jekyll', 'static-html', 'other'] as const;
+export const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn', 'bun'] as const;
+export const PREVIEW_BRANCH_MODES = ['all', 'none', 'custom'] as const;
+export const PLATFORM_URL_MODES = ['redirect', 'serve'] as const;
+export const GIT_AUTH_MODES = ['pat', 'forge_jwt'] as const;
+export const CREATED_CLIENTS = ['dashboard', 'cli', 'mcp', 'migrate'] as const;
+
+/** A project as the API returns it: every field of the spec's Project table, in its order. */
+export interface Project {
+  id: string;
+  team_id: string;
+  name: string;
+  slug: string;
+  subdomain: string;
+  production_url: string;
+  status: 'active' | 'deleting';
+  framework: (typeof FRAMEWORKS)[number];
+  build_command: string | null;
+  output_dir: string | null;
+  root_directory: string | null;
+  package_manager: (typeof PACKAGE_MANAGERS)[number] | null;
+  default_branch: string | null;
+  repo_default_branch: string | null;
+  git_provider: string | null;
+  git_repo_url: string | null;
+  git_connection_id: string | null;
+  git_auth_mode: (typeof GIT_AUTH_MODES)[number] | null;
+  forge_audience: string | null;
+  auto_deploy_enabled: boolean;
+  auto_deploy_paused_at: string | null;
+  auto_deploy_pause_reason: string | null;
+  consecutive_build_failures: number;
+  last_build_failure_message: string | null;
+  mr_previews_enabled: boolean;
+  preview_branch_mode: (typeof PREVIEW_BRANCH_MODES)[number];
+  preview_branch_include: string[];
+  preview_branch_exclude: string[];
+  preview_slug: string | null;
+  primary_domain_id: string | null;
+  platform_url_mode: (typeof PLATFORM_URL_MODES)[number];
+  production_branch_deleted_at: string | null;
+  live_deployment_id: string | null;
+  cdn_pull_zone_id: number | null;
+  cdn_edge_rule_guid: string | null;
+  cdn_not_found_edge_rule_guid: string | null;
+  analytics_enabled: boolean;
+  provisional_until: string | null;
+  created_via: 'session' | 'push' | 'api_key' | null;
+  created_client: (typeof CREATED_CLIENTS)[number] | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Stored fields: the Project table minus production_url, which follows from the subdomain and configuration. */
+export type ProjectRecord = Omit<Project, 'production_url'>;
+
+const PROJECT_FIELDS: readonly (keyof Project)[] = [
+  'id', 'team_id', 'name', 'slug', 'subdomain', 'production_url', 'status', 'framework', 'build_command',
+  'output_dir', 'root_directory', 'package_manager', 'default_branch', 'repo_default_branch', 'git_provider',
+  'git_repo_url', 'git_connection_id', 'git_auth_mode', 'forge_audience', 'auto_deploy_enabled',
+  'auto_deploy_paused_at', 'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message',
+  'mr_previews_enabled', 'preview_branch_mode', 'preview_branch_include', 'preview_branch_exclude', 'preview_slug',
+  'primary_domain_id', 'platform_url_mode', 'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id',
+  'cdn_edge_rule_guid', 'cdn_not_found_edge_rule_guid', 'analytics_enabled', 'provisional_until', 'created_via',
+  'created_client', 'created_at', 'updated_at',
+];
+
+/** The fields of the project object returned by promote, exactly as the spec lists them. */
+export const PROMOTE_FIELDS = [
+  'auto_deploy_enabled', 'build_command', 'cdn_edge_rule_guid', 'cdn_not_found_edge_rule_guid', 'cdn_pull_zone_id',
+  'created_at', 'default_branch', 'framework', 'git_connection_id', 'git_provider', 'git_repo_url', 'id',
+  'live_deployment_id', 'mr_previews_enabled', 'name', 'output_dir', 'package_manager', 'preview_branch_exclude',
+  'preview_branch_include', 'preview_branch_mode', 'production_url', 'root_directory', 'slug', 'status', 'subdomain',
+  'team_id', 'updated_at',
+] as const satisfies readonly (keyof Project)[];
+
+export function productionUrl(subdomain: string): string {
+  return `${config.publicScheme()}://${subdomain}.${config.siteDomain()}${config.publicPortSuffix()}`;
+}
+
+/**
+ * A new project's settings. A direct upload publishes built files, so nothing
+ * is known about a framework or build ('other', no commands); Git is not
+ * connected; previews follow every branch once it is; analytics is on.
+ */
+export function newProjectRecord(input: {
+  id: string;
+  teamId: string;
+  name: string;
+  subdomain: string;
+  now: string;
+  provisionalUntil: string | null;
+  createdVia: Project['created_via'];
+  createdClient: Project['created_client'];
+}): ProjectRecord {
+  return {
+    id: input.id,
+    team_id: input.teamId,
+    name: input.name,
+    // The storage key is fixed at creation; the subdomain may move later, the slug never.
+    slug: input.subdomain,
+    subdomain: input.subdomain,
+    status: 'active',
+    framework: 'other',
+    build_command: null,
+    output_dir: null,
+    root_directory: null,
+    package_manager: null,
+    default_branch: null,
+    repo_default_branch: null,
+    git_provider: null,
+    git_repo_url: null,
+    git_connection_id: null,
+    git_auth_mode: null,
+    forge_audience: null,
+    auto_deploy_enabled: false,
+    auto_deploy_paused_at: null,
+    auto_deploy_pause_reason: null,
+    consecutive_build_failures: 0,
+    last_build_failure_message: null,
+    mr_previews_enabled: true,
+    preview_branch_mode: 'all',
+    preview_branch_include: [],
+    preview_branch_exclude: [],
+    preview_slug: null,
+    primary_domain_id: null,
+    platform_url_mode: 'serve',
+    production_branch_deleted_at: null,
+    live_deployment_id: null,
+    cdn_pull_zone_id: null,
+    cdn_edge_rule_guid: null,
+    cdn_not_found_edge_rule_guid: null,
+    analytics_enabled: true,
+    provisional_until: input.provisionalUntil,
+    created_via: input.createdVia,
+    created_client: input.createdClient,
+    created_at: input.now,
+    updated_at: input.now,
+  };
+}
+
+/** The stored item of a project: its record plus keys (nulls are stored as nulls so every field reads back). */
+export function projectItem(record: ProjectRecord) {
+  return {
+    ...keys.project(record.id),
+    ...keys.projectByTeam(record.team_id, record.created_at, record.id),
+    type: 'project',
+    ...record,
+  };
+}
+
+/** The API shape of a stored project item. */
+export function toProject(item: Record<string, unknown>): Project {
+  const out: Record<string, unknown> = {};
+  for (const field of PROJECT_FIELDS) {
+    out[field] = field === 'production_url' ? productionUrl(item.subdomain as string) : (item[field] ?? null);
+  }
+  return out as unknown as Project;
+}
+
+export function promoteView(project: Project): Pick<Project, (typeof PROMOTE_FIELDS)[number]> {
+  const out: Record<string, unknown> = {};
+  for (const field of PROMOTE_FIELDS) out[field] = project[field];
+  return out as Pick<Project, (typeof PROMOTE_FIELDS)[number]>;
+}
+
+export async function getProjectItem(projectId: string, consistent = false): Promise<Record<string, unknown> | null> {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: consistent }),
+  );
+  return reply.Item ?? null;
+}
+
+/** A team's projects, newest first, from the team's index partition (never a scan). */
+export async function listTeamProjects(
+  teamId: string,
+  options: { limit: number; cursor?: string },
+): Promise<{ projects: Project[]; nextCursor: string | null }> {
+  const reply = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ExclusiveStartKey: options.cursor ? decodeCursor(options.cursor) : undefined,
+    }),
+  );
+  return {
+    projects: (reply.Items ?? []).map(toProject),
+    nextCursor: reply.LastEvaluatedKey ? encodeCursor(reply.LastEvaluatedKey) : null,
+  };
+}
+
+function encodeCursor(key: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): Record<string, unknown> | undefined {
+  try {
+    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (typeof key === 'object' && key !== null && !Array.isArray(key)) return key as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  return undefined;
+}

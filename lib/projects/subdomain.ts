@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+
+/**
+ * A subdomain is one DNS label under the site domain: 3 to 63 lowercase
+ * letters, digits and hyphens, a letter or digit at both ends. A double hyphen
+ * is refused because `xx--` labels are IDNA (punycode) territory.
+ */
+const SUBDOMAIN_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,61})[a-z0-9]$/;
+
+/**
+ * Labels that would read as the platform's own addresses or shadow its
+ * hostnames (previews.{site_domain}, fn.{site_domain}, ...). The one list.
+ */
+export const RESERVED_SUBDOMAINS: ReadonlySet<string> = new Set([
+  'admin', 'api', 'app', 'assets', 'auth', 'billing', 'blog', 'cdn', 'dashboard', 'docs', 'fn', 'ftp',
+  'help', 'imap', 'localhost', 'login', 'mail', 'mx', 'ns1', 'ns2', 'pop', 'previews', 'root', 'signup',
+  'slipway', 'smtp', 'static', 'status', 'support', 'www',
+]);
+
+export type SubdomainProblem = 'invalid' | 'reserved' | null;
+
+export function subdomainProblem(subdomain: string): SubdomainProblem {
+  if (!SUBDOMAIN_PATTERN.test(subdomain) || subdomain.includes('--')) return 'invalid';
+  if (RESERVED_SUBDOMAINS.has(subdomain)) return 'reserved';
+  return null;
+}
+
+/** A valid label derived from free text (a project name, or a refused subdomain). */
+export function subdomainFrom(text: string): string {
+  let base = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 50)
+    .replace(/-+$/g, '');
+  if (base.length < 3) base = base ? `site-${base}` : 'site';
+  return base;
+}
+
+export function withSuffix(base: string, suffix: string): string {
+  return `${base.slice(0, 62 - suffix.length).replace(/-+$/g, '')}-${suffix}`;
+}
+
+const randomSuffix = () => randomBytes(2).toString('hex');
+
+/** Which of these labels no project holds (one batched read). */
+export async function freeSubdomains(candidates: string[]): Promise<Set<string>> {
+  const unique = [...new Set(candidates)].slice(0, 100);
+  if (unique.length === 0) return new Set();
+  const table = config.tableName();
+  const held = new Set<string>();
+  let request: Record<string, { Keys: Record<string, unknown>[] }> | undefined = {
+    [table]: { Keys: unique.map((s) => keys.subdomainHold(s)) },
+  };
+  while (request && Object.keys(request).length > 0) {
+    const reply = await dynamo().send(new BatchGetCommand({ RequestItems: request }));
+    for (const item of reply.Responses?.[table] ?? []) held.add(item.subdomain as string);
+    request = reply.UnprocessedKeys as typeof request;
+  }
+  return new Set(unique.filter((s) => !held.has(s)));
+}
+
+/**
+ * Up to three free, valid, unreserved alternatives to a refused subdomain,
+ * each checked against the holds at the time of the answer.
+ */
+export async function suggestSubdomains(refused: string, fallbackText?: string): Promise<string[]> {
+  let base = subdomainFrom(refused);
+  if (subdomainProblem(base) === 'invalid' && fallbackText) base = subdomainFrom(fallbackText);
+  const candidates: string[] = [];
+  if (subdomainProblem(base) === null && base !== refused) candidates.push(base);
+  for (const word of ['site', 'app', 'web']) candidates.push(withSuffix(base, word));
+  for (let i = 0; i < 4; i++) candidates.push(withSuffix(base, randomSuffix()));
+  const valid = candidates.filter((c) => c !== refused && subdomainProblem(c) === null);
+  const free = await freeSubdomains(valid);
+  return valid.filter((c) => free.has(c)).slice(0, 3);
+}
+
+export { randomSuffix };

@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+
+/**
+ * Idempotency-Key for requests that create things. A record per (team, key)
+ * is claimed with a conditional write before anything is created; it carries
+ * a hash of the request, and once the request succeeded, what is needed to
+ * answer a replay with the original result. A different body under the same
+ * key is refused; a concurrent duplicate waits for the first to finish.
+ *
+ * Written here rather than with @aws-lambda-powertools/idempotency: that
+ * library keys records by a hash of the payload within one function, while
+ * this API scopes keys to a team and must tell "same key, other body" (refused)
+ * from a replay, and replays rebuild large responses (the `missing` list of a
+ * 50,000-file manifest does not fit in one item) from the stored ids.
+ */
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** How long a key is remembered. */
+const RECORD_SECONDS = 24 * 3600;
+/** How long a duplicate waits for the first request before answering 409. */
+const WAIT_FOR_FIRST_MS = 15_000;
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value as object)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+export function requestHash(scope: string, body: unknown): string {
+  return createHash('sha256').update(JSON.stringify([scope, canonical(body)])).digest('hex');
+}
+
+/** The header's value, checked; undefined when the request carries none. */
+export function idempotencyKey(headers: Record<string, string>): string | undefined {
+  const key = headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (!KEY_PATTERN.test(key)) throw new ApiError('IDEMPOTENCY_KEY_INVALID');
+  return key;
+}
+
+function isConditionFailure(error: unknown): boolean {
+  return (error as Error).name === 'ConditionalCheckFailedException';
+}
+
+export async function idempotent<T>(input: {
+  teamId: string;
+  key: string | undefined;
+  /** What the key applies to (route and addressed resource): a key reused on another endpoint is another body. */
+  scope: string;
+  body: unknown;
+  execute: () => Promise<{ result: T; stored: Record<string, unknown> }>;
+  replay: (stored: Record<string, unknown>) => Promise<T>;
+}): Promise<T> {
+  if (input.key === undefined) return (await input.execute()).result;
+  const table = config.tableName();
+  const recordKey = keys.idempotency(input.teamId, createHash('sha256').update(input.key).digest('hex'));
+  const bodyHash = requestHash(input.scope, input.body);
+  const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+
+  for (;;) {
+    const now = new Date();
+    try {
+      await dynamo().send(
+        new PutCommand({
+          TableName: table,
+          Item: {
+            ...recordKey,
+            type: 'idempotency',
+            team_id: input.teamId,
+            request_hash: bodyHash,
+            state: 'in_progress',
+            created_at: now.toISOString(),
+            ttl: epochSeconds(now) + RECORD_SECONDS,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      break;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    const existing = (await dynamo().send(new GetCommand({ TableName: table, Key: recordKey, ConsistentRead: true }))).Item;
+    if (!existing) continue; // released by a failed first request: claim it ourselves
+    if (existing.request_hash !== bodyHash) throw new ApiError('IDEMPOTENCY_KEY_REUSED');
+    if (existing.state === 'completed') return input.replay(existing.stored as Record<string, unknown>);
+    if (Date.now() > deadline) throw new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', { headers: { 'retry-after': '1' } });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  let outcome: { result: T; stored: Record<string, unknown> };
+  try {
+    outcome = await input.execute();
+  } catch (error) {
+    // Nothing was created: release the key so a corrected or later retry can use it.
+    await dynamo()
+      .send(
+        new DeleteCommand({
+          TableName: table,
+          Key: recordKey,
+          ConditionExpression: '#state = :progress',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':progress': 'in_progress' },
+        }),
+      )
+      .catch(() => undefined);
+    throw error;
+  }
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: table,
+      Key: recordKey,
+      UpdateExpression: 'SET #state = :done, stored = :stored',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':done': 'completed', ':stored': outcome.stored },
+    }),
+  );
+  return outcome.result;
+}

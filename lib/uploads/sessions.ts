@@ -1,0 +1,567 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import { dynamo } from '../aws/clients.ts';
+import { s3 } from '../aws/s3.ts';
+import { config } from '../config.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+import { planOf, type Plan } from '../plans.ts';
+import {
+  CREATED_CLIENTS,
+  newProjectRecord,
+  projectItem,
+  toProject,
+  type Project,
+} from '../projects/projects.ts';
+import { cancelProvisionalExpiry, provisionalExpirySeconds, scheduleProvisionalExpiry } from '../projects/provisional.ts';
+import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withSuffix } from '../projects/subdomain.ts';
+import { heldHashes } from './blobs.ts';
+import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
+
+/** How long an upload session accepts files and a finalize. */
+export function uploadSessionSeconds(): number {
+  const value = Number(process.env.UPLOAD_SESSION_SECONDS);
+  return Number.isFinite(value) && value > 0 ? value : 7200;
+}
+
+/** A session item lingers this long after it expired, so late calls learn "expired" rather than "not found". */
+const SESSION_RETENTION_SECONDS = 7 * 86_400;
+const TRANSACTION_ATTEMPTS = 6;
+
+export interface UploadSessionView {
+  upload_id: string;
+  deployment_id: string;
+  project_id: string;
+  project?: Project;
+  expires_at: string;
+  known_count: number;
+  missing: string[];
+  total_bytes_to_send: number;
+}
+
+export interface UploadSessionRecord {
+  upload_id: string;
+  deployment_id: string;
+  project_id: string;
+  team_id: string;
+  status: 'open' | 'finalized';
+  label: string | null;
+  created_at: string;
+  expires_at: string;
+  /** BUNDLES key of the manifest JSON: a large manifest does not fit in one item. */
+  manifest_key: string;
+  file_count: number;
+  total_bytes: number;
+  known_count: number;
+  missing_count: number;
+  total_bytes_to_send: number;
+}
+
+/** The team fields begin-upload reads from the team item (plan, suspension). */
+export interface TeamStanding {
+  id: string;
+  plan?: unknown;
+  suspended_at?: unknown;
+}
+
+export interface BeginCaller {
+  kind: 'session' | 'api_key';
+  /** X-Platform-Client as sent. */
+  client: string | undefined;
+}
+
+export interface BeginBody {
+  files: unknown;
+  label?: string | null;
+}
+
+function isTransactionCancel(error: unknown): error is Error & { CancellationReasons?: { Code?: string }[] } {
+  return (error as Error).name === 'TransactionCanceledException';
+}
+
+function failedAt(error: { CancellationReasons?: { Code?: string }[] }, index: number): boolean {
+  return error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
+}
+
+function refuseSuspended(team: TeamStanding): void {
+  if (team.suspended_at) throw new ApiError('TEAM_SUSPENDED');
+}
+
+/** Manifest, publishability and the plan's upload allowance: all before anything is created. */
+function checkFiles(files: unknown, plan: Plan): CheckedManifest {
+  const manifest = checkManifest(files, plan);
+  checkPublishable(manifest.files);
+  if (manifest.totalBytes > plan.maxUploadBytes) {
+    throw new ApiError('PLAN_LIMIT_EXCEEDED', {
+      message: `This upload is ${manifest.totalBytes} bytes; the ${plan.name} plan allows ${plan.maxUploadBytes} bytes per deployment.`,
+      details: { limit: 'upload_bytes', plan: plan.name, max_bytes: plan.maxUploadBytes, total_bytes: manifest.totalBytes },
+    });
+  }
+  return manifest;
+}
+
+interface Slots {
+  version: number | null;
+  live: Record<string, number>;
+}
+
+async function readSlots(teamId: string): Promise<Slots> {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.teamUploadSlots(teamId), ConsistentRead: true }),
+  );
+  const now = epochSeconds(new Date());
+  const live = Object.fromEntries(
+    Object.entries((reply.Item?.slots ?? {}) as Record<string, number>).filter(([, expires]) => expires > now),
+  );
+  return { version: (reply.Item?.version as number | undefined) ?? null, live };
+}
+
+/** 429 when the team has as many open sessions as its plan allows; Retry-After names when the first one expires. */
+function refuseTooManySessions(slots: Slots, plan: Plan): void {
+  const open = Object.values(slots.live);
+  if (open.length < plan.maxOpenUploadSessions) return;
+  const retryAfter = Math.max(1, Math.min(...open) - epochSeconds(new Date()));
+  throw new ApiError('TOO_MANY_UPLOAD_SESSIONS', {
+    details: { max_open_sessions: plan.maxOpenUploadSessions, plan: plan.name },
+    headers: { 'retry-after': String(retryAfter) },
+  });
+}
+
+/**
+ * The slots item with one more session, written only if nobody changed it
+ * since it was read (an optimistic version), so racing begins cannot exceed the cap.
+ */
+function slotsPut(teamId: string, slots: Slots, uploadId: string, expiresEpoch: number) {
+  return {
+    Put: {
+      TableName: config.tableName(),
+      Item: {
+        ...keys.teamUploadSlots(teamId),
+        type: 'upload_slots',
+        slots: { ...slots.live, [uploadId]: expiresEpoch },
+        version: (slots.version ?? 0) + 1,
+      },
+      ConditionExpression: slots.version === null ? 'attribute_not_exists(pk)' : 'version = :v',
+      ExpressionAttributeValues: slots.version === null ? undefined : { ':v': slots.version },
+    },
+  };
+}
+
+interface PreparedSession {
+  record: UploadSessionRecord;
+  missing: string[];
+  expiresEpoch: number;
+}
+
+/** Narrows `missing` to what the team's blob store lacks, and stores the manifest and the expected hashes. */
+async function prepareSession(input: {
+  teamId: string;
+  projectId: string;
+  manifest: CheckedManifest;
+  label: string | null;
+  now: Date;
+}): Promise<PreparedSession> {
+  const uploadId = randomUUID();
+  const deploymentId = randomUUID();
+  const expires = new Date(input.now.getTime() + uploadSessionSeconds() * 1000);
+  const hashes = [...input.manifest.blobs.keys()];
+  const held = await heldHashes(input.teamId, hashes);
+  const missing = hashes.filter((h) => !held.has(h)).sort();
+  const totalBytesToSend = missing.reduce((sum, h) => sum + input.manifest.blobs.get(h)!, 0);
+  const manifestKey = `uploads/${uploadId}/manifest.json`;
+
+  const ttl = epochSeconds(expires) + SESSION_RETENTION_SECONDS;
+  const table = config.tableName();
+  const limit = pLimit(8);
+  const batches: string[][] = [];
+  for (let i = 0; i < missing.length; i += 25) batches.push(missing.slice(i, i + 25));
+  await Promise.all([
+    s3().send(
+      new PutObjectCommand({
+        Bucket: config.bucket('bundles'),
+        Key: manifestKey,
+        Body: JSON.stringify({ files: input.manifest.files }),
+        ContentType: 'application/json',
+      }),
+    ),
+    ...batches.map((batch) =>
+      limit(async () => {
+        let request: Record<string, unknown[]> | undefined = {
+          [table]: batch.map((hash) => ({
+            PutRequest: {
+              Item: {
+                ...keys.uploadFile(uploadId, hash),
+                type: 'upload_file',
+                blob_hash: hash,
+                size: input.manifest.blobs.get(hash)!,
+                received: false,
+                ttl,
+              },
+            },
+          })),
+        };
+        for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+          if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+          const reply = await dynamo().send(new BatchWriteCommand({ RequestItems: request as never }));
+          request = reply.UnprocessedItems as typeof request;
+        }
+      }),
+    ),
+  ]);
+
+  return {
+    record: {
+      upload_id: uploadId,
+      deployment_id: deploymentId,
+      project_id: input.projectId,
+      team_id: input.teamId,
+      status: 'open',
+      label: input.label,
+      created_at: input.now.toISOString(),
+      expires_at: expires.toISOString(),
+      manifest_key: manifestKey,
+      file_count: input.manifest.files.length,
+      total_bytes: input.manifest.totalBytes,
+      known_count: hashes.length - missing.length,
+      missing_count: missing.length,
+      total_bytes_to_send: totalBytesToSend,
+    },
+    missing,
+    expiresEpoch: epochSeconds(expires),
+  };
+}
+
+function sessionPuts(prepared: PreparedSession) {
+  const r = prepared.record;
+  const table = config.tableName();
+  return [
+    {
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.deployment(r.project_id, r.deployment_id),
+          type: 'deployment',
+          id: r.deployment_id,
+          project_id: r.project_id,
+          team_id: r.team_id,
+          status: 'uploading',
+          label: r.label,
+          created_at: r.created_at,
+          ready_at: null,
+          file_count: r.file_count,
+          total_bytes: r.total_bytes,
+          upload_id: r.upload_id,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.uploadSession(r.upload_id),
+          ...keys.uploadSessionByProject(r.project_id, r.created_at, r.upload_id),
+          type: 'upload_session',
+          ...r,
+          ttl: prepared.expiresEpoch + SESSION_RETENTION_SECONDS,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+function teamNotSuspended(teamId: string) {
+  return {
+    ConditionCheck: {
+      TableName: config.tableName(),
+      Key: keys.team(teamId),
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(suspended_at) OR suspended_at = :null)',
+      ExpressionAttributeValues: { ':null': null },
+    },
+  };
+}
+
+function view(prepared: PreparedSession, project?: Project): UploadSessionView {
+  const r = prepared.record;
+  return {
+    upload_id: r.upload_id,
+    deployment_id: r.deployment_id,
+    project_id: r.project_id,
+    ...(project ? { project } : {}),
+    expires_at: r.expires_at,
+    known_count: r.known_count,
+    missing: prepared.missing,
+    total_bytes_to_send: r.total_bytes_to_send,
+  };
+}
+
+async function discardPrepared(prepared: PreparedSession): Promise<void> {
+  // The expected-hash items expire with their TTL; the manifest object is removed now.
+  await s3()
+    .send(new DeleteObjectCommand({ Bucket: config.bucket('bundles'), Key: prepared.record.manifest_key }))
+    .catch(() => undefined);
+}
+
+/**
+ * POST /api/v1/uploads: checks the files, then creates the provisional
+ * project and opens its upload session in one transaction. The subdomain and
+ * name holds, the plan's site limit (a counter), the team's session cap (a
+ * versioned slots item) and the team's standing are all conditions of that
+ * transaction, so racing requests cannot both win.
+ */
+export async function beginUploadWithNewProject(input: {
+  team: TeamStanding;
+  caller: BeginCaller;
+  body: BeginBody & { project: { name: string; subdomain?: string | null } };
+}): Promise<UploadSessionView> {
+  const { team, body } = input;
+  refuseSuspended(team);
+  const plan = planOf(team);
+  const manifest = checkFiles(body.files, plan);
+  const name = body.project.name;
+
+  const requested = body.project.subdomain == null ? null : body.project.subdomain.trim().toLowerCase();
+  let subdomain: string;
+  if (requested !== null) {
+    const problem = subdomainProblem(requested);
+    if (problem) {
+      throw new ApiError(problem === 'invalid' ? 'SUBDOMAIN_INVALID' : 'SUBDOMAIN_RESERVED', {
+        details: { subdomain: body.project.subdomain, suggestions: await suggestSubdomains(requested, name) },
+      });
+    }
+    subdomain = requested;
+  } else {
+    subdomain = subdomainFrom(name);
+    if (subdomainProblem(subdomain) !== null) subdomain = withSuffix(subdomain, 'site');
+  }
+
+  const projectId = randomUUID();
+  const now = new Date();
+  const provisionalUntil = new Date(now.getTime() + provisionalExpirySeconds() * 1000);
+  const client = input.caller.client?.trim().toLowerCase();
+  const createdClient = (CREATED_CLIENTS as readonly string[]).includes(client ?? '') ? (client as Project['created_client']) : null;
+
+  let slots = await readSlots(team.id);
+  refuseTooManySessions(slots, plan);
+  // Scheduled first: if a later step fails the worker finds no project and does nothing.
+  await scheduleProvisionalExpiry(projectId, provisionalUntil);
+  const prepared = await prepareSession({ teamId: team.id, projectId, manifest, label: body.label ?? null, now });
+  const table = config.tableName();
+
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const record = newProjectRecord({
+        id: projectId,
+        teamId: team.id,
+        name,
+        subdomain,
+        now: now.toISOString(),
+        provisionalUntil: provisionalUntil.toISOString(),
+        createdVia: input.caller.kind,
+        createdClient,
+      });
+      try {
+        await dynamo().send(
+          new TransactWriteCommand({
+            TransactItems: [
+              teamNotSuspended(team.id),
+              {
+                Update: {
+                  TableName: table,
+                  Key: keys.teamProjectCount(team.id),
+                  UpdateExpression: 'SET project_count = if_not_exists(project_count, :zero) + :one',
+                  ConditionExpression: 'attribute_not_exists(project_count) OR project_count < :limit',
+                  ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': plan.siteLimit },
+                },
+              },
+              {
+                Put: {
+                  TableName: table,
+                  Item: { ...keys.subdomainHold(subdomain), type: 'subdomain_hold', subdomain, project_id: projectId, team_id: team.id },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              {
+                Put: {
+                  TableName: table,
+                  Item: { ...keys.projectName(team.id, name), type: 'project_name', name, project_id: projectId, team_id: team.id },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              { Put: { TableName: table, Item: projectItem(record), ConditionExpression: 'attribute_not_exists(pk)' } },
+              ...sessionPuts(prepared),
+              slotsPut(team.id, slots, prepared.record.upload_id, prepared.expiresEpoch),
+            ],
+          }),
+        );
+        return view(prepared, toProject(projectItem(record)));
+      } catch (error) {
+        if (!isTransactionCancel(error)) throw error;
+        if (failedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
+        if (failedAt(error, 1)) {
+          throw new ApiError('PLAN_LIMIT_EXCEEDED', {
+            message: `The ${plan.name} plan allows ${plan.siteLimit} sites; this team has reached it.`,
+            details: { limit: 'sites', plan: plan.name, max_sites: plan.siteLimit },
+          });
+        }
+        if (failedAt(error, 3)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name } });
+        if (failedAt(error, 2)) {
+          if (requested !== null) {
+            throw new ApiError('SUBDOMAIN_TAKEN', { details: { subdomain, suggestions: await suggestSubdomains(subdomain, name) } });
+          }
+          // A derived subdomain is ours to pick: try another.
+          subdomain = withSuffix(subdomainFrom(name), randomSuffix());
+        }
+        if (failedAt(error, 7)) {
+          slots = await readSlots(team.id);
+          refuseTooManySessions(slots, plan);
+        }
+        if (attempt + 1 >= TRANSACTION_ATTEMPTS) throw new ApiError('CONFLICT', { message: 'Too many concurrent changes; try again.' });
+      }
+    }
+  } catch (error) {
+    await Promise.all([discardPrepared(prepared), cancelProvisionalExpiry(projectId).catch(() => undefined)]);
+    throw error;
+  }
+}
+
+/**
+ * POST /api/v1/projects/{id}/uploads: a new session for an existing project
+ * (the retry path). On a provisional project it also moves the expiry to
+ * 2 h 15 min after this begin.
+ */
+export async function beginUploadForProject(input: {
+  team: TeamStanding;
+  projectItem: Record<string, unknown>;
+  body: BeginBody;
+}): Promise<UploadSessionView> {
+  const { team } = input;
+  refuseSuspended(team);
+  const plan = planOf(team);
+  const manifest = checkFiles(input.body.files, plan);
+  const projectId = input.projectItem.id as string;
+  if (input.projectItem.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+
+  const now = new Date();
+  let slots = await readSlots(team.id);
+  refuseTooManySessions(slots, plan);
+  let provisional = Boolean(input.projectItem.provisional_until);
+  const provisionalUntil = new Date(now.getTime() + provisionalExpirySeconds() * 1000);
+  if (provisional) await scheduleProvisionalExpiry(projectId, provisionalUntil);
+  const prepared = await prepareSession({ teamId: team.id, projectId, manifest, label: input.body.label ?? null, now });
+  const table = config.tableName();
+
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const projectCondition = provisional
+        ? {
+            Update: {
+              TableName: table,
+              Key: keys.project(projectId),
+              UpdateExpression: 'SET provisional_until = :until, updated_at = :now',
+              ConditionExpression: '#status = :active AND attribute_exists(provisional_until) AND provisional_until <> :null',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: {
+                ':until': provisionalUntil.toISOString(),
+                ':now': now.toISOString(),
+                ':active': 'active',
+                ':null': null,
+              },
+            },
+          }
+        : {
+            ConditionCheck: {
+              TableName: table,
+              Key: keys.project(projectId),
+              ConditionExpression: '#status = :active',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':active': 'active' },
+            },
+          };
+      try {
+        await dynamo().send(
+          new TransactWriteCommand({
+            TransactItems: [
+              teamNotSuspended(team.id),
+              projectCondition,
+              ...sessionPuts(prepared),
+              slotsPut(team.id, slots, prepared.record.upload_id, prepared.expiresEpoch),
+            ],
+          }),
+        );
+        return view(prepared);
+      } catch (error) {
+        if (!isTransactionCancel(error)) throw error;
+        if (failedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
+        if (failedAt(error, 1)) {
+          const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+          if (!current || current.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+          // It published in between: no longer provisional.
+          provisional = Boolean(current.provisional_until);
+        }
+        if (failedAt(error, 4)) {
+          slots = await readSlots(team.id);
+          refuseTooManySessions(slots, plan);
+        }
+        if (attempt + 1 >= TRANSACTION_ATTEMPTS) throw new ApiError('CONFLICT', { message: 'Too many concurrent changes; try again.' });
+      }
+    }
+  } catch (error) {
+    await discardPrepared(prepared);
+    throw error;
+  }
+}
+
+export async function getUploadSession(uploadId: string): Promise<(UploadSessionRecord & Record<string, unknown>) | null> {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.uploadSession(uploadId), ConsistentRead: true }),
+  );
+  return (reply.Item as (UploadSessionRecord & Record<string, unknown>) | undefined) ?? null;
+}
+
+/** Every hash the session asked for, and those still not received. */
+export async function sessionFiles(uploadId: string): Promise<{ expected: string[]; stillMissing: string[] }> {
+  const expected: string[] = [];
+  const stillMissing: string[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: config.tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :file)',
+        ExpressionAttributeValues: { ':pk': keys.uploadSession(uploadId).pk, ':file': 'FILE#' },
+        ProjectionExpression: 'blob_hash, received',
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      expected.push(item.blob_hash as string);
+      if (item.received !== true) stillMissing.push(item.blob_hash as string);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return { expected: expected.sort(), stillMissing: stillMissing.sort() };
+}
+
+/** Rebuilds the begin-upload answer of a session (Idempotency-Key replays). */
+export async function replaySessionView(stored: Record<string, unknown>): Promise<UploadSessionView> {
+  const session = await getUploadSession(stored.upload_id as string);
+  if (!session) throw new ApiError('UPLOAD_NOT_FOUND');
+  const { expected } = await sessionFiles(session.upload_id);
+  return {
+    upload_id: session.upload_id,
+    deployment_id: session.deployment_id,
+    project_id: session.project_id,
+    ...(stored.project ? { project: stored.project as Project } : {}),
+    expires_at: session.expires_at,
+    known_count: session.known_count,
+    missing: expected,
+    total_bytes_to_send: session.total_bytes_to_send,
+  };
+}
+
+export type { ManifestFile };
