@@ -1,7 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { putMissing, sha256, site, uniqueName, uniqueSite } from '../support/sites.ts';
+import { putMissing, sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;

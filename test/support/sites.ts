@@ -1,57 +1,153 @@
-import { createHash, randomBytes } from 'node:crypto';
-import type { TestPlatform } from './platform.ts';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../lib/aws/clients.ts';
+import { s3 } from '../../lib/aws/s3.ts';
+import { config } from '../../lib/config.ts';
+import { deployedObjectKey, routeManifestKey, type RouteManifest } from '../../lib/sites/serve.ts';
 
-export const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
-
-export interface SiteFiles {
-  files: { path: string; hash: string; size: number }[];
-  bytes: Map<string, Buffer>;
+/**
+ * Serving fixtures written straight to the table and the sites bucket in the
+ * shapes of the sites data contract, so serving is tested on its own.
+ */
+export interface SiteFixture {
+  projectId: string;
+  teamId: string;
+  slug: string;
+  subdomain: string;
 }
 
-/** A small publishable site: path -> content. */
-export function site(contents: Record<string, string | Buffer>): SiteFiles {
-  const files: SiteFiles['files'] = [];
-  const bytes = new Map<string, Buffer>();
-  for (const [path, content] of Object.entries(contents)) {
-    const buf = Buffer.isBuffer(content) ? content : Buffer.from(content);
-    const hash = sha256(buf);
-    files.push({ path, hash, size: buf.length });
-    bytes.set(hash, buf);
+export const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+export async function putProjectFixture(options: { subdomain?: string; slug?: string; teamId?: string } = {}): Promise<SiteFixture> {
+  const suffix = randomBytes(4).toString('hex');
+  const fixture: SiteFixture = {
+    projectId: randomUUID(),
+    teamId: options.teamId ?? randomUUID(),
+    slug: options.slug ?? `site-${suffix}`,
+    subdomain: options.subdomain ?? `site-${suffix}`,
+  };
+  const now = new Date().toISOString();
+  await dynamo().send(
+    new PutCommand({
+      TableName: config.tableName(),
+      Item: {
+        pk: `PROJECT#${fixture.projectId}`,
+        sk: 'PROJECT',
+        gsi1pk: `TEAMPROJECTS#${fixture.teamId}`,
+        gsi1sk: `${now}#${fixture.projectId}`,
+        id: fixture.projectId,
+        team_id: fixture.teamId,
+        name: fixture.slug,
+        slug: fixture.slug,
+        subdomain: fixture.subdomain,
+        status: 'active',
+        live_deployment_id: null,
+        created_at: now,
+        updated_at: now,
+      },
+    }),
+  );
+  await dynamo().send(
+    new PutCommand({
+      TableName: config.tableName(),
+      Item: { pk: `SUBDOMAIN#${fixture.subdomain}`, sk: 'SUBDOMAIN', project_id: fixture.projectId, team_id: fixture.teamId },
+    }),
+  );
+  return fixture;
+}
+
+const types: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  txt: 'text/plain; charset=utf-8',
+  png: 'image/png',
+};
+
+/** Publishes files as a deployment (objects + route manifest); does not point production at it. */
+export async function putDeploymentFixture(
+  fixture: SiteFixture,
+  files: Record<string, string | Buffer>,
+  options: { manifestSlug?: string } = {},
+): Promise<{ deploymentId: string; manifest: RouteManifest }> {
+  const deploymentId = randomUUID();
+  const manifest: RouteManifest = {
+    project_slug: options.manifestSlug ?? fixture.slug,
+    project_id: fixture.projectId,
+    team_id: fixture.teamId,
+    deployment_id: deploymentId,
+    created_at: new Date().toISOString(),
+    files: {},
+  };
+  for (const [path, content] of Object.entries(files)) {
+    const bytes = Buffer.from(content);
+    const contentType = types[path.split('.').pop() ?? ''] ?? 'application/octet-stream';
+    manifest.files[path] = { hash: sha256(bytes), size: bytes.length, content_type: contentType };
+    await s3().send(
+      new PutObjectCommand({
+        Bucket: config.bucket('sites'),
+        Key: deployedObjectKey(fixture.teamId, manifest.project_slug, deploymentId, path),
+        Body: bytes,
+        ContentType: contentType,
+      }),
+    );
   }
-  return { files, bytes };
+  await s3().send(
+    new PutObjectCommand({
+      Bucket: config.bucket('sites'),
+      Key: routeManifestKey(fixture.teamId, fixture.slug, deploymentId),
+      Body: JSON.stringify(manifest),
+      ContentType: 'application/json',
+    }),
+  );
+  return { deploymentId, manifest };
 }
 
-/** A site whose content no other test shares, so no team already holds its blobs. */
-export function uniqueSite(extra: Record<string, string> = {}): SiteFiles {
-  const tag = randomBytes(8).toString('hex');
-  return site({ 'index.html': `<h1>${tag}</h1>`, 'css/site.css': `body{--tag:"${tag}"}`, ...extra });
+export async function setLiveDeployment(fixture: SiteFixture, deploymentId: string | null): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: config.tableName(),
+      Key: { pk: `PROJECT#${fixture.projectId}`, sk: 'PROJECT' },
+      UpdateExpression: 'SET live_deployment_id = :d',
+      ExpressionAttributeValues: { ':d': deploymentId },
+    }),
+  );
 }
 
-export const uniqueName = (prefix = 'Site') => `${prefix} ${randomBytes(4).toString('hex')}`;
-
-/** Begin with a new project, PUT every missing file, finalize: what `slipway deploy` does. */
-export async function deploy(
-  platform: TestPlatform,
-  token: string,
-  s: SiteFiles,
-  project: { name: string; subdomain?: string },
-  headers: Record<string, string> = {},
-) {
-  const begin = await platform.api('POST', '/api/v1/uploads', { token, body: { files: s.files, project }, headers });
-  if (begin.status !== 201) throw new Error(`begin: ${begin.status} ${begin.text}`);
-  await putMissing(platform, token, begin.body.data.upload_id, begin.body.data.missing, s);
-  const fin = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token });
-  if (fin.status !== 200) throw new Error(`finalize: ${fin.status} ${fin.text}`);
-  return { begin: begin.body.data, finalize: fin.body.data };
+export interface SiteResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  text: string;
 }
 
-export async function putMissing(platform: TestPlatform, token: string, uploadId: string, missing: string[], s: SiteFiles) {
-  for (const hash of missing) {
-    const put = await platform.api('PUT', `/api/v1/uploads/${uploadId}/files/${hash}`, {
-      token,
-      rawBody: s.bytes.get(hash)!,
-      headers: { 'content-type': 'application/octet-stream' },
-    });
-    if (put.status !== 200) throw new Error(`put: ${put.status} ${put.text}`);
-  }
+/**
+ * An HTTP request to the local platform with a given Host header. Node's
+ * fetch neither resolves `*.localhost` here nor lets a caller set Host, so this
+ * connects to 127.0.0.1 and names the site in Host, as a browser would.
+ */
+export function siteRequest(
+  port: number,
+  host: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<SiteResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }

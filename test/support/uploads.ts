@@ -1,0 +1,57 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { TestPlatform } from './platform.ts';
+
+export const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+export interface SiteFiles {
+  files: { path: string; hash: string; size: number }[];
+  bytes: Map<string, Buffer>;
+}
+
+/** A small publishable site: path -> content. */
+export function site(contents: Record<string, string | Buffer>): SiteFiles {
+  const files: SiteFiles['files'] = [];
+  const bytes = new Map<string, Buffer>();
+  for (const [path, content] of Object.entries(contents)) {
+    const buf = Buffer.isBuffer(content) ? content : Buffer.from(content);
+    const hash = sha256(buf);
+    files.push({ path, hash, size: buf.length });
+    bytes.set(hash, buf);
+  }
+  return { files, bytes };
+}
+
+/** A site whose content no other test shares, so no team already holds its blobs. */
+export function uniqueSite(extra: Record<string, string> = {}): SiteFiles {
+  const tag = randomBytes(8).toString('hex');
+  return site({ 'index.html': `<h1>${tag}</h1>`, 'css/site.css': `body{--tag:"${tag}"}`, ...extra });
+}
+
+export const uniqueName = (prefix = 'Site') => `${prefix} ${randomBytes(4).toString('hex')}`;
+
+/** Begin with a new project, PUT every missing file, finalize: what `slipway deploy` does. */
+export async function deploy(
+  platform: TestPlatform,
+  token: string,
+  s: SiteFiles,
+  project: { name: string; subdomain?: string },
+  headers: Record<string, string> = {},
+) {
+  const begin = await platform.api('POST', '/api/v1/uploads', { token, body: { files: s.files, project }, headers });
+  if (begin.status !== 201) throw new Error(`begin: ${begin.status} ${begin.text}`);
+  await putMissing(platform, token, begin.body.data.upload_id, begin.body.data.missing, s);
+  const fin = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token });
+  if (fin.status !== 200) throw new Error(`finalize: ${fin.status} ${fin.text}`);
+  return { begin: begin.body.data, finalize: fin.body.data };
+}
+
+export async function putMissing(platform: TestPlatform, token: string, uploadId: string, missing: string[], s: SiteFiles) {
+  for (const hash of missing) {
+    const put = await platform.api('PUT', `/api/v1/uploads/${uploadId}/files/${hash}`, {
+      token,
+      rawBody: s.bytes.get(hash)!,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    if (put.status !== 200) throw new Error(`put: ${put.status} ${put.text}`);
+  }
+}
