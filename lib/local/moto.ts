@@ -1,5 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.ts';
+
+const MOTO_PYTHON_DIR = join(dirname(fileURLToPath(import.meta.url)), 'moto-python');
 
 export class LocalPlatformError extends Error {}
 
@@ -29,7 +33,13 @@ export async function startMoto(): Promise<MotoServer> {
   const endpoint = `http://127.0.0.1:${port}`;
   const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, MOTO_ALLOW_NONEXISTENT_REGION: 'true' },
+    env: {
+      ...process.env,
+      MOTO_ALLOW_NONEXISTENT_REGION: 'true',
+      // moto's DynamoDB is not thread-safe; moto-python/sitecustomize.py serializes its requests (see there why).
+      PYTHONPATH: [MOTO_PYTHON_DIR, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
+      SLIPWAY_MOTO_SERIALIZE_DYNAMODB: '1',
+    },
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
