@@ -10,6 +10,28 @@ export const keys = {
   // Integrations: a project's environment variables, one item per environment and name
   envVariable: (projectId: string, environment: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `ENV#${environment}#${name}` }),
   envVariablePrefix: (projectId: string, environment?: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: environment ? `ENV#${environment}#` : 'ENV#' }),
+  // Accounts: notices, e-mail confirmation, personal-data records
+  notice: (key: string) => ({ pk: `NOTICE#${key}`, sk: 'NOTICE' }),
+  /** The notice catalogue, newest last, as one index partition (the catalogue is small). */
+  noticeCatalogue: (publishedAt: string, key: string) => ({ gsi1pk: 'NOTICES', gsi1sk: `${publishedAt}#${key}` }),
+  noticeWatermark: (userId: string) => ({ pk: `USER#${userId}`, sk: 'NOTICE_WATERMARK' }),
+  noticeDismissal: (userId: string, teamId: string, key: string) => ({ pk: `USER#${userId}`, sk: `NOTICE_DISMISSAL#${teamId}#${key}` }),
+  emailConfirmation: (tokenHash: string) => ({ pk: `EMAILCONFIRM#${tokenHash}`, sk: 'EMAILCONFIRM' }),
+  /** A fixed-window rate counter: `scope` names the limit and its subject, `windowStart` the window (epoch seconds). */
+  rateWindow: (scope: string, windowStart: number) => ({ pk: `RATE#${scope}#${windowStart}`, sk: 'RATE' }),
+  invitation: (teamId: string, invitationId: string) => ({ pk: `TEAM#${teamId}`, sk: `INVITATION#${invitationId}` }),
+  invitationByEmail: (email: string, createdAt: string, invitationId: string) => ({
+    gsi1pk: `INVITEE#${email.toLowerCase()}`,
+    gsi1sk: `INVITATION#${createdAt}#${invitationId}`,
+  }),
+  feedback: (teamId: string, feedbackId: string) => ({ pk: `TEAM#${teamId}`, sk: `FEEDBACK#${feedbackId}` }),
+  feedbackByUser: (userId: string, createdAt: string, feedbackId: string) => ({
+    gsi1pk: `USER#${userId}`,
+    gsi1sk: `FEEDBACK#${createdAt}#${feedbackId}`,
+  }),
+  emailChange: (userId: string, createdAt: string, changeId: string) => ({ pk: `USER#${userId}`, sk: `EMAIL_CHANGE#${createdAt}#${changeId}` }),
+  credentialCutoff: (userId: string, reason: string) => ({ pk: `USER#${userId}`, sk: `CREDENTIAL_CUTOFF#${reason}` }),
+  stepUpGrant: (userId: string, createdAt: string, grantId: string) => ({ pk: `USER#${userId}`, sk: `STEP_UP_GRANT#${createdAt}#${grantId}` }),
   // Sites: projects, deployments, upload sessions (see .slipway-sites-contract.md)
   project: (projectId: string) => ({ pk: `PROJECT#${projectId}`, sk: 'PROJECT' }),
   projectByTeam: (teamId: string, createdAt: string, projectId: string) => ({

@@ -34,6 +34,19 @@ export const errorCatalogue = {
   TEAM_SLUG_RESERVED: { status: 400, message: 'This team slug is reserved.' },
   TEAM_SLUG_TAKEN: { status: 409, message: 'This team slug is taken.' },
 
+  // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
+  OWNERSHIP_TRANSFER_TO_SELF: { status: 400, message: 'You already own this team; name another member as the new owner.' },
+  MEMBER_NOT_FOUND: { status: 404, message: 'No such member in this team.' },
+  OWNERSHIP_TRANSFER_CONFLICT: {
+    status: 409,
+    message: 'Team ownership changed while this request ran. Reload the member list and try again.',
+  },
+  NOTICE_NOT_FOUND: { status: 404, message: 'Notice not found.' },
+  NOTICE_SEEN_AT_IN_FUTURE: { status: 400, message: 'seen_at is more than five minutes in the future.' },
+  EMAIL_RESEND_LIMITED: { status: 429, message: 'Too many confirmation e-mails requested. Try again later.' },
+  EMAIL_DELIVERY_UNAVAILABLE: { status: 503, message: 'E-mail delivery is temporarily unavailable. Try again later.' },
+  EMAIL_CONFIRMATION_INVALID: { status: 400, message: 'This confirmation link is invalid, expired or already used.' },
+
   // Integrations: Git hosting connect, SSO discovery, environment variables
   TEAM_ID_INVALID: { status: 400, message: 'Query parameter team_id is required and must be a team UUID.' },
   // The spec asks "a validation response" for the five SSO discover codes: 422, the body parsed but its issuer cannot be used.
