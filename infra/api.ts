@@ -1,0 +1,140 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fallbackRoute, routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
+import { HandlerFunction, pascalCase } from './functions.ts';
+import type { GrantContext } from './grants.ts';
+
+/** The API's prefix, left out of construct ids because every route carries it. */
+const commonPrefix = '/api/v1/';
+
+/**
+ * The construct id of a route's function, derived from the route so that
+ * tests and operators can find a route's Lambda by its key:
+ * `GET /api/v1/teams/{team}/profile` -> `GetTeamsByTeamProfile`.
+ */
+export function routeConstructId(row: Pick<RouteRow, 'method' | 'path'>): string {
+  const rest = row.path.startsWith(commonPrefix) ? row.path.slice(commonPrefix.length) : row.path;
+  const segments = rest
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => {
+      const param = /^\{(.+?)\+?\}$/.exec(segment);
+      return param ? `By${pascalCase(param[1]!)}` : pascalCase(segment);
+    });
+  return pascalCase(row.method.toLowerCase()) + segments.join('');
+}
+
+/** Mirrors the local API server's preflight answer (lib/local/api-server.ts) and the pipeline's CORS middleware. */
+const corsAllowHeaders = ['authorization', 'content-type', 'idempotency-key', 'x-team-id', 'x-platform-client', 'traceparent'];
+const corsExposeHeaders = ['Deprecation', 'Link', 'Retry-After', 'X-Request-Id'];
+
+export interface SlipwayApiProps {
+  grants: GrantContext;
+  /** Environment of every function: resource names, domains, CORS origins. */
+  environment: Record<string, string>;
+  /** Extra environment per use (schedule target ARNs for `scheduler:write`). */
+  environmentFor: (uses: RouteRow['uses']) => Record<string, string>;
+  corsOrigins: string[];
+}
+
+/** The HTTP API: one Lambda per row of the route table, plus `$default` for everything else. */
+export class SlipwayApi extends Construct {
+  readonly httpApi: apigwv2.HttpApi;
+  readonly stage: apigwv2.HttpStage;
+  /** The function of each route, by route key (`METHOD /path`). */
+  readonly routeFunctions = new Map<string, HandlerFunction>();
+  readonly fallbackFunction: HandlerFunction;
+
+  constructor(scope: Construct, id: string, props: SlipwayApiProps) {
+    super(scope, id);
+    const functionProps = (row: Pick<RouteRow, 'handler' | 'uses' | 'timeoutSeconds' | 'memoryMb'>, description: string) => ({
+      handler: row.handler,
+      description,
+      uses: row.uses,
+      timeoutSeconds: row.timeoutSeconds,
+      memoryMb: row.memoryMb,
+      environment: { ...props.environment, ...props.environmentFor(row.uses) },
+      grants: props.grants,
+    });
+
+    this.fallbackFunction = new HandlerFunction(this, 'Fallback', functionProps(fallbackRoute, 'Slipway $default route'));
+
+    this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
+      description: 'Slipway platform API',
+      createDefaultStage: false,
+      // API Gateway answers preflights itself; the pipeline adds CORS headers to real replies.
+      corsPreflight:
+        props.corsOrigins.length > 0
+          ? {
+              allowOrigins: props.corsOrigins,
+              allowCredentials: true,
+              allowMethods: [
+                apigwv2.CorsHttpMethod.GET,
+                apigwv2.CorsHttpMethod.POST,
+                apigwv2.CorsHttpMethod.PUT,
+                apigwv2.CorsHttpMethod.PATCH,
+                apigwv2.CorsHttpMethod.DELETE,
+              ],
+              allowHeaders: corsAllowHeaders,
+              exposeHeaders: corsExposeHeaders,
+              maxAge: Duration.minutes(10),
+            }
+          : undefined,
+      defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', this.fallbackFunction.fn),
+    });
+
+    for (const row of routes as readonly RouteRow[]) {
+      const key = routeKey(row);
+      const constructId = routeConstructId(row);
+      if (this.node.tryFindChild(constructId)) throw new Error(`Two routes map to the construct id ${constructId}; rename one path`);
+      const fn = new HandlerFunction(this, constructId, functionProps(row, `Slipway route ${key}`));
+      this.routeFunctions.set(key, fn);
+      new apigwv2.HttpRoute(this, `${constructId}Route`, {
+        httpApi: this.httpApi,
+        routeKey: apigwv2.HttpRouteKey.with(row.path, apigwv2.HttpMethod[row.method]),
+        integration: new HttpLambdaIntegration(`${constructId}Integration`, fn.fn),
+      });
+    }
+
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Every route authorizes in its Lambda from the access rule of its route-table row (bearer tokens checked against hashed credentials, team roles, resource teams). ' +
+        'An API Gateway authorizer cannot decide resource-team rules, and some routes are public by the spec.',
+    });
+
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
+      httpApi: this.httpApi,
+      autoDeploy: true,
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(accessLogs),
+        // HTTP API context variables (the REST API presets name some that HTTP APIs lack).
+        format: apigateway.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            ip: '$context.identity.sourceIp',
+            requestTime: '$context.requestTime',
+            httpMethod: '$context.httpMethod',
+            routeKey: '$context.routeKey',
+            path: '$context.path',
+            status: '$context.status',
+            protocol: '$context.protocol',
+            responseLength: '$context.responseLength',
+            responseLatency: '$context.responseLatency',
+            integrationLatency: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+            userAgent: '$context.identity.userAgent',
+          }),
+        ),
+      },
+    });
+  }
+}

@@ -1,0 +1,77 @@
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+
+/**
+ * The one description of how a handler becomes a Lambda bundle. The stack's
+ * NodejsFunctions and the handler benchmark both derive their esbuild options
+ * from it, so the sizes and import times the bench prints are those of what
+ * gets deployed.
+ */
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Node 22 everywhere: the spec promises it, and local runs pin it too. */
+export const lambdaRuntime = Runtime.NODEJS_22_X;
+export const lambdaArchitecture = Architecture.ARM_64;
+
+/**
+ * ESM output still meets CommonJS dependencies that call `require` for Node
+ * built-ins; ESM has no `require`, so the banner defines one. The import is
+ * aliased so it cannot clash with a name in the bundle.
+ */
+export const requireBanner =
+  "import { createRequire as __slipwayCreateRequire } from 'node:module'; const require = __slipwayCreateRequire(import.meta.url);";
+
+export const bundleSettings = {
+  target: 'node22',
+  format: 'esm',
+  outExtension: '.mjs',
+  minify: true,
+  sourceMap: true,
+  // Stack traces need file and line numbers, not the sources: keeps each asset small.
+  sourcesContent: false,
+  // `module` first lets esbuild tree-shake the ESM builds of the AWS SDK.
+  mainFields: ['module', 'main'],
+  // Bundle the AWS SDK instead of using the runtime's copy: the version we
+  // test against is the version we run, and a minified tree-shaken client
+  // loads faster than the runtime's full package.
+  externalModules: [] as string[],
+  banner: requireBanner,
+} as const;
+
+/** Environment every function gets so that stack traces map back to the TypeScript sources. */
+export const bundleRuntimeEnvironment = { NODE_OPTIONS: '--enable-source-maps' } as const;
+
+/** The NodejsFunction `bundling` prop. Never Docker: the local esbuild is pinned in package.json. */
+export const nodejsBundling: BundlingOptions = {
+  forceDockerBundling: false,
+  target: bundleSettings.target,
+  format: OutputFormat.ESM,
+  minify: bundleSettings.minify,
+  sourceMap: bundleSettings.sourceMap,
+  sourcesContent: bundleSettings.sourcesContent,
+  mainFields: [...bundleSettings.mainFields],
+  externalModules: [...bundleSettings.externalModules],
+  banner: bundleSettings.banner,
+};
+
+/** The same settings as esbuild build options, for the bench (one entry per call). */
+export function esbuildOptions(entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [path.resolve(repoRoot, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: bundleSettings.target,
+    format: bundleSettings.format,
+    minify: bundleSettings.minify,
+    sourcemap: bundleSettings.sourceMap,
+    sourcesContent: bundleSettings.sourcesContent,
+    mainFields: [...bundleSettings.mainFields],
+    external: [...bundleSettings.externalModules],
+    banner: { js: bundleSettings.banner },
+    logLevel: 'warning',
+  };
+}

@@ -1,0 +1,48 @@
+import type { Construct } from 'constructs';
+
+/**
+ * Deployment settings read from CDK context (`cdk deploy -c siteDomain=...`
+ * or cdk.json), with the defaults lib/config.ts uses at runtime.
+ */
+export interface DeploymentSettings {
+  /** Sites are served at {subdomain}.{siteDomain}. */
+  siteDomain: string;
+  /** Functions are served at {name}-{subdomain}.{functionDomain}. */
+  functionDomain: string;
+  /** Browser origins allowed to call the API (the dashboard). Empty: no CORS. */
+  corsOrigins: string[];
+  /** Sender of platform e-mail (an SES identity of this account): the address, or its domain, must be verified. */
+  mailFrom: string;
+}
+
+export const settingDefaults = {
+  siteDomain: 'slipway.site',
+  functionDomain: 'fn.slipway.site',
+} as const;
+
+/** A context value given on the command line is a string; in cdk.json it may be a list. */
+function listOf(value: unknown): string[] {
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [];
+  return items.map((item) => String(item).trim()).filter(Boolean);
+}
+
+export function readSettings(scope: Construct): DeploymentSettings {
+  const text = (key: string, fallback: string) => {
+    const value = scope.node.tryGetContext(key);
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : fallback;
+  };
+  const corsOrigins = listOf(scope.node.tryGetContext('corsOrigins'));
+  for (const origin of corsOrigins) {
+    // API Gateway wants scheme://host[:port] with no path; catching a typo here beats a failed deploy.
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new Error(`corsOrigins: "${origin}" is not an origin (scheme://host[:port])`);
+  }
+  const siteDomain = text('siteDomain', settingDefaults.siteDomain);
+  const mailFrom = text('mailFrom', `no-reply@${siteDomain}`);
+  if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(mailFrom)) throw new Error(`mailFrom: "${mailFrom}" is not an e-mail address`);
+  return {
+    siteDomain,
+    functionDomain: text('functionDomain', settingDefaults.functionDomain),
+    corsOrigins,
+    mailFrom,
+  };
+}

@@ -1,0 +1,86 @@
+import * as path from 'node:path';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { ResourceUse } from '../lib/http/routes.ts';
+import { bundleRuntimeEnvironment, lambdaArchitecture, lambdaRuntime, nodejsBundling, repoRoot } from './bundling.ts';
+import { grantUses, type GrantContext } from './grants.ts';
+
+/** The defaults of lib/http/routes.ts RouteRow (timeoutSeconds, memoryMb). */
+export const defaultTimeoutSeconds = 10;
+export const defaultMemoryMb = 512;
+
+export interface HandlerFunctionProps {
+  /** Lambda entry relative to the repository root, as in the route and worker tables. */
+  handler: string;
+  description: string;
+  uses: readonly ResourceUse[];
+  timeoutSeconds?: number;
+  memoryMb?: number;
+  environment: Record<string, string>;
+  grants: GrantContext;
+  /** A fixed name, for functions whose ARN must be known before they exist (schedule targets). */
+  functionName?: string;
+}
+
+/**
+ * One handler file as one Lambda, with its own role and log group: the role
+ * holds only the log writes and the grants of the row's `uses`, so no two
+ * handlers share permissions.
+ */
+export class HandlerFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.role = new iam.Role(this, 'Role', {
+      description: `Runs ${props.handler}`,
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    });
+    // Instead of AWSLambdaBasicExecutionRole (logs on every log group): this function's group only.
+    this.logGroup.grantWrite(this.role);
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      entry: path.join(repoRoot, props.handler),
+      handler: 'handler',
+      functionName: props.functionName,
+      description: props.description.slice(0, 256),
+      runtime: lambdaRuntime,
+      architecture: lambdaArchitecture,
+      memorySize: props.memoryMb ?? defaultMemoryMb,
+      timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
+      projectRoot: repoRoot,
+      depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
+      bundling: nodejsBundling,
+      role: this.role,
+      logGroup: this.logGroup,
+      // SDK v3 reuses connections by default; the variable is an SDK v2 switch.
+      awsSdkConnectionReuse: false,
+      environment: { ...props.environment, ...bundleRuntimeEnvironment },
+    });
+    grantUses(this.role, props.uses, props.grants);
+    Validations.of(this.fn).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason: 'Node 22 is deliberate: the spec promises Node 22 to function authors, and the local platform pins the same major so tests run what Lambda runs.',
+    });
+  }
+}
+
+/** "get-team-profile" or "teams" -> "GetTeamProfile" / "Teams". */
+export function pascalCase(text: string): string {
+  return text
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join('');
+}

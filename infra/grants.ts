@@ -1,0 +1,135 @@
+import { ArnFormat, Stack, Token, Validations, type CfnResource } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { ResourceUse } from '../lib/http/routes.ts';
+import type { SlipwayState } from './state.ts';
+
+/**
+ * Item operations only: no Scan (the design forbids table scans on request
+ * paths) and no DescribeTable. Transactions are authorized per item, so
+ * TransactGet/TransactWrite need nothing beyond these.
+ */
+export const tableReadActions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
+export const tableWriteActions = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  // Transactions that assert another item (uniqueness, counters) without writing it.
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+export const bucketReadActions = ['s3:GetObject'] as const;
+export const bucketWriteActions = ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'] as const;
+
+/** What EventBridge Scheduler work needs: the schedules of our group, nothing else. */
+export const scheduleWriteActions = [
+  'scheduler:CreateSchedule',
+  'scheduler:UpdateSchedule',
+  'scheduler:DeleteSchedule',
+  'scheduler:GetSchedule',
+] as const;
+
+export interface GrantContext {
+  state: SlipwayState;
+  /** The platform's sender address; `mail:send` may send from it (or its domain) only. */
+  mailFrom: string;
+}
+
+/**
+ * The one mapping from a row's `uses` to IAM: a function's role gets exactly
+ * the grants its row declares, and a use the stack does not know fails to
+ * compile (the switch is exhaustive). Where a statement must name a family of
+ * resources (`bucket/*`, the group's schedules), the cdk-nag finding is
+ * acknowledged here, next to the grant that causes it.
+ */
+export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state, mailFrom }: GrantContext): void {
+  const stack = Stack.of(state);
+  const allow = (actions: readonly string[], resources: string[]) =>
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
+  const tableResources = [
+    state.table.tableArn,
+    ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`),
+  ];
+  const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => {
+    allow(actions, [bucket.arnForObjects('*')]);
+    // ListBucket turns a HeadObject/GetObject of a missing key into 404 instead of 403.
+    allow(['s3:ListBucket'], [bucket.bucketArn]);
+    acknowledge(role, `AwsSolutions-IAM5[Resource::<${logicalId(bucket)}.Arn>/*]`,
+      'Object keys are chosen per team, project and deployment at run time, so the grant covers the objects of this one bucket.');
+  };
+
+  for (const use of new Set(uses)) {
+    switch (use) {
+      case 'table:read':
+        allow(tableReadActions, tableResources);
+        break;
+      case 'table:write':
+        // Writes address the base table; an index is never written directly.
+        allow(tableWriteActions, [state.table.tableArn]);
+        break;
+      case 'sites:read':
+        bucketGrant(state.buckets.sites, bucketReadActions);
+        break;
+      case 'sites:write':
+        bucketGrant(state.buckets.sites, bucketWriteActions);
+        break;
+      case 'bundles:read':
+        bucketGrant(state.buckets.bundles, bucketReadActions);
+        break;
+      case 'bundles:write':
+        bucketGrant(state.buckets.bundles, bucketWriteActions);
+        break;
+      case 'invocations:send':
+        state.queues.invocations.grantSendMessages(role);
+        break;
+      case 'sslRetries:send':
+        state.queues.sslRetries.grantSendMessages(role);
+        break;
+      case 'scheduler:write': {
+        const groupName = state.scheduleGroup.scheduleGroupName;
+        allow(scheduleWriteActions, [
+          stack.formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${groupName}/*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+        ]);
+        acknowledge(
+          role,
+          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${Token.isUnresolved(groupName) ? `<${logicalId(state.scheduleGroup)}>` : groupName}/*]`,
+          'Schedule names are made per project at run time; the grant is limited to the schedules of the platform\'s own group.',
+        );
+        // A schedule names the role Scheduler assumes; passing any other role would escalate.
+        state.schedulerRole.grantPassRole(role);
+        break;
+      }
+      case 'mail:send': {
+        const domain = mailFrom.slice(mailFrom.indexOf('@') + 1);
+        // SES authorizes against the identity that covers the sender: the address, or its verified domain.
+        allow(
+          ['ses:SendEmail'],
+          [mailFrom, domain].map((identity) =>
+            stack.formatArn({ service: 'ses', resource: 'identity', resourceName: identity, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+          ),
+        );
+        break;
+      }
+      default: {
+        const unknown: never = use;
+        throw new Error(`No IAM mapping for resource use ${String(unknown)}`);
+      }
+    }
+  }
+}
+
+function logicalId(construct: { node: { defaultChild?: unknown } }): string {
+  const resource = construct.node.defaultChild as CfnResource;
+  return Stack.of(resource).getLogicalId(resource);
+}
+
+/** Acknowledges one cdk-nag finding on the role's policy, once per role. */
+export function acknowledge(scope: iam.Role, id: string, reason: string): void {
+  const seen = acknowledged.get(scope) ?? new Set<string>();
+  if (seen.has(id)) return;
+  seen.add(id);
+  acknowledged.set(scope, seen);
+  Validations.of(scope).acknowledge({ id, reason });
+}
+const acknowledged = new WeakMap<iam.Role, Set<string>>();

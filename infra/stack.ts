@@ -1,0 +1,73 @@
+import { App, CfnOutput, Stack, Validations, type AppProps, type StackProps } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import type { ResourceUse } from '../lib/http/routes.ts';
+import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from '../lib/resources.ts';
+import { SlipwayApi } from './api.ts';
+import { readSettings } from './context.ts';
+import { SlipwayState } from './state.ts';
+import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
+
+/** The whole platform: state, the HTTP API (one Lambda per route) and the workers. */
+export class SlipwayStack extends Stack {
+  readonly state: SlipwayState;
+  readonly api: SlipwayApi;
+  readonly workers: SlipwayWorkers;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    const settings = readSettings(this);
+    this.state = new SlipwayState(this, 'State');
+    const { table, buckets, queues, scheduleGroup, schedulerRole } = this.state;
+
+    // The variables lib/config.ts reads, named by lib/resources.ts.
+    const environment: Record<string, string> = {
+      [tableDefinition.envVar]: table.tableName,
+      [bucketDefinitions.sites.envVar]: buckets.sites.bucketName,
+      [bucketDefinitions.bundles.envVar]: buckets.bundles.bucketName,
+      [queueDefinitions.invocations.envVar]: queues.invocations.queueUrl,
+      [queueDefinitions.sslRetries.envVar]: queues.sslRetries.queueUrl,
+      [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
+      [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
+      SITE_DOMAIN: settings.siteDomain,
+      FUNCTION_DOMAIN: settings.functionDomain,
+      CORS_ORIGINS: settings.corsOrigins.join(','),
+      MAIL_FROM: settings.mailFrom,
+    };
+    const grants = { state: this.state, mailFrom: settings.mailFrom };
+    // Only a function allowed to create schedules needs to know what they target.
+    const targets = scheduleTargetEnvironment(this);
+    const environmentFor = (uses: readonly ResourceUse[]) => (uses.includes('scheduler:write') ? targets : {});
+
+    this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
+    this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the platform API' });
+    new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'SitesBucketName', { value: buckets.sites.bucketName });
+    new CfnOutput(this, 'BundlesBucketName', { value: buckets.bundles.bucketName });
+
+  }
+}
+
+/** The CDK app with cdk-nag's AWS Solutions checks: `infra/app.ts` and the infra tests build it the same way. */
+export function buildSlipwayApp(props: AppProps = {}): { app: App; stack: SlipwayStack } {
+  const app = new App({
+    ...props,
+    context: {
+      // Grant S3 log delivery through a bucket policy rather than the legacy ACL (needs ObjectWriter ownership).
+      '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+      ...props.context,
+    },
+  });
+  const stackName = app.node.tryGetContext('stackName');
+  const stack = new SlipwayStack(app, typeof stackName === 'string' && stackName ? stackName : 'Slipway', {
+    description: 'Slipway: static sites and serverless functions for teams',
+    env: process.env.CDK_DEFAULT_ACCOUNT
+      ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION }
+      : undefined,
+  });
+  // cdk-nag 3 runs as a policy-validation plugin: synthesis fails on any unacknowledged finding.
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return { app, stack };
+}

@@ -1,0 +1,116 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import {
+  bucketDefinitions,
+  queueDefinitions,
+  scheduleGroupDefinition,
+  tableDefinition,
+  type BucketName,
+  type QueueName,
+} from '../lib/resources.ts';
+
+/**
+ * Every stateful resource of lib/resources.ts (the same list the local
+ * platform provisions), plus the role EventBridge Scheduler assumes.
+ */
+export class SlipwayState extends Construct {
+  readonly table: dynamodb.Table;
+  readonly buckets: Record<BucketName, s3.Bucket>;
+  readonly queues: Record<QueueName, sqs.Queue>;
+  readonly deadLetterQueues: Record<QueueName, sqs.Queue>;
+  readonly scheduleGroup: scheduler.ScheduleGroup;
+  readonly schedulerRole: iam.Role;
+  readonly accessLogsBucket: s3.Bucket;
+  readonly tableIndexNames: string[] = tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName);
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+
+    const attribute = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: attribute(tableDefinition.partitionKey),
+      sortKey: attribute(tableDefinition.sortKey),
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: tableDefinition.ttlAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    for (const gsi of tableDefinition.globalSecondaryIndexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: gsi.indexName,
+        partitionKey: attribute(gsi.partitionKey),
+        sortKey: attribute(gsi.sortKey),
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+
+    // Server access logs of the data buckets: S3 delivers them with its own
+    // principal, which needs SSE-S3 (not KMS) on the target bucket.
+    this.accessLogsBucket = new s3.Bucket(this, 'AccessLogsBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ expiration: Duration.days(90) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const buckets = {} as Record<BucketName, s3.Bucket>;
+    for (const [name, definition] of Object.entries(bucketDefinitions) as [BucketName, (typeof bucketDefinitions)[BucketName]][]) {
+      buckets[name] = new s3.Bucket(this, definition.id, {
+        blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+        encryption: s3.BucketEncryption.S3_MANAGED,
+        enforceSSL: true,
+        versioned: true,
+        objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        serverAccessLogsBucket: this.accessLogsBucket,
+        serverAccessLogsPrefix: `${definition.id}/`,
+        // Versioning keeps replaced objects; without expiry every redeploy would be kept forever.
+        lifecycleRules: [
+          { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ],
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+    }
+    this.buckets = buckets;
+
+    const queues = {} as Record<QueueName, sqs.Queue>;
+    const deadLetterQueues = {} as Record<QueueName, sqs.Queue>;
+    for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
+      const deadLetterQueue = new sqs.Queue(this, `${definition.id}Dlq`, {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        // The longest SQS allows: time for an operator to look at what failed.
+        retentionPeriod: Duration.days(14),
+      });
+      deadLetterQueues[name] = deadLetterQueue;
+      queues[name] = new sqs.Queue(this, definition.id, {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: definition.maxReceiveCount },
+      });
+    }
+    this.queues = queues;
+    this.deadLetterQueues = deadLetterQueues;
+
+    this.scheduleGroup = new scheduler.ScheduleGroup(this, scheduleGroupDefinition.id, {
+      // Deleting the group deletes its pending schedules (provisional project expiry): keep it.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.schedulerRole = new iam.Role(this, 'SchedulerRole', {
+      description: 'Assumed by EventBridge Scheduler to invoke Slipway schedule targets',
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        // Only schedules of this account may use the role (confused deputy).
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    });
+  }
+}
