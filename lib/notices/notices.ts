@@ -1,0 +1,211 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import { roleRank, type TeamRole } from '../http/access.ts';
+import { ApiError } from '../http/errors.ts';
+
+/** A notice of the catalogue, published by an operator (`admin publish-notice`). */
+export interface Notice {
+  key: string;
+  title: string;
+  body: string | null;
+  published_at: string;
+  expires_at: string | null;
+  /** Lowest team role that sees the notice; null for every member. */
+  min_role: TeamRole | null;
+  created_at: string;
+}
+
+/** How far ahead of the server clock a client's `seen_at` may be (clock skew), per the spec. */
+export const SEEN_AT_MAX_FUTURE_MS = 5 * 60 * 1000;
+
+export const NOTICE_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+
+function isConditionFailure(error: unknown): boolean {
+  return (error as Error).name === 'ConditionalCheckFailedException';
+}
+
+export class NoticeKeyTakenError extends Error {}
+
+/** Adds a notice to the catalogue; a key names one notice forever (a conditional put refuses a second). */
+export async function publishNotice(input: {
+  key: string;
+  title: string;
+  body?: string | null;
+  publishedAt?: Date;
+  expiresAt?: Date | null;
+  minRole?: TeamRole | null;
+}): Promise<Notice> {
+  const now = new Date();
+  const notice: Notice = {
+    key: input.key,
+    title: input.title,
+    body: input.body ?? null,
+    published_at: (input.publishedAt ?? now).toISOString(),
+    expires_at: input.expiresAt ? input.expiresAt.toISOString() : null,
+    min_role: input.minRole ?? null,
+    created_at: now.toISOString(),
+  };
+  try {
+    await dynamo().send(
+      new PutCommand({
+        TableName: config.tableName(),
+        Item: { ...keys.notice(notice.key), ...keys.noticeCatalogue(notice.published_at, notice.key), type: 'notice', ...notice },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw new NoticeKeyTakenError(`A notice with key ${notice.key} exists`);
+    throw error;
+  }
+  return notice;
+}
+
+function toNotice(item: Record<string, unknown>): Notice {
+  const { key, title, body, published_at, expires_at, min_role, created_at } = item as unknown as Notice;
+  return { key, title, body: body ?? null, published_at, expires_at: expires_at ?? null, min_role: min_role ?? null, created_at };
+}
+
+/** Published, not expired, and addressed to this role or a lower one. */
+export function isVisible(notice: Notice, role: TeamRole, now: Date): boolean {
+  if (Date.parse(notice.published_at) > now.getTime()) return false;
+  if (notice.expires_at && Date.parse(notice.expires_at) <= now.getTime()) return false;
+  if (notice.min_role && roleRank[role] < roleRank[notice.min_role]) return false;
+  return true;
+}
+
+/** Notices published up to now, from the catalogue index (never a scan). */
+async function publishedNotices(now: Date): Promise<Notice[]> {
+  const notices: Notice[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: config.tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk <= :upTo',
+        // '~' sorts after '#' and every key character: everything published at or before now.
+        ExpressionAttributeValues: { ':pk': 'NOTICES', ':upTo': `${now.toISOString()}~` },
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    notices.push(...(page.Items ?? []).map(toNotice));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return notices;
+}
+
+async function dismissedKeys(userId: string, teamId: string): Promise<Set<string>> {
+  const prefix = keys.noticeDismissal(userId, teamId, '').sk;
+  const dismissed = new Set<string>();
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: config.tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.noticeWatermark(userId).pk, ':prefix': prefix },
+        ProjectionExpression: 'notice_key',
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) dismissed.add(item.notice_key as string);
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return dismissed;
+}
+
+export async function getWatermark(userId: string): Promise<string | null> {
+  const result = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.noticeWatermark(userId), ConsistentRead: true }),
+  );
+  return (result.Item?.seen_at as string | undefined) ?? null;
+}
+
+/** What the caller sees in a team, newest first, with the unread count (published after the watermark). */
+export async function listVisibleNotices(userId: string, teamId: string, role: TeamRole) {
+  const now = new Date();
+  const [notices, dismissed, seenAt] = await Promise.all([publishedNotices(now), dismissedKeys(userId, teamId), getWatermark(userId)]);
+  const visible = notices.filter((n) => isVisible(n, role, now) && !dismissed.has(n.key));
+  const seenMs = seenAt ? Date.parse(seenAt) : -Infinity;
+  const items = visible.map((n) => ({
+    key: n.key,
+    title: n.title,
+    body: n.body,
+    published_at: n.published_at,
+    expires_at: n.expires_at,
+    min_role: n.min_role,
+    unread: Date.parse(n.published_at) > seenMs,
+  }));
+  return { notices: items, unread_count: items.filter((n) => n.unread).length, seen_at: seenAt };
+}
+
+/**
+ * Moves the caller's watermark forward to `seenAt`. Monotonic by a conditional
+ * update: an earlier or equal timestamp fails the condition and leaves the
+ * stored one, so racing requests end at the latest of them.
+ * Returns the watermark now stored.
+ */
+export async function markNoticesSeen(userId: string, seenAt: Date, now = new Date()): Promise<string> {
+  if (seenAt.getTime() - now.getTime() > SEEN_AT_MAX_FUTURE_MS) {
+    throw new ApiError('NOTICE_SEEN_AT_IN_FUTURE', { details: { seen_at: seenAt.toISOString(), max_future_seconds: SEEN_AT_MAX_FUTURE_MS / 1000 } });
+  }
+  // One fixed-width ISO form, so the string comparison in the condition is a time comparison.
+  const value = seenAt.toISOString();
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.noticeWatermark(userId),
+        UpdateExpression: 'SET seen_at = :new, #type = :type, updated_at = :now',
+        ConditionExpression: 'attribute_not_exists(seen_at) OR seen_at < :new',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':new': value, ':type': 'notice_watermark', ':now': now.toISOString() },
+      }),
+    );
+    return value;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return (await getWatermark(userId)) ?? value;
+  }
+}
+
+/**
+ * Hides a notice for this person in this team. A notice the caller cannot see
+ * (unknown, not yet published, expired, above their role) is 404, the same for
+ * every reason. The first dismissal stands (conditional put); a repeat is a no-op.
+ * Returns when the notice was dismissed.
+ */
+export async function dismissNotice(userId: string, teamId: string, role: TeamRole, key: string): Promise<string> {
+  const now = new Date();
+  const found = NOTICE_KEY_PATTERN.test(key)
+    ? await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.notice(key) }))
+    : null;
+  if (!found?.Item || !isVisible(toNotice(found.Item), role, now)) throw new ApiError('NOTICE_NOT_FOUND');
+  const dismissedAt = now.toISOString();
+  try {
+    await dynamo().send(
+      new PutCommand({
+        TableName: config.tableName(),
+        Item: {
+          ...keys.noticeDismissal(userId, teamId, key),
+          type: 'notice_dismissal',
+          user_id: userId,
+          team_id: teamId,
+          notice_key: key,
+          dismissed_at: dismissedAt,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return dismissedAt;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const existing = await dynamo().send(
+      new GetCommand({ TableName: config.tableName(), Key: keys.noticeDismissal(userId, teamId, key), ConsistentRead: true }),
+    );
+    return (existing.Item?.dismissed_at as string | undefined) ?? dismissedAt;
+  }
+}
