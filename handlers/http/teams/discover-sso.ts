@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { discoverIdentityProvider } from '../../../lib/sso/discovery.ts';
 
-// The body is checked by discoverIdentityProvider so that bad input answers the spec's INVALID_INPUT.
-export const handler = defineHandler('POST /api/v1/team/sso/discover', { body: z.unknown(), maxJsonBytes: 16 * 1024 }, async ({ body, baseUrl }) => ({
-  data: await discoverIdentityProvider(body, { baseUrl }),
-}));
+export const handler = defineHandler(
+  'POST /api/v1/team/sso/discover',
+  {
+    // Checked by discoverIdentityProvider, not here, so that bad input answers the spec's INVALID_INPUT.
+    body: z.unknown().describe('{ "issuer": string }; bad input answers INVALID_INPUT (422).'),
+    maxJsonBytes: 16 * 1024,
+  },
+  async ({ body, baseUrl }) => ({ data: await discoverIdentityProvider(body, { baseUrl }) }),
+);
