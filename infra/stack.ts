@@ -6,6 +6,7 @@ import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefi
 import { SlipwayApi } from './api.ts';
 import { readSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
+import { SiteServing } from './site-serving.ts';
 import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
 
 /** The whole platform: state, the HTTP API (one Lambda per route) and the workers. */
@@ -41,6 +42,7 @@ export class SlipwayStack extends Stack {
 
     this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
+    new SiteServing(this, 'Sites', { grants, environment, siteDomain: settings.siteDomain, certificateArn: this.node.tryGetContext('siteCertificateArn') });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the platform API' });
     new CfnOutput(this, 'TableName', { value: table.tableName });

@@ -51,6 +51,12 @@ export interface RouteManifest {
 /** The serving error codes; they appear in the body and in `x-slipway-error`. */
 export type ServeErrorCode = 'slug_mismatch' | 'route_manifest_missing' | 'internal_error';
 
+/**
+ * In the cloud the serve-site Lambda sits behind a function URL that needs its
+ * own Host, so CloudFront copies the site host into this header.
+ */
+export const SITE_HOST_HEADER = 'x-slipway-host';
+
 export const routeManifestKey = (teamId: string, slug: string, deploymentId: string) =>
   `${teamId}/${slug}/${deploymentId}.route-manifest.json`;
 

@@ -1,4 +1,7 @@
+import { PassThrough } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { serveSiteEvent } from '../../handlers/edge/serve-site.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
@@ -197,5 +200,50 @@ describe('serving: hosts and projects', () => {
     expect(JSON.parse(api.text).code).toBe('ROUTE_NOT_FOUND');
     const fn = await get('/', {}, `hello-${site.subdomain}.fn.localhost:${platform.port}`);
     expect(fn.text).not.toBe(files['index.html']);
+  });
+});
+
+describe('the serve-site Lambda (function URL event, response stream)', () => {
+  /** A function URL event as CloudFront forwards it: the URL's own Host, the site host in x-slipway-host. */
+  const event = (path: string, query = '', method = 'GET', headers: Record<string, string> = {}): APIGatewayProxyEventV2 =>
+    ({
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: path,
+      rawQueryString: query,
+      headers: { host: 'abc123.lambda-url.us-east-1.on.aws', 'x-slipway-host': `${site.subdomain}.localhost`, ...headers },
+      requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: '' } },
+      isBase64Encoded: false,
+    }) as unknown as APIGatewayProxyEventV2;
+
+  async function invoke(e: APIGatewayProxyEventV2) {
+    let metadata: { statusCode: number; headers: Record<string, string> } | null = null;
+    const chunks: Buffer[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    await serveSiteEvent(e, (m) => {
+      metadata = m;
+      return stream;
+    });
+    return { ...metadata!, body: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  it('routes on x-slipway-host and streams the object', async () => {
+    const reply = await invoke(event('/docs/guide', 'a=1'));
+    expect(reply.statusCode).toBe(200);
+    expect(reply.body).toBe(files['docs/guide.html']);
+    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(reply.headers.etag).toBe(`"${sha256(files['docs/guide.html'])}"`);
+  });
+
+  it('answers 304, 404.html and 405 as the local host does', async () => {
+    const etag = `"${sha256(files['index.html'])}"`;
+    expect((await invoke(event('/', '', 'GET', { 'if-none-match': etag }))).statusCode).toBe(304);
+    const missing = await invoke(event('/missing'));
+    expect(missing.statusCode).toBe(404);
+    expect(missing.body).toBe(files['404.html']);
+    const post = await invoke(event('/', '', 'POST'));
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
   });
 });

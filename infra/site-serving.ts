@@ -1,0 +1,126 @@
+import { CfnOutput, Duration, Validations } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
+import { HandlerFunction } from './functions.ts';
+import type { GrantContext } from './grants.ts';
+
+export interface SiteServingProps {
+  grants: GrantContext;
+  /** The environment every function gets (table and bucket names, SITE_DOMAIN ...). */
+  environment: Record<string, string>;
+  /** Sites are served at {subdomain}.{siteDomain}. */
+  siteDomain: string;
+  /**
+   * ACM certificate (us-east-1) for `*.{siteDomain}`; context `siteCertificateArn`.
+   * Without it the distribution has no alternate domain name and only answers on
+   * its cloudfront.net name, which is not a site host: useful only to test the stack.
+   */
+  certificateArn?: string;
+}
+
+/**
+ * Sites in the cloud: CloudFront for `*.{site_domain}` in front of the
+ * serve-site Lambda (lib/sites/serve.ts, the module the local platform uses),
+ * reached through its function URL with origin access control, so only this
+ * distribution can call it.
+ *
+ * Caching is by ETag: the origin answers `Cache-Control: public, max-age=0,
+ * must-revalidate` with the file's sha256 as ETag, so CloudFront keeps each
+ * object but revalidates it on every request with If-None-Match; the origin's
+ * 304 costs two item reads and no S3 read (the route manifest is cached in the
+ * function), and a promote or rollback shows on the next request.
+ */
+export class SiteServing extends Construct {
+  readonly serveFunction: HandlerFunction;
+  readonly functionUrl: lambda.FunctionUrl;
+  readonly distribution: cloudfront.Distribution;
+
+  constructor(scope: Construct, id: string, props: SiteServingProps) {
+    super(scope, id);
+
+    this.serveFunction = new HandlerFunction(this, 'ServeSite', {
+      handler: 'handlers/edge/serve-site.ts',
+      description: 'Slipway: serves the live deployment of {subdomain}.{site_domain}',
+      // Read-only: the subdomain hold, the project, the route manifest and the deployed objects.
+      uses: ['table:read', 'sites:read'],
+      timeoutSeconds: 30,
+      memoryMb: 512,
+      environment: props.environment,
+      grants: props.grants,
+    });
+
+    // Streaming: a deployed file may exceed Lambda's 6 MB buffered reply.
+    this.functionUrl = this.serveFunction.fn.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.AWS_IAM,
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+    });
+
+    // The function URL must see its own Host; the site host travels in a header CloudFront sets.
+    const copyHost = new cloudfront.Function(this, 'CopySiteHost', {
+      comment: `Copies the viewer Host into ${SITE_HOST_HEADER} for the serve-site origin`,
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        `function handler(event) {\n` +
+          `  var request = event.request;\n` +
+          `  request.headers['${SITE_HOST_HEADER}'] = { value: request.headers.host ? request.headers.host.value : '' };\n` +
+          `  return request;\n` +
+          `}\n`,
+      ),
+    });
+
+    const cachePolicy = new cloudfront.CachePolicy(this, 'SiteCachePolicy', {
+      comment: 'Sites: keyed by site host and path; revalidated by ETag on every request',
+      // The origin says max-age=0: CloudFront stores, then revalidates with If-None-Match.
+      defaultTtl: Duration.seconds(0),
+      minTtl: Duration.seconds(0),
+      maxTtl: Duration.days(365),
+      headerBehavior: cloudfront.CacheHeaderBehavior.allowList(SITE_HOST_HEADER),
+      // The serving module ignores the query string, so it must not split the cache.
+      queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
+      cookieBehavior: cloudfront.CacheCookieBehavior.none(),
+      enableAcceptEncodingGzip: true,
+      enableAcceptEncodingBrotli: true,
+    });
+
+    const certificate = props.certificateArn
+      ? acm.Certificate.fromCertificateArn(this, 'SiteCertificate', props.certificateArn)
+      : undefined;
+
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: `Slipway sites: *.${props.siteDomain}`,
+      ...(certificate ? { domainNames: [`*.${props.siteDomain}`], certificate } : {}),
+      minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+      defaultBehavior: {
+        origin: origins.FunctionUrlOrigin.withOriginAccessControl(this.functionUrl, {
+          readTimeout: Duration.seconds(30),
+        }),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+        cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
+        cachePolicy,
+        compress: true,
+        functionAssociations: [{ function: copyHost, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+      },
+    });
+
+    new CfnOutput(this, 'SitesDistributionDomain', {
+      value: this.distribution.distributionDomainName,
+      description: `Point *.${props.siteDomain} (CNAME or alias) at this name`,
+    });
+
+    for (const [rule, reason] of [
+      ['AwsSolutions-CFR1', 'Sites are public web sites for every country; per-country rules belong to custom domains on dedicated pull zones.'],
+      ['AwsSolutions-CFR2', 'WAF is an operator choice with its own cost; the distribution serves static, read-only content through GET and HEAD only.'],
+      ['AwsSolutions-CFR3', 'Access logs are an operator choice (cost, retention of visitor addresses); they can be switched on per deployment.'],
+      ['AwsSolutions-CFR4', 'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.'],
+    ] as const) {
+      Validations.of(this.distribution).acknowledge({ id: rule, reason });
+    }
+  }
+}

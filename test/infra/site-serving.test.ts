@@ -1,0 +1,73 @@
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SiteServing } from '../../infra/site-serving.ts';
+import { SlipwayState } from '../../infra/state.ts';
+
+let template: Template;
+
+beforeAll(() => {
+  const app = new App({ context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true } });
+  const stack = new Stack(app, 'SitesTest', { env: { account: '111111111111', region: 'eu-west-1' } });
+  const state = new SlipwayState(stack, 'State');
+  new SiteServing(stack, 'Sites', {
+    grants: { state, mailFrom: 'noreply@example.site' },
+    environment: { SITE_DOMAIN: 'example.site' },
+    siteDomain: 'example.site',
+    certificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0000',
+  });
+  // cdk-nag fails synthesis on any finding not acknowledged with a reason.
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  app.synth();
+  template = Template.fromStack(stack);
+}, 120_000);
+
+describe('site serving in the cloud', () => {
+  it('CloudFront answers *.{site_domain}, redirects HTTP to HTTPS, GET and HEAD only', () => {
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Aliases: ['*.example.site'],
+        ViewerCertificate: Match.objectLike({ AcmCertificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0000', SslSupportMethod: 'sni-only' }),
+        DefaultCacheBehavior: Match.objectLike({
+          ViewerProtocolPolicy: 'redirect-to-https',
+          AllowedMethods: ['GET', 'HEAD'],
+          FunctionAssociations: [Match.objectLike({ EventType: 'viewer-request' })],
+        }),
+      }),
+    });
+  });
+
+  it('the origin is the serve-site function URL, IAM-authenticated through origin access control, streaming', () => {
+    template.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM', InvokeMode: 'RESPONSE_STREAM' });
+    template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: Match.objectLike({ OriginAccessControlOriginType: 'lambda', SigningBehavior: 'always' }),
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
+  });
+
+  it('caches by site host, revalidating by ETag (TTL floor 0)', () => {
+    template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
+      CachePolicyConfig: Match.objectLike({
+        DefaultTTL: 0,
+        MinTTL: 0,
+        ParametersInCacheKeyAndForwardedToOrigin: Match.objectLike({
+          HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['x-slipway-host'] },
+          QueryStringsConfig: { QueryStringBehavior: 'none' },
+        }),
+      }),
+    });
+  });
+
+  it('the function may only read the table and the sites bucket', () => {
+    const policies = template.findResources('AWS::IAM::Policy');
+    const actions = Object.values(policies)
+      .filter((p) => JSON.stringify(p).includes('ServeSite'))
+      .flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }).Properties.PolicyDocument.Statement)
+      .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+    expect(actions.length).toBeGreaterThan(0);
+    for (const action of actions) {
+      expect(action).toMatch(/^(dynamodb:(GetItem|BatchGetItem|Query|ConditionCheckItem)|s3:(GetObject|ListBucket)|logs:(CreateLogStream|PutLogEvents))$/);
+    }
+  });
+});
