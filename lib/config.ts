@@ -36,6 +36,10 @@ export const config = {
       .split(',')
       .map((o) => o.trim())
       .filter(Boolean),
+  /** Sender of platform e-mail (a verified SES identity). */
+  mailFrom: () => optional('MAIL_FROM', 'no-reply@slipway.localhost'),
+  /** Dashboard page that confirms an e-mail address; the link adds `?token=`. */
+  emailConfirmUrl: () => optional('EMAIL_CONFIRM_URL', 'https://app.slipway.site/confirm-email'),
   // Integrations: Git hosting connect, SSO discovery, environment variables
   /** The Git hosting app's install page; `state` is appended to it. */
   gitAppInstallUrl: () => optional('GIT_APP_INSTALL_URL', 'https://github.com/apps/slipway-local/installations/new'),

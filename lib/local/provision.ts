@@ -8,6 +8,8 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
+import { config } from '../config.ts';
 import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from '../resources.ts';
 
 export interface ProvisionOptions {
@@ -106,6 +108,15 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
   }
   env[scheduleGroupDefinition.envVar] = groupName;
   env[scheduleGroupDefinition.roleEnvVar] = `arn:aws:iam::123456789012:role/${prefix}-scheduler`;
+
+  // SES sends only from a verified identity: the platform's sender address.
+  const sesv2 = new SESv2Client(clientOpts);
+  try {
+    await sesv2.send(new CreateEmailIdentityCommand({ EmailIdentity: config.mailFrom() }));
+  } catch (error) {
+    if ((error as Error).name !== 'AlreadyExistsException') throw error;
+  }
+  sesv2.destroy();
 
   dynamodb.destroy();
   s3.destroy();

@@ -1,0 +1,10 @@
+import { z } from 'zod';
+import { confirmEmail } from '../../../lib/account/email-verification.ts';
+import { defineHandler } from '../../../lib/http/pipeline.ts';
+
+const body = z.object({ token: z.string().min(1).max(512) }).strict();
+
+export const handler = defineHandler('POST /api/v1/email-verification/confirm', { body }, async ({ body }) => {
+  const confirmed = await confirmEmail(body.token);
+  return { data: { status: 'confirmed', email: confirmed.email } };
+});

@@ -1,0 +1,84 @@
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+
+/** Confirmation-link resends, per the spec's Limits: 3 per account and 10 per IP address per hour. */
+export const RESEND_LIMITS = { account: 3, ip: 10 } as const;
+const WINDOW_SECONDS = 3600;
+
+interface Counter {
+  scope: string;
+  limit: number;
+}
+
+function windowOf(now: Date) {
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  const start = nowSeconds - (nowSeconds % WINDOW_SECONDS);
+  return { start, end: start + WINDOW_SECONDS, nowSeconds };
+}
+
+function counters(userId: string, ip: string): Counter[] {
+  return [
+    { scope: `resend:account:${userId}`, limit: RESEND_LIMITS.account },
+    { scope: `resend:ip:${ip || 'unknown'}`, limit: RESEND_LIMITS.ip },
+  ];
+}
+
+/**
+ * Takes one resend from both the account's and the IP address's allowance,
+ * or neither: one transaction of two conditional ADDs on fixed one-hour window
+ * counters (`count < limit`), so parallel requests can never overshoot.
+ * Counter items expire by TTL a while after their window closes.
+ * Beyond either limit: 429 with Retry-After, the seconds until the window frees.
+ */
+export async function takeResendAllowance(userId: string, ip: string, now = new Date()): Promise<() => Promise<void>> {
+  const window = windowOf(now);
+  const all = counters(userId, ip);
+  const update = (c: Counter) => ({
+    TableName: config.tableName(),
+    Key: keys.rateWindow(c.scope, window.start),
+    UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
+    ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+    ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':one': 1, ':limit': c.limit, ':type': 'rate_window', ':ttl': window.end + WINDOW_SECONDS },
+  });
+  try {
+    await dynamo().send(new TransactWriteCommand({ TransactItems: all.map((c) => ({ Update: update(c) })) }));
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name !== 'TransactionCanceledException') throw error;
+    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    const failed = all.filter((_c, i) => reasons[i]?.Code === 'ConditionalCheckFailed');
+    // A cancellation with no failed condition is a write conflict between racing requests: retry once.
+    if (failed.length === 0 && reasons.some((r) => r?.Code === 'TransactionConflict')) return takeResendAllowance(userId, ip, now);
+    if (failed.length === 0) throw error;
+    const retryAfter = Math.max(1, window.end - window.nowSeconds);
+    throw new ApiError('EMAIL_RESEND_LIMITED', {
+      headers: { 'Retry-After': String(retryAfter) },
+      details: {
+        limit: failed[0]!.scope.startsWith('resend:account:') ? 'account' : 'ip_address',
+        max_per_hour: failed[0]!.limit,
+        retry_after_seconds: retryAfter,
+      },
+    });
+  }
+  // Gives the allowance back when nothing could be sent, so an outage does not use up the hour.
+  return async () => {
+    await Promise.all(
+      all.map((c) =>
+        dynamo().send(
+          new UpdateCommand({
+            TableName: config.tableName(),
+            Key: keys.rateWindow(c.scope, window.start),
+            UpdateExpression: 'ADD #count :minusOne',
+            ConditionExpression: '#count > :zero',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+          }),
+        ),
+      ),
+    );
+  };
+}
