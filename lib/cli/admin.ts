@@ -3,6 +3,10 @@ import { createApiKey, createSession } from '../identity/credentials.ts';
 import { createUser, EmailTakenError, getUser } from '../identity/users.ts';
 import { putMembership } from '../teams/memberships.ts';
 import { createTeam, resolveTeam } from '../teams/teams.ts';
+import { isPlanName, plans } from '../plans.ts';
+import { setTeamPlan, setTeamSuspended } from '../teams/standing.ts';
+import { NoticeKeyTakenError, NOTICE_KEY_PATTERN, publishNotice } from '../notices/notices.ts';
+import { createEmailChange, createFeedback, createInvitation, createStepUpGrant, setCredentialCutoff } from '../privacy/records.ts';
 import { CliError, loadOperatorEnvironment } from './operator-env.ts';
 
 type Command = (args: string[]) => Promise<unknown>;
@@ -89,7 +93,143 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
       return { user_id: user, team_id: team, session_token: await createSession(user, team) };
     },
   },
+
+  // Sites: plans and suspension (lib/plans.ts, docs/sites.md)
+  'set-plan': {
+    usage: `admin set-plan --team T --plan ${Object.keys(plans).join('|')}`,
+    run: async (args) => {
+      const o = options(args, { team: { type: 'string' }, plan: { type: 'string' } });
+      const plan = need(o.plan, '--plan');
+      if (!isPlanName(plan)) throw new CliError(`--plan is one of ${Object.keys(plans).join(', ')}`);
+      return setTeamPlan(await teamId(need(o.team, '--team')), plan);
+    },
+  },
+  'suspend-team': {
+    usage: 'admin suspend-team --team T [--off]',
+    run: async (args) => {
+      const o = options(args, { team: { type: 'string' }, off: { type: 'boolean' } });
+      return setTeamSuspended(await teamId(need(o.team, '--team')), !o.off);
+    },
+  },
+
+  // Accounts: the notice catalogue and the personal-data records the export reads
+  'publish-notice': {
+    usage: 'admin publish-notice --key K --title T [--body B] [--publish-at ISO] [--expires-at ISO] [--min-role member|admin|owner]',
+    run: async (args) => {
+      const o = options(args, {
+        key: { type: 'string' },
+        title: { type: 'string' },
+        body: { type: 'string' },
+        'publish-at': { type: 'string' },
+        'expires-at': { type: 'string' },
+        'min-role': { type: 'string' },
+      });
+      const key = need(o.key, '--key');
+      if (!NOTICE_KEY_PATTERN.test(key)) throw new CliError('--key is 1 to 128 lowercase letters, digits, dots, hyphens and underscores');
+      const publishedAt = o['publish-at'] ? instant(o['publish-at'], '--publish-at') : undefined;
+      const expiresAt = o['expires-at'] ? instant(o['expires-at'], '--expires-at') : null;
+      if (expiresAt && expiresAt <= (publishedAt ?? new Date())) throw new CliError('--expires-at must be after the publish time');
+      const minRole = o['min-role'] ?? null;
+      if (minRole !== null && minRole !== 'member' && minRole !== 'admin' && minRole !== 'owner') {
+        throw new CliError('--min-role is member, admin or owner');
+      }
+      try {
+        return await publishNotice({ key, title: need(o.title, '--title'), body: o.body ?? null, publishedAt, expiresAt, minRole });
+      } catch (error) {
+        if (error instanceof NoticeKeyTakenError) throw new CliError(error.message);
+        throw error;
+      }
+    },
+  },
+  'create-invitation': {
+    usage: 'admin create-invitation --team T --email E [--role admin|member] [--expires-at ISO] [--accepted]',
+    run: async (args) => {
+      const o = options(args, { team: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'expires-at': { type: 'string' }, accepted: { type: 'boolean' } });
+      const role = o.role ?? 'member';
+      if (role !== 'admin' && role !== 'member') throw new CliError('--role is admin or member');
+      return createInvitation({
+        teamId: await teamId(need(o.team, '--team')),
+        email: need(o.email, '--email'),
+        role,
+        expiresAt: o['expires-at'] ? instant(o['expires-at'], '--expires-at') : undefined,
+        acceptedAt: o.accepted ? new Date() : null,
+      });
+    },
+  },
+  'create-feedback': {
+    usage: 'admin create-feedback --team T --user U --message M [--type T] [--page-route R] [--app-version V] [--user-agent UA] [--viewport WxH]',
+    run: async (args) => {
+      const o = options(args, {
+        team: { type: 'string' },
+        user: { type: 'string' },
+        message: { type: 'string' },
+        type: { type: 'string' },
+        'page-route': { type: 'string' },
+        'app-version': { type: 'string' },
+        'user-agent': { type: 'string' },
+        viewport: { type: 'string' },
+      });
+      const user = await getUser(need(o.user, '--user'));
+      if (!user) throw new CliError(`No user ${o.user}`);
+      return createFeedback({
+        teamId: await teamId(need(o.team, '--team')),
+        userId: user.user_id,
+        userEmail: user.email,
+        message: need(o.message, '--message'),
+        type: o.type,
+        pageRoute: o['page-route'],
+        appVersion: o['app-version'],
+        userAgent: o['user-agent'],
+        viewport: o.viewport,
+      });
+    },
+  },
+  'create-email-change': {
+    usage: 'admin create-email-change --user U --new-email E [--status pending|confirmed|frozen] [--request-ip IP] [--request-user-agent UA]',
+    run: async (args) => {
+      const o = options(args, { user: { type: 'string' }, 'new-email': { type: 'string' }, status: { type: 'string' }, 'request-ip': { type: 'string' }, 'request-user-agent': { type: 'string' } });
+      const user = await getUser(need(o.user, '--user'));
+      if (!user) throw new CliError(`No user ${o.user}`);
+      const status = o.status ?? 'pending';
+      if (status !== 'pending' && status !== 'confirmed' && status !== 'frozen') throw new CliError('--status is pending, confirmed or frozen');
+      return createEmailChange({
+        userId: user.user_id,
+        oldEmail: user.email,
+        newEmail: need(o['new-email'], '--new-email'),
+        status,
+        requestIp: o['request-ip'],
+        requestUserAgent: o['request-user-agent'],
+      });
+    },
+  },
+  'create-credential-cutoff': {
+    usage: 'admin create-credential-cutoff --user U --reason R [--not-before ISO]',
+    run: async (args) => {
+      const o = options(args, { user: { type: 'string' }, reason: { type: 'string' }, 'not-before': { type: 'string' } });
+      return setCredentialCutoff({
+        userId: await userId(need(o.user, '--user')),
+        reason: need(o.reason, '--reason'),
+        notBefore: o['not-before'] ? instant(o['not-before'], '--not-before') : undefined,
+      });
+    },
+  },
+  'create-step-up-grant': {
+    usage: 'admin create-step-up-grant --user U --factors F[,F...] [--minutes N]',
+    run: async (args) => {
+      const o = options(args, { user: { type: 'string' }, factors: { type: 'string' }, minutes: { type: 'string' } });
+      const factors = need(o.factors, '--factors').split(',').map((f) => f.trim()).filter(Boolean);
+      const minutes = o.minutes === undefined ? undefined : Number(o.minutes);
+      if (minutes !== undefined && !(Number.isInteger(minutes) && minutes > 0)) throw new CliError('--minutes is a positive whole number');
+      return createStepUpGrant({ userId: await userId(need(o.user, '--user')), factors, minutes });
+    },
+  },
 };
+
+function instant(value: string, flag: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new CliError(`${flag} ${value} is not an ISO 8601 timestamp`);
+  return date;
+}
 
 export async function runAdmin(args: string[]): Promise<unknown> {
   const [name, ...rest] = args;

@@ -13,6 +13,14 @@ Operator commands (against the running local platform, or TABLE_NAME):
   admin add-member --team T --user U --role admin|member
   admin create-api-key --team T [--role admin|member]
   admin create-session --user U [--team T]
+  admin set-plan --team T --plan free|pro|team
+  admin suspend-team --team T [--off]
+  admin publish-notice --key K --title T [--body B] [--publish-at ISO] [--expires-at ISO] [--min-role R]
+  admin create-invitation --team T --email E [--role admin|member] [--expires-at ISO] [--accepted]
+  admin create-feedback --team T --user U --message M [--type T] [--page-route R] [--app-version V] [--user-agent UA] [--viewport WxH]
+  admin create-email-change --user U --new-email E [--status pending|confirmed|frozen] [--request-ip IP] [--request-user-agent UA]
+  admin create-credential-cutoff --user U --reason R [--not-before ISO]
+  admin create-step-up-grant --user U --factors F[,F...] [--minutes N]
 `;
 
 async function main(argv: string[]): Promise<number> {

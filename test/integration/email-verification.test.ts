@@ -74,8 +74,8 @@ interface SentMail {
 
 /** What moto's SES recorded as sent (its inspection API), to one address. */
 async function mailTo(address: string): Promise<SentMail[]> {
-  const data = await (await fetch(`${platform.awsEndpoint}/moto-api/data.json`)).json();
-  return ((data.ses?.Message ?? []) as SentMail[]).filter((m) => m.destinations.ToAddresses?.includes(address));
+  const data = (await (await fetch(`${platform.awsEndpoint}/moto-api/data.json`)).json()) as { ses?: { Message?: SentMail[] } };
+  return (data.ses?.Message ?? []).filter((m) => m.destinations.ToAddresses?.includes(address));
 }
 
 function tokenOf(mail: SentMail): string {

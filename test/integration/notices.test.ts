@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdmin } from '../../lib/cli/admin.ts';
 import { getWatermark, publishNotice } from '../../lib/notices/notices.ts';
 import { putMembership } from '../../lib/teams/memberships.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -229,5 +230,21 @@ describe('POST /api/v1/notices/{key}/dismiss', () => {
     }
     // The admin sees the admins-only notice and may dismiss it.
     expect((await platform.api('POST', `/api/v1/notices/${adminsOnly.key}/dismiss`, { token: m.admin.token })).status).toBe(200);
+  });
+});
+
+describe('admin publish-notice', () => {
+  it('publishes a notice members see, refuses a second notice with the same key and bad options', async () => {
+    const key = uniqueKey('cli');
+    const published = (await runAdmin(['publish-notice', '--key', key, '--title', 'From the CLI', '--body', 'Hello', '--min-role', 'member'])) as any;
+    expect(published).toMatchObject({ key, title: 'From the CLI', body: 'Hello', min_role: 'member', expires_at: null });
+    expect(keysOf(await platform.api('GET', '/api/v1/notices', { token: m.member.token }))).toContain(key);
+    await expect(runAdmin(['publish-notice', '--key', key, '--title', 'Again'])).rejects.toThrow(`A notice with key ${key} exists`);
+    await expect(runAdmin(['publish-notice', '--key', 'Bad Key', '--title', 'T'])).rejects.toThrow('--key is 1 to 128');
+    await expect(runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--min-role', 'god'])).rejects.toThrow('--min-role is member, admin or owner');
+    await expect(runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--publish-at', 'tomorrow'])).rejects.toThrow('not an ISO 8601 timestamp');
+    await expect(
+      runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--publish-at', '2030-01-02T00:00:00Z', '--expires-at', '2030-01-01T00:00:00Z']),
+    ).rejects.toThrow('--expires-at must be after the publish time');
   });
 });

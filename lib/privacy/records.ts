@@ -1,0 +1,254 @@
+import { randomUUID } from 'node:crypto';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import type { TeamRole } from '../http/access.ts';
+
+/**
+ * Records that identify a person, beyond the user row and memberships: what
+ * the personal data export reads. Team-owned records (invitations, feedback)
+ * live in the team's partition and are indexed by person on gsi1; records of
+ * the person alone live in the user's partition. Both are read by key
+ * queries, never scans.
+ */
+
+export type InvitationStatus = 'pending' | 'accepted' | 'expired';
+export type EmailChangeStatus = 'pending' | 'expired' | 'confirmed' | 'frozen';
+
+export interface Invitation {
+  id: string;
+  team_id: string;
+  email: string;
+  role: Exclude<TeamRole, 'owner'>;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+}
+
+export interface Feedback {
+  id: string;
+  team_id: string;
+  user_id: string;
+  user_email: string;
+  type: string;
+  message: string;
+  page_route: string | null;
+  app_version: string | null;
+  user_agent: string | null;
+  viewport: string | null;
+  created_at: string;
+}
+
+export interface EmailChange {
+  id: string;
+  user_id: string;
+  old_email: string;
+  new_email: string;
+  status: EmailChangeStatus;
+  attempts: number;
+  created_at: string;
+  expires_at: string;
+  confirmed_at: string | null;
+  frozen_at: string | null;
+  freeze_link_expires_at: string | null;
+  request_ip: string | null;
+  request_user_agent: string | null;
+}
+
+export interface CredentialCutoff {
+  user_id: string;
+  reason: string;
+  /** Credentials issued before this instant are refused. */
+  not_before: string;
+  updated_at: string;
+}
+
+export interface StepUpGrant {
+  id: string;
+  user_id: string;
+  factors: string[];
+  created_at: string;
+  expires_at: string;
+}
+
+/** Invitations last a week unless told otherwise. */
+const INVITATION_DAYS = 7;
+/** An e-mail change link works for a day; the old address's freeze link for a week. */
+const EMAIL_CHANGE_HOURS = 24;
+const FREEZE_LINK_DAYS = 7;
+const STEP_UP_MINUTES = 15;
+
+async function put(item: Record<string, unknown>): Promise<void> {
+  await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+}
+
+export async function createInvitation(input: {
+  teamId: string;
+  email: string;
+  role: Exclude<TeamRole, 'owner'>;
+  expiresAt?: Date;
+  acceptedAt?: Date | null;
+}): Promise<Invitation> {
+  const now = new Date();
+  const invitation: Invitation = {
+    id: randomUUID(),
+    team_id: input.teamId,
+    email: input.email.trim().toLowerCase(),
+    role: input.role,
+    created_at: now.toISOString(),
+    expires_at: (input.expiresAt ?? new Date(now.getTime() + INVITATION_DAYS * 86_400_000)).toISOString(),
+    accepted_at: input.acceptedAt ? input.acceptedAt.toISOString() : null,
+  };
+  await put({
+    ...keys.invitation(invitation.team_id, invitation.id),
+    ...keys.invitationByEmail(invitation.email, invitation.created_at, invitation.id),
+    type: 'invitation',
+    ...invitation,
+  });
+  return invitation;
+}
+
+export function invitationStatus(invitation: Invitation, now = new Date()): InvitationStatus {
+  if (invitation.accepted_at) return 'accepted';
+  return Date.parse(invitation.expires_at) <= now.getTime() ? 'expired' : 'pending';
+}
+
+export async function createFeedback(input: {
+  teamId: string;
+  userId: string;
+  userEmail: string;
+  message: string;
+  type?: string;
+  pageRoute?: string | null;
+  appVersion?: string | null;
+  userAgent?: string | null;
+  viewport?: string | null;
+}): Promise<Feedback> {
+  const feedback: Feedback = {
+    id: randomUUID(),
+    team_id: input.teamId,
+    user_id: input.userId,
+    user_email: input.userEmail,
+    type: input.type ?? 'general',
+    message: input.message,
+    page_route: input.pageRoute ?? null,
+    app_version: input.appVersion ?? null,
+    user_agent: input.userAgent ?? null,
+    viewport: input.viewport ?? null,
+    created_at: new Date().toISOString(),
+  };
+  await put({
+    ...keys.feedback(feedback.team_id, feedback.id),
+    ...keys.feedbackByUser(feedback.user_id, feedback.created_at, feedback.id),
+    // `type` is the feedback's own field (bug, idea ...), so the item kind goes under another name.
+    item_type: 'feedback',
+    ...feedback,
+  });
+  return feedback;
+}
+
+export async function createEmailChange(input: {
+  userId: string;
+  oldEmail: string;
+  newEmail: string;
+  status?: EmailChangeStatus;
+  attempts?: number;
+  expiresAt?: Date;
+  requestIp?: string | null;
+  requestUserAgent?: string | null;
+}): Promise<EmailChange> {
+  const now = new Date();
+  const nowIso = now.toISOString();
+  const status = input.status ?? 'pending';
+  const change: EmailChange = {
+    id: randomUUID(),
+    user_id: input.userId,
+    old_email: input.oldEmail.trim().toLowerCase(),
+    new_email: input.newEmail.trim().toLowerCase(),
+    status,
+    attempts: input.attempts ?? 0,
+    created_at: nowIso,
+    expires_at: (input.expiresAt ?? new Date(now.getTime() + EMAIL_CHANGE_HOURS * 3_600_000)).toISOString(),
+    confirmed_at: status === 'confirmed' ? nowIso : null,
+    frozen_at: status === 'frozen' ? nowIso : null,
+    freeze_link_expires_at: new Date(now.getTime() + FREEZE_LINK_DAYS * 86_400_000).toISOString(),
+    request_ip: input.requestIp ?? null,
+    request_user_agent: input.requestUserAgent ?? null,
+  };
+  await put({ ...keys.emailChange(change.user_id, change.created_at, change.id), type: 'email_change', ...change });
+  return change;
+}
+
+/** One cut-off per reason; setting it again moves `not_before` (an upsert, not a second record). */
+export async function setCredentialCutoff(input: { userId: string; reason: string; notBefore?: Date }): Promise<CredentialCutoff> {
+  const now = new Date();
+  const cutoff: CredentialCutoff = {
+    user_id: input.userId,
+    reason: input.reason,
+    not_before: (input.notBefore ?? now).toISOString(),
+    updated_at: now.toISOString(),
+  };
+  await dynamo().send(
+    new PutCommand({
+      TableName: config.tableName(),
+      Item: { ...keys.credentialCutoff(cutoff.user_id, cutoff.reason), type: 'credential_cutoff', ...cutoff },
+    }),
+  );
+  return cutoff;
+}
+
+export async function createStepUpGrant(input: { userId: string; factors: string[]; minutes?: number }): Promise<StepUpGrant> {
+  const now = new Date();
+  const expires = new Date(now.getTime() + (input.minutes ?? STEP_UP_MINUTES) * 60_000);
+  const grant: StepUpGrant = {
+    id: randomUUID(),
+    user_id: input.userId,
+    factors: input.factors,
+    created_at: now.toISOString(),
+    expires_at: expires.toISOString(),
+  };
+  // Kept a day past expiry so recent grants still show in an export, then TTL removes them.
+  await put({
+    ...keys.stepUpGrant(grant.user_id, grant.created_at, grant.id),
+    type: 'step_up_grant',
+    ...grant,
+    ttl: epochSeconds(expires) + 86_400,
+  });
+  return grant;
+}
+
+async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+const userPartition = (userId: string, prefix: string) =>
+  queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': keys.user(userId).pk, ':prefix': prefix },
+  });
+
+const byIndex = (gsi1pk: string, prefix: string) =>
+  queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': gsi1pk, ':prefix': prefix },
+  });
+
+export const listInvitationsForEmail = async (email: string) =>
+  (await byIndex(keys.invitationByEmail(email, '', '').gsi1pk, 'INVITATION#')) as unknown as Invitation[];
+export const listFeedbackOfUser = async (userId: string) =>
+  (await byIndex(keys.user(userId).pk, 'FEEDBACK#')) as unknown as Feedback[];
+export const listEmailChanges = async (userId: string) => (await userPartition(userId, 'EMAIL_CHANGE#')) as unknown as EmailChange[];
+export const listCredentialCutoffs = async (userId: string) =>
+  (await userPartition(userId, 'CREDENTIAL_CUTOFF#')) as unknown as CredentialCutoff[];
+export const listStepUpGrants = async (userId: string) => (await userPartition(userId, 'STEP_UP_GRANT#')) as unknown as StepUpGrant[];
