@@ -186,6 +186,80 @@ export const routes = [
     timeoutSeconds: 29,
     memoryMb: 1024,
   },
+  // Sites: direct uploads, projects, deployments (docs/sites.md)
+  {
+    method: 'POST',
+    path: '/api/v1/uploads',
+    handler: 'handlers/http/uploads/begin-upload.ts',
+    access: access.team('member'),
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+  },
+  {
+    method: 'PUT',
+    path: '/api/v1/uploads/{upload_id}/files/{hash}',
+    handler: 'handlers/http/uploads/put-upload-file.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write'],
+    timeoutSeconds: 29,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/uploads/{upload_id}/finalize',
+    handler: 'handlers/http/uploads/finalize-upload.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'bundles:read', 'sites:read', 'sites:write', 'scheduler:write'],
+    // API Gateway's integration limit: finalize copies every file of the deployment.
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/projects/{id}/uploads',
+    handler: 'handlers/http/projects/begin-project-upload.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/projects',
+    handler: 'handlers/http/projects/list-projects.ts',
+    access: access.team('member'),
+    uses: ['table:read'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/projects/{id}',
+    handler: 'handlers/http/projects/get-project.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    // Settings can link Git, switch auto-deploy and delete analytics rows: team admins and owners.
+    method: 'PATCH',
+    path: '/api/v1/projects/{id}',
+    handler: 'handlers/http/projects/update-project.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/projects/{id}/deployments',
+    handler: 'handlers/http/projects/list-deployments.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    // Any member who may deploy may roll back.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/promote',
+    handler: 'handlers/http/projects/promote-deployment.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
 ] as const satisfies readonly RouteRow[];
 
 export type RouteKey = `${(typeof routes)[number]['method']} ${(typeof routes)[number]['path']}`;

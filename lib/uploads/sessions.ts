@@ -73,7 +73,7 @@ export interface BeginCaller {
 }
 
 export interface BeginBody {
-  files: unknown;
+  files?: unknown;
   label?: string | null;
 }
 

@@ -5,7 +5,7 @@ import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts'
 import { beginUploadForProject, replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
 
 const body = z.object({
-  files: z.unknown(),
+  files: z.unknown().optional(),
   label: z.string().max(255).nullish(),
 });
 

@@ -1,0 +1,8 @@
+import { listDeployments } from '../../../lib/deployments/deployments.ts';
+import { defineHandler } from '../../../lib/http/pipeline.ts';
+import { loadProjectForCaller } from '../../../lib/projects/access.ts';
+
+export const handler = defineHandler('GET /api/v1/projects/{id}/deployments', {}, async (ctx) => {
+  const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
+  return { data: { deployments: await listDeployments(item) } };
+});

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { ApiError } from '../../../lib/http/errors.ts';
+import { defineHandler } from '../../../lib/http/pipeline.ts';
+import { decodeCursor, listTeamProjects } from '../../../lib/projects/projects.ts';
+import { keys } from '../../../lib/db/keys.ts';
+
+const query = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(2048).optional(),
+});
+
+export const handler = defineHandler('GET /api/v1/projects', { query }, async ({ team, query }) => {
+  const teamId = team!.team.id;
+  if (query.cursor !== undefined) {
+    // A cursor is only ever a position in this team's own list.
+    const key = decodeCursor(query.cursor);
+    if (!key || key.gsi1pk !== keys.projectByTeam(teamId, '', '').gsi1pk) {
+      throw new ApiError('VALIDATION_FAILED', { details: { fields: [{ field: 'query.cursor', message: 'Unknown cursor.', code: 'custom' }] } });
+    }
+  }
+  const page = await listTeamProjects(teamId, { limit: query.limit, cursor: query.cursor });
+  return { data: { projects: page.projects, next_cursor: page.nextCursor } };
+});

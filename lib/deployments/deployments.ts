@@ -1,0 +1,111 @@
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+import { promoteView, toProject } from '../projects/projects.ts';
+import { UUID_PATTERN } from '../teams/slug.ts';
+
+export interface Deployment {
+  id: string;
+  project_id: string;
+  team_id: string;
+  status: 'uploading' | 'ready';
+  label: string | null;
+  created_at: string;
+  ready_at: string | null;
+  file_count: number;
+  total_bytes: number;
+  /** Whether production serves this deployment now. */
+  is_live: boolean;
+}
+
+function toDeployment(item: Record<string, unknown>, liveId: unknown): Deployment {
+  return {
+    id: item.id as string,
+    project_id: item.project_id as string,
+    team_id: item.team_id as string,
+    status: item.status as Deployment['status'],
+    label: (item.label as string | null) ?? null,
+    created_at: item.created_at as string,
+    ready_at: (item.ready_at as string | null) ?? null,
+    file_count: item.file_count as number,
+    total_bytes: item.total_bytes as number,
+    is_live: item.id === liveId,
+  };
+}
+
+/** A project's deployments, newest first (one partition query). */
+export async function listDeployments(project: Record<string, unknown>): Promise<Deployment[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: config.tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :deployment)',
+        ExpressionAttributeValues: { ':pk': keys.project(project.id as string).pk, ':deployment': 'DEPLOYMENT#' },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items
+    .map((item) => toDeployment(item, project.live_deployment_id))
+    .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
+}
+
+/**
+ * POST /api/v1/projects/{id}/promote: points production at an existing ready
+ * deployment of this project. Instant: one conditional write, no object is
+ * copied (the deployment's files and route manifest are already in place).
+ */
+export async function promoteDeployment(project: Record<string, unknown>, deploymentId: string) {
+  const table = config.tableName();
+  const projectId = project.id as string;
+  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  // The deployment is looked up inside this project's partition: another project's id is simply not found.
+  const deployment = (
+    await dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(projectId, deploymentId.toLowerCase()), ConsistentRead: true }))
+  ).Item;
+  if (!deployment) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  if (deployment.status !== 'ready') {
+    throw new ApiError('DEPLOYMENT_NOT_READY', { details: { deployment_id: deployment.id, status: deployment.status } });
+  }
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: table,
+              Key: keys.deployment(projectId, deployment.id as string),
+              ConditionExpression: '#status = :ready',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':ready': 'ready' },
+            },
+          },
+          {
+            Update: {
+              TableName: table,
+              Key: keys.project(projectId),
+              UpdateExpression: 'SET live_deployment_id = :deployment, updated_at = :now',
+              ConditionExpression: '#status = :active',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':deployment': deployment.id, ':now': new Date().toISOString(), ':active': 'active' },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if ((error as Error).name !== 'TransactionCanceledException') throw error;
+    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+    throw new ApiError('PROJECT_NOT_FOUND');
+  }
+  const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  if (!updated) throw new ApiError('PROJECT_NOT_FOUND');
+  return promoteView(toProject(updated));
+}

@@ -1,0 +1,210 @@
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+import {
+  FRAMEWORKS,
+  GIT_AUTH_MODES,
+  PACKAGE_MANAGERS,
+  PLATFORM_URL_MODES,
+  PREVIEW_BRANCH_MODES,
+  toProject,
+  type Project,
+} from './projects.ts';
+import { subdomainProblem, suggestSubdomains } from './subdomain.ts';
+
+const optionalText = (max: number) => z.string().max(max).nullable();
+const branchPatterns = z.array(z.string().min(1).max(255)).max(100);
+
+/**
+ * Fields a settings save may carry but never writes: system state (the
+ * auto-deploy breaker, live deployment, provisional state), provenance and
+ * fields other operations own (domains, previews, CDN). They are accepted and
+ * ignored so a client saving the whole project object back cannot write a
+ * stale value, e.g. a stale pause state.
+ */
+const READ_ONLY_FIELDS = [
+  'id', 'team_id', 'production_url', 'status', 'repo_default_branch', 'auto_deploy_paused_at',
+  'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message', 'preview_slug',
+  'primary_domain_id', 'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id', 'cdn_edge_rule_guid',
+  'cdn_not_found_edge_rule_guid', 'provisional_until', 'created_via', 'created_client', 'created_at', 'updated_at',
+] as const;
+
+export const projectSettingsSchema = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((n) => n.trim().length > 0, { message: 'The name must not be blank.' }),
+    subdomain: z.string().max(255),
+    // Immutable: equal to the current slug is accepted (a whole-object save), anything else is refused.
+    slug: z.string().max(255),
+    framework: z.enum(FRAMEWORKS),
+    build_command: optionalText(1024),
+    output_dir: optionalText(1024),
+    root_directory: optionalText(1024),
+    package_manager: z.enum(PACKAGE_MANAGERS).nullable(),
+    default_branch: z.string().min(1).max(255).nullable(),
+    git_provider: optionalText(64),
+    git_repo_url: z.string().url().max(2048).nullable(),
+    git_connection_id: optionalText(255),
+    // The spec treats an empty mode as `pat`.
+    git_auth_mode: z.union([z.enum(GIT_AUTH_MODES), z.literal('')]).nullable(),
+    forge_audience: optionalText(1024),
+    auto_deploy_enabled: z.boolean(),
+    mr_previews_enabled: z.boolean(),
+    preview_branch_mode: z.enum(PREVIEW_BRANCH_MODES),
+    preview_branch_include: branchPatterns,
+    preview_branch_exclude: branchPatterns,
+    platform_url_mode: z.enum(PLATFORM_URL_MODES),
+    analytics_enabled: z.boolean(),
+    ...Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, z.unknown()])),
+  })
+  .partial()
+  .strict();
+
+export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
+
+const WRITABLE = [
+  'framework', 'build_command', 'output_dir', 'root_directory', 'package_manager', 'default_branch', 'git_provider',
+  'git_repo_url', 'git_connection_id', 'git_auth_mode', 'forge_audience', 'auto_deploy_enabled', 'mr_previews_enabled',
+  'preview_branch_mode', 'preview_branch_include', 'preview_branch_exclude', 'platform_url_mode', 'analytics_enabled',
+] as const;
+
+function failedAt(error: unknown, index: number): boolean {
+  return (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
+}
+
+/**
+ * PATCH /api/v1/projects/{id}: writes settings only. A new name moves the
+ * team's name hold and a new subdomain moves the global subdomain hold, in the
+ * same transaction as the project, conditional on the values read, so two
+ * saves cannot both claim one name or address.
+ */
+export async function updateProjectSettings(item: Record<string, unknown>, changes: ProjectSettings): Promise<Project> {
+  if (changes.slug !== undefined && changes.slug !== item.slug) {
+    throw new ApiError('PROJECT_SLUG_IMMUTABLE', { details: { slug: item.slug } });
+  }
+  if (item.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+  const table = config.tableName();
+  const projectId = item.id as string;
+  const teamId = item.team_id as string;
+  const now = new Date().toISOString();
+
+  const set: string[] = ['updated_at = :now'];
+  const names: Record<string, string> = { '#status': 'status' };
+  const values: Record<string, unknown> = { ':now': now, ':active': 'active' };
+  const conditions = ['#status = :active'];
+  WRITABLE.forEach((field, i) => {
+    if (changes[field] === undefined) return;
+    names[`#f${i}`] = field;
+    values[`:f${i}`] = field === 'git_auth_mode' && changes[field] === '' ? null : changes[field];
+    set.push(`#f${i} = :f${i}`);
+  });
+  if (changes.default_branch !== undefined && changes.default_branch !== item.default_branch) {
+    // A new production branch is not known to be deleted.
+    set.push('production_branch_deleted_at = :null');
+    values[':null'] = null;
+  }
+
+  const extra: object[] = [];
+  const newName = changes.name !== undefined && changes.name !== item.name ? changes.name : undefined;
+  if (newName !== undefined) {
+    names['#name'] = 'name';
+    values[':name'] = newName;
+    values[':oldName'] = item.name;
+    set.push('#name = :name');
+    conditions.push('#name = :oldName');
+    extra.push({
+      Put: {
+        TableName: table,
+        Item: { ...keys.projectName(teamId, newName), type: 'project_name', name: newName, project_id: projectId, team_id: teamId },
+        ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
+        ExpressionAttributeValues: { ':project': projectId },
+      },
+    });
+    if (newName.toLowerCase() !== (item.name as string).toLowerCase()) {
+      extra.push({
+        Delete: {
+          TableName: table,
+          Key: keys.projectName(teamId, item.name as string),
+          ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
+          ExpressionAttributeValues: { ':project': projectId },
+        },
+      });
+    }
+  }
+  const requestedSubdomain = changes.subdomain?.trim().toLowerCase();
+  const newSubdomain = requestedSubdomain !== undefined && requestedSubdomain !== item.subdomain ? requestedSubdomain : undefined;
+  let subdomainIndex = -1;
+  if (newSubdomain !== undefined) {
+    const problem = subdomainProblem(newSubdomain);
+    if (problem) {
+      throw new ApiError(problem === 'invalid' ? 'SUBDOMAIN_INVALID' : 'SUBDOMAIN_RESERVED', {
+        details: { subdomain: changes.subdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
+      });
+    }
+    values[':subdomain'] = newSubdomain;
+    values[':oldSubdomain'] = item.subdomain;
+    set.push('subdomain = :subdomain');
+    conditions.push('subdomain = :oldSubdomain');
+    subdomainIndex = 1 + extra.length;
+    extra.push(
+      {
+        Put: {
+          TableName: table,
+          Item: { ...keys.subdomainHold(newSubdomain), type: 'subdomain_hold', subdomain: newSubdomain, project_id: projectId, team_id: teamId },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Delete: {
+          TableName: table,
+          Key: keys.subdomainHold(item.subdomain as string),
+          ConditionExpression: 'project_id = :project',
+          ExpressionAttributeValues: { ':project': projectId },
+        },
+      },
+    );
+  }
+
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: table,
+              Key: keys.project(projectId),
+              UpdateExpression: `SET ${set.join(', ')}`,
+              ConditionExpression: conditions.join(' AND '),
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: values,
+            },
+          },
+          ...(extra as never[]),
+        ],
+      }),
+    );
+  } catch (error) {
+    if ((error as Error).name !== 'TransactionCanceledException') throw error;
+    if (newName !== undefined && failedAt(error, 1)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name: newName } });
+    if (newSubdomain !== undefined && failedAt(error, subdomainIndex)) {
+      throw new ApiError('SUBDOMAIN_TAKEN', {
+        details: { subdomain: newSubdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
+      });
+    }
+    if (failedAt(error, 0)) {
+      const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+      if (!current || current.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+      throw new ApiError('CONFLICT', { message: 'The project changed while this request ran. Reload and try again.' });
+    }
+    throw error;
+  }
+  const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  if (!updated) throw new ApiError('PROJECT_NOT_FOUND');
+  return toProject(updated);
+}
