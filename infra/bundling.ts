@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 
 /**
  * The one description of how a handler becomes a Lambda bundle. The stack's
@@ -55,6 +55,8 @@ export const nodejsBundling: BundlingOptions = {
   mainFields: [...bundleSettings.mainFields],
   externalModules: [...bundleSettings.externalModules],
   banner: bundleSettings.banner,
+  // esbuild's per-bundle size report, 40-odd times per synth, buries the warnings that matter.
+  logLevel: LogLevel.WARNING,
 };
 
 /** The same settings as esbuild build options, for the bench (one entry per call). */

@@ -1,0 +1,412 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { App, Stack, type CfnElement } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from '../../lib/resources.ts';
+import { fallbackRoute, routeKey, routes, type ResourceUse, type RouteRow } from '../../lib/http/routes.ts';
+import { workers } from '../../lib/workers.ts';
+import {
+  bucketReadActions,
+  bucketWriteActions,
+  scheduleWriteActions,
+  tableReadActions,
+  tableWriteActions,
+} from '../../infra/grants.ts';
+import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
+
+/**
+ * The stack is synthesized once for the whole file, with every handler
+ * bundled by esbuild exactly as `cdk synth` does.
+ */
+const corsOrigin = 'https://dashboard.example.test';
+const rows = routes as readonly RouteRow[];
+let stack: SlipwayStack;
+let template: Template;
+let templateFile: string;
+let outdir: string;
+type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-'));
+  const built = buildSlipwayApp({
+    outdir,
+    context: { corsOrigins: corsOrigin, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' },
+  });
+  stack = built.stack;
+  // Synthesis runs the cdk-nag plugin and throws on any unacknowledged finding.
+  const assembly = built.app.synth();
+  templateFile = assembly.getStackByName(stack.stackName).templateFullPath;
+  template = Template.fromJSON(JSON.parse(fs.readFileSync(templateFile, 'utf8')));
+  resources = template.toJSON().Resources;
+}, 300_000);
+
+afterAll(() => {
+  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
+});
+
+const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+/** Every IAM action granted to a role through the policies attached to it. */
+function actionsOfRole(roleId: string): Set<string> {
+  const actions = new Set<string>();
+  for (const [, policy] of ofType('AWS::IAM::Policy')) {
+    const attached = (policy.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId }));
+    if (!attached) continue;
+    for (const statement of policy.Properties.PolicyDocument.Statement) {
+      for (const action of [statement.Action].flat()) actions.add(action);
+    }
+  }
+  return actions;
+}
+
+/** The integration behind a route resource, and the function that integration calls. */
+function functionBehindRoute(route: Resource): string {
+  const target = JSON.stringify(route.Properties.Target);
+  const integrationId = Object.keys(resources).find(
+    (id) => resources[id]!.Type === 'AWS::ApiGatewayV2::Integration' && target.includes(`"Ref":"${id}"`),
+  );
+  expect(integrationId, `integration for ${route.Properties.RouteKey}`).toBeDefined();
+  const uri = resources[integrationId!]!.Properties.IntegrationUri;
+  expect(uri).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
+  return uri['Fn::GetAtt'][0];
+}
+
+describe('API: one Lambda per route row', () => {
+  it('makes exactly one function per route row, on Node 22 arm64, described by its route key', () => {
+    const routeFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description).startsWith('Slipway route '));
+    expect(routeFunctions).toHaveLength(rows.length);
+    for (const row of rows) {
+      const fn = stack.api.routeFunctions.get(routeKey(row));
+      expect(fn, routeKey(row)).toBeDefined();
+      const resource = resources[logicalId(fn!.fn)]!;
+      expect(resource.Properties).toMatchObject({
+        Description: `Slipway route ${routeKey(row)}`,
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: row.memoryMb ?? 512,
+        Timeout: row.timeoutSeconds ?? 10,
+      });
+    }
+    const ids = new Set(rows.map((row) => logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn)));
+    expect(ids.size).toBe(rows.length);
+  });
+
+  it('wires each route key to its own function', () => {
+    const routeResources = ofType('AWS::ApiGatewayV2::Route');
+    for (const row of rows) {
+      const matching = routeResources.filter(([, r]) => r.Properties.RouteKey === `${row.method} ${row.path}`);
+      expect(matching, routeKey(row)).toHaveLength(1);
+      expect(functionBehindRoute(matching[0]![1])).toBe(logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn));
+      expect(matching[0]![1].Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+    }
+    // Row routes plus $default, nothing else.
+    expect(routeResources).toHaveLength(rows.length + 1);
+  });
+
+  it('sends every unmatched request to the fallback handler through $default', () => {
+    const defaults = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => r.Properties.RouteKey === '$default');
+    expect(defaults).toHaveLength(1);
+    expect(functionBehindRoute(defaults[0]![1])).toBe(logicalId(stack.api.fallbackFunction.fn));
+    expect(fallbackRoute.uses).toEqual([]);
+  });
+
+  it('lets API Gateway invoke each function only from its own route', () => {
+    for (const row of rows) {
+      const fnId = logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn);
+      const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(`"${fnId}"`));
+      expect(permissions).toHaveLength(1);
+      expect(permissions[0]![1].Properties.Principal).toBe('apigateway.amazonaws.com');
+      // Scoped to this API and this route's path (any stage).
+      const sourceArn = JSON.stringify(permissions[0]![1].Properties.SourceArn);
+      expect(sourceArn).toContain(`{"Ref":"${logicalId(stack.api.httpApi)}"},"/*/*${row.path}"]`);
+    }
+  });
+
+  it('answers CORS preflights for the configured origins', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: Match.objectLike({
+        AllowOrigins: [corsOrigin],
+        AllowCredentials: true,
+        AllowMethods: Match.arrayWith(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+        AllowHeaders: Match.arrayWith(['authorization', 'content-type', 'x-team-id']),
+      }),
+    });
+  });
+
+  it('logs every request of the auto-deployed $default stage', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('\\$context\\.requestId') },
+    });
+  });
+});
+
+describe('workers', () => {
+  it('makes one function per worker row and wires its trigger', () => {
+    for (const row of workers) {
+      const fn = stack.workers.workerFunctions.get(row.name);
+      expect(fn, row.name).toBeDefined();
+      const fnId = logicalId(fn!.fn);
+      expect(resources[fnId]!.Properties).toMatchObject({ Description: `Slipway worker ${row.name}`, Runtime: 'nodejs22.x' });
+      if (row.trigger.kind === 'queue') {
+        const queueId = logicalId(stack.state.queues[row.trigger.queue]);
+        template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+          FunctionName: { Ref: fnId },
+          EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+          BatchSize: row.trigger.batchSize,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        });
+      } else {
+        const schedulerRoleId = logicalId(stack.state.schedulerRole);
+        expect(actionsOfRole(schedulerRoleId)).toContain('lambda:InvokeFunction');
+        template.hasResourceProperties('AWS::IAM::Policy', {
+          Roles: [{ Ref: schedulerRoleId }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [fnId, 'Arn'] } }),
+            ]),
+          },
+        });
+        // Every function allowed to create schedules learns this target's ARN.
+        const arnVar = row.trigger.targetArnEnvVar;
+        const fixedName = resources[fnId]!.Properties.FunctionName as string;
+        const schedulingFunctions = [
+          ...rows.filter((r) => r.uses.includes('scheduler:write')).map((r) => stack.api.routeFunctions.get(routeKey(r))!),
+          ...workers.filter((w) => w.uses.includes('scheduler:write')).map((w) => stack.workers.workerFunctions.get(w.name)!),
+        ];
+        for (const scheduling of schedulingFunctions) {
+          const value = JSON.stringify(resources[logicalId(scheduling.fn)]!.Properties.Environment.Variables[arnVar]);
+          expect(value, `${arnVar} of ${scheduling.node.path}`).toContain(`:function:${fixedName}`);
+        }
+      }
+    }
+    const workerFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description).startsWith('Slipway worker '));
+    expect(workerFunctions).toHaveLength(workers.length);
+  });
+
+  it('lets only EventBridge Scheduler of this account assume the scheduler role', () => {
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [
+          Match.objectLike({
+            Principal: { Service: 'scheduler.amazonaws.com' },
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          }),
+        ],
+      },
+    });
+  });
+});
+
+describe('state', () => {
+  it('has one on-demand table with TTL, point-in-time recovery, deletion protection and the shared GSIs', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: tableDefinition.ttlAttribute, Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
+        KeySchema: [
+          { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+          { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: tableDefinition.globalSecondaryIndexes.map((gsi) => ({
+          IndexName: gsi.indexName,
+          KeySchema: [
+            { AttributeName: gsi.partitionKey, KeyType: 'HASH' },
+            { AttributeName: gsi.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        })),
+      },
+    });
+  });
+
+  it('blocks public access, encrypts and refuses plain HTTP on every bucket', () => {
+    const buckets = ofType('AWS::S3::Bucket');
+    // The data buckets of lib/resources.ts plus the server access log bucket.
+    expect(buckets).toHaveLength(Object.keys(bucketDefinitions).length + 1);
+    for (const [id, bucket] of buckets) {
+      expect(bucket.Properties.PublicAccessBlockConfiguration, id).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+      const policies = ofType('AWS::S3::BucketPolicy').filter(([, p]) => JSON.stringify(p.Properties.Bucket) === JSON.stringify({ Ref: id }));
+      expect(policies, id).toHaveLength(1);
+      expect(policies[0]![1].Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+    }
+    for (const bucket of Object.values(stack.state.buckets)) {
+      expect(resources[logicalId(bucket)]!.Properties).toMatchObject({
+        VersioningConfiguration: { Status: 'Enabled' },
+        LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack.state.accessLogsBucket) } },
+      });
+    }
+  });
+
+  it('gives every queue a dead-letter queue, encryption and TLS-only access', () => {
+    for (const [name, definition] of Object.entries(queueDefinitions) as [keyof typeof queueDefinitions, (typeof queueDefinitions)[keyof typeof queueDefinitions]][]) {
+      const queue = resources[logicalId(stack.state.queues[name])]!;
+      expect(queue.Properties).toMatchObject({
+        VisibilityTimeout: definition.visibilityTimeoutSeconds,
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stack.state.deadLetterQueues[name]), 'Arn'] },
+          maxReceiveCount: definition.maxReceiveCount,
+        },
+      });
+    }
+    for (const [id] of ofType('AWS::SQS::Queue')) {
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('has the schedule group', () => {
+    template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
+  });
+
+  it('gives every function the variables that name the resources', () => {
+    const names = [
+      tableDefinition.envVar,
+      ...Object.values(bucketDefinitions).map((b) => b.envVar),
+      ...Object.values(queueDefinitions).map((q) => q.envVar),
+      scheduleGroupDefinition.envVar,
+      scheduleGroupDefinition.roleEnvVar,
+    ];
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+      const variables = fn.Properties.Environment.Variables;
+      for (const name of names) expect(variables[name], `${name} of ${id}`).toBeDefined();
+      expect(variables, id).toMatchObject({
+        SITE_DOMAIN: 'sites.example.test',
+        FUNCTION_DOMAIN: 'fn.example.test',
+        CORS_ORIGINS: corsOrigin,
+        MAIL_FROM: 'no-reply@sites.example.test',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    }
+  });
+});
+
+describe('least privilege', () => {
+  /** What each use may grant; a role holding anything else is over-privileged. */
+  const allowedFor: Record<ResourceUse, readonly string[]> = {
+    'table:read': tableReadActions,
+    'table:write': tableWriteActions,
+    'sites:read': [...bucketReadActions, 's3:ListBucket'],
+    'sites:write': [...bucketWriteActions, 's3:ListBucket'],
+    'bundles:read': [...bucketReadActions, 's3:ListBucket'],
+    'bundles:write': [...bucketWriteActions, 's3:ListBucket'],
+    'invocations:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+    'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+    'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
+    'mail:send': ['ses:SendEmail'],
+  };
+  const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+
+  it('gives a table:read-only route no write action on the table', () => {
+    const readOnly = rows.filter((row) => row.uses.includes('table:read') && !row.uses.includes('table:write'));
+    expect(readOnly.length).toBeGreaterThan(0);
+    for (const row of readOnly) {
+      const actions = actionsOfRole(logicalId(stack.api.routeFunctions.get(routeKey(row))!.role));
+      expect(actions, routeKey(row)).toContain('dynamodb:GetItem');
+      for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']) {
+        expect(actions, routeKey(row)).not.toContain(write);
+      }
+    }
+  });
+
+  it('grants each route and worker only what its row uses', () => {
+    const all = [
+      ...rows.map((row) => ({ name: routeKey(row), uses: row.uses, fn: stack.api.routeFunctions.get(routeKey(row))! })),
+      { name: '$default', uses: fallbackRoute.uses, fn: stack.api.fallbackFunction },
+      ...workers.map((row) => ({
+        name: row.name,
+        // A queue consumer also receives and deletes from its queue (granted by the event source).
+        uses: row.uses,
+        extra: row.trigger.kind === 'queue' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : [],
+        fn: stack.workers.workerFunctions.get(row.name)!,
+      })),
+    ];
+    for (const { name, uses, fn, ...rest } of all) {
+      const allowed = new Set([...logWrites, ...uses.flatMap((use) => allowedFor[use]), ...((rest as { extra?: string[] }).extra ?? [])]);
+      const granted = actionsOfRole(logicalId(fn.role));
+      for (const action of granted) expect(allowed.has(action), `${name} holds ${action}`).toBe(true);
+      for (const action of logWrites) expect(granted, name).toContain(action);
+    }
+  });
+
+  it('never grants a wildcard action or a wildcard resource on its own', () => {
+    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        for (const action of [statement.Action].flat()) expect(action, id).not.toMatch(/\*/);
+        for (const resource of [statement.Resource].flat()) expect(resource, id).not.toBe('*');
+      }
+    }
+    // No function role carries an AWS managed policy (AWSLambdaBasicExecutionRole would allow every log group).
+    for (const [id, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+  });
+});
+
+describe('compliance', () => {
+  it('passes cfn-lint with no error-level finding', async () => {
+    // cfn-lint's exit code is a bit mask: 2 = error, 4 = warning, 8 = informational.
+    const result = await promisify(execFile)('cfn-lint', ['--format', 'json', templateFile], { maxBuffer: 64 * 1024 * 1024 }).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+    );
+    expect(typeof result.code).toBe('number');
+    const findings = JSON.parse(result.stdout || '[]') as { Rule: { Id: string }; Level: string; Message: string }[];
+    expect(findings.filter((f) => f.Level === 'Error')).toEqual([]);
+    expect(result.code & 2).toBe(0);
+    // W3005 only: CDK adds DependsOn on a function's role although Fn::GetAtt on the role already orders them.
+    expect([...new Set(findings.map((f) => f.Rule.Id))].filter((id) => id !== 'W3005')).toEqual([]);
+  }, 120_000);
+
+  it('has no unacknowledged cdk-nag AwsSolutions finding', () => {
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
+  it('would report a finding the stack does not acknowledge (the check is live)', () => {
+    const probe = new Stack(new App(), 'Probe');
+    new s3.Bucket(probe, 'Open', { enforceSSL: false });
+    const report = new AwsSolutionsChecks().validateScope(probe);
+    expect(report.violations.map((v) => v.ruleName)).toEqual(expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']));
+  });
+
+  it('gives every acknowledged cdk-nag finding a written reason', () => {
+    const acknowledgements = stack.node
+      .findAll()
+      .flatMap((c) => c.node.metadata.filter((m) => m.type === 'aws:cdk:acknowledged-rules').map((m) => m.data as Record<string, string>));
+    expect(acknowledgements.length).toBeGreaterThan(0);
+    for (const entry of acknowledgements) {
+      for (const [id, reason] of Object.entries(entry)) expect(reason.length, id).toBeGreaterThan(40);
+    }
+  });
+});
