@@ -119,8 +119,8 @@ export async function idempotent<T>(input: {
     new UpdateCommand({
       TableName: table,
       Key: recordKey,
-      UpdateExpression: 'SET #state = :done, stored = :stored',
-      ExpressionAttributeNames: { '#state': 'state' },
+      UpdateExpression: 'SET #state = :done, #stored = :stored',
+      ExpressionAttributeNames: { '#state': 'state', '#stored': 'stored' },
       ExpressionAttributeValues: { ':done': 'completed', ':stored': outcome.stored },
     }),
   );

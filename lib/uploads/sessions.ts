@@ -28,7 +28,10 @@ export function uploadSessionSeconds(): number {
 
 /** A session item lingers this long after it expired, so late calls learn "expired" rather than "not found". */
 const SESSION_RETENTION_SECONDS = 7 * 86_400;
-const TRANSACTION_ATTEMPTS = 6;
+/** Racing begins retry a lost optimistic write (the team's session slots); each round one of them wins. */
+const TRANSACTION_ATTEMPTS = 25;
+
+const jitter = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 10 * 2 ** attempt)));
 
 export interface UploadSessionView {
   upload_id: string;
@@ -416,6 +419,7 @@ export async function beginUploadWithNewProject(input: {
           subdomain = withSuffix(subdomainFrom(name), randomSuffix());
         }
         if (failedAt(error, 7)) {
+          await jitter(attempt);
           slots = await readSlots(team.id);
           refuseTooManySessions(slots, plan);
         }
@@ -503,6 +507,7 @@ export async function beginUploadForProject(input: {
           provisional = Boolean(current.provisional_until);
         }
         if (failedAt(error, 4)) {
+          await jitter(attempt);
           slots = await readSlots(team.id);
           refuseTooManySessions(slots, plan);
         }
