@@ -1,5 +1,9 @@
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo } from '../../lib/aws/clients.ts';
+import { keys } from '../../lib/db/keys.ts';
+import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { putMissing, sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
 
@@ -10,6 +14,7 @@ let s3: S3Client;
 beforeAll(async () => {
   platform = await startTestPlatform();
   m = await makeTeamWithRoles();
+  await setTeamPlan(m.team.id, 'team');
   s3 = new S3Client({ endpoint: platform.awsEndpoint, region: 'us-east-1', forcePathStyle: true });
 });
 afterAll(async () => {
@@ -83,5 +88,164 @@ describe('upload, finalize, publish', () => {
     const again = await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token });
     expect(again.status).toBe(200);
     expect(again.body.data).toEqual(fin.body.data);
+  });
+});
+
+const blobExists = async (hash: string) =>
+  s3.send(new HeadObjectCommand({ Bucket: platform.env.BUNDLES_BUCKET, Key: `blobs/${m.team.id}/${hash}` })).then(
+    () => true,
+    () => false,
+  );
+
+describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', () => {
+  it('refuses bytes that do not match the hash, and stores nothing', async () => {
+    const s = uniqueSite();
+    const session = await begin(m.member.token, s);
+    const hash = session.missing[0];
+    const reply = await put(m.member.token, session.upload_id, hash, 'not the file');
+    expectError(reply, 422, 'UPLOAD_CONTENT_MISMATCH');
+    expect(reply.body.details).toMatchObject({ expected_hash: hash, actual_hash: sha256('not the file') });
+    expect(await blobExists(hash)).toBe(false);
+    const fin = await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token });
+    expectError(fin, 409, 'UPLOAD_INCOMPLETE');
+    expect(fin.body.details.missing).toEqual(session.missing);
+  });
+
+  it('refuses bytes whose size differs from the manifest', async () => {
+    const bytes = Buffer.from(`<p>${uniqueName()}</p>`);
+    const session = await begin(m.member.token, { files: [{ path: 'index.html', hash: sha256(bytes), size: bytes.length + 1 }] });
+    const reply = await put(m.member.token, session.upload_id, sha256(bytes), bytes);
+    expectError(reply, 422, 'UPLOAD_CONTENT_MISMATCH');
+    expect(reply.body.details).toMatchObject({ expected_size: bytes.length + 1, actual_size: bytes.length });
+    expect(await blobExists(sha256(bytes))).toBe(false);
+  });
+
+  it('refuses a hash that is not in the manifest', async () => {
+    const session = await begin(m.member.token, uniqueSite());
+    const stray = Buffer.from('stray');
+    expectError(await put(m.member.token, session.upload_id, sha256(stray), stray), 400, 'UPLOAD_HASH_NOT_IN_MANIFEST');
+    expectError(await put(m.member.token, session.upload_id, 'not-a-hash', stray), 400, 'UPLOAD_HASH_NOT_IN_MANIFEST');
+  });
+
+  it('is idempotent, and accepts a manifest hash the team already held', async () => {
+    const s = uniqueSite();
+    const session = await begin(m.member.token, s);
+    const hash = session.missing[0];
+    for (let i = 0; i < 2; i++) {
+      const reply = await put(m.member.token, session.upload_id, hash, s.bytes.get(hash)!);
+      expect(reply.status).toBe(200);
+      expect(reply.body.data).toEqual({ upload_id: session.upload_id, hash, size: s.bytes.get(hash)!.length, received: true });
+    }
+    const second = await begin(m.member.token, s);
+    expect(second.missing).not.toContain(hash);
+    expect((await put(m.member.token, second.upload_id, hash, s.bytes.get(hash)!)).status).toBe(200);
+  });
+
+  it('refuses a finalized session and an expired one', async () => {
+    const s = uniqueSite();
+    const session = await begin(m.member.token, s);
+    await putMissing(platform, m.member.token, session.upload_id, session.missing, s);
+    expect((await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token })).status).toBe(200);
+    const hash = session.missing[0];
+    expectError(await put(m.member.token, session.upload_id, hash, s.bytes.get(hash)!), 409, 'UPLOAD_SESSION_FINALIZED');
+
+    const s2 = uniqueSite();
+    const expired = await begin(m.member.token, s2);
+    // Move the clock: the session's expiry is in the past.
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: platform.env.TABLE_NAME,
+        Key: keys.uploadSession(expired.upload_id),
+        UpdateExpression: 'SET expires_at = :past',
+        ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
+      }),
+    );
+    const h2 = expired.missing[0];
+    expectError(await put(m.member.token, expired.upload_id, h2, s2.bytes.get(h2)!), 409, 'UPLOAD_SESSION_EXPIRED');
+    expectError(await platform.api('POST', `/api/v1/uploads/${expired.upload_id}/finalize`, { token: m.member.token }), 409, 'UPLOAD_SESSION_EXPIRED');
+  });
+
+  it('authorization: 401 without a token; 404 for another team, a platform admin, or an unknown session', async () => {
+    const s = uniqueSite();
+    const session = await begin(m.member.token, s);
+    const hash = session.missing[0];
+    const bytes = s.bytes.get(hash)!;
+    expectError(await platform.api('PUT', `/api/v1/uploads/${session.upload_id}/files/${hash}`, { rawBody: bytes }), 401, 'UNAUTHENTICATED');
+    expectError(await put(m.outsider.token, session.upload_id, hash, bytes), 404, 'UPLOAD_NOT_FOUND');
+    expectError(await put(m.platformAdmin.token, session.upload_id, hash, bytes), 404, 'UPLOAD_NOT_FOUND');
+    expectError(await put(m.member.token, '00000000-0000-4000-8000-000000000000', hash, bytes), 404, 'UPLOAD_NOT_FOUND');
+    expect(await blobExists(hash)).toBe(false);
+    for (const who of ['owner', 'admin', 'apiKey'] as const) expect((await put(m[who].token, session.upload_id, hash, bytes)).status).toBe(200);
+  });
+});
+
+describe('POST /api/v1/uploads/{upload_id}/finalize', () => {
+  it('refuses while files are missing, listing them', async () => {
+    const s = uniqueSite();
+    const session = await begin(m.member.token, s);
+    const [first, ...rest] = session.missing;
+    await putMissing(platform, m.member.token, session.upload_id, [first], s);
+    const reply = await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token });
+    expectError(reply, 409, 'UPLOAD_INCOMPLETE');
+    expect(reply.body.details).toEqual({ missing: rest, missing_count: rest.length });
+  });
+
+  it('concurrent finalizes publish once and all answer with the same deployment', async () => {
+    const s = uniqueSite();
+    const session = await begin(m.member.token, s);
+    await putMissing(platform, m.member.token, session.upload_id, session.missing, s);
+    const replies = await Promise.all(
+      Array.from({ length: 4 }, () => platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token })),
+    );
+    for (const r of replies) {
+      expect(r.status).toBe(200);
+      expect(r.body.data).toEqual(replies[0]!.body.data);
+    }
+  });
+
+  it('authorization: 401 without a token, 404 for another team and a platform admin', async () => {
+    const s = uniqueSite();
+    const session = await begin(m.member.token, s);
+    await putMissing(platform, m.member.token, session.upload_id, session.missing, s);
+    const path = `/api/v1/uploads/${session.upload_id}/finalize`;
+    expectError(await platform.api('POST', path), 401, 'UNAUTHENTICATED');
+    expectError(await platform.api('POST', path, { token: m.outsider.token }), 404, 'UPLOAD_NOT_FOUND');
+    expectError(await platform.api('POST', path, { token: m.platformAdmin.token }), 404, 'UPLOAD_NOT_FOUND');
+    expect((await platform.api('POST', path, { token: m.apiKey.token })).status).toBe(200);
+  });
+});
+
+describe('POST /api/v1/projects/{id}/uploads', () => {
+  it('opens a new session for an existing project; finalizing it moves production', async () => {
+    const s = uniqueSite();
+    const first = await begin(m.member.token, s);
+    await putMissing(platform, m.member.token, first.upload_id, first.missing, s);
+    await platform.api('POST', `/api/v1/uploads/${first.upload_id}/finalize`, { token: m.member.token });
+
+    const next = uniqueSite();
+    const reply = await platform.api('POST', `/api/v1/projects/${first.project_id}/uploads`, { token: m.member.token, body: { files: next.files, label: 'v2' } });
+    expect(reply.status).toBe(201);
+    expect(Object.keys(reply.body.data).sort()).toEqual(
+      ['upload_id', 'deployment_id', 'project_id', 'expires_at', 'known_count', 'missing', 'total_bytes_to_send'].sort(),
+    );
+    expect(reply.body.data.project_id).toBe(first.project_id);
+    await putMissing(platform, m.member.token, reply.body.data.upload_id, reply.body.data.missing, next);
+    const fin = await platform.api('POST', `/api/v1/uploads/${reply.body.data.upload_id}/finalize`, { token: m.member.token });
+    expect(fin.status).toBe(200);
+    const project = await platform.api('GET', `/api/v1/projects/${first.project_id}`, { token: m.member.token });
+    expect(project.body.data.live_deployment_id).toBe(reply.body.data.deployment_id);
+  });
+
+  it('checks the manifest the same way, and hides other teams\' projects', async () => {
+    const first = await begin(m.member.token, uniqueSite());
+    const path = `/api/v1/projects/${first.project_id}/uploads`;
+    expectError(await platform.api('POST', path, { token: m.member.token, body: { files: [] } }), 400, 'INVALID_MANIFEST');
+    expectError(await platform.api('POST', path, { token: m.member.token, body: { files: site({ 'dist/index.html': 'x' }).files } }), 422, 'UPLOAD_SITE_IN_SUBFOLDER');
+    expectError(await platform.api('POST', path, { body: { files: uniqueSite().files } }), 401, 'UNAUTHENTICATED');
+    expectError(await platform.api('POST', path, { token: m.outsider.token, body: { files: uniqueSite().files } }), 404, 'PROJECT_NOT_FOUND');
+    expectError(await platform.api('POST', path, { token: m.platformAdmin.token, body: { files: uniqueSite().files } }), 404, 'PROJECT_NOT_FOUND');
+    for (const who of ['owner', 'admin', 'apiKey'] as const) {
+      expect((await platform.api('POST', path, { token: m[who].token, body: { files: uniqueSite().files } })).status).toBe(201);
+    }
   });
 });
