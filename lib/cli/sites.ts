@@ -138,7 +138,14 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
     usage: 'projects [--json]',
     run: async (args) => {
       const { values: o } = parse(args, { json: { type: 'boolean' } });
-      const projects = listOf<ProjectView>(await client().call('GET', '/api/v1/projects'), 'projects');
+      const api = client();
+      const projects: ProjectView[] = [];
+      // The list is paged; follow next_cursor to the end.
+      for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+        const page: { next_cursor?: string | null } = await api.call('GET', `/api/v1/projects?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        projects.push(...listOf<ProjectView>(page, 'projects'));
+        cursor = Array.isArray(page) ? null : (page.next_cursor ?? null);
+      }
       if (o.json) {
         print(true, projects, '');
         return 0;

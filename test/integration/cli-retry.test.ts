@@ -57,7 +57,7 @@ describe('CLI retries', () => {
     const run = await projectsCli(url);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([aProject]);
-    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /api/v1/projects', 'GET /api/v1/projects']);
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /api/v1/projects?limit=100', 'GET /api/v1/projects?limit=100']);
   });
 
   it.each([

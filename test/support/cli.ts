@@ -19,7 +19,8 @@ export const freshConfigHome = () => mkdtempSync(join(tmpdir(), 'slipway-cli-'))
  */
 export function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'lib/cli/main.ts'), ...args], {
+    // tsx by its resolved URL: the child may run in a folder with no node_modules (cwd: a site).
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), ...args], {
       cwd: options.cwd ?? repoRoot,
       env: {
         PATH: process.env.PATH ?? '',

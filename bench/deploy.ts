@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createApiKey } from '../lib/identity/credentials.ts';
+import { createUser } from '../lib/identity/users.ts';
+import { repoRoot } from '../lib/local/api-server.ts';
+import { startLocalPlatform } from '../lib/local/platform.ts';
+import { localDrivers, localHostHandlers } from '../lib/local/wiring.ts';
+import { createTeam } from '../lib/teams/teams.ts';
+
+/**
+ * The deploy figures of the sites issue: a generated site of 5,000 files
+ * (about 50 MB, mixed sizes) deployed with the CLI to a local platform with
+ * its own moto_server, then deployed again after changing one file; and, in
+ * the same run against the same endpoint, `aws s3 sync` of the same folder
+ * into a fresh bucket. Targets: first deploy within 1.5x of s3 sync; the
+ * second sends one file and takes at most a tenth of the first.
+ */
+
+const FILES = Number(process.env.BENCH_DEPLOY_FILES ?? 5000);
+
+/** Mixed sizes adding up to about 10 KB a file: many small pages and assets, some images. */
+function sizeOf(i: number): number {
+  const r = (i * 2654435761) % 1000; // spread deterministically
+  if (i % 10 < 6) return 500 + (r * 3); // 0.5-3.5 KB: pages, styles, scripts
+  if (i % 10 < 9) return 8_000 + r * 8; // 8-16 KB
+  return 40_000 + r * 25; // 40-65 KB: images
+}
+
+function generateSite(dir: string, count: number): { bytes: number; changeable: string } {
+  let bytes = 0;
+  const ext = ['html', 'css', 'js', 'svg', 'png', 'json', 'woff2', 'txt'];
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><h1>Bench</h1>');
+  bytes += 29;
+  for (let i = 1; i < count; i++) {
+    const folder = join(dir, `section-${i % 50}`, `part-${i % 7}`);
+    mkdirSync(folder, { recursive: true });
+    const size = sizeOf(i);
+    writeFileSync(join(folder, `file-${i}.${ext[i % ext.length]}`), randomBytes(size));
+    bytes += size;
+  }
+  return { bytes, changeable: join(dir, 'section-1', 'part-1', 'file-1.css') };
+}
+
+function run(command: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string; seconds: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, seconds: (performance.now() - started) / 1000 }));
+  });
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+export async function runDeployBench(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'slipway-bench-deploy-'));
+  const site = join(work, 'site');
+  mkdirSync(site);
+  const { bytes, changeable } = generateSite(site, FILES);
+  console.log(`site: ${FILES} files, ${mb(bytes)} in ${site}`);
+
+  const platform = await startLocalPlatform({
+    port: 0,
+    prefix: `bench${randomBytes(3).toString('hex')}`,
+    hostHandlers: localHostHandlers(),
+    drivers: localDrivers(),
+  });
+  try {
+    const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
+    const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });
+    const token = await createApiKey(team.id);
+    const awsEnv = {
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_DEFAULT_REGION: 'us-east-1',
+      AWS_ENDPOINT_URL: platform.awsEndpoint,
+    };
+
+    // aws s3 sync of the same folder into a fresh bucket on the same endpoint.
+    const bucket = `bench-sync-${randomBytes(4).toString('hex')}`;
+    const mkBucket = await run('aws', ['--endpoint-url', platform.awsEndpoint, 's3', 'mb', `s3://${bucket}`], awsEnv);
+    if (mkBucket.code !== 0) throw new Error(`aws s3 mb failed: ${mkBucket.stderr}`);
+    const sync = await run('aws', ['--endpoint-url', platform.awsEndpoint, 's3', 'sync', site, `s3://${bucket}`, '--only-show-errors'], awsEnv);
+    if (sync.code !== 0) throw new Error(`aws s3 sync failed: ${sync.stderr}`);
+    console.log(`aws s3 sync:     ${sync.seconds.toFixed(1)} s (${FILES} files, ${mb(bytes)})`);
+
+    const cliEnv = {
+      SLIPWAY_API_URL: platform.baseUrl,
+      SLIPWAY_TOKEN: token,
+      XDG_CONFIG_HOME: join(work, 'config'),
+    };
+    const cli = (args: string[]) => run(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), ...args], cliEnv);
+    const first = await cli(['deploy', site, '--subdomain', `bench-${randomBytes(3).toString('hex')}`, '--json']);
+    if (first.code !== 0) throw new Error(`first deploy failed: ${first.stderr}`);
+    const one = JSON.parse(first.stdout) as { files_sent: number; bytes_sent: number; project_id: string };
+    console.log(`deploy (first):  ${first.seconds.toFixed(1)} s, sent ${one.files_sent} files, ${mb(one.bytes_sent)}`);
+
+    writeFileSync(changeable, randomBytes(2048));
+    const second = await cli(['deploy', site, '--project', one.project_id, '--json']);
+    if (second.code !== 0) throw new Error(`second deploy failed: ${second.stderr}`);
+    const two = JSON.parse(second.stdout) as { files_sent: number; bytes_sent: number };
+    console.log(`deploy (second): ${second.seconds.toFixed(1)} s, sent ${two.files_sent} file(s), ${two.bytes_sent} bytes`);
+
+    const ratioFirst = first.seconds / sync.seconds;
+    const ratioSecond = second.seconds / first.seconds;
+    console.log(
+      `first deploy / s3 sync = ${ratioFirst.toFixed(2)}x (target <= 1.5x: ${ratioFirst <= 1.5 ? 'met' : 'MISSED'})\n` +
+        `second / first = ${ratioSecond.toFixed(3)} (target <= 0.1: ${ratioSecond <= 0.1 ? 'met' : 'MISSED'}); ` +
+        `files sent by the second: ${two.files_sent} (target 1: ${two.files_sent === 1 ? 'met' : 'MISSED'})`,
+    );
+  } finally {
+    await platform.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// `npx tsx bench/deploy.ts` runs this benchmark alone.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await runDeployBench();
+}

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshConfigHome, runCli } from '../support/cli.ts';
+import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { sha256, siteRequest } from '../support/sites.ts';
+
+/**
+ * The deploy CLI as a user runs it (a child process) against the local
+ * platform, and the result served over HTTP on {subdomain}.localhost:PORT.
+ */
+let platform: TestPlatform;
+let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
+let env: Record<string, string>;
+let site: string;
+const subdomain = `cli-${randomBytes(4).toString('hex')}`;
+const logo = randomBytes(40_000);
+
+function writeSite(dir: string, files: Record<string, string | Buffer>) {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+}
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  m = await makeTeamWithRoles();
+  env = { SLIPWAY_API_URL: platform.baseUrl, SLIPWAY_TOKEN: m.apiKey.token, XDG_CONFIG_HOME: freshConfigHome() };
+  site = mkdtempSync(join(tmpdir(), 'slipway-deploy-'));
+  writeSite(site, {
+    'index.html': '<h1>Home v1</h1>',
+    'about.html': '<h1>About v1</h1>',
+    'docs/index.html': '<h1>Docs</h1>',
+    'css/site.css': 'body { margin: 0 }',
+    'img/logo.png': logo,
+    // Same bytes as img/logo.png: one upload serves both paths.
+    'img/copy-of-logo.png': logo,
+    // Never deployed:
+    '.git/config': '[core]',
+    'node_modules/pkg/index.js': 'module.exports = 1',
+    '.DS_Store': 'junk',
+    'img/.DS_Store': 'junk',
+  });
+});
+afterAll(() => platform?.stop());
+
+const get = (path: string, options: { method?: string; headers?: Record<string, string> } = {}) =>
+  siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, path, options);
+
+describe('slipway deploy, redeploy, projects, rollback', () => {
+  let first: any;
+  let second: any;
+
+  it('deploys a folder as a new project and prints the site URL', async () => {
+    const run = await runCli(['deploy', site, '--subdomain', subdomain, '--json'], env);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(run.stderr + run.code).toMatch(/0$/);
+    first = JSON.parse(run.stdout);
+    expect(first).toEqual({
+      project_id: expect.any(String),
+      deployment_id: expect.any(String),
+      upload_id: expect.any(String),
+      url: `http://${subdomain}.localhost:${platform.port}`,
+      files_total: 6,
+      bytes_total: 16 + 17 + 13 + 18 + 2 * logo.length,
+      // Two paths share the logo's bytes: sent once.
+      files_sent: 5,
+      bytes_sent: 16 + 17 + 13 + 18 + logo.length,
+      known_count: 0,
+    });
+    // Not a terminal: plain progress lines on stderr.
+    expect(run.stderr).toContain('Uploading 5 files');
+  });
+
+  it('serves what was deployed, and nothing that was skipped', async () => {
+    expect((await get('/')).text).toBe('<h1>Home v1</h1>');
+    expect((await get('/about')).text).toBe('<h1>About v1</h1>');
+    expect((await get('/docs/')).text).toBe('<h1>Docs</h1>');
+    const css = await get('/css/site.css');
+    expect(css.headers['content-type']).toMatch(/^text\/css/);
+    const png = await get('/img/copy-of-logo.png');
+    expect(png.status).toBe(200);
+    expect(png.body.equals(logo)).toBe(true);
+    expect(png.headers.etag).toBe(`"${sha256(logo)}"`);
+    for (const path of ['/.git/config', '/node_modules/pkg/index.js', '/.DS_Store', '/img/.DS_Store']) {
+      expect((await get(path)).status).toBe(404);
+    }
+  });
+
+  it('a redeploy after changing one file sends that one file only, to the same project', async () => {
+    writeFileSync(join(site, 'about.html'), '<h1>About v2!</h1>');
+    const run = await runCli(['deploy', site, '--json'], env);
+    expect(run.code).toBe(0);
+    second = JSON.parse(run.stdout);
+    expect(second.project_id).toBe(first.project_id);
+    expect(second.deployment_id).not.toBe(first.deployment_id);
+    expect(second).toMatchObject({ files_total: 6, files_sent: 1, bytes_sent: 18, known_count: 4 });
+    expect((await get('/about')).text).toBe('<h1>About v2!</h1>');
+    expect((await get('/')).text).toBe('<h1>Home v1</h1>');
+  });
+
+  it('projects lists the project with its live deployment', async () => {
+    const run = await runCli(['projects', '--json'], env);
+    expect(run.code).toBe(0);
+    const projects = JSON.parse(run.stdout);
+    expect(projects).toEqual([
+      expect.objectContaining({ id: first.project_id, subdomain, live_deployment_id: second.deployment_id }),
+    ]);
+    const table = await runCli(['projects'], env);
+    expect(table.stdout).toContain(first.project_id);
+    expect(table.stdout).toContain(`http://${subdomain}.localhost:${platform.port}`);
+  });
+
+  it('rollback points production at the deployment before the live one, and --to goes anywhere', async () => {
+    const back = await runCli(['rollback', '--project', first.project_id, '--json'], env);
+    expect(back.code).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({ id: first.project_id, live_deployment_id: first.deployment_id });
+    expect((await get('/about')).text).toBe('<h1>About v1</h1>');
+
+    const none = await runCli(['rollback', '--project', first.project_id], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('slipway: There is no deployment before the live one to roll back to.\n');
+
+    const forward = await runCli(['rollback', '--project', first.project_id, '--to', second.deployment_id], env);
+    expect(forward.code).toBe(0);
+    expect(forward.stdout).toContain(`now serves deployment ${second.deployment_id}`);
+    expect((await get('/about')).text).toBe('<h1>About v2!</h1>');
+  });
+
+  it('rollback in the deployed folder finds its project without --project', async () => {
+    const run = await runCli(['rollback', '--json'], env, { cwd: site });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).live_deployment_id).toBe(first.deployment_id);
+  });
+});
+
+describe('slipway errors', () => {
+  it('an API refusal is its sentence and code, exit 1, no stack', async () => {
+    const run = await runCli(['deploy', site, '--name', 'Bad', '--subdomain', 'Not_Valid!'], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^(Hashing [^\n]*\n)?slipway: [^\n]+ \(SUBDOMAIN_INVALID\)\n$/);
+  });
+
+  it('an unknown token is 401 UNAUTHENTICATED', async () => {
+    const run = await runCli(['projects'], { ...env, SLIPWAY_TOKEN: 'slw_k_nope' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('slipway: Missing or invalid credentials. (UNAUTHENTICATED)\n');
+  });
+
+  it('a missing folder and a not-logged-in user are told so', async () => {
+    const missing = await runCli(['deploy', join(site, 'nope')], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(`slipway: ${join(site, 'nope')} does not exist.\n`);
+    const anonymous = await runCli(['projects'], { SLIPWAY_API_URL: platform.baseUrl, XDG_CONFIG_HOME: freshConfigHome() });
+    expect(anonymous.code).toBe(1);
+    expect(anonymous.stderr).toBe('slipway: Not logged in: run `slipway login` or set SLIPWAY_TOKEN.\n');
+  });
+});
+
+describe('slipway login', () => {
+  it('stores the token and API URL with mode 0600, then commands use them', async () => {
+    const home = freshConfigHome();
+    const run = await runCli(['login', '--api-url', platform.baseUrl], { XDG_CONFIG_HOME: home }, { input: `${m.owner.token}\n` });
+    expect(run.code).toBe(0);
+    const file = join(home, 'slipway', 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ api_url: platform.baseUrl, token: m.owner.token });
+    const projects = await runCli(['projects', '--json'], { XDG_CONFIG_HOME: home });
+    expect(projects.code).toBe(0);
+    expect(JSON.parse(projects.stdout).map((p: { subdomain: string }) => p.subdomain)).toContain(subdomain);
+  });
+
+  it('with no API URL set anywhere, uses the running local platform (its state file)', async () => {
+    const stateFile = join(mkdtempSync(join(tmpdir(), 'slipway-state-')), 'local.json');
+    writeFileSync(stateFile, JSON.stringify({ pid: process.pid, baseUrl: platform.baseUrl, env: {} }));
+    const run = await runCli(['projects', '--json'], { SLIPWAY_TOKEN: m.apiKey.token, XDG_CONFIG_HOME: freshConfigHome(), SLIPWAY_STATE_FILE: stateFile });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)[0].subdomain).toBe(subdomain);
+  });
+
+  it('refuses a token the API does not accept, storing nothing', async () => {
+    const home = freshConfigHome();
+    const run = await runCli(['login', '--api-url', platform.baseUrl, '--token', 'slw_s_bad'], { XDG_CONFIG_HOME: home });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`slipway: The API at ${platform.baseUrl} refused this token: Missing or invalid credentials. (UNAUTHENTICATED)\n`);
+    expect(() => statSync(join(home, 'slipway', 'config.json'))).toThrow();
+  });
+});
