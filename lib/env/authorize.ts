@@ -1,19 +1,24 @@
 import type { Principal, TeamAccess } from '../http/authorize.ts';
-import { ApiError } from '../http/errors.ts';
-import { loadEnvProject, type EnvProject } from './project.ts';
+import { loadProjectForCaller } from '../projects/access.ts';
+
+export interface EnvProject {
+  id: string;
+  team_id: string;
+}
 
 /**
- * Loads the addressed project, then applies the route's team rule to the
- * project's team: 404 for an unknown project, 403 for a caller outside its
- * team or below the role.
+ * The project an environment variable request addresses, through the Sites
+ * part's own loader so every project endpoint answers alike: 404
+ * PROJECT_NOT_FOUND for an unknown project and for one of a team the caller is
+ * not in (ids are not probed across teams; the spec lists 404, not 403, for
+ * this endpoint), 403 for a team member below the route's role.
  */
 export async function authorizeEnvProject(
+  ctx: { principal: Principal | null; authorizeTeam(idOrSlug: string): Promise<TeamAccess> },
   projectId: string,
-  authorizeTeam: (idOrSlug: string) => Promise<TeamAccess>,
 ): Promise<{ project: EnvProject; access: TeamAccess }> {
-  const project = await loadEnvProject(projectId);
-  if (!project) throw new ApiError('NOT_FOUND', { message: 'Project not found.' });
-  return { project, access: await authorizeTeam(project.team_id) };
+  const { item, access } = await loadProjectForCaller(ctx, projectId);
+  return { project: { id: item.id as string, team_id: item.team_id as string }, access };
 }
 
 /** Who wrote a variable: the user, or the API key (which names no person). */

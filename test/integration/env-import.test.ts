@@ -291,24 +291,24 @@ describe('environment variable endpoints: authorization matrix', () => {
     expect((await c.list(m.member.token)).status).toBe(200);
   });
 
-  it.each(['outsider', 'platformAdmin'] as const)('403 for the %s (a project of a team they are not in)', async (who) => {
-    for (const call of Object.values(calls())) expectError(await call(m[who].token), 403, 'FORBIDDEN');
+  // As every project endpoint: a project of a team the caller is not in answers as if it did not exist.
+  it.each(['outsider', 'platformAdmin'] as const)('404 PROJECT_NOT_FOUND for the %s (a project of a team they are not in)', async (who) => {
+    for (const call of Object.values(calls())) expectError(await call(m[who].token), 404, 'PROJECT_NOT_FOUND');
   });
 
-  it("403 for another team's API key", async () => {
+  it("404 PROJECT_NOT_FOUND for another team's API key", async () => {
     const other = await makeTeamWithRoles('Other Env Team');
-    for (const call of Object.values(calls())) expectError(await call(other.apiKey.token), 403, 'FORBIDDEN');
+    for (const call of Object.values(calls())) expectError(await call(other.apiKey.token), 404, 'PROJECT_NOT_FOUND');
   });
 
-  it('404 for a project that does not exist', async () => {
-    const missing = randomUUID();
+  it.each([randomUUID(), 'not-a-project-id'])('404 PROJECT_NOT_FOUND for a project that does not exist (%s)', async (missing) => {
     const replies = [
       await bulk(missing, { content: 'A=1', environment: 'production' }, m.owner.token),
       await setOne(missing, 'A', { value: '1', environment: 'production' }, m.owner.token),
       await list(missing, m.owner.token),
     ];
     for (const reply of replies) {
-      expectError(reply, 404, 'NOT_FOUND');
+      expectError(reply, 404, 'PROJECT_NOT_FOUND');
       expect(reply.body.error).toBe('Project not found.');
     }
   });

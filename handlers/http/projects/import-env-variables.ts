@@ -22,8 +22,9 @@ export const handler = defineHandler(
   'POST /api/v1/projects/{id}/env/bulk',
   // JSON escaping can double the size of the .env text.
   { body, maxJsonBytes: 2 * MAX_ENV_CONTENT_BYTES + 4096 },
-  async ({ params, body, principal, authorizeTeam, log }) => {
-    const { project } = await authorizeEnvProject(params.id!, authorizeTeam);
+  async (ctx) => {
+    const { params, body, principal, log } = ctx;
+    const { project } = await authorizeEnvProject(ctx, params.id!);
     const { variables, rejected } = parseEnvContent(body.content);
     if (variables.length === 0) throw new ApiError('ENV_IMPORT_EMPTY', { details: { rejected } });
     if (variables.length > MAX_ENV_IMPORT_VARIABLES) {

@@ -6,8 +6,8 @@ import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 const query = z.object({ environment: envEnvironmentSchema.optional() });
 
-export const handler = defineHandler('GET /api/v1/projects/{id}/env', { query }, async ({ params, query, authorizeTeam }) => {
-  const { project } = await authorizeEnvProject(params.id!, authorizeTeam);
+export const handler = defineHandler('GET /api/v1/projects/{id}/env', { query }, async (ctx) => {
+  const { project } = await authorizeEnvProject(ctx, ctx.params.id!);
   // Names and metadata only: values are write-only through the API.
-  return { data: { variables: await listEnvVariables(project.id, query.environment) } };
+  return { data: { variables: await listEnvVariables(project.id, ctx.query.environment) } };
 });

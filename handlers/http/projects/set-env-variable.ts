@@ -14,8 +14,9 @@ const body = z.object({
 export const handler = defineHandler(
   'PUT /api/v1/projects/{id}/env/{name}',
   { body, maxJsonBytes: 2 * MAX_ENV_VALUE_BYTES + 4096 },
-  async ({ params, body, principal, authorizeTeam, log }) => {
-    const { project } = await authorizeEnvProject(params.id!, authorizeTeam);
+  async (ctx) => {
+    const { params, body, principal, log } = ctx;
+    const { project } = await authorizeEnvProject(ctx, params.id!);
     const name = params.name!;
     const problem = envNameProblem(name);
     if (problem === 'invalid_name') throw new ApiError('ENV_NAME_INVALID');
