@@ -33,7 +33,7 @@ function counters(userId: string, ip: string): Counter[] {
  * Counter items expire by TTL a while after their window closes.
  * Beyond either limit: 429 with Retry-After, the seconds until the window frees.
  */
-export async function takeResendAllowance(userId: string, ip: string, now = new Date()): Promise<() => Promise<void>> {
+export async function takeResendAllowance(userId: string, ip: string, now = new Date(), attempt = 1): Promise<() => Promise<void>> {
   const window = windowOf(now);
   const all = counters(userId, ip);
   const update = (c: Counter) => ({
@@ -51,8 +51,11 @@ export async function takeResendAllowance(userId: string, ip: string, now = new 
     if (name !== 'TransactionCanceledException') throw error;
     const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
     const failed = all.filter((_c, i) => reasons[i]?.Code === 'ConditionalCheckFailed');
-    // A cancellation with no failed condition is a write conflict between racing requests: retry once.
-    if (failed.length === 0 && reasons.some((r) => r?.Code === 'TransactionConflict')) return takeResendAllowance(userId, ip, now);
+    // No failed condition: DynamoDB cancelled on a write conflict with a racing request; try again a few times.
+    if (failed.length === 0 && attempt < 5 && reasons.some((r) => r?.Code === 'TransactionConflict')) {
+      await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
+      return takeResendAllowance(userId, ip, now, attempt + 1);
+    }
     if (failed.length === 0) throw error;
     const retryAfter = Math.max(1, window.end - window.nowSeconds);
     throw new ApiError('EMAIL_RESEND_LIMITED', {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,14 +6,20 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { getUser } from '../../lib/identity/users.ts';
-import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { startLocalPlatform, type LocalPlatform } from '../../lib/local/platform.ts';
+import { makeTeamWithRoles, makeUser } from '../support/platform.ts';
 
-let platform: TestPlatform;
+let platform: LocalPlatform;
 const RESEND = '/api/v1/me/email-verification/resend';
 const CONFIRM = '/api/v1/email-verification/confirm';
 
+/**
+ * This file runs on a moto_server of its own rather than the run's shared one:
+ * sent mail is read from moto's inspection API, which serializes every object
+ * moto holds (other files' S3 uploads included) and would crawl on the shared one.
+ */
 beforeAll(async () => {
-  platform = await startTestPlatform();
+  platform = await startLocalPlatform({ port: 0, prefix: `t${randomBytes(5).toString('hex')}`, drivers: [] });
 });
 afterAll(() => platform?.stop());
 
