@@ -31,7 +31,9 @@ export const EXPORT_README = {
   not_included:
     'Team assets are not personal data of one member and are not in this file: projects, deployments, uploaded files, domains, ' +
     'environment variables, functions and their invocations, forms and their submissions. Ask a team owner to export those. ' +
-    'Secrets are not included either: sessions, API keys and confirmation links are stored only as one-way hashes and cannot be shown.',
+    'Secrets are not included either: sessions, API keys and confirmation links are stored only as one-way hashes and cannot be shown. ' +
+    'Also left out is bookkeeping that says nothing new about you: when you last marked notices as seen, which notices you ' +
+    'dismissed in which team, and the hourly counters that limit confirmation e-mails.',
   retained:
     'Account and membership records are kept while your account exists. Invitations, e-mail change requests and step-up grants ' +
     'are removed automatically after they expire. Rate-limit counters that hold IP addresses expire two hours after their hour ' +
