@@ -91,8 +91,8 @@ describe('GET /api/v1/notices: what the caller may see', () => {
     expect(after.body.data.seen_at).toBe(seen.body.data.seen_at);
     expect(after.body.data.notices.every((n: any) => n.unread === false)).toBe(true);
 
-    const fresh = await publishNotice({ key: uniqueKey('fresh'), title: 'New feature', publishedAt: minutes(0.5) });
-    // Published 30 s ahead: not visible yet, so not counted.
+    const fresh = await publishNotice({ key: uniqueKey('fresh'), title: 'New feature', publishedAt: minutes(10) });
+    // Published ahead of now: not visible yet, so not counted.
     expect((await platform.api('GET', '/api/v1/notices', { token })).body.data.unread_count).toBe(0);
     const justNow = await publishNotice({ key: uniqueKey('just-now'), title: 'Now live' });
     const later = await platform.api('GET', '/api/v1/notices', { token });
