@@ -58,6 +58,11 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
   });
 }
 
+const steps = (t: Record<string, number>) =>
+  Object.entries(t)
+    .map(([step, ms]) => `${step} ${(ms / 1000).toFixed(1)} s`)
+    .join(', ');
+
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 export async function runDeployBench(): Promise<void> {
@@ -100,14 +105,14 @@ export async function runDeployBench(): Promise<void> {
     const cli = (args: string[]) => run(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), ...args], cliEnv);
     const first = await cli(['deploy', site, '--subdomain', `bench-${randomBytes(3).toString('hex')}`, '--json']);
     if (first.code !== 0) throw new Error(`first deploy failed: ${first.stderr}`);
-    const one = JSON.parse(first.stdout) as { files_sent: number; bytes_sent: number; project_id: string };
-    console.log(`deploy (first):  ${first.seconds.toFixed(1)} s, sent ${one.files_sent} files, ${mb(one.bytes_sent)}`);
+    const one = JSON.parse(first.stdout) as { files_sent: number; bytes_sent: number; project_id: string; timings_ms: Record<string, number> };
+    console.log(`deploy (first):  ${first.seconds.toFixed(1)} s, sent ${one.files_sent} files, ${mb(one.bytes_sent)}; steps ${steps(one.timings_ms)}`);
 
     writeFileSync(changeable, randomBytes(2048));
     const second = await cli(['deploy', site, '--project', one.project_id, '--json']);
     if (second.code !== 0) throw new Error(`second deploy failed: ${second.stderr}`);
-    const two = JSON.parse(second.stdout) as { files_sent: number; bytes_sent: number };
-    console.log(`deploy (second): ${second.seconds.toFixed(1)} s, sent ${two.files_sent} file(s), ${two.bytes_sent} bytes`);
+    const two = JSON.parse(second.stdout) as { files_sent: number; bytes_sent: number; timings_ms: Record<string, number> };
+    console.log(`deploy (second): ${second.seconds.toFixed(1)} s, sent ${two.files_sent} file(s), ${two.bytes_sent} bytes; steps ${steps(two.timings_ms)}`);
 
     const ratioFirst = first.seconds / sync.seconds;
     const ratioSecond = second.seconds / first.seconds;

@@ -87,6 +87,8 @@ export interface DeploySummary {
   files_sent: number;
   bytes_sent: number;
   known_count: number;
+  /** Wall time of each step, for the benchmark and for anyone asking where the time went. */
+  timings_ms: { hash: number; begin: number; upload: number; finalize: number };
 }
 
 export interface DeployOptions {
@@ -152,11 +154,19 @@ class UploadProgress {
  */
 export async function deploySite(api: ApiClient, options: DeployOptions): Promise<DeploySummary> {
   const out = options.quiet ? undefined : options.progress;
+  let mark = performance.now();
+  const lap = () => {
+    const now = performance.now();
+    const ms = Math.round(now - mark);
+    mark = now;
+    return ms;
+  };
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
   out?.write(`Hashing ${listed.length} files...\n`);
   const files = await hashSiteFiles(listed);
   const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
+  const hashMs = lap();
 
   // One key for this deploy: a begin retried after a lost answer returns the same session and project.
   const idempotency = { 'idempotency-key': randomUUID() };
@@ -174,6 +184,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
         headers: idempotency,
       });
 
+  const beginMs = lap();
   const byHash = new Map<string, SiteFile>();
   for (const file of files) if (!byHash.has(file.hash)) byHash.set(file.hash, file);
   const toSend = session.missing.map((hash) => {
@@ -207,6 +218,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     progress.stop();
   }
 
+  const uploadMs = lap();
   const finalized = await api.call<{ deployment_id: string; project_id: string; url?: string; production_url?: string }>(
     'POST',
     `/api/v1/uploads/${encodeURIComponent(session.upload_id)}/finalize`,
@@ -222,5 +234,6 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     files_sent: filesSent,
     bytes_sent: bytesSent,
     known_count: session.known_count,
+    timings_ms: { hash: hashMs, begin: beginMs, upload: uploadMs, finalize: lap() },
   };
 }

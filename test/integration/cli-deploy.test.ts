@@ -70,6 +70,7 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
       files_sent: 5,
       bytes_sent: 16 + 17 + 13 + 18 + logo.length,
       known_count: 0,
+      timings_ms: { hash: expect.any(Number), begin: expect.any(Number), upload: expect.any(Number), finalize: expect.any(Number) },
     });
     // Not a terminal: plain progress lines on stderr.
     expect(run.stderr).toContain('Uploading 5 files');
