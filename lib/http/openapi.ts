@@ -1,10 +1,13 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { errorCatalogue } from './errors.ts';
 import { handlerSchemas } from './pipeline.ts';
 import { routeKey, routes, type RouteRow } from './routes.ts';
+
+// The generator reads metadata through `.openapi()`, which this adds to zod's prototype.
+extendZodWithOpenApi(z);
 
 /**
  * The OpenAPI document, built from the route table and the zod schemas the
