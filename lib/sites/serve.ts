@@ -4,6 +4,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
 
 /**
@@ -169,16 +170,16 @@ interface ProjectRecord {
   live_deployment_id?: string | null;
 }
 
-async function getItem<T>(pk: string, sk: string): Promise<T | null> {
-  const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: { pk, sk }, ConsistentRead: true }));
+async function getItem<T>(key: { pk: string; sk: string }): Promise<T | null> {
+  const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }));
   return (out.Item as T | undefined) ?? null;
 }
 
 /** The project holding a subdomain (via its hold item), or null. */
 async function projectForSubdomain(subdomain: string): Promise<ProjectRecord | null> {
-  const hold = await getItem<{ project_id?: string }>(`SUBDOMAIN#${subdomain}`, 'SUBDOMAIN');
+  const hold = await getItem<{ project_id?: string }>(keys.subdomainHold(subdomain));
   if (!hold?.project_id) return null;
-  const project = await getItem<ProjectRecord>(`PROJECT#${hold.project_id}`, 'PROJECT');
+  const project = await getItem<ProjectRecord>(keys.project(hold.project_id));
   // The hold is written before the project on create; a hold whose project is gone serves nothing.
   return project;
 }

@@ -5,6 +5,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
+import { keys } from '../../lib/db/keys.ts';
 import { deployedObjectKey, routeManifestKey, type RouteManifest } from '../../lib/sites/serve.ts';
 
 /**
@@ -33,10 +34,8 @@ export async function putProjectFixture(options: { subdomain?: string; slug?: st
     new PutCommand({
       TableName: config.tableName(),
       Item: {
-        pk: `PROJECT#${fixture.projectId}`,
-        sk: 'PROJECT',
-        gsi1pk: `TEAMPROJECTS#${fixture.teamId}`,
-        gsi1sk: `${now}#${fixture.projectId}`,
+        ...keys.project(fixture.projectId),
+        ...keys.projectByTeam(fixture.teamId, now, fixture.projectId),
         id: fixture.projectId,
         team_id: fixture.teamId,
         name: fixture.slug,
@@ -52,7 +51,7 @@ export async function putProjectFixture(options: { subdomain?: string; slug?: st
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
-      Item: { pk: `SUBDOMAIN#${fixture.subdomain}`, sk: 'SUBDOMAIN', project_id: fixture.projectId, team_id: fixture.teamId },
+      Item: { ...keys.subdomainHold(fixture.subdomain), project_id: fixture.projectId, team_id: fixture.teamId },
     }),
   );
   return fixture;
@@ -109,7 +108,7 @@ export async function setLiveDeployment(fixture: SiteFixture, deploymentId: stri
   await dynamo().send(
     new UpdateCommand({
       TableName: config.tableName(),
-      Key: { pk: `PROJECT#${fixture.projectId}`, sk: 'PROJECT' },
+      Key: keys.project(fixture.projectId),
       UpdateExpression: 'SET live_deployment_id = :d',
       ExpressionAttributeValues: { ':d': deploymentId },
     }),
