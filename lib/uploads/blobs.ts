@@ -1,4 +1,4 @@
-import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
@@ -41,12 +41,7 @@ export async function heldHashes(teamId: string, hashes: string[]): Promise<Set<
   return held;
 }
 
-/** Records that the team's store holds a blob (after its bytes were checked and stored). */
-export async function recordHeldBlob(teamId: string, hash: string, size: number): Promise<void> {
-  await dynamo().send(
-    new PutCommand({
-      TableName: config.tableName(),
-      Item: { ...keys.heldBlob(teamId, hash), type: 'blob', team_id: teamId, blob_hash: hash, size, stored_at: new Date().toISOString() },
-    }),
-  );
+/** The record saying the team's store holds a blob (written after its bytes were checked and stored). */
+export function heldBlobItem(teamId: string, hash: string, size: number) {
+  return { ...keys.heldBlob(teamId, hash), type: 'blob', team_id: teamId, blob_hash: hash, size, stored_at: new Date().toISOString() };
 }

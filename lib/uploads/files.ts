@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
-import { blobKey, recordHeldBlob } from './blobs.ts';
+import { blobKey, heldBlobItem } from './blobs.ts';
 import type { ManifestFile } from './manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
@@ -33,6 +33,7 @@ export async function readManifest(session: Pick<UploadSessionRecord, 'manifest_
 export async function putUploadFile(session: UploadSessionRecord, hash: string, bytes: Buffer) {
   requireOpenSession(session);
   if (!HASH_PATTERN.test(hash)) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
+  // The expected-hash item and nothing else: one read on the hot path of a deploy.
   const expected = await dynamo().send(
     new GetCommand({ TableName: config.tableName(), Key: keys.uploadFile(session.upload_id, hash), ConsistentRead: true }),
   );
@@ -57,16 +58,13 @@ export async function putUploadFile(session: UploadSessionRecord, hash: string, 
       ContentLength: bytes.length,
     }),
   );
-  await recordHeldBlob(session.team_id, hash, size);
-  if (expected.Item) {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.uploadFile(session.upload_id, hash),
-        UpdateExpression: 'SET received = :yes',
-        ExpressionAttributeValues: { ':yes': true },
-      }),
-    );
+  // The team now holds the blob, and the session has received it: two puts in one call.
+  const writes: Record<string, unknown>[] = [{ PutRequest: { Item: heldBlobItem(session.team_id, hash, size) } }];
+  if (expected.Item) writes.push({ PutRequest: { Item: { ...expected.Item, received: true } } });
+  let request: Record<string, unknown[]> | undefined = { [config.tableName()]: writes };
+  while (request && Object.keys(request).length > 0) {
+    const reply = await dynamo().send(new BatchWriteCommand({ RequestItems: request as never }));
+    request = reply.UnprocessedItems as typeof request;
   }
   return { upload_id: session.upload_id, hash, size, received: true };
 }

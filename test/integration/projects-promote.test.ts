@@ -32,7 +32,7 @@ beforeAll(async () => {
     v2: second.body.data.deployment_id,
     uploading: third.body.data.deployment_id,
   };
-});
+}, 120_000);
 afterAll(async () => {
   s3?.destroy();
   await platform?.stop();
@@ -66,7 +66,7 @@ async function objectCount(): Promise<number> {
 const promote = (token: string | undefined, deploymentId: unknown, projectId = p.id) =>
   platform.api('POST', `/api/v1/projects/${projectId}/promote`, { token, body: { deployment_id: deploymentId } });
 
-describe('POST /api/v1/projects/{id}/promote', () => {
+describe('POST /api/v1/projects/{id}/promote', { timeout: 120_000 }, () => {
   it('points production at an earlier deployment instantly, copying nothing, and answers exactly the promote fields', async () => {
     const before = await objectCount();
     const reply = await promote(m.member.token, p.v1);
@@ -107,7 +107,7 @@ describe('POST /api/v1/projects/{id}/promote', () => {
   });
 });
 
-describe('GET /api/v1/projects/{id}/deployments', () => {
+describe('GET /api/v1/projects/{id}/deployments', { timeout: 120_000 }, () => {
   it('lists the deployments newest first, marking the live one', async () => {
     const reply = await platform.api('GET', `/api/v1/projects/${p.id}/deployments`, { token: m.member.token });
     expect(reply.status).toBe(200);
@@ -130,7 +130,7 @@ describe('GET /api/v1/projects/{id}/deployments', () => {
   });
 });
 
-describe('GET /api/v1/projects and GET /api/v1/projects/{id}', () => {
+describe('GET /api/v1/projects and GET /api/v1/projects/{id}', { timeout: 120_000 }, () => {
   it("lists the current team's projects, newest first, in pages", async () => {
     const all = await platform.api('GET', '/api/v1/projects?limit=100', { token: m.member.token });
     expect(all.status).toBe(200);
@@ -172,7 +172,7 @@ describe('GET /api/v1/projects and GET /api/v1/projects/{id}', () => {
   });
 });
 
-describe('PATCH /api/v1/projects/{id}', () => {
+describe('PATCH /api/v1/projects/{id}', { timeout: 120_000 }, () => {
   const patch = (token: string | undefined, body: unknown, id = p.id) => platform.api('PATCH', `/api/v1/projects/${id}`, { token, body });
 
   it('writes settings; enums are validated', async () => {

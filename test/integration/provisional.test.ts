@@ -73,7 +73,7 @@ async function until<T>(probe: () => Promise<T | null>, what: string): Promise<T
   throw new Error(`gave up waiting for ${what}`);
 }
 
-describe('provisional lifecycle', () => {
+describe('provisional lifecycle', { timeout: 120_000 }, () => {
   it('begin sets a one-time at() schedule for provisional_until, targeting the expiry worker', async () => {
     const session = await beginWithExpiry(8100);
     const s = await schedule(session.project_id);

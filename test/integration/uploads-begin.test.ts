@@ -42,7 +42,7 @@ const PROJECT_FIELDS = [
   'updated_at',
 ];
 
-describe('POST /api/v1/uploads: the 201 answer', () => {
+describe('POST /api/v1/uploads: the 201 answer', { timeout: 120_000 }, () => {
   it('carries every field of the upload session and a project with every field of the Project table', async () => {
     const s = site({ 'index.html': `<p>${uniqueName()}</p>`, 'copy/index.html': 'same', 'copy2/index.html': 'same' });
     const before = Date.now();
@@ -135,7 +135,7 @@ describe('POST /api/v1/uploads: the 201 answer', () => {
   });
 });
 
-describe('POST /api/v1/uploads: authorization matrix', () => {
+describe('POST /api/v1/uploads: authorization matrix', { timeout: 120_000 }, () => {
   it('401 without a token or with an unknown one', async () => {
     expectError(await beginUpload(undefined, { files: uniqueSite().files, project: { name: 'x' } }), 401, 'UNAUTHENTICATED');
     expectError(await beginUpload(`slw_s_${'A'.repeat(43)}`, { files: uniqueSite().files, project: { name: 'x' } }), 401, 'UNAUTHENTICATED');
@@ -156,7 +156,7 @@ describe('POST /api/v1/uploads: authorization matrix', () => {
   });
 });
 
-describe('POST /api/v1/uploads: manifest checks, before anything is created', () => {
+describe('POST /api/v1/uploads: manifest checks, before anything is created', { timeout: 120_000 }, () => {
   const good = () => uniqueSite().files;
   const h = 'a'.repeat(64);
   const cases: [string, unknown, string | null][] = [
@@ -226,7 +226,7 @@ describe('POST /api/v1/uploads: manifest checks, before anything is created', ()
   });
 });
 
-describe('POST /api/v1/uploads: name and subdomain', () => {
+describe('POST /api/v1/uploads: name and subdomain', { timeout: 120_000 }, () => {
   it('a name is 1 to 255 characters', async () => {
     expectError(await beginUpload(m.member.token, { files: good(), project: { name: '' } }), 400, 'VALIDATION_FAILED');
     expectError(await beginUpload(m.member.token, { files: good(), project: { name: 'n'.repeat(256) } }), 400, 'VALIDATION_FAILED');

@@ -42,7 +42,7 @@ async function objectText(key: string) {
   return { text: await reply.Body!.transformToString(), contentType: reply.ContentType };
 }
 
-describe('upload, finalize, publish', () => {
+describe('upload, finalize, publish', { timeout: 120_000 }, () => {
   it('publishes every file at {team_id}/{slug}/{deployment_id}/{path} with a write-once route manifest', async () => {
     const s = uniqueSite({ 'about/index.html': '<p>about</p>', 'app.js': 'console.log(1)' });
     const session = await begin(m.member.token, s);
@@ -97,7 +97,7 @@ const blobExists = async (hash: string) =>
     () => false,
   );
 
-describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', () => {
+describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, () => {
   it('refuses bytes that do not match the hash, and stores nothing', async () => {
     const s = uniqueSite();
     const session = await begin(m.member.token, s);
@@ -179,7 +179,7 @@ describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', () => {
   });
 });
 
-describe('POST /api/v1/uploads/{upload_id}/finalize', () => {
+describe('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () => {
   it('refuses while files are missing, listing them', async () => {
     const s = uniqueSite();
     const session = await begin(m.member.token, s);
@@ -215,7 +215,7 @@ describe('POST /api/v1/uploads/{upload_id}/finalize', () => {
   });
 });
 
-describe('POST /api/v1/projects/{id}/uploads', () => {
+describe('POST /api/v1/projects/{id}/uploads', { timeout: 120_000 }, () => {
   it('opens a new session for an existing project; finalizing it moves production', async () => {
     const s = uniqueSite();
     const first = await begin(m.member.token, s);

@@ -42,7 +42,7 @@ async function freshTeam() {
   return { team, token: owner.token, headers: { 'x-team-id': team.id } };
 }
 
-describe('plans: PLAN_LIMIT_EXCEEDED', () => {
+describe('plans: PLAN_LIMIT_EXCEEDED', { timeout: 120_000 }, () => {
   it('refuses the sixth site of a free team, and set-plan lifts the limit', async () => {
     const t = await freshTeam();
     for (let i = 0; i < 5; i++) {
@@ -92,7 +92,7 @@ describe('plans: PLAN_LIMIT_EXCEEDED', () => {
   });
 });
 
-describe('suspended teams', () => {
+describe('suspended teams', { timeout: 120_000 }, () => {
   it('TEAM_SUSPENDED while suspended; suspend-team --off restores', async () => {
     const t = await freshTeam();
     const suspended = await admin('suspend-team', '--team', t.team.id);
@@ -104,7 +104,7 @@ describe('suspended teams', () => {
   });
 });
 
-describe('open upload sessions per team', () => {
+describe('open upload sessions per team', { timeout: 120_000 }, () => {
   it('429 with Retry-After at the cap (10 on free); finalizing one frees a place', async () => {
     const t = await freshTeam();
     const s = uniqueSite();
@@ -112,7 +112,7 @@ describe('open upload sessions per team', () => {
     expect(first.status).toBe(201);
     const projectId = first.body.data.project_id;
     const more = await Promise.all(
-      Array.from({ length: 12 }, () =>
+      Array.from({ length: 11 }, () =>
         platform.api('POST', `/api/v1/projects/${projectId}/uploads`, { token: t.token, body: { files: uniqueSite().files } }),
       ),
     );
@@ -128,7 +128,7 @@ describe('open upload sessions per team', () => {
   });
 });
 
-describe('Idempotency-Key', () => {
+describe('Idempotency-Key', { timeout: 120_000 }, () => {
   it('a replay returns the original session and project with 201 and creates nothing', async () => {
     const body = { files: uniqueSite().files, project: { name: uniqueName() } };
     const key = `deploy-${Date.now()}`;
