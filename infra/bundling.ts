@@ -34,10 +34,24 @@ export const bundleSettings = {
   sourcesContent: false,
   // `module` first lets esbuild tree-shake the ESM builds of the AWS SDK.
   mainFields: ['module', 'main'],
-  // Bundle the AWS SDK instead of using the runtime's copy: the version we
+  // Bundle the AWS SDK instead of using the runtime's copy (the version we
   // test against is the version we run, and a minified tree-shaken client
-  // loads faster than the runtime's full package.
-  externalModules: [] as string[],
+  // loads faster), except the credential providers Lambda never reaches:
+  // the SDK's default chain tries the environment first and loads these
+  // only by dynamic import() after it fails, and Lambda always puts the
+  // function's credentials in the environment. Leaving them out saves
+  // ~130 KB of every bundle; were one ever reached, its import fails loudly.
+  externalModules: [
+    '@aws-sdk/credential-provider-ini',
+    '@aws-sdk/credential-provider-sso',
+    '@aws-sdk/credential-provider-process',
+    '@aws-sdk/credential-provider-web-identity',
+    '@aws-sdk/credential-provider-login',
+    '@aws-sdk/credential-provider-http',
+    '@smithy/credential-provider-imds',
+    '@aws-sdk/nested-clients',
+    '@aws-sdk/token-providers',
+  ] as string[],
   banner: requireBanner,
 } as const;
 
