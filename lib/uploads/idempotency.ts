@@ -23,6 +23,11 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const RECORD_SECONDS = 24 * 3600;
 /** How long a duplicate waits for the first request before answering 409. */
 const WAIT_FOR_FIRST_MS = 15_000;
+/**
+ * A claim older than this belongs to a request that died (the Lambda timeout is 29 s and a failed
+ * request releases its claim), so a retry may take it over rather than wait for the 24-hour TTL.
+ */
+const ABANDONED_CLAIM_MS = 120_000;
 
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
@@ -82,7 +87,13 @@ export async function idempotent<T>(input: {
             created_at: now.toISOString(),
             ttl: epochSeconds(now) + RECORD_SECONDS,
           },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          ConditionExpression: 'attribute_not_exists(pk) OR (#state = :progress AND request_hash = :hash AND created_at < :abandoned)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':progress': 'in_progress',
+            ':hash': bodyHash,
+            ':abandoned': new Date(now.getTime() - ABANDONED_CLAIM_MS).toISOString(),
+          },
         }),
       );
       break;

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../lib/aws/clients.ts';
+import { keys } from '../../lib/db/keys.ts';
 import { createTeam } from '../../lib/teams/teams.ts';
+import { requestHash } from '../../lib/uploads/idempotency.ts';
+import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { runCli } from '../support/cli.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { putMissing, uniqueName, uniqueSite } from '../support/uploads.ts';
@@ -10,6 +16,8 @@ let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 beforeAll(async () => {
   platform = await startTestPlatform();
   m = await makeTeamWithRoles();
+  // Room for the projects the Idempotency-Key tests create; the plan tests use teams of their own.
+  await setTeamPlan(m.team.id, 'team');
 });
 afterAll(() => platform?.stop());
 
@@ -177,5 +185,38 @@ describe('Idempotency-Key', { timeout: 120_000 }, () => {
     const key = `fail-${Date.now()}`;
     expectError(await beginUpload(m.member.token, { files: [], project: { name: uniqueName() } }, { 'idempotency-key': key }), 400, 'INVALID_MANIFEST');
     expect((await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key })).status).toBe(201);
+  });
+
+  async function claimInProgress(key: string, body: unknown, ageMs: number) {
+    const created = new Date(Date.now() - ageMs);
+    await dynamo().send(
+      new PutCommand({
+        TableName: platform.env.TABLE_NAME,
+        Item: {
+          ...keys.idempotency(m.team.id, createHash('sha256').update(key).digest('hex')),
+          type: 'idempotency',
+          team_id: m.team.id,
+          request_hash: requestHash('POST /api/v1/uploads', body),
+          state: 'in_progress',
+          created_at: created.toISOString(),
+        },
+      }),
+    );
+  }
+
+  it('a request still running under the key: the duplicate waits, then 409 IDEMPOTENCY_KEY_IN_PROGRESS with Retry-After', async () => {
+    const body = { files: uniqueSite().files, project: { name: uniqueName() } };
+    const key = `busy-${Date.now()}`;
+    await claimInProgress(key, body, 0);
+    const reply = await beginUpload(m.member.token, body, { 'idempotency-key': key });
+    expectError(reply, 409, 'IDEMPOTENCY_KEY_IN_PROGRESS');
+    expect(reply.headers.get('retry-after')).toBe('1');
+  });
+
+  it('a claim abandoned by a request that died is taken over by the retry', async () => {
+    const body = { files: uniqueSite().files, project: { name: uniqueName() } };
+    const key = `dead-${Date.now()}`;
+    await claimInProgress(key, body, 10 * 60_000);
+    expect((await beginUpload(m.member.token, body, { 'idempotency-key': key })).status).toBe(201);
   });
 });
