@@ -58,6 +58,17 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
   };
 }
 
+async function existingKeys(bucket: string, prefix: string): Promise<Set<string>> {
+  const found = new Set<string>();
+  let token: string | undefined;
+  do {
+    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const object of page.Contents ?? []) found.add(object.Key!);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return found;
+}
+
 async function deletePrefix(bucket: string, prefix: string): Promise<void> {
   let token: string | undefined;
   do {
@@ -101,10 +112,14 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
 
   const limit = pLimit(COPY_CONCURRENCY);
   const routeFiles: Record<string, { hash: string; size: number; content_type: string }> = {};
+  // A finalize cut short by its timeout (thousands of copies on a slow endpoint) is retried by the
+  // client; copies are atomic and this deployment's content is fixed, so the retry skips what exists.
+  const copied = await existingKeys(sites, prefix);
   await Promise.all(
     files.map((file) => {
       const contentType = contentTypeFor(file.path);
       routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentType };
+      if (copied.has(`${prefix}${file.path}`)) return undefined;
       return limit(() =>
         s3().send(
           new CopyObjectCommand({
