@@ -54,14 +54,7 @@ export class SlipwayStack extends Stack {
 
 /** The CDK app with cdk-nag's AWS Solutions checks: `infra/app.ts` and the infra tests build it the same way. */
 export function buildSlipwayApp(props: AppProps = {}): { app: App; stack: SlipwayStack } {
-  const app = new App({
-    ...props,
-    context: {
-      // Grant S3 log delivery through a bucket policy rather than the legacy ACL (needs ObjectWriter ownership).
-      '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
-      ...props.context,
-    },
-  });
+  const app = new App(props);
   const stackName = app.node.tryGetContext('stackName');
   const stack = new SlipwayStack(app, typeof stackName === 'string' && stackName ? stackName : 'Slipway', {
     description: 'Slipway: static sites and serverless functions for teams',

@@ -30,6 +30,9 @@ export class SlipwayState extends Construct {
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
+    // S3 log delivery is granted by a bucket policy, not the legacy ACL (which needs ObjectWriter
+    // ownership). Set here, before any child exists, so the construct does not depend on cdk.json.
+    this.node.setContext('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', true);
 
     const attribute = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
     this.table = new dynamodb.Table(this, 'Table', {

@@ -10,7 +10,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from '../../lib/resources.ts';
 import { fallbackRoute, routeKey, routes, type ResourceUse, type RouteRow } from '../../lib/http/routes.ts';
-import { workers } from '../../lib/workers.ts';
+import { workers, type WorkerRow } from '../../lib/workers.ts';
 import {
   bucketReadActions,
   bucketWriteActions,
@@ -19,6 +19,8 @@ import {
   tableWriteActions,
 } from '../../infra/grants.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
+import { SlipwayState } from '../../infra/state.ts';
+import { SlipwayWorkers } from '../../infra/workers.ts';
 
 /**
  * The stack is synthesized once for the whole file, with every handler
@@ -207,6 +209,43 @@ describe('workers', () => {
         ],
       },
     });
+  });
+});
+
+describe('worker rows the table does not hold yet', () => {
+  // The worker table grows as features land; the wiring of each trigger kind is checked on stand-in rows.
+  const standIn = (rows: WorkerRow[]) => {
+    const probe = new Stack(new App(), 'WorkerProbe');
+    const state = new SlipwayState(probe, 'State');
+    const workersConstruct = new SlipwayWorkers(probe, 'Workers', {
+      grants: { state, mailFrom: 'no-reply@example.test' },
+      environment: {},
+      environmentFor: () => ({}),
+      rows,
+    });
+    return { probe, state, workersConstruct };
+  };
+
+  it('consumes a queue row through an event source mapping that reports batch item failures', () => {
+    const { probe, state, workersConstruct } = standIn([
+      { name: 'probe-consumer', handler: fallbackRoute.handler, trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 5 }, uses: ['table:read'], timeoutSeconds: 30 },
+    ]);
+    const probeTemplate = Template.fromStack(probe);
+    const fn = workersConstruct.workerFunctions.get('probe-consumer')!;
+    probeTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: probe.getLogicalId(fn.fn.node.defaultChild as CfnElement) },
+      EventSourceArn: { 'Fn::GetAtt': [probe.getLogicalId(state.queues.sslRetries.node.defaultChild as CfnElement), 'Arn'] },
+      BatchSize: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('refuses a queue consumer whose timeout outlasts the queue visibility timeout', () => {
+    expect(() =>
+      standIn([
+        { name: 'slow-consumer', handler: fallbackRoute.handler, trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 1 }, uses: [], timeoutSeconds: queueDefinitions.sslRetries.visibilityTimeoutSeconds + 1 },
+      ]),
+    ).toThrow(/exceeds the visibility timeout/);
   });
 });
 
