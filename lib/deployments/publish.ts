@@ -1,5 +1,5 @@
 import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
@@ -15,6 +15,18 @@ import { contentTypeFor } from './content-type.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;
+/** Files copied between two saved checkpoints. */
+const COPY_CHUNK = 500;
+
+/**
+ * How long one finalize call copies before it answers "still publishing": API
+ * Gateway cuts a request at 30 s, and a large deployment (or a slow endpoint)
+ * may need more; the next call resumes at the saved checkpoint.
+ */
+function publishBudgetMs(): number {
+  const value = Number(process.env.FINALIZE_BUDGET_MS);
+  return Number.isFinite(value) && value > 0 ? value : 20_000;
+}
 
 export function deploymentPrefix(teamId: string, slug: string, deploymentId: string): string {
   return `${teamId}/${slug}/${deploymentId}/`;
@@ -110,29 +122,51 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const bundles = config.bucket('bundles');
   const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
 
-  const limit = pLimit(COPY_CONCURRENCY);
   const routeFiles: Record<string, { hash: string; size: number; content_type: string }> = {};
-  // A finalize cut short by its timeout (thousands of copies on a slow endpoint) is retried by the
-  // client; copies are atomic and this deployment's content is fixed, so the retry skips what exists.
-  const copied = await existingKeys(sites, prefix);
-  await Promise.all(
-    files.map((file) => {
-      const contentType = contentTypeFor(file.path);
-      routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentType };
-      if (copied.has(`${prefix}${file.path}`)) return undefined;
-      return limit(() =>
-        s3().send(
-          new CopyObjectCommand({
-            Bucket: sites,
-            Key: `${prefix}${file.path}`,
-            CopySource: `${bundles}/${blobKey(teamId, file.hash)}`,
-            ContentType: contentType,
-            MetadataDirective: 'REPLACE',
-          }),
+  for (const file of files) routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentTypeFor(file.path) };
+
+  // Copies go in manifest order, a chunk at a time, each chunk's end saved on the session.
+  const started = Date.now();
+  const limit = pLimit(COPY_CONCURRENCY);
+  let copied = Math.min((session as { published_count?: number }).published_count ?? 0, files.length);
+  while (copied < files.length) {
+    if (copied > 0 && Date.now() - started > publishBudgetMs()) {
+      throw new ApiError('PUBLISH_IN_PROGRESS', {
+        details: { published_count: copied, file_count: files.length },
+        headers: { 'retry-after': '1' },
+      });
+    }
+    const chunk = files.slice(copied, copied + COPY_CHUNK);
+    await Promise.all(
+      chunk.map((file) =>
+        limit(() =>
+          s3().send(
+            new CopyObjectCommand({
+              Bucket: sites,
+              Key: `${prefix}${file.path}`,
+              CopySource: `${bundles}/${blobKey(teamId, file.hash)}`,
+              ContentType: routeFiles[file.path]!.content_type,
+              MetadataDirective: 'REPLACE',
+            }),
+          ),
         ),
-      );
-    }),
-  );
+      ),
+    );
+    copied += chunk.length;
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: table,
+        Key: keys.uploadSession(session.upload_id),
+        UpdateExpression: 'SET published_count = :n',
+        ConditionExpression: '#status = :open',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':n': copied, ':open': 'open' },
+      }),
+    ).catch((error: unknown) => {
+      // A racing finalize closed the session first; the transaction below sorts it out.
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
+  }
 
   const routeManifest = {
     project_slug: slug,

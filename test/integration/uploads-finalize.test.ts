@@ -215,6 +215,34 @@ describe('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () =
   });
 });
 
+describe('finalize of a large deployment', { timeout: 120_000 }, () => {
+  it('answers 503 PUBLISH_IN_PROGRESS with Retry-After past its time budget, and the next call resumes where it stopped', async () => {
+    const page = Buffer.from(`<p>${uniqueName()}</p>`);
+    const hash = sha256(page);
+    const files = Array.from({ length: 1001 }, (_, i) => ({ path: i === 0 ? 'index.html' : `p/${i}.html`, hash, size: page.length }));
+    const session = await begin(m.member.token, { files });
+    expect(session.missing).toEqual([hash]);
+    expect((await put(m.member.token, session.upload_id, hash, page)).status).toBe(200);
+    process.env.FINALIZE_BUDGET_MS = '1';
+    try {
+      const path = `/api/v1/uploads/${session.upload_id}/finalize`;
+      const first = await platform.api('POST', path, { token: m.member.token });
+      expectError(first, 503, 'PUBLISH_IN_PROGRESS');
+      expect(first.headers.get('retry-after')).toBe('1');
+      expect(first.body.details).toEqual({ published_count: 500, file_count: 1001 });
+      const second = await platform.api('POST', path, { token: m.member.token });
+      expect(second.body.details).toEqual({ published_count: 1000, file_count: 1001 });
+      const third = await platform.api('POST', path, { token: m.member.token });
+      expect(third.status).toBe(200);
+      expect(third.body.data.file_count).toBe(1001);
+    } finally {
+      delete process.env.FINALIZE_BUDGET_MS;
+    }
+    const last = await objectText(`${m.team.id}/${session.project.slug}/${session.deployment_id}/p/1000.html`);
+    expect(last.text).toBe(page.toString());
+  });
+});
+
 describe('POST /api/v1/projects/{id}/uploads', { timeout: 120_000 }, () => {
   it('opens a new session for an existing project; finalizing it moves production', async () => {
     const s = uniqueSite();
