@@ -26,17 +26,31 @@ export async function readManifest(session: Pick<UploadSessionRecord, 'manifest_
 }
 
 /**
+ * The session's item for a hash it expects (null when the hash is not among the missing). Keyed by the
+ * path's ids alone, so the handler can read it while it reads the session.
+ */
+export async function expectedFile(uploadId: string, hash: string): Promise<Record<string, unknown> | null> {
+  if (!HASH_PATTERN.test(hash)) return null;
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.uploadFile(uploadId, hash), ConsistentRead: true }),
+  );
+  return reply.Item ?? null;
+}
+
+/**
  * PUT /api/v1/uploads/{upload_id}/files/{hash}: stores one file's bytes in the
  * team's blob store after checking them against the hash and the manifest's
  * size. A mismatch stores nothing; repeating a PUT is harmless.
  */
-export async function putUploadFile(session: UploadSessionRecord, hash: string, bytes: Buffer) {
+export async function putUploadFile(
+  session: UploadSessionRecord,
+  hash: string,
+  bytes: Buffer,
+  expectedItem?: Promise<Record<string, unknown> | null>,
+) {
   requireOpenSession(session);
   if (!HASH_PATTERN.test(hash)) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
-  // The expected-hash item and nothing else: one read on the hot path of a deploy.
-  const expected = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.uploadFile(session.upload_id, hash), ConsistentRead: true }),
-  );
+  const expected = { Item: (await (expectedItem ?? expectedFile(session.upload_id, hash))) ?? undefined };
   let size = expected.Item?.size as number | undefined;
   if (size === undefined) {
     // Not among the missing: accepted only if the manifest names it (the team already held it at begin).
