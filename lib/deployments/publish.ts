@@ -1,4 +1,4 @@
-import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
@@ -11,6 +11,7 @@ import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { blobKey } from '../uploads/blobs.ts';
 import { readManifest, requireOpenSession } from '../uploads/files.ts';
 import { getUploadSession, sessionFiles, type UploadSessionRecord } from '../uploads/sessions.ts';
+import type { RouteManifest, RouteManifestFile } from '../sites/serve.ts';
 import { contentTypeFor } from './content-type.ts';
 
 /** Server-side copies in flight at once while publishing. */
@@ -81,6 +82,41 @@ async function existingKeys(bucket: string, prefix: string): Promise<Set<string>
   return found;
 }
 
+/**
+ * hash -> `{deployment_id}/{path}` of every object the deployment to reuse serves (its own files
+ * and those it references in turn, so references never chain). That deployment is fixed on the
+ * session by the first finalize attempt, so every retry copies the same files and resumes
+ * its checkpoint in the same list, even if production moved meanwhile.
+ */
+async function reusableObjects(
+  session: UploadSessionRecord,
+  teamId: string,
+  slug: string,
+  liveDeploymentId: string | null | undefined,
+): Promise<Map<string, string>> {
+  const fixed = await dynamo().send(
+    new UpdateCommand({
+      TableName: config.tableName(),
+      Key: keys.uploadSession(session.upload_id),
+      UpdateExpression: 'SET reuse_from = if_not_exists(reuse_from, :live)',
+      // Never re-create a session the expiry removed meanwhile.
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':live': liveDeploymentId && liveDeploymentId !== session.deployment_id ? liveDeploymentId : '' },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  const source = fixed.Attributes?.reuse_from as string | undefined;
+  const objects = new Map<string, string>();
+  if (!source) return objects;
+  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(teamId, slug, source) }));
+  const manifest = JSON.parse(await reply.Body!.transformToString()) as RouteManifest;
+  if (manifest.project_slug !== slug || manifest.team_id !== teamId) return objects;
+  for (const [path, file] of Object.entries(manifest.files)) {
+    if (!objects.has(file.hash)) objects.set(file.hash, file.object ?? `${source}/${path}`);
+  }
+  return objects;
+}
+
 async function deletePrefix(bucket: string, prefix: string): Promise<void> {
   let token: string | undefined;
   do {
@@ -122,21 +158,29 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const bundles = config.bucket('bundles');
   const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
 
-  const routeFiles: Record<string, { hash: string; size: number; content_type: string }> = {};
-  for (const file of files) routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentTypeFor(file.path) };
+  // A file whose bytes the live deployment already serves is not copied again: the route manifest
+  // points at that object, in an earlier deployment folder of this project (lib/sites/serve.ts), so a
+  // redeploy that changed one file copies one file.
+  const reusable = await reusableObjects(session, teamId, slug, projectItem.live_deployment_id as string | null | undefined);
+  const routeFiles: Record<string, RouteManifestFile> = {};
+  for (const file of files) {
+    const object = reusable.get(file.hash);
+    routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentTypeFor(file.path), ...(object ? { object } : {}) };
+  }
+  const toCopy = files.filter((file) => !routeFiles[file.path]!.object);
 
   // Copies go in manifest order, a chunk at a time, each chunk's end saved on the session.
   const started = Date.now();
   const limit = pLimit(COPY_CONCURRENCY);
-  let copied = Math.min((session as { published_count?: number }).published_count ?? 0, files.length);
-  while (copied < files.length) {
+  let copied = Math.min((session as { published_count?: number }).published_count ?? 0, toCopy.length);
+  while (copied < toCopy.length) {
     if (copied > 0 && Date.now() - started > publishBudgetMs()) {
       throw new ApiError('PUBLISH_IN_PROGRESS', {
-        details: { published_count: copied, file_count: files.length },
+        details: { published_count: copied, file_count: toCopy.length },
         headers: { 'retry-after': '1' },
       });
     }
-    const chunk = files.slice(copied, copied + COPY_CHUNK);
+    const chunk = toCopy.slice(copied, copied + COPY_CHUNK);
     await Promise.all(
       chunk.map((file) =>
         limit(() =>

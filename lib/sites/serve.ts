@@ -38,6 +38,13 @@ export interface RouteManifestFile {
   hash: string;
   size: number;
   content_type: string;
+  /**
+   * Where the object is, relative to `{team_id}/{slug}/`, when it is not this
+   * deployment's own `{deployment_id}/{path}`: a file unchanged since an earlier
+   * deployment of the same project is served from that deployment's folder
+   * rather than copied again (`{earlier_deployment_id}/{its path}`).
+   */
+  object?: string;
 }
 
 export interface RouteManifest {
@@ -63,6 +70,24 @@ export const routeManifestKey = (teamId: string, slug: string, deploymentId: str
 
 export const deployedObjectKey = (teamId: string, slug: string, deploymentId: string, path: string) =>
   `${teamId}/${slug}/${deploymentId}/${path}`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `{deployment_id}/{path}`: a UUID, then segments that are never empty, `.` or `..`: it cannot leave the project's folder. */
+export function isObjectReference(reference: string): boolean {
+  const [deploymentId, ...segments] = reference.split('/');
+  return (
+    UUID.test(deploymentId ?? '') &&
+    segments.length > 0 &&
+    segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..' && !/[\\\0]/.test(segment))
+  );
+}
+
+/** The sites-bucket key of a manifest file: its own deployment folder, or the earlier one it references. */
+export function manifestObjectKey(manifest: RouteManifest, path: string, file: RouteManifestFile): string | null {
+  if (file.object === undefined) return deployedObjectKey(manifest.team_id, manifest.project_slug, manifest.deployment_id, path);
+  return isObjectReference(file.object) ? `${manifest.team_id}/${manifest.project_slug}/${file.object}` : null;
+}
 
 /**
  * Browsers and CDNs may keep a copy, but must ask again every time (with
@@ -253,12 +278,9 @@ async function objectReply(
   }
   headers['content-length'] = String(file.size);
   if (head) return { status, headers, body: null };
-  const out = await s3().send(
-    new GetObjectCommand({
-      Bucket: config.bucket('sites'),
-      Key: deployedObjectKey(manifest.team_id, manifest.project_slug, manifest.deployment_id, path),
-    }),
-  );
+  const key = manifestObjectKey(manifest, path, file);
+  if (!key) throw new Error(`route manifest of ${manifest.deployment_id} names an object outside the project: ${path}`);
+  const out = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: key }));
   return { status, headers, body: out.Body as Readable };
 }
 

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3 } from '../../lib/aws/s3.ts';
+import { config } from '../../lib/config.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { sha256, siteRequest } from '../support/sites.ts';
@@ -101,6 +104,13 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
     expect(second).toMatchObject({ files_total: 6, files_sent: 1, bytes_sent: 18, known_count: 4 });
     expect((await get('/about')).text).toBe('<h1>About v2!</h1>');
     expect((await get('/')).text).toBe('<h1>Home v1</h1>');
+    expect((await get('/img/logo.png')).body.equals(logo)).toBe(true);
+    // Unchanged files are served from the first deployment's folder: the second copied one object.
+    const project = (await platform.api('GET', `/api/v1/projects/${first.project_id}`, { token: m.apiKey.token })).body.data;
+    const listed = await s3().send(
+      new ListObjectsV2Command({ Bucket: config.bucket('sites'), Prefix: `${m.team.id}/${project.slug}/${second.deployment_id}/` }),
+    );
+    expect((listed.Contents ?? []).map((o) => o.Key!.split('/').slice(3).join('/'))).toEqual(['about.html']);
   });
 
   it('projects lists the project with its live deployment', async () => {

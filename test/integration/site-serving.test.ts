@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { routeManifestKey } from '../../lib/sites/serve.ts';
 import {
   putDeploymentFixture,
   putProjectFixture,
@@ -245,5 +246,46 @@ describe('the serve-site Lambda (function URL event, response stream)', () => {
     const post = await invoke(event('/', '', 'POST'));
     expect(post.statusCode).toBe(405);
     expect(post.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('files unchanged since an earlier deployment', () => {
+  it('are served from the earlier deployment folder the route manifest names', async () => {
+    const project = await putProjectFixture();
+    const earlier = await putDeploymentFixture(project, { 'index.html': 'home', 'logo.svg': '<svg/>' });
+    const later = await putDeploymentFixture(project, { 'index.html': 'home v2' });
+    // The later deployment reuses the earlier logo, under another name too.
+    later.manifest.files['logo.svg'] = { ...earlier.manifest.files['logo.svg']!, object: `${earlier.deploymentId}/logo.svg` };
+    later.manifest.files['img/logo-copy.svg'] = { ...earlier.manifest.files['logo.svg']!, object: `${earlier.deploymentId}/logo.svg` };
+    await s3().send(
+      new PutObjectCommand({
+        Bucket: config.bucket('sites'),
+        Key: routeManifestKey(project.teamId, project.slug, later.deploymentId),
+        Body: JSON.stringify(later.manifest),
+      }),
+    );
+    await setLiveDeployment(project, later.deploymentId);
+    const h = `${project.subdomain}.localhost:${platform.port}`;
+    expect((await get('/', {}, h)).text).toBe('home v2');
+    for (const path of ['/logo.svg', '/img/logo-copy.svg']) {
+      const reply = await get(path, {}, h);
+      expect(reply.status).toBe(200);
+      expect(reply.text).toBe('<svg/>');
+      expect(reply.headers.etag).toBe(`"${sha256('<svg/>')}"`);
+    }
+  });
+
+  it('a reference that would leave the project folder serves nothing', async () => {
+    const project = await putProjectFixture();
+    const { deploymentId, manifest } = await putDeploymentFixture(project, { 'index.html': 'home' });
+    await s3().send(new PutObjectCommand({ Bucket: config.bucket('sites'), Key: `${project.teamId}/secret.txt`, Body: 'SECRET' }));
+    manifest.files['steal.txt'] = { hash: sha256('SECRET'), size: 6, content_type: 'text/plain', object: `${deploymentId}/../../secret.txt` };
+    await s3().send(
+      new PutObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(project.teamId, project.slug, deploymentId), Body: JSON.stringify(manifest) }),
+    );
+    await setLiveDeployment(project, deploymentId);
+    const reply = await get('/steal.txt', {}, `${project.subdomain}.localhost:${platform.port}`);
+    expect(reply.status).toBe(500);
+    expect(reply.text).toBe('internal_error\n');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { etagMatches, requestSegments, resolveSitePath, siteSubdomain } from '../../lib/sites/serve.ts';
+import { etagMatches, isObjectReference, requestSegments, resolveSitePath, siteSubdomain } from '../../lib/sites/serve.ts';
 
 const files = Object.fromEntries(
   ['index.html', 'about.html', 'blog/index.html', 'blog/post.html', 'a.b/index.html', 'v1.2', 'LICENSE'].map((p) => [p, {}]),
@@ -62,4 +62,15 @@ describe('etagMatches', () => {
     ['', false],
     [undefined, false],
   ])('%s -> %s', (header, expected) => expect(etagMatches(header, etag)).toBe(expected));
+});
+
+describe('isObjectReference', () => {
+  const id = '123e4567-e89b-42d3-a456-426614174000';
+  it.each([`${id}/index.html`, `${id}/a/b.css`, `${id}/.well-known/x`, `${id}/a..b`])('%s is a reference', (ref) =>
+    expect(isObjectReference(ref)).toBe(true),
+  );
+  it.each([`${id}/../x`, `${id}/a/../../x`, `${id}/./x`, `${id}/`, `${id}`, `${id}//x`, `${id}/a\\b`, 'x/index.html', `../${id}/x`, `${id.toUpperCase()}/x`])(
+    '%s is not',
+    (ref) => expect(isObjectReference(ref)).toBe(false),
+  );
 });
