@@ -18,7 +18,7 @@ import {
   tableReadActions,
   tableWriteActions,
 } from '../../infra/grants.ts';
-import { repoRoot } from '../../infra/bundling.ts';
+import { bundleSettings, repoRoot, requireBanner } from '../../infra/bundling.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
@@ -153,6 +153,23 @@ describe('API: one Lambda per route row', () => {
       AutoDeploy: true,
       AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('\\$context\\.requestId') },
     });
+  });
+});
+
+describe('bundles', () => {
+  it('load the credential providers left out of the bundle only lazily, never at import', () => {
+    const bundles = fs
+      .readdirSync(outdir)
+      .filter((dir) => dir.startsWith('asset.') && fs.existsSync(path.join(outdir, dir, 'index.mjs')))
+      .map((dir) => fs.readFileSync(path.join(outdir, dir, 'index.mjs'), 'utf8'));
+    expect(bundles.length).toBeGreaterThanOrEqual(rows.length);
+    for (const code of bundles) {
+      expect(code.startsWith(requireBanner)).toBe(true);
+      for (const external of bundleSettings.externalModules) {
+        // A static import would fail at cold start on Lambda, where these packages are absent.
+        expect(code).not.toMatch(new RegExp(`(from|import)\\s*"${external.replace(/[/.]/g, '\\$&')}"`));
+      }
+    }
   });
 });
 
