@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -145,6 +146,27 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
     const run = await runCli(['rollback', '--json'], env, { cwd: site });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).live_deployment_id).toBe(first.deployment_id);
+  });
+});
+
+describe('progress on a terminal', () => {
+  it('shows a bar with files and megabytes when stderr is a TTY', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-tty-'));
+    writeSite(dir, { 'index.html': `<h1>${randomBytes(4).toString('hex')}</h1>`, 'a.bin': randomBytes(5000), 'b.bin': randomBytes(7000) });
+    // `script` runs the CLI on a pseudo-terminal, as in a user's shell.
+    const command = [process.execPath, '--import', import.meta.resolve('tsx'), join(process.cwd(), 'lib/cli/main.ts'), 'deploy', dir, '--name', `tty ${randomBytes(3).toString('hex')}`]
+      .map((part) => `'${part}'`)
+      .join(' ');
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...env, TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout.on('data', (c: Buffer) => (text += c.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
+    });
+    expect(output).toMatch(/Uploading \[[^\]]*\] 100% \| 3\/3 files \| 0\.0 MB\/0\.0 MB/);
+    expect(output).not.toContain('Uploading 3 files');
+    expect(output).toMatch(/Deployment [0-9a-f-]{36} is live:\s+http:\/\/tty-[0-9a-f]{6}\.localhost:\d+/);
   });
 });
 
