@@ -28,6 +28,8 @@ export function routeConstructId(row: Pick<RouteRow, 'method' | 'path'>): string
   return pascalCase(row.method.toLowerCase()) + segments.join('');
 }
 
+const maxIntegrationSeconds = 30;
+
 /** Mirrors the local API server's preflight answer (lib/local/api-server.ts) and the pipeline's CORS middleware. */
 const corsAllowHeaders = ['authorization', 'content-type', 'idempotency-key', 'x-team-id', 'x-platform-client', 'traceparent'];
 const corsExposeHeaders = ['Deprecation', 'Link', 'Retry-After', 'X-Request-Id'];
@@ -91,6 +93,10 @@ export class SlipwayApi extends Construct {
       const key = routeKey(row);
       const constructId = routeConstructId(row);
       if (this.node.tryFindChild(constructId)) throw new Error(`Two routes map to the construct id ${constructId}; rename one path`);
+      // An HTTP API waits at most 30 s for its integration; a longer Lambda would answer nobody.
+      if ((row.timeoutSeconds ?? 0) > maxIntegrationSeconds) {
+        throw new Error(`Route ${key}: timeout ${row.timeoutSeconds}s exceeds API Gateway's ${maxIntegrationSeconds}s integration limit`);
+      }
       const fn = new HandlerFunction(this, constructId, functionProps(row, `Slipway route ${key}`));
       this.routeFunctions.set(key, fn);
       new apigwv2.HttpRoute(this, `${constructId}Route`, {
