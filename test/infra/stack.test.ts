@@ -54,6 +54,21 @@ afterAll(() => {
   if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
 });
 
+/** What each use may grant; a role holding anything else is over-privileged. */
+const allowedFor: Record<ResourceUse, readonly string[]> = {
+  'table:read': tableReadActions,
+  'table:write': tableWriteActions,
+  'sites:read': [...bucketReadActions, 's3:ListBucket'],
+  'sites:write': [...bucketWriteActions, 's3:ListBucket'],
+  'bundles:read': [...bucketReadActions, 's3:ListBucket'],
+  'bundles:write': [...bucketWriteActions, 's3:ListBucket'],
+  'invocations:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
+  'mail:send': ['ses:SendEmail'],
+};
+const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
@@ -258,6 +273,28 @@ describe('worker rows the table does not hold yet', () => {
     });
   });
 
+  it('maps every resource use to IAM that cdk-nag accepts, and a scheduled row gets invoked by the scheduler role', () => {
+    const everyUse = Object.keys(allowedFor) as ResourceUse[];
+    const { probe, state, workersConstruct } = standIn([
+      { name: 'probe-everything', handler: fallbackRoute.handler, trigger: { kind: 'schedule', targetArnEnvVar: 'PROBE_TARGET_ARN' }, uses: everyUse },
+    ]);
+    const report = new AwsSolutionsChecks().validateScope(probe);
+    expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+    const probeTemplate = Template.fromStack(probe);
+    const fn = workersConstruct.workerFunctions.get('probe-everything')!;
+    const roleId = probe.getLogicalId(fn.role.node.defaultChild as CfnElement);
+    const granted = new Set<string>();
+    for (const policy of Object.values(probeTemplate.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }))) {
+      for (const statement of (policy as Resource).Properties.PolicyDocument.Statement) for (const action of [statement.Action].flat()) granted.add(action);
+    }
+    expect([...granted].sort()).toEqual([...new Set([...logWrites, ...everyUse.flatMap((use) => allowedFor[use])])].sort());
+    probeTemplate.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'WorkerProbe-probe-everything' });
+    probeTemplate.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: probe.getLogicalId(state.schedulerRole.node.defaultChild as CfnElement) }],
+      PolicyDocument: { Statement: [Match.objectLike({ Action: 'lambda:InvokeFunction' })] },
+    });
+  });
+
   it('refuses a queue consumer whose timeout outlasts the queue visibility timeout', () => {
     expect(() =>
       standIn([
@@ -370,20 +407,6 @@ describe('state', () => {
 });
 
 describe('least privilege', () => {
-  /** What each use may grant; a role holding anything else is over-privileged. */
-  const allowedFor: Record<ResourceUse, readonly string[]> = {
-    'table:read': tableReadActions,
-    'table:write': tableWriteActions,
-    'sites:read': [...bucketReadActions, 's3:ListBucket'],
-    'sites:write': [...bucketWriteActions, 's3:ListBucket'],
-    'bundles:read': [...bucketReadActions, 's3:ListBucket'],
-    'bundles:write': [...bucketWriteActions, 's3:ListBucket'],
-    'invocations:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
-    'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
-    'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
-    'mail:send': ['ses:SendEmail'],
-  };
-  const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
   it('gives a table:read-only route no write action on the table', () => {
     const readOnly = rows.filter((row) => row.uses.includes('table:read') && !row.uses.includes('table:write'));
