@@ -99,42 +99,6 @@ export const errorCatalogue = {
   UPLOAD_INCOMPLETE: { status: 409, message: 'Some files of the manifest have not been uploaded yet.' },
   DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found in this project.' },
   DEPLOYMENT_NOT_READY: { status: 400, message: 'Only a ready deployment can be promoted.' },
-
-  // Sites: projects, uploads, deployments (docs/sites.md)
-  PLAN_LIMIT_EXCEEDED: { status: 403, message: "This would go over your plan's limits." },
-  TEAM_SUSPENDED: { status: 403, message: 'This team is suspended; it cannot publish. Contact support.' },
-  TOO_MANY_UPLOAD_SESSIONS: { status: 429, message: 'Too many upload sessions are open for this team. Finish or let one expire, then try again.' },
-  SUBDOMAIN_TAKEN: { status: 409, message: 'This subdomain is taken.' },
-  SUBDOMAIN_INVALID: {
-    status: 400,
-    message: 'A subdomain is 3 to 63 lowercase letters, digits and single hyphens, starting and ending with a letter or digit.',
-  },
-  SUBDOMAIN_RESERVED: { status: 400, message: 'This subdomain is reserved.' },
-  PROJECT_NAME_TAKEN: { status: 409, message: 'Your team already has a project with this name.' },
-  INVALID_MANIFEST: { status: 400, message: 'The file manifest is invalid.' },
-  UPLOAD_SITE_IN_SUBFOLDER: {
-    status: 422,
-    message: 'This upload is not a publishable site: its index.html sits in a subfolder. Upload that folder instead.',
-  },
-  UPLOAD_SOURCE_CODE: {
-    status: 422,
-    message: 'This upload looks like source code, not a built site. Build it and upload the output folder.',
-  },
-  UPLOAD_PHP_SITE: { status: 422, message: 'This upload is a PHP site; only static sites can be published.' },
-  IDEMPOTENCY_KEY_INVALID: { status: 400, message: 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used with a different request body.' },
-  IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still being processed. Retry shortly.' },
-  PROJECT_NOT_FOUND: { status: 404, message: 'Project not found.' },
-  PROJECT_SLUG_IMMUTABLE: { status: 400, message: 'A project slug cannot be changed: it is the storage key of every deployment.' },
-  PROJECT_EXPIRED: { status: 409, message: 'This provisional project expired before anything was published. Begin a new upload.' },
-  UPLOAD_NOT_FOUND: { status: 404, message: 'Upload session not found.' },
-  UPLOAD_SESSION_EXPIRED: { status: 409, message: 'This upload session has expired. Open a new one.' },
-  UPLOAD_SESSION_FINALIZED: { status: 409, message: 'This upload session is already finalized. Open a new one to upload more files.' },
-  UPLOAD_HASH_NOT_IN_MANIFEST: { status: 400, message: "This hash is not in the upload session's manifest." },
-  UPLOAD_CONTENT_MISMATCH: { status: 422, message: 'The uploaded bytes do not match the hash and size in the manifest.' },
-  UPLOAD_INCOMPLETE: { status: 409, message: 'Some files of the manifest have not been uploaded yet.' },
-  DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found in this project.' },
-  DEPLOYMENT_NOT_READY: { status: 400, message: 'Only a ready deployment can be promoted.' },
   PUBLISH_IN_PROGRESS: { status: 503, message: 'The deployment is still being published. Call finalize again to continue.' },
 } as const;
 

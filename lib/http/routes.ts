@@ -186,43 +186,6 @@ export const routes = [
     timeoutSeconds: 29,
     memoryMb: 1024,
   },
-  // Sites: direct uploads, projects, deployments (docs/sites.md)
-  {
-    method: 'POST',
-    path: '/api/v1/uploads',
-    handler: 'handlers/http/uploads/begin-upload.ts',
-    access: access.team('member'),
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
-    timeoutSeconds: 29,
-    memoryMb: 1024,
-  },
-  {
-    method: 'PUT',
-    path: '/api/v1/uploads/{upload_id}/files/{hash}',
-    handler: 'handlers/http/uploads/put-upload-file.ts',
-    access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write'],
-    timeoutSeconds: 29,
-  },
-  {
-    method: 'POST',
-    path: '/api/v1/uploads/{upload_id}/finalize',
-    handler: 'handlers/http/uploads/finalize-upload.ts',
-    access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'bundles:read', 'sites:read', 'sites:write', 'scheduler:write'],
-    // API Gateway's integration limit: finalize copies every file of the deployment.
-    timeoutSeconds: 29,
-    memoryMb: 1024,
-  },
-  {
-    method: 'POST',
-    path: '/api/v1/projects/{id}/uploads',
-    handler: 'handlers/http/projects/begin-project-upload.ts',
-    access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
-    timeoutSeconds: 29,
-    memoryMb: 1024,
-  },
   {
     method: 'GET',
     path: '/api/v1/projects',
