@@ -48,7 +48,6 @@ export class SlipwayStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'SitesBucketName', { value: buckets.sites.bucketName });
     new CfnOutput(this, 'BundlesBucketName', { value: buckets.bundles.bucketName });
-
   }
 }
 
