@@ -1,5 +1,5 @@
 import { parse } from 'dotenv';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Environment variables of a project. The spec says they reach builds only,

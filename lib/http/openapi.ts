@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorCatalogue } from './errors.ts';
 import { handlerSchemas } from './pipeline.ts';
 import { routeKey, routes, type RouteRow } from './routes.ts';

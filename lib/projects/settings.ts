@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';

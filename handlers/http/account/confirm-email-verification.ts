@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { confirmEmail } from '../../../lib/account/email-verification.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariables } from '../../../lib/env/store.ts';
 import {

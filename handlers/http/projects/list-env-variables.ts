@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { authorizeEnvProject } from '../../../lib/env/authorize.ts';
 import { listEnvVariables } from '../../../lib/env/store.ts';
 import { envEnvironmentSchema } from '../../../lib/env/variables.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { decodeCursor, listTeamProjects } from '../../../lib/projects/projects.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { promoteDeployment } from '../../../lib/deployments/deployments.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';

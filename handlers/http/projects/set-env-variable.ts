@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariable } from '../../../lib/env/store.ts';
 import { DEFAULT_ENV_TARGETS, MAX_ENV_VALUE_BYTES, envEnvironmentSchema, envNameProblem, envTargetsSchema } from '../../../lib/env/variables.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { discoverIdentityProvider } from '../../../lib/sso/discovery.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { teamProfile, updateTeamProfile } from '../../../lib/teams/teams.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
 import { beginUploadWithNewProject, replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
