@@ -203,7 +203,7 @@ describe('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () =
     }
   });
 
-  it('authorization: 401 without a token, 404 for another team and a platform admin', async () => {
+  it('authorization: 401 without a token, 404 for another team and a platform admin; every role and an API key may finalize', async () => {
     const s = uniqueSite();
     const session = await begin(m.member.token, s);
     await putMissing(platform, m.member.token, session.upload_id, session.missing, s);
@@ -212,6 +212,12 @@ describe('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () =
     expectError(await platform.api('POST', path, { token: m.outsider.token }), 404, 'UPLOAD_NOT_FOUND');
     expectError(await platform.api('POST', path, { token: m.platformAdmin.token }), 404, 'UPLOAD_NOT_FOUND');
     expect((await platform.api('POST', path, { token: m.apiKey.token })).status).toBe(200);
+    for (const who of ['owner', 'admin'] as const) {
+      const other = uniqueSite();
+      const own = await begin(m[who].token, other);
+      await putMissing(platform, m[who].token, own.upload_id, own.missing, other);
+      expect((await platform.api('POST', `/api/v1/uploads/${own.upload_id}/finalize`, { token: m[who].token })).status).toBe(200);
+    }
   });
 });
 
