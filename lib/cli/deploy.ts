@@ -5,7 +5,7 @@ import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import cliProgress from 'cli-progress';
 import pLimit from 'p-limit';
-import type { ApiClient } from './api-client.ts';
+import type { ApiCallError, ApiClient } from './api-client.ts';
 import { CliError } from './operator-env.ts';
 
 /** Folders and files never deployed: VCS data, dependencies, macOS litter. */
@@ -148,6 +148,31 @@ class UploadProgress {
   }
 }
 
+interface Finalized {
+  deployment_id: string;
+  project_id: string;
+  url?: string;
+  production_url?: string;
+}
+
+/**
+ * Finalize publishes a large deployment over several calls (503 PUBLISH_IN_PROGRESS with the
+ * count published so far). The retry policy bounds attempts that fail; a publish that keeps
+ * moving forward is followed to the end, whatever the number of calls.
+ */
+export async function finalizeUpload(api: ApiClient, uploadId: string): Promise<Finalized> {
+  let lastCount = -1;
+  for (;;) {
+    try {
+      return await api.call<Finalized>('POST', `/api/v1/uploads/${encodeURIComponent(uploadId)}/finalize`, { json: {} });
+    } catch (error) {
+      const count = (error as ApiCallError).code === 'PUBLISH_IN_PROGRESS' ? Number(((error as ApiCallError).details as { published_count?: unknown } | null)?.published_count) : NaN;
+      if (!Number.isFinite(count) || count <= lastCount) throw error;
+      lastCount = count;
+    }
+  }
+}
+
 /**
  * `slipway deploy DIR`: hash, begin the upload (new project or an existing
  * one), send only the files the platform lacks, finalize.
@@ -219,11 +244,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   }
 
   const uploadMs = lap();
-  const finalized = await api.call<{ deployment_id: string; project_id: string; url?: string; production_url?: string }>(
-    'POST',
-    `/api/v1/uploads/${encodeURIComponent(session.upload_id)}/finalize`,
-    { json: {} },
-  );
+  const finalized = await finalizeUpload(api, session.upload_id);
   return {
     project_id: finalized.project_id ?? session.project_id,
     deployment_id: finalized.deployment_id ?? session.deployment_id,

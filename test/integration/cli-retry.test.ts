@@ -148,4 +148,41 @@ describe('CLI retries', () => {
     expect(begin.project).toEqual({ name: expect.stringMatching(/^slipway-site-/) });
     expect(begin.files.map((f: { path: string }) => f.path)).toEqual(['img/big.bin', 'index.html']);
   });
+
+  describe('a finalize that publishes over several calls', () => {
+    async function deployAgainst(finalize: (n: number, res: ServerResponse) => void) {
+      const dir = mkdtempSync(join(tmpdir(), 'slipway-site-'));
+      writeFileSync(join(dir, 'index.html'), '<h1>hi</h1>');
+      let finalizeCalls = 0;
+      const url = await fakeApi((req, res, _n, body) => {
+        if (req.url === '/api/v1/uploads') {
+          const begin = JSON.parse(body.toString()) as { files: { hash: string }[] };
+          return ok(res, { upload_id: 'u1', deployment_id: 'd1', project_id: 'p1', known_count: 0, missing: begin.files.map((f) => f.hash), total_bytes_to_send: 11, expires_at: '' }, 201);
+        }
+        if (req.method === 'PUT') return ok(res, {});
+        if (req.url === '/api/v1/uploads/u1/finalize') return finalize(++finalizeCalls, res);
+        fail(res, 404, 'ROUTE_NOT_FOUND', 'No route.');
+      });
+      const run = await runCli(['deploy', dir, '--json'], { SLIPWAY_API_URL: url, SLIPWAY_TOKEN: 'slw_test', XDG_CONFIG_HOME: freshConfigHome(), SLIPWAY_RETRY_ATTEMPTS: '2' });
+      return { run, finalizeCalls: () => finalizeCalls };
+    }
+    const inProgress = (res: ServerResponse, count: number) =>
+      json(res, 503, { code: 'PUBLISH_IN_PROGRESS', details: { published_count: count, file_count: 5000 }, error: 'Publishing.', meta }, { 'retry-after': '0' });
+
+    it('is followed to the end while the published count grows, beyond the attempt budget', async () => {
+      const { run, finalizeCalls } = await deployAgainst((n, res) =>
+        n <= 5 ? inProgress(res, n * 500) : ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' }),
+      );
+      expect(run.code).toBe(0);
+      expect(finalizeCalls()).toBe(6);
+      expect(JSON.parse(run.stdout).url).toBe('http://x.localhost:1');
+    });
+
+    it('gives up when the count stops moving', async () => {
+      const { run, finalizeCalls } = await deployAgainst((_n, res) => inProgress(res, 500));
+      expect(run.code).toBe(1);
+      expect(finalizeCalls()).toBe(4);
+      expect(run.stderr).toContain('slipway: Publishing. (PUBLISH_IN_PROGRESS)\n');
+    });
+  });
 });
