@@ -191,6 +191,7 @@ interface ProjectRecord {
   id: string;
   team_id: string;
   slug: string;
+  subdomain: string;
   status?: string;
   live_deployment_id?: string | null;
 }
@@ -205,8 +206,8 @@ async function projectForSubdomain(subdomain: string): Promise<ProjectRecord | n
   const hold = await getItem<{ project_id?: string }>(keys.subdomainHold(subdomain));
   if (!hold?.project_id) return null;
   const project = await getItem<ProjectRecord>(keys.project(hold.project_id));
-  // The hold is written before the project on create; a hold whose project is gone serves nothing.
-  return project;
+  // A hold whose project is gone, or that the project no longer answers to, serves nothing.
+  return project && project.subdomain === subdomain ? project : null;
 }
 
 /** Write-once, so a deployment's manifest never changes: cache it for the container's life, bounded. */
@@ -228,11 +229,6 @@ async function routeManifest(teamId: string, slug: string, deploymentId: string)
   if (manifestCache.size >= MANIFEST_CACHE_LIMIT) manifestCache.delete(manifestCache.keys().next().value!);
   manifestCache.set(deploymentId, manifest);
   return manifest;
-}
-
-/** Forgets cached manifests (tests that rewrite a fixture under the same deployment id). */
-export function clearRouteManifestCache(): void {
-  manifestCache.clear();
 }
 
 // --- replies --------------------------------------------------------------------------------

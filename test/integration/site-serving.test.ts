@@ -3,7 +3,10 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { serveSiteEvent } from '../../handlers/edge/serve-site.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
+import { keys } from '../../lib/db/keys.ts';
 import { config } from '../../lib/config.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { routeManifestKey } from '../../lib/sites/serve.ts';
@@ -170,6 +173,19 @@ describe('serving: hosts and projects', () => {
     const reply = await get('/', {}, `${empty.subdomain}.localhost:${platform.port}`);
     expect(reply.status).toBe(404);
     expect(reply.text).not.toContain('not live');
+  });
+
+  it('a subdomain hold the project no longer answers to serves nothing', async () => {
+    const moved = await putProjectFixture();
+    const { deploymentId: id } = await putDeploymentFixture(moved, { 'index.html': 'moved away' });
+    await setLiveDeployment(moved, id);
+    const stale = `stale-${moved.subdomain}`;
+    await dynamo().send(
+      new PutCommand({ TableName: config.tableName(), Item: { ...keys.subdomainHold(stale), project_id: moved.projectId, team_id: moved.teamId } }),
+    );
+    const reply = await get('/', {}, `${stale}.localhost:${platform.port}`);
+    expect(reply.status).toBe(404);
+    expect(reply.text).not.toContain('moved away');
   });
 
   it('a route manifest whose slug differs from the project slug answers 500 slug_mismatch', async () => {
