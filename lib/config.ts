@@ -58,9 +58,9 @@ export const config = {
   /** Where advisories (`warnings[].docs_url`) point. */
   docsBaseUrl: () => optional('DOCS_BASE_URL', 'https://docs.slipway.dev'),
   /**
-   * AES-256 key (base64, 32 bytes) encrypting environment variable values at
-   * rest. The local platform generates one per run; the stack reads it from a
-   * Secrets Manager secret.
+   * AES-256 key (32 bytes, base64 or 64 hex characters) encrypting environment
+   * variable values at rest. The local platform generates one per run; the stack
+   * reads it from a Secrets Manager secret (lib/aws/secrets.ts).
    */
   envEncryptionKey: () => required('ENV_ENCRYPTION_KEY'),
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),

@@ -11,10 +11,24 @@ import { config } from '../config.ts';
  */
 const KEY_VERSION = 'v1';
 
+/**
+ * The key as 32 bytes. Two spellings: base64 (what the local platform
+ * generates) and 64 hex characters (what the stack's Secrets Manager secret
+ * holds: GenerateSecretString picks from character classes and cannot emit
+ * the base64 of exactly 32 bytes, but limited to 0-9a-f it emits hex).
+ * Anything else is refused rather than stretched or truncated into a key.
+ */
+export function parseEnvEncryptionKey(text: string): Buffer {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(text)) {
+    const raw = Buffer.from(text, 'base64');
+    if (raw.length === 32) return raw;
+  }
+  throw new Error('ENV_ENCRYPTION_KEY must be 32 bytes: base64-encoded, or 64 hex characters');
+}
+
 function key(): Buffer {
-  const raw = Buffer.from(config.envEncryptionKey(), 'base64');
-  if (raw.length !== 32) throw new Error('ENV_ENCRYPTION_KEY must be 32 bytes, base64-encoded');
-  return raw;
+  return parseEnvEncryptionKey(config.envEncryptionKey());
 }
 
 const aad = (context: { projectId: string; environment: string; name: string }) =>
