@@ -13,6 +13,8 @@ export interface DeploymentSettings {
   corsOrigins: string[];
   /** Sender of platform e-mail (an SES identity of this account): the address, or its domain, must be verified. */
   mailFrom: string;
+  /** Dashboard page that confirms an e-mail address (the link adds `?token=`); default `https://app.{siteDomain}/confirm-email`. */
+  emailConfirmUrl: string;
 }
 
 export const settingDefaults = {
@@ -39,10 +41,16 @@ export function readSettings(scope: Construct): DeploymentSettings {
   const siteDomain = text('siteDomain', settingDefaults.siteDomain);
   const mailFrom = text('mailFrom', `no-reply@${siteDomain}`);
   if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(mailFrom)) throw new Error(`mailFrom: "${mailFrom}" is not an e-mail address`);
+  const emailConfirmUrl = text('emailConfirmUrl', `https://app.${siteDomain}/confirm-email`);
+  // lib/account/email-verification.ts builds the link with `new URL()`: an unparsable value would fail every resend.
+  if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(emailConfirmUrl) || !URL.canParse(emailConfirmUrl)) {
+    throw new Error(`emailConfirmUrl: "${emailConfirmUrl}" is not an http(s) URL`);
+  }
   return {
     siteDomain,
     functionDomain: text('functionDomain', settingDefaults.functionDomain),
     corsOrigins,
     mailFrom,
+    emailConfirmUrl,
   };
 }

@@ -2,6 +2,7 @@ import { ArnFormat, Stack, Token, Validations, type CfnResource } from 'aws-cdk-
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { ResourceUse } from '../lib/http/routes.ts';
+import type { SecretName } from '../lib/resources.ts';
 import type { SlipwayState } from './state.ts';
 
 /**
@@ -98,6 +99,13 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         );
         // A schedule names the role Scheduler assumes; passing any other role would escalate.
         state.schedulerRole.grantPassRole(role);
+        break;
+      }
+      case 'secrets:gitState':
+      case 'secrets:envEncryption': {
+        const secret = state.secrets[use.slice('secrets:'.length) as SecretName];
+        // The value only: no DescribeSecret or ListSecrets, and no other secret of the account.
+        allow(['secretsmanager:GetSecretValue'], [secret.secretArn]);
         break;
       }
       case 'mail:send': {

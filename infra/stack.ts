@@ -2,7 +2,14 @@ import { App, CfnOutput, Stack, Validations, type AppProps, type StackProps } fr
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { ResourceUse } from '../lib/http/routes.ts';
-import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from '../lib/resources.ts';
+import {
+  bucketDefinitions,
+  queueDefinitions,
+  scheduleGroupDefinition,
+  secretDefinitions,
+  tableDefinition,
+  type SecretName,
+} from '../lib/resources.ts';
 import { SlipwayApi } from './api.ts';
 import { readSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
@@ -34,11 +41,19 @@ export class SlipwayStack extends Stack {
       FUNCTION_DOMAIN: settings.functionDomain,
       CORS_ORIGINS: settings.corsOrigins.join(','),
       MAIL_FROM: settings.mailFrom,
+      EMAIL_CONFIRM_URL: settings.emailConfirmUrl,
     };
     const grants = { state: this.state, mailFrom: settings.mailFrom };
     // Only a function allowed to create schedules needs to know what they target.
     const targets = scheduleTargetEnvironment(this);
-    const environmentFor = (uses: readonly ResourceUse[]) => (uses.includes('scheduler:write') ? targets : {});
+    const environmentFor = (uses: readonly ResourceUse[]) => {
+      const extra: Record<string, string> = uses.includes('scheduler:write') ? { ...targets } : {};
+      // A secret's ARN goes only to the functions allowed to read it (lib/aws/secrets.ts fetches the value).
+      for (const name of Object.keys(secretDefinitions) as SecretName[]) {
+        if (uses.includes(`secrets:${name}`)) extra[secretDefinitions[name].arnEnvVar] = this.state.secrets[name].secretArn;
+      }
+      return extra;
+    };
 
     this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });

@@ -48,5 +48,19 @@ export const scheduleGroupDefinition = {
   roleEnvVar: 'SCHEDULER_ROLE_ARN',
 } as const;
 
+/**
+ * Secrets handlers need at run time. A handler reads the value from `envVar`;
+ * the local platform sets that directly, while in the cloud the stack passes
+ * only the secret's ARN in `arnEnvVar` and lib/aws/secrets.ts fetches the value
+ * on cold start, so the value never appears in the function configuration.
+ */
+export const secretDefinitions = {
+  /** HMAC key of Git connect state tokens (lib/git/connect-state.ts). */
+  gitState: { id: 'GitStateSecret', envVar: 'GIT_STATE_SECRET', arnEnvVar: 'GIT_STATE_SECRET_ARN' },
+  /** AES-256 key of environment variable values (lib/env/encryption.ts). */
+  envEncryption: { id: 'EnvEncryptionKey', envVar: 'ENV_ENCRYPTION_KEY', arnEnvVar: 'ENV_ENCRYPTION_KEY_ARN' },
+} as const;
+
 export type BucketName = keyof typeof bucketDefinitions;
 export type QueueName = keyof typeof queueDefinitions;
+export type SecretName = keyof typeof secretDefinitions;

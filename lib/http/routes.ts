@@ -1,3 +1,4 @@
+import type { SecretName } from '../resources.ts';
 import { access, type AccessRule } from './access.ts';
 
 /**
@@ -17,7 +18,9 @@ export type ResourceUse =
   | 'invocations:send'
   | 'sslRetries:send'
   | 'scheduler:write'
-  | 'mail:send';
+  | 'mail:send'
+  /** Reads one secret of lib/resources.ts on cold start (the handler calls lib/aws/secrets.ts loadSecrets). */
+  | `secrets:${SecretName}`;
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -119,7 +122,7 @@ export const routes = [
     handler: 'handlers/http/auth/git-host-connect.ts',
     // The state binds a person who completes the install in a browser; an API key is no person.
     access: access.team('admin', { team: 'resource', sessionOnly: true }),
-    uses: ['table:read'],
+    uses: ['table:read', 'secrets:gitState'],
   },
   {
     method: 'POST',
@@ -140,14 +143,14 @@ export const routes = [
     path: '/api/v1/projects/{id}/env/bulk',
     handler: 'handlers/http/projects/import-env-variables.ts',
     access: access.team('admin', { team: 'resource' }),
-    uses: ['table:read', 'table:write'],
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
   },
   {
     method: 'PUT',
     path: '/api/v1/projects/{id}/env/{name}',
     handler: 'handlers/http/projects/set-env-variable.ts',
     access: access.team('admin', { team: 'resource' }),
-    uses: ['table:read', 'table:write'],
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
   },
   // Sites: direct uploads, projects, deployments (docs/sites.md)
   {

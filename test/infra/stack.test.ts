@@ -8,7 +8,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from '../../lib/resources.ts';
+import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, secretDefinitions, tableDefinition, type SecretName } from '../../lib/resources.ts';
 import { fallbackRoute, routeKey, routes, type ResourceUse, type RouteRow } from '../../lib/http/routes.ts';
 import { workers, type WorkerRow } from '../../lib/workers.ts';
 import {
@@ -19,6 +19,7 @@ import {
   tableWriteActions,
 } from '../../infra/grants.ts';
 import { bundleSettings, repoRoot, requireBanner } from '../../infra/bundling.ts';
+import { readSettings } from '../../infra/context.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
@@ -66,6 +67,8 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
+  'secrets:gitState': ['secretsmanager:GetSecretValue'],
+  'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
 };
 const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
@@ -451,6 +454,81 @@ describe('least privilege', () => {
     for (const [id, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
   });
 });
+
+describe('secrets', () => {
+  const secretNames = Object.keys(secretDefinitions) as SecretName[];
+  /** Every function of the stack with the `uses` of its row. */
+  const everyFunction = () => [
+    ...rows.map((row) => ({ name: routeKey(row), uses: row.uses as readonly ResourceUse[], fn: stack.api.routeFunctions.get(routeKey(row))! })),
+    { name: '$default', uses: fallbackRoute.uses, fn: stack.api.fallbackFunction },
+    ...workers.map((row) => ({ name: row.name, uses: row.uses, fn: stack.workers.workerFunctions.get(row.name)! })),
+  ];
+  const statementsOfRole = (roleId: string) =>
+    ofType('AWS::IAM::Policy')
+      .filter(([, policy]) => (policy.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })))
+      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+
+  it('creates one generated secret per definition; the encryption key outlives the stack and is 64 hex characters', () => {
+    template.resourceCountIs('AWS::SecretsManager::Secret', secretNames.length);
+    const gitState = resources[logicalId(stack.state.secrets.gitState)]!;
+    expect(gitState.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    const envKey = resources[logicalId(stack.state.secrets.envEncryption)] as Resource & { DeletionPolicy?: string; UpdateReplacePolicy?: string };
+    expect(envKey.Type).toBe('AWS::SecretsManager::Secret');
+    expect(envKey.Properties.GenerateSecretString).toEqual({
+      PasswordLength: 64,
+      ExcludeUppercase: true,
+      ExcludePunctuation: true,
+      IncludeSpace: false,
+      ExcludeCharacters: 'ghijklmnopqrstuvwxyz',
+    });
+    expect(envKey.DeletionPolicy).toBe('Retain');
+    expect(envKey.UpdateReplacePolicy).toBe('Retain');
+  });
+
+  it('lets only the functions whose row uses a secret read it, that secret only, and gives them its ARN', () => {
+    const readers = new Map<SecretName, string[]>(secretNames.map((name) => [name, []]));
+    for (const { name, uses, fn } of everyFunction()) {
+      const statements = statementsOfRole(logicalId(fn.role)).filter((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
+      const variables = resources[logicalId(fn.fn)]!.Properties.Environment.Variables as Record<string, unknown>;
+      const used = secretNames.filter((secret) => uses.includes(`secrets:${secret}`));
+      expect(statements.flatMap((s) => [s.Resource].flat()), name).toEqual(used.map((secret) => ({ Ref: logicalId(stack.state.secrets[secret]) })));
+      for (const statement of statements) expect(statement.Action, name).toBe('secretsmanager:GetSecretValue');
+      for (const secret of secretNames) {
+        const { envVar, arnEnvVar } = secretDefinitions[secret];
+        // The value never travels in the function configuration, only the ARN, and only to a reader.
+        expect(variables[envVar], `${name} ${envVar}`).toBeUndefined();
+        expect(variables[arnEnvVar], `${name} ${arnEnvVar}`).toEqual(used.includes(secret) ? { Ref: logicalId(stack.state.secrets[secret]) } : undefined);
+      }
+      for (const secret of used) readers.get(secret)!.push(name);
+    }
+    expect(readers.get('gitState')).toEqual(['GET /api/v1/auth/git-host/connect']);
+    expect(readers.get('envEncryption')!.sort()).toEqual(['POST /api/v1/projects/{id}/env/bulk', 'PUT /api/v1/projects/{id}/env/{name}']);
+    // Listing names reveals no value: it neither decrypts nor holds the key.
+    expect(findRouteUses('GET /api/v1/projects/{id}/env')).not.toContain('secrets:envEncryption');
+    // No other role in the stack (site serving, custom resources) reads any secret.
+    const functionRoles = new Set(everyFunction().map(({ fn }) => logicalId(fn.role)));
+    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
+      const onFunctionRole = (policy.Properties.Roles as { Ref: string }[]).every((r) => functionRoles.has(r.Ref));
+      if (onFunctionRole) continue;
+      for (const statement of policy.Properties.PolicyDocument.Statement) expect([statement.Action].flat(), id).not.toContain('secretsmanager:GetSecretValue');
+    }
+  });
+
+  it('passes the e-mail confirmation page to every function, defaulting to the dashboard under the site domain', () => {
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+      expect(fn.Properties.Environment.Variables.EMAIL_CONFIRM_URL, id).toBe('https://app.sites.example.test/confirm-email');
+    }
+    // The stack passes what readSettings gives; a context value replaces the default, and a non-URL stops synthesis.
+    const settingsWith = (context: Record<string, string>) => readSettings(new App({ context }));
+    expect(settingsWith({ emailConfirmUrl: 'https://dashboard.example.test/account/confirm' }).emailConfirmUrl).toBe(
+      'https://dashboard.example.test/account/confirm',
+    );
+    expect(settingsWith({}).emailConfirmUrl).toBe('https://app.slipway.site/confirm-email');
+    expect(() => settingsWith({ emailConfirmUrl: 'app.example.test/confirm' })).toThrow('emailConfirmUrl: "app.example.test/confirm" is not an http(s) URL');
+  });
+});
+
+const findRouteUses = (key: string) => rows.find((row) => routeKey(row) === key)!.uses as readonly ResourceUse[];
 
 describe('compliance', () => {
   it('passes cfn-lint with no finding', async () => {

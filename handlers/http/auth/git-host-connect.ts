@@ -1,7 +1,11 @@
+import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { config } from '../../../lib/config.ts';
 import { createConnectState, installUrlWithState } from '../../../lib/git/connect-state.ts';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
+
+// Signs the connect state: the key comes from Secrets Manager on cold start, before the first request.
+await loadSecrets(['gitState']);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariables } from '../../../lib/env/store.ts';
 import {
@@ -11,6 +12,9 @@ import {
 } from '../../../lib/env/variables.ts';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
+
+// Encrypts the imported values: the key comes from Secrets Manager on cold start, before the first request.
+await loadSecrets(['envEncryption']);
 
 const body = z.object({
   content: z.string().max(MAX_ENV_CONTENT_BYTES),

@@ -1,9 +1,13 @@
 import * as z from 'zod';
+import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariable } from '../../../lib/env/store.ts';
 import { DEFAULT_ENV_TARGETS, MAX_ENV_VALUE_BYTES, envEnvironmentSchema, envNameProblem, envTargetsSchema } from '../../../lib/env/variables.ts';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
+
+// Encrypts the value: the key comes from Secrets Manager on cold start, before the first request.
+await loadSecrets(['envEncryption']);
 
 const body = z.object({
   value: z.string(),

@@ -1,0 +1,158 @@
+import { CreateSecretCommand, GetRandomPasswordCommand } from '@aws-sdk/client-secrets-manager';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo } from '../../lib/aws/clients.ts';
+import { loadSecrets, secretsManager } from '../../lib/aws/secrets.ts';
+import { config } from '../../lib/config.ts';
+import { keys } from '../../lib/db/keys.ts';
+import { decryptEnvValue, parseEnvEncryptionKey } from '../../lib/env/encryption.ts';
+import { verifyConnectState } from '../../lib/git/connect-state.ts';
+import { secretDefinitions } from '../../lib/resources.ts';
+import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { putProjectFixture } from '../support/sites.ts';
+
+/**
+ * The cloud path of secrets against moto's Secrets Manager: the stack gives a
+ * function only the secret's ARN and the handler fetches the value on cold start.
+ */
+let platform: TestPlatform;
+const { gitState, envEncryption } = secretDefinitions;
+const touched = [gitState.envVar, gitState.arnEnvVar, envEncryption.envVar, envEncryption.arnEnvVar];
+let saved: Record<string, string | undefined>;
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  saved = Object.fromEntries(touched.map((name) => [name, process.env[name]]));
+});
+afterAll(() => platform?.stop());
+
+function restoreEnvironment() {
+  for (const name of touched) {
+    if (saved[name] === undefined) delete process.env[name];
+    else process.env[name] = saved[name];
+  }
+}
+
+async function createSecret(value: string): Promise<string> {
+  const created = await secretsManager().send(new CreateSecretCommand({ Name: `slipway-test-${randomBytes(6).toString('hex')}`, SecretString: value }));
+  return created.ARN!;
+}
+
+/** An ARN of the right shape that names no secret: fetching it fails. */
+const nowhere = () => `arn:aws:secretsmanager:us-east-1:123456789012:secret:slipway-absent-${randomBytes(6).toString('hex')}-AbCdEf`;
+
+describe('loadSecrets', () => {
+  afterEach(restoreEnvironment);
+
+  it('fetches a secret whose value is unset from the ARN the stack gives, into the value variable', async () => {
+    const gitValue = randomBytes(32).toString('base64url');
+    const keyValue = randomBytes(32).toString('hex');
+    delete process.env[gitState.envVar];
+    delete process.env[envEncryption.envVar];
+    process.env[gitState.arnEnvVar] = await createSecret(gitValue);
+    process.env[envEncryption.arnEnvVar] = await createSecret(keyValue);
+
+    await loadSecrets(['gitState', 'envEncryption']);
+    expect(process.env[gitState.envVar]).toBe(gitValue);
+    expect(process.env[envEncryption.envVar]).toBe(keyValue);
+    expect(config.gitStateSecret()).toBe(gitValue);
+    expect(config.envEncryptionKey()).toBe(keyValue);
+  });
+
+  it('loads only the secrets it is asked for', async () => {
+    delete process.env[gitState.envVar];
+    delete process.env[envEncryption.envVar];
+    process.env[gitState.arnEnvVar] = await createSecret('git-state-only');
+    process.env[envEncryption.arnEnvVar] = await createSecret(randomBytes(32).toString('hex'));
+
+    await loadSecrets(['gitState']);
+    expect(process.env[gitState.envVar]).toBe('git-state-only');
+    expect(process.env[envEncryption.envVar]).toBeUndefined();
+  });
+
+  it('keeps a value already in the environment and never fetches its ARN', async () => {
+    process.env[gitState.envVar] = 'given-directly';
+    process.env[gitState.arnEnvVar] = nowhere();
+    await expect(loadSecrets(['gitState'])).resolves.toBeUndefined();
+    expect(process.env[gitState.envVar]).toBe('given-directly');
+
+    // The same ARN with no value given is fetched, and fails: so the call above really was not made.
+    delete process.env[gitState.envVar];
+    await expect(loadSecrets(['gitState'])).rejects.toThrow();
+    expect(process.env[gitState.envVar]).toBeUndefined();
+  });
+
+  it('does nothing when neither the value nor an ARN is given (lib/config.ts then names the missing variable)', async () => {
+    delete process.env[envEncryption.envVar];
+    delete process.env[envEncryption.arnEnvVar];
+    await loadSecrets(['envEncryption']);
+    expect(() => config.envEncryptionKey()).toThrow('Configuration variable ENV_ENCRYPTION_KEY is not set');
+  });
+
+  it('accepts what Secrets Manager generates with the stack\'s options as the encryption key', async () => {
+    // The options of the EnvEncryptionKey secret in infra/state.ts (the infra test pins them in the template).
+    const { RandomPassword } = await secretsManager().send(
+      new GetRandomPasswordCommand({
+        PasswordLength: 64,
+        ExcludeUppercase: true,
+        ExcludePunctuation: true,
+        IncludeSpace: false,
+        ExcludeCharacters: 'ghijklmnopqrstuvwxyz',
+      }),
+    );
+    expect(RandomPassword).toMatch(/^[0-9a-f]{64}$/);
+    expect(parseEnvEncryptionKey(RandomPassword!)).toHaveLength(32);
+  });
+});
+
+describe('handlers that need a secret, given only its ARN', () => {
+  // Each handler file is imported on its first request, so its cold-start load runs against these variables.
+  let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
+  const gitValue = randomBytes(32).toString('base64url');
+  const keyValue = randomBytes(32).toString('hex');
+
+  beforeAll(async () => {
+    m = await makeTeamWithRoles('Secret Keepers');
+    delete process.env[gitState.envVar];
+    delete process.env[envEncryption.envVar];
+    process.env[gitState.arnEnvVar] = await createSecret(gitValue);
+    process.env[envEncryption.arnEnvVar] = await createSecret(keyValue);
+  });
+  afterAll(restoreEnvironment);
+
+  it('GET /api/v1/auth/git-host/connect signs the state with the key from Secrets Manager', async () => {
+    const reply = await platform.api('GET', `/api/v1/auth/git-host/connect?team_id=${m.team.id}`, { token: m.admin.token });
+    expect(reply.status).toBe(200);
+    const check = verifyConnectState(reply.body.data.state, new Date(), { secret: gitValue, verifier: reply.body.data.verifier });
+    expect(check).toMatchObject({ ok: true, teamId: m.team.id, userId: m.admin.user!.user_id });
+  });
+
+  it('PUT and bulk import of environment variables seal values under the 64-hex key from Secrets Manager', async () => {
+    const { projectId } = await putProjectFixture({ teamId: m.team.id });
+    const one = await platform.api('PUT', `/api/v1/projects/${projectId}/env/API_TOKEN`, {
+      token: m.admin.token,
+      body: { value: 'tok-s3cret', environment: 'production' },
+    });
+    expect(one.status).toBe(201);
+    const bulk = await platform.api('POST', `/api/v1/projects/${projectId}/env/bulk`, {
+      token: m.admin.token,
+      body: { content: 'DATABASE_URL=postgres://app:pw@db/app\n', environment: 'preview' },
+    });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body.data.created).toEqual(['DATABASE_URL']);
+
+    process.env[envEncryption.envVar] = keyValue;
+    for (const [environment, name, value] of [
+      ['production', 'API_TOKEN', 'tok-s3cret'],
+      ['preview', 'DATABASE_URL', 'postgres://app:pw@db/app'],
+    ] as const) {
+      const item = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, environment, name) }));
+      expect(decryptEnvValue(item.Item!.value_sealed, { projectId, environment, name })).toBe(value);
+    }
+    // Not under the key the local platform generated for this run.
+    process.env[envEncryption.envVar] = saved[envEncryption.envVar];
+    const item = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_TOKEN') }));
+    expect(() => decryptEnvValue(item.Item!.value_sealed, { projectId, environment: 'production', name: 'API_TOKEN' })).toThrow();
+  });
+});
