@@ -42,6 +42,8 @@ beforeAll(async () => {
     'img/logo.png': logo,
     // Same bytes as img/logo.png: one upload serves both paths.
     'img/copy-of-logo.png': logo,
+    // An empty file is a file too.
+    'robots.txt': '',
     // Never deployed:
     '.git/config': '[core]',
     'node_modules/pkg/index.js': 'module.exports = 1',
@@ -68,22 +70,25 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
       deployment_id: expect.any(String),
       upload_id: expect.any(String),
       url: `http://${subdomain}.localhost:${platform.port}`,
-      files_total: 6,
+      files_total: 7,
       bytes_total: 16 + 17 + 13 + 18 + 2 * logo.length,
       // Two paths share the logo's bytes: sent once.
-      files_sent: 5,
+      files_sent: 6,
       bytes_sent: 16 + 17 + 13 + 18 + logo.length,
       known_count: 0,
       timings_ms: { hash: expect.any(Number), begin: expect.any(Number), upload: expect.any(Number), finalize: expect.any(Number) },
     });
     // Not a terminal: plain progress lines on stderr.
-    expect(run.stderr).toContain('Uploading 5 files');
+    expect(run.stderr).toContain('Uploading 6 files');
   });
 
   it('serves what was deployed, and nothing that was skipped', async () => {
     expect((await get('/')).text).toBe('<h1>Home v1</h1>');
     expect((await get('/about')).text).toBe('<h1>About v1</h1>');
     expect((await get('/docs/')).text).toBe('<h1>Docs</h1>');
+    const robots = await get('/robots.txt');
+    expect(robots.status).toBe(200);
+    expect(robots.body.length).toBe(0);
     const css = await get('/css/site.css');
     expect(css.headers['content-type']).toMatch(/^text\/css/);
     const png = await get('/img/copy-of-logo.png');
@@ -102,7 +107,7 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
     second = JSON.parse(run.stdout);
     expect(second.project_id).toBe(first.project_id);
     expect(second.deployment_id).not.toBe(first.deployment_id);
-    expect(second).toMatchObject({ files_total: 6, files_sent: 1, bytes_sent: 18, known_count: 4 });
+    expect(second).toMatchObject({ files_total: 7, files_sent: 1, bytes_sent: 18, known_count: 5 });
     expect((await get('/about')).text).toBe('<h1>About v2!</h1>');
     expect((await get('/')).text).toBe('<h1>Home v1</h1>');
     expect((await get('/img/logo.png')).body.equals(logo)).toBe(true);
