@@ -84,7 +84,7 @@ export class ApiClient {
           return { kind: 'done', value: parsed.data as T };
         }
         const error = await toApiCallError(res);
-        if (isRetryableStatus(res.status)) {
+        if (isRetryableStatus(res.status, error.code)) {
           return { kind: 'retryable', error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), Date.now()) };
         }
         throw error;

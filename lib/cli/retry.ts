@@ -2,7 +2,10 @@
  * When and how long the CLI waits before trying an API call again. Pure logic
  * (no clock, no randomness of its own) so it is tested as such.
  *
- * Retried: network errors (no response at all), 408, 429 and every 5xx.
+ * Retried: network errors (no response at all), 408, 429 and every 5xx, and
+ * the one 4xx that means "not yet" rather than "no": a 409
+ * IDEMPOTENCY_KEY_IN_PROGRESS, sent with Retry-After while an earlier request
+ * with the same key is still running (replaying it later returns its result).
  * Never retried: any other 4xx, which would only fail the same way again.
  */
 export interface RetryPolicy {
@@ -16,8 +19,8 @@ export interface RetryPolicy {
 
 export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 6, baseDelayMs: 250, maxDelayMs: 20_000 };
 
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
+export function isRetryableStatus(status: number, code?: string): boolean {
+  return status === 408 || status === 429 || status >= 500 || (status === 409 && code === 'IDEMPOTENCY_KEY_IN_PROGRESS');
 }
 
 /**

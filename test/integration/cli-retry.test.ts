@@ -65,9 +65,10 @@ describe('CLI retries', () => {
     [429, 'RATE_LIMITED'],
     [500, 'INTERNAL_ERROR'],
     [502, 'BAD_GATEWAY'],
-  ])('%i is retried', async (status, code) => {
+    [409, 'IDEMPOTENCY_KEY_IN_PROGRESS'],
+  ])('%i %s is retried', async (status, code) => {
     const url = await fakeApi((_req, res, n) =>
-      n === 1 ? fail(res, status, code, 'Try again.', status === 429 ? { 'retry-after': '0' } : {}) : ok(res, []),
+      n === 1 ? fail(res, status, code, 'Try again.', status === 429 || status === 409 ? { 'retry-after': '0' } : {}) : ok(res, []),
     );
     expect((await projectsCli(url)).code).toBe(0);
     expect(seen).toHaveLength(2);

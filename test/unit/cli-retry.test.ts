@@ -6,6 +6,11 @@ const policy: RetryPolicy = { maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1000
 describe('which answers are retried', () => {
   it.each([408, 429, 500, 502, 503, 504, 599])('%i is retried', (status) => expect(isRetryableStatus(status)).toBe(true));
   it.each([400, 401, 403, 404, 405, 409, 413, 415, 422])('%i is not', (status) => expect(isRetryableStatus(status)).toBe(false));
+  it('a 409 IDEMPOTENCY_KEY_IN_PROGRESS is retried (the earlier request is still running); other 409s are not', () => {
+    expect(isRetryableStatus(409, 'IDEMPOTENCY_KEY_IN_PROGRESS')).toBe(true);
+    expect(isRetryableStatus(409, 'SUBDOMAIN_TAKEN')).toBe(false);
+    expect(isRetryableStatus(422, 'IDEMPOTENCY_KEY_IN_PROGRESS')).toBe(false);
+  });
 });
 
 describe('backoff', () => {
