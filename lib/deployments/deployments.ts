@@ -1,10 +1,11 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
+import { queryAll } from '../db/query.ts';
 
 export interface Deployment {
   id: string;
@@ -37,20 +38,11 @@ function toDeployment(item: Record<string, unknown>, liveId: unknown): Deploymen
 
 /** A project's deployments, newest first (one partition query). */
 export async function listDeployments(project: Record<string, unknown>): Promise<Deployment[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: config.tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :deployment)',
-        ExpressionAttributeValues: { ':pk': keys.project(project.id as string).pk, ':deployment': 'DEPLOYMENT#' },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :deployment)',
+    ExpressionAttributeValues: { ':pk': keys.project(project.id as string).pk, ':deployment': 'DEPLOYMENT#' },
+  });
   return items
     .map((item) => toDeployment(item, project.live_deployment_id))
     .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));

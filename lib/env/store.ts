@@ -1,10 +1,11 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { encryptEnvValue } from './encryption.ts';
 import type { EnvEnvironment, EnvTarget } from './variables.ts';
+import { queryAll } from '../db/query.ts';
 
 /** An environment variable as the API shows it: never its value. */
 export interface EnvVariableRecord {
@@ -77,21 +78,11 @@ export async function upsertEnvVariables(
 /** Names and metadata of a project's variables, optionally of one environment; values stay sealed in the table. */
 export async function listEnvVariables(projectId: string, environment?: EnvEnvironment): Promise<EnvVariableRecord[]> {
   const { pk, skPrefix } = keys.envVariablePrefix(projectId, environment);
-  const records: EnvVariableRecord[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: config.tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ExpressionAttributeNames: { '#name': 'name' },
-        ProjectionExpression: '#name, environment, targets, created_at, updated_at',
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) records.push(item as EnvVariableRecord);
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return records;
+  return (await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ExpressionAttributeNames: { '#name': 'name' },
+    ProjectionExpression: '#name, environment, targets, created_at, updated_at',
+  })) as unknown as EnvVariableRecord[];
 }

@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { roleRank, type TeamRole } from '../http/access.ts';
 import { ApiError } from '../http/errors.ts';
+import { queryAll } from '../db/query.ts';
 
 /** A notice of the catalogue, published by an operator (`admin publish-notice`). */
 export interface Notice {
@@ -77,44 +78,26 @@ export function isVisible(notice: Notice, role: TeamRole, now: Date): boolean {
 
 /** Notices published up to now, from the catalogue index (never a scan). */
 async function publishedNotices(now: Date): Promise<Notice[]> {
-  const notices: Notice[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: config.tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk <= :upTo',
-        // '~' sorts after '#' and every key character: everything published at or before now.
-        ExpressionAttributeValues: { ':pk': 'NOTICES', ':upTo': `${now.toISOString()}~` },
-        ScanIndexForward: false,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    notices.push(...(page.Items ?? []).map(toNotice));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return notices;
+  const items = await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk <= :upTo',
+    // '~' sorts after '#' and every key character: everything published at or before now.
+    ExpressionAttributeValues: { ':pk': 'NOTICES', ':upTo': `${now.toISOString()}~` },
+    ScanIndexForward: false,
+  });
+  return items.map(toNotice);
 }
 
 async function dismissedKeys(userId: string, teamId: string): Promise<Set<string>> {
   const prefix = keys.noticeDismissal(userId, teamId, '').sk;
-  const dismissed = new Set<string>();
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: config.tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': keys.noticeWatermark(userId).pk, ':prefix': prefix },
-        ProjectionExpression: 'notice_key',
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) dismissed.add(item.notice_key as string);
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return dismissed;
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': keys.noticeWatermark(userId).pk, ':prefix': prefix },
+    ProjectionExpression: 'notice_key',
+  });
+  return new Set(items.map((item) => item.notice_key as string));
 }
 
 export async function getWatermark(userId: string): Promise<string | null> {

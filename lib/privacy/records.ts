@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import type { TeamRole } from '../http/access.ts';
+import { queryAll } from '../db/query.ts';
 
 /**
  * Records that identify a person, beyond the user row and memberships: what
@@ -216,17 +217,6 @@ export async function createStepUpGrant(input: { userId: string; factors: string
     ttl: epochSeconds(expires) + 86_400,
   });
   return grant;
-}
-
-async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
 }
 
 const userPartition = (userId: string, prefix: string) =>

@@ -1,24 +1,14 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { deletePrefix } from '../deployments/publish.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
+import { queryAll } from '../db/query.ts';
 
 export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
-
-async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-}
 
 async function deleteItems(itemKeys: { pk: string; sk: string }[]): Promise<void> {
   const table = config.tableName();

@@ -1,9 +1,10 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import type { TeamRole } from '../http/access.ts';
 import { membershipItem } from './teams.ts';
+import { queryAll } from '../db/query.ts';
 
 export interface Membership {
   team_id: string;
@@ -55,20 +56,10 @@ export async function putMembership(teamId: string, userId: string, role: Exclud
 }
 
 export async function listMembershipsOfUser(userId: string): Promise<Membership[]> {
-  const items: Membership[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: config.tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :team)',
-        ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':team': 'TEAM#' },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...((page.Items ?? []) as Membership[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  return (await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :team)',
+    ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':team': 'TEAM#' },
+  })) as unknown as Membership[];
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
@@ -19,6 +19,7 @@ import { cancelProvisionalExpiry, provisionalExpirySeconds, scheduleProvisionalE
 import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withSuffix } from '../projects/subdomain.ts';
 import { heldHashes } from './blobs.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
+import { queryAll } from '../db/query.ts';
 
 /** How long an upload session accepts files and a finalize. */
 export function uploadSessionSeconds(): number {
@@ -531,24 +532,17 @@ export async function getUploadSession(uploadId: string): Promise<(UploadSession
 export async function sessionFiles(uploadId: string): Promise<{ expected: string[]; stillMissing: string[] }> {
   const expected: string[] = [];
   const stillMissing: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: config.tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :file)',
-        ExpressionAttributeValues: { ':pk': keys.uploadSession(uploadId).pk, ':file': 'FILE#' },
-        ProjectionExpression: 'blob_hash, received',
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      expected.push(item.blob_hash as string);
-      if (item.received !== true) stillMissing.push(item.blob_hash as string);
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :file)',
+    ExpressionAttributeValues: { ':pk': keys.uploadSession(uploadId).pk, ':file': 'FILE#' },
+    ProjectionExpression: 'blob_hash, received',
+    ConsistentRead: true,
+  });
+  for (const item of items) {
+    expected.push(item.blob_hash as string);
+    if (item.received !== true) stillMissing.push(item.blob_hash as string);
+  }
   return { expected: expected.sort(), stillMissing: stillMissing.sort() };
 }
 

@@ -8,6 +8,7 @@ import { keys } from '../../lib/db/keys.ts';
 import { getUser } from '../../lib/identity/users.ts';
 import { startLocalPlatform, type LocalPlatform } from '../../lib/local/platform.ts';
 import { makeTeamWithRoles, makeUser } from '../support/platform.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: LocalPlatform;
 const RESEND = '/api/v1/me/email-verification/resend';
@@ -63,13 +64,6 @@ function apiFrom(ip: string, method: string, path: string, options: { token?: st
   });
 }
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect(reply.status).toBe(status);
-  expect(reply.body.code).toBe(code);
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-  expect(reply.body.meta.request_id).toEqual(expect.any(String));
-}
 
 interface SentMail {
   source: string;

@@ -7,6 +7,7 @@ import { keys } from '../../lib/db/keys.ts';
 import { decryptEnvValue } from '../../lib/env/encryption.ts';
 import { logger } from '../../lib/http/logger.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -41,13 +42,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect(reply.status).toBe(status);
-  expect(reply.body.code).toBe(code);
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-  expect(reply.body.meta.request_id).toEqual(expect.any(String));
-}
 
 const bulk = (projectId: string, body: unknown, token = m.admin.token) =>
   platform.api('POST', `/api/v1/projects/${projectId}/env/bulk`, { token, body });

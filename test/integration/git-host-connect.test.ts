@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyConnectState } from '../../lib/git/connect-state.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -14,12 +15,6 @@ afterAll(() => platform?.stop());
 const connect = (teamId: string | undefined, token?: string) =>
   platform.api('GET', `/api/v1/auth/git-host/connect${teamId === undefined ? '' : `?team_id=${encodeURIComponent(teamId)}`}`, { token });
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect(reply.status).toBe(status);
-  expect(reply.body.code).toBe(code);
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body.meta.request_id).toEqual(expect.any(String));
-}
 
 describe('GET /api/v1/auth/git-host/connect', () => {
   it.each(['owner', 'admin'] as const)('200 for the %s: install URL with a signed, expiring state and the verifier', async (who) => {

@@ -4,6 +4,7 @@ import { runAdmin } from '../../lib/cli/admin.ts';
 import { getWatermark, publishNotice } from '../../lib/notices/notices.ts';
 import { putMembership } from '../../lib/teams/memberships.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -17,13 +18,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect(reply.status).toBe(status);
-  expect(reply.body.code).toBe(code);
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-  expect(reply.body.meta.request_id).toEqual(expect.any(String));
-}
 
 const keysOf = (reply: { body: any }) => (reply.body.data.notices as { key: string }[]).map((n) => n.key);
 

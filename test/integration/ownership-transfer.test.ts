@@ -5,6 +5,7 @@ import { config } from '../../lib/config.ts';
 import { getMembership, putMembership } from '../../lib/teams/memberships.ts';
 import { transferOwnership } from '../../lib/teams/ownership.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 const PATH = '/api/v1/team/members/transfer';
@@ -14,13 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect(reply.status).toBe(status);
-  expect(reply.body.code).toBe(code);
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-  expect(reply.body.meta.request_id).toEqual(expect.any(String));
-}
 
 /** The roles of every member of a team, read from the table (membership rows under the team's key). */
 async function rolesOf(teamId: string): Promise<Record<string, string>> {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, putMissing, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -38,11 +39,6 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect({ status: reply.status, code: reply.body.code }).toEqual({ status, code });
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-}
 
 const PROMOTE_FIELDS = [
   'auto_deploy_enabled', 'build_command', 'cdn_edge_rule_guid', 'cdn_not_found_edge_rule_guid', 'cdn_pull_zone_id',

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -118,13 +119,6 @@ afterAll(async () => {
 const discover = (body: unknown, token = m.admin.token, headers: Record<string, string> = {}) =>
   platform.api('POST', '/api/v1/team/sso/discover', { token, body, headers });
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect(reply.status).toBe(status);
-  expect(reply.body.code).toBe(code);
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-  expect(reply.body.meta.request_id).toEqual(expect.any(String));
-}
 
 describe('POST /api/v1/team/sso/discover: providers', () => {
   it('Keycloak: every field of the discovery result', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTeam } from '../../lib/teams/teams.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { expectEnvelopeError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -11,17 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-function expectEnvelopeError(reply: { status: number; body: any }, status: number, code: string) {
-  expect(reply.status).toBe(status);
-  expect(reply.body.code).toBe(code);
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-  expect(reply.body.meta).toEqual({
-    request_id: expect.any(String),
-    timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
-    trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
-  });
-}
 
 describe('GET /api/v1/team/profile: authorization matrix', () => {
   it('401 without a token, with a malformed token and with an unknown token', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTeam } from '../../lib/teams/teams.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -15,12 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect({ status: reply.status, code: reply.body.code }).toEqual({ status, code });
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-  expect(reply.body.meta).toEqual({ request_id: expect.any(String), timestamp: expect.any(String), trace_id: expect.any(String) });
-}
 
 const beginUpload = (token: string | undefined, body: unknown, headers: Record<string, string> = {}) =>
   platform.api('POST', '/api/v1/uploads', { token, body, headers });

@@ -6,6 +6,7 @@ import { keys } from '../../lib/db/keys.ts';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { putMissing, sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -22,11 +23,6 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect({ status: reply.status, code: reply.body.code }).toEqual({ status, code });
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-}
 
 async function begin(token: string, s: { files: unknown }, name = uniqueName()) {
   const reply = await platform.api('POST', '/api/v1/uploads', { token, body: { files: s.files, project: { name } } });

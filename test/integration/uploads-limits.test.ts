@@ -9,6 +9,7 @@ import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { runCli } from '../support/cli.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { putMissing, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -21,11 +22,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-function expectError(reply: { status: number; body: any }, status: number, code: string) {
-  expect({ status: reply.status, code: reply.body.code }).toEqual({ status, code });
-  expect(typeof reply.body.error).toBe('string');
-  expect(reply.body).toHaveProperty('details');
-}
 
 const beginUpload = (token: string, body: unknown, headers: Record<string, string> = {}) =>
   platform.api('POST', '/api/v1/uploads', { token, body, headers });
