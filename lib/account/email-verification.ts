@@ -1,6 +1,6 @@
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { dynamo } from '../aws/clients.ts';
 import { ses } from '../aws/ses.ts';
 import { config } from '../config.ts';
@@ -8,13 +8,12 @@ import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import type { User } from '../identity/users.ts';
 import type { RequestLogger } from '../http/logger.ts';
+import { confirmationTokenHash } from './email-confirmation.ts';
 import { takeResendAllowance } from './resend-limits.ts';
 
 /** A confirmation link works for 24 hours, once. */
 export const CONFIRMATION_LINK_HOURS = 24;
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export function confirmationLink(token: string): string {
   const url = new URL(config.emailConfirmUrl());
@@ -49,7 +48,7 @@ export async function resendConfirmation(user: User, sourceIp: string, log: Requ
   const token = randomBytes(32).toString('base64url');
   const now = new Date();
   const expires = new Date(now.getTime() + CONFIRMATION_LINK_HOURS * 3_600_000);
-  const key = keys.emailConfirmation(hashOf(token));
+  const key = keys.emailConfirmation(confirmationTokenHash(token));
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
@@ -81,52 +80,4 @@ export async function resendConfirmation(user: User, sourceIp: string, log: Requ
     throw new ApiError('EMAIL_DELIVERY_UNAVAILABLE');
   }
   return 'sent';
-}
-
-/**
- * Consumes a confirmation token and marks the address confirmed, in one
- * transaction: the token must exist, be unused and unexpired (so of two
- * racing confirms one wins), and the account's address must still be the one
- * the link was sent to.
- */
-export async function confirmEmail(token: string): Promise<{ user_id: string; email: string }> {
-  if (!TOKEN_SHAPE.test(token)) throw new ApiError('EMAIL_CONFIRMATION_INVALID');
-  const key = keys.emailConfirmation(hashOf(token));
-  const found = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key }));
-  const record = found.Item;
-  if (!record) throw new ApiError('EMAIL_CONFIRMATION_INVALID');
-  const now = new Date().toISOString();
-  try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: key,
-              UpdateExpression: 'SET used_at = :now',
-              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used_at) AND expires_at > :now',
-              ExpressionAttributeValues: { ':now': now },
-            },
-          },
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: keys.user(record.user_id as string),
-              UpdateExpression: 'SET email_verified = :true, email_verified_at = if_not_exists(email_verified_at, :now)',
-              ConditionExpression: 'email = :email',
-              ExpressionAttributeValues: { ':true': true, ':now': now, ':email': record.email },
-            },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'TransactionCanceledException' || name === 'TransactionConflictException') {
-      throw new ApiError('EMAIL_CONFIRMATION_INVALID');
-    }
-    throw error;
-  }
-  return { user_id: record.user_id as string, email: record.email as string };
 }

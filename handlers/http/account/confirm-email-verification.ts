@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { confirmEmail } from '../../../lib/account/email-verification.ts';
+import { confirmEmail } from '../../../lib/account/email-confirmation.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 const body = z.object({ token: z.string().min(1).max(512) }).strict();
