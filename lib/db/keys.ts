@@ -32,7 +32,7 @@ export const keys = {
   emailChange: (userId: string, createdAt: string, changeId: string) => ({ pk: `USER#${userId}`, sk: `EMAIL_CHANGE#${createdAt}#${changeId}` }),
   credentialCutoff: (userId: string, reason: string) => ({ pk: `USER#${userId}`, sk: `CREDENTIAL_CUTOFF#${reason}` }),
   stepUpGrant: (userId: string, createdAt: string, grantId: string) => ({ pk: `USER#${userId}`, sk: `STEP_UP_GRANT#${createdAt}#${grantId}` }),
-  // Sites: projects, deployments, upload sessions (see .slipway-sites-contract.md)
+  // Sites: projects, deployments, upload sessions (layout in docs/sites.md)
   project: (projectId: string) => ({ pk: `PROJECT#${projectId}`, sk: 'PROJECT' }),
   projectByTeam: (teamId: string, createdAt: string, projectId: string) => ({
     gsi1pk: `TEAMPROJECTS#${teamId}`,
