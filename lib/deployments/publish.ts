@@ -13,6 +13,7 @@ import { readManifest, requireOpenSession } from '../uploads/files.ts';
 import { getUploadSession, sessionFiles, type UploadSessionRecord } from '../uploads/sessions.ts';
 import type { RouteManifest, RouteManifestFile } from '../sites/serve.ts';
 import { contentTypeFor } from './content-type.ts';
+import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;
@@ -27,15 +28,6 @@ const COPY_CHUNK = 500;
 function publishBudgetMs(): number {
   const value = Number(process.env.FINALIZE_BUDGET_MS);
   return Number.isFinite(value) && value > 0 ? value : 20_000;
-}
-
-export function deploymentPrefix(teamId: string, slug: string, deploymentId: string): string {
-  return `${teamId}/${slug}/${deploymentId}/`;
-}
-
-/** The write-once route manifest: a sibling of the deployment folder, so no user file can collide with it. */
-export function routeManifestKey(teamId: string, slug: string, deploymentId: string): string {
-  return `${teamId}/${slug}/${deploymentId}.route-manifest.json`;
 }
 
 export interface FinalizeResult {

@@ -6,6 +6,7 @@ import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
+import { deployedObjectKey, routeManifestKey } from './storage-keys.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` to an object of
@@ -65,11 +66,6 @@ export type ServeErrorCode = 'slug_mismatch' | 'route_manifest_missing' | 'inter
  */
 export const SITE_HOST_HEADER = 'x-slipway-host';
 
-export const routeManifestKey = (teamId: string, slug: string, deploymentId: string) =>
-  `${teamId}/${slug}/${deploymentId}.route-manifest.json`;
-
-export const deployedObjectKey = (teamId: string, slug: string, deploymentId: string, path: string) =>
-  `${teamId}/${slug}/${deploymentId}/${path}`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

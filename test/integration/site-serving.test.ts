@@ -9,7 +9,7 @@ import { s3 } from '../../lib/aws/s3.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { config } from '../../lib/config.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { routeManifestKey } from '../../lib/sites/serve.ts';
+import { routeManifestKey } from '../../lib/sites/storage-keys.ts';
 import {
   putDeploymentFixture,
   putProjectFixture,

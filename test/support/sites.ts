@@ -6,7 +6,8 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { deployedObjectKey, routeManifestKey, type RouteManifest } from '../../lib/sites/serve.ts';
+import type { RouteManifest } from '../../lib/sites/serve.ts';
+import { deployedObjectKey, routeManifestKey } from '../../lib/sites/storage-keys.ts';
 
 /**
  * Serving fixtures written straight to the table and the sites bucket in the
