@@ -3,6 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
+import { cancellationCodes, isTransactionCanceled } from '../db/errors.ts';
 
 /** Confirmation-link resends, per the spec's Limits: 3 per account and 10 per IP address per hour. */
 export const RESEND_LIMITS = { account: 3, ip: 10 } as const;
@@ -47,12 +48,11 @@ export async function takeResendAllowance(userId: string, ip: string, now = new 
   try {
     await dynamo().send(new TransactWriteCommand({ TransactItems: all.map((c) => ({ Update: update(c) })) }));
   } catch (error) {
-    const name = (error as Error).name;
-    if (name !== 'TransactionCanceledException') throw error;
-    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    const failed = all.filter((_c, i) => reasons[i]?.Code === 'ConditionalCheckFailed');
+    if (!isTransactionCanceled(error)) throw error;
+    const reasons = cancellationCodes(error);
+    const failed = all.filter((_c, i) => reasons[i] === 'ConditionalCheckFailed');
     // No failed condition: DynamoDB cancelled on a write conflict with a racing request; try again a few times.
-    if (failed.length === 0 && attempt < 5 && reasons.some((r) => r?.Code === 'TransactionConflict')) {
+    if (failed.length === 0 && attempt < 5 && reasons.includes('TransactionConflict')) {
       await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
       return takeResendAllowance(userId, ip, now, attempt + 1);
     }

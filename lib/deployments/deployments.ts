@@ -6,6 +6,7 @@ import { ApiError } from '../http/errors.ts';
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { queryAll } from '../db/query.ts';
+import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 
 export interface Deployment {
   id: string;
@@ -92,9 +93,8 @@ export async function promoteDeployment(project: Record<string, unknown>, deploy
       }),
     );
   } catch (error) {
-    if ((error as Error).name !== 'TransactionCanceledException') throw error;
-    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+    if (!isTransactionCanceled(error)) throw error;
+    if (conditionFailedAt(error, 0)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
     throw new ApiError('PROJECT_NOT_FOUND');
   }
   const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;

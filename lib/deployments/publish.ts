@@ -14,6 +14,7 @@ import { getUploadSession, sessionFiles, type UploadSessionRecord } from '../upl
 import type { RouteManifest, RouteManifestFile } from '../sites/serve.ts';
 import { contentTypeFor } from './content-type.ts';
 import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
+import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;
@@ -41,10 +42,6 @@ export interface FinalizeResult {
   ready_at: string;
 }
 
-function isTransactionCancel(error: unknown): boolean {
-  return (error as Error).name === 'TransactionCanceledException';
-}
-
 async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeResult> {
   const [project, deployment] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(session.project_id) })),
@@ -61,17 +58,6 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
     total_bytes: deployment.Item.total_bytes as number,
     ready_at: deployment.Item.ready_at as string,
   };
-}
-
-async function existingKeys(bucket: string, prefix: string): Promise<Set<string>> {
-  const found = new Set<string>();
-  let token: string | undefined;
-  do {
-    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) found.add(object.Key!);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return found;
 }
 
 /**
@@ -200,7 +186,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
       }),
     ).catch((error: unknown) => {
       // A racing finalize closed the session first; the transaction below sorts it out.
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionalCheckFailure(error)) throw error;
     });
   }
 
@@ -278,7 +264,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
       }),
     );
   } catch (error) {
-    if (!isTransactionCancel(error)) throw error;
+    if (!isTransactionCanceled(error)) throw error;
     const current = await getUploadSession(session.upload_id);
     if (current?.status === 'finalized') return finalizedResult(current);
     const project = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true }))).Item;

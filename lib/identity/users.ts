@@ -3,6 +3,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
+import { isTransactionCanceled } from '../db/errors.ts';
 
 export interface User {
   user_id: string;
@@ -51,7 +52,7 @@ export async function createUser(input: { email: string; name?: string | null; i
       }),
     );
   } catch (error) {
-    if ((error as Error).name === 'TransactionCanceledException') {
+    if (isTransactionCanceled(error)) {
       throw new EmailTakenError(`A user with e-mail ${user.email} exists`);
     }
     throw error;

@@ -5,6 +5,7 @@ import { keys } from '../db/keys.ts';
 import { roleRank, type TeamRole } from '../http/access.ts';
 import { ApiError } from '../http/errors.ts';
 import { queryAll } from '../db/query.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
 
 /** A notice of the catalogue, published by an operator (`admin publish-notice`). */
 export interface Notice {
@@ -22,10 +23,6 @@ export interface Notice {
 export const SEEN_AT_MAX_FUTURE_MS = 5 * 60 * 1000;
 
 export const NOTICE_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
-
-function isConditionFailure(error: unknown): boolean {
-  return (error as Error).name === 'ConditionalCheckFailedException';
-}
 
 export class NoticeKeyTakenError extends Error {}
 
@@ -57,7 +54,7 @@ export async function publishNotice(input: {
       }),
     );
   } catch (error) {
-    if (isConditionFailure(error)) throw new NoticeKeyTakenError(`A notice with key ${notice.key} exists`);
+    if (isConditionalCheckFailure(error)) throw new NoticeKeyTakenError(`A notice with key ${notice.key} exists`);
     throw error;
   }
   return notice;
@@ -150,7 +147,7 @@ export async function markNoticesSeen(userId: string, seenAt: Date, now = new Da
     );
     return value;
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    if (!isConditionalCheckFailure(error)) throw error;
     return (await getWatermark(userId)) ?? value;
   }
 }
@@ -185,7 +182,7 @@ export async function dismissNotice(userId: string, teamId: string, role: TeamRo
     );
     return dismissedAt;
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    if (!isConditionalCheckFailure(error)) throw error;
     const existing = await dynamo().send(
       new GetCommand({ TableName: config.tableName(), Key: keys.noticeDismissal(userId, teamId, key), ConsistentRead: true }),
     );

@@ -7,6 +7,7 @@ import { keys } from '../db/keys.ts';
 import { deletePrefix } from '../deployments/publish.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
 import { queryAll } from '../db/query.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
 
 export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
 
@@ -52,7 +53,7 @@ export async function expireProvisionalProject(projectId: string, now = new Date
         }),
       );
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return 'kept';
+      if (isConditionalCheckFailure(error)) return 'kept';
       throw error;
     }
   } else if (project.status !== 'deleting' || !project.provisional_until) {

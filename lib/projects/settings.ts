@@ -14,6 +14,7 @@ import {
   type Project,
 } from './projects.ts';
 import { subdomainProblem, suggestSubdomains } from './subdomain.ts';
+import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 
 const optionalText = (max: number) => z.string().max(max).nullable();
 const branchPatterns = z.array(z.string().min(1).max(255)).max(100);
@@ -74,9 +75,6 @@ const WRITABLE = [
   'preview_branch_mode', 'preview_branch_include', 'preview_branch_exclude', 'platform_url_mode', 'analytics_enabled',
 ] as const;
 
-function failedAt(error: unknown, index: number): boolean {
-  return (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
-}
 
 /**
  * PATCH /api/v1/projects/{id}: writes settings only. A new name moves the
@@ -190,14 +188,14 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
       }),
     );
   } catch (error) {
-    if ((error as Error).name !== 'TransactionCanceledException') throw error;
-    if (newName !== undefined && failedAt(error, 1)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name: newName } });
-    if (newSubdomain !== undefined && failedAt(error, subdomainIndex)) {
+    if (!isTransactionCanceled(error)) throw error;
+    if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name: newName } });
+    if (newSubdomain !== undefined && conditionFailedAt(error, subdomainIndex)) {
       throw new ApiError('SUBDOMAIN_TAKEN', {
         details: { subdomain: newSubdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
       });
     }
-    if (failedAt(error, 0)) {
+    if (conditionFailedAt(error, 0)) {
       const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
       if (!current || current.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
       throw new ApiError('CONFLICT', { message: 'The project changed while this request ran. Reload and try again.' });

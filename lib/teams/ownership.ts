@@ -4,6 +4,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import { getMembership } from './memberships.ts';
+import { conditionFailedAt } from '../db/errors.ts';
 
 /**
  * Moves a team's ownership from `currentOwnerId` to another admin or member;
@@ -50,9 +51,8 @@ export async function transferOwnership(teamId: string, currentOwnerId: string, 
   } catch (error) {
     const name = (error as Error).name;
     if (name !== 'TransactionCanceledException' && name !== 'TransactionConflictException') throw error;
-    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
     // The target left the team while we ran: the same answer as if it had never been there.
-    if (reasons[1]?.Code === 'ConditionalCheckFailed' && reasons[0]?.Code !== 'ConditionalCheckFailed') {
+    if (conditionFailedAt(error, 1) && !conditionFailedAt(error, 0)) {
       if (!(await getMembership(teamId, newOwnerId))) throw new ApiError('MEMBER_NOT_FOUND', { details: { new_owner_id: newOwnerId } });
     }
     throw new ApiError('OWNERSHIP_TRANSFER_CONFLICT');

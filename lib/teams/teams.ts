@@ -6,6 +6,7 @@ import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import type { TeamRole } from '../http/access.ts';
 import { RESERVED_TEAM_SLUGS, UUID_PATTERN, isValidTeamSlug, slugFromName, withRandomSuffix } from './slug.ts';
+import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 
 export interface Team {
   id: string;
@@ -18,11 +19,6 @@ export interface Team {
 
 /** A renamed-away slug keeps resolving, and stays held from other teams, this long. */
 export const RETIRED_SLUG_DAYS = 30;
-
-function isConditionFailure(error: unknown): boolean {
-  const name = (error as Error).name;
-  return name === 'TransactionCanceledException' || name === 'ConditionalCheckFailedException';
-}
 
 /**
  * Creates a team with an auto-picked slug and its owner's membership in one
@@ -74,9 +70,8 @@ export async function createTeam(input: { name: string; ownerUserId: string }): 
       );
       return team;
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-      if (reasons[3]?.Code === 'ConditionalCheckFailed') throw new Error(`No user ${input.ownerUserId}`);
+      if (!isTransactionCanceled(error)) throw error;
+      if (conditionFailedAt(error, 3)) throw new Error(`No user ${input.ownerUserId}`);
       // Slug held by someone else: try again with a suffix.
     }
   }
@@ -195,9 +190,8 @@ export async function updateTeamProfile(team: Team, changes: { name?: string; sl
   try {
     await dynamo().send(new TransactWriteCommand({ TransactItems: items }));
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    if (reasons[1]?.Code === 'ConditionalCheckFailed') throw new ApiError('TEAM_SLUG_TAKEN', { details: { slug: newSlug } });
+    if (!isTransactionCanceled(error)) throw error;
+    if (conditionFailedAt(error, 1)) throw new ApiError('TEAM_SLUG_TAKEN', { details: { slug: newSlug } });
     throw new ApiError('CONFLICT', { message: 'The team changed while this request ran. Reload and try again.' });
   }
   const updated = await getTeam(team.id);

@@ -4,6 +4,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
 
 /**
  * Idempotency-Key for requests that create things. A record per (team, key)
@@ -53,10 +54,6 @@ export function idempotencyKey(headers: Record<string, string>): string | undefi
   return key;
 }
 
-function isConditionFailure(error: unknown): boolean {
-  return (error as Error).name === 'ConditionalCheckFailedException';
-}
-
 export async function idempotent<T>(input: {
   teamId: string;
   key: string | undefined;
@@ -98,7 +95,7 @@ export async function idempotent<T>(input: {
       );
       break;
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+      if (!isConditionalCheckFailure(error)) throw error;
     }
     const existing = (await dynamo().send(new GetCommand({ TableName: table, Key: recordKey, ConsistentRead: true }))).Item;
     if (!existing) continue; // released by a failed first request: claim it ourselves

@@ -20,6 +20,7 @@ import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withS
 import { heldHashes } from './blobs.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
 import { queryAll } from '../db/query.ts';
+import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 
 /** How long an upload session accepts files and a finalize. */
 export function uploadSessionSeconds(): number {
@@ -81,13 +82,7 @@ export interface BeginBody {
   label?: string | null;
 }
 
-function isTransactionCancel(error: unknown): error is Error & { CancellationReasons?: { Code?: string }[] } {
-  return (error as Error).name === 'TransactionCanceledException';
-}
 
-function failedAt(error: { CancellationReasons?: { Code?: string }[] }, index: number): boolean {
-  return error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
-}
 
 function refuseSuspended(team: TeamStanding): void {
   if (team.suspended_at) throw new ApiError('TEAM_SUSPENDED');
@@ -403,23 +398,23 @@ export async function beginUploadWithNewProject(input: {
         );
         return view(prepared, toProject(projectItem(record)));
       } catch (error) {
-        if (!isTransactionCancel(error)) throw error;
-        if (failedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
-        if (failedAt(error, 1)) {
+        if (!isTransactionCanceled(error)) throw error;
+        if (conditionFailedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
+        if (conditionFailedAt(error, 1)) {
           throw new ApiError('PLAN_LIMIT_EXCEEDED', {
             message: `The ${plan.name} plan allows ${plan.siteLimit} sites; this team has reached it.`,
             details: { limit: 'sites', plan: plan.name, max_sites: plan.siteLimit },
           });
         }
-        if (failedAt(error, 3)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name } });
-        if (failedAt(error, 2)) {
+        if (conditionFailedAt(error, 3)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name } });
+        if (conditionFailedAt(error, 2)) {
           if (requested !== null) {
             throw new ApiError('SUBDOMAIN_TAKEN', { details: { subdomain, suggestions: await suggestSubdomains(subdomain, name) } });
           }
           // A derived subdomain is ours to pick: try another.
           subdomain = withSuffix(subdomainFrom(name), randomSuffix());
         }
-        if (failedAt(error, 7)) {
+        if (conditionFailedAt(error, 7)) {
           await jitter(attempt);
           slots = await readSlots(team.id);
           refuseTooManySessions(slots, plan);
@@ -499,15 +494,15 @@ export async function beginUploadForProject(input: {
         );
         return view(prepared);
       } catch (error) {
-        if (!isTransactionCancel(error)) throw error;
-        if (failedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
-        if (failedAt(error, 1)) {
+        if (!isTransactionCanceled(error)) throw error;
+        if (conditionFailedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
+        if (conditionFailedAt(error, 1)) {
           const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
           if (!current || current.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
           // It published in between: no longer provisional.
           provisional = Boolean(current.provisional_until);
         }
-        if (failedAt(error, 4)) {
+        if (conditionFailedAt(error, 4)) {
           await jitter(attempt);
           slots = await readSlots(team.id);
           refuseTooManySessions(slots, plan);

@@ -152,7 +152,6 @@ describe('POST /api/v1/uploads: authorization matrix', { timeout: 120_000 }, () 
 });
 
 describe('POST /api/v1/uploads: manifest checks, before anything is created', { timeout: 120_000 }, () => {
-  const good = () => uniqueSite().files;
   const h = 'a'.repeat(64);
   const cases: [string, unknown, string | null][] = [
     ['files missing', undefined, null],
