@@ -50,9 +50,7 @@ export const keys = {
     gsi1pk: `PROJECTUPLOADS#${projectId}`,
     gsi1sk: `${createdAt}#${uploadId}`,
   }),
-  /** A hash the session still expects (or has received): one item per missing hash. */
-  uploadFile: (uploadId: string, hash: string) => ({ pk: `UPLOAD#${uploadId}`, sk: `FILE#${hash}` }),
-  /** A blob the team's store holds (BUNDLES blobs/{team_id}/{hash}). */
+  /** A blob the team holds: which published object carries those bytes (lib/uploads/blobs.ts). */
   heldBlob: (teamId: string, hash: string) => ({ pk: `BLOB#${teamId}#${hash}`, sk: 'BLOB' }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };

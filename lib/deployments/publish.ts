@@ -1,5 +1,5 @@
-import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
@@ -8,23 +8,24 @@ import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import { productionUrl } from '../projects/projects.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
-import { blobKey } from '../uploads/blobs.ts';
+import { forgetHeldBlobs, heldBlobs, liveObjects, type HeldBlob } from '../uploads/blobs.ts';
 import { readManifest, requireOpenSession } from '../uploads/files.ts';
-import { getUploadSession, sessionFiles, type UploadSessionRecord } from '../uploads/sessions.ts';
-import type { RouteManifest, RouteManifestFile } from '../sites/serve.ts';
+import { getUploadSession, type UploadSessionRecord } from '../uploads/sessions.ts';
+import type { RouteManifestFile } from '../sites/serve.ts';
 import { contentTypeFor } from './content-type.ts';
 import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
-import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
+import { isTransactionCanceled } from '../db/errors.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;
-/** Files copied between two saved checkpoints. */
+/** Copies made between two looks at the clock. */
 const COPY_CHUNK = 500;
 
 /**
  * How long one finalize call copies before it answers "still publishing": API
- * Gateway cuts a request at 30 s, and a large deployment (or a slow endpoint)
- * may need more; the next call resumes at the saved checkpoint.
+ * Gateway cuts a request at 30 s, and a deployment reusing thousands of another
+ * project's files (or a slow endpoint) may need more; the next call carries on
+ * from what the deployment folder already holds.
  */
 function publishBudgetMs(): number {
   const value = Number(process.env.FINALIZE_BUDGET_MS);
@@ -60,40 +61,20 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
   };
 }
 
-/**
- * hash -> `{deployment_id}/{path}` of every object the deployment to reuse serves (its own files
- * and those it references in turn, so references never chain). That deployment is fixed on the
- * session by the first finalize attempt, so every retry copies the same files and resumes
- * its checkpoint in the same list, even if production moved meanwhile.
- */
-async function reusableObjects(
-  session: UploadSessionRecord,
-  teamId: string,
-  slug: string,
-  liveDeploymentId: string | null | undefined,
-): Promise<Map<string, string>> {
-  const fixed = await dynamo().send(
-    new UpdateCommand({
-      TableName: config.tableName(),
-      Key: keys.uploadSession(session.upload_id),
-      UpdateExpression: 'SET reuse_from = if_not_exists(reuse_from, :live)',
-      // Never re-create a session the expiry removed meanwhile.
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':live': liveDeploymentId && liveDeploymentId !== session.deployment_id ? liveDeploymentId : '' },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  const source = fixed.Attributes?.reuse_from as string | undefined;
-  const objects = new Map<string, string>();
-  if (!source) return objects;
-  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(teamId, slug, source) }));
-  const manifest = JSON.parse(await reply.Body!.transformToString()) as RouteManifest;
-  if (manifest.project_slug !== slug || manifest.team_id !== teamId) return objects;
-  for (const [path, file] of Object.entries(manifest.files)) {
-    if (!objects.has(file.hash)) objects.set(file.hash, file.object ?? `${source}/${path}`);
-  }
-  return objects;
+/** Every key under a prefix. */
+async function listKeys(bucket: string, prefix: string): Promise<Set<string>> {
+  const found = new Set<string>();
+  let token: string | undefined;
+  do {
+    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const object of page.Contents ?? []) found.add(object.Key!);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return found;
 }
+
+const isNoSuchKey = (error: unknown) =>
+  (error as Error).name === 'NoSuchKey' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404;
 
 async function deletePrefix(bucket: string, prefix: string): Promise<void> {
   let token: string | undefined;
@@ -106,90 +87,108 @@ async function deletePrefix(bucket: string, prefix: string): Promise<void> {
 }
 
 /**
- * POST /api/v1/uploads/{upload_id}/finalize: once every missing file arrived,
- * copies each manifest file from the team's blob store to
- * `{team_id}/{slug}/{deployment_id}/{path}` with its content type, writes the
- * route manifest once, then in one transaction marks the deployment ready,
- * points production at it, clears provisional_until and closes the session.
- * A repeated (or concurrent) finalize answers with the same deployment.
+ * POST /api/v1/uploads/{upload_id}/finalize. Uploads already stored each
+ * content in the deployment folder (`{team_id}/{slug}/{deployment_id}/{path}`,
+ * at its first path). Finalize checks that every file asked for is there, finds
+ * the contents the team already held (the live deployment's objects and this
+ * project's earlier ones are referenced, another project's are copied in),
+ * writes the route manifest once, then in one transaction marks the deployment
+ * ready, points production at it, clears provisional_until and closes the
+ * session. A repeated (or concurrent) finalize answers with the same deployment.
  */
 export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<FinalizeResult> {
   if (sessionIn.status === 'finalized') return finalizedResult(sessionIn);
   requireOpenSession(sessionIn);
   const session = sessionIn;
-  const { stillMissing } = await sessionFiles(session.upload_id);
-  if (stillMissing.length > 0) {
-    throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: stillMissing, missing_count: stillMissing.length } });
-  }
-
   const table = config.tableName();
-  const projectItem = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true }))).Item;
+  const [projectReply, deploymentReply, manifest] = await Promise.all([
+    dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true })),
+    dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
+    readManifest(session),
+  ]);
+  const projectItem = projectReply.Item;
   if (!projectItem || projectItem.status !== 'active') throw new ApiError('PROJECT_EXPIRED');
-  const deploymentItem = (
-    await dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true }))
-  ).Item;
+  const deploymentItem = deploymentReply.Item;
   if (!deploymentItem) throw new ApiError('UPLOAD_NOT_FOUND');
   const slug = projectItem.slug as string;
   const teamId = session.team_id;
-  const files = await readManifest(session);
   const sites = config.bucket('sites');
-  const bundles = config.bucket('bundles');
   const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
+  const projectFolder = `${teamId}/${slug}/`;
 
-  // A file whose bytes the live deployment already serves is not copied again: the route manifest
-  // points at that object, in an earlier deployment folder of this project (lib/sites/serve.ts), so a
-  // redeploy that changed one file copies one file.
-  const reusable = await reusableObjects(session, teamId, slug, projectItem.live_deployment_id as string | null | undefined);
-  const routeFiles: Record<string, RouteManifestFile> = {};
-  for (const file of files) {
-    const object = reusable.get(file.hash);
-    routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentTypeFor(file.path), ...(object ? { object } : {}) };
+  // What the folder holds now: this session's uploads, and copies an earlier call made.
+  const present = await listKeys(sites, prefix);
+  const stored = (hash: string) => present.has(`${prefix}${manifest.placements.get(hash)!.path}`);
+  const notReceived = manifest.missing.filter((hash) => !stored(hash));
+  if (notReceived.length > 0) {
+    throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: notReceived, missing_count: notReceived.length } });
   }
-  const toCopy = files.filter((file) => !routeFiles[file.path]!.object);
 
-  // Copies go in manifest order, a chunk at a time, each chunk's end saved on the session.
+  // Contents the team held at begin and nobody uploaded: referenced where this project already has
+  // them (so a redeploy that changed one file stores one file), copied in from another project.
+  const elsewhere = [...manifest.placements.keys()].filter((hash) => !stored(hash));
+  const references = elsewhere.length > 0 ? await liveObjects(teamId, slug, projectItem.live_deployment_id as string | null | undefined) : new Map<string, string>();
+  const unresolved = elsewhere.filter((hash) => !references.has(hash));
+  const held = unresolved.length > 0 ? await heldBlobs(teamId, unresolved) : new Map<string, HeldBlob>();
+  const toCopy: HeldBlob[] = [];
+  const lost: string[] = [];
+  for (const hash of unresolved) {
+    const blob = held.get(hash);
+    if (!blob) lost.push(hash);
+    else if (blob.project_id === session.project_id && blob.object_key.startsWith(projectFolder)) references.set(hash, blob.object_key.slice(projectFolder.length));
+    else toCopy.push(blob);
+  }
+
   const started = Date.now();
   const limit = pLimit(COPY_CONCURRENCY);
-  let copied = Math.min((session as { published_count?: number }).published_count ?? 0, toCopy.length);
+  const stale: HeldBlob[] = [];
+  let copied = 0;
+  const inPlace = () => manifest.placements.size - toCopy.length - lost.length + copied;
   while (copied < toCopy.length) {
     if (copied > 0 && Date.now() - started > publishBudgetMs()) {
       throw new ApiError('PUBLISH_IN_PROGRESS', {
-        details: { published_count: copied, file_count: toCopy.length },
+        details: { published_count: inPlace(), file_count: manifest.placements.size },
         headers: { 'retry-after': '1' },
       });
     }
     const chunk = toCopy.slice(copied, copied + COPY_CHUNK);
     await Promise.all(
-      chunk.map((file) =>
-        limit(() =>
-          s3().send(
-            new CopyObjectCommand({
-              Bucket: sites,
-              Key: `${prefix}${file.path}`,
-              CopySource: `${bundles}/${blobKey(teamId, file.hash)}`,
-              ContentType: routeFiles[file.path]!.content_type,
-              MetadataDirective: 'REPLACE',
-            }),
-          ),
-        ),
+      chunk.map((blob) =>
+        limit(async () => {
+          const placement = manifest.placements.get(blob.hash)!;
+          try {
+            await s3().send(
+              new CopyObjectCommand({
+                Bucket: sites,
+                Key: `${prefix}${placement.path}`,
+                CopySource: `${sites}/${blob.object_key.split('/').map(encodeURIComponent).join('/')}`,
+                ContentType: contentTypeFor(placement.path),
+                MetadataDirective: 'REPLACE',
+              }),
+            );
+            present.add(`${prefix}${placement.path}`);
+          } catch (error) {
+            if (!isNoSuchKey(error)) throw error;
+            stale.push(blob);
+          }
+        }),
       ),
     );
     copied += chunk.length;
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: table,
-        Key: keys.uploadSession(session.upload_id),
-        UpdateExpression: 'SET published_count = :n',
-        ConditionExpression: '#status = :open',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':n': copied, ':open': 'open' },
-      }),
-    ).catch((error: unknown) => {
-      // A racing finalize closed the session first; the transaction below sorts it out.
-      if (!isConditionalCheckFailure(error)) throw error;
-    });
+  }
+  if (stale.length > 0) await forgetHeldBlobs(teamId, stale);
+  // Bytes the team held at begin but no longer does (their project was deleted): the client sends them.
+  const resend = [...lost, ...stale.map((blob) => blob.hash)].sort();
+  if (resend.length > 0) {
+    throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: resend, missing_count: resend.length } });
   }
 
+  const routeFiles: Record<string, RouteManifestFile> = {};
+  for (const file of manifest.files) {
+    const placement = manifest.placements.get(file.hash)!;
+    const object = references.get(file.hash) ?? (placement.path === file.path ? undefined : `${session.deployment_id}/${placement.path}`);
+    routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentTypeFor(file.path), ...(object ? { object } : {}) };
+  }
   const routeManifest = {
     project_slug: slug,
     project_id: session.project_id,

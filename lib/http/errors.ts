@@ -96,6 +96,10 @@ export const errorCatalogue = {
   UPLOAD_SESSION_FINALIZED: { status: 409, message: 'This upload session is already finalized. Open a new one to upload more files.' },
   UPLOAD_HASH_NOT_IN_MANIFEST: { status: 400, message: "This hash is not in the upload session's manifest." },
   UPLOAD_CONTENT_MISMATCH: { status: 422, message: 'The uploaded bytes do not match the hash and size in the manifest.' },
+  UPLOAD_BATCH_INVALID: {
+    status: 400,
+    message: 'The batch is not a multipart/form-data body of at most 100 files, each a file part named by its hash.',
+  },
   UPLOAD_INCOMPLETE: { status: 409, message: 'Some files of the manifest have not been uploaded yet.' },
   DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found in this project.' },
   DEPLOYMENT_NOT_READY: { status: 400, message: 'Only a ready deployment can be promoted.' },

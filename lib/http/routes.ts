@@ -167,8 +167,17 @@ export const routes = [
     path: '/api/v1/uploads/{upload_id}/files/{hash}',
     handler: 'handlers/http/uploads/put-upload-file.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write'],
+    uses: ['table:read', 'table:write', 'bundles:read', 'sites:write'],
     timeoutSeconds: 29,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/uploads/{upload_id}/files',
+    handler: 'handlers/http/uploads/upload-files.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'bundles:read', 'sites:write'],
+    timeoutSeconds: 29,
+    memoryMb: 1024,
   },
   {
     method: 'POST',
@@ -176,7 +185,7 @@ export const routes = [
     handler: 'handlers/http/uploads/finalize-upload.ts',
     access: access.team('member', { team: 'resource' }),
     uses: ['table:read', 'table:write', 'bundles:read', 'sites:read', 'sites:write', 'scheduler:write'],
-    // API Gateway's integration limit: finalize copies every file of the deployment.
+    // API Gateway's integration limit: finalize may copy thousands of another project's files.
     timeoutSeconds: 29,
     memoryMb: 1024,
   },

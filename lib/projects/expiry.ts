@@ -68,14 +68,7 @@ export async function expireProvisionalProject(projectId: string, now = new Date
     ExpressionAttributeValues: { ':pk': keys.uploadSessionByProject(projectId, '', '').gsi1pk },
   });
   for (const session of sessions) {
-    const uploadId = session.upload_id as string;
-    const files = await queryAll({
-      TableName: table,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :file)',
-      ExpressionAttributeValues: { ':pk': keys.uploadSession(uploadId).pk, ':file': 'FILE#' },
-      ProjectionExpression: 'pk, sk',
-    });
-    await deleteItems([...files.map((f) => ({ pk: f.pk as string, sk: f.sk as string })), keys.uploadSession(uploadId)]);
+    await deleteItems([keys.uploadSession(session.upload_id as string)]);
     await s3()
       .send(new DeleteObjectCommand({ Bucket: config.bucket('bundles'), Key: session.manifest_key as string }))
       .catch(() => undefined);
@@ -87,7 +80,7 @@ export async function expireProvisionalProject(projectId: string, now = new Date
     ProjectionExpression: 'pk, sk',
   });
   await deleteItems(deployments.map((d) => ({ pk: d.pk as string, sk: d.sk as string })));
-  // Nothing was published, but a finalize that lost the race may have copied files.
+  // Nothing was published, but uploads stored their files, and a finalize that lost the race may have copied some.
   await deletePrefix(config.bucket('sites'), `${teamId}/${project.slug as string}/`);
 
   const heldBy = { ':project': projectId };

@@ -1,16 +1,43 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
+import pLimit from 'p-limit';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
-import { blobKey, heldBlobItem } from './blobs.ts';
+import { deployedObjectKey } from '../sites/storage-keys.ts';
+import { recordHeldBlobs } from './blobs.ts';
 import type { ManifestFile } from './manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
+
+/** The session's manifest as begin-upload stored it (BUNDLES `manifest_key`): written once, never changed. */
+export interface StoredManifest {
+  files: ManifestFile[];
+  /** The hashes begin-upload asked the client to send. */
+  missing: string[];
+}
+
+/**
+ * Where each distinct content of a manifest is stored in its deployment folder:
+ * at the first path that carries it, in manifest order. Uploads write there and
+ * finalize looks there; other paths with the same content refer to that object.
+ */
+export interface Placement {
+  path: string;
+  size: number;
+}
+
+export interface ManifestIndex extends StoredManifest {
+  placements: Map<string, Placement>;
+}
+
+export function placementsOf(files: ManifestFile[]): Map<string, Placement> {
+  const placements = new Map<string, Placement>();
+  for (const file of files) if (!placements.has(file.hash)) placements.set(file.hash, { path: file.path, size: file.size });
+  return placements;
+}
 
 /** An open, unexpired session, or the refusal that says why not. */
 export function requireOpenSession(session: UploadSessionRecord): void {
@@ -20,65 +47,93 @@ export function requireOpenSession(session: UploadSessionRecord): void {
   }
 }
 
-export async function readManifest(session: Pick<UploadSessionRecord, 'manifest_key'>): Promise<ManifestFile[]> {
-  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: session.manifest_key }));
-  return (JSON.parse(await reply.Body!.transformToString()) as { files: ManifestFile[] }).files;
+/**
+ * Manifests read by this container, by upload id. A manifest never changes, so
+ * the thousands of file uploads of one session read it once instead of once
+ * each; a few sessions are kept, the oldest dropped first.
+ */
+const manifestCache = new Map<string, Promise<ManifestIndex>>();
+const MANIFEST_CACHE_SIZE = 8;
+
+export function readManifest(session: Pick<UploadSessionRecord, 'upload_id' | 'manifest_key'>): Promise<ManifestIndex> {
+  const cached = manifestCache.get(session.upload_id);
+  if (cached) return cached;
+  const loading = (async () => {
+    const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: session.manifest_key }));
+    const stored = JSON.parse(await reply.Body!.transformToString()) as StoredManifest;
+    return { files: stored.files, missing: stored.missing ?? [], placements: placementsOf(stored.files) };
+  })();
+  manifestCache.set(session.upload_id, loading);
+  loading.catch(() => manifestCache.delete(session.upload_id));
+  while (manifestCache.size > MANIFEST_CACHE_SIZE) manifestCache.delete(manifestCache.keys().next().value!);
+  return loading;
 }
 
-/**
- * The session's item for a hash it expects (null when the hash is not among the missing). Keyed by the
- * path's ids alone, so the handler can read it while it reads the session.
- */
-export async function expectedFile(uploadId: string, hash: string): Promise<Record<string, unknown> | null> {
-  if (!HASH_PATTERN.test(hash)) return null;
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.uploadFile(uploadId, hash), ConsistentRead: true }),
-  );
-  return reply.Item ?? null;
+/** The SITES key where a session stores the bytes of one content. */
+export function placementKey(session: UploadSessionRecord, placement: Placement): string {
+  return deployedObjectKey(session.team_id, session.project_slug, session.deployment_id, placement.path);
 }
 
+export interface UploadedFile {
+  hash: string;
+  bytes: Buffer;
+}
+
+export interface ReceivedFile {
+  hash: string;
+  size: number;
+}
+
+/** Uploaded files stored at once, within one request. */
+const STORE_CONCURRENCY = 16;
+
 /**
- * PUT /api/v1/uploads/{upload_id}/files/{hash}: stores one file's bytes in the
- * team's blob store after checking them against the hash and the manifest's
- * size. A mismatch stores nothing; repeating a PUT is harmless.
+ * Checks uploaded files against the session's manifest (the hash must be in it,
+ * the bytes must hash to it and have its size), then stores each in the
+ * deployment folder at its placement and records that the team holds it.
+ * Every file is checked before any is stored, so a refused request stores
+ * nothing; repeating one is harmless.
  */
-export async function putUploadFile(
-  session: UploadSessionRecord,
-  hash: string,
-  bytes: Buffer,
-  expectedItem?: Promise<Record<string, unknown> | null>,
-) {
+export async function storeUploadedFiles(session: UploadSessionRecord, uploads: UploadedFile[]): Promise<ReceivedFile[]> {
   requireOpenSession(session);
-  if (!HASH_PATTERN.test(hash)) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
-  const expected = { Item: (await (expectedItem ?? expectedFile(session.upload_id, hash))) ?? undefined };
-  let size = expected.Item?.size as number | undefined;
-  if (size === undefined) {
-    // Not among the missing: accepted only if the manifest names it (the team already held it at begin).
-    const entry = (await readManifest(session)).find((f) => f.hash === hash);
-    if (!entry) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
-    size = entry.size;
-  }
-  const actualHash = createHash('sha256').update(bytes).digest('hex');
-  if (actualHash !== hash || bytes.length !== size) {
-    throw new ApiError('UPLOAD_CONTENT_MISMATCH', {
-      details: { expected_hash: hash, actual_hash: actualHash, expected_size: size, actual_size: bytes.length },
-    });
-  }
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: config.bucket('bundles'),
-      Key: blobKey(session.team_id, hash),
-      Body: bytes,
-      ContentLength: bytes.length,
-    }),
+  const manifest = await readManifest(session);
+  const checked = uploads.map(({ hash, bytes }) => {
+    const placement = HASH_PATTERN.test(hash) ? manifest.placements.get(hash) : undefined;
+    if (!placement) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
+    const actualHash = createHash('sha256').update(bytes).digest('hex');
+    if (actualHash !== hash || bytes.length !== placement.size) {
+      throw new ApiError('UPLOAD_CONTENT_MISMATCH', {
+        details: { expected_hash: hash, actual_hash: actualHash, expected_size: placement.size, actual_size: bytes.length },
+      });
+    }
+    return { hash, bytes, placement };
+  });
+  const limit = pLimit(STORE_CONCURRENCY);
+  const sites = config.bucket('sites');
+  await Promise.all(
+    checked.map(({ bytes, placement }) =>
+      limit(() =>
+        s3().send(
+          new PutObjectCommand({
+            Bucket: sites,
+            Key: placementKey(session, placement),
+            Body: bytes,
+            ContentLength: bytes.length,
+            ContentType: contentTypeFor(placement.path),
+          }),
+        ),
+      ),
+    ),
   );
-  // The team now holds the blob, and the session has received it: two puts in one call.
-  const writes: Record<string, unknown>[] = [{ PutRequest: { Item: heldBlobItem(session.team_id, hash, size) } }];
-  if (expected.Item) writes.push({ PutRequest: { Item: { ...expected.Item, received: true } } });
-  let request: Record<string, unknown[]> | undefined = { [config.tableName()]: writes };
-  while (request && Object.keys(request).length > 0) {
-    const reply = await dynamo().send(new BatchWriteCommand({ RequestItems: request as never }));
-    request = reply.UnprocessedItems as typeof request;
-  }
-  return { upload_id: session.upload_id, hash, size, received: true };
+  // The team now holds these bytes: a retry session (or another project) is not asked for them again.
+  await recordHeldBlobs(
+    session.team_id,
+    [...new Map(checked.map(({ hash, placement }) => [hash, placement])).entries()].map(([hash, placement]) => ({
+      hash,
+      size: placement.size,
+      object_key: placementKey(session, placement),
+      project_id: session.project_id,
+    })),
+  );
+  return checked.map(({ hash, placement }) => ({ hash, size: placement.size }));
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { BatchWriteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
@@ -17,9 +16,11 @@ import {
 } from '../projects/projects.ts';
 import { cancelProvisionalExpiry, provisionalExpirySeconds, scheduleProvisionalExpiry } from '../projects/provisional.ts';
 import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withSuffix } from '../projects/subdomain.ts';
-import { heldHashes } from './blobs.ts';
+import { authorizeResourceTeam } from '../projects/access.ts';
+import { UUID_PATTERN } from '../teams/slug.ts';
+import { heldBlobs, liveObjects } from './blobs.ts';
+import { readManifest, type StoredManifest } from './files.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
-import { queryAll } from '../db/query.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 
 /** How long an upload session accepts files and a finalize. */
@@ -50,6 +51,8 @@ export interface UploadSessionRecord {
   upload_id: string;
   deployment_id: string;
   project_id: string;
+  /** The project's slug, immutable: uploads store their files under `{team_id}/{slug}/{deployment_id}/`. */
+  project_slug: string;
   team_id: string;
   status: 'open' | 'finalized';
   label: string | null;
@@ -154,10 +157,13 @@ interface PreparedSession {
   expiresEpoch: number;
 }
 
-/** Narrows `missing` to what the team's blob store lacks, and stores the manifest and the expected hashes. */
+/** Narrows `missing` to what the team does not hold, and stores the manifest with it. */
 async function prepareSession(input: {
   teamId: string;
   projectId: string;
+  /** The project's slug: the middle segment of every key its uploads store (a new project's may still change). */
+  projectSlug: string;
+  liveDeploymentId?: string | null;
   manifest: CheckedManifest;
   label: string | null;
   now: Date;
@@ -166,55 +172,31 @@ async function prepareSession(input: {
   const deploymentId = randomUUID();
   const expires = new Date(input.now.getTime() + uploadSessionSeconds() * 1000);
   const hashes = [...input.manifest.blobs.keys()];
-  const held = await heldHashes(input.teamId, hashes);
-  const missing = hashes.filter((h) => !held.has(h)).sort();
+  // A redeploy mostly repeats what the project serves: one read of the live route manifest answers
+  // for those, and only the rest are looked up in the team's records.
+  const served = input.liveDeploymentId ? await liveObjects(input.teamId, input.projectSlug, input.liveDeploymentId) : new Map<string, string>();
+  const unserved = hashes.filter((h) => !served.has(h));
+  const held = await heldBlobs(input.teamId, unserved);
+  const missing = unserved.filter((h) => !held.has(h)).sort();
   const totalBytesToSend = missing.reduce((sum, h) => sum + input.manifest.blobs.get(h)!, 0);
   const manifestKey = `uploads/${uploadId}/manifest.json`;
 
-  const ttl = epochSeconds(expires) + SESSION_RETENTION_SECONDS;
-  const table = config.tableName();
-  const limit = pLimit(8);
-  const batches: string[][] = [];
-  for (let i = 0; i < missing.length; i += 25) batches.push(missing.slice(i, i + 25));
-  await Promise.all([
-    s3().send(
-      new PutObjectCommand({
-        Bucket: config.bucket('bundles'),
-        Key: manifestKey,
-        Body: JSON.stringify({ files: input.manifest.files }),
-        ContentType: 'application/json',
-      }),
-    ),
-    ...batches.map((batch) =>
-      limit(async () => {
-        let request: Record<string, unknown[]> | undefined = {
-          [table]: batch.map((hash) => ({
-            PutRequest: {
-              Item: {
-                ...keys.uploadFile(uploadId, hash),
-                type: 'upload_file',
-                blob_hash: hash,
-                size: input.manifest.blobs.get(hash)!,
-                received: false,
-                ttl,
-              },
-            },
-          })),
-        };
-        for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-          if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-          const reply = await dynamo().send(new BatchWriteCommand({ RequestItems: request as never }));
-          request = reply.UnprocessedItems as typeof request;
-        }
-      }),
-    ),
-  ]);
+  const stored: StoredManifest = { files: input.manifest.files, missing };
+  await s3().send(
+    new PutObjectCommand({
+      Bucket: config.bucket('bundles'),
+      Key: manifestKey,
+      Body: JSON.stringify(stored),
+      ContentType: 'application/json',
+    }),
+  );
 
   return {
     record: {
       upload_id: uploadId,
       deployment_id: deploymentId,
       project_id: input.projectId,
+      project_slug: input.projectSlug,
       team_id: input.teamId,
       status: 'open',
       label: input.label,
@@ -347,7 +329,7 @@ export async function beginUploadWithNewProject(input: {
   refuseTooManySessions(slots, plan);
   // Scheduled first: if a later step fails the worker finds no project and does nothing.
   await scheduleProvisionalExpiry(projectId, provisionalUntil);
-  const prepared = await prepareSession({ teamId: team.id, projectId, manifest, label: body.label ?? null, now });
+  const prepared = await prepareSession({ teamId: team.id, projectId, projectSlug: subdomain, manifest, label: body.label ?? null, now });
   const table = config.tableName();
 
   try {
@@ -391,7 +373,8 @@ export async function beginUploadWithNewProject(input: {
                 },
               },
               { Put: { TableName: table, Item: projectItem(record), ConditionExpression: 'attribute_not_exists(pk)' } },
-              ...sessionPuts(prepared),
+              // The slug is the subdomain this attempt holds, so the session stores files under it.
+              ...sessionPuts({ ...prepared, record: { ...prepared.record, project_slug: record.slug } }),
               slotsPut(team.id, slots, prepared.record.upload_id, prepared.expiresEpoch),
             ],
           }),
@@ -451,7 +434,15 @@ export async function beginUploadForProject(input: {
   let provisional = Boolean(input.projectItem.provisional_until);
   const provisionalUntil = new Date(now.getTime() + provisionalExpirySeconds() * 1000);
   if (provisional) await scheduleProvisionalExpiry(projectId, provisionalUntil);
-  const prepared = await prepareSession({ teamId: team.id, projectId, manifest, label: input.body.label ?? null, now });
+  const prepared = await prepareSession({
+    teamId: team.id,
+    projectId,
+    projectSlug: input.projectItem.slug as string,
+    liveDeploymentId: input.projectItem.live_deployment_id as string | null | undefined,
+    manifest,
+    label: input.body.label ?? null,
+    now,
+  });
   const table = config.tableName();
 
   try {
@@ -523,29 +514,19 @@ export async function getUploadSession(uploadId: string): Promise<(UploadSession
   return (reply.Item as (UploadSessionRecord & Record<string, unknown>) | undefined) ?? null;
 }
 
-/** Every hash the session asked for, and those still not received. */
-export async function sessionFiles(uploadId: string): Promise<{ expected: string[]; stillMissing: string[] }> {
-  const expected: string[] = [];
-  const stillMissing: string[] = [];
-  const items = await queryAll({
-    TableName: config.tableName(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :file)',
-    ExpressionAttributeValues: { ':pk': keys.uploadSession(uploadId).pk, ':file': 'FILE#' },
-    ProjectionExpression: 'blob_hash, received',
-    ConsistentRead: true,
-  });
-  for (const item of items) {
-    expected.push(item.blob_hash as string);
-    if (item.received !== true) stillMissing.push(item.blob_hash as string);
-  }
-  return { expected: expected.sort(), stillMissing: stillMissing.sort() };
+/** The session a path names, once the caller passed the route's rule on its team (another team's is not found). */
+export async function loadUploadSessionForCaller(ctx: Parameters<typeof authorizeResourceTeam>[0], uploadId: string): Promise<UploadSessionRecord> {
+  const session = UUID_PATTERN.test(uploadId) ? await getUploadSession(uploadId.toLowerCase()) : null;
+  if (!session) throw new ApiError('UPLOAD_NOT_FOUND');
+  await authorizeResourceTeam(ctx, session.team_id, 'UPLOAD_NOT_FOUND');
+  return session;
 }
 
 /** Rebuilds the begin-upload answer of a session (Idempotency-Key replays). */
 export async function replaySessionView(stored: Record<string, unknown>): Promise<UploadSessionView> {
   const session = await getUploadSession(stored.upload_id as string);
   if (!session) throw new ApiError('UPLOAD_NOT_FOUND');
-  const { expected } = await sessionFiles(session.upload_id);
+  const { missing } = await readManifest(session);
   return {
     upload_id: session.upload_id,
     deployment_id: session.deployment_id,
@@ -553,7 +534,7 @@ export async function replaySessionView(stored: Record<string, unknown>): Promis
     ...(stored.project ? { project: stored.project as Project } : {}),
     expires_at: session.expires_at,
     known_count: session.known_count,
-    missing: expected,
+    missing,
     total_bytes_to_send: session.total_bytes_to_send,
   };
 }

@@ -1,17 +1,20 @@
-import { CopyObjectCommand } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
 import { contentTypeFor } from '../../lib/deployments/content-type.ts';
-import { blobKey } from '../../lib/uploads/blobs.ts';
+import { setTeamPlan } from '../../lib/teams/standing.ts';
+import { expectEnvelopeError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
-import { putMissing, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { putMissing, site, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
 
 /**
- * A finalize of thousands of files can outlive its Lambda timeout on a slow
- * endpoint; the CLI then retries it. The retry must publish the deployment
- * whole, whatever the cut-short attempt had already copied.
+ * Uploads store each content once, in the deployment folder at its first
+ * path; finalize references or copies what the team already held. These
+ * tests cover the ways a deployment's files come together other than the
+ * plain upload: a cut-short finalize, shared contents, earlier sessions of the
+ * same project, and bytes the team no longer holds.
  */
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
@@ -19,41 +22,112 @@ let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 beforeAll(async () => {
   platform = await startTestPlatform();
   m = await makeTeamWithRoles();
+  await setTeamPlan(m.team.id, 'team');
 });
 afterAll(() => platform?.stop());
 
-describe('finalize after a cut-short finalize', () => {
-  it('publishes every file, with its content type, when part of the deployment folder was already copied', async () => {
-    const s = uniqueSite({ 'about.html': '<h1>about</h1>', 'app.js': 'console.log(1)', 'data.json': '{"a":1}' });
-    const begin = await platform.api('POST', '/api/v1/uploads', { token: m.owner.token, body: { files: s.files, project: { name: uniqueName() } } });
-    expect(begin.status).toBe(201);
-    const session = begin.body.data;
-    await putMissing(platform, m.owner.token, session.upload_id, session.missing, s);
+async function begin(s: SiteFiles, project?: string) {
+  const reply = project
+    ? await platform.api('POST', `/api/v1/projects/${project}/uploads`, { token: m.owner.token, body: { files: s.files } })
+    : await platform.api('POST', '/api/v1/uploads', { token: m.owner.token, body: { files: s.files, project: { name: uniqueName() } } });
+  expect(reply.status).toBe(201);
+  return reply.body.data;
+}
 
+const finalize = (uploadId: string) => platform.api('POST', `/api/v1/uploads/${uploadId}/finalize`, { token: m.owner.token });
+
+async function expectServed(subdomain: string, s: SiteFiles) {
+  const host = `${subdomain}.localhost:${platform.port}`;
+  for (const file of s.files) {
+    const reply = await siteRequest(platform.port, host, `/${file.path}`);
+    expect(reply.status, file.path).toBe(200);
+    expect(reply.body.equals(s.bytes.get(file.hash)!), file.path).toBe(true);
+    expect(reply.headers['content-type'], file.path).toBe(contentTypeFor(file.path));
+  }
+}
+
+describe('finalize after a cut-short finalize', () => {
+  it('publishes every file, with its content type, when part of the copies were already made', async () => {
+    const s = uniqueSite({ 'about.html': '<h1>about</h1>', 'app.js': 'console.log(1)', 'data.json': '{"a":1}' });
+    const first = await begin(s);
+    await putMissing(platform, m.owner.token, first.upload_id, first.missing, s);
+    expect((await finalize(first.upload_id)).status).toBe(200);
+
+    // A second project with the same files copies them from the first one's folder.
+    const second = await begin(s);
+    expect(second.missing).toEqual([]);
     // What an attempt stopped by its timeout leaves behind: some of the copies, no manifest, nothing live.
-    const prefix = `${m.team.id}/${session.project.slug}/${session.deployment_id}/`;
-    for (const file of s.files.filter((f) => f.path === 'index.html' || f.path === 'app.js')) {
+    const from = `${m.team.id}/${first.project.slug}/${first.deployment_id}/`;
+    const to = `${m.team.id}/${second.project.slug}/${second.deployment_id}/`;
+    for (const path of ['index.html', 'app.js']) {
       await s3().send(
         new CopyObjectCommand({
           Bucket: config.bucket('sites'),
-          Key: `${prefix}${file.path}`,
-          CopySource: `${config.bucket('bundles')}/${blobKey(m.team.id, file.hash)}`,
-          ContentType: contentTypeFor(file.path),
+          Key: `${to}${path}`,
+          CopySource: `${config.bucket('sites')}/${from}${path}`,
+          ContentType: contentTypeFor(path),
           MetadataDirective: 'REPLACE',
         }),
       );
     }
 
-    const fin = await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.owner.token });
+    const fin = await finalize(second.upload_id);
     expect(fin.status).toBe(200);
-    expect(fin.body.data).toMatchObject({ deployment_id: session.deployment_id, status: 'ready', file_count: 5 });
+    expect(fin.body.data).toMatchObject({ deployment_id: second.deployment_id, status: 'ready', file_count: 5 });
+    await expectServed(second.project.subdomain, s);
+  });
+});
 
-    const host = `${session.project.subdomain}.localhost:${platform.port}`;
-    for (const file of s.files) {
-      const reply = await siteRequest(platform.port, host, `/${file.path}`);
-      expect(reply.status).toBe(200);
-      expect(reply.body.equals(s.bytes.get(file.hash)!)).toBe(true);
-      expect(reply.headers['content-type']).toBe(contentTypeFor(file.path));
-    }
+describe('contents shared by several paths', () => {
+  it('are uploaded once and served at every path with that path\'s content type', async () => {
+    const same = `shared ${uniqueName()}`;
+    const s = site({ 'index.html': `<h1>${uniqueName()}</h1>`, 'a.html': same, 'b.txt': same, 'c/d.css': same });
+    const session = await begin(s);
+    expect(session.missing).toHaveLength(2);
+    await putMissing(platform, m.owner.token, session.upload_id, session.missing, s);
+    expect((await finalize(session.upload_id)).status).toBe(200);
+    await expectServed(session.project.subdomain, s);
+  });
+});
+
+describe('the retry path', () => {
+  it('a new session of the project is not asked again for what an earlier unfinished session received', async () => {
+    const s = uniqueSite({ 'more.html': `<p>${uniqueName()}</p>` });
+    const first = await begin(s);
+    const [sent, ...unsent] = first.missing as string[];
+    await putMissing(platform, m.owner.token, first.upload_id, [sent!], s);
+    // The client gave up on the first session (a failed finalize, say) and retries on the project.
+    const retry = await begin(s, first.project_id);
+    expect(retry.missing).toEqual(unsent);
+    expect(retry.known_count).toBe(1);
+    await putMissing(platform, m.owner.token, retry.upload_id, retry.missing, s);
+    expect((await finalize(retry.upload_id)).status).toBe(200);
+    await expectServed(first.project.subdomain, s);
+  });
+});
+
+describe('bytes the team held at begin but lost before finalize', () => {
+  it('are named by UPLOAD_INCOMPLETE, then accepted and published once sent', async () => {
+    const s = uniqueSite();
+    const first = await begin(s);
+    await putMissing(platform, m.owner.token, first.upload_id, first.missing, s);
+    expect((await finalize(first.upload_id)).status).toBe(200);
+
+    const second = await begin(s);
+    expect(second.missing).toEqual([]);
+    // The first project's objects disappear (as when it is deleted) before the second finalizes.
+    const lost = s.files[0]!;
+    await s3().send(new DeleteObjectCommand({ Bucket: config.bucket('sites'), Key: `${m.team.id}/${first.project.slug}/${first.deployment_id}/${lost.path}` }));
+    const refused = await finalize(second.upload_id);
+    expectEnvelopeError(refused, 409, 'UPLOAD_INCOMPLETE');
+    expect(refused.body.details).toEqual({ missing: [lost.hash], missing_count: 1 });
+
+    // The team no longer counts those bytes as held: the next session asks for them.
+    const third = await begin(s);
+    expect(third.missing).toEqual([lost.hash]);
+
+    await putMissing(platform, m.owner.token, second.upload_id, [lost.hash], s);
+    expect((await finalize(second.upload_id)).status).toBe(200);
+    await expectServed(second.project.subdomain, s);
   });
 });

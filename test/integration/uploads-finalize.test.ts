@@ -5,7 +5,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { putMissing, sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { postBatch, putMissing, sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
@@ -87,11 +87,14 @@ describe('upload, finalize, publish', { timeout: 120_000 }, () => {
   });
 });
 
-const blobExists = async (hash: string) =>
-  s3.send(new HeadObjectCommand({ Bucket: platform.env.BUNDLES_BUCKET, Key: `blobs/${m.team.id}/${hash}` })).then(
+/** Whether the session's deployment folder stores the content (at the first manifest path carrying it). */
+const stored = async (session: { upload_id: string; deployment_id: string; project: { slug: string } }, files: { path: string; hash: string }[], hash: string) => {
+  const path = files.find((f) => f.hash === hash)!.path;
+  return s3.send(new HeadObjectCommand({ Bucket: platform.env.SITES_BUCKET, Key: `${m.team.id}/${session.project.slug}/${session.deployment_id}/${path}` })).then(
     () => true,
     () => false,
   );
+};
 
 describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, () => {
   it('refuses bytes that do not match the hash, and stores nothing', async () => {
@@ -101,7 +104,7 @@ describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, (
     const reply = await put(m.member.token, session.upload_id, hash, 'not the file');
     expectError(reply, 422, 'UPLOAD_CONTENT_MISMATCH');
     expect(reply.body.details).toMatchObject({ expected_hash: hash, actual_hash: sha256('not the file') });
-    expect(await blobExists(hash)).toBe(false);
+    expect(await stored(session, s.files, hash)).toBe(false);
     const fin = await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token });
     expectError(fin, 409, 'UPLOAD_INCOMPLETE');
     expect(fin.body.details.missing).toEqual(session.missing);
@@ -109,11 +112,12 @@ describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, (
 
   it('refuses bytes whose size differs from the manifest', async () => {
     const bytes = Buffer.from(`<p>${uniqueName()}</p>`);
-    const session = await begin(m.member.token, { files: [{ path: 'index.html', hash: sha256(bytes), size: bytes.length + 1 }] });
+    const files = [{ path: 'index.html', hash: sha256(bytes), size: bytes.length + 1 }];
+    const session = await begin(m.member.token, { files });
     const reply = await put(m.member.token, session.upload_id, sha256(bytes), bytes);
     expectError(reply, 422, 'UPLOAD_CONTENT_MISMATCH');
     expect(reply.body.details).toMatchObject({ expected_size: bytes.length + 1, actual_size: bytes.length });
-    expect(await blobExists(sha256(bytes))).toBe(false);
+    expect(await stored(session, files, sha256(bytes))).toBe(false);
   });
 
   it('refuses a hash that is not in the manifest', async () => {
@@ -170,7 +174,7 @@ describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, (
     expectError(await put(m.outsider.token, session.upload_id, hash, bytes), 404, 'UPLOAD_NOT_FOUND');
     expectError(await put(m.platformAdmin.token, session.upload_id, hash, bytes), 404, 'UPLOAD_NOT_FOUND');
     expectError(await put(m.member.token, '00000000-0000-4000-8000-000000000000', hash, bytes), 404, 'UPLOAD_NOT_FOUND');
-    expect(await blobExists(hash)).toBe(false);
+    expect(await stored(session, s.files, hash)).toBe(false);
     for (const who of ['owner', 'admin', 'apiKey'] as const) expect((await put(m[who].token, session.upload_id, hash, bytes)).status).toBe(200);
   });
 });
@@ -218,30 +222,38 @@ describe('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () =
 });
 
 describe('finalize of a large deployment', { timeout: 120_000 }, () => {
-  it('answers 503 PUBLISH_IN_PROGRESS with Retry-After past its time budget, and the next call resumes where it stopped', async () => {
-    const page = Buffer.from(`<p>${uniqueName()}</p>`);
-    const hash = sha256(page);
-    const files = Array.from({ length: 1001 }, (_, i) => ({ path: i === 0 ? 'index.html' : `p/${i}.html`, hash, size: page.length }));
-    const session = await begin(m.member.token, { files });
-    expect(session.missing).toEqual([hash]);
-    expect((await put(m.member.token, session.upload_id, hash, page)).status).toBe(200);
+  it('answers 503 PUBLISH_IN_PROGRESS with Retry-After past its time budget, and the next call carries on where it stopped', async () => {
+    // Another project of the team published these 1,001 files: the second project's finalize copies them in.
+    const contents = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`p/${i}.html`, `<p>${i} ${uniqueName()}</p>`]));
+    const s = site({ 'index.html': `<h1>${uniqueName()}</h1>`, ...contents });
+    const first = await begin(m.member.token, s);
+    for (let i = 0; i < first.missing.length; i += 100) {
+      const batch = first.missing.slice(i, i + 100).map((hash: string) => ({ name: hash, bytes: s.bytes.get(hash)! }));
+      expect((await postBatch(platform, m.member.token, first.upload_id, batch)).status).toBe(200);
+    }
+    expect((await platform.api('POST', `/api/v1/uploads/${first.upload_id}/finalize`, { token: m.member.token })).status).toBe(200);
+
+    const session = await begin(m.member.token, s);
+    expect(session.missing).toEqual([]);
+    expect(session.known_count).toBe(1001);
     process.env.FINALIZE_BUDGET_MS = '1';
     try {
       const path = `/api/v1/uploads/${session.upload_id}/finalize`;
-      const first = await platform.api('POST', path, { token: m.member.token });
-      expectError(first, 503, 'PUBLISH_IN_PROGRESS');
-      expect(first.headers.get('retry-after')).toBe('1');
-      expect(first.body.details).toEqual({ published_count: 500, file_count: 1001 });
-      const second = await platform.api('POST', path, { token: m.member.token });
-      expect(second.body.details).toEqual({ published_count: 1000, file_count: 1001 });
-      const third = await platform.api('POST', path, { token: m.member.token });
-      expect(third.status).toBe(200);
-      expect(third.body.data.file_count).toBe(1001);
+      const one = await platform.api('POST', path, { token: m.member.token });
+      expectError(one, 503, 'PUBLISH_IN_PROGRESS');
+      expect(one.headers.get('retry-after')).toBe('1');
+      expect(one.body.details).toEqual({ published_count: 500, file_count: 1001 });
+      const two = await platform.api('POST', path, { token: m.member.token });
+      expect(two.body.details).toEqual({ published_count: 1000, file_count: 1001 });
+      const three = await platform.api('POST', path, { token: m.member.token });
+      expect(three.status).toBe(200);
+      expect(three.body.data.file_count).toBe(1001);
     } finally {
       delete process.env.FINALIZE_BUDGET_MS;
     }
-    const last = await objectText(`${m.team.id}/${session.project.slug}/${session.deployment_id}/p/1000.html`);
-    expect(last.text).toBe(page.toString());
+    const last = await objectText(`${m.team.id}/${session.project.slug}/${session.deployment_id}/p/999.html`);
+    expect(last.text).toBe(contents['p/999.html']);
+    expect(last.contentType).toBe('text/html; charset=utf-8');
   });
 });
 

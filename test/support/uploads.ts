@@ -55,3 +55,20 @@ export async function putMissing(platform: TestPlatform, token: string, uploadId
     if (put.status !== 200) throw new Error(`put: ${put.status} ${put.text}`);
   }
 }
+
+/** A multipart/form-data body as fetch would send it: each part a file named by `name`, or a plain field. */
+export async function multipartBody(parts: { name: string; bytes: Buffer | string; field?: boolean }[]) {
+  const form = new FormData();
+  for (const part of parts) {
+    if (part.field) form.append(part.name, String(part.bytes));
+    else form.append(part.name, new Blob([Buffer.from(part.bytes)]), part.name);
+  }
+  const request = new Request('http://multipart.invalid/', { method: 'POST', body: form });
+  return { contentType: request.headers.get('content-type')!, body: Buffer.from(await request.arrayBuffer()) };
+}
+
+/** POST /api/v1/uploads/{upload_id}/files with these hashes' bytes from the site. */
+export async function postBatch(platform: TestPlatform, token: string | undefined, uploadId: string, parts: { name: string; bytes: Buffer | string; field?: boolean }[]) {
+  const { contentType, body } = await multipartBody(parts);
+  return platform.api('POST', `/api/v1/uploads/${uploadId}/files`, { token, rawBody: body, headers: { 'content-type': contentType } });
+}
