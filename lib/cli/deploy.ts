@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, opendir, stat } from 'node:fs/promises';
+import { createReadStream, openAsBlob } from 'node:fs';
+import { opendir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import cliProgress from 'cli-progress';
@@ -13,8 +13,10 @@ const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
 const SKIPPED_FILES = new Set(['.DS_Store']);
 
 /** Files hashed at once: enough to keep the disk busy, few enough to bound open descriptors. */
-const HASH_CONCURRENCY = 16;
-/** Parallel uploads by default. */
+const HASH_CONCURRENCY = 32;
+/** Files whose size is read at once while listing. */
+const STAT_CONCURRENCY = 64;
+/** Upload requests in flight at once, by default. */
 export const UPLOAD_CONCURRENCY = 8;
 
 export interface SiteFile {
@@ -35,29 +37,43 @@ export async function listSiteFiles(dir: string): Promise<Omit<SiteFile, 'hash'>
     throw new CliError(`${dir} does not exist.`);
   }
   if (!rootStat.isDirectory()) throw new CliError(`${dir} is not a folder.`);
-  const found: Omit<SiteFile, 'hash'>[] = [];
+  // The walk only names candidates; their sizes are read in parallel afterwards (thousands of files).
+  const candidates: { path: string; absolute: string }[] = [];
   const walk = async (absolute: string, relative: string): Promise<void> => {
     for await (const entry of await opendir(absolute)) {
       const abs = join(absolute, entry.name);
       const rel = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
         if (!SKIPPED_DIRS.has(entry.name)) await walk(abs, rel);
-      } else if (entry.isFile() || entry.isSymbolicLink()) {
-        if (SKIPPED_FILES.has(entry.name)) continue;
-        const info = entry.isSymbolicLink() ? await stat(abs).catch(() => null) : await lstat(abs);
-        if (info?.isFile()) found.push({ path: rel, absolute: abs, size: info.size });
+      } else if ((entry.isFile() || entry.isSymbolicLink()) && !SKIPPED_FILES.has(entry.name)) {
+        candidates.push({ path: rel, absolute: abs });
       }
     }
   };
   await walk(root, '');
+  const limit = pLimit(STAT_CONCURRENCY);
+  // stat follows a symlink: one to a file is deployed as that file, one to a folder or nowhere is skipped.
+  const sized = await Promise.all(
+    candidates.map((c) =>
+      limit(async () => {
+        const info = await stat(c.absolute).catch(() => null);
+        return info?.isFile() ? { ...c, size: info.size } : null;
+      }),
+    ),
+  );
+  const found = sized.filter((f): f is Omit<SiteFile, 'hash'> => f !== null);
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** SHA-256 of a file, read as a stream: memory stays flat whatever the size. */
-export async function hashFile(absolute: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(absolute, { highWaterMark: 256 * 1024 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+export function hashFile(absolute: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(absolute, { highWaterMark: 256 * 1024 })
+      .on('data', (chunk) => hash.update(chunk as Buffer))
+      .on('end', () => resolvePromise(hash.digest('hex')))
+      .on('error', reject);
+  });
 }
 
 export async function hashSiteFiles(files: Omit<SiteFile, 'hash'>[]): Promise<SiteFile[]> {
@@ -173,6 +189,86 @@ export async function finalizeUpload(api: ApiClient, uploadId: string): Promise<
   }
 }
 
+/** Files this small travel in batches; a larger one gets a PUT of its own. */
+const BATCH_FILE_MAX_BYTES = 1024 * 1024;
+/** The server's batch limits (lib/uploads/batch.ts): 100 files, 4 MiB of them. */
+const BATCH_MAX_FILES = 100;
+const BATCH_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Sends files to an upload session: small ones many to a request
+ * (POST .../files, multipart), large ones one to a PUT, a bounded number of
+ * requests at once. A retried request sends its files again from the disk.
+ */
+class FileSender {
+  filesSent = 0;
+  bytesSent = 0;
+  private readonly limit;
+
+  constructor(
+    private readonly api: ApiClient,
+    private readonly uploadId: string,
+    concurrency: number | undefined,
+    private readonly progress: UploadProgress,
+  ) {
+    this.limit = pLimit(Math.max(1, concurrency ?? UPLOAD_CONCURRENCY));
+  }
+
+  async send(files: SiteFile[]): Promise<void> {
+    const requests: SiteFile[][] = [];
+    let batch: SiteFile[] = [];
+    let batchBytes = 0;
+    for (const file of files) {
+      if (file.size > BATCH_FILE_MAX_BYTES) {
+        requests.push([file]);
+        continue;
+      }
+      if (batch.length === BATCH_MAX_FILES || batchBytes + file.size > BATCH_MAX_BYTES) {
+        requests.push(batch);
+        batch = [];
+        batchBytes = 0;
+      }
+      batch.push(file);
+      batchBytes += file.size;
+    }
+    if (batch.length > 0) requests.push(batch);
+    const base = `/api/v1/uploads/${encodeURIComponent(this.uploadId)}/files`;
+    try {
+      await Promise.all(
+        requests.map((group) =>
+          this.limit(async () => {
+            if (group.length === 1 && group[0]!.size > BATCH_FILE_MAX_BYTES) {
+              const file = group[0]!;
+              await this.api.call('PUT', `${base}/${file.hash}`, {
+                headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size) },
+                // A fresh stream per attempt: a retried upload reads the file again from the start.
+                body: () => Readable.toWeb(createReadStream(file.absolute)) as ReadableStream,
+              });
+            } else {
+              // File-backed blobs: read from the disk when sent, again on a retry.
+              const blobs = await Promise.all(group.map((file) => openAsBlob(file.absolute)));
+              await this.api.call('POST', base, {
+                body: () => {
+                  const form = new FormData();
+                  group.forEach((file, i) => form.append(file.hash, blobs[i]!, file.hash));
+                  return form;
+                },
+              });
+            }
+            for (const file of group) {
+              this.filesSent++;
+              this.bytesSent += file.size;
+              this.progress.fileSent(file.size);
+            }
+          }),
+        ),
+      );
+    } finally {
+      this.limit.clearQueue();
+    }
+  }
+}
+
 /**
  * `slipway deploy DIR`: hash, begin the upload (new project or an existing
  * one), send only the files the platform lacks, finalize.
@@ -220,31 +316,25 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const bytesToSend = toSend.reduce((sum, f) => sum + f.size, 0);
   const progress = new UploadProgress(out, toSend.length, bytesToSend);
   progress.start(session.known_count);
-  const limit = pLimit(Math.max(1, options.concurrency ?? UPLOAD_CONCURRENCY));
-  let filesSent = 0;
-  let bytesSent = 0;
+  const sender = new FileSender(api, session.upload_id, options.concurrency, progress);
   try {
-    await Promise.all(
-      toSend.map((file) =>
-        limit(async () => {
-          await api.call('PUT', `/api/v1/uploads/${encodeURIComponent(session.upload_id)}/files/${file.hash}`, {
-            headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size) },
-            // A fresh stream per attempt: a retried upload reads the file again from the start.
-            body: () => Readable.toWeb(createReadStream(file.absolute)) as ReadableStream,
-          });
-          filesSent++;
-          bytesSent += file.size;
-          progress.fileSent(file.size);
-        }),
-      ),
-    );
+    await sender.send(toSend);
   } finally {
-    limit.clearQueue();
     progress.stop();
   }
 
   const uploadMs = lap();
-  const finalized = await finalizeUpload(api, session.upload_id);
+  let finalized: Finalized;
+  try {
+    finalized = await finalizeUpload(api, session.upload_id);
+  } catch (error) {
+    // Bytes the team held at begin can be gone by finalize (their project was deleted meanwhile):
+    // finalize names them, and they are sent like any missing file.
+    const resend = (error as ApiCallError).code === 'UPLOAD_INCOMPLETE' ? ((error as ApiCallError).details as { missing?: unknown } | null)?.missing : null;
+    if (!Array.isArray(resend) || resend.length === 0) throw error;
+    await sender.send(resend.map((hash) => byHash.get(String(hash))).filter((file): file is SiteFile => file !== undefined));
+    finalized = await finalizeUpload(api, session.upload_id);
+  }
   return {
     project_id: finalized.project_id ?? session.project_id,
     deployment_id: finalized.deployment_id ?? session.deployment_id,
@@ -252,8 +342,8 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     url: finalized.url ?? finalized.production_url ?? session.project?.production_url ?? '',
     files_total: files.length,
     bytes_total: files.reduce((sum, f) => sum + f.size, 0),
-    files_sent: filesSent,
-    bytes_sent: bytesSent,
+    files_sent: sender.filesSent,
+    bytes_sent: sender.bytesSent,
     known_count: session.known_count,
     timings_ms: { hash: hashMs, begin: beginMs, upload: uploadMs, finalize: lap() },
   };

@@ -112,14 +112,18 @@ describe('CLI retries', () => {
     expect(run.stderr).toMatch(/^slipway: Could not reach the API at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/);
   });
 
-  it('a file upload answered 503 is sent again, whole, from the start of the file', async () => {
+  it('an upload answered 503 is sent again, whole: a large file by PUT, small ones in a batch', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-site-'));
-    const content = Buffer.alloc(300_000, 7);
-    writeFileSync(join(dir, 'index.html'), '<h1>hi</h1>');
+    // Over the CLI's 1 MiB batch threshold: sent alone, by PUT.
+    const content = Buffer.alloc(1_500_000, 7);
+    const page = Buffer.from('<h1>hi</h1>');
+    writeFileSync(join(dir, 'index.html'), page);
     mkdirSync(join(dir, 'img'));
     writeFileSync(join(dir, 'img', 'big.bin'), content);
     const bigHash = createHash('sha256').update(content).digest('hex');
-    let failedOnce = false;
+    const pageHash = createHash('sha256').update(page).digest('hex');
+    let putFailed = false;
+    let batchFailed = false;
     const url = await fakeApi((req, res, _n, body) => {
       if (req.url === '/api/v1/uploads') {
         const begin = JSON.parse(body.toString()) as { files: { hash: string }[]; project: { name: string } };
@@ -129,11 +133,16 @@ describe('CLI retries', () => {
           201,
         );
       }
-      if (req.method === 'PUT' && req.url === `/api/v1/uploads/u1/files/${bigHash}` && !failedOnce) {
-        failedOnce = true;
+      if (req.method === 'PUT' && req.url === `/api/v1/uploads/u1/files/${bigHash}` && !putFailed) {
+        putFailed = true;
         return fail(res, 503, 'SERVICE_UNAVAILABLE', 'Busy.');
       }
+      if (req.method === 'POST' && req.url === '/api/v1/uploads/u1/files' && !batchFailed) {
+        batchFailed = true;
+        return fail(res, 502, 'BAD_GATEWAY', 'Busy.');
+      }
       if (req.method === 'PUT') return ok(res, { hash: req.url!.split('/').pop() });
+      if (req.method === 'POST' && req.url === '/api/v1/uploads/u1/files') return ok(res, { upload_id: 'u1', received: [], received_count: 1 });
       if (req.url === '/api/v1/uploads/u1/finalize') return ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' });
       fail(res, 404, 'ROUTE_NOT_FOUND', 'No route.');
     });
@@ -143,11 +152,51 @@ describe('CLI retries', () => {
     const puts = seen.filter((r) => r.method === 'PUT' && r.url.endsWith(bigHash));
     expect(puts).toHaveLength(2);
     expect(puts[1]!.body.equals(content)).toBe(true);
+    const batches = seen.filter((r) => r.method === 'POST' && r.url === '/api/v1/uploads/u1/files');
+    expect(batches).toHaveLength(2);
+    for (const batch of batches) {
+      expect(batch.body.includes(page)).toBe(true);
+      expect(batch.body.toString('latin1')).toContain(`name="${pageHash}"`);
+      // The large file never travels in a batch.
+      expect(batch.body.toString('latin1')).not.toContain(bigHash);
+    }
     const summary = JSON.parse(run.stdout);
-    expect(summary).toMatchObject({ files_total: 2, files_sent: 2, bytes_sent: content.length + 11, url: 'http://x.localhost:1' });
+    expect(summary).toMatchObject({ files_total: 2, files_sent: 2, bytes_sent: content.length + page.length, url: 'http://x.localhost:1' });
     const begin = JSON.parse(seen[0]!.body.toString());
     expect(begin.project).toEqual({ name: expect.stringMatching(/^slipway-site-/) });
     expect(begin.files.map((f: { path: string }) => f.path)).toEqual(['img/big.bin', 'index.html']);
+  });
+
+  it('bytes finalize reports gone are sent, then finalize is called again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-site-'));
+    const page = Buffer.from('<h1>again</h1>');
+    writeFileSync(join(dir, 'index.html'), page);
+    const pageHash = createHash('sha256').update(page).digest('hex');
+    let finalizeCalls = 0;
+    const url = await fakeApi((req, res) => {
+      if (req.url === '/api/v1/uploads') {
+        // The platform held the file at begin: nothing to send.
+        return ok(res, { upload_id: 'u1', deployment_id: 'd1', project_id: 'p1', known_count: 1, missing: [], total_bytes_to_send: 0, expires_at: '' }, 201);
+      }
+      if (req.method === 'POST' && req.url === '/api/v1/uploads/u1/files') return ok(res, { upload_id: 'u1', received: [], received_count: 1 });
+      if (req.url === '/api/v1/uploads/u1/finalize') {
+        if (++finalizeCalls === 1) {
+          return json(res, 409, { code: 'UPLOAD_INCOMPLETE', details: { missing: [pageHash], missing_count: 1 }, error: 'Some files of the manifest have not been uploaded yet.', meta });
+        }
+        return ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' });
+      }
+      fail(res, 404, 'ROUTE_NOT_FOUND', 'No route.');
+    });
+    const run = await runCli(['deploy', dir, '--json'], { SLIPWAY_API_URL: url, SLIPWAY_TOKEN: 'slw_test', XDG_CONFIG_HOME: freshConfigHome() });
+    expect(run.code).toBe(0);
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /api/v1/uploads',
+      'POST /api/v1/uploads/u1/finalize',
+      'POST /api/v1/uploads/u1/files',
+      'POST /api/v1/uploads/u1/finalize',
+    ]);
+    expect(seen[2]!.body.includes(page)).toBe(true);
+    expect(JSON.parse(run.stdout)).toMatchObject({ files_sent: 1, bytes_sent: page.length });
   });
 
   describe('a finalize that publishes over several calls', () => {
@@ -160,7 +209,7 @@ describe('CLI retries', () => {
           const begin = JSON.parse(body.toString()) as { files: { hash: string }[] };
           return ok(res, { upload_id: 'u1', deployment_id: 'd1', project_id: 'p1', known_count: 0, missing: begin.files.map((f) => f.hash), total_bytes_to_send: 11, expires_at: '' }, 201);
         }
-        if (req.method === 'PUT') return ok(res, {});
+        if (req.method === 'PUT' || req.url === '/api/v1/uploads/u1/files') return ok(res, {});
         if (req.url === '/api/v1/uploads/u1/finalize') return finalize(++finalizeCalls, res);
         fail(res, 404, 'ROUTE_NOT_FOUND', 'No route.');
       });
