@@ -15,10 +15,17 @@ export type Plan = (typeof plans)[PlanName] & { name: PlanName };
 export const DEFAULT_PLAN: PlanName = 'free';
 
 /**
- * Largest single file of a deployment, whatever the plan: a file is sent in
- * one PUT, and API Gateway (and the local API server) refuse bodies over 10 MiB.
+ * Largest single file of a deployment, whatever the plan. Files over
+ * MAX_INLINE_FILE_BYTES travel by upload URL, so this is a product limit, not
+ * a transport one: raising it is a change of this constant alone.
  */
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+/**
+ * The largest file a PUT (or a batch) carries. Lambda takes a request of at
+ * most 6 MB and API Gateway hands it a binary body base64-encoded (4/3 larger),
+ * so a larger file goes by upload URL (lib/uploads/large-files.ts).
+ */
+export const MAX_INLINE_FILE_BYTES = 4 * 1024 * 1024;
 
 export function isPlanName(value: unknown): value is PlanName {
   return typeof value === 'string' && Object.hasOwn(plans, value);

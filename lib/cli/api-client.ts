@@ -92,6 +92,30 @@ export class ApiClient {
       { policy: this.policy, onRetry: options.onRetry },
     );
   }
+
+  /**
+   * PUTs a file to a presigned storage URL the API handed out (a large file's
+   * upload URL), with the same retries as an API call. No bearer token: the
+   * URL's signature is the authorization.
+   */
+  async putToStorage(url: string, headers: Record<string, string>, body: () => NonNullable<RequestInit['body']>): Promise<void> {
+    await withRetry<void>(
+      async () => {
+        let res: Response;
+        try {
+          res = await fetch(url, { method: 'PUT', headers, body: body(), duplex: 'half' } as RequestInit);
+        } catch (error) {
+          return { kind: 'network', error: new NetworkError(`Could not reach storage at ${new URL(url).origin}: ${describeNetworkError(error)}`) };
+        }
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.ok) return { kind: 'done', value: undefined };
+        const error = new CliError(`Storage refused the upload: HTTP ${res.status} ${res.statusText}`.trim());
+        if (isRetryableStatus(res.status)) return { kind: 'retryable', error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), Date.now()) };
+        throw error;
+      },
+      { policy: this.policy },
+    );
+  }
 }
 
 /** SLIPWAY_RETRY_BASE_MS / SLIPWAY_RETRY_ATTEMPTS tune the policy (tests keep their waits short). */

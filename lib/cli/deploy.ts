@@ -191,14 +191,17 @@ export async function finalizeUpload(api: ApiClient, uploadId: string): Promise<
 
 /** Files this small travel in batches; a larger one gets a PUT of its own. */
 const BATCH_FILE_MAX_BYTES = 1024 * 1024;
+/** The largest file a PUT carries (MAX_INLINE_FILE_BYTES of lib/plans.ts); a larger one goes by upload URL. */
+const INLINE_FILE_MAX_BYTES = 4 * 1024 * 1024;
 /** The server's batch limits (lib/uploads/batch.ts): 100 files, 4 MiB of them. */
 const BATCH_MAX_FILES = 100;
 const BATCH_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * Sends files to an upload session: small ones many to a request
- * (POST .../files, multipart), large ones one to a PUT, a bounded number of
- * requests at once. A retried request sends its files again from the disk.
+ * (POST .../files, multipart), larger ones one to a PUT, the largest straight
+ * to storage by upload URL; a bounded number at once. A retried request sends
+ * its files again from the disk.
  */
 class FileSender {
   filesSent = 0;
@@ -237,7 +240,13 @@ class FileSender {
       await Promise.all(
         requests.map((group) =>
           this.limit(async () => {
-            if (group.length === 1 && group[0]!.size > BATCH_FILE_MAX_BYTES) {
+            if (group.length === 1 && group[0]!.size > INLINE_FILE_MAX_BYTES) {
+              // Too large for the API (lib/plans.ts): straight to storage by upload URL, then checked.
+              const file = group[0]!;
+              const target = await this.api.call<{ url: string; headers: Record<string, string> }>('POST', `${base}/${file.hash}/upload-url`, { json: {} });
+              await this.api.putToStorage(target.url, target.headers, () => Readable.toWeb(createReadStream(file.absolute)) as ReadableStream);
+              await this.api.call('POST', `${base}/${file.hash}/complete`, { json: {} });
+            } else if (group.length === 1 && group[0]!.size > BATCH_FILE_MAX_BYTES) {
               const file = group[0]!;
               await this.api.call('PUT', `${base}/${file.hash}`, {
                 headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size) },

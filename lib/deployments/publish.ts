@@ -166,7 +166,6 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
                 MetadataDirective: 'REPLACE',
               }),
             );
-            present.add(`${prefix}${placement.path}`);
           } catch (error) {
             if (!isNoSuchKey(error)) throw error;
             stale.push(blob);

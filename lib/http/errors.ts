@@ -100,6 +100,7 @@ export const errorCatalogue = {
     status: 400,
     message: 'The batch is not a multipart/form-data body of at most 100 files, each a file part named by its hash.',
   },
+  UPLOAD_FILE_NOT_SENT: { status: 409, message: "Nothing has been sent to this file's upload URL yet." },
   UPLOAD_INCOMPLETE: { status: 409, message: 'Some files of the manifest have not been uploaded yet.' },
   DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found in this project.' },
   DEPLOYMENT_NOT_READY: { status: 400, message: 'Only a ready deployment can be promoted.' },

@@ -181,6 +181,23 @@ export const routes = [
   },
   {
     method: 'POST',
+    path: '/api/v1/uploads/{upload_id}/files/{hash}/upload-url',
+    handler: 'handlers/http/uploads/large-file-upload-url.ts',
+    access: access.team('member', { team: 'resource' }),
+    // A presigned URL acts with the signer's rights: the handler must be allowed the PUT it signs.
+    uses: ['table:read', 'bundles:read', 'bundles:write'],
+    timeoutSeconds: 29,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/uploads/{upload_id}/files/{hash}/complete',
+    handler: 'handlers/http/uploads/complete-large-file.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write'],
+    timeoutSeconds: 29,
+  },
+  {
+    method: 'POST',
     path: '/api/v1/uploads/{upload_id}/finalize',
     handler: 'handlers/http/uploads/finalize-upload.ts',
     access: access.team('member', { team: 'resource' }),

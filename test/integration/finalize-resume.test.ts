@@ -7,7 +7,8 @@ import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { expectEnvelopeError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
-import { putMissing, site, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
+import { putMissing, sha256, site, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
+import { forgetHeldBlobs, heldBlobs, recordHeldBlobs } from '../../lib/uploads/blobs.ts';
 
 /**
  * Uploads store each content once, in the deployment folder at its first
@@ -129,5 +130,22 @@ describe('bytes the team held at begin but lost before finalize', () => {
     await putMissing(platform, m.owner.token, second.upload_id, [lost.hash], s);
     expect((await finalize(second.upload_id)).status).toBe(200);
     await expectServed(second.project.subdomain, s);
+  });
+});
+
+describe('forgetting a stale record', () => {
+  it('never removes a record that a newer upload pointed somewhere else meanwhile', async () => {
+    const hash = sha256(`race ${uniqueName()}`);
+    const fresh = { hash, size: 1, object_key: `${m.team.id}/fresh/d/new.txt`, project_id: 'p-new' };
+    const stale = { hash, size: 1, object_key: `${m.team.id}/old/d/gone.txt`, project_id: 'p-old' };
+    // A finalize read the old record; before it forgets it, another upload records a fresh location.
+    await recordHeldBlobs(m.team.id, [fresh]);
+    await forgetHeldBlobs(m.team.id, [stale]);
+    expect((await heldBlobs(m.team.id, [hash])).get(hash)).toEqual({ hash, object_key: fresh.object_key, project_id: 'p-new' });
+    // Forgetting one location while another is recorded, at once: in either order the new record survives.
+    await Promise.all([forgetHeldBlobs(m.team.id, [fresh]), recordHeldBlobs(m.team.id, [stale])]);
+    expect((await heldBlobs(m.team.id, [hash])).get(hash)?.object_key).toBe(stale.object_key);
+    await forgetHeldBlobs(m.team.id, [stale]);
+    expect((await heldBlobs(m.team.id, [hash])).has(hash)).toBe(false);
   });
 });

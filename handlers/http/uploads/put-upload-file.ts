@@ -1,11 +1,12 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { MAX_FILE_BYTES } from '../../../lib/plans.ts';
+import { MAX_INLINE_FILE_BYTES } from '../../../lib/plans.ts';
 import { storeUploadedFiles } from '../../../lib/uploads/files.ts';
 import { loadUploadSessionForCaller } from '../../../lib/uploads/sessions.ts';
 
 export const handler = defineHandler(
   'PUT /api/v1/uploads/{upload_id}/files/{hash}',
-  { rawBody: { maxBytes: MAX_FILE_BYTES } },
+  // Larger files go by upload URL (lib/uploads/large-files.ts): Lambda could not take them.
+  { rawBody: { maxBytes: MAX_INLINE_FILE_BYTES } },
   async (ctx) => {
     const session = await loadUploadSessionForCaller(ctx, ctx.params.upload_id!);
     const [received] = await storeUploadedFiles(session, [{ hash: ctx.params.hash!, bytes: ctx.rawBody }]);

@@ -1,0 +1,8 @@
+import { defineHandler } from '../../../lib/http/pipeline.ts';
+import { completeLargeFile } from '../../../lib/uploads/large-files.ts';
+import { loadUploadSessionForCaller } from '../../../lib/uploads/sessions.ts';
+
+export const handler = defineHandler('POST /api/v1/uploads/{upload_id}/files/{hash}/complete', {}, async (ctx) => {
+  const session = await loadUploadSessionForCaller(ctx, ctx.params.upload_id!);
+  return { data: { upload_id: session.upload_id, ...(await completeLargeFile(session, ctx.params.hash!)), received: true } };
+});
