@@ -81,6 +81,7 @@ export class SlipwayState extends Construct {
         // Versioning keeps replaced objects; without expiry every redeploy would be kept forever.
         lifecycleRules: [
           { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+          ...(definition.expire ? [{ prefix: definition.expire.prefix, expiration: Duration.days(definition.expire.days) }] : []),
         ],
         removalPolicy: RemovalPolicy.RETAIN,
       });

@@ -19,9 +19,13 @@ export const tableDefinition = {
 
 export const bucketDefinitions = {
   /** Deployed site objects at {team_id}/{slug}/{deployment_id}/{path}. */
-  sites: { id: 'SitesBucket', envVar: 'SITES_BUCKET' },
-  /** Uploaded files awaiting finalize, and function bundles. */
-  bundles: { id: 'BundlesBucket', envVar: 'BUNDLES_BUCKET' },
+  sites: { id: 'SitesBucket', envVar: 'SITES_BUCKET', expire: null },
+  /**
+   * Upload manifests and large files awaiting complete (`uploads/`), and
+   * function bundles. What is under `uploads/` is of no use once its session is
+   * gone: 2 h open plus 7 days kept for late callers, so it expires after 9 days.
+   */
+  bundles: { id: 'BundlesBucket', envVar: 'BUNDLES_BUCKET', expire: { prefix: 'uploads/', days: 9 } },
 } as const;
 
 export const queueDefinitions = {

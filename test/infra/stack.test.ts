@@ -359,6 +359,13 @@ describe('state', () => {
     }
   });
 
+  it('expires what upload sessions leave in the bundles bucket, and nothing of the sites bucket', () => {
+    const rules = (name: keyof typeof bucketDefinitions) =>
+      resources[logicalId(stack.state.buckets[name])]!.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
+    expect(rules('bundles')).toContainEqual(expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 9, Status: 'Enabled' }));
+    expect(rules('sites').some((rule) => 'ExpirationInDays' in rule)).toBe(false);
+  });
+
   it('gives every queue a dead-letter queue, encryption and TLS-only access', () => {
     for (const [name, definition] of Object.entries(queueDefinitions) as [keyof typeof queueDefinitions, (typeof queueDefinitions)[keyof typeof queueDefinitions]][]) {
       const queue = resources[logicalId(stack.state.queues[name])]!;
