@@ -47,11 +47,9 @@ export async function parseUploadBatch(contentType: string | undefined, body: Bu
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => files.push({ hash: name, bytes: Buffer.concat(chunks) }));
     });
-    parser.on('field', (name) =>
-      reject(invalid(`part "${name}" is a form field; send each file as a file part (curl -F "HASH=@path")`)),
-    );
     parser.on('filesLimit', () => reject(invalid(`a batch carries at most ${MAX_BATCH_FILES} files`, { max_files: MAX_BATCH_FILES })));
-    parser.on('fieldsLimit', () => reject(invalid('a batch carries files only, no form fields')));
+    // `fields: 0`: the first form field (a part with no filename) ends the parse here.
+    parser.on('fieldsLimit', () => reject(invalid('a part is a form field; send each file as a file part (curl -F "HASH=@path")')));
     parser.on('error', (error: Error) => reject(invalid(`the body is not valid multipart/form-data (${error.message})`)));
     parser.on('close', () => resolve());
   });
