@@ -1,26 +1,20 @@
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
-import { multipartBody, postBatch, sha256, site, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
+import { deployedObjectExists, multipartBody, postBatch, sha256, site, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
 
 /** POST /api/v1/uploads/{upload_id}/files: many files in one multipart request, checked like the PUT. */
 let platform: TestPlatform;
 let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
-let s3: S3Client;
 
 beforeAll(async () => {
   platform = await startTestPlatform();
   m = await makeTeamWithRoles();
   await setTeamPlan(m.team.id, 'team');
-  s3 = new S3Client({ endpoint: platform.awsEndpoint, region: 'us-east-1', forcePathStyle: true });
 });
-afterAll(async () => {
-  s3?.destroy();
-  await platform?.stop();
-});
+afterAll(() => platform?.stop());
 
 async function begin(token: string, s: SiteFiles) {
   const reply = await platform.api('POST', '/api/v1/uploads', { token, body: { files: s.files, project: { name: uniqueName() } } });
@@ -32,17 +26,7 @@ const parts = (s: SiteFiles, hashes: string[]) => hashes.map((hash) => ({ name: 
 
 /** Whether the deployment folder stores a content, at the first manifest path carrying it. */
 const stored = (session: { deployment_id: string; project: { slug: string } }, s: SiteFiles, hash: string) =>
-  s3
-    .send(
-      new HeadObjectCommand({
-        Bucket: platform.env.SITES_BUCKET,
-        Key: `${m.team.id}/${session.project.slug}/${session.deployment_id}/${s.files.find((f) => f.hash === hash)!.path}`,
-      }),
-    )
-    .then(
-      () => true,
-      () => false,
-    );
+  deployedObjectExists(m.team.id, session, s.files.find((f) => f.hash === hash)!.path);
 
 describe('POST /api/v1/uploads/{upload_id}/files', { timeout: 120_000 }, () => {
   it('stores every file of the batch; finalize publishes them', async () => {

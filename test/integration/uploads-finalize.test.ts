@@ -1,11 +1,11 @@
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { postBatch, putMissing, sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { deployedObjectExists, postBatch, putMissing, sha256, site, uniqueName, uniqueSite } from '../support/uploads.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 
 let platform: TestPlatform;
@@ -88,13 +88,8 @@ describe('upload, finalize, publish', { timeout: 120_000 }, () => {
 });
 
 /** Whether the session's deployment folder stores the content (at the first manifest path carrying it). */
-const stored = async (session: { upload_id: string; deployment_id: string; project: { slug: string } }, files: { path: string; hash: string }[], hash: string) => {
-  const path = files.find((f) => f.hash === hash)!.path;
-  return s3.send(new HeadObjectCommand({ Bucket: platform.env.SITES_BUCKET, Key: `${m.team.id}/${session.project.slug}/${session.deployment_id}/${path}` })).then(
-    () => true,
-    () => false,
-  );
-};
+const stored = (session: { deployment_id: string; project: { slug: string } }, files: { path: string; hash: string }[], hash: string) =>
+  deployedObjectExists(m.team.id, session, files.find((f) => f.hash === hash)!.path);
 
 describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, () => {
   it('refuses bytes that do not match the hash, and stores nothing', async () => {
