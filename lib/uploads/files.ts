@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
@@ -7,37 +7,10 @@ import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
 import { deployedObjectKey } from '../sites/storage-keys.ts';
 import { recordHeldBlobs } from './blobs.ts';
-import type { ManifestFile } from './manifest.ts';
+import { readManifest, type Placement } from './stored-manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
-
-/** The session's manifest as begin-upload stored it (BUNDLES `manifest_key`): written once, never changed. */
-export interface StoredManifest {
-  files: ManifestFile[];
-  /** The hashes begin-upload asked the client to send. */
-  missing: string[];
-}
-
-/**
- * Where each distinct content of a manifest is stored in its deployment folder:
- * at the first path that carries it, in manifest order. Uploads write there and
- * finalize looks there; other paths with the same content refer to that object.
- */
-export interface Placement {
-  path: string;
-  size: number;
-}
-
-export interface ManifestIndex extends StoredManifest {
-  placements: Map<string, Placement>;
-}
-
-export function placementsOf(files: ManifestFile[]): Map<string, Placement> {
-  const placements = new Map<string, Placement>();
-  for (const file of files) if (!placements.has(file.hash)) placements.set(file.hash, { path: file.path, size: file.size });
-  return placements;
-}
 
 /** An open, unexpired session, or the refusal that says why not. */
 export function requireOpenSession(session: UploadSessionRecord): void {
@@ -45,28 +18,6 @@ export function requireOpenSession(session: UploadSessionRecord): void {
   if (Date.parse(session.expires_at) <= Date.now()) {
     throw new ApiError('UPLOAD_SESSION_EXPIRED', { details: { upload_id: session.upload_id, expires_at: session.expires_at } });
   }
-}
-
-/**
- * Manifests read by this container, by upload id. A manifest never changes, so
- * the thousands of file uploads of one session read it once instead of once
- * each; a few sessions are kept, the oldest dropped first.
- */
-const manifestCache = new Map<string, Promise<ManifestIndex>>();
-const MANIFEST_CACHE_SIZE = 8;
-
-export function readManifest(session: Pick<UploadSessionRecord, 'upload_id' | 'manifest_key'>): Promise<ManifestIndex> {
-  const cached = manifestCache.get(session.upload_id);
-  if (cached) return cached;
-  const loading = (async () => {
-    const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: session.manifest_key }));
-    const stored = JSON.parse(await reply.Body!.transformToString()) as StoredManifest;
-    return { files: stored.files, missing: stored.missing ?? [], placements: placementsOf(stored.files) };
-  })();
-  manifestCache.set(session.upload_id, loading);
-  loading.catch(() => manifestCache.delete(session.upload_id));
-  while (manifestCache.size > MANIFEST_CACHE_SIZE) manifestCache.delete(manifestCache.keys().next().value!);
-  return loading;
 }
 
 /** The SITES key where a session stores the bytes of one content. */

@@ -7,7 +7,8 @@ import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
 import { recordHeldBlobs } from './blobs.ts';
-import { placementKey, readManifest, requireOpenSession, type Placement, type ReceivedFile } from './files.ts';
+import { placementKey, requireOpenSession, type ReceivedFile } from './files.ts';
+import { readManifest, type Placement } from './stored-manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
 /**

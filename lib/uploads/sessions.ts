@@ -19,7 +19,7 @@ import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withS
 import { authorizeResourceTeam } from '../projects/access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { heldBlobs, liveObjects } from './blobs.ts';
-import { readManifest, type StoredManifest } from './files.ts';
+import { readManifest, type StoredManifest } from './stored-manifest.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 
