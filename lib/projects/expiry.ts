@@ -7,6 +7,9 @@ import { keys } from '../db/keys.ts';
 import { deletePrefix } from '../deployments/publish.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
 import { queryAll } from '../db/query.ts';
+import { forgetHeldBlobs, heldBlobs } from '../uploads/blobs.ts';
+import { readManifest } from '../uploads/stored-manifest.ts';
+import type { UploadSessionRecord } from '../uploads/sessions.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 
 export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
@@ -67,6 +70,18 @@ export async function expireProvisionalProject(projectId: string, now = new Date
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.uploadSessionByProject(projectId, '', '').gsi1pk },
   });
+  // What the sessions' uploads stored is deleted below: the team's records of those blobs must not
+  // keep pointing there, or its next upload of the same files would be told they are held.
+  const uploadedHashes = new Set<string>();
+  for (const session of sessions) {
+    const manifest = await readManifest(session as unknown as UploadSessionRecord).catch(() => null);
+    for (const hash of manifest?.placements.keys() ?? []) uploadedHashes.add(hash);
+  }
+  const projectFolder = `${teamId}/${project.slug as string}/`;
+  const pointingHere = [...(await heldBlobs(teamId, [...uploadedHashes])).values()].filter(
+    (blob) => blob.project_id === projectId && blob.object_key.startsWith(projectFolder),
+  );
+  await forgetHeldBlobs(teamId, pointingHere);
   for (const session of sessions) {
     await deleteItems([keys.uploadSession(session.upload_id as string)]);
     await s3()

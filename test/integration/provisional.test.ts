@@ -105,6 +105,21 @@ describe('provisional lifecycle', { timeout: 120_000 }, () => {
     expect(again.status).toBe(201);
   });
 
+  it('the files an expired project had received are no longer counted as held by the team', async () => {
+    const s = uniqueSite();
+    const session = await beginWithExpiry(1, s);
+    await putMissing(platform, m.member.token, session.upload_id, session.missing, s);
+    // Received: a second begin right now is not asked for them.
+    const meanwhile = await platform.api('POST', '/api/v1/uploads', { token: m.member.token, body: { files: s.files, project: { name: uniqueName() } } });
+    expect(meanwhile.body.data.missing).toEqual([]);
+    await until(async () => ((await getProject(session.project_id)).status === 404 ? true : null), 'the expiry');
+    // Their objects went with the project: the next upload of the same files is asked for every one.
+    const after = await platform.api('POST', '/api/v1/uploads', { token: m.member.token, body: { files: s.files, project: { name: uniqueName() } } });
+    expect(after.status).toBe(201);
+    expect(after.body.data.missing).toEqual(session.missing);
+    expect(after.body.data.known_count).toBe(0);
+  });
+
   it('publishing clears provisional_until and deletes the schedule; a late firing deletes nothing', async () => {
     const s = uniqueSite();
     const session = await beginWithExpiry(3600, s);
