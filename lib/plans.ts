@@ -37,3 +37,10 @@ export function planOf(team: object): Plan {
   const planName = isPlanName(name) ? name : DEFAULT_PLAN;
   return { ...plans[planName], name: planName };
 }
+/** Files in one batch upload request (POST /api/v1/uploads/{upload_id}/files). */
+export const MAX_BATCH_FILES = 100;
+/**
+ * Bytes of files in one batch upload request: with the multipart framing and
+ * base64 it still fits the 6 MB a Lambda request may be (see above).
+ */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024;

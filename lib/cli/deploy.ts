@@ -5,6 +5,7 @@ import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import cliProgress from 'cli-progress';
 import pLimit from 'p-limit';
+import { MAX_BATCH_BYTES, MAX_BATCH_FILES, MAX_INLINE_FILE_BYTES } from '../plans.ts';
 import type { ApiCallError, ApiClient } from './api-client.ts';
 import { CliError } from './operator-env.ts';
 
@@ -191,11 +192,6 @@ export async function finalizeUpload(api: ApiClient, uploadId: string): Promise<
 
 /** Files this small travel in batches; a larger one gets a PUT of its own. */
 const BATCH_FILE_MAX_BYTES = 1024 * 1024;
-/** The largest file a PUT carries (MAX_INLINE_FILE_BYTES of lib/plans.ts); a larger one goes by upload URL. */
-const INLINE_FILE_MAX_BYTES = 4 * 1024 * 1024;
-/** The server's batch limits (lib/uploads/batch.ts): 100 files, 4 MiB of them. */
-const BATCH_MAX_FILES = 100;
-const BATCH_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * Sends files to an upload session: small ones many to a request
@@ -226,7 +222,7 @@ class FileSender {
         requests.push([file]);
         continue;
       }
-      if (batch.length === BATCH_MAX_FILES || batchBytes + file.size > BATCH_MAX_BYTES) {
+      if (batch.length === MAX_BATCH_FILES || batchBytes + file.size > MAX_BATCH_BYTES) {
         requests.push(batch);
         batch = [];
         batchBytes = 0;
@@ -240,7 +236,7 @@ class FileSender {
       await Promise.all(
         requests.map((group) =>
           this.limit(async () => {
-            if (group.length === 1 && group[0]!.size > INLINE_FILE_MAX_BYTES) {
+            if (group.length === 1 && group[0]!.size > MAX_INLINE_FILE_BYTES) {
               // Too large for the API (lib/plans.ts): straight to storage by upload URL, then checked.
               const file = group[0]!;
               const target = await this.api.call<{ url: string; headers: Record<string, string> }>('POST', `${base}/${file.hash}/upload-url`, { json: {} });

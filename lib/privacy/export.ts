@@ -1,6 +1,4 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
+import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import type { User } from '../identity/users.ts';
 import { listMembershipsOfUser } from '../teams/memberships.ts';
@@ -52,20 +50,8 @@ export const EXPORT_README = {
 } as const;
 
 async function teamsById(ids: string[]): Promise<Map<string, Team>> {
-  const unique = [...new Set(ids)];
-  const found = new Map<string, Team>();
-  // BatchGet takes at most 100 keys per call.
-  for (let i = 0; i < unique.length; i += 100) {
-    let request: Record<string, { Keys: Record<string, unknown>[] }> | undefined = {
-      [config.tableName()]: { Keys: unique.slice(i, i + 100).map((id) => keys.team(id)) },
-    };
-    while (request && Object.keys(request).length) {
-      const result = await dynamo().send(new BatchGetCommand({ RequestItems: request }));
-      for (const item of result.Responses?.[config.tableName()] ?? []) found.set(item.id as string, item as unknown as Team);
-      request = result.UnprocessedKeys as typeof request;
-    }
-  }
-  return found;
+  const items = await batchGetAll([...new Set(ids)].map((id) => keys.team(id)));
+  return new Map(items.map((item) => [item.id as string, item as unknown as Team]));
 }
 
 function emailChangeStatus(change: EmailChange, now: Date) {

@@ -1,11 +1,12 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { BatchWriteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { deletePrefix } from '../deployments/publish.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
+import { batchWriteAll } from '../db/batch.ts';
 import { queryAll } from '../db/query.ts';
 import { forgetHeldBlobs, heldBlobs } from '../uploads/blobs.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
@@ -14,18 +15,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 
 export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
 
-async function deleteItems(itemKeys: { pk: string; sk: string }[]): Promise<void> {
-  const table = config.tableName();
-  for (let i = 0; i < itemKeys.length; i += 25) {
-    let request: Record<string, unknown[]> | undefined = {
-      [table]: itemKeys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } })),
-    };
-    while (request && Object.keys(request).length > 0) {
-      const reply = await dynamo().send(new BatchWriteCommand({ RequestItems: request as never }));
-      request = reply.UnprocessedItems as typeof request;
-    }
-  }
-}
+const deleteItems = (itemKeys: { pk: string; sk: string }[]) => batchWriteAll(itemKeys.map((Key) => ({ DeleteRequest: { Key } })));
 
 /**
  * The provisional-expiry worker's job: deletes a provisional project whose

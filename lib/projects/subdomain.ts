@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
+import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 
 /**
@@ -53,16 +51,8 @@ const randomSuffix = () => randomBytes(2).toString('hex');
 export async function freeSubdomains(candidates: string[]): Promise<Set<string>> {
   const unique = [...new Set(candidates)].slice(0, 100);
   if (unique.length === 0) return new Set();
-  const table = config.tableName();
-  const held = new Set<string>();
-  let request: Record<string, { Keys: Record<string, unknown>[] }> | undefined = {
-    [table]: { Keys: unique.map((s) => keys.subdomainHold(s)) },
-  };
-  while (request && Object.keys(request).length > 0) {
-    const reply = await dynamo().send(new BatchGetCommand({ RequestItems: request }));
-    for (const item of reply.Responses?.[table] ?? []) held.add(item.subdomain as string);
-    request = reply.UnprocessedKeys as typeof request;
-  }
+  const items = await batchGetAll(unique.map((s) => keys.subdomainHold(s)));
+  const held = new Set(items.map((item) => item.subdomain as string));
   return new Set(unique.filter((s) => !held.has(s)));
 }
 

@@ -1,5 +1,6 @@
 import busboy from 'busboy';
 import { ApiError } from '../http/errors.ts';
+import { MAX_BATCH_BYTES, MAX_BATCH_FILES } from '../plans.ts';
 import type { UploadedFile } from './files.ts';
 
 /**
@@ -8,15 +9,6 @@ import type { UploadedFile } from './files.ts';
  * hash: `curl -F "$HASH=@path"`. Thousands of small files then cost a few
  * hundred requests instead of thousands, each checked and authorized once.
  */
-
-/** Files in one batch request. */
-export const MAX_BATCH_FILES = 100;
-/**
- * Bytes in one batch request. Lambda takes a request of at most 6 MB and API
- * Gateway passes a binary body base64-encoded (4/3 larger), so 4 MiB of files
- * plus the multipart framing still fits.
- */
-export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
 function invalid(problem: string, extra: Record<string, unknown> = {}): ApiError {
   return new ApiError('UPLOAD_BATCH_INVALID', { details: { problem, ...extra } });

@@ -7,10 +7,8 @@ import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
 import { deployedObjectKey } from '../sites/storage-keys.ts';
 import { recordHeldBlobs } from './blobs.ts';
-import { readManifest, type Placement } from './stored-manifest.ts';
+import { placementOf, readManifest, type Placement } from './stored-manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
-
-const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
 /** An open, unexpired session, or the refusal that says why not. */
 export function requireOpenSession(session: UploadSessionRecord): void {
@@ -49,8 +47,7 @@ export async function storeUploadedFiles(session: UploadSessionRecord, uploads: 
   requireOpenSession(session);
   const manifest = await readManifest(session);
   const checked = uploads.map(({ hash, bytes }) => {
-    const placement = HASH_PATTERN.test(hash) ? manifest.placements.get(hash) : undefined;
-    if (!placement) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
+    const placement = placementOf(manifest, hash);
     const actualHash = createHash('sha256').update(bytes).digest('hex');
     if (actualHash !== hash || bytes.length !== placement.size) {
       throw new ApiError('UPLOAD_CONTENT_MISMATCH', {

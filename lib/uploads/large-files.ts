@@ -8,7 +8,7 @@ import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
 import { recordHeldBlobs } from './blobs.ts';
 import { placementKey, requireOpenSession, type ReceivedFile } from './files.ts';
-import { readManifest, type Placement } from './stored-manifest.ts';
+import { placementOf, readManifest, type Placement } from './stored-manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
 /**
@@ -19,16 +19,12 @@ import type { UploadSessionRecord } from './sessions.ts';
 /** How long a presigned upload URL works (never past the session's end). */
 const UPLOAD_URL_SECONDS = 3600;
 
-const HASH_PATTERN = /^[0-9a-f]{64}$/;
-
 /** BUNDLES key where a large file waits, unchecked, until complete moves it into the deployment. */
 const stagingKey = (session: UploadSessionRecord, hash: string) => `uploads/${session.upload_id}/files/${hash}`;
 
 async function placementFor(session: UploadSessionRecord, hash: string): Promise<Placement> {
   requireOpenSession(session);
-  const placement = HASH_PATTERN.test(hash) ? (await readManifest(session)).placements.get(hash) : undefined;
-  if (!placement) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
-  return placement;
+  return placementOf(await readManifest(session), hash);
 }
 
 export interface LargeFileUploadUrl {

@@ -1,6 +1,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
+import { ApiError } from '../http/errors.ts';
 import type { ManifestFile } from './manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
@@ -23,6 +24,13 @@ export interface Placement {
 
 export interface ManifestIndex extends StoredManifest {
   placements: Map<string, Placement>;
+}
+
+/** Where the session stores a content; refused when the manifest does not name it (or it is no hash at all). */
+export function placementOf(manifest: ManifestIndex, hash: string): Placement {
+  const placement = manifest.placements.get(hash);
+  if (!placement) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
+  return placement;
 }
 
 export function placementsOf(files: ManifestFile[]): Map<string, Placement> {

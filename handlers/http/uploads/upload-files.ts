@@ -1,5 +1,6 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { MAX_BATCH_BYTES, parseUploadBatch } from '../../../lib/uploads/batch.ts';
+import { MAX_BATCH_BYTES } from '../../../lib/plans.ts';
+import { parseUploadBatch } from '../../../lib/uploads/batch.ts';
 import { storeUploadedFiles } from '../../../lib/uploads/files.ts';
 import { loadUploadSessionForCaller } from '../../../lib/uploads/sessions.ts';
 
