@@ -52,6 +52,16 @@ export const keys = {
   }),
   /** A blob the team holds: which published object carries those bytes (lib/uploads/blobs.ts). */
   heldBlob: (teamId: string, hash: string) => ({ pk: `BLOB#${teamId}#${hash}`, sk: 'BLOB' }),
+  // Functions (lib/functions/model.ts)
+  /** One function of one deployment. */
+  function: (projectId: string, deploymentId: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `FUNCTION#${deploymentId}#${name}` }),
+  functionPrefix: (projectId: string, deploymentId: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: `FUNCTION#${deploymentId}#` }),
+  /**
+   * A function hostname label `{name}-{subdomain}`, claimed by the first project
+   * that builds it: names and subdomains both hold hyphens, so two projects could
+   * otherwise produce one label. Holds `project_id` and `name`.
+   */
+  functionHost: (label: string) => ({ pk: `FNHOST#${label}`, sk: 'FNHOST' }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

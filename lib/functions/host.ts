@@ -1,0 +1,69 @@
+import type { Readable } from 'node:stream';
+import type { DeployedFunction } from './model.ts';
+
+/**
+ * What domain code asks of the machinery that runs functions. The local
+ * adapter (lib/local/functions/) runs the runner in sandboxed child
+ * processes; the cloud adapter reaches Lambda and Fargate. The wiring picks
+ * one at start; nothing in lib/functions/ spawns a process or calls ECS.
+ */
+export interface FunctionHost {
+  /**
+   * HTTPS door: forwards one request to an instance of the function (starting
+   * one if none is free; waiting for a slot while all are busy) and resolves
+   * once the instance has sent its status and headers. The door owns the
+   * budget: when `signal` aborts it stops waiting; the handler is left running.
+   */
+  forwardHttp(fn: DeployedFunction, request: DoorForward, signal: AbortSignal): Promise<DoorReply>;
+}
+
+export interface DoorForward {
+  method: string;
+  /** The caller's query string without `?` ('' when none). */
+  query: string;
+  /** Header pairs as received, names lower-cased; `host` is the function's hostname. */
+  headers: [string, string][];
+  /** The request body (already bounded by the door at 10 MiB); null for GET/HEAD. */
+  body: Readable | null;
+}
+
+/** How the handler's call ended, as the runner reports it. */
+export type DoorOutcome =
+  /** A Response: status, headers and body are the handler's. */
+  | 'response'
+  /** The handler threw or its promise rejected: the reply is a bare 500. */
+  | 'handler_error'
+  /** The handler returned something that is not a Response: a bare 500. */
+  | 'invalid_response';
+
+export interface DoorReply {
+  outcome: DoorOutcome;
+  status: number;
+  /** Header pairs; several `set-cookie` stay several pairs. */
+  headers: [string, string][];
+  body: Readable;
+  /** True when this request waited for an instance to start. */
+  coldStart: boolean;
+  /** Milliseconds the instance took to start, when coldStart. */
+  bootMs?: number;
+  /** Which instance answered (telemetry). */
+  instanceId: string;
+}
+
+/** Why a host could not produce a reply. */
+export type HostFailureKind =
+  /** The instance died during the request (its memory cap, a crash). */
+  | 'instance_crashed'
+  | 'out_of_memory'
+  /** No instance could be started (bundle missing, sandbox failed). */
+  | 'start_failed';
+
+export class FunctionHostError extends Error {
+  constructor(
+    readonly kind: HostFailureKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'FunctionHostError';
+  }
+}
