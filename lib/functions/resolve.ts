@@ -1,0 +1,55 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import { functionLabel, type DeployedFunction } from './model.ts';
+import { functionUrl, getFunctionRecord } from './records.ts';
+
+/**
+ * Which function answers at a hostname, for the HTTPS door. No caching here:
+ * the door caches. Every read is consistent, so a promote or rollback (which
+ * only moves `live_deployment_id`) is seen by the next look-up.
+ */
+
+async function getItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | null> {
+  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }));
+  return reply.Item ?? null;
+}
+
+/** The DNS label of a function host `{label}.{function_domain}` (port ignored, case-folded), or null. */
+export function functionHostLabel(hostHeader: string, functionDomain = config.functionDomain()): string | null {
+  const name = hostHeader.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+  const suffix = `.${functionDomain.toLowerCase()}`;
+  if (!name.endsWith(suffix)) return null;
+  const label = name.slice(0, -suffix.length);
+  return /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(label) ? label : null;
+}
+
+/**
+ * `{name}-{subdomain}.{function_domain}` -> the hostname claim -> the project
+ * (active, and its subdomain still makes that label) -> the live deployment's
+ * record of that function. Null for an unknown host, name or subdomain, no live
+ * deployment, or a function the live deployment does not have.
+ */
+export async function resolveFunctionByHost(hostHeader: string): Promise<DeployedFunction | null> {
+  const label = functionHostLabel(hostHeader);
+  if (!label) return null;
+  const claim = await getItem(keys.functionHost(label));
+  if (!claim || typeof claim.project_id !== 'string' || typeof claim.name !== 'string') return null;
+  const project = await getItem(keys.project(claim.project_id));
+  if (!project || project.status !== 'active') return null;
+  const subdomain = project.subdomain as string;
+  // A project whose subdomain changed no longer answers at labels made from the old one.
+  if (functionLabel(claim.name, subdomain) !== label) return null;
+  const live = project.live_deployment_id as string | null | undefined;
+  if (!live) return null;
+  const record = await getFunctionRecord(claim.project_id, live, claim.name);
+  if (!record) return null;
+  return { ...record, subdomain, url: functionUrl(record.name, subdomain) };
+}
+
+/** Whether the team is in the functions beta: the operator command sets `functions_enrolled_at` on the team item. */
+export async function isTeamEnrolledInFunctions(teamId: string): Promise<boolean> {
+  const team = await getItem(keys.team(teamId));
+  return typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
+}
