@@ -4,7 +4,7 @@ import { createUser, EmailTakenError, getUser } from '../identity/users.ts';
 import { putMembership } from '../teams/memberships.ts';
 import { createTeam, resolveTeam } from '../teams/teams.ts';
 import { isPlanName, plans } from '../plans.ts';
-import { setTeamPlan, setTeamSuspended } from '../teams/standing.ts';
+import { setFunctionsEnrolment, setTeamPlan, setTeamSuspended } from '../teams/standing.ts';
 import { NoticeKeyTakenError, NOTICE_KEY_PATTERN, publishNotice } from '../notices/notices.ts';
 import { createEmailChange, createFeedback, createInvitation, createStepUpGrant, setCredentialCutoff } from '../privacy/records.ts';
 import { CliError, loadOperatorEnvironment } from './operator-env.ts';
@@ -109,6 +109,13 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
     run: async (args) => {
       const o = options(args, { team: { type: 'string' }, off: { type: 'boolean' } });
       return setTeamSuspended(await teamId(need(o.team, '--team')), !o.off);
+    },
+  },
+  'enroll-functions': {
+    usage: 'admin enroll-functions --team T [--off]',
+    run: async (args) => {
+      const o = options(args, { team: { type: 'string' }, off: { type: 'boolean' } });
+      return setFunctionsEnrolment(await teamId(need(o.team, '--team')), !o.off);
     },
   },
 

@@ -45,3 +45,24 @@ export async function setTeamSuspended(teamId: string, suspended: boolean): Prom
     suspended_at: (reply.Attributes?.suspended_at as string | undefined) ?? null,
   };
 }
+
+/** Functions closed beta: whether a team's functions answer. Set by `admin enroll-functions`. */
+export interface FunctionsEnrolmentView {
+  team_id: string;
+  functions_enrolled_at: string | null;
+}
+
+/** Enrols a team in the functions beta (the first enrolment time stands), or ends its enrolment. */
+export async function setFunctionsEnrolment(teamId: string, enrolled: boolean): Promise<FunctionsEnrolmentView> {
+  const reply = await dynamo().send(
+    new UpdateCommand({
+      TableName: config.tableName(),
+      Key: keys.team(teamId),
+      UpdateExpression: enrolled ? 'SET functions_enrolled_at = if_not_exists(functions_enrolled_at, :now)' : 'REMOVE functions_enrolled_at',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: enrolled ? { ':now': new Date().toISOString() } : undefined,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return { team_id: teamId, functions_enrolled_at: (reply.Attributes?.functions_enrolled_at as string | undefined) ?? null };
+}

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { meta } from '../http/envelope.ts';
+import { errorCatalogue, type ErrorCode } from '../http/errors.ts';
+import { logger } from '../http/logger.ts';
+import { traceIdFrom } from '../http/trace.ts';
+import { FunctionHostError, type DoorForward, type FunctionHost } from './host.ts';
+import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';
+import type { FunctionTelemetry, LimitKind } from './telemetry.ts';
+
+/**
+ * The HTTPS door (spec endpoint 11): a request for `{name}-{subdomain}.{function_domain}`
+ * is resolved to the live deployment's function, bounded (10 MiB body, the
+ * request budget) and forwarded to an instance through the host. The same
+ * code answers behind the local platform's server and in the cloud router.
+ *
+ * - 404 for an unknown host, name or subdomain, a function not deployed, and a
+ *   team not enrolled in the functions beta (one answer: nothing is revealed).
+ * - 413 over 10 MiB; 500 with no handler text when the handler throws, rejects
+ *   or returns a non-Response; 504 when the budget ends before any byte, the
+ *   connection cut when it ends mid-body; the handler is left running.
+ * - `x-scaler-http-cold-start` on every reply.
+ */
+
+export const COLD_START_HEADER = 'x-scaler-http-cold-start';
+
+export interface DoorRequest {
+  /** The Host header as sent (port allowed). */
+  host: string;
+  method: string;
+  /** Path and query string as received. */
+  target: string;
+  /** Header pairs, names lower-cased. */
+  headers: [string, string][];
+  /** The body as it arrives; null when there is none. */
+  body: Readable | null;
+  /** Aborts when the caller goes away. */
+  signal?: AbortSignal;
+}
+
+/** What the door sends before the body: Lambda response-stream metadata has the same shape. */
+export interface DoorReplyHead {
+  statusCode: number;
+  headers: Record<string, string>;
+  /** Each `Set-Cookie` on its own. */
+  cookies: string[];
+}
+
+export type OpenDoorReply = (head: DoorReplyHead) => Writable;
+
+export interface FunctionDoorDeps {
+  host: FunctionHost;
+  /** The live deployment's function answering at this Host, or null. */
+  resolve: (host: string) => Promise<DeployedFunction | null>;
+  isEnrolled: (teamId: string) => Promise<boolean>;
+  telemetry?: FunctionTelemetry;
+}
+
+/** A function's route is read at most this often per hostname (a rollback is seen within it). */
+function routeCacheMs(): number {
+  const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);
+  return Number.isFinite(value) && value >= 0 ? value : 1_000;
+}
+
+/** Connection-level headers are the door's own, never forwarded either way. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-authenticate']);
+/** Headers between the door and the runner. */
+const INTERNAL = /^x-slipway-/;
+
+class BodyTooLarge extends Error {}
+
+/**
+ * The whole body, or BodyTooLarge past 10 MiB. An oversized body is still read
+ * (and dropped) up to twice the limit, so the caller, still sending, gets the
+ * 413 rather than a reset connection; beyond that the stream is destroyed.
+ */
+function readBounded(body: Readable | null, declaredLength: number | null): Promise<Buffer | null> {
+  if (!body) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = declaredLength !== null && declaredLength > MAX_DOOR_BODY_BYTES;
+    if (tooLarge && declaredLength! > 2 * MAX_DOOR_BODY_BYTES) {
+      body.destroy();
+      return reject(new BodyTooLarge());
+    }
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_DOOR_BODY_BYTES) tooLarge = true;
+      if (size > 2 * MAX_DOOR_BODY_BYTES) {
+        body.destroy();
+        reject(new BodyTooLarge());
+      } else if (!tooLarge) chunks.push(chunk);
+    });
+    body.on('end', () => (tooLarge ? reject(new BodyTooLarge()) : resolve(Buffer.concat(chunks))));
+    body.on('error', reject);
+  });
+}
+
+export function createFunctionDoor(deps: FunctionDoorDeps) {
+  const routes = new Map<string, { fn: DeployedFunction | null; until: number }>();
+
+  async function route(host: string): Promise<DeployedFunction | null> {
+    const key = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+    const cached = routes.get(key);
+    if (cached && cached.until > Date.now()) return cached.fn;
+    let fn = await deps.resolve(host);
+    if (fn && !(await deps.isEnrolled(fn.team_id))) fn = null;
+    routes.set(key, { fn, until: Date.now() + routeCacheMs() });
+    if (routes.size > 10_000) routes.delete(routes.keys().next().value!);
+    return fn;
+  }
+
+  async function answer(request: DoorRequest, open: OpenDoorReply): Promise<void> {
+    const started = Date.now();
+    const requestId = randomUUID();
+    const traceId = traceIdFrom(request.headers.find(([name]) => name === 'traceparent')?.[1]);
+    const fail = (code: ErrorCode) => {
+      const entry = errorCatalogue[code];
+      const body = JSON.stringify({ code, details: null, error: entry.message, meta: meta(requestId, traceId) });
+      const out = open({
+        statusCode: entry.status,
+        headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), [COLD_START_HEADER]: 'false' },
+        cookies: [],
+      });
+      out.end(body);
+    };
+    const limit = (fn: DeployedFunction, kind: LimitKind) => deps.telemetry?.limitHit(fn, kind);
+
+    const fn = await route(request.host);
+    if (!fn) {
+      request.body?.resume();
+      return fail('FUNCTION_NOT_FOUND');
+    }
+
+    const declared = request.headers.find(([name]) => name === 'content-length')?.[1];
+    let body: Buffer | null;
+    try {
+      body = await readBounded(request.body, declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : null);
+    } catch (error) {
+      if (!(error instanceof BodyTooLarge)) throw error;
+      limit(fn, 'body_413');
+      return fail('FUNCTION_BODY_TOO_LARGE');
+    }
+
+    const publicHost = new URL(fn.url).host;
+    const headers: [string, string][] = request.headers
+      .filter(([name]) => !HOP_BY_HOP.has(name) && !INTERNAL.test(name) && name !== 'host' && name !== 'content-length')
+      .map(([name, value]) => [name.toLowerCase(), value]);
+    headers.unshift(['host', publicHost]);
+    if (body && body.length > 0) headers.push(['content-length', String(body.length)]);
+    const queryAt = request.target.indexOf('?');
+    const forward: DoorForward = {
+      method: request.method.toUpperCase(),
+      query: queryAt >= 0 ? request.target.slice(queryAt + 1) : '',
+      headers,
+      body: body && body.length > 0 ? Readable.from([body]) : null,
+    };
+
+    // The budget bounds what the caller sees; when it ends the door stops waiting, the handler runs on.
+    const budget = new AbortController();
+    const remaining = Math.max(0, functionBudgetMs() - (Date.now() - started));
+    const timer = setTimeout(() => budget.abort(new Error('function budget expired')), remaining);
+    const onCallerGone = () => budget.abort(new Error('caller went away'));
+    request.signal?.addEventListener('abort', onCallerGone, { once: true });
+    const timedOut = () => budget.signal.aborted && !request.signal?.aborted;
+    try {
+      let reply;
+      try {
+        reply = await deps.host.forwardHttp(fn, forward, budget.signal);
+      } catch (error) {
+        if (timedOut()) {
+          limit(fn, 'http_timeout');
+          return fail('FUNCTION_TIMEOUT');
+        }
+        if (request.signal?.aborted) return;
+        if (error instanceof FunctionHostError) {
+          if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') limit(fn, error.kind);
+          logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
+          return fail(error.kind === 'start_failed' ? 'FUNCTION_START_FAILED' : 'FUNCTION_FAILED');
+        }
+        throw error;
+      }
+      deps.telemetry?.httpRequest(fn, reply.coldStart);
+      if (reply.outcome !== 'response') {
+        // The runner's bare 500 carries nothing the caller may see; the envelope says only that it failed.
+        reply.body.resume();
+        logger.info('function handler failed', { function_id: fn.function_id, outcome: reply.outcome });
+        return fail('FUNCTION_FAILED');
+      }
+      const head: DoorReplyHead = { statusCode: reply.status, headers: {}, cookies: [] };
+      for (const [rawName, value] of reply.headers) {
+        const name = rawName.toLowerCase();
+        if (HOP_BY_HOP.has(name) || INTERNAL.test(name) || name === COLD_START_HEADER) continue;
+        if (name === 'set-cookie') head.cookies.push(value);
+        else head.headers[name] = head.headers[name] === undefined ? value : `${head.headers[name]}, ${value}`;
+      }
+      head.headers[COLD_START_HEADER] = String(reply.coldStart);
+      const out = open(head);
+      try {
+        await pipeline(reply.body, out, { signal: budget.signal });
+      } catch (error) {
+        // Mid-body: the only honest signal left is to cut the connection.
+        if (timedOut()) limit(fn, 'http_timeout');
+        reply.body.destroy();
+        out.destroy();
+        if (!budget.signal.aborted) logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(error) });
+      }
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onCallerGone);
+    }
+  }
+
+  return { answer };
+}
+
+export type FunctionDoor = ReturnType<typeof createFunctionDoor>;

@@ -1,0 +1,240 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { logger } from '../http/logger.ts';
+import type { DeployedFunction } from './model.ts';
+
+/**
+ * Functions telemetry, written as the doors work and read by the admin
+ * telemetry endpoint: per function and clock hour (requests, wakes, instance
+ * starts with their boot times, instance seconds, peak memory, limit hits by
+ * kind) and per team and week (HTTP requests). Counted in memory and written
+ * every few seconds, so no reply waits for a table write.
+ */
+
+/** Limit hits by kind. `body_413` and `http_timeout` are the spec's; the others are ours. */
+export type LimitKind =
+  /** An HTTPS door request body over 10 MiB. */
+  | 'body_413'
+  /** The budget ended before the reply was sent (504) or while it streamed (cut). */
+  | 'http_timeout'
+  /** An instance killed by its 512 MB memory cap. */
+  | 'out_of_memory'
+  /** An instance that died for another reason mid-request. */
+  | 'instance_crashed'
+  /** A request that had to wait because every instance slot (3 x 10) was busy. */
+  | 'instance_cap_wait'
+  /** An outbound connection the egress rule refused (port 80, private, link-local, metadata). */
+  | 'egress_refused';
+
+export const LIMIT_KINDS: readonly LimitKind[] = ['body_413', 'http_timeout', 'out_of_memory', 'instance_crashed', 'instance_cap_wait', 'egress_refused'];
+
+/** Hourly rows serve the 7-day and 24-hour figures; a little slack for late readers. */
+const HOUR_ROW_DAYS = 9;
+/** The admin view shows 8 weeks; rows outlive that a little. */
+const WEEK_ROW_DAYS = 7 * 10;
+/** Boot-time samples kept per function and flush: enough for a p99 of an hour's cold starts. */
+const MAX_BOOT_SAMPLES = 200;
+
+interface HourBucket {
+  fn: Pick<DeployedFunction, 'function_id' | 'name' | 'project_id' | 'team_id'>;
+  hour: string;
+  httpRequests: number;
+  wakes: number;
+  podStarts: number;
+  bootMs: number[];
+  instanceSeconds: number;
+  peakMemoryMib: number;
+  limits: Map<LimitKind, { count: number; lastAt: string }>;
+}
+
+interface WeekBucket {
+  teamId: string;
+  weekStart: string;
+  httpRequests: number;
+}
+
+/** `2026-11-23T14` */
+export const hourOf = (date: Date) => date.toISOString().slice(0, 13);
+
+/** The Monday (UTC) that starts the week of `date`, as `YYYY-MM-DD`. */
+export function weekStartOf(date: Date): string {
+  const day = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()));
+  day.setUTCDate(day.getUTCDate() - ((day.getUTCDay() + 6) % 7));
+  return day.toISOString().slice(0, 10);
+}
+
+function flushIntervalMs(): number {
+  const value = Number(process.env.FUNCTIONS_TELEMETRY_FLUSH_MS);
+  return Number.isFinite(value) && value > 0 ? value : 5_000;
+}
+
+export class FunctionTelemetry {
+  private hours = new Map<string, HourBucket>();
+  private weeks = new Map<string, WeekBucket>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  private hourBucket(fn: HourBucket['fn'], now = new Date()): HourBucket {
+    const hour = hourOf(now);
+    const key = `${fn.team_id}|${hour}|${fn.function_id}`;
+    let bucket = this.hours.get(key);
+    if (!bucket) {
+      bucket = { fn, hour, httpRequests: 0, wakes: 0, podStarts: 0, bootMs: [], instanceSeconds: 0, peakMemoryMib: 0, limits: new Map() };
+      this.hours.set(key, bucket);
+    }
+    return bucket;
+  }
+
+  /** One HTTPS door request that reached a function; `wake` when it waited for an instance to start. */
+  httpRequest(fn: HourBucket['fn'], wake: boolean): void {
+    const now = new Date();
+    const bucket = this.hourBucket(fn, now);
+    bucket.httpRequests += 1;
+    if (wake) bucket.wakes += 1;
+    const weekStart = weekStartOf(now);
+    const key = `${fn.team_id}|${weekStart}`;
+    const week = this.weeks.get(key) ?? { teamId: fn.team_id, weekStart, httpRequests: 0 };
+    week.httpRequests += 1;
+    this.weeks.set(key, week);
+  }
+
+  /** An instance started, taking `bootMs` to be ready. */
+  instanceStarted(fn: HourBucket['fn'], bootMs: number): void {
+    const bucket = this.hourBucket(fn);
+    bucket.podStarts += 1;
+    if (bucket.bootMs.length < MAX_BOOT_SAMPLES) bucket.bootMs.push(Math.round(bootMs));
+  }
+
+  /** An instance stopped after living `seconds`, its memory having peaked at `peakMemoryBytes`. */
+  instanceStopped(fn: HourBucket['fn'], seconds: number, peakMemoryBytes: number): void {
+    const bucket = this.hourBucket(fn);
+    bucket.instanceSeconds += seconds;
+    bucket.peakMemoryMib = Math.max(bucket.peakMemoryMib, Math.ceil(peakMemoryBytes / (1024 * 1024)));
+  }
+
+  limitHit(fn: HourBucket['fn'], kind: LimitKind): void {
+    const bucket = this.hourBucket(fn);
+    const entry = bucket.limits.get(kind) ?? { count: 0, lastAt: '' };
+    entry.count += 1;
+    entry.lastAt = new Date().toISOString();
+    bucket.limits.set(kind, entry);
+  }
+
+  /** Writes what was counted since the last flush; a failed write is logged and its counts dropped (telemetry, not billing). */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.writeOut());
+    return this.flushing;
+  }
+
+  private async writeOut(): Promise<void> {
+    const hours = [...this.hours.values()];
+    const weeks = [...this.weeks.values()];
+    this.hours.clear();
+    this.weeks.clear();
+    const table = config.tableName();
+    const writes: Promise<unknown>[] = [];
+    for (const b of hours) {
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {
+        ':function_id': b.fn.function_id,
+        ':function_name': b.fn.name,
+        ':project_id': b.fn.project_id,
+        ':team_id': b.fn.team_id,
+        ':hour': b.hour,
+        ':ttl': epochSeconds(new Date(Date.parse(`${b.hour}:00:00Z`) + HOUR_ROW_DAYS * 86_400_000)),
+        ':requests': b.httpRequests,
+        ':wakes': b.wakes,
+        ':pod_starts': b.podStarts,
+        ':instance_seconds': Math.round(b.instanceSeconds * 1000) / 1000,
+        ':boot_ms': b.bootMs,
+        ':empty': [],
+      };
+      const set = [
+        'function_id = :function_id',
+        'function_name = :function_name',
+        'project_id = :project_id',
+        'team_id = :team_id',
+        '#hour = :hour',
+        '#ttl = :ttl',
+        'boot_ms = list_append(if_not_exists(boot_ms, :empty), :boot_ms)',
+      ];
+      const add = ['http_requests :requests', 'wakes :wakes', 'pod_starts :pod_starts', 'instance_seconds :instance_seconds'];
+      names['#hour'] = 'hour';
+      names['#ttl'] = 'ttl';
+      for (const [kind, { count, lastAt }] of b.limits) {
+        add.push(`limit_${kind} :limit_${kind}`);
+        set.push(`limit_${kind}_last_at = :limit_${kind}_last_at`);
+        values[`:limit_${kind}`] = count;
+        values[`:limit_${kind}_last_at`] = lastAt;
+      }
+      const key = keys.functionStatsHour(b.fn.team_id, b.hour, b.fn.function_id);
+      writes.push(
+        dynamo().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: key,
+            UpdateExpression: `SET ${set.join(', ')} ADD ${add.join(', ')}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        ),
+      );
+      if (b.peakMemoryMib > 0) {
+        // A maximum, not a sum: written only when it raises the stored peak.
+        writes.push(
+          dynamo()
+            .send(
+              new UpdateCommand({
+                TableName: table,
+                Key: key,
+                UpdateExpression: 'SET peak_memory_mib = :peak',
+                ConditionExpression: 'attribute_not_exists(peak_memory_mib) OR peak_memory_mib < :peak',
+                ExpressionAttributeValues: { ':peak': b.peakMemoryMib },
+              }),
+            )
+            .catch((error: unknown) => {
+              if (!isConditionalCheckFailure(error)) throw error;
+            }),
+        );
+      }
+    }
+    for (const w of weeks) {
+      writes.push(
+        dynamo().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: keys.functionStatsWeek(w.teamId, w.weekStart),
+            UpdateExpression: 'SET team_id = :team_id, week_start = :week_start, #ttl = :ttl ADD http_requests :requests',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: {
+              ':team_id': w.teamId,
+              ':week_start': w.weekStart,
+              ':ttl': epochSeconds(new Date(Date.parse(w.weekStart) + WEEK_ROW_DAYS * 86_400_000)),
+              ':requests': w.httpRequests,
+            },
+          }),
+        ),
+      );
+    }
+    const results = await Promise.allSettled(writes);
+    for (const result of results) {
+      if (result.status === 'rejected') logger.warn('functions telemetry write failed', { error: String(result.reason) });
+    }
+  }
+
+  /** Flushes every few seconds until stopped. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush(), flushIntervalMs());
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+}
