@@ -12,7 +12,8 @@ export interface Deployment {
   id: string;
   project_id: string;
   team_id: string;
-  status: 'uploading' | 'ready';
+  /** `failed`: its functions build failed, so it was never published (see `build_log`). */
+  status: 'uploading' | 'ready' | 'failed';
   label: string | null;
   created_at: string;
   ready_at: string | null;
@@ -34,6 +35,28 @@ function toDeployment(item: Record<string, unknown>, liveId: unknown): Deploymen
     file_count: item.file_count as number,
     total_bytes: item.total_bytes as number,
     is_live: item.id === liveId,
+  };
+}
+
+/** One deployment with its functions build: the log lines and the names of the functions it holds. */
+export interface DeploymentDetail extends Deployment {
+  build_log: string[];
+  functions: string[];
+}
+
+/** GET /api/v1/projects/{id}/deployments/{deployment_id}: a deployment of this project (another project's id is not found). */
+export async function getDeployment(project: Record<string, unknown>, deploymentId: string): Promise<DeploymentDetail> {
+  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  const item = (
+    await dynamo().send(
+      new GetCommand({ TableName: config.tableName(), Key: keys.deployment(project.id as string, deploymentId.toLowerCase()), ConsistentRead: true }),
+    )
+  ).Item;
+  if (!item) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  return {
+    ...toDeployment(item, project.live_deployment_id),
+    build_log: Array.isArray(item.build_log) ? (item.build_log as string[]) : [],
+    functions: Array.isArray(item.functions) ? (item.functions as string[]) : [],
   };
 }
 

@@ -1,5 +1,5 @@
 import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
@@ -12,10 +12,11 @@ import { forgetHeldBlobs, heldBlobs, liveObjects, type HeldBlob } from '../uploa
 import { requireOpenSession } from '../uploads/files.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { getUploadSession, type UploadSessionRecord } from '../uploads/sessions.ts';
-import type { RouteManifestFile } from '../sites/serve.ts';
+import { manifestObjectKey, type RouteManifest, type RouteManifestFile } from '../sites/serve.ts';
+import { buildDeploymentFunctions, functionEntries, rootPrefix } from '../functions/build.ts';
 import { contentTypeFor } from './content-type.ts';
 import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
-import { isTransactionCanceled } from '../db/errors.ts';
+import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;
@@ -44,12 +45,18 @@ export interface FinalizeResult {
   ready_at: string;
 }
 
+/** The answer of a finalize whose functions build failed: the same, every time the session is finalized again. */
+const buildFailed = (buildLog: unknown) =>
+  new ApiError('FUNCTIONS_BUILD_FAILED', { details: { build_log: Array.isArray(buildLog) ? buildLog : [] } });
+
+/** The answer for a closed session: its deployment, or the failure of its functions build. */
 async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeResult> {
   const [project, deployment] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(session.project_id) })),
-    dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.deployment(session.project_id, session.deployment_id) })),
+    dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
   ]);
   if (!project.Item || !deployment.Item) throw new ApiError('UPLOAD_NOT_FOUND');
+  if (deployment.Item.status === 'failed') throw buildFailed(deployment.Item.build_log);
   return {
     upload_id: session.upload_id,
     deployment_id: session.deployment_id,
@@ -93,7 +100,9 @@ async function deletePrefix(bucket: string, prefix: string): Promise<void> {
  * at its first path). Finalize checks that every file asked for is there, finds
  * the contents the team already held (the live deployment's objects and this
  * project's earlier ones are referenced, another project's are copied in),
- * writes the route manifest once, then in one transaction marks the deployment
+ * builds the deployment's functions (buildFunctionsStep; a failed build ends
+ * the session with FUNCTIONS_BUILD_FAILED and publishes nothing), writes the
+ * route manifest once, then in one transaction marks the deployment
  * ready, points production at it, clears provisional_until and closes the
  * session. A repeated (or concurrent) finalize answers with the same deployment.
  */
@@ -189,14 +198,27 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     const object = references.get(file.hash) ?? (placement.path === file.path ? undefined : `${session.deployment_id}/${placement.path}`);
     routeFiles[file.path] = { hash: file.hash, size: file.size, content_type: contentTypeFor(file.path), ...(object ? { object } : {}) };
   }
-  const routeManifest = {
+  const routeManifest: RouteManifest = {
     project_slug: slug,
     project_id: session.project_id,
     team_id: teamId,
     deployment_id: session.deployment_id,
-    created_at: deploymentItem.created_at,
+    created_at: deploymentItem.created_at as string,
     files: routeFiles,
   };
+
+  const root = rootPrefix(projectItem.root_directory);
+  const hasFunctions = !deploymentItem.functions_built_at && functionEntries(Object.keys(routeFiles), root).entries.length > 0;
+  if (hasFunctions && copied > 0 && Date.now() - started > publishBudgetMs() / 2) {
+    // Copying used most of this call: the build starts afresh in the next one.
+    throw new ApiError('PUBLISH_IN_PROGRESS', {
+      details: { published_count: inPlace(), file_count: manifest.placements.size },
+      headers: { 'retry-after': '1' },
+    });
+  }
+  const settled = await buildFunctionsStep(session, projectItem, deploymentItem, routeManifest);
+  if (settled) return settled;
+
   try {
     await s3().send(
       new PutObjectCommand({
@@ -276,6 +298,102 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   }
   if (projectItem.provisional_until) await cancelProvisionalExpiry(session.project_id).catch(() => undefined);
   return finalizedResult({ ...session, status: 'finalized' });
+}
+
+/**
+ * The functions build, once per deployment (a resumed or repeated finalize
+ * finds `functions_built_at` and goes on). Success leaves the bundles, the
+ * function records and the build log in place before the commit transaction,
+ * so once production points at the deployment its functions exist. Failure
+ * publishes nothing: the deployment becomes `failed` with its build log, the
+ * session is closed and its team slot released in one transaction, production
+ * stays where it was, and this call and every later finalize of the session
+ * answer FUNCTIONS_BUILD_FAILED with the log. Returns a result only when a
+ * racing finalize settled the session first.
+ */
+async function buildFunctionsStep(
+  session: UploadSessionRecord,
+  projectItem: Record<string, unknown>,
+  deploymentItem: Record<string, unknown>,
+  routeManifest: RouteManifest,
+): Promise<FinalizeResult | undefined> {
+  if (deploymentItem.functions_built_at) return undefined;
+  const table = config.tableName();
+  const build = await buildDeploymentFunctions({
+    teamId: session.team_id,
+    projectId: session.project_id,
+    deploymentId: session.deployment_id,
+    subdomain: projectItem.subdomain as string,
+    rootDirectory: projectItem.root_directory,
+    paths: Object.keys(routeManifest.files),
+    objectKey: (path) => {
+      const key = manifestObjectKey(routeManifest, path, routeManifest.files[path]!);
+      if (!key) throw new Error(`route manifest of ${session.deployment_id} names an object outside the project: ${path}`);
+      return key;
+    },
+  });
+  const now = new Date().toISOString();
+  if (build.ok) {
+    try {
+      await dynamo().send(
+        new UpdateCommand({
+          TableName: table,
+          Key: keys.deployment(session.project_id, session.deployment_id),
+          UpdateExpression: 'SET build_log = :log, #functions = :functions, functions_built_at = :now',
+          ConditionExpression: '#status = :uploading',
+          ExpressionAttributeNames: { '#status': 'status', '#functions': 'functions' },
+          ExpressionAttributeValues: { ':log': build.log, ':functions': build.functions.map((f) => f.name), ':now': now, ':uploading': 'uploading' },
+        }),
+      );
+    } catch (error) {
+      // A racing finalize already committed (or failed) this deployment: the commit below finds out.
+      if (!isConditionalCheckFailure(error)) throw error;
+    }
+    return undefined;
+  }
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: table,
+              Key: keys.uploadSession(session.upload_id),
+              UpdateExpression: 'SET #status = :finalized, finalized_at = :now, outcome = :failed',
+              ConditionExpression: '#status = :open',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':finalized': 'finalized', ':open': 'open', ':now': now, ':failed': 'failed' },
+            },
+          },
+          {
+            Update: {
+              TableName: table,
+              Key: keys.deployment(session.project_id, session.deployment_id),
+              UpdateExpression: 'SET #status = :failed, build_log = :log, #functions = :none, failed_at = :now',
+              ConditionExpression: '#status = :uploading',
+              ExpressionAttributeNames: { '#status': 'status', '#functions': 'functions' },
+              ExpressionAttributeValues: { ':failed': 'failed', ':uploading': 'uploading', ':log': build.log, ':none': [], ':now': now },
+            },
+          },
+          {
+            Update: {
+              TableName: table,
+              Key: keys.teamUploadSlots(session.team_id),
+              UpdateExpression: 'REMOVE slots.#upload SET version = if_not_exists(version, :zero) + :one',
+              ExpressionAttributeNames: { '#upload': session.upload_id },
+              ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!isTransactionCanceled(error)) throw error;
+    const current = await getUploadSession(session.upload_id);
+    if (current?.status === 'finalized') return finalizedResult(current);
+    throw error;
+  }
+  throw buildFailed(build.log);
 }
 
 export { deletePrefix };

@@ -105,6 +105,10 @@ export const errorCatalogue = {
   DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found in this project.' },
   DEPLOYMENT_NOT_READY: { status: 400, message: 'Only a ready deployment can be promoted.' },
   PUBLISH_IN_PROGRESS: { status: 503, message: 'The deployment is still being published. Call finalize again to continue.' },
+  FUNCTIONS_BUILD_FAILED: {
+    status: 422,
+    message: 'The functions build failed, so nothing was published; details.build_log says why. Fix it and deploy again.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -245,6 +245,21 @@ export const routes = [
     uses: ['table:read'],
   },
   {
+    method: 'GET',
+    path: '/api/v1/projects/{id}/deployments/{deployment_id}',
+    handler: 'handlers/http/projects/get-deployment.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    // The live deployment's functions.
+    method: 'GET',
+    path: '/api/v1/projects/{id}/functions',
+    handler: 'handlers/http/projects/list-functions.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
     // Any member who may deploy may roll back.
     method: 'POST',
     path: '/api/v1/projects/{id}/promote',

@@ -7,6 +7,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
 import { deployedObjectKey, routeManifestKey } from './storage-keys.ts';
+import { isFunctionsSource, rootPrefix } from '../functions/build.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` to an object of
@@ -190,6 +191,7 @@ interface ProjectRecord {
   subdomain: string;
   status?: string;
   live_deployment_id?: string | null;
+  root_directory?: string | null;
 }
 
 async function getItem<T>(key: { pk: string; sk: string }): Promise<T | null> {
@@ -303,7 +305,11 @@ export async function serveSite(request: SiteRequest): Promise<SiteReply> {
       });
       return serveError('slug_mismatch', head);
     }
-    const path = resolveSitePath(request.path, manifest.files);
+    // Function sources (`{root}functions/**`) and the packages sent for them (`{root}node_modules/**`) stay in
+    // the route manifest, so the next deployment can reuse their objects, but are never served.
+    const root = rootPrefix(project.root_directory);
+    const found = resolveSitePath(request.path, manifest.files);
+    const path = found && !isFunctionsSource(found, root) ? found : null;
     if (path) return await objectReply(200, manifest, path, manifest.files[path]!, request, head);
     const custom = manifest.files['404.html'];
     if (custom) return await objectReply(404, manifest, '404.html', custom, request, head);

@@ -1,0 +1,318 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import type { BuildFailure, Message, Metafile } from 'esbuild';
+import { dynamo } from '../aws/clients.ts';
+import { s3 } from '../aws/s3.ts';
+import { config } from '../config.ts';
+import { batchWriteAll } from '../db/batch.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { keys } from '../db/keys.ts';
+import {
+  FUNCTION_NAME_PATTERN,
+  MAX_FUNCTION_BUNDLE_BYTES,
+  MAX_FUNCTION_LABEL_LENGTH,
+  functionBundleKey,
+  functionLabel,
+  type FunctionRecord,
+} from './model.ts';
+import { functionIdFor } from './records.ts';
+
+/**
+ * Build at publish (spec "Function"): every .js or .ts file directly in the
+ * deployment's `functions/` directory (inside the project's root directory when
+ * one is set) is bundled by esbuild into one ES module, from the files of the
+ * deployment itself: its `functions/**` (subdirectories are shared code) and
+ * its `node_modules/**`. Node built-ins stay external; TypeScript types are
+ * stripped, never checked. Every build-log line starts with `[functions]`.
+ *
+ * esbuild is imported when a deployment has functions, so the handlers that
+ * bundle this module do not pull it in (in the cloud the finalize Lambda ships
+ * the esbuild package and its platform binary next to its bundle).
+ */
+
+export const INVALID_NAME_LINE = '[functions] Build failed: invalid function name';
+
+/** Lets CommonJS packages that `require` a built-in work inside the ES module. */
+const BANNER = "import {createRequire} from 'node:module'; const require = createRequire(import.meta.url);";
+/** Files fetched from the sites bucket at once. */
+const FETCH_CONCURRENCY = 32;
+/** Largest inputs named when a bundle is over the limit. */
+const LARGEST_INPUTS_SHOWN = 5;
+
+/** A project's `root_directory` as a manifest path prefix: '' or `dir/`. */
+export function rootPrefix(rootDirectory: unknown): string {
+  if (typeof rootDirectory !== 'string') return '';
+  const trimmed = rootDirectory
+    .trim()
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.')
+    .join('/');
+  return trimmed ? `${trimmed}/` : '';
+}
+
+/** Manifest paths under `{root}functions/` and `{root}node_modules/`: what the build reads, and what is never served. */
+export function isFunctionsSource(path: string, root: string): boolean {
+  return path.startsWith(`${root}functions/`) || path.startsWith(`${root}node_modules/`);
+}
+
+export interface FunctionEntry {
+  name: string;
+  /** Manifest path, `{root}functions/{name}.{js,ts}`. */
+  path: string;
+}
+
+/**
+ * The entry points among manifest paths: files directly in `{root}functions/`
+ * ending in .js or .ts (declaration files `.d.ts` hold no code and are not
+ * functions). `problems` names each file whose name breaks the rule and each
+ * name a .js and a .ts file share.
+ */
+export function functionEntries(paths: Iterable<string>, root: string): { entries: FunctionEntry[]; problems: string[] } {
+  const dir = `${root}functions/`;
+  const byName = new Map<string, string[]>();
+  const problems: string[] = [];
+  for (const path of paths) {
+    if (!path.startsWith(dir)) continue;
+    const file = path.slice(dir.length);
+    if (file.includes('/') || !/\.(js|ts)$/.test(file) || file.endsWith('.d.ts')) continue;
+    const name = file.slice(0, -3);
+    if (!FUNCTION_NAME_PATTERN.test(name)) {
+      problems.push(`[functions]   ${path}: "${name}" is not a function name (lowercase letters, digits and hyphens, starting and ending with a letter or digit, at most 128 characters)`);
+      continue;
+    }
+    byName.set(name, [...(byName.get(name) ?? []), path]);
+  }
+  const entries: FunctionEntry[] = [];
+  for (const [name, files] of [...byName.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (files.length > 1) problems.push(`[functions]   ${files.sort().join(' and ')}: a .js and a .ts file share the name "${name}"`);
+    else entries.push({ name, path: files[0]! });
+  }
+  return { entries, problems };
+}
+
+export const formatBytes = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${(bytes / 1024).toFixed(1)} KB`;
+
+export interface FunctionsBuildInput {
+  teamId: string;
+  projectId: string;
+  deploymentId: string;
+  subdomain: string;
+  rootDirectory: unknown;
+  /** Every manifest path of the deployment. */
+  paths: string[];
+  /** The sites-bucket key holding a manifest path's bytes (its own folder, or the earlier deployment it references). */
+  objectKey: (path: string) => string;
+}
+
+export interface BuiltFunction {
+  name: string;
+  entry_path: string;
+  code: Uint8Array;
+}
+
+export type FunctionsBuild =
+  | { ok: true; log: string[]; functions: FunctionRecord[] }
+  | { ok: false; log: string[] };
+
+/**
+ * Claims each function's hostname label for this project with a conditional
+ * write: the first project wins, the same project claims again freely.
+ * Returns the labels another project holds.
+ */
+async function claimHostnames(projectId: string, labels: { label: string; name: string }[]): Promise<string[]> {
+  const taken: string[] = [];
+  const now = new Date().toISOString();
+  await Promise.all(
+    labels.map(async ({ label, name }) => {
+      try {
+        await dynamo().send(
+          new PutCommand({
+            TableName: config.tableName(),
+            Item: { ...keys.functionHost(label), project_id: projectId, name, label, claimed_at: now },
+            ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
+            ExpressionAttributeValues: { ':project': projectId },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionalCheckFailure(error)) throw error;
+        taken.push(label);
+      }
+    }),
+  );
+  return taken.sort();
+}
+
+/** Copies the build's sources (`{root}functions/**`, `{root}node_modules/**`) from the sites bucket into `dir`, root stripped. */
+async function fetchSources(input: FunctionsBuildInput, root: string, dir: string): Promise<void> {
+  const sites = config.bucket('sites');
+  const limit = pLimit(FETCH_CONCURRENCY);
+  const sources = input.paths.filter((path) => isFunctionsSource(path, root));
+  await Promise.all(
+    sources.map((path) =>
+      limit(async () => {
+        const relative = path.slice(root.length);
+        // Manifest paths are checked at begin; this only guards the temp folder.
+        if (relative.split('/').some((segment) => segment === '..' || segment === '')) return;
+        const reply = await s3().send(new GetObjectCommand({ Bucket: sites, Key: input.objectKey(path) }));
+        const target = join(dir, relative);
+        await mkdir(dirname(target), { recursive: true });
+        await writeFile(target, await reply.Body!.transformToByteArray());
+      }),
+    ),
+  );
+}
+
+const messageLine = (message: Message, root: string) => {
+  const where = message.location ? `${root}${message.location.file}:${message.location.line}:${message.location.column}: ` : '';
+  return `[functions]   ${where}${message.text}`;
+};
+
+/** Bundles one entry; a log of failure lines, or the module and its metafile. */
+async function bundle(
+  esbuild: typeof import('esbuild'),
+  dir: string,
+  entry: FunctionEntry,
+  root: string,
+): Promise<{ code: Uint8Array; metafile: Metafile } | { failure: string[] }> {
+  const relativeEntry = entry.path.slice(root.length);
+  try {
+    const result = await esbuild.build({
+      absWorkingDir: dir,
+      entryPoints: [join(dir, relativeEntry)],
+      outfile: join(dir, '.slipway-out', `${entry.name}.mjs`),
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node22',
+      external: ['node:*', ...builtinModules],
+      banner: { js: BANNER },
+      minify: true,
+      keepNames: true,
+      metafile: true,
+      write: false,
+      logLevel: 'silent',
+      // Only the deployment's own files: a tsconfig above the temp folder is not the project's.
+      tsconfigRaw: '{}',
+    });
+    const output = result.outputFiles.find((file) => file.path.endsWith('.mjs'))!;
+    // Every input must be a file of this deployment (esbuild looks for node_modules above the temp folder too).
+    const foreign = Object.keys(result.metafile.inputs).filter((path) => path.startsWith('../') || path.startsWith('/'));
+    if (foreign.length > 0) {
+      return {
+        failure: [
+          `[functions] Build failed: ${entry.name} imports files that are not part of this deployment`,
+          ...foreign.slice(0, LARGEST_INPUTS_SHOWN).map((path) => `[functions]   ${path}`),
+        ],
+      };
+    }
+    return { code: output.contents, metafile: result.metafile };
+  } catch (error) {
+    const messages = (error as BuildFailure).errors;
+    if (!Array.isArray(messages)) throw error;
+    return { failure: [`[functions] Build failed: ${entry.path} could not be bundled`, ...messages.map((m) => messageLine(m, root))] };
+  }
+}
+
+/** The inputs that weigh most in a bundle, largest first. */
+function largestInputs(metafile: Metafile, root: string): string[] {
+  const output = Object.values(metafile.outputs).find((o) => o.entryPoint !== undefined) ?? Object.values(metafile.outputs)[0];
+  return Object.entries(output?.inputs ?? {})
+    .sort(([, a], [, b]) => b.bytesInOutput - a.bytesInOutput)
+    .slice(0, LARGEST_INPUTS_SHOWN)
+    .map(([path, { bytesInOutput }]) => `[functions]   ${root}${path}: ${formatBytes(bytesInOutput)}`);
+}
+
+/**
+ * Builds a deployment's functions. On success the bundles are in the BUNDLES
+ * bucket and one record per function is in the table (none is live until the
+ * deployment is); on failure nothing is stored and the log says why. A
+ * deployment without functions builds nothing and logs nothing.
+ */
+export async function buildDeploymentFunctions(input: FunctionsBuildInput): Promise<FunctionsBuild> {
+  const root = rootPrefix(input.rootDirectory);
+  const { entries, problems } = functionEntries(input.paths, root);
+  if (problems.length > 0) return { ok: false, log: [INVALID_NAME_LINE, ...problems] };
+  if (entries.length === 0) return { ok: true, log: [], functions: [] };
+
+  const labels = entries.map((entry) => ({ name: entry.name, label: functionLabel(entry.name, input.subdomain) }));
+  const tooLong = labels.filter(({ label }) => label.length > MAX_FUNCTION_LABEL_LENGTH);
+  if (tooLong.length > 0) {
+    return {
+      ok: false,
+      log: tooLong.map(
+        ({ label }) =>
+          `[functions] Build failed: hostname label ${label} is ${label.length} characters; {name}-{subdomain} must fit in ${MAX_FUNCTION_LABEL_LENGTH}`,
+      ),
+    };
+  }
+  const taken = await claimHostnames(input.projectId, labels);
+  if (taken.length > 0) {
+    return {
+      ok: false,
+      log: taken.map((label) => `[functions] Build failed: hostname ${label}.${config.functionDomain()} is held by another project; rename the function`),
+    };
+  }
+
+  const esbuild = await import('esbuild');
+  const dir = await mkdtemp(join(tmpdir(), 'slipway-functions-'));
+  const log: string[] = [];
+  const built: BuiltFunction[] = [];
+  let failed = false;
+  try {
+    await fetchSources(input, root, dir);
+    for (const entry of entries) {
+      const result = await bundle(esbuild, dir, entry, root);
+      if ('failure' in result) {
+        log.push(...result.failure);
+        failed = true;
+        continue;
+      }
+      if (result.code.byteLength > MAX_FUNCTION_BUNDLE_BYTES) {
+        log.push(
+          `[functions] Build failed: ${entry.name} bundles to ${formatBytes(result.code.byteLength)}, over the ${formatBytes(MAX_FUNCTION_BUNDLE_BYTES)} limit; largest inputs:`,
+          ...largestInputs(result.metafile, root),
+        );
+        failed = true;
+        continue;
+      }
+      log.push(`[functions] Built ${entry.name} (${formatBytes(result.code.byteLength)})`);
+      built.push({ name: entry.name, entry_path: entry.path, code: result.code });
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+  // Lines of the functions that did build stay: they say which ones were fine.
+  if (failed) return { ok: false, log };
+
+  const createdAt = new Date().toISOString();
+  const bundles = config.bucket('bundles');
+  const records: FunctionRecord[] = built.map((fn) => ({
+    function_id: functionIdFor(input.projectId, fn.name),
+    name: fn.name,
+    project_id: input.projectId,
+    team_id: input.teamId,
+    deployment_id: input.deploymentId,
+    entry_path: fn.entry_path,
+    bundle_key: functionBundleKey(input.teamId, input.projectId, input.deploymentId, fn.name),
+    bundle_sha256: createHash('sha256').update(fn.code).digest('hex'),
+    bundle_bytes: fn.code.byteLength,
+    created_at: createdAt,
+  }));
+  await Promise.all(
+    built.map((fn, i) =>
+      s3().send(new PutObjectCommand({ Bucket: bundles, Key: records[i]!.bundle_key, Body: fn.code, ContentType: 'text/javascript; charset=utf-8' })),
+    ),
+  );
+  await batchWriteAll(
+    records.map((record) => ({ PutRequest: { Item: { ...keys.function(input.projectId, input.deploymentId, record.name), ...record } } })),
+  );
+  return { ok: true, log, functions: records };
+}
