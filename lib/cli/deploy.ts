@@ -8,6 +8,7 @@ import pLimit from 'p-limit';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES, MAX_INLINE_FILE_BYTES } from '../plans.ts';
 import type { ApiCallError, ApiClient } from './api-client.ts';
 import { CliError } from './operator-env.ts';
+import { functionDependencies } from './function-deps.ts';
 
 /** Folders and files never deployed: VCS data, dependencies, macOS litter. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -289,6 +290,13 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   };
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
+  // node_modules/ is skipped, except the files the functions/ entries import (lib/cli/function-deps.ts).
+  const dependencies = await functionDependencies(options.dir);
+  for (const warning of dependencies.warnings) out?.write(`${warning}\n`);
+  if (dependencies.files.length > 0) {
+    listed.push(...dependencies.files);
+    listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
   out?.write(`Hashing ${listed.length} files...\n`);
   const files = await hashSiteFiles(listed);
   const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3 } from '../../lib/aws/s3.ts';
+import { config } from '../../lib/config.ts';
+import { resolveFunctionByHost } from '../../lib/functions/resolve.ts';
+import { repoRoot } from '../../lib/local/api-server.ts';
+import { routeManifestKey } from '../../lib/sites/storage-keys.ts';
+import { freshConfigHome, runCli } from '../support/cli.ts';
+import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { siteRequest } from '../support/sites.ts';
+
+/**
+ * `slipway deploy` of a folder whose functions import npm packages installed
+ * in its node_modules/: no extra step, and only the imported files are sent.
+ */
+let platform: TestPlatform;
+let m: Awaited<ReturnType<typeof makeTeamWithRoles>>;
+let env: Record<string, string>;
+let folder: string;
+const subdomain = `clifn-${randomBytes(4).toString('hex')}`;
+const packages = join(repoRoot, 'test/fixtures/functions-build/packages');
+
+function write(dir: string, files: Record<string, string>) {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+}
+
+const countFiles = (dir: string) => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  m = await makeTeamWithRoles();
+  env = { SLIPWAY_API_URL: platform.baseUrl, SLIPWAY_TOKEN: m.apiKey.token, XDG_CONFIG_HOME: freshConfigHome() };
+  folder = mkdtempSync(join(tmpdir(), 'slipway-deploy-functions-'));
+  write(folder, {
+    'index.html': '<h1>hono</h1>',
+    'functions/api.ts': "import { Hono } from 'hono'; const app = new Hono(); app.get('/', c => c.text('hi')); export default app;\n",
+    'functions/greet.js': "import greeting from 'tiny-greeting';\nexport default () => new Response(greeting('hey'));\n",
+  });
+  // Installed packages: hono (from this repository's node_modules), the fixture package, and one nothing imports.
+  cpSync(join(repoRoot, 'node_modules/hono'), join(folder, 'node_modules/hono'), { recursive: true });
+  cpSync(join(packages, 'tiny-greeting'), join(folder, 'node_modules/tiny-greeting'), { recursive: true });
+  cpSync(join(packages, 'unused-package'), join(folder, 'node_modules/unused-package'), { recursive: true });
+});
+afterAll(() => platform?.stop());
+
+async function bundleResponse(key: string): Promise<Response> {
+  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: key }));
+  const file = join(mkdtempSync(join(tmpdir(), 'slipway-bundle-')), 'fn.mjs');
+  writeFileSync(file, await reply.Body!.transformToString());
+  const mod = await import(pathToFileURL(file).href);
+  const handler = typeof mod.default === 'function' ? mod.default : mod.default.fetch.bind(mod.default);
+  return handler(new Request(`http://api-${subdomain}.fn.localhost/`), { env: {}, waitUntil: () => undefined });
+}
+
+describe('slipway deploy with functions', { timeout: 120_000 }, () => {
+  it('builds a hono app from the folder and sends only the package files the functions import', async () => {
+    const run = await runCli(['deploy', folder, '--subdomain', subdomain, '--json'], env);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout);
+
+    const project = await platform.api('GET', `/api/v1/projects/${summary.project_id}`, { token: m.apiKey.token });
+    const manifestReply = await s3().send(
+      new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(m.team.id, project.body.data.slug, summary.deployment_id) }),
+    );
+    const paths = Object.keys(JSON.parse(await manifestReply.Body!.transformToString()).files);
+    const sent = paths.filter((p) => p.startsWith('node_modules/'));
+    expect(sent).toContain('node_modules/hono/package.json');
+    expect(sent).toContain('node_modules/tiny-greeting/package.json');
+    expect(sent).toContain('node_modules/tiny-greeting/index.js');
+    expect(sent.every((p) => p.startsWith('node_modules/hono/') || p.startsWith('node_modules/tiny-greeting/')), sent.join('\n')).toBe(true);
+    expect(sent.some((p) => p.includes('unused-package'))).toBe(false);
+    // Only what the bundle reads, not the whole package.
+    const honoSent = sent.filter((p) => p.startsWith('node_modules/hono/')).length;
+    expect(honoSent).toBeGreaterThan(1);
+    expect(honoSent).toBeLessThan(countFiles(join(folder, 'node_modules/hono')) / 4);
+    expect(summary.files_total).toBe(paths.length);
+
+    const api = await resolveFunctionByHost(`api-${subdomain}.fn.localhost:${platform.port}`);
+    expect(api?.deployment_id).toBe(summary.deployment_id);
+    expect(await (await bundleResponse(api!.bundle_key)).text()).toBe('hi');
+    const greet = await resolveFunctionByHost(`greet-${subdomain}.fn.localhost`);
+    expect(await (await bundleResponse(greet!.bundle_key)).text()).toBe('hey from string');
+
+    const detail = await platform.api('GET', `/api/v1/projects/${summary.project_id}/deployments/${summary.deployment_id}`, { token: m.apiKey.token });
+    expect(detail.body.data.functions).toEqual(['api', 'greet']);
+    // The packages sent for the functions are not site files.
+    const site = await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/node_modules/hono/package.json');
+    expect(site.status).toBe(404);
+  });
+});
