@@ -271,6 +271,47 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     expect(functions[1].id).toBe(typedBefore!.function_id);
   });
 
+  it('a finalize cut short by its budget (PUBLISH_IN_PROGRESS) builds in the next call, once', async () => {
+    // A second project with the same files copies them from the first one's folder; a tiny budget stops after the copies.
+    process.env.FINALIZE_BUDGET_MS = '1';
+    try {
+      const { begin, finalize } = await deployFunctions(fixtureSite(), { subdomain: subdomainOf() });
+      expect(begin.missing).toEqual([]);
+      expectError(finalize, 503, 'PUBLISH_IN_PROGRESS');
+      const next = await platform.api('POST', `/api/v1/uploads/${begin.upload_id}/finalize`, { token: m.member.token });
+      expect(next.status, next.text).toBe(200);
+      const built = await resolveFunctionByHost(host('hello', begin.project.subdomain));
+      expect(built?.deployment_id).toBe(begin.deployment_id);
+      const again = await platform.api('POST', `/api/v1/uploads/${begin.upload_id}/finalize`, { token: m.member.token });
+      expect(again.body.data).toEqual(next.body.data);
+      expect((await resolveFunctionByHost(host('hello', begin.project.subdomain)))?.created_at).toBe(built!.created_at);
+    } finally {
+      delete process.env.FINALIZE_BUDGET_MS;
+    }
+  });
+
+  it("looks for functions/ inside the project's root directory when one is set", async () => {
+    const sub = subdomainOf();
+    const s = site({
+      'index.html': `<p>${sub}</p>`,
+      'app/functions/inside.js': 'export default () => new Response("inside")',
+      'app/functions/lib/util.js': 'export const x = 1;',
+      // Outside the root directory, functions/ is an ordinary folder of the site.
+      'functions/Not_A_Function.js': 'console.log(1)',
+    });
+    const begin = await platform.api('POST', '/api/v1/uploads', { token: m.owner.token, body: { files: s.files, project: { name: sub, subdomain: sub } } });
+    expect(begin.status).toBe(201);
+    const patch = await platform.api('PATCH', `/api/v1/projects/${begin.body.data.project_id}`, { token: m.owner.token, body: { root_directory: 'app' } });
+    expect(patch.status, patch.text).toBe(200);
+    await putMissing(platform, m.owner.token, begin.body.data.upload_id, begin.body.data.missing, s);
+    const fin = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: m.owner.token });
+    expect(fin.status, fin.text).toBe(200);
+    expect((await resolveFunctionByHost(host('inside', sub)))?.entry_path).toBe('app/functions/inside.js');
+    const get = (path: string) => siteRequest(platform.port, `${sub}.localhost:${platform.port}`, path);
+    expect((await get('/app/functions/inside.js')).status).toBe(404);
+    expect((await get('/functions/Not_A_Function.js')).status).toBe(200);
+  });
+
   it('a deployment without functions/ builds nothing, and its log is empty', async () => {
     const plain = await deployFunctions(site({ 'index.html': `<p>${randomBytes(4).toString('hex')}</p>` }), { subdomain: subdomainOf() });
     expect(plain.finalize.status).toBe(200);
