@@ -31,12 +31,17 @@ import { functionIdFor } from './records.ts';
  * its `node_modules/**`. Node built-ins stay external; TypeScript types are
  * stripped, never checked. Every build-log line starts with `[functions]`.
  *
- * esbuild is imported when a deployment has functions, so the handlers that
- * bundle this module do not pull it in (in the cloud the finalize Lambda ships
- * the esbuild package and its platform binary next to its bundle).
+ * esbuild is imported when a deployment has functions, by a specifier held in
+ * a variable, so no bundler follows it: the handlers whose bundles include
+ * this module (finalize, serve-site, the expiry worker) never carry esbuild,
+ * and the finalize Lambda ships the esbuild package and its platform binary in
+ * its node_modules.
  */
 
 export const INVALID_NAME_LINE = '[functions] Build failed: invalid function name';
+
+const ESBUILD = 'esbuild';
+const loadEsbuild = () => import(ESBUILD) as Promise<typeof import('esbuild')>;
 
 /** Lets CommonJS packages that `require` a built-in work inside the ES module. */
 const BANNER = "import {createRequire} from 'node:module'; const require = createRequire(import.meta.url);";
@@ -261,7 +266,7 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
     };
   }
 
-  const esbuild = await import('esbuild');
+  const esbuild = await loadEsbuild();
   const dir = await mkdtemp(join(tmpdir(), 'slipway-functions-'));
   const log: string[] = [];
   const built: BuiltFunction[] = [];
