@@ -7,7 +7,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
 import { deployedObjectKey, routeManifestKey } from './storage-keys.ts';
-import { isFunctionsSource, rootPrefix } from '../functions/build.ts';
+import { rootPrefix } from '../functions/build.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` to an object of
@@ -229,6 +229,25 @@ async function routeManifest(teamId: string, slug: string, deploymentId: string)
   return manifest;
 }
 
+/** Per manifest and root: whether the deployment has a `{root}functions/` folder (a manifest never changes). */
+const functionsFolderCache = new WeakMap<RouteManifest, Map<string, boolean>>();
+
+/**
+ * Function sources (`{root}functions/**`) and, in a deployment that has them, the packages sent for them
+ * (`{root}node_modules/**`) stay in the route manifest, so the next deployment can reuse their objects, but
+ * are never served: they answer as a missing file. A site without functions still serves its node_modules/.
+ */
+function isFunctionsSource(manifest: RouteManifest, root: string, path: string): boolean {
+  const functionsDir = `${root}functions/`;
+  if (path.startsWith(functionsDir)) return true;
+  if (!path.startsWith(`${root}node_modules/`)) return false;
+  let byRoot = functionsFolderCache.get(manifest);
+  if (!byRoot) functionsFolderCache.set(manifest, (byRoot = new Map()));
+  let has = byRoot.get(root);
+  if (has === undefined) byRoot.set(root, (has = Object.keys(manifest.files).some((p) => p.startsWith(functionsDir))));
+  return has;
+}
+
 // --- replies --------------------------------------------------------------------------------
 
 function plain(status: number, body: Buffer | string, extra: Record<string, string> = {}, head = false): SiteReply {
@@ -305,11 +324,8 @@ export async function serveSite(request: SiteRequest): Promise<SiteReply> {
       });
       return serveError('slug_mismatch', head);
     }
-    // Function sources (`{root}functions/**`) and the packages sent for them (`{root}node_modules/**`) stay in
-    // the route manifest, so the next deployment can reuse their objects, but are never served.
-    const root = rootPrefix(project.root_directory);
     const found = resolveSitePath(request.path, manifest.files);
-    const path = found && !isFunctionsSource(found, root) ? found : null;
+    const path = found && !isFunctionsSource(manifest, rootPrefix(project.root_directory), found) ? found : null;
     if (path) return await objectReply(200, manifest, path, manifest.files[path]!, request, head);
     const custom = manifest.files['404.html'];
     if (custom) return await objectReply(404, manifest, '404.html', custom, request, head);

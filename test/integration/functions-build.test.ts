@@ -313,8 +313,11 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
   });
 
   it('a deployment without functions/ builds nothing, and its log is empty', async () => {
-    const plain = await deployFunctions(site({ 'index.html': `<p>${randomBytes(4).toString('hex')}</p>` }), { subdomain: subdomainOf() });
+    const sub = subdomainOf();
+    const plain = await deployFunctions(site({ 'index.html': `<p>${sub}</p>`, 'node_modules/kit/kit.css': 'b{}' }), { subdomain: sub });
     expect(plain.finalize.status).toBe(200);
+    // Without functions, node_modules/ is an ordinary folder of the site.
+    expect((await siteRequest(platform.port, `${sub}.localhost:${platform.port}`, '/node_modules/kit/kit.css')).status).toBe(200);
     const detail = await platform.api('GET', `/api/v1/projects/${plain.begin.project_id}/deployments/${plain.begin.deployment_id}`, { token: m.member.token });
     expect(detail.body.data).toMatchObject({ status: 'ready', build_log: [], functions: [] });
     expect((await platform.api('GET', `/api/v1/projects/${plain.begin.project_id}/functions`, { token: m.member.token })).body.data).toEqual({ functions: [] });
