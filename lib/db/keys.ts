@@ -62,6 +62,10 @@ export const keys = {
    * otherwise produce one label. Holds `project_id` and `name`.
    */
   functionHost: (label: string) => ({ pk: `FNHOST#${label}`, sk: 'FNHOST' }),
+  /** Functions telemetry of one function in one clock hour (lib/functions/telemetry.ts); kept 9 days. */
+  functionStatsHour: (teamId: string, hour: string, functionId: string) => ({ pk: `FNSTATS#${teamId}`, sk: `HOUR#${hour}#${functionId}` }),
+  /** A team's functions usage in one week (Monday, UTC). */
+  functionStatsWeek: (teamId: string, weekStart: string) => ({ pk: `FNSTATS#${teamId}`, sk: `WEEK#${weekStart}` }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

@@ -109,6 +109,13 @@ export const errorCatalogue = {
     status: 422,
     message: 'The functions build failed, so nothing was published; details.build_log says why. Fix it and deploy again.',
   },
+
+  // Functions, HTTPS door ({name}-{subdomain}.{function_domain}); no handler error text ever reaches the caller
+  FUNCTION_NOT_FOUND: { status: 404, message: 'No function answers at this address.' },
+  FUNCTION_BODY_TOO_LARGE: { status: 413, message: 'The request body is over 10 MiB, the limit of a function request.' },
+  FUNCTION_FAILED: { status: 500, message: 'The function failed to answer this request.' },
+  FUNCTION_START_FAILED: { status: 500, message: 'The function could not be started. This is a platform issue; please retry.' },
+  FUNCTION_TIMEOUT: { status: 504, message: 'The function did not answer within its time budget.' },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;
