@@ -53,12 +53,13 @@ export class SlipwayApi extends Construct {
 
   constructor(scope: Construct, id: string, props: SlipwayApiProps) {
     super(scope, id);
-    const functionProps = (row: Pick<RouteRow, 'handler' | 'uses' | 'timeoutSeconds' | 'memoryMb'>, description: string) => ({
+    const functionProps = (row: Pick<RouteRow, 'handler' | 'uses' | 'timeoutSeconds' | 'memoryMb' | 'runtimePackages'>, description: string) => ({
       handler: row.handler,
       description,
       uses: row.uses,
       timeoutSeconds: row.timeoutSeconds,
       memoryMb: row.memoryMb,
+      runtimePackages: row.runtimePackages,
       environment: { ...props.environment, ...props.environmentFor(row.uses) },
       grants: props.grants,
     });

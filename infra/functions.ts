@@ -1,10 +1,12 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { Architecture } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { ResourceUse } from '../lib/http/routes.ts';
+import type { ResourceUse, RouteRow } from '../lib/http/routes.ts';
 import { bundleRuntimeEnvironment, lambdaArchitecture, lambdaRuntime, nodejsBundling, repoRoot } from './bundling.ts';
 import { grantUses, type GrantContext } from './grants.ts';
 
@@ -23,6 +25,34 @@ export interface HandlerFunctionProps {
   grants: GrantContext;
   /** A fixed name, for functions whose ARN must be known before they exist (schedule targets). */
   functionName?: string;
+  /** Packages copied from node_modules into the asset instead of bundled (lib/http/routes.ts RouteRow). */
+  runtimePackages?: RouteRow['runtimePackages'];
+}
+
+/**
+ * Bundling that leaves `packages` out of the bundle and copies them, as
+ * installed in the repository, into the asset's node_modules: offline (no npm
+ * install at synth, no Docker), and the copied native binaries keep their mode.
+ */
+export function bundlingWithRuntimePackages(packages: readonly string[]): typeof nodejsBundling {
+  for (const name of packages) {
+    if (!fs.existsSync(path.join(repoRoot, 'node_modules', name, 'package.json'))) {
+      throw new Error(`Runtime package ${name} is not installed in ${path.join(repoRoot, 'node_modules')} (npm ci installs it)`);
+    }
+  }
+  return {
+    ...nodejsBundling,
+    externalModules: [...(nodejsBundling.externalModules ?? []), ...packages],
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) =>
+        packages.map((name) => {
+          const target = path.join(outputDir, 'node_modules', name);
+          return `mkdir -p "${path.dirname(target)}" && cp -R "${path.join(inputDir, 'node_modules', name)}" "${target}"`;
+        }),
+    },
+  };
 }
 
 /**
@@ -55,12 +85,12 @@ export class HandlerFunction extends Construct {
       functionName: props.functionName,
       description: props.description.slice(0, 256),
       runtime: lambdaRuntime,
-      architecture: lambdaArchitecture,
+      architecture: props.runtimePackages?.architecture === 'x86_64' ? Architecture.X86_64 : lambdaArchitecture,
       memorySize: props.memoryMb ?? defaultMemoryMb,
       timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
       projectRoot: repoRoot,
       depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
-      bundling: nodejsBundling,
+      bundling: props.runtimePackages ? bundlingWithRuntimePackages(props.runtimePackages.names) : nodejsBundling,
       role: this.role,
       logGroup: this.logGroup,
       // SDK v3 reuses connections by default; the variable is an SDK v2 switch.

@@ -36,6 +36,14 @@ export interface RouteRow {
   timeoutSeconds?: number;
   /** Lambda memory in MB (default 512). */
   memoryMb?: number;
+  /**
+   * Packages the handler imports at run time from node_modules rather than
+   * from its bundle (a bundler with its native binary, say): the stack keeps
+   * them out of the bundle and copies them from the repository's node_modules
+   * into the Lambda asset, with no install at synth. The Lambda runs on the
+   * architecture the copied binaries were installed for.
+   */
+  runtimePackages?: { names: readonly string[]; architecture: 'x86_64' | 'arm64' };
 }
 
 export const routes = [
@@ -201,10 +209,14 @@ export const routes = [
     path: '/api/v1/uploads/{upload_id}/finalize',
     handler: 'handlers/http/uploads/finalize-upload.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'bundles:read', 'sites:read', 'sites:write', 'scheduler:write'],
+    // bundles:write: the functions build stores each bundle and its build log there.
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write'],
     // API Gateway's integration limit: finalize may copy thousands of another project's files.
     timeoutSeconds: 29,
+    // esbuild runs in this Lambda (the functions build): its bundles go through memory.
     memoryMb: 1024,
+    // The functions build imports esbuild at run time; its binary is the x86_64 Linux one npm installed here.
+    runtimePackages: { names: ['esbuild', '@esbuild/linux-x64'], architecture: 'x86_64' },
   },
   {
     method: 'POST',
