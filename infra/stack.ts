@@ -13,14 +13,16 @@ import {
 import { SlipwayApi } from './api.ts';
 import { readSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
+import { FunctionsRuntime } from './functions-runtime.ts';
 import { SiteServing } from './site-serving.ts';
 import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
 
-/** The whole platform: state, the HTTP API (one Lambda per route) and the workers. */
+/** The whole platform: state, the HTTP API (one Lambda per route), the workers, site serving and the functions runtime. */
 export class SlipwayStack extends Stack {
   readonly state: SlipwayState;
   readonly api: SlipwayApi;
   readonly workers: SlipwayWorkers;
+  readonly functions: FunctionsRuntime;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -58,6 +60,12 @@ export class SlipwayStack extends Stack {
     this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
     new SiteServing(this, 'Sites', { grants, environment, siteDomain: settings.siteDomain, certificateArn: this.node.tryGetContext('siteCertificateArn') });
+    this.functions = new FunctionsRuntime(this, 'Functions', {
+      grants,
+      environment,
+      functionDomain: settings.functionDomain,
+      certificateArn: this.node.tryGetContext('functionCertificateArn'),
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the platform API' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
