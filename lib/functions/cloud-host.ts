@@ -21,11 +21,12 @@ import { FUNCTION_MEMORY_MB, type DeployedFunction } from './model.ts';
  * per built bundle, made from the runner layer and the bundle the first time
  * a request needs it, and reached with InvokeWithResponseStream.
  *
- * Contract with the runner's Lambda mode (lib/functions/runner/runner.mjs,
- * loaded from the runner layer at /opt): it receives a `CloudRunnerEvent` and
- * streams `prelude JSON`, eight NUL bytes, then the body — the layout of the
- * Lambda runtime's `HttpResponseStream` — with its report in the prelude's
- * `x-slipway-runner-*` headers.
+ * Each such Lambda's package is the bundle (`function.mjs`) and the entry
+ * below, which drives the runner's exported core (lib/functions/runner/runner.mjs,
+ * in the runner layer at /opt): it receives a `CloudRunnerEvent` and streams
+ * the prelude JSON, eight NUL bytes, then the body — the layout of the Lambda
+ * runtime's `HttpResponseStream` — with its report in `x-slipway-runner-*`
+ * headers of the prelude.
  */
 
 /** The variables the stack gives the router (infra/functions-runtime.ts) and this host reads. */
@@ -55,8 +56,10 @@ export const RUNNER_INSTANCE_HEADER = 'x-slipway-runner-instance';
  */
 export interface CloudRunnerEvent {
   method: string;
-  /** The function's public URL plus the caller's query string: the handler's `request.url`. */
-  url: string;
+  /** The function's public URL; with `query` it is the handler's `request.url`. */
+  publicUrl: string;
+  /** The caller's query string without `?`. */
+  query: string;
   headers: [string, string][];
   bodyBase64: string | null;
 }
@@ -67,6 +70,56 @@ export const USER_FUNCTION_TIMEOUT_SECONDS = 300;
 export const RUNNER_LAYER_MODULE = '/opt/runner.mjs';
 
 const PRELUDE_DELIMITER = Buffer.alloc(8);
+
+/**
+ * The entry of every user-function Lambda. Init loads the bundle; each
+ * invocation builds the Request, calls the handler through the runner's core,
+ * streams the reply, then stays until the `waitUntil` promises settle (the
+ * caller already has the whole reply; a returned invocation would freeze them).
+ */
+export const LAMBDA_ENTRY_SOURCE = `import { Buffer } from 'node:buffer';
+import { buildRequest, createContext, invokeHandler, loadHandler, replyHead } from '${RUNNER_LAYER_MODULE}';
+const booting = Date.now();
+const loading = loadHandler(new URL('./function.mjs', import.meta.url).pathname);
+loading.catch(() => {});
+const instance = process.env.AWS_LAMBDA_LOG_STREAM_NAME || process.env.AWS_LAMBDA_FUNCTION_NAME || '';
+let cold = true;
+let bootMs = 0;
+export const handler = awslambda.streamifyResponse(async (event, responseStream) => {
+  const fn = await loading;
+  const wasCold = cold;
+  if (cold) bootMs = Date.now() - booting;
+  cold = false;
+  const { context, pending } = createContext();
+  const request = buildRequest({
+    method: event.method,
+    publicUrl: event.publicUrl,
+    query: event.query,
+    headers: event.headers,
+    body: event.bodyBase64 ? Buffer.from(event.bodyBase64, 'base64') : null,
+  });
+  const result = await invokeHandler(fn, request, context);
+  const { status, headers } = replyHead(result);
+  const flat = {};
+  const cookies = [];
+  for (const [name, value] of headers) {
+    if (name === 'set-cookie') cookies.push(value);
+    else flat[name] = flat[name] === undefined ? value : flat[name] + ', ' + value;
+  }
+  flat['${'x-slipway-runner-cold-start'}'] = String(wasCold);
+  if (wasCold) flat['${'x-slipway-runner-boot-ms'}'] = String(bootMs);
+  flat['${'x-slipway-runner-instance'}'] = instance;
+  const out = awslambda.HttpResponseStream.from(responseStream, { statusCode: status, headers: flat, cookies });
+  const body = result.outcome === 'response' && event.method !== 'HEAD' ? result.response.body : null;
+  if (body) {
+    for await (const chunk of body) {
+      if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
+    }
+  }
+  out.end();
+  await Promise.allSettled([...pending]);
+});
+`;
 
 export interface RunnerPrelude {
   statusCode: number;
@@ -80,11 +133,6 @@ export function functionLambdaName(prefix: string, fn: Pick<DeployedFunction, 'f
   return `${prefix}${digest}`.slice(0, 64);
 }
 
-/** The handler's `request.url`: the public URL plus the caller's query string. */
-export function requestUrl(fn: Pick<DeployedFunction, 'url'>, query: string): string {
-  return query ? `${fn.url}?${query}` : fn.url;
-}
-
 /**
  * The deployment package of a user-function Lambda: the bundle and a one-line
  * entry that hands the invocation to the runner in the layer. A stored (not
@@ -92,7 +140,7 @@ export function requestUrl(fn: Pick<DeployedFunction, 'url'>, query: string): st
  */
 export function functionPackage(bundle: Buffer): Buffer {
   return storedZip([
-    { name: 'index.mjs', data: Buffer.from(`export { lambdaHandler as handler } from '${RUNNER_LAYER_MODULE}';\n`) },
+    { name: 'index.mjs', data: Buffer.from(LAMBDA_ENTRY_SOURCE) },
     { name: 'function.mjs', data: bundle },
   ]);
 }
@@ -307,7 +355,8 @@ export function createCloudFunctionHost(): FunctionHost {
       if (request.body) for await (const chunk of request.body) chunks.push(Buffer.from(chunk as Buffer));
       const event: CloudRunnerEvent = {
         method: request.method,
-        url: requestUrl(fn, request.query),
+        publicUrl: fn.url,
+        query: request.query,
         headers: request.headers,
         bodyBase64: chunks.length > 0 ? Buffer.concat(chunks).toString('base64') : null,
       };
