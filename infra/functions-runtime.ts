@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -290,7 +290,8 @@ export class FunctionsRuntime extends Construct {
     );
     this.userFunctionRole.grantPassRole(routerRole);
     Validations.of(routerRole).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:${this.functionNamePrefix}*]`,
+      // cdk-nag names the finding by the ARN as rendered: pseudo parameters unless the stack has a fixed environment.
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:function:${this.functionNamePrefix}*]`,
       reason:
         'The router makes and invokes one Lambda per built function, named at run time under the stack\'s prefix, so the grant covers that prefix only; ' +
         'creation is further bound to the compute VPC, security group and runner layer.',

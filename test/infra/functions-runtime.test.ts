@@ -1,0 +1,218 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HandlerFunction } from '../../infra/functions.ts';
+import { blockedEgressRanges, FunctionsRuntime } from '../../infra/functions-runtime.ts';
+import { SlipwayState } from '../../infra/state.ts';
+import { cloudHostVariables } from '../../lib/functions/cloud-host.ts';
+import { routeKey, routes, type RouteRow } from '../../lib/http/routes.ts';
+
+/**
+ * The functions runtime in a stack of its own (the state it must not touch,
+ * the runtime, a stand-in queued-invocations worker, and the finalize route's
+ * Lambda), synthesized with cdk-nag as the app does.
+ */
+let template: Template;
+let stack: Stack;
+let runtime: FunctionsRuntime;
+let finalize: HandlerFunction;
+let state: SlipwayState;
+let outdir: string;
+type Resource = { Type: string; Properties: Record<string, any> };
+let resources: Record<string, Resource>;
+const finalizeRow = (routes as readonly RouteRow[]).find((row) => routeKey(row) === 'POST /api/v1/uploads/{upload_id}/finalize')!;
+
+beforeAll(() => {
+  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-fn-cdk-'));
+  const app = new App({ outdir, context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true } });
+  // No fixed environment, as `cdk synth` without CDK_DEFAULT_ACCOUNT.
+  stack = new Stack(app, 'FunctionsTest');
+  state = new SlipwayState(stack, 'State');
+  const grants = { state, mailFrom: 'noreply@example.site' };
+  runtime = new FunctionsRuntime(stack, 'Functions', {
+    grants,
+    environment: { FUNCTION_DOMAIN: 'fn.example.site' },
+    functionDomain: 'fn.example.site',
+    certificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0001',
+  });
+  const worker = new iam.Role(stack, 'InvocationsWorkerRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+  runtime.grantRunInvocationTask(worker);
+  finalize = new HandlerFunction(stack, 'Finalize', {
+    handler: finalizeRow.handler,
+    description: 'finalize',
+    uses: finalizeRow.uses,
+    timeoutSeconds: finalizeRow.timeoutSeconds,
+    memoryMb: finalizeRow.memoryMb,
+    runtimePackages: finalizeRow.runtimePackages,
+    environment: {},
+    grants,
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  app.synth();
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources;
+}, 300_000);
+
+afterAll(() => {
+  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
+});
+
+const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const statementsOf = (roleId: string) =>
+  Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties.Roles as unknown[]).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: roleId })))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement as { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown }[]);
+
+describe('the runner image and the queued-invocation task', () => {
+  it('stages the runner Dockerfile as an image asset (no Docker at synth)', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(outdir, 'FunctionsTest.assets.json'), 'utf8'));
+    const images = Object.values(manifest.dockerImages ?? {}) as { source: { directory: string; dockerFile?: string } }[];
+    expect(images).toHaveLength(1);
+    const staged = path.join(outdir, images[0]!.source.directory);
+    const dockerfile = fs.readFileSync(path.join(staged, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^FROM node:22\.\d+\.\d+-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toContain('COPY runner.mjs /runner/runner.mjs');
+    expect(fs.existsSync(path.join(staged, 'runner.mjs'))).toBe(true);
+  });
+
+  it('is a Fargate task of 512 MiB and the smallest CPU, read-only root, not root, no environment, with a task role that holds nothing', () => {
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      RequiresCompatibilities: ['FARGATE'],
+      Cpu: '256',
+      Memory: '512',
+      ContainerDefinitions: [
+        Match.objectLike({ ReadonlyRootFilesystem: true, User: '1000:1000', MountPoints: [{ ContainerPath: '/tmp', SourceVolume: 'scratch', ReadOnly: false }] }),
+      ],
+    });
+    const task = Object.values(resources).find((r) => r.Type === 'AWS::ECS::TaskDefinition')!;
+    expect(task.Properties.ContainerDefinitions[0].Environment).toBeUndefined();
+    const taskRoleId = task.Properties.TaskRoleArn['Fn::GetAtt'][0];
+    expect(statementsOf(taskRoleId)).toEqual([]);
+    expect(resources[taskRoleId]!.Properties.PermissionsBoundary).toEqual({ Ref: idOf(runtime.userFunctionBoundary) });
+  });
+
+  it('lets the worker run only that task definition in that cluster and pass only its roles to ECS', () => {
+    const statements = statementsOf(stack.getLogicalId(stack.node.findChild('InvocationsWorkerRole').node.defaultChild as CfnElement));
+    expect(statements).toEqual([
+      expect.objectContaining({ Action: 'ecs:RunTask', Resource: { Ref: idOf(runtime.taskDefinition) }, Condition: { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(runtime.cluster), 'Arn'] } } } }),
+      expect.objectContaining({ Action: 'iam:PassRole', Condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } }),
+    ]);
+    expect((statements[1]!.Resource as unknown[]).length).toBe(2);
+  });
+});
+
+describe('the HTTPS door', () => {
+  it('CloudFront answers *.{function_domain}, redirects HTTP to HTTPS, passes every method, caches nothing', () => {
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Aliases: ['*.fn.example.site'],
+        ViewerCertificate: Match.objectLike({ AcmCertificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0001' }),
+        DefaultCacheBehavior: Match.objectLike({
+          ViewerProtocolPolicy: 'redirect-to-https',
+          AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+          CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+          FunctionAssociations: [Match.objectLike({ EventType: 'viewer-request' })],
+        }),
+      }),
+    });
+  });
+
+  it('the origin is the router function URL, streaming; the router knows where to make user functions', () => {
+    template.hasResourceProperties('AWS::Lambda::Url', { TargetFunctionArn: { 'Fn::GetAtt': [idOf(runtime.router.fn), 'Arn'] }, InvokeMode: 'RESPONSE_STREAM' });
+    const variables = resources[idOf(runtime.router.fn)]!.Properties.Environment.Variables;
+    for (const name of Object.values(cloudHostVariables)) expect(variables[name], name).toBeDefined();
+    expect(variables[cloudHostVariables.namePrefix]).toBe('FunctionsTest-fn-');
+  });
+
+  it('the router makes and invokes only prefixed functions, in the compute VPC and group, passing only the user-function role', () => {
+    const statements = statementsOf(idOf(runtime.router.role));
+    const create = statements.find((s) => [s.Action].flat().includes('lambda:CreateFunction'))!;
+    expect(JSON.stringify(create.Resource)).toContain(':function:FunctionsTest-fn-*');
+    expect(create.Condition).toMatchObject({
+      StringEquals: { 'lambda:VpcIds': { Ref: idOf(runtime.vpc) } },
+      'ForAllValues:StringEquals': { 'lambda:SecurityGroupIds': [{ 'Fn::GetAtt': [idOf(runtime.computeSecurityGroup), 'GroupId'] }] },
+    });
+    const passRole = statements.find((s) => [s.Action].flat().includes('iam:PassRole'))!;
+    expect(passRole.Resource).toEqual({ 'Fn::GetAtt': [idOf(runtime.userFunctionRole), 'Arn'] });
+    for (const s of statements) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);
+  });
+
+  it('user-function roles can touch nothing of the platform: network interfaces only, no logs, a boundary that denies platform resources', () => {
+    const role = resources[idOf(runtime.userFunctionRole)]!;
+    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    expect(role.Properties.PermissionsBoundary).toEqual({ Ref: idOf(runtime.userFunctionBoundary) });
+    const actions = statementsOf(idOf(runtime.userFunctionRole)).flatMap((s) => [s.Action].flat());
+    expect(actions.length).toBeGreaterThan(0);
+    for (const action of actions) expect(action).toMatch(/^ec2:(CreateNetworkInterface|DescribeNetworkInterfaces|DescribeSubnets|DeleteNetworkInterface|AssignPrivateIpAddresses|UnassignPrivateIpAddresses)$/);
+    const boundary = resources[idOf(runtime.userFunctionBoundary)]!.Properties.PolicyDocument.Statement as { Effect: string; Action?: unknown; NotAction?: unknown; Resource: unknown }[];
+    const allowed = boundary.filter((s) => s.Effect === 'Allow').flatMap((s) => [s.Action].flat());
+    for (const action of allowed) expect(action).toMatch(/^ec2:/);
+    const denied = JSON.stringify(boundary.find((s) => s.Effect === 'Deny')!.Resource);
+    for (const construct of [state.table, state.buckets.sites, state.buckets.bundles, state.queues.invocations, state.secrets.envEncryption, state.secrets.gitState]) {
+      expect(denied).toContain(idOf(construct));
+    }
+  });
+});
+
+describe('the network of user code', () => {
+  it('the security group allows TCP 443 out and nothing else, and nothing in', () => {
+    const group = resources[idOf(runtime.computeSecurityGroup)]!;
+    expect(group.Properties.SecurityGroupEgress).toEqual([
+      expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }),
+    ]);
+    expect(group.Properties.SecurityGroupIngress).toBeUndefined();
+    expect(Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SecurityGroupIngress' || r.Type === 'AWS::EC2::SecurityGroupEgress')).toEqual([]);
+  });
+
+  it('the network ACL of the compute subnets denies private, shared and link-local ranges before it allows 443', () => {
+    const entries = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::EC2::NetworkAclEntry')
+      .map((r) => r.Properties);
+    const egress = entries.filter((e) => e.Egress === true).sort((a, b) => a.RuleNumber - b.RuleNumber);
+    const allow443 = egress.find((e) => e.RuleAction === 'allow')!;
+    expect(allow443).toMatchObject({ CidrBlock: '0.0.0.0/0', Protocol: 6, PortRange: { From: 443, To: 443 } });
+    expect(egress.filter((e) => e.RuleAction === 'allow')).toHaveLength(1);
+    for (const cidr of blockedEgressRanges) {
+      const deny = egress.find((e) => e.CidrBlock === cidr && e.RuleAction === 'deny');
+      expect(deny, cidr).toMatchObject({ Protocol: -1 });
+      expect(deny!.RuleNumber).toBeLessThan(allow443.RuleNumber);
+    }
+    expect(blockedEgressRanges).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16']));
+    // Attached to both private compute subnets, which route out through NAT.
+    const associations = Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SubnetNetworkAclAssociation');
+    expect(associations).toHaveLength(2);
+    expect(Object.values(resources).filter((r) => r.Type === 'AWS::EC2::NatGateway')).toHaveLength(1);
+  });
+});
+
+describe('the finalize Lambda runs esbuild', () => {
+  it('runs on x86_64 with esbuild external in its bundle and the package and its linux-x64 binary in its asset', () => {
+    const fn = resources[idOf(finalize.fn)]!;
+    expect(fn.Properties).toMatchObject({ Architectures: ['x86_64'], MemorySize: 1024 });
+    const assetHash = fn.Properties.Code.S3Key.replace(/\.zip$/, '');
+    const asset = path.join(outdir, `asset.${assetHash}`);
+    const code = fs.readFileSync(path.join(asset, 'index.mjs'), 'utf8');
+    expect(code).not.toMatch(/esbuild\/lib\/main\.js|ESBUILD_BINARY_PATH/);
+    expect(JSON.parse(fs.readFileSync(path.join(asset, 'node_modules/esbuild/package.json'), 'utf8')).name).toBe('esbuild');
+    const binary = path.join(asset, 'node_modules/@esbuild/linux-x64/bin/esbuild');
+    expect(fs.statSync(binary).mode & 0o111).not.toBe(0);
+  });
+
+  it('the row may write the bundles bucket (the build stores bundles there)', () => {
+    expect(finalizeRow.uses).toContain('bundles:write');
+    expect(finalizeRow.runtimePackages).toEqual({ names: ['esbuild', '@esbuild/linux-x64'], architecture: 'x86_64' });
+  });
+});
+
+describe('compliance', () => {
+  it('has no unacknowledged cdk-nag finding', () => {
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+  });
+});
