@@ -1,0 +1,426 @@
+// The one runner program every functions host uses (local sandbox, cloud
+// adapter). Plain JavaScript, Node built-ins only.
+//
+// It loads one ES module bundle, resolves the handler in the spec's order,
+// builds the Web Request the handler receives, calls it with `context`, and
+// turns what it returns into a reply. The core (the exported functions below)
+// has no socket server in it, so the cloud adapter can load it too.
+//
+// Modes (argv[2]):
+//   serve  An HTTPS-door instance: an HTTP/1.1 server on a path-based unix
+//          socket (--socket PATH), many requests at once. Fd 3 is the control
+//          channel, JSON lines both ways (stdout and stderr are the user's
+//          console): the runner says {"type":"booted"} once it listens and has
+//          loaded node:http and undici, then a pre-started blank instance is
+//          told {"type":"load","bundle":PATH,"url":URL} and answers
+//          {"type":"loaded"} or {"type":"load_failed","message":...}.
+//          --bundle and --url load at start instead.
+//   once   One request (queued door): reads {method, query, headers, body}
+//          (body base64) as JSON from --request FILE or --request-fd N, writes
+//          {status, headers, body, outcome} (body base64) as one JSON line to
+//          fd 3 (or --result-fd N) and exits.
+//
+// Egress: when SLIPWAY_EGRESS_SOCKET names the platform's egress proxy socket,
+// a tiny TCP bridge from 127.0.0.1:SLIPWAY_EGRESS_PORT to it starts before any
+// user code; the host runs node with NODE_USE_ENV_PROXY=1 and HTTPS_PROXY
+// pointing at the bridge, and https.Agents made by user code get `proxyEnv`.
+
+import { Buffer } from 'node:buffer';
+import { readFileSync, writeSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { syncBuiltinESMExports } from 'node:module';
+import net from 'node:net';
+import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+
+/** The internal reply header that says how the handler's call ended; the host strips it. */
+export const OUTCOME_HEADER = 'x-slipway-runner-outcome';
+
+/** Connection-level headers between the host and the runner, never given to the handler nor taken from it. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+
+/**
+ * The handler of a loaded module, in the spec's order: a default export
+ * function; a default export object with a `fetch` method (Hono and the like);
+ * a named export `fetch`; a CommonJS `module.exports = function` (the ESM
+ * default of an esbuild bundle of a CJS entry, or the `module.exports` name
+ * Node gives a CJS module). Returns null when none matches.
+ */
+export function resolveHandler(mod) {
+  if (!mod || (typeof mod !== 'object' && typeof mod !== 'function')) return null;
+  const def = mod.default;
+  if (typeof def === 'function') return { shape: 'default_function', call: (request, context) => def(request, context) };
+  if (def && typeof def === 'object' && typeof def.fetch === 'function') {
+    return { shape: 'default_object_fetch', call: (request, context) => def.fetch(request, context) };
+  }
+  if (typeof mod.fetch === 'function') return { shape: 'named_fetch', call: (request, context) => mod.fetch(request, context) };
+  // CommonJS forms: `module.exports` as Node names it, or a transpiled `exports.default` one level down.
+  const cjs = mod['module.exports'] ?? (def && typeof def === 'object' ? def.default : undefined);
+  if (typeof cjs === 'function') return { shape: 'commonjs_function', call: (request, context) => cjs(request, context) };
+  if (cjs && typeof cjs === 'object' && typeof cjs.fetch === 'function') {
+    return { shape: 'commonjs_object_fetch', call: (request, context) => cjs.fetch(request, context) };
+  }
+  return null;
+}
+
+/** Imports the bundle and resolves its handler; throws when it fails to load or exports no handler. */
+export async function loadHandler(bundlePath) {
+  const mod = await import(pathToFileURL(bundlePath).href);
+  const handler = resolveHandler(mod);
+  if (!handler) throw new Error('the bundle exports no handler (default function, default object with fetch, named fetch, or module.exports function)');
+  return handler;
+}
+
+/**
+ * The Web Request the handler receives: `url` is the function's public URL
+ * plus the caller's query string, header names lower-cased, the body streamed
+ * (duplex half) for methods other than GET and HEAD.
+ *
+ * @param {{ method: string, publicUrl: string, query?: string, headers: Iterable<[string, string]>, body?: Readable | ReadableStream | Uint8Array | null, signal?: AbortSignal }} input
+ */
+export function buildRequest({ method, publicUrl, query = '', headers, body = null, signal }) {
+  const url = new URL(publicUrl);
+  url.search = query ? `?${query.replace(/^\?/, '')}` : '';
+  const out = new Headers();
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('x-slipway-')) continue;
+    out.append(lower, value);
+  }
+  out.set('host', url.host);
+  const upper = method.toUpperCase();
+  const init = { method: upper, headers: out, signal };
+  if (upper !== 'GET' && upper !== 'HEAD' && body != null) {
+    init.body = body instanceof Readable ? Readable.toWeb(body) : body;
+    init.duplex = 'half';
+  }
+  return new Request(url.href, init);
+}
+
+/**
+ * The handler's `context`: `env` is empty and frozen (nothing the user set
+ * reaches a function); `waitUntil(promise)` keeps the promise running after
+ * the reply, and a rejection is logged to stderr, never thrown.
+ */
+export function createContext({ log = defaultLog } = {}) {
+  const pending = new Set();
+  const context = Object.freeze({
+    env: Object.freeze({}),
+    waitUntil(promise) {
+      const tracked = Promise.resolve(promise).then(
+        () => undefined,
+        (error) => log(`waitUntil promise rejected: ${describeError(error)}`),
+      );
+      pending.add(tracked);
+      tracked.finally(() => pending.delete(tracked));
+    },
+  });
+  return { context, pending };
+}
+
+/**
+ * Calls the handler. A Response (or a promise of one) is `response`; a throw
+ * or rejection is `handler_error` and anything else `invalid_response`, each
+ * logged to stderr and answered later with a bare 500.
+ */
+export async function invokeHandler(handler, request, context, { log = defaultLog } = {}) {
+  let result;
+  try {
+    result = await handler.call(request, context);
+  } catch (error) {
+    log(`handler error: ${describeError(error)}`);
+    return { outcome: 'handler_error', response: null };
+  }
+  if (!(result instanceof Response)) {
+    log(`handler returned ${describeValue(result)}, not a Response`);
+    return { outcome: 'invalid_response', response: null };
+  }
+  return { outcome: 'response', response: result };
+}
+
+/**
+ * Status and header pairs of a reply, the outcome header included. Several
+ * `set-cookie` stay several pairs; a failed call is a bare 500.
+ */
+export function replyHead({ outcome, response }) {
+  if (outcome !== 'response' || !response) return { status: 500, headers: [[OUTCOME_HEADER, outcome], ['content-length', '0']] };
+  const headers = [];
+  response.headers.forEach((value, name) => {
+    if (name === 'set-cookie' || HOP_BY_HOP.has(name) || name.startsWith('x-slipway-')) return;
+    headers.push([name, value]);
+  });
+  for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
+  headers.push([OUTCOME_HEADER, 'response']);
+  return { status: response.status, headers };
+}
+
+/** Whether a reply to this method and status carries no body. */
+const bodiless = (method, status) => method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
+
+/**
+ * Writes a reply to a node:http ServerResponse: the head at once (a stream
+ * whose first chunk comes late still answers), then the body chunk by chunk
+ * with no buffering, waiting for the socket when it is full. A body stream
+ * that errors cuts the connection.
+ */
+export async function writeReply(res, result, { method = 'GET', log = defaultLog } = {}) {
+  const { status, headers } = replyHead(result);
+  const flat = {};
+  for (const [name, value] of headers) {
+    if (flat[name] === undefined) flat[name] = name === 'set-cookie' ? [value] : value;
+    else if (name === 'set-cookie') flat[name].push(value);
+    else flat[name] = `${flat[name]}, ${value}`;
+  }
+  res.writeHead(status, flat);
+  const body = result.outcome === 'response' ? result.response.body : null;
+  if (!body || bodiless(method, status)) {
+    if (body) body.cancel().catch(() => {});
+    res.end();
+    return;
+  }
+  res.flushHeaders();
+  const reader = body.getReader();
+  const closed = new Promise((resolve) => res.once('close', resolve));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) throw new Error('the caller went away');
+      const chunk = typeof value === 'string' ? Buffer.from(value) : value;
+      if (!res.write(chunk)) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
+    }
+    res.end();
+  } catch (error) {
+    if (!res.destroyed) log(`response body failed: ${describeError(error)}`);
+    reader.cancel().catch(() => {});
+    res.destroy();
+  }
+}
+
+/** Status, headers and the whole body base64 (the queued door's result). */
+export async function collectReply(result, { method = 'GET' } = {}) {
+  const { status, headers } = replyHead(result);
+  let body = Buffer.alloc(0);
+  if (result.outcome === 'response' && result.response.body && !bodiless(method, status)) {
+    body = Buffer.from(await result.response.arrayBuffer());
+  }
+  return { status, headers: headers.filter(([name]) => name !== OUTCOME_HEADER && name !== 'content-length'), body: body.toString('base64'), outcome: result.outcome };
+}
+
+function describeError(error) {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
+  return describeValue(error);
+}
+
+function describeValue(value) {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'no prototype'})`;
+  return `a ${typeof value}`;
+}
+
+function defaultLog(line) {
+  process.stderr.write(`[runner] ${line}\n`);
+}
+
+// ---------------------------------------------------------------------------
+// Process set-up: the egress bridge, proxied https agents, warming undici.
+
+/** Starts the loopback TCP bridge to the egress proxy's unix socket. */
+export function startEgressBridge(socketPath, port) {
+  const server = net.createServer((client) => {
+    const upstream = net.connect(socketPath);
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close);
+    upstream.on('error', close);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.unref();
+      resolve(server);
+    });
+  });
+}
+
+/** https.Agents made by user code (the AWS SDK makes its own) use the proxy too. */
+function proxyUserAgents() {
+  const Base = https.Agent;
+  class ProxiedAgent extends Base {
+    constructor(options = {}) {
+      super(options && options.proxyEnv === undefined ? { ...options, proxyEnv: process.env } : options);
+    }
+  }
+  https.Agent = ProxiedAgent;
+  syncBuiltinESMExports();
+}
+
+/** Loads undici (Request, Response, fetch) and node:http before any bundle, so a pre-started instance answers fast. */
+async function warm() {
+  const request = new Request('http://warm.invalid/', { method: 'POST', body: 'x', headers: { a: 'b' }, duplex: 'half' });
+  await request.text();
+  const response = new Response(new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array([1])), c.close()) }), { headers: { 'set-cookie': 'a=b' } });
+  response.headers.getSetCookie();
+  await response.arrayBuffer();
+  void fetch;
+  void http.STATUS_CODES;
+}
+
+async function setUpProcess() {
+  const socket = process.env.SLIPWAY_EGRESS_SOCKET;
+  if (socket) {
+    await startEgressBridge(socket, Number(process.env.SLIPWAY_EGRESS_PORT) || 3128);
+    proxyUserAgents();
+  }
+  await warm();
+}
+
+function parseArgs(argv) {
+  const options = {};
+  for (let i = 0; i < argv.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i]);
+    if (!match) continue;
+    options[match[1]] = match[2] ?? argv[++i];
+  }
+  return options;
+}
+
+// ---------------------------------------------------------------------------
+// serve: the HTTPS door's instance.
+
+async function serve(options) {
+  await setUpProcess();
+  let loaded = null; // { handler, url }
+  const control = openControl();
+
+  const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 10 * 60_000 }, (req, res) => {
+    res.sendDate = false;
+    if (!loaded) {
+      res.writeHead(503, { [OUTCOME_HEADER]: 'not_loaded', 'content-length': '0' }).end();
+      return;
+    }
+    const { handler, url } = loaded;
+    const at = req.url.indexOf('?');
+    const query = at >= 0 ? req.url.slice(at + 1) : '';
+    const pairs = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) pairs.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
+    const method = req.method ?? 'GET';
+    let request;
+    try {
+      request = buildRequest({ method, publicUrl: url, query, headers: pairs, body: method === 'GET' || method === 'HEAD' ? null : req });
+    } catch (error) {
+      defaultLog(`request not built: ${describeError(error)}`);
+      res.writeHead(500, { [OUTCOME_HEADER]: 'handler_error', 'content-length': '0' }).end();
+      return;
+    }
+    const { context } = createContext();
+    invokeHandler(handler, request, context)
+      .then((result) => writeReply(res, result, { method }))
+      .catch((error) => {
+        defaultLog(`reply failed: ${describeError(error)}`);
+        res.destroy();
+      });
+  });
+
+  const load = async (bundle, url) => {
+    try {
+      const handler = await loadHandler(bundle);
+      new URL(url);
+      loaded = { handler, url };
+      control?.send({ type: 'loaded' });
+    } catch (error) {
+      defaultLog(`bundle failed to load: ${describeError(error)}`);
+      control?.send({ type: 'load_failed', message: error instanceof Error ? error.message : String(error) });
+    }
+  };
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.socket, resolve);
+  });
+  control?.send({ type: 'booted' });
+  control?.onMessage((message) => {
+    if (message.type === 'load' && !loaded) void load(message.bundle, message.url);
+  });
+  if (options.bundle && options.url) await load(options.bundle, options.url);
+}
+
+/** The JSON-lines control channel on fd 3, when the host opened one. */
+function openControl(fd = 3) {
+  let socket;
+  try {
+    socket = new net.Socket({ fd, readable: true, writable: true });
+  } catch {
+    return null;
+  }
+  let buffered = '';
+  const listeners = [];
+  socket.setEncoding('utf8');
+  socket.on('data', (text) => {
+    buffered += text;
+    let newline;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      if (!line.trim()) continue;
+      let message;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      for (const listener of listeners) listener(message);
+    }
+  });
+  // The host went away: so does the instance.
+  socket.on('end', () => process.exit(0));
+  socket.on('error', () => process.exit(0));
+  return {
+    send: (message) => socket.write(`${JSON.stringify(message)}\n`),
+    onMessage: (listener) => listeners.push(listener),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// once: one queued invocation.
+
+async function once(options) {
+  await setUpProcess();
+  const input = JSON.parse(readFileSync(options['request-fd'] !== undefined ? Number(options['request-fd']) : options.request, 'utf8'));
+  const resultFd = options['result-fd'] !== undefined ? Number(options['result-fd']) : 3;
+  let result;
+  try {
+    const handler = await loadHandler(options.bundle);
+    const method = String(input.method ?? 'POST').toUpperCase();
+    const body = input.body ? Buffer.from(input.body, 'base64') : null;
+    const request = buildRequest({ method, publicUrl: options.url, query: input.query ?? '', headers: input.headers ?? [], body });
+    // On a queued call waitUntil does nothing: the process exits when the handler returns.
+    const context = Object.freeze({ env: Object.freeze({}), waitUntil() {} });
+    result = await collectReply(await invokeHandler(handler, request, context), { method });
+  } catch (error) {
+    defaultLog(`invocation failed: ${describeError(error)}`);
+    result = { status: 500, headers: [], body: '', outcome: 'start_failed' };
+  }
+  writeSync(resultFd, `${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
+
+const isMain = process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) {
+  const mode = process.argv[2];
+  const options = parseArgs(process.argv.slice(3));
+  const run = mode === 'serve' ? serve : mode === 'once' ? once : null;
+  if (!run) {
+    process.stderr.write('usage: runner.mjs serve --socket PATH [--bundle FILE --url URL] | once --bundle FILE --url URL --request FILE\n');
+    process.exit(2);
+  }
+  run(options).catch((error) => {
+    defaultLog(`runner failed: ${describeError(error)}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,540 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, mkdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { logger } from '../../http/logger.ts';
+import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../functions/host.ts';
+import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../functions/model.ts';
+import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
+import { makeSandboxRoot, probeSandbox, spawnSandbox, type SandboxCapabilities, type SandboxProcess } from './sandbox.ts';
+
+/**
+ * The local FunctionHost: the HTTPS door's requests go to sandboxed runner
+ * instances on this machine (lib/local/functions/sandbox.ts).
+ *
+ * Instances are per function deployment and bundle (function_id +
+ * deployment_id + bundle_sha256): up to 10 requests at once each, a second
+ * instance beyond that, at most 3; a request beyond 30 waits, first come
+ * first served, for a free slot until the door's signal aborts. An instance
+ * without requests for functionIdleMs() is stopped.
+ *
+ * Cold starts are short because instances are started blank ahead of need
+ * (node booted, node:http and undici loaded, sandboxed): a function takes one
+ * and tells it over the control channel which bundle and URL to load. The
+ * pre-started pool (FUNCTIONS_PREFORK, default 2) refills in the background.
+ * Bundles are cached on disk by sha256.
+ */
+
+export type LocalHostEvent =
+  | { type: 'cold_start'; fn: DeployedFunction; bootMs: number }
+  | { type: 'instance_stopped'; fn: DeployedFunction; instanceSeconds: number; peakMemoryBytes: number }
+  | { type: 'limit'; fn: DeployedFunction; kind: 'out_of_memory' | 'instance_crashed' | 'instance_cap_wait' }
+  | { type: 'limit'; fn: DeployedFunction; kind: 'egress_refused'; reason: EgressRefusal; target: string }
+  | { type: 'console'; fn: DeployedFunction; stream: 'stdout' | 'stderr'; line: string };
+
+export interface LocalFunctionHostOptions {
+  loadBundle: (fn: DeployedFunction) => Promise<Buffer>;
+  onEvent?: (event: LocalHostEvent) => void;
+  /** Blank instances kept started (FUNCTIONS_PREFORK, default 2; 0 starts every instance on demand). */
+  prefork?: number;
+  /** The sandbox probe's result (tests); probed at creation otherwise. */
+  capabilities?: SandboxCapabilities;
+}
+
+export type LocalFunctionHost = FunctionHost & {
+  stop(): Promise<void>;
+  /** What the machine forced, one sentence each, for the platform's start log line. */
+  fallbacks: string[];
+  /** Running instances per function (tests and benchmarks). */
+  instanceCount(fn: DeployedFunction): number;
+};
+
+const OUTCOME_HEADER = 'x-slipway-runner-outcome';
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
+
+function preforkCount(option: number | undefined): number {
+  if (option !== undefined) return Math.max(0, option);
+  const value = Number(process.env.FUNCTIONS_PREFORK);
+  return Number.isFinite(value) && value >= 0 && process.env.FUNCTIONS_PREFORK !== '' && process.env.FUNCTIONS_PREFORK !== undefined ? Math.floor(value) : 2;
+}
+
+/** A started sandbox with its egress proxy, assigned to a function or not yet. */
+interface Blank {
+  sandbox: SandboxProcess;
+  proxy: EgressProxy | null;
+  /** The function it serves, once assigned (egress refusals and console lines are reported for it). */
+  owner: { fn: DeployedFunction | null };
+  startedAt: number;
+}
+
+interface Instance {
+  id: string;
+  blank: Blank;
+  fn: DeployedFunction;
+  pool: Pool;
+  /** Requests holding a slot (waiting for the start, or in flight). */
+  active: number;
+  state: 'starting' | 'ready' | 'dead';
+  ready: Promise<void>;
+  bootMs: number;
+  agent: Agent;
+  idleTimer?: NodeJS.Timeout;
+  startedAt: number;
+  /** How it died, once known. */
+  death?: Promise<'out_of_memory' | 'instance_crashed' | 'stopped'>;
+  stopping: boolean;
+}
+
+interface Waiter {
+  resolve: (grant: { instance: Instance; coldStart: boolean }) => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal;
+  onAbort: () => void;
+}
+
+interface Pool {
+  key: string;
+  fn: DeployedFunction;
+  instances: Instance[];
+  waiters: Waiter[];
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  const error = new Error(reason instanceof Error ? reason.message : 'The operation was aborted', { cause: reason });
+  error.name = 'AbortError';
+  return error;
+}
+
+export function createLocalFunctionHost(options: LocalFunctionHostOptions): LocalFunctionHost {
+  const caps = options.capabilities ?? probeSandbox();
+  const { root, runnerPath } = makeSandboxRoot();
+  const bundleCache = join(root, 'bundles');
+  mkdirSync(bundleCache, { mode: 0o711 });
+  chmodSync(bundleCache, 0o711);
+  const emit = (event: LocalHostEvent) => {
+    if (event.type === 'console') logger.debug('function console', { function_id: event.fn.function_id, stream: event.stream, line: event.line });
+    try {
+      options.onEvent?.(event);
+    } catch (error) {
+      logger.warn('function host event listener failed', { error: String(error) });
+    }
+  };
+  const pools = new Map<string, Pool>();
+  const bundles = new Map<string, Promise<string>>();
+  const target = preforkCount(options.prefork);
+  const blanks: Promise<Blank>[] = [];
+  const live = new Set<Blank>();
+  let stopped = false;
+
+  // ---- blank instances
+
+  async function startBlank(): Promise<Blank> {
+    const owner: Blank['owner'] = { fn: null };
+    let proxy: EgressProxy | null = null;
+    const startedAt = Date.now();
+    const sandbox = await spawnSandbox(caps, {
+      root,
+      runnerPath,
+      onConsole: (stream, line) => {
+        if (owner.fn) emit({ type: 'console', fn: owner.fn, stream, line });
+        else logger.debug('function runner console', { stream, line });
+      },
+      prepareEgress: async (socketPath) => {
+        proxy = await startEgressProxy({
+          socketPath,
+          onRefused: ({ reason, target: to }) => {
+            if (owner.fn) emit({ type: 'limit', fn: owner.fn, kind: 'egress_refused', reason, target: to });
+          },
+        });
+      },
+    });
+    const blank: Blank = { sandbox, proxy, owner, startedAt };
+    live.add(blank);
+    void sandbox.exited.then(() => live.delete(blank));
+    try {
+      await sandbox.booted;
+    } catch (error) {
+      await disposeBlank(blank);
+      throw error;
+    }
+    if (stopped) {
+      await disposeBlank(blank);
+      throw new Error('the functions host is stopped');
+    }
+    return blank;
+  }
+
+  async function disposeBlank(blank: Blank): Promise<void> {
+    live.delete(blank);
+    await blank.sandbox.stop();
+    await blank.proxy?.close();
+  }
+
+  function refill(): void {
+    while (!stopped && blanks.length < target) {
+      const started = startBlank();
+      started.catch((error) => logger.warn('a pre-started function instance failed to start', { error: String(error) }));
+      blanks.push(started);
+    }
+  }
+
+  /** A booted blank: a pre-started one when there is one, else a new one. */
+  async function takeBlank(): Promise<Blank> {
+    const next = blanks.shift();
+    refill();
+    if (next) {
+      try {
+        return await next;
+      } catch {
+        // Fall through to a fresh one.
+      }
+    }
+    return startBlank();
+  }
+
+  // ---- bundles
+
+  function bundlePath(fn: DeployedFunction): Promise<string> {
+    const cacheKey = `${fn.deployment_id}/${fn.function_id}/${fn.bundle_sha256}`;
+    let path = bundles.get(cacheKey);
+    if (!path) {
+      path = (async () => {
+        const bytes = await options.loadBundle(fn);
+        const sha = createHash('sha256').update(bytes).digest('hex');
+        const file = join(bundleCache, `${sha}.mjs`);
+        if (!existsSync(file)) {
+          writeFileSync(`${file}.tmp`, bytes, { mode: 0o644 });
+          rmSync(file, { force: true });
+          linkSync(`${file}.tmp`, file);
+          rmSync(`${file}.tmp`, { force: true });
+        }
+        return file;
+      })();
+      bundles.set(cacheKey, path);
+      path.catch(() => bundles.delete(cacheKey));
+    }
+    return path;
+  }
+
+  // ---- instances
+
+  function startInstance(pool: Pool): Instance {
+    const startedAt = Date.now();
+    const instance: Instance = {
+      id: '',
+      blank: undefined as unknown as Blank,
+      fn: pool.fn,
+      pool,
+      active: 0,
+      state: 'starting',
+      ready: Promise.resolve(),
+      bootMs: 0,
+      agent: new Agent({ keepAlive: true, maxSockets: CONCURRENT_REQUESTS_PER_INSTANCE * 2, keepAliveMsecs: 1_000 }),
+      startedAt,
+      stopping: false,
+    };
+    instance.ready = (async () => {
+      let blank: Blank;
+      let file: string;
+      try {
+        [blank, file] = await Promise.all([takeBlank(), bundlePath(pool.fn)]);
+      } catch (error) {
+        throw new FunctionHostError('start_failed', `no instance could be started: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      instance.blank = blank;
+      instance.id = blank.sandbox.id;
+      blank.owner.fn = pool.fn;
+      instance.death = blank.sandbox.exited.then((exit) => (instance.stopping ? 'stopped' : exit.outOfMemory ? 'out_of_memory' : 'instance_crashed'));
+      void instance.death.then((how) => onDeath(instance, how));
+      try {
+        linkSync(file, blank.sandbox.bundleFile);
+      } catch {
+        copyFileSync(file, blank.sandbox.bundleFile);
+      }
+      const loaded = new Promise<void>((resolve, reject) => {
+        blank.sandbox.onMessage((message) => {
+          if (message.type === 'loaded') resolve();
+          if (message.type === 'load_failed') reject(new FunctionHostError('start_failed', `the bundle failed to load: ${message.message ?? ''}`));
+        });
+        void blank.sandbox.exited.then(() => reject(new FunctionHostError('start_failed', 'the instance exited while loading the bundle')));
+      });
+      blank.sandbox.send({ type: 'load', bundle: blank.sandbox.bundleInside, url: pool.fn.url });
+      try {
+        await loaded;
+      } catch (error) {
+        instance.stopping = true;
+        await disposeBlank(blank);
+        throw error;
+      }
+      instance.state = 'ready';
+      instance.bootMs = Date.now() - startedAt;
+      emit({ type: 'cold_start', fn: pool.fn, bootMs: instance.bootMs });
+    })();
+    instance.ready.catch(() => {
+      // Failed start: gone from the pool; waiters behind it try again.
+      instance.state = 'dead';
+      removeInstance(instance);
+    });
+    pool.instances.push(instance);
+    return instance;
+  }
+
+  function removeInstance(instance: Instance): void {
+    const pool = instance.pool;
+    const at = pool.instances.indexOf(instance);
+    if (at >= 0) pool.instances.splice(at, 1);
+    clearTimeout(instance.idleTimer);
+    instance.agent.destroy();
+    if (pool.instances.length === 0 && pool.waiters.length === 0) pools.delete(pool.key);
+    else dispatch(pool);
+  }
+
+  function onDeath(instance: Instance, how: 'out_of_memory' | 'instance_crashed' | 'stopped'): void {
+    const wasReady = instance.state === 'ready';
+    instance.state = 'dead';
+    if (wasReady || how !== 'stopped') {
+      emit({
+        type: 'instance_stopped',
+        fn: instance.fn,
+        instanceSeconds: (Date.now() - instance.startedAt) / 1000,
+        peakMemoryBytes: instance.blank.sandbox.peakMemoryBytes(),
+      });
+    }
+    if (how !== 'stopped') {
+      emit({ type: 'limit', fn: instance.fn, kind: how });
+      logger.warn('function instance died', { function_id: instance.fn.function_id, instance_id: instance.id, kind: how });
+    }
+    removeInstance(instance);
+    void disposeBlank(instance.blank);
+  }
+
+  async function stopInstance(instance: Instance): Promise<void> {
+    if (instance.stopping) return;
+    instance.stopping = true;
+    await disposeBlank(instance.blank);
+    await instance.death;
+  }
+
+  function scheduleIdle(instance: Instance): void {
+    clearTimeout(instance.idleTimer);
+    if (instance.active > 0 || instance.state !== 'ready') return;
+    instance.idleTimer = setTimeout(() => {
+      if (instance.active === 0 && instance.state === 'ready') void stopInstance(instance);
+    }, functionIdleMs());
+    instance.idleTimer.unref();
+  }
+
+  /** A slot for a request: on a running instance, on one starting, on a new one, or null (all full). */
+  function grantSlot(pool: Pool): { instance: Instance; coldStart: boolean } | null {
+    const usable = pool.instances.filter((i) => i.state !== 'dead' && !i.stopping && i.active < CONCURRENT_REQUESTS_PER_INSTANCE);
+    const ready = usable.filter((i) => i.state === 'ready').sort((a, b) => a.active - b.active)[0];
+    let instance = ready ?? usable.find((i) => i.state === 'starting');
+    let coldStart = !ready;
+    const alive = pool.instances.filter((i) => i.state !== 'dead' && !i.stopping).length;
+    if (!instance && alive < MAX_INSTANCES_PER_FUNCTION) {
+      instance = startInstance(pool);
+      coldStart = true;
+    }
+    if (!instance) return null;
+    instance.active++;
+    clearTimeout(instance.idleTimer);
+    return { instance, coldStart };
+  }
+
+  function dispatch(pool: Pool): void {
+    while (pool.waiters.length > 0) {
+      const grant = grantSlot(pool);
+      if (!grant) return;
+      const waiter = pool.waiters.shift()!;
+      waiter.signal.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve(grant);
+    }
+  }
+
+  function release(instance: Instance): void {
+    instance.active--;
+    if (instance.state === 'ready') scheduleIdle(instance);
+    dispatch(instance.pool);
+  }
+
+  function acquire(pool: Pool, signal: AbortSignal): Promise<{ instance: Instance; coldStart: boolean }> {
+    if (pool.waiters.length === 0) {
+      const grant = grantSlot(pool);
+      if (grant) return Promise.resolve(grant);
+    }
+    emit({ type: 'limit', fn: pool.fn, kind: 'instance_cap_wait' });
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const at = pool.waiters.indexOf(waiter);
+          if (at >= 0) pool.waiters.splice(at, 1);
+          reject(abortError(signal));
+        },
+      };
+      pool.waiters.push(waiter);
+      signal.addEventListener('abort', waiter.onAbort, { once: true });
+    });
+  }
+
+  // ---- one request
+
+  async function failureOf(instance: Instance, error: unknown): Promise<FunctionHostError> {
+    // The connection broke: was it the instance dying? Give the exit a moment to be seen.
+    const how = await Promise.race([instance.death ?? Promise.resolve(null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000))]);
+    if (how === 'out_of_memory') return new FunctionHostError('out_of_memory', 'the instance went over its 512 MB memory limit');
+    if (how === 'instance_crashed' || how === 'stopped') return new FunctionHostError('instance_crashed', 'the instance stopped during the request');
+    return new FunctionHostError('instance_crashed', `the instance connection failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+
+  function send(instance: Instance, forward: DoorForward, signal: AbortSignal, coldStart: boolean): Promise<DoorReply> {
+    return new Promise<DoorReply>((resolve, reject) => {
+      let released = false;
+      const done = () => {
+        if (!released) {
+          released = true;
+          release(instance);
+        }
+      };
+      let settled = false;
+      const settle = (fn: () => void) => {
+        if (!settled) {
+          settled = true;
+          signal.removeEventListener('abort', onAbort);
+          fn();
+        }
+      };
+      const flat: string[] = [];
+      for (const [name, value] of forward.headers) {
+        if (HOP_BY_HOP.has(name.toLowerCase())) continue;
+        flat.push(name, value);
+      }
+      const req = httpRequest({
+        socketPath: instance.blank.sandbox.httpSocket,
+        agent: instance.agent,
+        method: forward.method,
+        path: forward.query ? `/?${forward.query}` : '/',
+        headers: flat,
+      });
+      // The door stops waiting; the handler runs on. Its reply, when it comes, is dropped.
+      const onAbort = () => settle(() => reject(abortError(signal)));
+      signal.addEventListener('abort', onAbort, { once: true });
+      req.on('response', (res: IncomingMessage) => {
+        if (settled) {
+          res.resume();
+          res.on('close', done);
+          return;
+        }
+        const outcomeValue = res.headers[OUTCOME_HEADER];
+        const outcome = outcomeValue === 'handler_error' || outcomeValue === 'invalid_response' ? outcomeValue : 'response';
+        if (outcomeValue === 'not_loaded') {
+          res.resume();
+          done();
+          return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+        }
+        const headers: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!.toLowerCase();
+          if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
+          headers.push([name, res.rawHeaders[i + 1]!]);
+        }
+        const body = new PassThrough();
+        res.on('data', (chunk: Buffer) => {
+          if (!body.write(chunk)) res.pause();
+        });
+        body.on('drain', () => res.resume());
+        res.on('end', () => {
+          body.end();
+          done();
+        });
+        res.on('close', () => {
+          if (!res.complete) {
+            // Cut mid-body: the instance died, or the runner cut a failing stream.
+            void failureOf(instance, new Error('the reply was cut')).then((error) => body.destroy(error));
+          }
+          done();
+        });
+        // The door went away mid-body: stop reading, free the slot.
+        body.on('close', () => {
+          if (!res.complete) res.destroy();
+        });
+        settle(() =>
+          resolve({
+            outcome,
+            status: outcome === 'response' ? res.statusCode ?? 500 : 500,
+            headers,
+            body,
+            coldStart,
+            ...(coldStart ? { bootMs: instance.bootMs } : {}),
+            instanceId: instance.id,
+          }),
+        );
+      });
+      req.on('error', (error) => {
+        done();
+        if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
+      });
+      if (forward.body) {
+        forward.body.on('error', (error) => req.destroy(error));
+        forward.body.pipe(req);
+      } else req.end();
+    });
+  }
+
+  async function forwardHttp(fn: DeployedFunction, forward: DoorForward, signal: AbortSignal): Promise<DoorReply> {
+    if (stopped) throw new FunctionHostError('start_failed', 'the functions host is stopped');
+    if (signal.aborted) throw abortError(signal);
+    const key = `${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`;
+    let pool = pools.get(key);
+    if (!pool) {
+      pool = { key, fn, instances: [], waiters: [] };
+      pools.set(key, pool);
+    }
+    for (;;) {
+      const { instance, coldStart } = await acquire(pool, signal);
+      try {
+        await Promise.race([
+          instance.ready,
+          new Promise<never>((_, reject) => {
+            if (signal.aborted) reject(abortError(signal));
+            signal.addEventListener('abort', () => reject(abortError(signal)), { once: true });
+          }),
+        ]);
+      } catch (error) {
+        release(instance);
+        throw error;
+      }
+      if (instance.state !== 'ready') {
+        // It died between its start and this request: another slot.
+        release(instance);
+        continue;
+      }
+      return send(instance, forward, signal, coldStart);
+    }
+  }
+
+  refill();
+
+  return {
+    forwardHttp,
+    fallbacks: caps.fallbacks,
+    instanceCount: (fn) => pools.get(`${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`)?.instances.filter((i) => i.state !== 'dead').length ?? 0,
+    async stop() {
+      stopped = true;
+      const pending = blanks.splice(0);
+      for (const pool of pools.values()) {
+        for (const waiter of pool.waiters.splice(0)) waiter.reject(new FunctionHostError('start_failed', 'the functions host is stopped'));
+        for (const instance of pool.instances) instance.stopping = true;
+      }
+      await Promise.allSettled(pending.map(async (started) => disposeBlank(await started)));
+      await Promise.allSettled([...live].map((blank) => disposeBlank(blank)));
+      await Promise.allSettled([...pools.values()].flatMap((pool) => pool.instances.map((i) => i.death)));
+      pools.clear();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
