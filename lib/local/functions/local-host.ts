@@ -54,9 +54,10 @@ const OUTCOME_HEADER = 'x-slipway-runner-outcome';
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
 function preforkCount(option: number | undefined): number {
-  if (option !== undefined) return Math.max(0, option);
-  const value = Number(process.env.FUNCTIONS_PREFORK);
-  return Number.isFinite(value) && value >= 0 && process.env.FUNCTIONS_PREFORK !== '' && process.env.FUNCTIONS_PREFORK !== undefined ? Math.floor(value) : 2;
+  if (option !== undefined) return Math.max(0, Math.floor(option));
+  const raw = process.env.FUNCTIONS_PREFORK;
+  const value = Number(raw);
+  return raw !== undefined && raw.trim() !== '' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 2;
 }
 
 /** A started sandbox with its egress proxy, assigned to a function or not yet. */

@@ -17,7 +17,9 @@ import { FUNCTION_MEMORY_MB } from '../../functions/model.ts';
  *   namespace unshared (an empty network namespace with lo), read-only binds
  *   of node, /usr, /lib, the runner and the instance's bundle folder, and the
  *   socket folder; Node's --permission lets the runner read only itself and
- *   the bundle and refuses child processes, workers and native addons.
+ *   the bundle and refuses child processes, workers and native addons (Node
+ *   22 does not check a unix socket's path against the grant, so listening
+ *   on the socket folder needs no --allow-fs-write: none is given).
  * - Outbound: only through the platform's egress proxy socket in the socket
  *   folder, which the runner bridges to 127.0.0.1:3128 inside the namespace.
  *
@@ -99,6 +101,29 @@ function runs(command: string, args: string[]): { ok: boolean; why: string } {
   return { ok: true, why: '' };
 }
 
+/** Removes empty instance cgroups left by a platform process that died without stopping (their processes died with it). */
+function sweepStaleCgroups(parent: string): void {
+  try {
+    for (const name of readdirSync(parent)) {
+      const owner = /^slipway-fn-i(\d+)-/.exec(name);
+      if (!owner) continue;
+      try {
+        process.kill(Number(owner[1]), 0);
+        continue; // Its platform is alive.
+      } catch {
+        // Gone: its cgroup is stale.
+      }
+      try {
+        rmdirSync(join(parent, name));
+      } catch {
+        // Still busy or not ours to remove: left alone.
+      }
+    }
+  } catch {
+    // Unreadable parent: nothing to sweep.
+  }
+}
+
 /** Detects what this machine allows, once, synchronously (about 100 ms). */
 export function probeSandbox(): SandboxCapabilities {
   const fallbacks: string[] = [];
@@ -106,6 +131,7 @@ export function probeSandbox(): SandboxCapabilities {
   const isRoot = process.getuid?.() === 0;
 
   let memoryCgroup = ownCgroup('memory');
+  if (memoryCgroup) sweepStaleCgroups(memoryCgroup);
   if (memoryCgroup && !tryCgroup(memoryCgroup, 'memory.limit_in_bytes', String(MEMORY_LIMIT_BYTES))) memoryCgroup = null;
   let memswAccounting = false;
   if (memoryCgroup) {
@@ -117,6 +143,7 @@ export function probeSandbox(): SandboxCapabilities {
     );
   }
   let pidsCgroup = ownCgroup('pids');
+  if (pidsCgroup) sweepStaleCgroups(pidsCgroup);
   if (pidsCgroup && !tryCgroup(pidsCgroup, 'pids.max', String(PIDS_LIMIT))) pidsCgroup = null;
   if (!pidsCgroup) fallbacks.push('Function processes: no writable pids cgroup, so threads and processes per instance are not capped (Node --permission still refuses child processes).');
 
