@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionHostError } from '../../lib/functions/host.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
+import { probeSandbox } from '../../lib/local/functions/sandbox.ts';
 import { bundleAsBuild, call, callFails, startHost } from '../support/functions-host.ts';
 
 /**
@@ -286,5 +287,82 @@ describe('instances', () => {
     await sleepMs(900);
     const read = await call(env.host, fn, { query: 'read' });
     expect(read.text).toBe('1');
+  });
+});
+
+describe('an instance that exits on its own', () => {
+  it('is instance_crashed for the request in flight, reported as a limit, and replaced', async () => {
+    const fn = env.define(
+      'exits',
+      `export default async (request) => {
+         if (new URL(request.url).searchParams.has('exit')) { setTimeout(() => process.exit(3), 50); await new Promise(() => {}); }
+         return new Response('alive');
+       }`,
+    );
+    const first = await call(env.host, fn);
+    const error = await callFails(env.host, fn, { query: 'exit' });
+    expect(error).toBeInstanceOf(FunctionHostError);
+    expect((error as FunctionHostError).kind).toBe('instance_crashed');
+    expect(env.events).toContainEqual(expect.objectContaining({ type: 'limit', kind: 'instance_crashed', fn: expect.objectContaining({ name: 'exits' }) }));
+    const after = await call(env.host, fn);
+    expect([after.text, after.reply.coldStart]).toEqual(['alive', true]);
+    expect(after.reply.instanceId).not.toBe(first.reply.instanceId);
+  });
+});
+
+describe('the fallbacks, forced on this machine', () => {
+  it('without a memory cgroup and without bubblewrap (network namespace only): the RSS watchdog stops an instance over 512 MB; files stay closed', async () => {
+    const probed = probeSandbox();
+    const fallback = startHost({ prefork: 0, capabilities: { ...probed, memoryCgroup: null, memswAccounting: false, isolation: 'unshare', fallbacks: ['forced'] } });
+    try {
+      expect(fallback.host.fallbacks).toEqual(['forced']);
+      const fn = fallback.define(
+        'watchdog',
+        `import fs from 'node:fs';
+         import os from 'node:os';
+         const kept = [];
+         export default async (request) => {
+           if (new URL(request.url).searchParams.has('fill')) {
+             for (;;) { const b = Buffer.alloc(16 * 1024 * 1024); b.fill(7); kept.push(b); await new Promise((r) => setTimeout(r, 5)); }
+           }
+           let passwd = 'ALLOWED';
+           try { fs.readFileSync('/etc/passwd') } catch (e) { passwd = e.code }
+           return Response.json({ passwd, interfaces: Object.keys(os.networkInterfaces()), uid: process.getuid() });
+         }`,
+      );
+      const { text } = await call(fallback.host, fn);
+      expect(JSON.parse(text)).toEqual({ passwd: 'ERR_ACCESS_DENIED', interfaces: ['lo'], uid: probed.dropToNobody ? 65534 : process.getuid!() });
+      const error = await callFails(fallback.host, fn, { query: 'fill' });
+      expect((error as FunctionHostError).kind).toBe('out_of_memory');
+      const stopped = fallback.events.find((e) => e.type === 'instance_stopped');
+      expect((stopped as { peakMemoryBytes: number }).peakMemoryBytes).toBeGreaterThan(512 * 1024 * 1024);
+    } finally {
+      await fallback.host.stop();
+    }
+  });
+
+  it('without any namespace: the instance still answers, behind --permission, with the egress proxy on its own port', async () => {
+    const probed = probeSandbox();
+    const fallback = startHost({ prefork: 0, capabilities: { ...probed, isolation: 'none', fallbacks: ['forced'] } });
+    try {
+      const fn = fallback.define(
+        'no-namespace',
+        `import fs from 'node:fs';
+         export default async () => {
+           let passwd = 'ALLOWED';
+           try { fs.readFileSync('/etc/passwd') } catch (e) { passwd = e.code }
+           let fetched;
+           try { await fetch('https://10.0.0.1/'); fetched = 'ALLOWED' } catch (e) { fetched = 'refused' }
+           return Response.json({ passwd, fetched, proxy: process.env.HTTPS_PROXY });
+         }`,
+      );
+      const { text } = await call(fallback.host, fn);
+      const seen = JSON.parse(text);
+      expect(seen).toMatchObject({ passwd: 'ERR_ACCESS_DENIED', fetched: 'refused' });
+      expect(seen.proxy).not.toBe('http://127.0.0.1:3128');
+      expect(fallback.events).toContainEqual(expect.objectContaining({ type: 'limit', kind: 'egress_refused', reason: 'private_address', target: '10.0.0.1:443' }));
+    } finally {
+      await fallback.host.stop();
+    }
   });
 });

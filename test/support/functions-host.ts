@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { DoorForward, DoorReply, FunctionHost } from '../../lib/functions/host.ts';
 import type { DeployedFunction } from '../../lib/functions/model.ts';
-import { createLocalFunctionHost, type LocalHostEvent } from '../../lib/local/functions/local-host.ts';
+import { createLocalFunctionHost, type LocalFunctionHostOptions, type LocalHostEvent } from '../../lib/local/functions/local-host.ts';
 
 /**
  * Functions for host tests: each is a plain ESM source (a valid bundle) kept
@@ -40,7 +40,7 @@ export function functionBundles() {
   return { define, loadBundle, events };
 }
 
-export function startHost(options: { prefork?: number } = {}) {
+export function startHost(options: Pick<LocalFunctionHostOptions, 'prefork' | 'capabilities'> = {}) {
   const bundles = functionBundles();
   const host = createLocalFunctionHost({ loadBundle: bundles.loadBundle, onEvent: (e) => bundles.events.push(e), ...options });
   return { host, ...bundles };
