@@ -108,6 +108,16 @@ function abortError(signal: AbortSignal): Error {
   return error;
 }
 
+/** The promise, or an AbortError as soon as the signal aborts (the promise runs on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 export function createLocalFunctionHost(options: LocalFunctionHostOptions): LocalFunctionHost {
   const caps = options.capabilities ?? probeSandbox();
   const { root, runnerPath } = makeSandboxRoot();
@@ -187,7 +197,10 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     refill();
     if (next) {
       try {
-        return await next;
+        const blank = await next;
+        const { child } = blank.sandbox;
+        if (child.exitCode === null && child.signalCode === null) return blank;
+        await disposeBlank(blank);
       } catch {
         // Fall through to a fresh one.
       }
@@ -386,7 +399,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
 
   async function failureOf(instance: Instance, error: unknown): Promise<FunctionHostError> {
     // The connection broke: was it the instance dying? Give the exit a moment to be seen.
-    const how = await Promise.race([instance.death ?? Promise.resolve(null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000))]);
+    const how = await Promise.race([instance.death ?? Promise.resolve(null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref())]);
     if (how === 'out_of_memory') return new FunctionHostError('out_of_memory', 'the instance went over its 512 MB memory limit');
     if (how === 'instance_crashed' || how === 'stopped') return new FunctionHostError('instance_crashed', 'the instance stopped during the request');
     return new FunctionHostError('instance_crashed', `the instance connection failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -498,13 +511,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     for (;;) {
       const { instance, coldStart } = await acquire(pool, signal);
       try {
-        await Promise.race([
-          instance.ready,
-          new Promise<never>((_, reject) => {
-            if (signal.aborted) reject(abortError(signal));
-            signal.addEventListener('abort', () => reject(abortError(signal)), { once: true });
-          }),
-        ]);
+        await untilAborted(instance.ready, signal);
       } catch (error) {
         release(instance);
         throw error;
