@@ -8,7 +8,7 @@ import { createApiKey } from '../lib/identity/credentials.ts';
 import { createUser } from '../lib/identity/users.ts';
 import { repoRoot } from '../lib/local/api-server.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
-import { localDrivers, localHostHandlers } from '../lib/local/wiring.ts';
+import { localParts } from '../lib/local/wiring.ts';
 import { createTeam } from '../lib/teams/teams.ts';
 
 /**
@@ -72,11 +72,12 @@ export async function runDeployBench(): Promise<void> {
   const { bytes, changeable } = generateSite(site, FILES);
   console.log(`site: ${FILES} files, ${mb(bytes)} in ${site}`);
 
+  const parts = localParts();
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `bench${randomBytes(3).toString('hex')}`,
-    hostHandlers: localHostHandlers(),
-    drivers: localDrivers(),
+    hostHandlers: parts.hostHandlers,
+    drivers: parts.drivers,
   });
   try {
     const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });

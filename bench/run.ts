@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import { runDeployBench } from './deploy.ts';
+import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
 import { runSynthBench } from './synth.ts';
 
@@ -13,6 +14,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   handlers: runHandlersBench,
   synth: runSynthBench,
   deploy: runDeployBench,
+  functions: runFunctionsBench,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -161,16 +161,19 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     // The budget bounds what the caller sees; when it ends the door stops waiting, the handler runs on.
     const budget = new AbortController();
     const remaining = Math.max(0, functionBudgetMs() - (Date.now() - started));
-    const timer = setTimeout(() => budget.abort(new Error('function budget expired')), remaining);
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      budget.abort(new Error('function budget expired'));
+    }, remaining);
     const onCallerGone = () => budget.abort(new Error('caller went away'));
     request.signal?.addEventListener('abort', onCallerGone, { once: true });
-    const timedOut = () => budget.signal.aborted && !request.signal?.aborted;
     try {
       let reply;
       try {
         reply = await deps.host.forwardHttp(fn, forward, budget.signal);
       } catch (error) {
-        if (timedOut()) {
+        if (expired) {
           limit(fn, 'http_timeout');
           return fail('FUNCTION_TIMEOUT');
         }
@@ -202,7 +205,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         await pipeline(reply.body, out, { signal: budget.signal });
       } catch (error) {
         // Mid-body: the only honest signal left is to cut the connection.
-        if (timedOut()) limit(fn, 'http_timeout');
+        if (expired) limit(fn, 'http_timeout');
         reply.body.destroy();
         out.destroy();
         if (!budget.signal.aborted) logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(error) });

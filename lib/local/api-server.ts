@@ -29,8 +29,12 @@ export function loadHandler(file: string): Promise<LambdaHandler> {
   return handler;
 }
 
-/** A handler for requests on other hostnames (sites, functions); returns false to pass. */
-export type HostHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<boolean>;
+/**
+ * A handler for requests on other hostnames (sites, functions); returns false
+ * to pass. It runs before the API reads the body: each reads (and bounds) its
+ * own, as CloudFront and the function door do in the cloud.
+ */
+export type HostHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -87,11 +91,11 @@ export function createApiServer(hostHandlers: HostHandler[] = []): Server {
   return createServer((req, res) => {
     void (async () => {
       try {
+        for (const hostHandler of hostHandlers) {
+          if (await hostHandler(req, res)) return;
+        }
         const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
         if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
-        for (const hostHandler of hostHandlers) {
-          if (await hostHandler(req, res, body)) return;
-        }
         if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
         await dispatchApiRequest(req, res, body);
       } catch (error) {

@@ -1,6 +1,6 @@
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
-import { localDrivers, localHostHandlers } from './wiring.ts';
+import { localParts } from './wiring.ts';
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
 async function main() {
@@ -9,14 +9,16 @@ async function main() {
     throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
   }
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
+  const parts = localParts();
   const platform = await startLocalPlatform({
     port,
     prefix: process.env.SLIPWAY_PREFIX ?? 'slipway-local',
     awsEndpoint: process.env.AWS_ENDPOINT_URL || undefined,
     writeState: true,
-    hostHandlers: localHostHandlers(),
-    drivers: localDrivers(),
+    hostHandlers: parts.hostHandlers,
+    drivers: parts.drivers,
   });
+  const sandbox = parts.functions.sandboxReport();
   const lines = [
     '',
     'Slipway local platform is running.',
@@ -24,6 +26,7 @@ async function main() {
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
+    `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',
     'Create a first user and team (in another terminal):',
     '  npm run slipway -- admin create-user --email you@example.com --name You',

@@ -1,20 +1,24 @@
 import type { HostHandler } from './api-server.ts';
+import { localFunctionsRuntime } from './function-door.ts';
 import type { LocalDriver } from './platform.ts';
 import { schedulerDriver } from './scheduler-driver.ts';
 import { siteHostHandler } from './site-host.ts';
 
 /**
  * What the local platform runs beside the API: hostname handlers (sites,
- * function HTTPS door) and drivers (SQS poller, scheduler firing). Each part
- * of the platform registers its own here.
+ * the functions HTTPS door) and drivers (scheduler firing, the functions
+ * runtime). Each part of the platform registers its own here.
  */
-export function localHostHandlers(): HostHandler[] {
-  return [siteHostHandler];
-}
-
-export function localDrivers(): (() => LocalDriver)[] {
-  return [
-    // EventBridge Scheduler: fires due one-time schedules (provisional project expiry).
-    () => schedulerDriver(),
-  ];
+export function localParts(): { hostHandlers: HostHandler[]; drivers: (() => LocalDriver)[]; functions: ReturnType<typeof localFunctionsRuntime>['driver'] } {
+  const functions = localFunctionsRuntime();
+  return {
+    hostHandlers: [siteHostHandler, functions.hostHandler],
+    drivers: [
+      // EventBridge Scheduler: fires due one-time schedules (provisional project expiry).
+      () => schedulerDriver(),
+      // Sandboxed runner instances of the functions HTTPS door; stopped with the platform.
+      () => functions.driver,
+    ],
+    functions: functions.driver,
+  };
 }

@@ -5,7 +5,7 @@ import { createUser, type User } from '../../lib/identity/users.ts';
 import { putMembership } from '../../lib/teams/memberships.ts';
 import { createTeam, type Team } from '../../lib/teams/teams.ts';
 import { startLocalPlatform, type LocalDriver, type LocalPlatform } from '../../lib/local/platform.ts';
-import { localDrivers, localHostHandlers } from '../../lib/local/wiring.ts';
+import { localParts } from '../../lib/local/wiring.ts';
 
 export const DASHBOARD_ORIGIN = 'https://dashboard.slipway.test';
 
@@ -33,12 +33,13 @@ export async function startTestPlatform(options: { drivers?: (() => LocalDriver)
   process.env.CORS_ORIGINS = DASHBOARD_ORIGIN;
   // Lets SSO discovery fetch the test identity providers served over http on 127.0.0.1.
   process.env.SSO_ALLOW_LOOPBACK_HTTP = 'true';
+  const parts = localParts();
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `t${randomBytes(5).toString('hex')}`,
     awsEndpoint: inject('awsEndpoint'),
-    hostHandlers: localHostHandlers(),
-    drivers: options.drivers ?? localDrivers(),
+    hostHandlers: parts.hostHandlers,
+    drivers: options.drivers ?? parts.drivers,
   });
   return {
     ...platform,

@@ -1,0 +1,202 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { request, type Agent } from 'node:http';
+import { createApiKey } from '../lib/identity/credentials.ts';
+import { createUser } from '../lib/identity/users.ts';
+import { startLocalPlatform } from '../lib/local/platform.ts';
+import { localParts } from '../lib/local/wiring.ts';
+import { setFunctionsEnrolment } from '../lib/teams/standing.ts';
+import { createTeam } from '../lib/teams/teams.ts';
+import { deploySiteFiles } from './support.ts';
+
+/**
+ * The functions HTTPS door on this machine, fully sandboxed (the start log's
+ * fallbacks are printed first):
+ * - cold start: the first request after an idle stop, client round trip, median of 20,
+ *   for a small handler and for a bundle near the 900 KB build limit (target: 50 ms, small);
+ * - warm throughput through the door against the same handler on a bare node:http
+ *   server, same run, same load generator (target: at least 0.7x);
+ * - RSS of one idle instance.
+ */
+export const targets = { coldStartMs: 50, warmRatio: 0.7 } as const;
+
+const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 20);
+const IDLE_MS = 300;
+const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 5);
+const LOAD_CONCURRENCY = 10;
+
+const SMALL = `export default () => new Response('hello');`;
+
+/** A module of many small functions, so the bundle is parsed and compiled like real code, not one big string. */
+function bigModule(targetBytes: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < targetBytes; i++) {
+    const line = `export function f${i}(x) { const y = x * ${i} + ${i % 97}; return y > ${i * 3} ? 'a${i}' + y : 'b${i}' + (y ^ ${i % 251}); }\n`;
+    parts.push(line);
+    size += line.length;
+  }
+  return parts.join('');
+}
+const BIG = `import * as table from './lib/big.js';
+const names = Object.keys(table);
+export default () => new Response(String(table[names[names.length - 1]](7)));`;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function call(port: number, host: string, agent?: Agent): Promise<{ status: number; cold: string | undefined; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host }, agent: agent ?? false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, cold: res.headers['x-scaler-http-cold-start'] as string | undefined, ms: performance.now() - started }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Requests per second over LOAD_SECONDS from a separate process, LOAD_CONCURRENCY keep-alive connections. */
+function load(port: number, host: string): Promise<number> {
+  const script = `
+    const http = require('node:http');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: ${LOAD_CONCURRENCY} });
+    const until = Date.now() + ${LOAD_SECONDS * 1000};
+    let done = 0, failed = 0;
+    const one = () => new Promise((resolve) => {
+      const req = http.request({ host: '127.0.0.1', port: ${port}, path: '/', headers: { host: ${JSON.stringify(host)} }, agent }, (res) => {
+        res.resume();
+        res.on('end', () => { if (res.statusCode === 200) done++; else failed++; resolve(); });
+      });
+      req.on('error', () => { failed++; resolve(); });
+      req.end();
+    });
+    const worker = async () => { while (Date.now() < until) await one(); };
+    const started = Date.now();
+    Promise.all(Array.from({ length: ${LOAD_CONCURRENCY} }, worker)).then(() => {
+      console.log(JSON.stringify({ rps: done / ((Date.now() - started) / 1000), failed }));
+      agent.destroy();
+    });`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited ${code}`));
+      const { rps, failed } = JSON.parse(out) as { rps: number; failed: number };
+      if (failed > 0) console.log(`  (${failed} requests failed)`);
+      resolve(rps);
+    });
+  });
+}
+
+/** The same handler on a bare node:http server in its own process: the baseline of the warm figure. */
+async function bareServer(): Promise<{ port: number; stop: () => void }> {
+  const script = `
+    const http = require('node:http');
+    const handler = () => new Response('hello');
+    const server = http.createServer(async (req, res) => {
+      const request = new Request('http://bare' + req.url, { method: req.method, headers: req.headers });
+      const reply = await handler(request);
+      res.writeHead(reply.status, Object.fromEntries(reply.headers));
+      res.end(Buffer.from(await reply.arrayBuffer()));
+    });
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
+  return { port, stop: () => child.kill() };
+}
+
+/** RSS of the runner processes now alive (sandboxed instances), in MiB. */
+function runnerRssMib(): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('runner.mjs') || cmd.startsWith('bwrap') || cmd.includes('bwrap\0')) continue;
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (rss) found.push(Number(rss[1]) / 1024);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+export async function runFunctionsBench(): Promise<void> {
+  process.env.FUNCTIONS_IDLE_MS = String(IDLE_MS);
+  process.env.FUNCTIONS_ROUTE_CACHE_MS = '60000';
+  const parts = localParts();
+  const platform = await startLocalPlatform({
+    port: 0,
+    prefix: `benchfn${randomBytes(3).toString('hex')}`,
+    hostHandlers: parts.hostHandlers,
+    drivers: parts.drivers,
+  });
+  try {
+    const fallbacks = parts.functions.sandboxReport();
+    console.log(`sandbox: ${fallbacks.length === 0 ? 'full, no fallbacks' : fallbacks.join(' ')}`);
+    const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
+    const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });
+    await setFunctionsEnrolment(team.id, true);
+    const token = await createApiKey(team.id);
+    const subdomain = `bench-${randomBytes(3).toString('hex')}`;
+    const files: Record<string, string> = {
+      'index.html': '<h1>bench</h1>',
+      'functions/small.js': SMALL,
+      'functions/big.js': BIG,
+      'functions/lib/big.js': bigModule(860 * 1024),
+    };
+    const deployed = await deploySiteFiles(platform.baseUrl, token, files, { name: `Bench ${subdomain}`, subdomain });
+    console.log(`deployed: ${deployed.functions.map((f) => `${f.name} ${(f.bundle_bytes / 1024).toFixed(0)} KB`).join(', ')}`);
+
+    const hostOf = (name: string) => `${name}-${subdomain}.fn.localhost:${platform.port}`;
+    for (const name of ['small', 'big']) {
+      const host = hostOf(name);
+      await call(platform.port, host);
+      const times: number[] = [];
+      let notCold = 0;
+      for (let i = 0; i < COLD_RUNS; i++) {
+        // Idle stop, then the spare pre-started instances refill, as between two real bursts of traffic.
+        await new Promise((r) => setTimeout(r, IDLE_MS + 700));
+        const reply = await call(platform.port, host);
+        if (reply.status !== 200) throw new Error(`${name}: status ${reply.status}`);
+        if (reply.cold !== 'true') notCold++;
+        times.push(reply.ms);
+      }
+      const m = median(times);
+      const target = name === 'small' ? ` (target ${targets.coldStartMs} ms: ${m <= targets.coldStartMs ? 'met' : 'MISSED'})` : '';
+      console.log(
+        `cold start ${name}: median ${m.toFixed(1)} ms of ${COLD_RUNS}, min ${Math.min(...times).toFixed(1)}, max ${Math.max(...times).toFixed(1)}${target}` +
+          (notCold ? `; ${notCold} replies were not cold starts` : ''),
+      );
+    }
+
+    // Warm throughput: the door with one instance kept warm (idle stop pushed out) against the bare server.
+    process.env.FUNCTIONS_IDLE_MS = '600000';
+    const host = hostOf('small');
+    await call(platform.port, host);
+    const bare = await bareServer();
+    try {
+      const bareRps = await load(bare.port, 'bare');
+      const doorRps = await load(platform.port, host);
+      const ratio = doorRps / bareRps;
+      console.log(
+        `warm throughput (${LOAD_CONCURRENCY} connections, ${LOAD_SECONDS} s): door ${doorRps.toFixed(0)} req/s, bare node:http ${bareRps.toFixed(0)} req/s, ` +
+          `ratio ${ratio.toFixed(2)} (target ${targets.warmRatio}: ${ratio >= targets.warmRatio ? 'met' : 'MISSED'})`,
+      );
+    } finally {
+      bare.stop();
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    const rss = runnerRssMib();
+    console.log(`idle instance RSS: ${rss.length ? rss.map((m) => `${m.toFixed(1)} MiB`).join(', ') : 'no runner process found'} (${rss.length} runner processes, spares included)`);
+  } finally {
+    await platform.stop();
+  }
+}

@@ -1,0 +1,96 @@
+import type { ServerResponse } from 'node:http';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { s3 } from '../aws/s3.ts';
+import { config } from '../config.ts';
+import { createFunctionDoor, type FunctionDoor } from '../functions/door.ts';
+import type { DeployedFunction } from '../functions/model.ts';
+import { isTeamEnrolledInFunctions, resolveFunctionByHost } from '../functions/resolve.ts';
+import { FunctionTelemetry } from '../functions/telemetry.ts';
+import type { HostHandler } from './api-server.ts';
+import { createLocalFunctionHost } from './functions/local-host.ts';
+import type { LocalDriver } from './platform.ts';
+
+/** Whether a Host header names `{label}.{function_domain}` (port ignored). */
+export function isFunctionHost(host: string | undefined, functionDomain = config.functionDomain()): boolean {
+  if (!host) return false;
+  const name = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+  return name.endsWith(`.${functionDomain.toLowerCase()}`);
+}
+
+async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
+  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: fn.bundle_key }));
+  return Buffer.from(await reply.Body!.transformToByteArray());
+}
+
+/**
+ * The local platform's HTTPS door: requests for `*.{function_domain}`
+ * (`{name}-{subdomain}.fn.localhost:PORT`) go through the door to sandboxed
+ * runner instances on this machine. A driver too: started with the platform
+ * (the sandbox probe, the pre-started instances) and stopped with it.
+ */
+export function localFunctionsRuntime(): { hostHandler: HostHandler; driver: LocalDriver & { sandboxReport(): string[] } } {
+  let host: ReturnType<typeof createLocalFunctionHost> | null = null;
+  let door: FunctionDoor | null = null;
+  const telemetry = new FunctionTelemetry();
+
+  const ensure = () => {
+    if (!door) {
+      host = createLocalFunctionHost({
+        loadBundle,
+        onEvent: (event) => {
+          if (event.type === 'cold_start') telemetry.instanceStarted(event.fn, event.bootMs);
+          else if (event.type === 'instance_stopped') telemetry.instanceStopped(event.fn, event.instanceSeconds, event.peakMemoryBytes);
+          else if (event.type === 'limit') telemetry.limitHit(event.fn, event.kind);
+        },
+      });
+      door = createFunctionDoor({ host, resolve: resolveFunctionByHost, isEnrolled: isTeamEnrolledInFunctions, telemetry });
+    }
+    return door;
+  };
+
+  const hostHandler: HostHandler = async (req, res: ServerResponse) => {
+    if (!isFunctionHost(req.headers.host)) return false;
+    const caller = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) caller.abort();
+    });
+    const headers: [string, string][] = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!.toLowerCase(), req.rawHeaders[i + 1]!]);
+    const method = (req.method ?? 'GET').toUpperCase();
+    await ensure().answer(
+      {
+        host: req.headers.host!,
+        method,
+        target: req.url ?? '/',
+        headers,
+        body: method === 'GET' || method === 'HEAD' ? null : req,
+        signal: caller.signal,
+      },
+      (head) => {
+        const out: Record<string, string | string[]> = { ...head.headers };
+        if (head.cookies.length > 0) out['set-cookie'] = head.cookies;
+        res.writeHead(head.statusCode, out);
+        return res;
+      },
+    );
+    return true;
+  };
+
+  return {
+    hostHandler,
+    driver: {
+      name: 'functions',
+      // The sandbox starts on the first function request (or the start log's report): the many
+      // platforms a test run starts for other parts do not each boot runner instances.
+      start: () => telemetry.start(),
+      stop: async () => {
+        await telemetry.stop();
+        await host?.stop();
+      },
+      sandboxReport: () => {
+        ensure();
+        return host!.fallbacks;
+      },
+    },
+  };
+}
