@@ -158,11 +158,14 @@ describe('export shapes, request and reply', () => {
   it('a bundle that fails to load, or exports no handler, is start_failed', async () => {
     const broken = env.define('broken', `throw new Error('top-level failure')`);
     const none = env.define('no-handler', `export const answer = 42;`);
-    for (const fn of [broken, none]) {
+    for (const fn of [broken, none, broken]) {
       const error = await callFails(env.host, fn);
       expect(error).toBeInstanceOf(FunctionHostError);
       expect((error as FunctionHostError).kind).toBe('start_failed');
     }
+    expect(env.host.instanceCount(broken)).toBe(0);
+    const loadErrors = env.events.filter((e) => e.type === 'console' && e.fn.name === 'broken').map((e) => (e as { line: string }).line);
+    expect(loadErrors.join('\n')).toContain('top-level failure');
   });
 });
 

@@ -51,6 +51,8 @@ export type LocalFunctionHost = FunctionHost & {
 };
 
 const OUTCOME_HEADER = 'x-slipway-runner-outcome';
+/** How long a failed start answers start_failed at once. */
+const START_FAILURE_MEMORY_MS = 2_000;
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
 function preforkCount(option: number | undefined): number {
@@ -133,6 +135,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     }
   };
   const pools = new Map<string, Pool>();
+  /** A bundle that failed to start is not started again for every request. */
+  const failedStarts = new Map<string, { error: unknown; until: number }>();
   const bundles = new Map<string, Promise<string>>();
   const target = preforkCount(options.prefork);
   const blanks: Promise<Blank>[] = [];
@@ -250,13 +254,14 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       stopping: false,
     };
     instance.ready = (async () => {
-      let blank: Blank;
-      let file: string;
-      try {
-        [blank, file] = await Promise.all([takeBlank(), bundlePath(pool.fn)]);
-      } catch (error) {
+      const [taken, bundled] = await Promise.allSettled([takeBlank(), bundlePath(pool.fn)]);
+      if (taken.status === 'rejected' || bundled.status === 'rejected') {
+        if (taken.status === 'fulfilled') await disposeBlank(taken.value);
+        const error = taken.status === 'rejected' ? taken.reason : (bundled as PromiseRejectedResult).reason;
         throw new FunctionHostError('start_failed', `no instance could be started: ${error instanceof Error ? error.message : String(error)}`);
       }
+      const blank = taken.value;
+      const file = bundled.value;
       instance.blank = blank;
       instance.id = blank.sandbox.id;
       blank.owner.fn = pool.fn;
@@ -286,8 +291,9 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       instance.bootMs = Date.now() - startedAt;
       emit({ type: 'cold_start', fn: pool.fn, bootMs: instance.bootMs });
     })();
-    instance.ready.catch(() => {
-      // Failed start: gone from the pool; waiters behind it try again.
+    instance.ready.catch((error) => {
+      // Failed start: gone from the pool; waiters behind it try again, later requests fail at once for a moment.
+      failedStarts.set(pool.key, { error, until: Date.now() + START_FAILURE_MEMORY_MS });
       instance.state = 'dead';
       removeInstance(instance);
     });
@@ -503,6 +509,9 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     if (stopped) throw new FunctionHostError('start_failed', 'the functions host is stopped');
     if (signal.aborted) throw abortError(signal);
     const key = `${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`;
+    const failed = failedStarts.get(key);
+    if (failed && failed.until > Date.now()) throw failed.error;
+    if (failed) failedStarts.delete(key);
     let pool = pools.get(key);
     if (!pool) {
       pool = { key, fn, instances: [], waiters: [] };
