@@ -34,6 +34,8 @@ export const egressRefusalMessages: Record<EgressRefusal, string> = {
   reserved_address: 'The host resolves to a reserved address, which is blocked.',
 };
 
+const UPSTREAM_CONNECT_TIMEOUT_MS = 15_000;
+
 /** The response header that names the refusal reason. */
 export const EGRESS_REFUSAL_HEADER = 'x-slipway-egress-refused';
 
@@ -118,7 +120,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
           return refuse(client, check.reason);
         }
         const upstream = connectTo(check.address, check.port);
+        // A target that never answers: the client hears 502 rather than waiting for the OS.
+        upstream.setTimeout(UPSTREAM_CONNECT_TIMEOUT_MS, () => upstream.destroy(new Error('connect timeout')));
         upstream.once('connect', () => {
+          upstream.setTimeout(0);
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
           if (head.length > 0) upstream.write(head);
           upstream.pipe(client);
