@@ -149,7 +149,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     const owner: Blank['owner'] = { fn: null };
     let proxy: EgressProxy | null = null;
     const startedAt = Date.now();
-    const sandbox = await spawnSandbox(caps, {
+    const spawned = spawnSandbox(caps, {
       root,
       runnerPath,
       onConsole: (stream, line) => {
@@ -165,6 +165,13 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
         });
       },
     });
+    let sandbox: SandboxProcess;
+    try {
+      sandbox = await spawned;
+    } catch (error) {
+      await (proxy as EgressProxy | null)?.close();
+      throw error;
+    }
     const blank: Blank = { sandbox, proxy, owner, startedAt };
     live.add(blank);
     void sandbox.exited.then(() => live.delete(blank));

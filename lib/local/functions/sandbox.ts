@@ -361,18 +361,24 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
   // The cgroups, made before the process so it joins them before node starts.
   const cgroups: string[] = [];
   let memoryCgroup: string | null = null;
-  if (caps.memoryCgroup) {
-    memoryCgroup = join(caps.memoryCgroup, `slipway-fn-${id}`);
-    mkdirSync(memoryCgroup);
-    writeFileSync(join(memoryCgroup, 'memory.limit_in_bytes'), String(MEMORY_LIMIT_BYTES));
-    if (caps.memswAccounting) writeFileSync(join(memoryCgroup, 'memory.memsw.limit_in_bytes'), String(MEMORY_LIMIT_BYTES));
-    cgroups.push(memoryCgroup);
-  }
-  if (caps.pidsCgroup) {
-    const pids = join(caps.pidsCgroup, `slipway-fn-${id}`);
-    mkdirSync(pids);
-    writeFileSync(join(pids, 'pids.max'), String(PIDS_LIMIT));
-    cgroups.push(pids);
+  try {
+    if (caps.memoryCgroup) {
+      memoryCgroup = join(caps.memoryCgroup, `slipway-fn-${id}`);
+      mkdirSync(memoryCgroup);
+      cgroups.push(memoryCgroup);
+      writeFileSync(join(memoryCgroup, 'memory.limit_in_bytes'), String(MEMORY_LIMIT_BYTES));
+      if (caps.memswAccounting) writeFileSync(join(memoryCgroup, 'memory.memsw.limit_in_bytes'), String(MEMORY_LIMIT_BYTES));
+    }
+    if (caps.pidsCgroup) {
+      const pids = join(caps.pidsCgroup, `slipway-fn-${id}`);
+      mkdirSync(pids);
+      cgroups.push(pids);
+      writeFileSync(join(pids, 'pids.max'), String(PIDS_LIMIT));
+    }
+  } catch (error) {
+    for (const path of cgroups) await removeCgroup(path);
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
   }
 
   let command: string[];
