@@ -446,6 +446,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
         method: forward.method,
         path: forward.query ? `/?${forward.query}` : '/',
         headers: flat,
+        // The door's host header is the function's hostname; no second one.
+        setHost: false,
       });
       // The door stops waiting; the handler runs on. Its reply, when it comes, is dropped.
       const onAbort = () => settle(() => reject(abortError(signal)));
