@@ -40,7 +40,9 @@ export function localFunctionsRuntime(): { hostHandler: HostHandler; driver: Loc
         onEvent: (event) => {
           if (event.type === 'cold_start') telemetry.instanceStarted(event.fn, event.bootMs);
           else if (event.type === 'instance_stopped') telemetry.instanceStopped(event.fn, event.instanceSeconds, event.peakMemoryBytes);
-          else if (event.type === 'limit') telemetry.limitHit(event.fn, event.kind);
+          // Deaths under a request are counted by the door, once per request that failed (as in the cloud,
+          // where the host reports no events); the host adds what only it sees.
+          else if (event.type === 'limit' && (event.kind === 'egress_refused' || event.kind === 'instance_cap_wait')) telemetry.limitHit(event.fn, event.kind);
         },
       });
       door = createFunctionDoor({ host, resolve: resolveFunctionByHost, isEnrolled: isTeamEnrolledInFunctions, telemetry });
