@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
@@ -13,6 +12,8 @@ import { routeManifestKey } from '../../lib/sites/storage-keys.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
+import { doorRequest } from '../support/door.ts';
+import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 
 /**
  * `slipway deploy` of a folder whose functions import npm packages installed
@@ -37,6 +38,7 @@ const countFiles = (dir: string) => readdirSync(dir, { recursive: true, withFile
 beforeAll(async () => {
   platform = await startTestPlatform();
   m = await makeTeamWithRoles();
+  await setFunctionsEnrolment(m.team.id, true);
   env = { SLIPWAY_API_URL: platform.baseUrl, SLIPWAY_TOKEN: m.apiKey.token, XDG_CONFIG_HOME: freshConfigHome() };
   folder = mkdtempSync(join(tmpdir(), 'slipway-deploy-functions-'));
   write(folder, {
@@ -50,15 +52,6 @@ beforeAll(async () => {
   cpSync(join(packages, 'unused-package'), join(folder, 'node_modules/unused-package'), { recursive: true });
 });
 afterAll(() => platform?.stop());
-
-async function bundleResponse(key: string): Promise<Response> {
-  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: key }));
-  const file = join(mkdtempSync(join(tmpdir(), 'slipway-bundle-')), 'fn.mjs');
-  writeFileSync(file, await reply.Body!.transformToString());
-  const mod = await import(pathToFileURL(file).href);
-  const handler = typeof mod.default === 'function' ? mod.default : mod.default.fetch.bind(mod.default);
-  return handler(new Request(`http://api-${subdomain}.fn.localhost/`), { env: {}, waitUntil: () => undefined });
-}
 
 describe('slipway deploy with functions', { timeout: 120_000 }, () => {
   it('builds a hono app from the folder and sends only the package files the functions import', async () => {
@@ -85,9 +78,12 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
 
     const api = await resolveFunctionByHost(`api-${subdomain}.fn.localhost:${platform.port}`);
     expect(api?.deployment_id).toBe(summary.deployment_id);
-    expect(await (await bundleResponse(api!.bundle_key)).text()).toBe('hi');
-    const greet = await resolveFunctionByHost(`greet-${subdomain}.fn.localhost`);
-    expect(await (await bundleResponse(greet!.bundle_key)).text()).toBe('hey from string');
+    // The Hono app and the packaged function answer through the HTTPS door, in the sandbox.
+    const hono = await doorRequest(platform.port, `api-${subdomain}.fn.localhost:${platform.port}`);
+    expect([hono.status, hono.text]).toEqual([200, 'hi']);
+    expect(hono.headers['content-type']).toBe('text/plain;charset=UTF-8');
+    const greet = await doorRequest(platform.port, `greet-${subdomain}.fn.localhost:${platform.port}`);
+    expect([greet.status, greet.text]).toEqual([200, 'hey from string']);
 
     const detail = await platform.api('GET', `/api/v1/projects/${summary.project_id}/deployments/${summary.deployment_id}`, { token: m.apiKey.token });
     expect(detail.body.data.functions).toEqual(['api', 'greet']);
