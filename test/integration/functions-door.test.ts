@@ -6,7 +6,7 @@ import { config } from '../../lib/config.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { doorRequest, functionHost, type DoorResponse } from '../support/door.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { deploy, site } from '../support/uploads.ts';
+import { deploy, putMissing, site } from '../support/uploads.ts';
 
 /**
  * The HTTPS door end to end: functions deployed through the real upload API,
@@ -178,6 +178,52 @@ describe('HTTPS door: routing', () => {
     const page = await doorRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/functions/hello.js');
     expect(page.status).toBe(404);
   });
+});
+
+describe('HTTPS door: deployments', () => {
+  it('a redeploy replaces and removes functions; promoting the older deployment brings back exactly its functions', async () => {
+    const sub = `roll-${randomBytes(3).toString('hex')}`;
+    const at = (name: string) => doorRequest(platform.port, functionHost(`${name}-${sub}`, platform.port));
+    const v1 = await deploy(
+      platform,
+      roles.owner.token,
+      site({ 'index.html': '<p>v1</p>', 'functions/hello.js': `export default () => new Response('v1');`, 'functions/bye.js': `export default () => new Response('bye');` }),
+      { name: `Roll ${sub}`, subdomain: sub },
+    );
+    expect((await at('hello')).text).toBe('v1');
+    expect((await at('bye')).text).toBe('bye');
+    const v2 = site({ 'index.html': '<p>v2</p>', 'functions/hello.js': `export default () => new Response('v2');` });
+    const again = await platform.api('POST', `/api/v1/projects/${v1.begin.project_id}/uploads`, { token: roles.owner.token, body: { files: v2.files } });
+    expect(again.status).toBe(201);
+    await putMissing(platform, roles.owner.token, again.body.data.upload_id, again.body.data.missing, v2);
+    expect((await platform.api('POST', `/api/v1/uploads/${again.body.data.upload_id}/finalize`, { token: roles.owner.token })).status).toBe(200);
+    expect((await at('hello')).text).toBe('v2');
+    expectEnvelope(await at('bye'), 404, 'FUNCTION_NOT_FOUND');
+
+    const promote = await platform.api('POST', `/api/v1/projects/${v1.begin.project_id}/promote`, {
+      token: roles.owner.token,
+      body: { deployment_id: v1.begin.deployment_id },
+    });
+    expect(promote.status).toBe(200);
+    expect((await at('hello')).text).toBe('v1');
+    expect((await at('bye')).text).toBe('bye');
+  }, 60_000);
+
+  it('a failed build leaves the previous deployment and its functions answering', async () => {
+    const sub = `fail-${randomBytes(3).toString('hex')}`;
+    const first = await deploy(platform, roles.owner.token, site({ 'index.html': '<p>ok</p>', 'functions/hello.js': `export default () => new Response('still here');` }), {
+      name: `Fail ${sub}`,
+      subdomain: sub,
+    });
+    const broken = site({ 'index.html': '<p>broken</p>', 'functions/Hello.js': `export default () => new Response('never');` });
+    const begin = await platform.api('POST', `/api/v1/projects/${first.begin.project_id}/uploads`, { token: roles.owner.token, body: { files: broken.files } });
+    await putMissing(platform, roles.owner.token, begin.body.data.upload_id, begin.body.data.missing, broken);
+    const fin = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: roles.owner.token });
+    expect(fin.status).toBe(422);
+    expect(fin.body.code).toBe('FUNCTIONS_BUILD_FAILED');
+    expect(fin.body.details.build_log).toContain('[functions] Build failed: invalid function name');
+    expect((await doorRequest(platform.port, functionHost(`hello-${sub}`, platform.port))).text).toBe('still here');
+  }, 60_000);
 });
 
 describe('HTTPS door: limits and failures', () => {
