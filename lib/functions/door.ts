@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Readable, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { meta } from '../http/envelope.ts';
 import { errorCatalogue, type ErrorCode } from '../http/errors.ts';
 import { logger } from '../http/logger.ts';
@@ -98,6 +97,44 @@ function readBounded(body: Readable | null, declaredLength: number | null): Prom
   });
 }
 
+/**
+ * The body's first chunk (and any that arrive in the same turn), or all of it
+ * when it ends that soon; null when the signal aborts first. The stream is left
+ * paused where it was not finished.
+ */
+function firstBytes(body: Readable, signal: AbortSignal): Promise<{ chunks: Buffer[]; ended: boolean } | { failed: unknown } | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let ended = false;
+    let decided = false;
+    const decide = (value: { chunks: Buffer[]; ended: boolean } | { failed: unknown } | null) => {
+      if (decided) return;
+      decided = true;
+      if (!ended) body.pause();
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (chunks.length === 1) setImmediate(() => decide({ chunks, ended }));
+    };
+    const onEnd = () => {
+      ended = true;
+      decide({ chunks, ended: true });
+    };
+    const onError = (error: unknown) => decide({ failed: error });
+    const onAbort = () => decide(null);
+    if (signal.aborted) return resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+    body.on('error', onError);
+    body.on('end', onEnd);
+    body.on('data', onData);
+  });
+}
+
 export function createFunctionDoor(deps: FunctionDoorDeps) {
   const routes = new Map<string, { fn: DeployedFunction | null; until: number }>();
 
@@ -114,11 +151,10 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
 
   async function answer(request: DoorRequest, open: OpenDoorReply): Promise<void> {
     const started = Date.now();
-    const requestId = randomUUID();
-    const traceId = traceIdFrom(request.headers.find(([name]) => name === 'traceparent')?.[1]);
     const fail = (code: ErrorCode) => {
       const entry = errorCatalogue[code];
-      const body = JSON.stringify({ code, details: null, error: entry.message, meta: meta(requestId, traceId) });
+      const traceId = traceIdFrom(request.headers.find(([name]) => name === 'traceparent')?.[1]);
+      const body = JSON.stringify({ code, details: null, error: entry.message, meta: meta(randomUUID(), traceId) });
       const out = open({
         statusCode: entry.status,
         headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), [COLD_START_HEADER]: 'false' },
@@ -200,16 +236,55 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         else head.headers[name] = head.headers[name] === undefined ? value : `${head.headers[name]}, ${value}`;
       }
       head.headers[COLD_START_HEADER] = String(reply.coldStart);
-      const out = open(head);
-      try {
-        await pipeline(reply.body, out, { signal: budget.signal });
-      } catch (error) {
-        // Mid-body: the only honest signal left is to cut the connection.
-        if (expired) limit(fn, 'http_timeout');
+      // The head waits for the body's first bytes: a small reply then leaves in one write with its
+      // length, and a budget that ends before any byte is still a 504.
+      const first = await firstBytes(reply.body, budget.signal);
+      if (first === null) {
         reply.body.destroy();
-        out.destroy();
-        if (!budget.signal.aborted) logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(error) });
+        if (!expired) return;
+        limit(fn, 'http_timeout');
+        return fail('FUNCTION_TIMEOUT');
       }
+      if ('failed' in first) {
+        logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(first.failed) });
+        return fail('FUNCTION_FAILED');
+      }
+      if (first.ended) {
+        const body = Buffer.concat(first.chunks);
+        const bodiless = request.method.toUpperCase() === 'HEAD' || reply.status === 204 || reply.status === 304;
+        if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(body.length);
+        open(head).end(body);
+        return;
+      }
+      const out = open(head);
+      for (const chunk of first.chunks) out.write(chunk);
+      await new Promise<void>((resolve) => {
+        let over = false;
+        const finish = () => {
+          if (over) return;
+          over = true;
+          budget.signal.removeEventListener('abort', onExpiry);
+          resolve();
+        };
+        // Mid-body: the only honest signal left is to cut the connection.
+        const cut = (why?: unknown) => {
+          if (over) return;
+          if (why !== undefined) logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(why) });
+          reply.body.destroy();
+          out.destroy();
+          finish();
+        };
+        const onExpiry = () => {
+          if (expired) limit(fn, 'http_timeout');
+          cut();
+        };
+        budget.signal.addEventListener('abort', onExpiry, { once: true });
+        reply.body.on('error', cut);
+        out.on('error', () => cut());
+        out.on('finish', finish);
+        out.on('close', () => (out.writableFinished ? finish() : cut()));
+        reply.body.pipe(out);
+      });
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onCallerGone);
