@@ -35,4 +35,13 @@ export const workers: readonly WorkerRow[] = [
     uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:write', 'scheduler:write'],
     timeoutSeconds: 300,
   },
+  {
+    // Queued function invocations: claims each one (a conditional write) and runs it in a fresh runner container.
+    name: 'function-invocations',
+    handler: 'handlers/workers/function-invocations.ts',
+    trigger: { kind: 'queue', queue: 'invocations', batchSize: 1 },
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write'],
+    // The 60 s budget, the container's start and the result's write; under the queue's 120 s visibility timeout.
+    timeoutSeconds: 110,
+  },
 ];

@@ -66,6 +66,17 @@ export const keys = {
   functionStatsHour: (teamId: string, hour: string, functionId: string) => ({ pk: `FNSTATS#${teamId}`, sk: `HOUR#${hour}#${functionId}` }),
   /** A team's functions usage in one week (Monday, UTC). */
   functionStatsWeek: (teamId: string, weekStart: string) => ({ pk: `FNSTATS#${teamId}`, sk: `WEEK#${weekStart}` }),
+  /** A queued invocation (lib/functions/invocations.ts); expires by TTL after 7 days. */
+  invocation: (invocationId: string) => ({ pk: `INVOCATION#${invocationId}`, sk: 'INVOCATION' }),
+  /** A function's invocations, newest last (the members' listing). */
+  invocationByFunction: (projectId: string, name: string, createdAt: string, invocationId: string) => ({
+    gsi1pk: `FNINVOCATIONS#${projectId}#${name}`,
+    gsi1sk: `${createdAt}#${invocationId}`,
+  }),
+  /** Present only while an invocation is pending or running: what a restarted platform reclaims. */
+  openInvocation: (createdAt: string, invocationId: string) => ({ gsi2pk: 'OPENINVOCATIONS', gsi2sk: `${createdAt}#${invocationId}` }),
+  /** A team's queued invocations in flight (id -> expiry), for the cap of 10. */
+  functionInflight: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'FNINFLIGHT' }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

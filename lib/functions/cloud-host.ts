@@ -376,5 +376,13 @@ export function createCloudFunctionHost(): FunctionHost {
       const { prelude, body } = await decodeRunnerStream(payloadOf(response.EventStream));
       return doorReplyFromPrelude(prelude, body, name, waited);
     },
+
+    // The queued door's Fargate task per invocation (RunTask of the runner image) is not built yet
+    // (docs/functions.md, "Queued invocations in the cloud"): every queued run ends as the spec's
+    // platform-issue sentence rather than pretending to run.
+    async runQueued(fn: DeployedFunction) {
+      console.error(JSON.stringify({ level: 'ERROR', message: 'queued runs are not built for the cloud host', function_id: fn.function_id }));
+      return { outcome: 'start_failed', reply: null, console: [], runtimeMs: 0 };
+    },
   };
 }

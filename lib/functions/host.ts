@@ -15,6 +15,51 @@ export interface FunctionHost {
    * budget: when `signal` aborts it stops waiting; the handler is left running.
    */
   forwardHttp(fn: DeployedFunction, request: DoorForward, signal: AbortSignal): Promise<DoorReply>;
+  /**
+   * Queued door: runs one invocation in a fresh sandboxed container of the
+   * runner (`once` mode), reads its reply in full and resolves with how it
+   * ended. The host owns the budget: at `budgetMs` it stops the container
+   * (`timed_out`). When `signal` aborts (the platform stops) the container is
+   * stopped and the outcome is `aborted`.
+   */
+  runQueued(fn: DeployedFunction, request: QueuedRequest, budgetMs: number, signal: AbortSignal): Promise<QueuedResult>;
+}
+
+/** What a queued invocation's handler receives (the invoke POST as it came). */
+export interface QueuedRequest {
+  method: string;
+  /** The caller's query string without `?` ('' when none). */
+  query: string;
+  /** Header pairs, names lower-cased. */
+  headers: [string, string][];
+  /** The body, already cut at 1 MB. */
+  body: Buffer;
+}
+
+/** How a queued run ended. */
+export type QueuedOutcome =
+  | DoorOutcome
+  | 'timed_out'
+  | 'out_of_memory'
+  /** The container died without a result (a crash, process.exit). */
+  | 'crashed'
+  /** The runner could not start or load the bundle. */
+  | 'start_failed'
+  /** The host stopped (platform shutdown): the invocation is left to the reclaim. */
+  | 'aborted';
+
+export interface ConsoleLine {
+  at: string;
+  stream: 'stdout' | 'stderr';
+  line: string;
+}
+
+export interface QueuedResult {
+  outcome: QueuedOutcome;
+  /** The handler's reply (a bare 500 for handler_error and invalid_response); absent when none came. */
+  reply: { status: number; headers: [string, string][]; body: Buffer } | null;
+  console: ConsoleLine[];
+  runtimeMs: number;
 }
 
 export interface DoorForward {

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { functionLabel, type DeployedFunction } from './model.ts';
+import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction } from './model.ts';
 import { functionUrl, getFunctionRecord } from './records.ts';
 
 /**
@@ -52,4 +52,29 @@ export async function resolveFunctionByHost(hostHeader: string): Promise<Deploye
 export async function isTeamEnrolledInFunctions(teamId: string): Promise<boolean> {
   const team = await getItem(keys.team(teamId));
   return typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
+}
+
+/**
+ * The queued door's look-up: `{subdomain}` -> the subdomain hold -> the
+ * project (active, still on that subdomain) -> the live deployment's record
+ * of `{name}`. Null when any step is missing, as for a host.
+ */
+export async function resolveFunctionBySubdomain(subdomain: string, name: string): Promise<DeployedFunction | null> {
+  const sub = subdomain.trim().toLowerCase();
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(sub) || !FUNCTION_NAME_PATTERN.test(name)) return null;
+  const hold = await getItem(keys.subdomainHold(sub));
+  if (!hold || typeof hold.project_id !== 'string') return null;
+  return resolveFunctionInProject(hold.project_id, name, sub);
+}
+
+/** The live deployment's record of `name` in a project (active; on `subdomain` when given), or null. */
+export async function resolveFunctionInProject(projectId: string, name: string, subdomain?: string): Promise<DeployedFunction | null> {
+  const project = await getItem(keys.project(projectId));
+  if (!project || project.status !== 'active') return null;
+  if (subdomain !== undefined && project.subdomain !== subdomain) return null;
+  const live = project.live_deployment_id as string | null | undefined;
+  if (!live) return null;
+  const record = await getFunctionRecord(projectId, live, name);
+  if (!record) return null;
+  return { ...record, subdomain: project.subdomain as string, url: functionUrl(record.name, project.subdomain as string) };
 }

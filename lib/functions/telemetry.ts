@@ -27,9 +27,25 @@ export type LimitKind =
   /** A request that had to wait because every instance slot (3 x 10) was busy. */
   | 'instance_cap_wait'
   /** An outbound connection the egress rule refused (port 80, private, link-local, metadata). */
-  | 'egress_refused';
+  | 'egress_refused'
+  /** Queued door: an invoke or poll over 20 per minute from one IP address (429). */
+  | 'queued_rate_limit'
+  /** Queued door: an invoke refused because the team had 10 invocations in flight (429). */
+  | 'queued_inflight_cap'
+  /** Queued door: an invocation stopped at the end of its budget (timed_out). */
+  | 'queued_timeout';
 
-export const LIMIT_KINDS: readonly LimitKind[] = ['body_413', 'http_timeout', 'out_of_memory', 'instance_crashed', 'instance_cap_wait', 'egress_refused'];
+export const LIMIT_KINDS: readonly LimitKind[] = [
+  'body_413',
+  'http_timeout',
+  'out_of_memory',
+  'instance_crashed',
+  'instance_cap_wait',
+  'egress_refused',
+  'queued_rate_limit',
+  'queued_inflight_cap',
+  'queued_timeout',
+];
 
 /** Hourly rows serve the 7-day and 24-hour figures; a little slack for late readers. */
 const HOUR_ROW_DAYS = 9;
@@ -54,6 +70,8 @@ interface WeekBucket {
   teamId: string;
   weekStart: string;
   httpRequests: number;
+  backgroundInvocations: number;
+  backgroundRuntimeSeconds: number;
 }
 
 /** `2026-11-23T14` */
@@ -94,11 +112,24 @@ export class FunctionTelemetry {
     const bucket = this.hourBucket(fn, now);
     bucket.httpRequests += 1;
     if (wake) bucket.wakes += 1;
-    const weekStart = weekStartOf(now);
-    const key = `${fn.team_id}|${weekStart}`;
-    const week = this.weeks.get(key) ?? { teamId: fn.team_id, weekStart, httpRequests: 0 };
-    week.httpRequests += 1;
-    this.weeks.set(key, week);
+    this.weekBucket(fn.team_id, weekStartOf(now)).httpRequests += 1;
+  }
+
+  private weekBucket(teamId: string, weekStart: string): WeekBucket {
+    const key = `${teamId}|${weekStart}`;
+    let week = this.weeks.get(key);
+    if (!week) {
+      week = { teamId, weekStart, httpRequests: 0, backgroundInvocations: 0, backgroundRuntimeSeconds: 0 };
+      this.weeks.set(key, week);
+    }
+    return week;
+  }
+
+  /** One queued invocation that ran, for `seconds` (the week's background_invocations and background_runtime_seconds). */
+  backgroundInvocation(fn: HourBucket['fn'], seconds: number): void {
+    const week = this.weekBucket(fn.team_id, weekStartOf(new Date()));
+    week.backgroundInvocations += 1;
+    week.backgroundRuntimeSeconds += seconds;
   }
 
   /** An instance started, taking `bootMs` to be ready. */
@@ -207,13 +238,16 @@ export class FunctionTelemetry {
           new UpdateCommand({
             TableName: table,
             Key: keys.functionStatsWeek(w.teamId, w.weekStart),
-            UpdateExpression: 'SET team_id = :team_id, week_start = :week_start, #ttl = :ttl ADD http_requests :requests',
+            UpdateExpression:
+              'SET team_id = :team_id, week_start = :week_start, #ttl = :ttl ADD http_requests :requests, background_invocations :background, background_runtime_seconds :runtime',
             ExpressionAttributeNames: { '#ttl': 'ttl' },
             ExpressionAttributeValues: {
               ':team_id': w.teamId,
               ':week_start': w.weekStart,
               ':ttl': epochSeconds(new Date(Date.parse(w.weekStart) + WEEK_ROW_DAYS * 86_400_000)),
               ':requests': w.httpRequests,
+              ':background': w.backgroundInvocations,
+              ':runtime': Math.round(w.backgroundRuntimeSeconds * 1000) / 1000,
             },
           }),
         ),

@@ -116,6 +116,10 @@ export const errorCatalogue = {
   FUNCTION_FAILED: { status: 500, message: 'The function failed to answer this request.' },
   FUNCTION_START_FAILED: { status: 500, message: 'The function could not be started. This is a platform issue; please retry.' },
   FUNCTION_TIMEOUT: { status: 504, message: 'The function did not answer within its time budget.' },
+
+  // Functions, queued door (spec endpoint 10)
+  TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },
+  INVOCATION_NOT_FOUND: { status: 404, message: 'No such invocation of this function.' },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -272,6 +272,37 @@ export const routes = [
     uses: ['table:read'],
   },
   {
+    // A function's recent queued invocations (7-day retention).
+    method: 'GET',
+    path: '/api/v1/projects/{id}/functions/{name}/invocations',
+    handler: 'handlers/http/projects/list-function-invocations.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    // One queued invocation with its console output (never in the public poll).
+    method: 'GET',
+    path: '/api/v1/projects/{id}/functions/{name}/invocations/{invocation_id}',
+    handler: 'handlers/http/projects/get-function-invocation.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'bundles:read'],
+  },
+  // Functions, queued door (spec endpoint 10): public; rate and in-flight caps are table counters.
+  {
+    method: 'POST',
+    path: '/api/v1/public/functions/{subdomain}/{name}',
+    handler: 'handlers/http/functions/invoke-function.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'bundles:write', 'invocations:send'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/public/functions/{subdomain}/{name}/invocations/{id}',
+    handler: 'handlers/http/functions/poll-invocation.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'bundles:read'],
+  },
+  {
     // Any member who may deploy may roll back.
     method: 'POST',
     path: '/api/v1/projects/{id}/promote',

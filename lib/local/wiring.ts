@@ -1,6 +1,7 @@
 import type { HostHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './function-door.ts';
 import type { LocalDriver } from './platform.ts';
+import { queuedRuntime } from './queued-runtime.ts';
 import { schedulerDriver } from './scheduler-driver.ts';
 import { siteHostHandler } from './site-host.ts';
 
@@ -18,6 +19,8 @@ export function localParts(): { hostHandlers: HostHandler[]; drivers: (() => Loc
       () => schedulerDriver(),
       // Sandboxed runner instances of the functions HTTPS door; stopped with the platform.
       () => functions.driver,
+      // SQS event source mappings (queued function invocations), after reclaiming what a dead platform left open.
+      () => queuedRuntime(),
     ],
     functions: functions.driver,
   };

@@ -7,6 +7,7 @@ import { logger } from '../../http/logger.ts';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../functions/host.ts';
 import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../functions/model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
+import { runQueuedInSandbox } from './queued-run.ts';
 import { makeSandboxRoot, probeSandbox, spawnSandbox, type SandboxCapabilities, type SandboxProcess } from './sandbox.ts';
 
 /**
@@ -142,6 +143,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
   const blanks: Promise<Blank>[] = [];
   const live = new Set<Blank>();
   let stopped = false;
+  /** Aborts the queued runs when the host stops. */
+  const stopping = new AbortController();
 
   // ---- blank instances
 
@@ -547,10 +550,16 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
 
   return {
     forwardHttp,
+    // Queued door: a fresh sandboxed process per invocation (lib/local/functions/queued-run.ts), never an instance above.
+    runQueued: (fn, request, budgetMs, signal) =>
+      stopped
+        ? Promise.resolve({ outcome: 'aborted', reply: null, console: [], runtimeMs: 0 })
+        : runQueuedInSandbox({ caps, root, runnerPath, bundleFile: bundlePath(fn), fn, request, budgetMs, signal: AbortSignal.any([signal, stopping.signal]) }),
     fallbacks: caps.fallbacks,
     instanceCount: (fn) => pools.get(`${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`)?.instances.filter((i) => i.state !== 'dead').length ?? 0,
     async stop() {
       stopped = true;
+      stopping.abort();
       const pending = blanks.splice(0);
       for (const pool of pools.values()) {
         for (const waiter of pool.waiters.splice(0)) waiter.reject(new FunctionHostError('start_failed', 'the functions host is stopped'));

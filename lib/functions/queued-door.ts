@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { ApiError } from '../http/errors.ts';
+import type { QueuedRequest } from './host.ts';
+import {
+  createInvocation,
+  getInvocation,
+  MAX_QUEUED_BODY_BYTES,
+  MAX_INFLIGHT_PER_TEAM,
+  queuedRatePerMinute,
+  releaseInflightSlot,
+  takeInflightSlot,
+  takeQueuedRate,
+  type InvocationRecord,
+} from './invocations.ts';
+import type { DeployedFunction } from './model.ts';
+import { isTeamEnrolledInFunctions, resolveFunctionBySubdomain } from './resolve.ts';
+import type { FunctionTelemetry } from './telemetry.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+
+/**
+ * The queued door's two public endpoints (spec endpoint 10): invoke and poll.
+ * Both count against the caller's 20 requests a minute; invoke also takes one
+ * of the team's 10 in-flight slots, released when the invocation ends.
+ */
+
+/** Headers the platform added on the way in (API Gateway), or that the body cut makes wrong: not the caller's. */
+const NOT_FORWARDED = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-connection',
+  'x-forwarded-proto',
+  'x-forwarded-port',
+  'x-amzn-trace-id',
+]);
+
+/** The handler's Request, from the invoke POST: its method, query string, headers (cookies put back) and body cut at 1 MB. */
+export function queuedRequestOf(event: APIGatewayProxyEventV2, body: Buffer): QueuedRequest {
+  const headers: [string, string][] = [];
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (value === undefined || NOT_FORWARDED.has(lower) || lower.startsWith('x-slipway-')) continue;
+    headers.push([lower, value]);
+  }
+  if (event.cookies?.length) headers.push(['cookie', event.cookies.join('; ')]);
+  return {
+    method: event.requestContext?.http?.method ?? 'POST',
+    query: event.rawQueryString ?? '',
+    headers,
+    body: body.length > MAX_QUEUED_BODY_BYTES ? body.subarray(0, MAX_QUEUED_BODY_BYTES) : body,
+  };
+}
+
+/** 429 with Retry-After once this IP address has made 20 invoke or poll requests this minute. */
+async function rateCap(ip: string, limitHit: () => Promise<void>): Promise<void> {
+  const retryAfter = await takeQueuedRate(ip);
+  if (retryAfter === null) return;
+  await limitHit();
+  throw new ApiError('RATE_LIMITED', {
+    headers: { 'Retry-After': String(retryAfter) },
+    details: { limit: 'queued_invocations_per_ip', max_per_minute: queuedRatePerMinute(), retry_after_seconds: retryAfter },
+  });
+}
+
+async function liveFunction(subdomain: string, name: string): Promise<DeployedFunction | null> {
+  const fn = await resolveFunctionBySubdomain(subdomain, name);
+  if (!fn || !(await isTeamEnrolledInFunctions(fn.team_id))) return null;
+  return fn;
+}
+
+export function pollUrl(subdomain: string, name: string, id: string): string {
+  return `/api/v1/public/functions/${encodeURIComponent(subdomain)}/${encodeURIComponent(name)}/invocations/${id}`;
+}
+
+export async function invoke(input: {
+  subdomain: string;
+  name: string;
+  sourceIp: string;
+  request: QueuedRequest;
+  telemetry: FunctionTelemetry;
+}): Promise<{ invocation_id: string; status: 'pending'; poll_url: string }> {
+  await rateCap(input.sourceIp, async () => {
+    const fn = await liveFunction(input.subdomain, input.name);
+    if (fn) input.telemetry.limitHit(fn, 'queued_rate_limit');
+  });
+  const fn = await liveFunction(input.subdomain, input.name);
+  if (!fn) throw new ApiError('FUNCTION_NOT_FOUND');
+  const id = randomUUID();
+  if (!(await takeInflightSlot(fn.team_id, id))) {
+    input.telemetry.limitHit(fn, 'queued_inflight_cap');
+    throw new ApiError('TOO_MANY_CONCURRENT_INVOCATIONS', { details: { max_in_flight: MAX_INFLIGHT_PER_TEAM } });
+  }
+  try {
+    await createInvocation(fn, input.request, id);
+  } catch (error) {
+    await releaseInflightSlot(fn.team_id, id);
+    throw error;
+  }
+  return { invocation_id: id, status: 'pending', poll_url: pollUrl(fn.subdomain, fn.name, id) };
+}
+
+/**
+ * The invocation a poll names: the subdomain's project (its team enrolled)
+ * and the function name must be the invocation's own, else 404. The function
+ * need not be live any more: an invocation that ended because its function
+ * was removed is still readable.
+ */
+export async function pollTarget(input: { subdomain: string; name: string; id: string; sourceIp: string; telemetry: FunctionTelemetry }): Promise<InvocationRecord> {
+  await rateCap(input.sourceIp, async () => {
+    const fn = await liveFunction(input.subdomain, input.name);
+    if (fn) input.telemetry.limitHit(fn, 'queued_rate_limit');
+  });
+  const sub = input.subdomain.toLowerCase();
+  const hold = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(sub), ConsistentRead: true }))).Item;
+  if (!hold || typeof hold.project_id !== 'string') throw new ApiError('FUNCTION_NOT_FOUND');
+  const record = await getInvocation(input.id.toLowerCase());
+  if (!record || record.project_id !== hold.project_id || record.function_name !== input.name) throw new ApiError('INVOCATION_NOT_FOUND');
+  if (!(await isTeamEnrolledInFunctions(record.team_id))) throw new ApiError('FUNCTION_NOT_FOUND');
+  return record;
+}

@@ -1,0 +1,65 @@
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { s3 } from '../aws/s3.ts';
+import { config } from '../config.ts';
+import type { FunctionHost } from '../functions/host.ts';
+import { reclaimOpenInvocations } from '../functions/invocations.ts';
+import type { DeployedFunction } from '../functions/model.ts';
+import { useQueuedFunctionHost } from '../functions/queued-host.ts';
+import { logger } from '../http/logger.ts';
+import { createLocalFunctionHost, type LocalFunctionHost } from './functions/local-host.ts';
+import type { LocalDriver } from './platform.ts';
+import { queueDriver, type QueueDriver, type QueueDriverOptions } from './queue-driver.ts';
+
+async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
+  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: fn.bundle_key }));
+  return Buffer.from(await reply.Body!.transformToByteArray());
+}
+
+/**
+ * The local platform's queued door: registers a sandboxed host for queued
+ * runs (a fresh runner process per invocation; made on the first run, with
+ * no pre-started instances), reclaims what a platform that died left pending
+ * or running, then plays the queues' event source mappings. Stopping aborts
+ * the runs in progress: they stay `running` and the next start reclaims them.
+ */
+export function queuedRuntime(options: QueueDriverOptions = {}): LocalDriver & Pick<QueueDriver, 'idle' | 'pause' | 'resume'> & { reclaimed: Promise<number> } {
+  let host: LocalFunctionHost | null = null;
+  const ensure = () => (host ??= createLocalFunctionHost({ loadBundle, prefork: 0 }));
+  const lazy: FunctionHost = {
+    forwardHttp: (fn, request, signal) => ensure().forwardHttp(fn, request, signal),
+    runQueued: (fn, request, budgetMs, signal) => ensure().runQueued(fn, request, budgetMs, signal),
+  };
+  const queues = queueDriver(options);
+  let resolveReclaimed: (n: number) => void = () => {};
+  const reclaimed = new Promise<number>((resolve) => (resolveReclaimed = resolve));
+  let starting: Promise<void> = Promise.resolve();
+  let stopped = false;
+  return {
+    name: 'queued-functions',
+    reclaimed,
+    start() {
+      useQueuedFunctionHost(lazy);
+      starting = (async () => {
+        let count = 0;
+        try {
+          count = await reclaimOpenInvocations();
+          if (count > 0) logger.warn('reclaimed queued invocations a stopped platform left open', { count });
+        } catch (error) {
+          logger.error('reclaiming open invocations failed', { error: (error as Error).message });
+        }
+        resolveReclaimed(count);
+        if (!stopped) queues.start();
+      })();
+    },
+    idle: () => queues.idle(),
+    pause: () => queues.pause(),
+    resume: () => queues.resume(),
+    async stop() {
+      stopped = true;
+      await starting;
+      // The queues stop receiving at once; the host aborts the runs in progress.
+      await Promise.all([queues.stop(), host?.stop()]);
+      useQueuedFunctionHost(null);
+    },
+  };
+}

@@ -1,0 +1,255 @@
+import { randomBytes } from 'node:crypto';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3 } from '../../lib/aws/s3.ts';
+import { sqs } from '../../lib/aws/sqs.ts';
+import { config } from '../../lib/config.ts';
+import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
+import { queuedFunctionHost, useQueuedFunctionHost } from '../../lib/functions/queued-host.ts';
+import { resolveFunctionBySubdomain } from '../../lib/functions/resolve.ts';
+import { queuedRuntime } from '../../lib/local/queued-runtime.ts';
+import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
+import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { deploy, putMissing, site } from '../support/uploads.ts';
+
+/**
+ * The queued door end to end (spec endpoint 10, the Invocation state table,
+ * the fixed error sentences): invoke and poll over the API, the invocations
+ * queue, the worker's claim, a fresh sandboxed runner per invocation. The
+ * budget is shortened; the per-IP rate is raised here (its own test file
+ * races the caps at the spec's values).
+ */
+const BUDGET_MS = 3000;
+process.env.FUNCTIONS_BUDGET_MS = String(BUDGET_MS);
+process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '100000';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const FUNCTIONS: Record<string, string> = {
+  'functions/echo.js': `
+    export default async (request, context) => {
+      context.waitUntil(new Promise(() => {}));
+      console.log('echo ran');
+      console.error('echo to stderr');
+      const body = Buffer.from(await request.arrayBuffer());
+      const headers = new Headers({ 'content-type': 'application/json' });
+      headers.append('set-cookie', 'a=1; Path=/');
+      headers.append('set-cookie', 'b=2; Secure');
+      return new Response(JSON.stringify({
+        url: request.url,
+        method: request.method,
+        host: request.headers.get('host'),
+        custom: request.headers.get('x-custom'),
+        cookie: request.headers.get('cookie'),
+        bodyLength: body.length,
+        bodyStart: body.subarray(0, 5).toString(),
+        envKeys: Object.keys(context.env),
+      }), { status: 201, headers });
+    };`,
+  'functions/throws.js': `export default () => { console.log('about to throw'); throw new Error('secret-thrown-detail'); };`,
+  'functions/bad.js': `export default () => 'not a Response';`,
+  'functions/slow.js': `export default async () => { await new Promise((r) => setTimeout(r, ${BUDGET_MS * 4})); return new Response('too late'); };`,
+  'functions/hog.js': `
+    export default () => {
+      const kept = [];
+      for (let i = 0; i < 48; i++) kept.push(Buffer.alloc(16 * 1024 * 1024, i + 1));
+      return new Response('survived ' + kept.length * 16 + ' MB');
+    };`,
+  'functions/nostart.js': `export default () => new Response('never');`,
+  'functions/gone.js': `export default () => new Response('still here');`,
+  'functions/once.js': `export default async () => { await new Promise((r) => setTimeout(r, 800)); return new Response('once'); };`,
+};
+
+let platform: TestPlatform;
+let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
+let subdomain: string;
+let projectId: string;
+const runtime = queuedRuntime();
+
+const invokePath = (name: string, sub = subdomain) => `/api/v1/public/functions/${sub}/${name}`;
+
+async function invoke(name: string, init: { query?: string; body?: string | Buffer; headers?: Record<string, string> } = {}) {
+  return platform.api('POST', `${invokePath(name)}${init.query ? `?${init.query}` : ''}`, { rawBody: init.body, headers: init.headers });
+}
+
+/** Polls until the invocation is terminal; returns the last poll reply's data. */
+async function until(pollUrl: string, timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reply = await platform.api('GET', pollUrl);
+    expect(reply.status).toBe(200);
+    const data = reply.body.data;
+    if (['completed', 'failed', 'timed_out'].includes(data.status)) return data;
+    if (Date.now() > deadline) throw new Error(`still ${data.status}`);
+    await sleep(100);
+  }
+}
+
+async function run(name: string, init: Parameters<typeof invoke>[1] = {}) {
+  const reply = await invoke(name, init);
+  expect(reply.status).toBe(202);
+  return until(reply.body.data.poll_url);
+}
+
+beforeAll(async () => {
+  platform = await startTestPlatform({ drivers: [() => runtime] });
+  roles = await makeTeamWithRoles();
+  await setFunctionsEnrolment(roles.team.id, true);
+  subdomain = `q-${randomBytes(3).toString('hex')}`;
+  const deployed = await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>queued</h1>', ...FUNCTIONS }), { name: `Queued ${subdomain}`, subdomain });
+  projectId = deployed.begin.project_id;
+}, 120_000);
+afterAll(async () => {
+  await platform?.stop();
+});
+
+describe('queued door: invoke and poll', () => {
+  it('202 with invocation_id, pending and a poll_url relative to the base URL; the poll walks to completed with the result fields', async () => {
+    const reply = await invoke('echo', {
+      query: 'a=1&b=two',
+      body: 'hello body',
+      headers: { 'content-type': 'text/plain', 'X-Custom': 'Yes', cookie: 'c1=v1; c2=v2' },
+    });
+    expect(reply.status).toBe(202);
+    const { invocation_id, status, poll_url } = reply.body.data;
+    expect(Object.keys(reply.body.data).sort()).toEqual(['invocation_id', 'poll_url', 'status']);
+    expect(status).toBe('pending');
+    expect(poll_url).toBe(`/api/v1/public/functions/${subdomain}/echo/invocations/${invocation_id}`);
+
+    const first = await platform.api('GET', poll_url);
+    expect(first.status).toBe(200);
+    expect(['pending', 'running', 'completed']).toContain(first.body.data.status);
+
+    const done = await until(poll_url);
+    expect(done.status).toBe('completed');
+    expect(done.id).toBe(invocation_id);
+    expect(Date.parse(done.started_at)).toBeLessThanOrEqual(Date.parse(done.finished_at));
+    expect(done.response_status).toBe(201);
+    expect(done.error_message).toBeUndefined();
+    expect(done.console).toBeUndefined();
+    // Several Set-Cookie joined into one.
+    expect(done.response_headers['set-cookie']).toBe('a=1; Path=/, b=2; Secure');
+    const seen = JSON.parse(Buffer.from(done.response_body, 'base64').toString('utf8'));
+    expect(seen).toEqual({
+      url: `http://echo-${subdomain}.fn.localhost:${platform.port}/?a=1&b=two`,
+      method: 'POST',
+      host: `echo-${subdomain}.fn.localhost:${platform.port}`,
+      custom: 'Yes',
+      cookie: 'c1=v1; c2=v2',
+      bodyLength: 10,
+      bodyStart: 'hello',
+      envKeys: [],
+    });
+  });
+
+  it('a body over 1 MB is cut at 1 MB, not refused', async () => {
+    const big = Buffer.alloc(1024 * 1024 + 5000, 'x');
+    const done = await run('echo', { body: big, headers: { 'content-type': 'application/octet-stream' } });
+    expect(done.status).toBe('completed');
+    expect(JSON.parse(Buffer.from(done.response_body, 'base64').toString()).bodyLength).toBe(1024 * 1024);
+  });
+
+  it('404 for an unknown subdomain or name, a team not enrolled and a project with no functions; an id of another function is 404', async () => {
+    expect((await platform.api('POST', invokePath('nosuch'))).body.code).toBe('FUNCTION_NOT_FOUND');
+    expect((await platform.api('POST', invokePath('echo', `none-${randomBytes(3).toString('hex')}`))).status).toBe(404);
+    expect((await platform.api('POST', invokePath('Bad_Name'))).status).toBe(404);
+    const plain = `plain-${randomBytes(3).toString('hex')}`;
+    await deploy(platform, roles.owner.token, site({ 'index.html': '<p>none</p>' }), { name: `Plain ${plain}`, subdomain: plain });
+    expect((await platform.api('POST', invokePath('echo', plain))).status).toBe(404);
+
+    const outsider = `out-${randomBytes(3).toString('hex')}`;
+    await deploy(platform, roles.outsider.token, site({ 'index.html': '<p>x</p>', 'functions/echo.js': FUNCTIONS['functions/echo.js']! }), { name: `Out ${outsider}`, subdomain: outsider });
+    expect((await platform.api('POST', invokePath('echo', outsider))).status).toBe(404);
+
+    const reply = await invoke('echo');
+    const id = reply.body.data.invocation_id;
+    const other = await platform.api('GET', `/api/v1/public/functions/${subdomain}/throws/invocations/${id}`);
+    expect(other.status).toBe(404);
+    expect(other.body.code).toBe('INVOCATION_NOT_FOUND');
+    expect((await platform.api('GET', `/api/v1/public/functions/${subdomain}/echo/invocations/${randomBytes(16).toString('hex')}`)).status).toBe(404);
+    await until(reply.body.data.poll_url);
+  }, 60_000);
+});
+
+describe('queued door: every way a run ends, with its spec sentence', () => {
+  it('a handler that throws: failed, its 500 kept in the result fields', async () => {
+    const done = await run('throws');
+    expect(done).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.handlerError, response_status: 500, response_body: '' });
+    expect(JSON.stringify(done)).not.toContain('secret-thrown-detail');
+  });
+
+  it('a handler that returns a non-Response: failed', async () => {
+    expect(await run('bad')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.invalidResponse });
+  });
+
+  it('a handler that allocates past 512 MB: failed, out of memory', async () => {
+    expect(await run('hog')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.outOfMemory });
+  }, 60_000);
+
+  it('a handler that runs past the budget: timed_out, the container stopped at the budget', async () => {
+    const done = await run('slow');
+    expect(done).toMatchObject({ status: 'timed_out', error_message: INVOCATION_ERRORS.timedOut });
+    const took = Date.parse(done.finished_at) - Date.parse(done.started_at);
+    expect(took).toBeGreaterThanOrEqual(BUDGET_MS - 100);
+    expect(took).toBeLessThan(BUDGET_MS + 2500);
+  }, 30_000);
+
+  it('a runner that cannot start (its bundle is gone): failed, a platform issue', async () => {
+    const fn = (await resolveFunctionBySubdomain(subdomain, 'nostart'))!;
+    await s3().send(new DeleteObjectCommand({ Bucket: config.bucket('bundles'), Key: fn.bundle_key }));
+    expect(await run('nostart')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.couldNotRun });
+  });
+
+  it('a function removed between invoke and run: failed, not deployed; the poll still answers', async () => {
+    runtime.pause();
+    let pollUrl: string;
+    try {
+      const reply = await invoke('gone');
+      expect(reply.status).toBe(202);
+      pollUrl = reply.body.data.poll_url;
+      expect((await platform.api('GET', pollUrl)).body.data).toMatchObject({ status: 'pending', started_at: null, finished_at: null });
+      // Redeploy without `gone`.
+      const next = site({ 'index.html': '<h1>queued v2</h1>', ...Object.fromEntries(Object.entries(FUNCTIONS).filter(([path]) => path !== 'functions/gone.js')) });
+      const again = await platform.api('POST', `/api/v1/projects/${projectId}/uploads`, { token: roles.owner.token, body: { files: next.files } });
+      expect(again.status).toBe(201);
+      await putMissing(platform, roles.owner.token, again.body.data.upload_id, again.body.data.missing, next);
+      expect((await platform.api('POST', `/api/v1/uploads/${again.body.data.upload_id}/finalize`, { token: roles.owner.token })).status).toBe(200);
+    } finally {
+      runtime.resume();
+    }
+    expect(await until(pollUrl!)).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.notDeployed });
+  }, 60_000);
+
+  it('a redelivered message (the same message sent twice) runs the handler once', async () => {
+    const original = queuedFunctionHost(() => {
+      throw new Error('no host registered');
+    });
+    let runs = 0;
+    useQueuedFunctionHost({
+      forwardHttp: (...args) => original.forwardHttp(...args),
+      runQueued: (...args) => {
+        runs += 1;
+        return original.runQueued(...args);
+      },
+    });
+    try {
+      runtime.pause();
+      const reply = await invoke('once');
+      const id = reply.body.data.invocation_id;
+      // The same message again, twice: three deliveries of one invocation.
+      for (let i = 0; i < 2; i++) {
+        await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) }));
+      }
+      runtime.resume();
+      const done = await until(reply.body.data.poll_url);
+      expect(done.status).toBe('completed');
+      await sleep(500);
+      await runtime.idle();
+      expect(runs).toBe(1);
+    } finally {
+      runtime.resume();
+      useQueuedFunctionHost(original);
+    }
+  });
+});
