@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
+import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { deploy, site } from '../support/uploads.ts';
+
+/**
+ * The queued door's two caps, raced: 20 requests per minute per IP address
+ * across invoke and poll (then 429 with Retry-After), and 10 invocations in
+ * flight per team (then 429 'Too many concurrent invocations'). Both are
+ * conditional writes on table counters, so 50 parallel requests get exactly
+ * the allowance and no more.
+ */
+process.env.FUNCTIONS_BUDGET_MS = '5000';
+delete process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let platform: TestPlatform;
+let subdomain: string;
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  const roles = await makeTeamWithRoles();
+  await setFunctionsEnrolment(roles.team.id, true);
+  subdomain = `caps-${randomBytes(3).toString('hex')}`;
+  await deploy(
+    platform,
+    roles.owner.token,
+    site({
+      'index.html': '<h1>caps</h1>',
+      'functions/wait.js': `export default async () => { await new Promise((r) => setTimeout(r, 2000)); return new Response('waited'); };`,
+    }),
+    { name: `Caps ${subdomain}`, subdomain },
+  );
+}, 120_000);
+afterAll(async () => {
+  await platform?.stop();
+});
+
+/** Waits until the current minute has at least `seconds` left, so a burst stays in one fixed window. */
+async function freshWindow(seconds = 15) {
+  while (60 - (Math.floor(Date.now() / 1000) % 60) < seconds) await sleep(250);
+}
+
+describe('queued door caps', () => {
+  it('20 requests per minute per IP across invoke and poll: 50 parallel polls and invokes, exactly 20 pass, the rest 429 with Retry-After', async () => {
+    await freshWindow();
+    const requests = Array.from({ length: 50 }, (_, i) =>
+      i % 2 === 0
+        ? platform.api('GET', `/api/v1/public/functions/${subdomain}/wait/invocations/00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)
+        : platform.api('POST', `/api/v1/public/functions/nosuch-${subdomain}/wait`),
+    );
+    const replies = await Promise.all(requests);
+    const limited = replies.filter((r) => r.status === 429);
+    expect(replies.filter((r) => r.status === 404).length).toBe(20);
+    expect(limited.length).toBe(30);
+    for (const reply of limited) {
+      expect(reply.body.code).toBe('RATE_LIMITED');
+      const retryAfter = Number(reply.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+    }
+  }, 60_000);
+
+  it('10 invocations in flight per team: of 50 parallel invokes exactly 10 are accepted; once they end, the team may invoke again', async () => {
+    // This test is about the in-flight cap, not the per-IP rate.
+    process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '100000';
+    try {
+      const replies = await Promise.all(Array.from({ length: 50 }, () => platform.api('POST', `/api/v1/public/functions/${subdomain}/wait`)));
+      const accepted = replies.filter((r) => r.status === 202);
+      const refused = replies.filter((r) => r.status === 429);
+      expect(accepted.length).toBe(10);
+      expect(refused.length).toBe(40);
+      for (const reply of refused) {
+        expect(reply.body.code).toBe('TOO_MANY_CONCURRENT_INVOCATIONS');
+        expect(reply.body.error).toBe('Too many concurrent invocations');
+      }
+      // All ten end; their slots are released.
+      for (const reply of accepted) {
+        const deadline = Date.now() + 40_000;
+        for (;;) {
+          const poll = await platform.api('GET', reply.body.data.poll_url);
+          if (poll.body.data.status === 'completed') break;
+          expect(['pending', 'running']).toContain(poll.body.data.status);
+          if (Date.now() > deadline) throw new Error('did not complete');
+          await sleep(200);
+        }
+      }
+      expect((await platform.api('POST', `/api/v1/public/functions/${subdomain}/wait`)).status).toBe(202);
+    } finally {
+      delete process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE;
+    }
+  }, 90_000);
+});
