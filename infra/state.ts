@@ -81,7 +81,11 @@ export class SlipwayState extends Construct {
         // Versioning keeps replaced objects; without expiry every redeploy would be kept forever.
         lifecycleRules: [
           { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(1) },
-          ...(definition.expire ? [{ prefix: definition.expire.prefix, expiration: Duration.days(definition.expire.days) }] : []),
+          ...definition.expire.map((rule) => ({
+            prefix: rule.prefix,
+            expiration: Duration.days(rule.days),
+            ...('noncurrentDays' in rule ? { noncurrentVersionExpiration: Duration.days(rule.noncurrentDays) } : {}),
+          })),
         ],
         removalPolicy: RemovalPolicy.RETAIN,
       });

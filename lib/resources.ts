@@ -19,13 +19,23 @@ export const tableDefinition = {
 
 export const bucketDefinitions = {
   /** Deployed site objects at {team_id}/{slug}/{deployment_id}/{path}. */
-  sites: { id: 'SitesBucket', envVar: 'SITES_BUCKET', expire: null },
+  sites: { id: 'SitesBucket', envVar: 'SITES_BUCKET', expire: [] },
   /**
-   * Upload manifests and large files awaiting complete (`uploads/`), and
-   * function bundles. What is under `uploads/` is of no use once its session is
-   * gone: 2 h open plus 7 days kept for late callers, so it expires after 9 days.
+   * Upload manifests and large files awaiting complete (`uploads/`), function
+   * bundles, and queued invocations' request, result and console output
+   * (`invocations/`). What is under `uploads/` is of no use once its session is
+   * gone: 2 h open plus 7 days kept for late callers, so it expires after 9
+   * days. Queued invocations are kept 7 days (spec Limits, Data handling).
    */
-  bundles: { id: 'BundlesBucket', envVar: 'BUNDLES_BUCKET', expire: { prefix: 'uploads/', days: 9 } },
+  bundles: {
+    id: 'BundlesBucket',
+    envVar: 'BUNDLES_BUCKET',
+    expire: [
+      { prefix: 'uploads/', days: 9 },
+      // The bucket is versioned: the replaced version goes a day later, so nothing outlives 7 days by the general 30-day rule.
+      { prefix: 'invocations/', days: 7, noncurrentDays: 1 },
+    ],
+  },
 } as const;
 
 export const queueDefinitions = {

@@ -363,6 +363,8 @@ describe('state', () => {
     const rules = (name: keyof typeof bucketDefinitions) =>
       resources[logicalId(stack.state.buckets[name])]!.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
     expect(rules('bundles')).toContainEqual(expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 9, Status: 'Enabled' }));
+    // Queued invocations' request, result and console output: 7 days (spec Limits).
+    expect(rules('bundles')).toContainEqual(expect.objectContaining({ Prefix: 'invocations/', ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 1 }, Status: 'Enabled' }));
     expect(rules('sites').some((rule) => 'ExpirationInDays' in rule)).toBe(false);
   });
 

@@ -253,3 +253,45 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
     }
   });
 });
+
+describe('queued door: console output for team members', () => {
+  it('members (session or API key) read the invocation with its console lines; the public poll never has them; outsiders get 404', async () => {
+    const reply = await invoke('throws');
+    const id = reply.body.data.invocation_id;
+    const polled = await until(reply.body.data.poll_url);
+    expect(polled.console).toBeUndefined();
+    expect(JSON.stringify(polled)).not.toContain('about to throw');
+
+    const path = `/api/v1/projects/${projectId}/functions/throws/invocations/${id}`;
+    for (const token of [roles.member.token, roles.apiKey.token]) {
+      const got = await platform.api('GET', path, { token });
+      expect(got.status).toBe(200);
+      const data = got.body.data;
+      expect(data).toMatchObject({ id, status: 'failed', error_message: INVOCATION_ERRORS.handlerError, response_status: 500, function_name: 'throws' });
+      const lines = data.console as { at: string; stream: string; line: string }[];
+      expect(lines).toContainEqual(expect.objectContaining({ stream: 'stdout', line: 'about to throw' }));
+      // The handler's error and its stack are in the logs ("Check the invocation logs"), for members only.
+      expect(lines.some((l) => l.stream === 'stderr' && l.line.includes('secret-thrown-detail'))).toBe(true);
+      for (const line of lines) expect(Number.isNaN(Date.parse(line.at))).toBe(false);
+    }
+    expect((await platform.api('GET', path, { token: roles.outsider.token })).status).toBe(404);
+    expect((await platform.api('GET', path)).status).toBe(401);
+    expect((await platform.api('GET', `/api/v1/projects/${projectId}/functions/echo/invocations/${id}`, { token: roles.member.token })).body.code).toBe(
+      'INVOCATION_NOT_FOUND',
+    );
+  });
+
+  it("lists a function's recent invocations, newest first, for members", async () => {
+    const first = await invoke('bad');
+    await until(first.body.data.poll_url);
+    const second = await invoke('bad');
+    await until(second.body.data.poll_url);
+    const list = await platform.api('GET', `/api/v1/projects/${projectId}/functions/bad/invocations`, { token: roles.member.token });
+    expect(list.status).toBe(200);
+    const ids = list.body.data.invocations.map((i: { id: string }) => i.id);
+    expect(ids.indexOf(second.body.data.invocation_id)).toBeLessThan(ids.indexOf(first.body.data.invocation_id));
+    expect(list.body.data.invocations[0]).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.invalidResponse, response_status: 500 });
+    expect(list.body.data.invocations[0].console).toBeUndefined();
+    expect((await platform.api('GET', `/api/v1/projects/${projectId}/functions/bad/invocations`, { token: roles.outsider.token })).status).toBe(404);
+  });
+});
