@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo } from '../../lib/aws/clients.ts';
+import { config } from '../../lib/config.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site } from '../support/uploads.ts';
@@ -18,11 +21,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let platform: TestPlatform;
 let subdomain: string;
+let teamId: string;
 
 beforeAll(async () => {
   platform = await startTestPlatform();
   const roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);
+  teamId = roles.team.id;
   subdomain = `caps-${randomBytes(3).toString('hex')}`;
   await deploy(
     platform,
@@ -88,6 +93,18 @@ describe('queued door caps', () => {
         }
       }
       expect((await platform.api('POST', `/api/v1/public/functions/${subdomain}/wait`)).status).toBe(202);
+
+      // Telemetry: each refusal is a limit hit of its kind on the function's hourly row; runs count in the week.
+      const rows = (
+        await dynamo().send(
+          new QueryCommand({ TableName: config.tableName(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `FNSTATS#${teamId}` } }),
+        )
+      ).Items!;
+      const sum = (field: string) => rows.reduce((total, row) => total + (Number(row[field]) || 0), 0);
+      expect(sum('limit_queued_inflight_cap')).toBe(40);
+      expect(sum('limit_queued_rate_limit')).toBeGreaterThan(0);
+      expect(sum('background_invocations')).toBeGreaterThanOrEqual(10);
+      expect(sum('background_runtime_seconds')).toBeGreaterThanOrEqual(10 * 2);
     } finally {
       delete process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE;
     }
