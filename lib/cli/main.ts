@@ -1,4 +1,5 @@
 import { runAdmin } from './admin.ts';
+import { functionCommands, functionUsage } from './functions.ts';
 import { CliError } from './operator-env.ts';
 import { siteCommands, siteUsage } from './sites.ts';
 
@@ -6,6 +7,7 @@ const usage = `Usage: slipway <command>
 
 Commands (against the API; token from SLIPWAY_TOKEN or "slipway login"):
 ${siteUsage}
+${functionUsage}
 
 Operator commands (against the running local platform, or TABLE_NAME):
   admin create-user --email E [--name N] [--platform-admin]
@@ -36,6 +38,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const siteCommand = Object.hasOwn(siteCommands, group) ? siteCommands[group] : undefined;
   if (siteCommand) return siteCommand.run(rest);
+  const functionCommand = Object.hasOwn(functionCommands, group) ? functionCommands[group] : undefined;
+  if (functionCommand) return functionCommand.run(rest);
   throw new CliError(`Unknown command ${group}.\n\n${usage}`);
 }
 

@@ -1,0 +1,242 @@
+import { readFileSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ApiCallError, ApiClient } from './api-client.ts';
+import { CliError } from './operator-env.ts';
+import { apiToken, apiUrl, linkedProject, readSettingsFile } from './settings.ts';
+
+/**
+ * The functions commands of the CLI: `functions` lists a project's functions
+ * and their URLs, `invoke` queues a call through the public queued door (and
+ * with --wait polls it to the end), `logs` prints an invocation's console
+ * output (a members' endpoint). The invoke and poll requests carry no token:
+ * the queued door is public, and the function must never see the caller's
+ * platform credential.
+ */
+
+type Flags = Record<string, { type: 'string' | 'boolean' }>;
+
+function parse<T extends Flags>(args: string[], spec: T, positionals: number) {
+  try {
+    const parsed = parseArgs({ args, options: spec, allowPositionals: true, strict: true });
+    if (parsed.positionals.length > positionals) throw new Error(`Unexpected argument ${parsed.positionals[positionals]}`);
+    return {
+      values: parsed.values as { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string },
+      positionals: parsed.positionals,
+    };
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+}
+
+function client(): ApiClient {
+  const settings = readSettingsFile();
+  return new ApiClient(apiUrl(settings), apiToken(settings));
+}
+
+function projectOf(flag: string | undefined, api: ApiClient): string {
+  if (flag) return flag;
+  let dir = resolve('.');
+  try {
+    dir = realpathSync(dir);
+  } catch {
+    // Keep the resolved path.
+  }
+  const linked = linkedProject(dir, api.baseUrl);
+  if (!linked) throw new CliError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
+  return linked;
+}
+
+interface FunctionView {
+  name: string;
+  url: string;
+}
+
+interface ProjectView {
+  id: string;
+  subdomain: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const TERMINAL = new Set(['completed', 'failed', 'timed_out']);
+
+/** A public queued-door request: no token; 429 waits for its Retry-After (the door allows 20 a minute per address). */
+async function publicCall(baseUrl: string, method: string, path: string, init: { body?: Buffer; contentType?: string } = {}): Promise<any> {
+  for (let attempt = 0; ; attempt++) {
+    let res: Response;
+    try {
+      res = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers: init.contentType ? { 'content-type': init.contentType } : {},
+        body: init.body,
+      });
+    } catch (error) {
+      throw new CliError(`The API at ${baseUrl} did not answer: ${(error as Error).message}`);
+    }
+    const text = await res.text();
+    let body: any = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON.
+    }
+    if (res.ok) return body?.data;
+    const retryAfter = Number(res.headers.get('retry-after'));
+    if (res.status === 429 && body?.code === 'RATE_LIMITED' && attempt < 5 && retryAfter > 0 && retryAfter <= 60) {
+      process.stderr.write(`Rate limited; waiting ${retryAfter}s.\n`);
+      await sleep(retryAfter * 1000);
+      continue;
+    }
+    if (typeof body?.code === 'string') throw new ApiCallError(res.status, body.code, body.error ?? '', body.details ?? null);
+    throw new ApiCallError(res.status, `HTTP_${res.status}`, `The API answered ${res.status}`, null);
+  }
+}
+
+/** `--data @file` reads the file; otherwise the text itself (JSON when it parses as JSON). */
+function requestBody(data: string | undefined): { body?: Buffer; contentType?: string } {
+  if (data === undefined) return {};
+  if (data.startsWith('@')) {
+    const file = data.slice(1);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (error) {
+      throw new CliError(`Cannot read ${file}: ${(error as Error).message}`);
+    }
+    return { body: bytes, contentType: file.endsWith('.json') ? 'application/json' : 'application/octet-stream' };
+  }
+  let json = true;
+  try {
+    JSON.parse(data);
+  } catch {
+    json = false;
+  }
+  return { body: Buffer.from(data), contentType: json ? 'application/json' : 'text/plain; charset=utf-8' };
+}
+
+/** The body as text when it is valid UTF-8 without control characters, else a note of its size. */
+function printable(base64: string): string {
+  const bytes = Buffer.from(base64, 'base64');
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  // eslint-disable-next-line no-control-regex
+  if (!text.includes('\uFFFD') && !/[\u0000-\u0008\u000e-\u001f]/.test(text)) return text;
+  return `(${bytes.length} bytes of binary data; --json prints them base64)`;
+}
+
+function describeInvocation(inv: any): string {
+  const lines = [`Invocation ${inv.id}: ${inv.status}`];
+  if (inv.error_message) lines.push(`  ${inv.error_message}`);
+  if (inv.response_status !== undefined) {
+    lines.push(`HTTP ${inv.response_status}`);
+    for (const [name, value] of Object.entries(inv.response_headers ?? {})) lines.push(`${name}: ${value}`);
+    const body = printable(inv.response_body ?? '');
+    lines.push('', body);
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+async function projectAndFunctions(api: ApiClient, projectId: string) {
+  const project = await api.call<ProjectView>('GET', `/api/v1/projects/${encodeURIComponent(projectId)}`);
+  const { functions } = await api.call<{ functions: FunctionView[] }>('GET', `/api/v1/projects/${encodeURIComponent(projectId)}/functions`);
+  return { project, functions };
+}
+
+export const functionCommands: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
+  functions: {
+    usage: 'functions [--project ID] [--json]',
+    run: async (args) => {
+      const { values: o } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 0);
+      const api = client();
+      const { project, functions } = await projectAndFunctions(api, projectOf(o.project, api));
+      const rows = functions.map((f) => ({
+        name: f.name,
+        url: f.url,
+        invoke_url: `${api.baseUrl}/api/v1/public/functions/${project.subdomain}/${f.name}`,
+      }));
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+        return 0;
+      }
+      if (rows.length === 0) {
+        process.stdout.write('This project has no functions live. Put .js or .ts files in functions/ and deploy.\n');
+        return 0;
+      }
+      const table = [['NAME', 'URL', 'QUEUED INVOKE (POST)'], ...rows.map((r) => [r.name, r.url, r.invoke_url])];
+      const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+      process.stdout.write(table.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      return 0;
+    },
+  },
+
+  invoke: {
+    usage: 'invoke NAME [--project ID] [--data @FILE|JSON] [--wait] [--json]',
+    run: async (args) => {
+      const { values: o, positionals } = parse(
+        args,
+        { project: { type: 'string' }, data: { type: 'string' }, wait: { type: 'boolean' }, json: { type: 'boolean' } },
+        1,
+      );
+      const name = positionals[0];
+      if (!name) throw new CliError('Name the function: slipway invoke NAME');
+      const api = client();
+      const project = await api.call<ProjectView>('GET', `/api/v1/projects/${encodeURIComponent(projectOf(o.project, api))}`);
+      const queued = await publicCall(
+        api.baseUrl,
+        'POST',
+        `/api/v1/public/functions/${encodeURIComponent(project.subdomain)}/${encodeURIComponent(name)}`,
+        requestBody(o.data),
+      );
+      if (!o.wait) {
+        if (o.json) process.stdout.write(`${JSON.stringify(queued, null, 2)}\n`);
+        else process.stdout.write(`Queued invocation ${queued.invocation_id}.\nPoll: ${api.baseUrl}${queued.poll_url}\nOr wait for it: slipway invoke ${name} --wait\n`);
+        return 0;
+      }
+      // Poll, backing off to one poll in 3 s (the door's 20 a minute per address).
+      const frames = ['|', '/', '-', '\\'];
+      const spin = process.stderr.isTTY && !o.json;
+      let frame = 0;
+      const spinner = spin ? setInterval(() => process.stderr.write(`\r${frames[frame++ % frames.length]} waiting for ${queued.invocation_id}`), 120) : null;
+      let inv: any;
+      try {
+        for (let delay = 200; ; delay = Math.min(3000, delay * 2)) {
+          await sleep(delay);
+          inv = await publicCall(api.baseUrl, 'GET', queued.poll_url);
+          if (TERMINAL.has(inv.status)) break;
+        }
+      } finally {
+        if (spinner) {
+          clearInterval(spinner);
+          process.stderr.write('\r\x1b[K');
+        }
+      }
+      process.stdout.write(o.json ? `${JSON.stringify(inv, null, 2)}\n` : describeInvocation(inv));
+      return inv.status === 'completed' ? 0 : 1;
+    },
+  },
+
+  logs: {
+    usage: 'logs NAME INVOCATION_ID [--project ID] [--json]',
+    run: async (args) => {
+      const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 2);
+      const [name, id] = positionals;
+      if (!name || !id) throw new CliError('Usage: slipway logs NAME INVOCATION_ID');
+      const api = client();
+      const projectId = projectOf(o.project, api);
+      const inv = await api.call<any>(
+        'GET',
+        `/api/v1/projects/${encodeURIComponent(projectId)}/functions/${encodeURIComponent(name)}/invocations/${encodeURIComponent(id)}`,
+      );
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify(inv.console, null, 2)}\n`);
+        return 0;
+      }
+      const lines = (inv.console as { at: string; stream: string; line: string }[]).map((l) => `${l.at} ${l.stream.padEnd(6)} ${l.line}`);
+      process.stdout.write(lines.length > 0 ? `${lines.join('\n')}\n` : `No console output (invocation ${inv.status}).\n`);
+      return 0;
+    },
+  },
+};
+
+export const functionUsage = Object.values(functionCommands)
+  .map((c) => `  ${c.usage}`)
+  .join('\n');

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
+import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
+import { freshConfigHome, runCli } from '../support/cli.ts';
+import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { deploy, site } from '../support/uploads.ts';
+
+/** `slipway functions`, `slipway invoke` (with and without --wait) and `slipway logs` against the running platform. */
+process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '100000';
+
+let platform: TestPlatform;
+let env: Record<string, string>;
+let projectId: string;
+let subdomain: string;
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  const roles = await makeTeamWithRoles();
+  await setFunctionsEnrolment(roles.team.id, true);
+  subdomain = `cli-${randomBytes(3).toString('hex')}`;
+  const deployed = await deploy(
+    platform,
+    roles.owner.token,
+    site({
+      'index.html': '<h1>cli</h1>',
+      'functions/echo.js': `export default async (request) => { const body = await request.text(); console.log('got', body); return new Response('echo:' + body, { headers: { 'x-echo': '1' } }); };`,
+      'functions/broken.js': `export default () => { console.error('broken on purpose'); throw new Error('nope'); };`,
+    }),
+    { name: `Cli ${subdomain}`, subdomain },
+  );
+  projectId = deployed.begin.project_id;
+  env = { SLIPWAY_API_URL: platform.baseUrl, SLIPWAY_TOKEN: roles.apiKey.token, XDG_CONFIG_HOME: freshConfigHome(), FUNCTIONS_QUEUED_RATE_PER_MINUTE: '100000' };
+}, 120_000);
+afterAll(() => platform?.stop());
+
+describe('functions CLI', { timeout: 60_000 }, () => {
+  it('slipway functions lists the functions with their URLs and queued invoke URLs', async () => {
+    const run = await runCli(['functions', '--project', projectId], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`http://echo-${subdomain}.fn.localhost:${platform.port}/`);
+    expect(run.stdout).toContain(`${platform.baseUrl}/api/v1/public/functions/${subdomain}/broken`);
+    const json = JSON.parse((await runCli(['functions', '--project', projectId, '--json'], env)).stdout);
+    expect(json.map((f: { name: string }) => f.name)).toEqual(['broken', 'echo']);
+  });
+
+  it('slipway invoke --wait prints the result; without --wait it prints the invocation and its poll URL; logs prints the console', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-cli-fn-'));
+    writeFileSync(join(dir, 'payload.json'), '{"from":"file"}');
+    const waited = await runCli(['invoke', 'echo', '--project', projectId, '--data', `@${join(dir, 'payload.json')}`, '--wait'], env);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stdout).toContain(': completed');
+    expect(waited.stdout).toContain('HTTP 200');
+    expect(waited.stdout).toContain('x-echo: 1');
+    expect(waited.stdout).toContain('echo:{"from":"file"}');
+
+    const queued = await runCli(['invoke', 'echo', '--project', projectId, '--data', '{"a":1}', '--json'], env);
+    expect(queued.code, queued.stderr).toBe(0);
+    const { invocation_id, status, poll_url } = JSON.parse(queued.stdout);
+    expect(status).toBe('pending');
+    expect(poll_url).toContain(invocation_id);
+
+    const failed = await runCli(['invoke', 'broken', '--project', projectId, '--wait', '--json'], env);
+    expect(failed.code).toBe(1);
+    const inv = JSON.parse(failed.stdout);
+    expect(inv).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.handlerError });
+
+    const logs = await runCli(['logs', 'broken', inv.id, '--project', projectId], env);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toMatch(/stderr\s+broken on purpose/);
+
+    const unknown = await runCli(['invoke', 'nosuch', '--project', projectId], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('FUNCTION_NOT_FOUND');
+  });
+});
