@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
+import { runQueuedBench } from './queued.ts';
 import { runSynthBench } from './synth.ts';
 
 /**
@@ -15,6 +16,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   synth: runSynthBench,
   deploy: runDeployBench,
   functions: runFunctionsBench,
+  queued: runQueuedBench,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
