@@ -50,6 +50,19 @@ const buildFailed = (buildLog: unknown) =>
   new ApiError('FUNCTIONS_BUILD_FAILED', { details: { build_log: Array.isArray(buildLog) ? buildLog : [] } });
 
 /** The answer for a closed session: its deployment, or the failure of its functions build. */
+/** The transaction item that frees a closed session's place among the team's open sessions (the plan's cap). */
+function releaseUploadSlot(teamId: string, uploadId: string) {
+  return {
+    Update: {
+      TableName: config.tableName(),
+      Key: keys.teamUploadSlots(teamId),
+      UpdateExpression: 'REMOVE slots.#upload SET version = if_not_exists(version, :zero) + :one',
+      ExpressionAttributeNames: { '#upload': uploadId },
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+    },
+  };
+}
+
 async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeResult> {
   const [project, deployment] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(session.project_id) })),
@@ -272,15 +285,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
               ExpressionAttributeValues: { ':deployment': session.deployment_id, ':now': readyAt, ':active': 'active' },
             },
           },
-          {
-            Update: {
-              TableName: table,
-              Key: keys.teamUploadSlots(teamId),
-              UpdateExpression: 'REMOVE slots.#upload SET version = if_not_exists(version, :zero) + :one',
-              ExpressionAttributeNames: { '#upload': session.upload_id },
-              ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
-            },
-          },
+          releaseUploadSlot(teamId, session.upload_id),
         ],
       }),
     );
@@ -375,15 +380,7 @@ async function buildFunctionsStep(
               ExpressionAttributeValues: { ':failed': 'failed', ':uploading': 'uploading', ':log': build.log, ':none': [], ':now': now },
             },
           },
-          {
-            Update: {
-              TableName: table,
-              Key: keys.teamUploadSlots(session.team_id),
-              UpdateExpression: 'REMOVE slots.#upload SET version = if_not_exists(version, :zero) + :one',
-              ExpressionAttributeNames: { '#upload': session.upload_id },
-              ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
-            },
-          },
+          releaseUploadSlot(session.team_id, session.upload_id),
         ],
       }),
     );
