@@ -1,5 +1,6 @@
 import { runAdmin } from './admin.ts';
 import { functionCommands, functionUsage } from './functions.ts';
+import { ApiCallError } from './api-client.ts';
 import { CliError } from './operator-env.ts';
 import { siteCommands, siteUsage } from './sites.ts';
 
@@ -17,6 +18,7 @@ Operator commands (against the running local platform, or TABLE_NAME):
   admin create-session --user U [--team T]
   admin set-plan --team T --plan free|pro|team
   admin suspend-team --team T [--off]
+  admin enroll-functions --team T [--off]
   admin publish-notice --key K --title T [--body B] [--publish-at ISO] [--expires-at ISO] [--min-role R]
   admin create-invitation --team T --email E [--role admin|member] [--expires-at ISO] [--accepted]
   admin create-feedback --team T --user U --message M [--type T] [--page-route R] [--app-version V] [--user-agent UA] [--viewport WxH]
@@ -47,6 +49,9 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof CliError) process.stderr.write(`slipway: ${error.message}\n`);
+    // A failed functions build says why in its log: show it, line by line, as the build wrote it.
+    const buildLog = error instanceof ApiCallError ? (error.details as { build_log?: unknown } | null)?.build_log : undefined;
+    if (Array.isArray(buildLog)) for (const line of buildLog) process.stderr.write(`  ${String(line)}\n`);
     else process.stderr.write(`slipway: ${(error as Error).name}: ${(error as Error).message}\n`);
     process.exit(1);
   },

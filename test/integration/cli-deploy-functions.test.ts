@@ -91,4 +91,13 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
     const site = await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/node_modules/hono/package.json');
     expect(site.status).toBe(404);
   });
+
+  it('a failed functions build prints its build log and exits 1', async () => {
+    const broken = mkdtempSync(join(tmpdir(), 'slipway-deploy-broken-'));
+    write(broken, { 'index.html': '<h1>broken</h1>', 'functions/Bad_Name.js': 'export default () => new Response("x");\n' });
+    const run = await runCli(['deploy', broken, '--subdomain', `broken-${randomBytes(3).toString('hex')}`], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('(FUNCTIONS_BUILD_FAILED)');
+    expect(run.stderr).toContain('  [functions] Build failed: invalid function name');
+  });
 });
