@@ -49,10 +49,10 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof CliError) process.stderr.write(`slipway: ${error.message}\n`);
+    else process.stderr.write(`slipway: ${(error as Error).name}: ${(error as Error).message}\n`);
     // A failed functions build says why in its log: show it, line by line, as the build wrote it.
     const buildLog = error instanceof ApiCallError ? (error.details as { build_log?: unknown } | null)?.build_log : undefined;
     if (Array.isArray(buildLog)) for (const line of buildLog) process.stderr.write(`  ${String(line)}\n`);
-    else process.stderr.write(`slipway: ${(error as Error).name}: ${(error as Error).message}\n`);
     process.exit(1);
   },
 );

@@ -100,11 +100,17 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
         progress: process.stderr,
       });
       linkProject(key, api.baseUrl, summary.project_id);
+      // The deployment is live whatever happens here: a failed listing only leaves the function URLs out.
+      const functions = await api
+        .call<{ functions: { name: string; url: string }[] }>('GET', `/api/v1/projects/${encodeURIComponent(summary.project_id)}/functions`)
+        .then((data) => data.functions.map(({ name, url }) => ({ name, url })))
+        .catch(() => null);
       print(
         o.json,
-        summary,
+        functions ? { ...summary, functions } : summary,
         `Deployed ${summary.files_total} files (${summary.files_sent} sent, ${summary.bytes_sent} bytes).\n` +
-          `Deployment ${summary.deployment_id} is live:\n  ${summary.url}\n`,
+          `Deployment ${summary.deployment_id} is live:\n  ${summary.url}\n` +
+          (functions && functions.length > 0 ? `Functions:\n${functions.map((f) => `  ${f.name}  ${f.url}\n`).join('')}` : ''),
       );
       return 0;
     },

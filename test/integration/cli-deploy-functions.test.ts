@@ -58,6 +58,10 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
     const run = await runCli(['deploy', folder, '--subdomain', subdomain, '--json'], env);
     expect(run.code, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout);
+    expect(summary.functions).toEqual([
+      { name: 'api', url: `http://api-${subdomain}.fn.localhost:${platform.port}/` },
+      { name: 'greet', url: `http://greet-${subdomain}.fn.localhost:${platform.port}/` },
+    ]);
 
     const project = await platform.api('GET', `/api/v1/projects/${summary.project_id}`, { token: m.apiKey.token });
     const manifestReply = await s3().send(

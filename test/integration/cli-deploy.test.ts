@@ -77,6 +77,8 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
       bytes_sent: 16 + 17 + 13 + 18 + logo.length,
       known_count: 0,
       timings_ms: { hash: expect.any(Number), begin: expect.any(Number), upload: expect.any(Number), finalize: expect.any(Number) },
+      // A site without functions/ has none.
+      functions: [],
     });
     // Not a terminal: plain progress lines on stderr.
     expect(run.stderr).toContain('Uploading 6 files');
