@@ -462,12 +462,19 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
     }, 100);
     watchdog.unref();
   }
-  const peakMemoryBytes = () => (memoryCgroup ? readNumber(join(memoryCgroup, 'memory.max_usage_in_bytes')) : watchdogPeak);
+  // The cgroup goes with the instance: its peak is kept from the last read, so a reader after the exit still gets it.
+  let cgroupPeak = 0;
+  const peakMemoryBytes = () => {
+    if (!memoryCgroup) return watchdogPeak;
+    cgroupPeak = Math.max(cgroupPeak, readNumber(join(memoryCgroup, 'memory.max_usage_in_bytes')));
+    return cgroupPeak;
+  };
 
   let cleaned: Promise<void> | null = null;
   const cleanup = () =>
     (cleaned ??= (async () => {
       if (watchdog) clearInterval(watchdog);
+      peakMemoryBytes();
       for (const path of cgroups) await removeCgroup(path);
       rmSync(dir, { recursive: true, force: true });
     })());
@@ -475,6 +482,7 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
   const exited = new Promise<InstanceExit>((resolve) => {
     child.once('exit', (code, signal) => {
       let outOfMemory = watchdogKilled;
+      peakMemoryBytes();
       if (memoryCgroup) {
         try {
           outOfMemory ||= /oom_kill\s+[1-9]/.test(readFileSync(join(memoryCgroup, 'memory.oom_control'), 'utf8'));
