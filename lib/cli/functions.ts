@@ -1,9 +1,9 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ApiCallError, ApiClient } from './api-client.ts';
+import { client, parse } from './args.ts';
 import { CliError } from './operator-env.ts';
-import { apiToken, apiUrl, linkedProject, readSettingsFile } from './settings.ts';
+import { linkedProject } from './settings.ts';
 
 /**
  * The functions commands of the CLI: `functions` lists a project's functions
@@ -13,26 +13,6 @@ import { apiToken, apiUrl, linkedProject, readSettingsFile } from './settings.ts
  * the queued door is public, and the function must never see the caller's
  * platform credential.
  */
-
-type Flags = Record<string, { type: 'string' | 'boolean' }>;
-
-function parse<T extends Flags>(args: string[], spec: T, positionals: number) {
-  try {
-    const parsed = parseArgs({ args, options: spec, allowPositionals: true, strict: true });
-    if (parsed.positionals.length > positionals) throw new Error(`Unexpected argument ${parsed.positionals[positionals]}`);
-    return {
-      values: parsed.values as { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string },
-      positionals: parsed.positionals,
-    };
-  } catch (error) {
-    throw new CliError((error as Error).message);
-  }
-}
-
-function client(): ApiClient {
-  const settings = readSettingsFile();
-  return new ApiClient(apiUrl(settings), apiToken(settings));
-}
 
 function projectOf(flag: string | undefined, api: ApiClient): string {
   if (flag) return flag;

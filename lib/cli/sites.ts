@@ -1,37 +1,17 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { parseArgs } from 'node:util';
 import { ApiCallError, ApiClient } from './api-client.ts';
 import { deploySite } from './deploy.ts';
+import { client, parse } from './args.ts';
 import { CliError } from './operator-env.ts';
-import { apiToken, apiUrl, linkedProject, linkProject, readSettingsFile, settingsPath, writeSettingsFile } from './settings.ts';
+import { apiUrl, linkedProject, linkProject, readSettingsFile, settingsPath, writeSettingsFile } from './settings.ts';
 
 /**
  * The user commands of the CLI: deploy, rollback, projects, login. They talk
  * to the API only (never to the table), with the token from SLIPWAY_TOKEN or
  * `slipway login`.
  */
-
-type Flags = Record<string, { type: 'string' | 'boolean' }>;
-
-function parse<T extends Flags>(args: string[], spec: T, positionals = 0) {
-  try {
-    const parsed = parseArgs({ args, options: spec, allowPositionals: positionals > 0, strict: true });
-    if (parsed.positionals.length > positionals) throw new Error(`Unexpected argument ${parsed.positionals[positionals]}`);
-    return {
-      values: parsed.values as { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string },
-      positionals: parsed.positionals,
-    };
-  } catch (error) {
-    throw new CliError((error as Error).message);
-  }
-}
-
-function client(): ApiClient {
-  const settings = readSettingsFile();
-  return new ApiClient(apiUrl(settings), apiToken(settings));
-}
 
 /** The folder's canonical path, the key of its project link. */
 function folderKey(dir: string): string {
