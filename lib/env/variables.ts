@@ -1,5 +1,5 @@
 import { parse } from 'dotenv';
-import * as z from 'zod';
+import * as z from '../http/schema.ts';
 
 /**
  * Environment variables of a project. The spec says they reach builds only,
@@ -26,11 +26,11 @@ const RESERVED_PREFIXES = ['AWS_', 'SLIPWAY_', 'LAMBDA_'];
 const RESERVED_NAMES = new Set(['PATH', 'HOME', '_HANDLER']);
 
 export const envEnvironmentSchema = z.enum(ENV_ENVIRONMENTS);
-export const envTargetsSchema = z
-  .array(z.enum(ENV_TARGETS))
-  .min(1)
-  .refine((targets) => new Set(targets).size === targets.length, 'targets must not repeat a value')
-  .optional();
+export const envTargetsSchema = z.optional(
+  z
+    .array(z.enum(ENV_TARGETS))
+    .check(z.minLength(1), z.refine((targets) => new Set(targets).size === targets.length, 'targets must not repeat a value')),
+);
 
 export type EnvNameProblem = 'invalid_name' | 'reserved_name';
 

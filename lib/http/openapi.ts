@@ -10,6 +10,44 @@ import { routeKey, routes, type RouteRow } from './routes.ts';
 extendZodWithOpenApi(z);
 
 /**
+ * The handlers declare their schemas with zod/mini, whose schemas lack the
+ * `.meta()` the generator calls on every schema it visits (classic zod has
+ * it). Docs time only: gives each mini schema in the tree that method,
+ * reading the same global registry classic zod's `.meta()` reads.
+ */
+function withMeta(schema: unknown, seen = new Set<unknown>()): void {
+  if (!schema || typeof schema !== 'object' || seen.has(schema)) return;
+  seen.add(schema);
+  if ('_zod' in schema) {
+    const s = schema as Record<string, unknown> & { _zod: { def: Record<string, unknown>; bag: Record<string, unknown> } };
+    const def = s._zod.def;
+    // What classic zod's schemas carry and the generator reads: meta(), unwrap(), and the
+    // format and length bounds classic zod folds from the checks (a format schema is its own first check).
+    if (typeof s.meta !== 'function') s.meta = () => z.globalRegistry.get(s as never);
+    if (typeof s.unwrap !== 'function' && 'innerType' in def) s.unwrap = () => def.innerType;
+    if ((def.type === 'string' || def.type === 'number') && !('format' in s)) {
+      const checks = [...((s._zod as { traits?: Set<string> }).traits?.has('$ZodCheck') ? [s] : []), ...((def.checks as typeof s[]) ?? [])];
+      let format: unknown = null;
+      let minLength: number | null = null;
+      let maxLength: number | null = null;
+      for (const check of checks) {
+        const c = check._zod.def as { check?: string; format?: string; minimum?: number; maximum?: number };
+        if ((c.check === 'string_format' || c.check === 'number_format') && format === null) format = c.format;
+        if (c.check === 'min_length') minLength = Math.max(minLength ?? -Infinity, c.minimum!);
+        if (c.check === 'max_length') maxLength = Math.min(maxLength ?? Infinity, c.maximum!);
+      }
+      Object.assign(s, def.type === 'string' ? { format, minLength, maxLength } : { format });
+    }
+    for (const value of Object.values(def)) {
+      if (Array.isArray(value)) value.forEach((v) => withMeta(v, seen));
+      else if (value && typeof value === 'object' && !('_zod' in value) && def.type === 'object') {
+        for (const field of Object.values(value)) withMeta(field, seen);
+      } else withMeta(value, seen);
+    }
+  }
+}
+
+/**
  * The OpenAPI document, built from the route table and the zod schemas the
  * handlers declare (importing a handler registers its schemas), so the
  * reference cannot drift from what the code validates.
@@ -27,6 +65,8 @@ export async function buildOpenApiDocument(repoRoot: string) {
   );
   for (const row of routes as readonly RouteRow[]) {
     const schemas = handlerSchemas.get(routeKey(row));
+    withMeta(schemas?.body);
+    withMeta(schemas?.query);
     const who =
       row.access.kind === 'public'
         ? 'No authentication.'
@@ -43,8 +83,8 @@ export async function buildOpenApiDocument(repoRoot: string) {
       security: row.access.kind === 'public' ? [] : [{ bearer: [] }],
       request: {
         ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
-        ...(schemas?.query instanceof z.ZodObject ? { query: schemas.query } : {}),
-        ...(schemas?.body ? { body: { content: { 'application/json': { schema: schemas.body } } } } : {}),
+        ...(schemas?.query?._zod.def.type === 'object' ? { query: schemas.query as z.ZodObject } : {}),
+        ...(schemas?.body ? { body: { content: { 'application/json': { schema: schemas.body as z.ZodType } } } } : {}),
         ...(schemas?.rawBody ? { body: { content: { 'application/octet-stream': { schema: z.string() } } } } : {}),
       },
       responses: {

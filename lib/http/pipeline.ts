@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { ZodError, type z } from 'zod';
+import { $ZodError, safeParse, type $ZodType, type output } from 'zod/v4/core';
 import { config } from '../config.ts';
 import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
@@ -40,7 +40,7 @@ export type HandlerResult =
   | { status?: number; data: unknown; headers?: Record<string, string> }
   | { raw: APIGatewayProxyStructuredResultV2 };
 
-interface HandlerOptions<BS extends z.ZodType | undefined, QS extends z.ZodType | undefined> {
+interface HandlerOptions<BS extends $ZodType | undefined, QS extends $ZodType | undefined> {
   body?: BS;
   query?: QS;
   /** Accept a non-JSON body of at most this many bytes, given to the handler as `rawBody`. */
@@ -48,7 +48,7 @@ interface HandlerOptions<BS extends z.ZodType | undefined, QS extends z.ZodType 
   maxJsonBytes?: number;
 }
 
-type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+type Infer<S> = S extends $ZodType ? output<S> : undefined;
 
 interface PipelineState {
   meta: Meta;
@@ -56,7 +56,7 @@ interface PipelineState {
 }
 
 /** The request schemas each handler declared, by route key: the source of the OpenAPI document. */
-export const handlerSchemas = new Map<string, { body?: z.ZodType; query?: z.ZodType; rawBody: boolean }>();
+export const handlerSchemas = new Map<string, { body?: $ZodType; query?: $ZodType; rawBody: boolean }>();
 
 /** Per-invocation state, keyed by the Lambda context object of the invocation. */
 const pipelineState = new WeakMap<Context, PipelineState>();
@@ -68,7 +68,7 @@ function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined
 }
 
 /** zod issues as `details.fields`: every failing field, by dotted path. */
-export function validationDetails(error: ZodError, prefix?: string) {
+export function validationDetails(error: $ZodError, prefix?: string) {
   return {
     fields: error.issues.map((issue) => ({
       field: [prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(root)',
@@ -100,8 +100,8 @@ function parseJsonBody(event: APIGatewayProxyEventV2, headers: Record<string, st
   }
 }
 
-function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query'): z.infer<S> {
-  const result = schema.safeParse(value);
+function validate<S extends $ZodType>(schema: S, value: unknown, where: 'body' | 'query'): output<S> {
+  const result = safeParse(schema, value);
   if (!result.success) throw new ApiError('VALIDATION_FAILED', { details: validationDetails(result.error, where === 'query' ? 'query' : undefined) });
   return result.data;
 }
@@ -112,7 +112,7 @@ export function errorToResponse(error: unknown, m: Meta, log: RequestLogger): AP
     if (error.status >= 500) log.error('request failed', { code: error.code });
     return errorResponse(error.status, { code: error.code, error: error.message, details: error.details }, m, error.headers);
   }
-  if (error instanceof ZodError) {
+  if (error instanceof $ZodError) {
     return errorResponse(400, { code: 'VALIDATION_FAILED', error: 'The request is invalid.', details: validationDetails(error) }, m);
   }
   log.error('unexpected error', error as Error);
@@ -151,7 +151,7 @@ function envelopeMiddleware(route: string): middy.MiddlewareObj<APIGatewayProxyE
  * API (payload v2): envelope, ids, logging, body parsing, validation, the
  * route row's authorization rule and CORS.
  */
-export function defineHandler<BS extends z.ZodType | undefined = undefined, QS extends z.ZodType | undefined = undefined>(
+export function defineHandler<BS extends $ZodType | undefined = undefined, QS extends $ZodType | undefined = undefined>(
   key: string,
   options: HandlerOptions<BS, QS>,
   impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
@@ -161,7 +161,7 @@ export function defineHandler<BS extends z.ZodType | undefined = undefined, QS e
   return buildHandler(key, row.access, options, impl);
 }
 
-export function buildHandler<BS extends z.ZodType | undefined, QS extends z.ZodType | undefined>(
+export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodType | undefined>(
   key: string,
   rule: RouteRow['access'],
   options: HandlerOptions<BS, QS>,

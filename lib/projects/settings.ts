@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../http/schema.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
@@ -16,8 +16,8 @@ import {
 import { subdomainProblem, suggestSubdomains } from './subdomain.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 
-const optionalText = (max: number) => z.string().max(max).nullable();
-const branchPatterns = z.array(z.string().min(1).max(255)).max(100);
+const optionalText = (max: number) => z.nullable(z.string().check(z.maxLength(max)));
+const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255))).check(z.maxLength(100));
 
 /**
  * Fields a settings save may carry but never writes: system state (the
@@ -33,27 +33,27 @@ const READ_ONLY_FIELDS = [
   'cdn_not_found_edge_rule_guid', 'provisional_until', 'created_via', 'created_client', 'created_at', 'updated_at',
 ] as const;
 
-export const projectSettingsSchema = z
-  .object({
-    name: z
-      .string()
-      .min(1)
-      .max(255)
-      .refine((n) => n.trim().length > 0, { message: 'The name must not be blank.' }),
-    subdomain: z.string().max(255),
+export const projectSettingsSchema = z.partial(
+  z.strictObject({
+    name: z.string().check(
+      z.minLength(1),
+      z.maxLength(255),
+      z.refine((n) => n.trim().length > 0, { message: 'The name must not be blank.' }),
+    ),
+    subdomain: z.string().check(z.maxLength(255)),
     // Immutable: equal to the current slug is accepted (a whole-object save), anything else is refused.
-    slug: z.string().max(255),
+    slug: z.string().check(z.maxLength(255)),
     framework: z.enum(FRAMEWORKS),
     build_command: optionalText(1024),
     output_dir: optionalText(1024),
     root_directory: optionalText(1024),
-    package_manager: z.enum(PACKAGE_MANAGERS).nullable(),
-    default_branch: z.string().min(1).max(255).nullable(),
+    package_manager: z.nullable(z.enum(PACKAGE_MANAGERS)),
+    default_branch: z.nullable(z.string().check(z.minLength(1), z.maxLength(255))),
     git_provider: optionalText(64),
-    git_repo_url: z.string().url().max(2048).nullable(),
+    git_repo_url: z.nullable(z.string().check(z.url(), z.maxLength(2048))),
     git_connection_id: optionalText(255),
     // The spec treats an empty mode as `pat`.
-    git_auth_mode: z.union([z.enum(GIT_AUTH_MODES), z.literal('')]).nullable(),
+    git_auth_mode: z.nullable(z.union([z.enum(GIT_AUTH_MODES), z.literal('')])),
     forge_audience: optionalText(1024),
     auto_deploy_enabled: z.boolean(),
     mr_previews_enabled: z.boolean(),
@@ -63,9 +63,8 @@ export const projectSettingsSchema = z
     platform_url_mode: z.enum(PLATFORM_URL_MODES),
     analytics_enabled: z.boolean(),
     ...Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, z.unknown()])),
-  })
-  .partial()
-  .strict();
+  }),
+);
 
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
 

@@ -1,8 +1,8 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { confirmEmail } from '../../../lib/account/email-confirmation.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
-const body = z.object({ token: z.string().min(1).max(512) }).strict();
+const body = z.strictObject({ token: z.string().check(z.minLength(1), z.maxLength(512)) });
 
 export const handler = defineHandler('POST /api/v1/email-verification/confirm', { body }, async ({ body }) => {
   const confirmed = await confirmEmail(body.token);

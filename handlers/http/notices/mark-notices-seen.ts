@@ -1,8 +1,8 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { markNoticesSeen } from '../../../lib/notices/notices.ts';
 
-const body = z.object({ seen_at: z.iso.datetime({ offset: true }) }).strict();
+const body = z.strictObject({ seen_at: z.iso.datetime({ offset: true }) });
 
 export const handler = defineHandler('POST /api/v1/notices/seen', { body }, async ({ principal, body }) => {
   const seenAt = await markNoticesSeen(principal!.user!.user_id, new Date(body.seen_at));

@@ -1,12 +1,12 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
 import { beginUploadForProject, replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
 
 const body = z.object({
-  files: z.unknown().optional(),
-  label: z.string().max(255).nullish(),
+  files: z.optional(z.unknown()),
+  label: z.nullish(z.string().check(z.maxLength(255))),
 });
 
 const ROUTE = 'POST /api/v1/projects/{id}/uploads';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariables } from '../../../lib/env/store.ts';
@@ -17,7 +17,7 @@ import { defineHandler } from '../../../lib/http/pipeline.ts';
 await loadSecrets(['envEncryption']);
 
 const body = z.object({
-  content: z.string().max(MAX_ENV_CONTENT_BYTES),
+  content: z.string().check(z.maxLength(MAX_ENV_CONTENT_BYTES)),
   environment: envEnvironmentSchema,
   targets: envTargetsSchema,
 });

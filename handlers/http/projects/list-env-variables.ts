@@ -1,10 +1,10 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { authorizeEnvProject } from '../../../lib/env/authorize.ts';
 import { listEnvVariables } from '../../../lib/env/store.ts';
 import { envEnvironmentSchema } from '../../../lib/env/variables.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
-const query = z.object({ environment: envEnvironmentSchema.optional() });
+const query = z.object({ environment: z.optional(envEnvironmentSchema) });
 
 export const handler = defineHandler('GET /api/v1/projects/{id}/env', { query }, async (ctx) => {
   const { project } = await authorizeEnvProject(ctx, ctx.params.id!);

@@ -1,12 +1,12 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { decodeCursor, listTeamProjects } from '../../../lib/projects/projects.ts';
 import { keys } from '../../../lib/db/keys.ts';
 
 const query = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().max(2048).optional(),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 50),
+  cursor: z.optional(z.string().check(z.maxLength(2048))),
 });
 
 export const handler = defineHandler('GET /api/v1/projects', { query }, async ({ team, query }) => {

@@ -1,9 +1,9 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { promoteDeployment } from '../../../lib/deployments/deployments.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 
-const body = z.object({ deployment_id: z.string().min(1).max(255) });
+const body = z.object({ deployment_id: z.string().check(z.minLength(1), z.maxLength(255)) });
 
 export const handler = defineHandler('POST /api/v1/projects/{id}/promote', { body }, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);

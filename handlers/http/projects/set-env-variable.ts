@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariable } from '../../../lib/env/store.ts';

@@ -1,8 +1,8 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { transferOwnership } from '../../../lib/teams/ownership.ts';
 
-const body = z.object({ new_owner_id: z.uuid() }).strict();
+const body = z.strictObject({ new_owner_id: z.uuid() });
 
 export const handler = defineHandler('POST /api/v1/team/members/transfer', { body }, async ({ team, principal, body }) => {
   const newOwnerId = body.new_owner_id.toLowerCase();

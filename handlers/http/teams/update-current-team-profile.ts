@@ -1,14 +1,13 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { teamProfile, updateTeamProfile } from '../../../lib/teams/teams.ts';
 
 const body = z
-  .object({
-    name: z.string().trim().min(1).max(255).optional(),
-    slug: z.string().trim().min(1).max(64).optional(),
+  .strictObject({
+    name: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(255))),
+    slug: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(64))),
   })
-  .strict()
-  .refine((b) => b.name !== undefined || b.slug !== undefined, { message: 'Give a name or a slug to change.' });
+  .check(z.refine((b) => b.name !== undefined || b.slug !== undefined, { message: 'Give a name or a slug to change.' }));
 
 export const handler = defineHandler('PATCH /api/v1/team/profile', { body }, async ({ team, body }) => {
   const updated = await updateTeamProfile(team!.team, body);

@@ -1,19 +1,19 @@
-import * as z from 'zod';
+import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
 import { beginUploadWithNewProject, replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
 
 const body = z.object({
   // Checked by the manifest rules, which answer INVALID_MANIFEST with every defect.
-  files: z.unknown().optional(),
-  label: z.string().max(255).nullish(),
+  files: z.optional(z.unknown()),
+  label: z.nullish(z.string().check(z.maxLength(255))),
   project: z.object({
-    name: z
-      .string()
-      .min(1)
-      .max(255)
-      .refine((n) => n.trim().length > 0, { message: 'The name must not be blank.' }),
-    subdomain: z.string().max(255).nullish(),
+    name: z.string().check(
+      z.minLength(1),
+      z.maxLength(255),
+      z.refine((n) => n.trim().length > 0, { message: 'The name must not be blank.' }),
+    ),
+    subdomain: z.nullish(z.string().check(z.maxLength(255))),
   }),
 });
 
