@@ -34,6 +34,12 @@ export interface QueuedRequest {
   headers: [string, string][];
   /** The body, already cut at 1 MB. */
   body: Buffer;
+  /**
+   * The stored invocation it belongs to, when there is one: the cloud host
+   * hands its task the request object already under the invocation's prefix
+   * and puts the task's result and console beside it.
+   */
+  invocation?: { id: string; team_id: string };
 }
 
 /** How a queued run ended. */

@@ -168,7 +168,13 @@ export async function createInvocation(fn: DeployedFunction, request: QueuedRequ
 export async function loadInvocationRequest(record: InvocationRecord): Promise<QueuedRequest | null> {
   const stored = await getJson<StoredRequest>(objectKey(record, 'request'));
   if (!stored) return null;
-  return { method: stored.method, query: stored.query, headers: stored.headers, body: Buffer.from(stored.body, 'base64') };
+  return {
+    method: stored.method,
+    query: stored.query,
+    headers: stored.headers,
+    body: Buffer.from(stored.body, 'base64'),
+    invocation: { id: record.id, team_id: record.team_id },
+  };
 }
 
 /**

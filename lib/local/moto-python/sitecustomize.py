@@ -101,8 +101,23 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
 
         _models.DynamoDBBackend.transact_write_items = transact_write_items
 
+    def _ecs_task_network_interface():
+        """Lets moto's ECS RunTask of an awsvpc task (Fargate) describe its network interface.
+
+        moto 5.2 reads `private_dns_name` of the interface it makes for the task, an attribute
+        its EC2 NetworkInterface does not have, and answers RunTask with a 500. The name is
+        EC2's form for us-east-1 (the local region).
+        """
+        from moto.ec2.models.elastic_network_interfaces import NetworkInterface
+
+        if not hasattr(NetworkInterface, "private_dns_name"):
+            NetworkInterface.private_dns_name = property(
+                lambda self: f"ip-{str(self.private_ip_address).replace('.', '-')}.ec2.internal"
+            )
+
     def run_simple(hostname, port, application, *args, **kwargs):
         _item_level_transaction_rollback()
+        _ecs_task_network_interface()
         return _run_simple(hostname, port, _serialize_dynamodb(application), *args, **kwargs)
 
     _serving.run_simple = run_simple

@@ -1,0 +1,203 @@
+// The entry of the runner's container image: one queued invocation in a
+// Fargate task (docs/functions.md, "Queued invocations in the cloud").
+// Plain JavaScript, Node built-ins only, like runner.mjs beside it.
+//
+// The task role holds no permission: the worker that started the task gives
+// it four presigned S3 URLs in its environment, the only access it has.
+//
+//   SLIPWAY_BUNDLE_URL   GET the bundle (function.mjs)
+//   SLIPWAY_REQUEST_URL  GET the request JSON {method, query, headers, body} (body base64)
+//   SLIPWAY_RESULT_URL   PUT the result JSON {status, headers, body, outcome}
+//   SLIPWAY_CONSOLE_URL  PUT the console output [{at, stream, line}]
+//   SLIPWAY_FUNCTION_URL the function's public URL (the handler's request.url)
+//
+// It downloads the bundle and the request into a scratch folder, runs the
+// handler exactly as the local queued path does (`runner.mjs once` in a child
+// process, its result one JSON line on fd 3, stdout and stderr the console),
+// uploads the console output, then the result (the worker waits for the
+// result object, so the console is already there when it sees it), and exits.
+// The child gets none of the URLs: user code cannot write its own result.
+//
+// Exit codes tell the worker how a run without a result ended:
+//   0    the result was uploaded
+//   3    the handler's process ended without a result (a crash, process.exit)
+//   137  the handler's process was killed for memory
+//   143  the task was stopped (SIGTERM from StopTask)
+//   1    anything else (the platform side failed: could not be run)
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const TASK_VARIABLES = Object.freeze({
+  bundleUrl: 'SLIPWAY_BUNDLE_URL',
+  requestUrl: 'SLIPWAY_REQUEST_URL',
+  resultUrl: 'SLIPWAY_RESULT_URL',
+  consoleUrl: 'SLIPWAY_CONSOLE_URL',
+  functionUrl: 'SLIPWAY_FUNCTION_URL',
+});
+
+export const TASK_EXIT = Object.freeze({ result: 0, crashed: 3, outOfMemory: 137, stopped: 143, failed: 1 });
+
+/** Console lines kept in memory before the rest is only counted (the platform keeps fewer: lib/functions/invocations.ts). */
+const MAX_LINES = 2000;
+const MAX_BYTES = 512 * 1024;
+
+async function withRetries(what, attempt) {
+  let last;
+  for (let i = 0; i < 3; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      last = error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** i));
+    }
+  }
+  throw new Error(`${what} failed: ${last instanceof Error ? last.message : String(last)}`);
+}
+
+async function download(url, what) {
+  return withRetries(`GET ${what}`, async () => {
+    const reply = await fetch(url);
+    if (!reply.ok) throw new Error(`HTTP ${reply.status}`);
+    return Buffer.from(await reply.arrayBuffer());
+  });
+}
+
+async function upload(url, what, value) {
+  const body = Buffer.from(JSON.stringify(value));
+  await withRetries(`PUT ${what}`, async () => {
+    const reply = await fetch(url, { method: 'PUT', body });
+    if (!reply.ok) throw new Error(`HTTP ${reply.status}`);
+    await reply.arrayBuffer();
+  });
+}
+
+function log(line) {
+  process.stderr.write(`[task] ${line}\n`);
+}
+
+/**
+ * Runs one invocation and resolves with the exit code. `env` holds the
+ * variables above; `runnerPath` is runner.mjs (beside this file by default).
+ */
+export async function runTask({ env = process.env, runnerPath = join(dirname(fileURLToPath(import.meta.url)), 'runner.mjs'), nodePath = process.execPath } = {}) {
+  const urls = {};
+  for (const [key, name] of Object.entries(TASK_VARIABLES)) {
+    if (!env[name]) {
+      log(`${name} is not set`);
+      return TASK_EXIT.failed;
+    }
+    urls[key] = env[name];
+  }
+  const consoleLines = [];
+  let consoleBytes = 0;
+  let dropped = 0;
+  const keep = (stream, line) => {
+    consoleBytes += Buffer.byteLength(line) + 32;
+    if (consoleLines.length >= MAX_LINES || consoleBytes > MAX_BYTES) dropped++;
+    else consoleLines.push({ at: new Date().toISOString(), stream, line });
+  };
+  const consoleValue = () =>
+    dropped ? [...consoleLines, { at: new Date().toISOString(), stream: 'stderr', line: `[platform] ${dropped} more console lines were not kept` }] : consoleLines;
+
+  let dir;
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'invocation-'));
+    const [bundle, request] = await Promise.all([download(urls.bundleUrl, 'bundle'), download(urls.requestUrl, 'request')]);
+    writeFileSync(join(dir, 'bundle.mjs'), bundle);
+    writeFileSync(join(dir, 'request.json'), request);
+  } catch (error) {
+    log(`the invocation could not be prepared: ${error instanceof Error ? error.message : String(error)}`);
+    try {
+      await upload(urls.resultUrl, 'result', { status: 500, headers: [], body: '', outcome: 'start_failed' });
+      return TASK_EXIT.result;
+    } catch {
+      return TASK_EXIT.failed;
+    }
+  }
+
+  const child = spawn(nodePath, [runnerPath, 'once', '--bundle', join(dir, 'bundle.mjs'), '--url', urls.functionUrl, '--request', join(dir, 'request.json')], {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    // Nothing of the task's environment (the presigned URLs above) reaches user code.
+    env: { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', HOME: dir, TMPDIR: dir },
+    cwd: dir,
+  });
+  let heapExhausted = false;
+  for (const stream of ['stdout', 'stderr']) {
+    let partial = '';
+    const emit = (line) => {
+      if (stream === 'stderr' && /JavaScript heap out of memory|Reached heap limit/.test(line)) heapExhausted = true;
+      keep(stream, line);
+    };
+    child[stream].setEncoding('utf8');
+    child[stream].on('data', (text) => {
+      // The task's own output goes to its log group too (kept 7 days).
+      (stream === 'stdout' ? process.stdout : process.stderr).write(text);
+      partial += text;
+      const lines = partial.split('\n');
+      partial = lines.pop();
+      for (const line of lines) emit(line);
+      if (partial.length > 16_384) {
+        emit(partial);
+        partial = '';
+      }
+    });
+    child[stream].on('end', () => {
+      if (partial) emit(partial);
+    });
+  }
+  let result = null;
+  let control = '';
+  child.stdio[3].setEncoding('utf8');
+  child.stdio[3].on('data', (text) => {
+    control += text;
+    let newline;
+    while (!result && (newline = control.indexOf('\n')) >= 0) {
+      const line = control.slice(0, newline);
+      control = control.slice(newline + 1);
+      try {
+        const message = JSON.parse(line);
+        if (message && typeof message === 'object' && 'outcome' in message) result = message;
+      } catch {
+        // Not a result line.
+      }
+    }
+  });
+
+  let stopped = false;
+  const onTerm = () => {
+    stopped = true;
+    child.kill('SIGKILL');
+  };
+  process.once('SIGTERM', onTerm);
+  const exit = await new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  process.removeListener('SIGTERM', onTerm);
+
+  try {
+    await upload(urls.consoleUrl, 'console', consoleValue());
+    if (result && !stopped) {
+      await upload(urls.resultUrl, 'result', result);
+      return TASK_EXIT.result;
+    }
+  } catch (error) {
+    log(`upload failed: ${error instanceof Error ? error.message : String(error)}`);
+    return TASK_EXIT.failed;
+  }
+  if (stopped) return TASK_EXIT.stopped;
+  if (exit.signal === 'SIGKILL' || heapExhausted) return TASK_EXIT.outOfMemory;
+  return TASK_EXIT.crashed;
+}
+
+const isMain = process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) {
+  runTask().then(
+    (code) => process.exit(code),
+    (error) => {
+      log(`task failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      process.exit(TASK_EXIT.failed);
+    },
+  );
+}
