@@ -10,7 +10,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { cloudHostVariables } from '../lib/functions/cloud-host.ts';
+import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../lib/functions/cloud-host.ts';
 import { FUNCTION_MEMORY_MB } from '../lib/functions/model.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
 import { lambdaRuntime, repoRoot } from './bundling.ts';
@@ -52,8 +52,8 @@ export interface FunctionsRuntimeProps {
  *   Lambda per built function from the runner layer, in that VPC, under the
  *   user-function role;
  * - queued invocations: the runner's container image and a Fargate task
- *   definition, started per invocation by the (later) invocations worker
- *   through `grantRunInvocationTask`.
+ *   definition, started per invocation by the invocations worker
+ *   (`connectInvocationsWorker`: its environment and grants).
  */
 export class FunctionsRuntime extends Construct {
   readonly vpc: ec2.Vpc;
@@ -201,7 +201,7 @@ export class FunctionsRuntime extends Construct {
     // The same runner program, as the layer every user-function Lambda loads at /opt/runner.mjs.
     this.runnerLayer = new lambda.LayerVersion(this, 'RunnerLayer', {
       description: 'Slipway function runner (lib/functions/runner/runner.mjs), loaded by every user-function Lambda',
-      code: lambda.Code.fromAsset(runnerDirectory, { exclude: ['Dockerfile', '*.md', '*.test.*'] }),
+      code: lambda.Code.fromAsset(runnerDirectory, { exclude: ['Dockerfile', 'task.mjs', '*.md', '*.test.*'] }),
       compatibleRuntimes: [lambdaRuntime],
       compatibleArchitectures: [lambda.Architecture.ARM_64, lambda.Architecture.X86_64],
       removalPolicy: RemovalPolicy.RETAIN,
@@ -231,7 +231,7 @@ export class FunctionsRuntime extends Construct {
       retention: logs.RetentionDays.ONE_WEEK,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const container = this.taskDefinition.addContainer('runner', {
+    const container = this.taskDefinition.addContainer(RUNNER_CONTAINER_NAME, {
       image: ecs.ContainerImage.fromDockerImageAsset(this.runnerImage),
       essential: true,
       readonlyRootFilesystem: true,
@@ -357,6 +357,38 @@ export class FunctionsRuntime extends Construct {
     ] as const) {
       Validations.of(this.distribution).acknowledge({ id: rule, reason });
     }
+  }
+
+  /**
+   * The invocations worker (lib/workers.ts `function-invocations`) runs each
+   * queued invocation as a task: it gets the cluster, the task definition, the
+   * compute subnets and security group in its environment, RunTask of that
+   * task definition, and DescribeTasks and StopTask of the cluster's tasks.
+   */
+  connectInvocationsWorker(worker: lambda.Function): void {
+    const stack = Stack.of(this);
+    worker.addEnvironment(cloudHostVariables.taskCluster, this.cluster.clusterArn);
+    worker.addEnvironment(cloudHostVariables.taskDefinitionArn, this.taskDefinition.taskDefinitionArn);
+    worker.addEnvironment(cloudHostVariables.subnetIds, this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','));
+    worker.addEnvironment(cloudHostVariables.securityGroupId, this.computeSecurityGroup.securityGroupId);
+    this.grantRunInvocationTask(worker);
+    // A task's ARN is task/{cluster name}/{id}: the grant covers this cluster's tasks only.
+    const clusterTasks = stack.formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+    worker.role!.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecs:DescribeTasks', 'ecs:StopTask'],
+        resources: [clusterTasks],
+        conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
+      }),
+    );
+    const rendered = (value: string) => (Token.isUnresolved(value) ? `<AWS::${value === stack.region ? 'Region' : 'AccountId'}>` : value);
+    const clusterId = stack.getLogicalId(this.cluster.node.defaultChild as ecs.CfnCluster);
+    Validations.of(worker.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${rendered(stack.region)}:${rendered(stack.account)}:task/<${clusterId}>/*]`,
+      reason:
+        'Each queued invocation is a new task whose id ECS makes at RunTask, so the worker describes and stops tasks by the ' +
+        'invocations cluster\'s task prefix only (and the ecs:cluster condition).',
+    });
   }
 
   /**

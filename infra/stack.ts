@@ -67,6 +67,10 @@ export class SlipwayStack extends Stack {
       certificateArn: this.node.tryGetContext('functionCertificateArn'),
     });
 
+    // The queued door's worker starts a runner task per invocation.
+    const invocationsWorker = this.workers.workerFunctions.get('function-invocations');
+    if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker.fn);
+
     new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the platform API' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'SitesBucketName', { value: buckets.sites.bucketName });

@@ -42,9 +42,9 @@ export const queueDefinitions = {
   invocations: {
     id: 'InvocationsQueue',
     envVar: 'INVOCATIONS_QUEUE_URL',
-    // Longer than the 60 s function budget plus container start, so a running
-    // invocation is never handed to a second consumer.
-    visibilityTimeoutSeconds: 120,
+    // Longer than the worker's 180 s timeout (task start, the 60 s budget, the
+    // result), so a running invocation is never handed to a second consumer.
+    visibilityTimeoutSeconds: 240,
     maxReceiveCount: 3,
   },
   sslRetries: {

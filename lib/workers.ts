@@ -41,7 +41,8 @@ export const workers: readonly WorkerRow[] = [
     handler: 'handlers/workers/function-invocations.ts',
     trigger: { kind: 'queue', queue: 'invocations', batchSize: 1 },
     uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write'],
-    // The 60 s budget, the container's start and the result's write; under the queue's 120 s visibility timeout.
-    timeoutSeconds: 110,
+    // The Fargate task's start (bounded at 90 s, lib/functions/cloud-host.ts), the 60 s budget, the
+    // result's read and the console's wait after a stop; under the queue's 240 s visibility timeout.
+    timeoutSeconds: 180,
   },
 ];

@@ -28,8 +28,11 @@ export interface RunDeps {
   signal?: AbortSignal;
 }
 
-/** A running invocation older than this (budget plus start and slack) was left by a worker that died. */
-const STALE_RUNNING_SLACK_MS = 60_000;
+/**
+ * A running invocation older than the budget plus this was left by a worker that died: it covers a
+ * Fargate task's start (up to 90 s in the cloud, counted before the budget) and the result's write.
+ */
+const STALE_RUNNING_SLACK_MS = 120_000;
 
 const bare = (status: number) => ({ status, headers: {}, body: '' });
 

@@ -77,7 +77,8 @@ describe('the runner image and the queued-invocation task', () => {
     const dockerfile = fs.readFileSync(path.join(staged, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:22\.\d+\.\d+-bookworm-slim$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toContain('COPY runner.mjs /runner/runner.mjs');
+    expect(dockerfile).toContain('COPY runner.mjs task.mjs /runner/');
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "/runner/task.mjs"]');
     expect(fs.existsSync(path.join(staged, 'runner.mjs'))).toBe(true);
   });
 
@@ -126,7 +127,10 @@ describe('the HTTPS door', () => {
   it('the origin is the router function URL, streaming; the router knows where to make user functions', () => {
     template.hasResourceProperties('AWS::Lambda::Url', { TargetFunctionArn: { 'Fn::GetAtt': [idOf(runtime.router.fn), 'Arn'] }, InvokeMode: 'RESPONSE_STREAM' });
     const variables = resources[idOf(runtime.router.fn)]!.Properties.Environment.Variables;
-    for (const name of Object.values(cloudHostVariables)) expect(variables[name], name).toBeDefined();
+    const routerVariables = ['namePrefix', 'roleArn', 'runnerLayerArn', 'subnetIds', 'securityGroupId'] as const;
+    for (const key of routerVariables) expect(variables[cloudHostVariables[key]], key).toBeDefined();
+    // Starting tasks is the invocations worker's (test/infra/functions-queued-cloud.test.ts).
+    expect(variables[cloudHostVariables.taskCluster]).toBeUndefined();
     expect(variables[cloudHostVariables.namePrefix]).toBe('FunctionsTest-fn-');
   });
 

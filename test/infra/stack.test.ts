@@ -440,7 +440,11 @@ describe('least privilege', () => {
         name: row.name,
         // A queue consumer also receives and deletes from its queue (granted by the event source).
         uses: row.uses,
-        extra: row.trigger.kind === 'queue' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : [],
+        extra: [
+          ...(row.trigger.kind === 'queue' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : []),
+          // The invocations worker runs each invocation as a Fargate task (test/infra/functions-queued-cloud.test.ts scopes these).
+          ...(row.name === 'function-invocations' ? ['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask', 'iam:PassRole'] : []),
+        ],
         fn: stack.workers.workerFunctions.get(row.name)!,
       })),
     ];

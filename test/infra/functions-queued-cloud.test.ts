@@ -1,0 +1,98 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
+import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../../lib/functions/cloud-host.ts';
+import { queueDefinitions } from '../../lib/resources.ts';
+import { workers } from '../../lib/workers.ts';
+
+/**
+ * The invocations worker as the stack makes it (cdk-nag runs at synthesis):
+ * where to start a queued invocation's task, and only the ECS rights that
+ * takes. The Fargate run itself is tested against moto in
+ * test/integration/functions-queued-cloud.test.ts.
+ */
+let outdir: string;
+let stack: SlipwayStack;
+let template: Template;
+type Resource = { Type: string; Properties: Record<string, any> };
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-queued-'));
+  const built = buildSlipwayApp({ outdir, context: { siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' } });
+  stack = built.stack;
+  const assembly = built.app.synth();
+  template = Template.fromJSON(JSON.parse(fs.readFileSync(assembly.getStackByName(stack.stackName).templateFullPath, 'utf8')));
+  resources = template.toJSON().Resources;
+}, 300_000);
+
+afterAll(() => {
+  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
+});
+
+const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+const workerId = () => logicalId(stack.workers.workerFunctions.get('function-invocations')!.fn);
+
+function workerStatements(): any[] {
+  const role = resources[workerId()]!.Properties.Role['Fn::GetAtt'][0];
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((ref: any) => ref.Ref === role))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement);
+}
+
+const actionsOf = (statement: any): string[] => [statement.Action].flat();
+
+describe('the invocations worker', () => {
+  it('gets the cluster, the task definition, the compute subnets and security group in its environment', () => {
+    const variables = resources[workerId()]!.Properties.Environment.Variables;
+    expect(variables[cloudHostVariables.taskCluster]).toEqual({ 'Fn::GetAtt': [logicalId(stack.functions.cluster), 'Arn'] });
+    expect(variables[cloudHostVariables.taskDefinitionArn]).toEqual({ Ref: logicalId(stack.functions.taskDefinition) });
+    expect(variables[cloudHostVariables.securityGroupId]).toEqual({ 'Fn::GetAtt': [logicalId(stack.functions.computeSecurityGroup), 'GroupId'] });
+    const subnets = JSON.stringify(variables[cloudHostVariables.subnetIds]);
+    for (const subnet of stack.functions.vpc.privateSubnets) expect(subnets).toContain(logicalId(subnet as never));
+    for (const subnet of stack.functions.vpc.publicSubnets) expect(subnets).not.toContain(logicalId(subnet as never));
+  });
+
+  it('may run the runner task definition in the cluster, and describe and stop only that cluster\'s tasks', () => {
+    const statements = workerStatements();
+    const run = statements.find((s) => actionsOf(s).includes('ecs:RunTask'));
+    expect(run.Resource).toEqual({ Ref: logicalId(stack.functions.taskDefinition) });
+    expect(run.Condition).toEqual({ ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [logicalId(stack.functions.cluster), 'Arn'] } } });
+    const watch = statements.find((s) => actionsOf(s).includes('ecs:StopTask'));
+    expect(actionsOf(watch).sort()).toEqual(['ecs:DescribeTasks', 'ecs:StopTask']);
+    expect(JSON.stringify(watch.Resource)).toContain(':task/');
+    expect(JSON.stringify(watch.Resource)).toContain(logicalId(stack.functions.cluster));
+    expect(watch.Condition.ArnEquals['ecs:cluster']).toEqual({ 'Fn::GetAtt': [logicalId(stack.functions.cluster), 'Arn'] });
+    const pass = statements.find((s) => actionsOf(s).includes('iam:PassRole'));
+    expect(pass.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } });
+    // No other ECS action, and nothing on every resource.
+    const ecsActions = statements.flatMap(actionsOf).filter((a) => a.startsWith('ecs:'));
+    expect(new Set(ecsActions)).toEqual(new Set(['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask']));
+    expect(statements.filter((s) => s.Resource === '*')).toEqual([]);
+  });
+
+  it('outlasts the task start and the 60 s budget, within the queue visibility timeout', () => {
+    const row = workers.find((w) => w.name === 'function-invocations')!;
+    expect(resources[workerId()]!.Properties.Timeout).toBe(row.timeoutSeconds);
+    expect(row.timeoutSeconds!).toBeGreaterThanOrEqual(90 + 60 + 15);
+    expect(row.timeoutSeconds!).toBeLessThanOrEqual(queueDefinitions.invocations.visibilityTimeoutSeconds);
+  });
+
+  it('no other function may start, describe or stop tasks', () => {
+    const workerRole = resources[workerId()]!.Properties.Role['Fn::GetAtt'][0];
+    const others = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && !r.Properties.Roles.some((ref: any) => ref.Ref === workerRole))
+      .flatMap((r) => r.Properties.PolicyDocument.Statement)
+      .flatMap(actionsOf);
+    expect(others.filter((a) => ['ecs:RunTask', 'ecs:StopTask', 'ecs:DescribeTasks'].includes(a))).toEqual([]);
+  });
+
+  it('the task definition names the runner container the host overrides', () => {
+    const definition = resources[logicalId(stack.functions.taskDefinition)]!.Properties;
+    expect(definition.ContainerDefinitions.map((c: any) => c.Name)).toEqual([RUNNER_CONTAINER_NAME]);
+    expect(definition.ContainerDefinitions[0].ReadonlyRootFilesystem).toBe(true);
+  });
+});
