@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, openAsBlob } from 'node:fs';
+import { createReadStream, openAsBlob, realpathSync } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -7,8 +7,10 @@ import cliProgress from 'cli-progress';
 import pLimit from 'p-limit';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES, MAX_INLINE_FILE_BYTES } from '../plans.ts';
 import type { ApiCallError, ApiClient } from './api-client.ts';
+import { interactive } from './args.ts';
 import { CliError } from './operator-env.ts';
 import { functionDependencies } from './function-deps.ts';
+import { HashCache, statFacts, type StatFacts } from './hash-cache.ts';
 
 /** Folders and files never deployed: VCS data, dependencies, macOS litter. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -27,6 +29,8 @@ export interface SiteFile {
   absolute: string;
   size: number;
   hash: string;
+  /** The stat facts the file was listed with, for the hash cache (lib/cli/hash-cache.ts). */
+  facts?: StatFacts;
 }
 
 /** Every deployable file under `dir`, sorted by path. Symlinked files are followed; symlinked folders are not (no loops). */
@@ -57,9 +61,9 @@ export async function listSiteFiles(dir: string): Promise<Omit<SiteFile, 'hash'>
   // stat follows a symlink: one to a file is deployed as that file, one to a folder or nowhere is skipped.
   const sized = await Promise.all(
     candidates.map((c) =>
-      limit(async () => {
-        const info = await stat(c.absolute).catch(() => null);
-        return info?.isFile() ? { ...c, size: info.size } : null;
+      limit(async (): Promise<Omit<SiteFile, 'hash'> | null> => {
+        const info = await stat(c.absolute, { bigint: true }).catch(() => null);
+        return info?.isFile() ? { ...c, size: Number(info.size), facts: statFacts(info) } : null;
       }),
     ),
   );
@@ -78,9 +82,27 @@ export function hashFile(absolute: string): Promise<string> {
   });
 }
 
-export async function hashSiteFiles(files: Omit<SiteFile, 'hash'>[]): Promise<SiteFile[]> {
+/**
+ * Every file's hash: from the cache when the file's stat facts are those it was hashed under, else read and
+ * hashed (and recorded). `read` counts the files read.
+ */
+export async function hashSiteFiles(files: Omit<SiteFile, 'hash'>[], cache?: HashCache): Promise<{ files: SiteFile[]; read: number }> {
   const limit = pLimit(HASH_CONCURRENCY);
-  return Promise.all(files.map((file) => limit(async () => ({ ...file, hash: await hashFile(file.absolute) }))));
+  let read = 0;
+  const hashed = await Promise.all(
+    files.map((file) =>
+      limit(async () => {
+        const facts = file.facts ?? (cache ? statFacts(await stat(file.absolute, { bigint: true })) : undefined);
+        const cached = facts && cache?.lookup(file.path, facts);
+        if (cached) return { ...file, hash: cached };
+        const hash = await hashFile(file.absolute);
+        read++;
+        if (facts) cache?.record(file.path, facts, hash);
+        return { ...file, hash };
+      }),
+    ),
+  );
+  return { files: hashed, read };
 }
 
 export interface UploadSession {
@@ -101,6 +123,8 @@ export interface DeploySummary {
   url: string;
   files_total: number;
   bytes_total: number;
+  /** Files read and hashed; the others' hashes came from the folder's hash cache (lib/cli/hash-cache.ts). */
+  files_hashed: number;
   /** Files (unique contents) the platform did not hold and that this deploy sent. */
   files_sent: number;
   bytes_sent: number;
@@ -116,9 +140,11 @@ export interface DeployOptions {
   subdomain?: string;
   label?: string;
   concurrency?: number;
-  /** Where progress goes: a bar when it is a terminal, plain lines otherwise. */
+  /** Where progress goes: a bar for a person at a terminal (lib/cli/args.ts interactive), plain lines otherwise. */
   progress?: NodeJS.WriteStream;
   quiet?: boolean;
+  /** Reuse and keep the folder's file hashes (lib/cli/hash-cache.ts); default true. */
+  hashCache?: boolean;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -137,7 +163,7 @@ class UploadProgress {
 
   start(known: number): void {
     if (!this.out) return;
-    if (this.out.isTTY && this.totalFiles > 0) {
+    if (interactive(this.out) && this.totalFiles > 0) {
       this.bar = new cliProgress.SingleBar(
         {
           stream: this.out,
@@ -288,6 +314,8 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     mark = now;
     return ms;
   };
+  // Before the first stat: a file changed after this instant is never trusted to the cache (the racy rule).
+  const scanStartedMs = Date.now();
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
   // node_modules/ is skipped, except the files the functions/ entries import (lib/cli/function-deps.ts).
@@ -297,8 +325,17 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     listed.push(...dependencies.files);
     listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
+  let root = resolve(options.dir);
+  try {
+    root = realpathSync(root);
+  } catch {
+    // Keep the resolved path.
+  }
+  const cache = options.hashCache === false ? undefined : HashCache.open(root, scanStartedMs);
   out?.write(`Hashing ${listed.length} files...\n`);
-  const files = await hashSiteFiles(listed);
+  const { files, read: filesHashed } = await hashSiteFiles(listed, cache);
+  // Saved now, not after the upload: the hashes are right whether or not this deploy goes through.
+  cache?.save();
   const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
   const hashMs = lap();
 
@@ -355,6 +392,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     url: finalized.url ?? finalized.production_url ?? session.project?.production_url ?? '',
     files_total: files.length,
     bytes_total: files.reduce((sum, f) => sum + f.size, 0),
+    files_hashed: filesHashed,
     files_sent: sender.filesSent,
     bytes_sent: sender.bytesSent,
     known_count: session.known_count,
