@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline/promises';
 import { ApiCallError, ApiClient } from './api-client.ts';
 import { deploySite } from './deploy.ts';
 import { client, parse } from './args.ts';
-import { CliError, UsageError } from './operator-env.ts';
+import { CliError } from './operator-env.ts';
 import { apiUrl, linkedProject, linkProject, readSettingsFile, settingsPath, writeSettingsFile } from './settings.ts';
 
 /**
@@ -53,7 +53,7 @@ const deploymentId = (d: DeploymentView) => (d.id ?? d.deployment_id)!;
 function resolveProject(flag: string | undefined, api: ApiClient): string {
   if (flag) return flag;
   const linked = linkedProject(folderKey('.'), api.baseUrl);
-  if (!linked) throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
+  if (!linked) throw new CliError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
   return linked;
 }
 
