@@ -185,7 +185,7 @@ describe('progress on a terminal', () => {
   });
 
   it('prints plain lines instead, even on a terminal, when CI or NO_COLOR is set', async () => {
-    for (const extra of [{ CI: 'true' }, { NO_COLOR: '1' }]) {
+    for (const extra of [{ CI: 'true' }, { NO_COLOR: '1' }] as Record<string, string>[]) {
       const output = await deployOnTerminal(extra);
       expect(output).toContain('Uploading 3 files');
       expect(output).not.toMatch(/Uploading \[/);
