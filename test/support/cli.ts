@@ -28,8 +28,6 @@ export function runCli(args: string[], env: Record<string, string>, options: { c
         // The state file of a developer's running `npm run dev` must not leak into a test.
         SLIPWAY_STATE_FILE: join(tmpdir(), 'slipway-no-state.json'),
         SLIPWAY_RETRY_BASE_MS: '5',
-        // Deploys cache file hashes (lib/cli/hash-cache.ts): in a folder of the tests', not the user's ~/.cache.
-        XDG_CACHE_HOME: join(tmpdir(), 'slipway-test-cache'),
         ...env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],
