@@ -1,18 +1,18 @@
-import { createHash, createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { AwsClient } from 'aws4fetch';
 import { config } from '../config.ts';
 
 /**
  * The few S3 object operations the upload endpoints make (get, put, head,
- * copy, delete, a presigned PUT), as signed `fetch` calls: Signature V4 with
- * node:crypto and the credentials Lambda puts in the environment (as
- * infra/bundling.ts notes, the SDK's default chain finds them there first, and
- * the local platform sets them too). The full S3 client with its schemas,
- * checksums and endpoint rules is about 165 KB of each bundle that imports it;
- * this is about 4 KB. Errors carry S3's code as `name` and the status in
- * `$metadata.httpStatusCode`, as the SDK's do; network failures, 5xx, and
- * throttling are retried three times in all with jittered backoff, as the
- * SDK's standard retry does.
+ * copy, delete, a presigned PUT), as `fetch` calls signed by aws4fetch
+ * (Signature V4 on Web Crypto, ~11 KB, no dependencies) with the credentials
+ * Lambda puts in the environment (as infra/bundling.ts notes, the SDK's
+ * default chain finds them there first, and the local platform sets them
+ * too). The full S3 client with its schemas, checksums and endpoint rules is
+ * about 165 KB of each bundle that imports it. Errors carry S3's code as
+ * `name` and the status in `$metadata.httpStatusCode`, as the SDK's do;
+ * network failures, 5xx, and throttling are retried three times in all with
+ * jittered backoff, as the SDK's standard retry does.
  */
 
 export class S3LiteError extends Error {
@@ -27,17 +27,25 @@ export class S3LiteError extends Error {
 const MAX_ATTEMPTS = 3;
 const RETRYABLE_CODES = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestTimeout', 'RequestTimeTooSkewed', 'InternalError']);
 
-const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
-const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
-/** RFC 3986 encoding, as SigV4 wants it; `/` kept in keys. */
-const encode = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-const encodeKey = (key: string) => key.split('/').map(encode).join('/');
+/** RFC 3986 encoding of each key segment; `/` kept. */
+const encodeKey = (key: string) =>
+  key
+    .split('/')
+    .map((part) => encodeURIComponent(part).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .join('/');
 
-function credentials() {
+let cached: { key: string; client: AwsClient } | undefined;
+
+/** A signer for the credentials in the environment now, kept while they stay the same (it caches its signing key). */
+function signer(): AwsClient {
   const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId || !secretAccessKey) throw new S3LiteError('CredentialsProviderError', 'No AWS credentials in the environment.', 0);
-  return { accessKeyId, secretAccessKey, sessionToken: process.env.AWS_SESSION_TOKEN || undefined };
+  const sessionToken = process.env.AWS_SESSION_TOKEN || undefined;
+  const region = config.awsRegion();
+  const key = [accessKeyId, secretAccessKey, sessionToken, region].join('\n');
+  if (cached?.key !== key) cached = { key, client: new AwsClient({ accessKeyId, secretAccessKey, sessionToken, service: 's3', region }) };
+  return cached.client;
 }
 
 /** Path-style on a local endpoint (and for dotted bucket names), virtual-hosted on AWS. */
@@ -49,61 +57,17 @@ function objectUrl(bucket: string, key: string): URL {
   return new URL(`https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`);
 }
 
-function amzDate(now = new Date()) {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  return { stamp, day: stamp.slice(0, 8) };
-}
-
-function canonicalQuery(params: URLSearchParams): string {
-  return [...params.entries()]
-    .map(([k, v]) => [encode(k), encode(v)] as const)
-    .sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`)
-    .join('&');
-}
-
-function signature(secret: string, day: string, region: string, stringToSign: string): string {
-  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), 's3'), 'aws4_request');
-  return createHmac('sha256', key).update(stringToSign).digest('hex');
-}
-
-/** Signs a request in place (Authorization header). `headers` names are lower-case. */
-function signHeaders(method: string, url: URL, headers: Record<string, string>, payloadHash: string): void {
-  const { accessKeyId, secretAccessKey, sessionToken } = credentials();
-  const region = config.awsRegion();
-  const { stamp, day } = amzDate();
-  headers.host = url.host;
-  headers['x-amz-date'] = stamp;
-  headers['x-amz-content-sha256'] = payloadHash;
-  if (sessionToken) headers['x-amz-security-token'] = sessionToken;
-  const names = Object.keys(headers).sort();
-  const canonical = [
-    method,
-    url.pathname,
-    canonicalQuery(url.searchParams),
-    names.map((n) => `${n}:${headers[n]!.trim().replace(/\s+/g, ' ')}\n`).join(''),
-    names.join(';'),
-    payloadHash,
-  ].join('\n');
-  const scope = `${day}/${region}/s3/aws4_request`;
-  const toSign = `AWS4-HMAC-SHA256\n${stamp}\n${scope}\n${sha256Hex(canonical)}`;
-  headers.authorization = `AWS4-HMAC-SHA256 Credential=${accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature(secretAccessKey, day, region, toSign)}`;
-  delete headers.host; // fetch sets it
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function send(method: string, url: URL, options: { headers?: Record<string, string>; body?: Buffer } = {}): Promise<Response> {
-  const body = options.body;
+  const aws = signer();
   for (let attempt = 1; ; attempt++) {
-    const headers: Record<string, string> = { ...options.headers };
-    if (body) headers['content-length'] = String(body.length);
-    signHeaders(method, url, headers, sha256Hex(body ?? ''));
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body });
+      // Signed again on each attempt: the signature carries its time.
+      res = await fetch(await aws.sign(url.toString(), { method, headers: options.headers, body: options.body }));
     } catch (error) {
-      if (attempt >= MAX_ATTEMPTS) throw error;
+      if (error instanceof S3LiteError || attempt >= MAX_ATTEMPTS) throw error;
       await sleep(Math.random() * 100 * 2 ** attempt);
       continue;
     }
@@ -180,35 +144,15 @@ export async function copyObject(input: { bucket: string; key: string; sourceBuc
  * A presigned PUT whose length and SHA-256 are signed as headers (not hoisted
  * into the query), so S3 refuses other bytes; the payload itself is unsigned.
  */
-export function presignPut(input: { bucket: string; key: string; contentLength: number; checksumSha256: string; expiresIn: number }): string {
-  const { accessKeyId, secretAccessKey, sessionToken } = credentials();
-  const region = config.awsRegion();
+export async function presignPut(input: { bucket: string; key: string; contentLength: number; checksumSha256: string; expiresIn: number }): Promise<string> {
   const url = objectUrl(input.bucket, input.key);
-  const { stamp, day } = amzDate();
-  const scope = `${day}/${region}/s3/aws4_request`;
-  const headers: Record<string, string> = {
-    'content-length': String(input.contentLength),
-    host: url.host,
-    'x-amz-checksum-sha256': input.checksumSha256,
-  };
-  const names = Object.keys(headers).sort();
-  url.searchParams.set('X-Amz-Algorithm', 'AWS4-HMAC-SHA256');
-  url.searchParams.set('X-Amz-Content-Sha256', 'UNSIGNED-PAYLOAD');
-  url.searchParams.set('X-Amz-Credential', `${accessKeyId}/${scope}`);
-  url.searchParams.set('X-Amz-Date', stamp);
   url.searchParams.set('X-Amz-Expires', String(input.expiresIn));
-  if (sessionToken) url.searchParams.set('X-Amz-Security-Token', sessionToken);
-  url.searchParams.set('X-Amz-SignedHeaders', names.join(';'));
   url.searchParams.set('x-id', 'PutObject');
-  const canonical = [
-    'PUT',
-    url.pathname,
-    canonicalQuery(url.searchParams),
-    names.map((n) => `${n}:${headers[n]}\n`).join(''),
-    names.join(';'),
-    'UNSIGNED-PAYLOAD',
-  ].join('\n');
-  const toSign = `AWS4-HMAC-SHA256\n${stamp}\n${scope}\n${sha256Hex(canonical)}`;
-  url.searchParams.set('X-Amz-Signature', signature(secretAccessKey, day, region, toSign));
-  return url.toString();
+  const signed = await signer().sign(url.toString(), {
+    method: 'PUT',
+    headers: { 'content-length': String(input.contentLength), 'x-amz-checksum-sha256': input.checksumSha256 },
+    // allHeaders: content-length is otherwise left out of the signature.
+    aws: { signQuery: true, allHeaders: true },
+  });
+  return signed.url;
 }

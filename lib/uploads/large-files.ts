@@ -43,7 +43,7 @@ export async function largeFileUploadUrl(session: UploadSessionRecord, hash: str
   const seconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, untilSessionEnd));
   const checksum = Buffer.from(hash, 'hex').toString('base64');
   // Length and SHA-256 signed as headers, not hoisted into the query: S3 then refuses bytes of another length or SHA-256.
-  const url = presignPut({ bucket: config.bucket('bundles'), key: stagingKey(session, hash), contentLength: placement.size, checksumSha256: checksum, expiresIn: seconds });
+  const url = await presignPut({ bucket: config.bucket('bundles'), key: stagingKey(session, hash), contentLength: placement.size, checksumSha256: checksum, expiresIn: seconds });
   return {
     upload_id: session.upload_id,
     hash,
