@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { AwsClient } from 'aws4fetch';
 import { config } from '../config.ts';
@@ -87,6 +88,7 @@ export interface S3LiteObject {
   /** The body as a Node stream (read it once). */
   body: Readable;
   transformToString(): Promise<string>;
+  transformToByteArray(): Promise<Uint8Array>;
 }
 
 export async function getObject(bucket: string, key: string): Promise<S3LiteObject> {
@@ -102,15 +104,21 @@ export async function getObject(bucket: string, key: string): Promise<S3LiteObje
       consumed = true;
       return res.text();
     },
+    transformToByteArray: async () => {
+      if (consumed) throw new Error('The body was already read.');
+      consumed = true;
+      return new Uint8Array(await res.arrayBuffer());
+    },
   };
 }
 
-export async function putObject(input: { bucket: string; key: string; body: Buffer | string; contentType?: string }): Promise<void> {
-  const body = typeof input.body === 'string' ? Buffer.from(input.body) : input.body;
-  const res = await send('PUT', objectUrl(input.bucket, input.key), {
-    body,
-    headers: input.contentType ? { 'content-type': input.contentType } : {},
-  });
+/** `ifNoneMatch: '*'` writes only when the key is free (else PreconditionFailed, 412). */
+export async function putObject(input: { bucket: string; key: string; body: Uint8Array | string; contentType?: string; ifNoneMatch?: '*' }): Promise<void> {
+  const body = typeof input.body === 'string' ? Buffer.from(input.body) : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
+  const headers: Record<string, string> = {};
+  if (input.contentType) headers['content-type'] = input.contentType;
+  if (input.ifNoneMatch) headers['if-none-match'] = input.ifNoneMatch;
+  const res = await send('PUT', objectUrl(input.bucket, input.key), { body, headers });
   await res.body?.cancel();
 }
 
@@ -155,4 +163,44 @@ export async function presignPut(input: { bucket: string; key: string; contentLe
     aws: { signQuery: true, allHeaders: true },
   });
   return signed.url;
+}
+
+const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+const xmlText = (text: string) =>
+  text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) =>
+    name[0] === '#' ? String.fromCodePoint(Number.parseInt(name.slice(name[1] === 'x' || name[1] === 'X' ? 2 : 1), name[1] === 'x' || name[1] === 'X' ? 16 : 10)) : (XML_ENTITIES[name] ?? whole),
+  );
+const xmlEscape = (text: string) => text.replace(/[&<>"']/g, (c) => `&${Object.keys(XML_ENTITIES).find((k) => XML_ENTITIES[k] === c)};`);
+
+/**
+ * One page (up to 1,000, or `maxKeys`) of the keys under a prefix. Keys come URL-encoded
+ * (`encoding-type=url`), so any character a key may hold survives the XML.
+ */
+export async function listKeysPage(bucket: string, prefix: string, continuationToken?: string, maxKeys?: number): Promise<{ keys: string[]; next?: string }> {
+  const url = objectUrl(bucket, '');
+  url.searchParams.set('list-type', '2');
+  if (maxKeys) url.searchParams.set('max-keys', String(maxKeys));
+  url.searchParams.set('encoding-type', 'url');
+  url.searchParams.set('prefix', prefix);
+  if (continuationToken) url.searchParams.set('continuation-token', continuationToken);
+  const text = await (await send('GET', url)).text();
+  const keys = [...text.matchAll(/<Contents>[\s\S]*?<Key>([^<]*)<\/Key>[\s\S]*?<\/Contents>/g)].map((m) => decodeURIComponent(m[1]!.replace(/\+/g, ' ')));
+  const truncated = /<IsTruncated>true<\/IsTruncated>/.test(text);
+  const next = /<NextContinuationToken>([^<]+)<\/NextContinuationToken>/.exec(text)?.[1];
+  return { keys, next: truncated && next ? xmlText(next) : undefined };
+}
+
+/** Deletes up to 1,000 keys in one request; a key S3 could not delete fails the call with its code. */
+export async function deleteKeys(bucket: string, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const body = Buffer.from(
+    `<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Quiet>true</Quiet>${keys.map((k) => `<Object><Key>${xmlEscape(k)}</Key></Object>`).join('')}</Delete>`,
+  );
+  const url = objectUrl(bucket, '');
+  url.searchParams.set('delete', '');
+  // S3 wants the body's MD5 (or a checksum header) on a multi-object delete.
+  const res = await send('POST', url, { body, headers: { 'content-type': 'application/xml', 'content-md5': createHash('md5').update(body).digest('base64') } });
+  const text = await res.text();
+  const failed = /<Error>[\s\S]*?<Code>([^<]+)<\/Code>[\s\S]*?<\/Error>/.exec(text);
+  if (failed) throw new S3LiteError(failed[1]!, `S3 could not delete every key: ${xmlText(/<Message>([^<]*)<\/Message>/.exec(failed[0])?.[1] ?? failed[1]!)}`, res.status);
 }
