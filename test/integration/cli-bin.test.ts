@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../lib/local/api-server.ts';
 import { RACY_MARGIN_MS } from '../../lib/cli/hash-cache.ts';
-import { freshConfigHome, type CliRun } from '../support/cli.ts';
+import { freshConfigHome, runProgram, type CliRun } from '../support/cli.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
 
@@ -24,27 +24,8 @@ let site: string;
 const subdomain = `bin-${randomBytes(4).toString('hex')}`;
 
 function runBin(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    // The bin itself, by its shebang: no tsx, no `node` in front, a folder with no node_modules as cwd.
-    const child = spawn(bin, args, {
-      cwd: options.cwd ?? site,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        SLIPWAY_STATE_FILE: join(tmpdir(), 'slipway-no-state.json'),
-        SLIPWAY_RETRY_BASE_MS: '5',
-        ...env,
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  // The bin itself, by its shebang: no tsx, no `node` in front, a folder with no node_modules as cwd.
+  return runProgram(bin, args, { ...env, ...options.env }, { cwd: options.cwd ?? site });
 }
 
 beforeAll(async () => {

@@ -18,9 +18,14 @@ export const freshConfigHome = () => mkdtempSync(join(tmpdir(), 'slipway-cli-'))
  * lib/cli/main.ts ...`), asynchronously so the in-process platform keeps answering.
  */
 export function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
+  // tsx by its resolved URL: the child may run in a folder with no node_modules (cwd: a site).
+  return runProgram(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), ...args], env, options);
+}
+
+/** Runs a program with a clean environment (PATH, HOME and the given variables) and collects its output. */
+export function runProgram(program: string, args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    // tsx by its resolved URL: the child may run in a folder with no node_modules (cwd: a site).
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), ...args], {
+    const child = spawn(program, args, {
       cwd: options.cwd ?? repoRoot,
       env: {
         PATH: process.env.PATH ?? '',
