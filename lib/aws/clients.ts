@@ -30,7 +30,7 @@ export function lazyClient<T>(name: string, create: (opts: ClientOptions) => T):
   };
 }
 
-export const dynamo = lazyClient('dynamodb', (opts) =>
+export const dynamo = /* @__PURE__ */ lazyClient('dynamodb', (opts) =>
   DynamoDBDocumentClient.from(new DynamoDBClient({ region: opts.region, endpoint: opts.endpoint }), {
     marshallOptions: { removeUndefinedValues: true },
   }),

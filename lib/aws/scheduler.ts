@@ -1,4 +1,4 @@
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { lazyClient } from './clients.ts';
 
-export const scheduler = lazyClient('scheduler', ({ region, endpoint }) => new SchedulerClient({ region, endpoint }));
+export const scheduler = /* @__PURE__ */ lazyClient('scheduler', ({ region, endpoint }) => new SchedulerClient({ region, endpoint }));

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ApiClient } from './api-client.ts';
-import { CliError } from './operator-env.ts';
+import { UsageError } from './operator-env.ts';
 import { apiToken, apiUrl, readSettingsFile } from './settings.ts';
 
 /** What the API commands share: their flags, parsed strictly, and a client from the saved settings. */
@@ -15,8 +15,21 @@ export function parse<T extends Flags>(args: string[], spec: T, positionals = 0)
       positionals: parsed.positionals,
     };
   } catch (error) {
-    throw new CliError((error as Error).message);
+    throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * Whether to draw progress (a bar, a spinner): only for a person at a terminal.
+ * Not when either output is piped or redirected, nor when NO_COLOR
+ * (no-color.org) or CI is set, nor on a dumb terminal: there, plain lines.
+ */
+export function interactive(stream: NodeJS.WriteStream = process.stderr): boolean {
+  const set = (name: string) => {
+    const value = process.env[name];
+    return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
+  };
+  return Boolean(stream.isTTY && process.stdout.isTTY) && !set('NO_COLOR') && !set('CI') && process.env.TERM !== 'dumb';
 }
 
 export function client(): ApiClient {

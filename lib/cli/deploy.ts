@@ -1,14 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, openAsBlob } from 'node:fs';
-import { opendir, stat } from 'node:fs/promises';
+import { createReadStream, openAsBlob, readdirSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import cliProgress from 'cli-progress';
 import pLimit from 'p-limit';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES, MAX_INLINE_FILE_BYTES } from '../plans.ts';
 import type { ApiCallError, ApiClient } from './api-client.ts';
+import { interactive } from './args.ts';
 import { CliError } from './operator-env.ts';
 import { functionDependencies } from './function-deps.ts';
+import { HashCache, statFacts, type StatFacts } from './hash-cache.ts';
 
 /** Folders and files never deployed: VCS data, dependencies, macOS litter. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -16,8 +18,6 @@ const SKIPPED_FILES = new Set(['.DS_Store']);
 
 /** Files hashed at once: enough to keep the disk busy, few enough to bound open descriptors. */
 const HASH_CONCURRENCY = 32;
-/** Files whose size is read at once while listing. */
-const STAT_CONCURRENCY = 64;
 /** Upload requests in flight at once, by default. */
 export const UPLOAD_CONCURRENCY = 8;
 
@@ -27,43 +27,41 @@ export interface SiteFile {
   absolute: string;
   size: number;
   hash: string;
+  /** The stat facts the file was listed with, for the hash cache (lib/cli/hash-cache.ts). */
+  facts?: StatFacts;
 }
 
-/** Every deployable file under `dir`, sorted by path. Symlinked files are followed; symlinked folders are not (no loops). */
+/**
+ * Every deployable file under `dir`, sorted by path. Symlinked files are followed; symlinked folders are not (no loops).
+ * Synchronous on purpose: nothing else runs while the folder is listed, and sync readdir and stat calls on 5,000 files
+ * take a fifth of the time the same calls take through promises and the thread pool (about 25 ms against 160 ms on
+ * the 2-core bench machine), which is most of what a repeat deploy with a warm hash cache spends on the disk.
+ */
 export async function listSiteFiles(dir: string): Promise<Omit<SiteFile, 'hash'>[]> {
   const root = resolve(dir);
-  let rootStat;
-  try {
-    rootStat = await stat(root);
-  } catch {
-    throw new CliError(`${dir} does not exist.`);
-  }
+  const rootStat = statSync(root, { throwIfNoEntry: false });
+  if (!rootStat) throw new CliError(`${dir} does not exist.`);
   if (!rootStat.isDirectory()) throw new CliError(`${dir} is not a folder.`);
-  // The walk only names candidates; their sizes are read in parallel afterwards (thousands of files).
-  const candidates: { path: string; absolute: string }[] = [];
-  const walk = async (absolute: string, relative: string): Promise<void> => {
-    for await (const entry of await opendir(absolute)) {
+  const found: Omit<SiteFile, 'hash'>[] = [];
+  const walk = (absolute: string, relative: string): void => {
+    for (const entry of readdirSync(absolute, { withFileTypes: true })) {
       const abs = join(absolute, entry.name);
       const rel = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name)) await walk(abs, rel);
+        if (!SKIPPED_DIRS.has(entry.name)) walk(abs, rel);
       } else if ((entry.isFile() || entry.isSymbolicLink()) && !SKIPPED_FILES.has(entry.name)) {
-        candidates.push({ path: rel, absolute: abs });
+        // stat follows a symlink: one to a file is deployed as that file, one to a folder or nowhere is skipped.
+        let info: BigIntStats | undefined;
+        try {
+          info = statSync(abs, { bigint: true, throwIfNoEntry: false });
+        } catch {
+          info = undefined;
+        }
+        if (info?.isFile()) found.push({ path: rel, absolute: abs, size: Number(info.size), facts: statFacts(info) });
       }
     }
   };
-  await walk(root, '');
-  const limit = pLimit(STAT_CONCURRENCY);
-  // stat follows a symlink: one to a file is deployed as that file, one to a folder or nowhere is skipped.
-  const sized = await Promise.all(
-    candidates.map((c) =>
-      limit(async () => {
-        const info = await stat(c.absolute).catch(() => null);
-        return info?.isFile() ? { ...c, size: info.size } : null;
-      }),
-    ),
-  );
-  const found = sized.filter((f): f is Omit<SiteFile, 'hash'> => f !== null);
+  walk(root, '');
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
@@ -78,9 +76,37 @@ export function hashFile(absolute: string): Promise<string> {
   });
 }
 
-export async function hashSiteFiles(files: Omit<SiteFile, 'hash'>[]): Promise<SiteFile[]> {
+/** Files up to this size are read whole and hashed in one call: for the many small files of a site, a stream's setup costs more than the read. */
+const WHOLE_READ_MAX_BYTES = 1024 * 1024;
+
+async function hashSmallFile(absolute: string): Promise<string> {
+  return createHash('sha256').update(await readFile(absolute)).digest('hex');
+}
+
+/**
+ * Every file's hash: from the cache when the file's stat facts are those it was hashed under, else read and
+ * hashed (and recorded). `read` counts the files read.
+ */
+export async function hashSiteFiles(files: Omit<SiteFile, 'hash'>[], cache?: HashCache): Promise<{ files: SiteFile[]; read: number }> {
   const limit = pLimit(HASH_CONCURRENCY);
-  return Promise.all(files.map((file) => limit(async () => ({ ...file, hash: await hashFile(file.absolute) }))));
+  let read = 0;
+  const hashed = await Promise.all(
+    files.map((file) => {
+      // A cache hit costs no I/O: answered at once, outside the limit.
+      const cached = file.facts && cache?.lookup(file.path, file.facts);
+      if (cached) return { ...file, hash: cached };
+      return limit(async () => {
+        const facts = file.facts ?? (cache ? statFacts(await stat(file.absolute, { bigint: true })) : undefined);
+        const hit = !file.facts && facts && cache?.lookup(file.path, facts);
+        if (hit) return { ...file, hash: hit };
+        const hash = file.size <= WHOLE_READ_MAX_BYTES ? await hashSmallFile(file.absolute) : await hashFile(file.absolute);
+        read++;
+        if (facts) cache?.record(file.path, facts, hash);
+        return { ...file, hash };
+      });
+    }),
+  );
+  return { files: hashed, read };
 }
 
 export interface UploadSession {
@@ -101,6 +127,8 @@ export interface DeploySummary {
   url: string;
   files_total: number;
   bytes_total: number;
+  /** Files read and hashed; the others' hashes came from the folder's hash cache (lib/cli/hash-cache.ts). */
+  files_hashed: number;
   /** Files (unique contents) the platform did not hold and that this deploy sent. */
   files_sent: number;
   bytes_sent: number;
@@ -116,9 +144,11 @@ export interface DeployOptions {
   subdomain?: string;
   label?: string;
   concurrency?: number;
-  /** Where progress goes: a bar when it is a terminal, plain lines otherwise. */
+  /** Where progress goes: a bar for a person at a terminal (lib/cli/args.ts interactive), plain lines otherwise. */
   progress?: NodeJS.WriteStream;
   quiet?: boolean;
+  /** Reuse and keep the folder's file hashes (lib/cli/hash-cache.ts); default true. */
+  hashCache?: boolean;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -137,7 +167,7 @@ class UploadProgress {
 
   start(known: number): void {
     if (!this.out) return;
-    if (this.out.isTTY && this.totalFiles > 0) {
+    if (interactive(this.out) && this.totalFiles > 0) {
       this.bar = new cliProgress.SingleBar(
         {
           stream: this.out,
@@ -279,7 +309,13 @@ class FileSender {
  * `slipway deploy DIR`: hash, begin the upload (new project or an existing
  * one), send only the files the platform lacks, finalize.
  */
-export async function deploySite(api: ApiClient, options: DeployOptions): Promise<DeploySummary> {
+/**
+ * Whether a manifest can hold function sources: a `functions/` folder at the top or under a
+ * root directory (lib/functions/build.ts). A site without one has no live functions to list.
+ */
+export const mayHaveFunctions = (files: { path: string }[]) => files.some((f) => f.path.startsWith('functions/') || f.path.includes('/functions/'));
+
+export async function deploySite(api: ApiClient, options: DeployOptions): Promise<DeploySummary & { functionSources: boolean }> {
   const out = options.quiet ? undefined : options.progress;
   let mark = performance.now();
   const lap = () => {
@@ -288,6 +324,8 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     mark = now;
     return ms;
   };
+  // Before the first stat: a file changed after this instant is never trusted to the cache (the racy rule).
+  const scanStartedMs = Date.now();
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
   // node_modules/ is skipped, except the files the functions/ entries import (lib/cli/function-deps.ts).
@@ -297,8 +335,17 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     listed.push(...dependencies.files);
     listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
+  let root = resolve(options.dir);
+  try {
+    root = realpathSync(root);
+  } catch {
+    // Keep the resolved path.
+  }
+  const cache = options.hashCache === false ? undefined : HashCache.open(root, scanStartedMs);
   out?.write(`Hashing ${listed.length} files...\n`);
-  const files = await hashSiteFiles(listed);
+  const { files, read: filesHashed } = await hashSiteFiles(listed, cache);
+  // Saved now, not after the upload: the hashes are right whether or not this deploy goes through.
+  cache?.save();
   const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
   const hashMs = lap();
 
@@ -355,6 +402,8 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     url: finalized.url ?? finalized.production_url ?? session.project?.production_url ?? '',
     files_total: files.length,
     bytes_total: files.reduce((sum, f) => sum + f.size, 0),
+    files_hashed: filesHashed,
+    functionSources: mayHaveFunctions(files),
     files_sent: sender.filesSent,
     bytes_sent: sender.bytesSent,
     known_count: session.known_count,

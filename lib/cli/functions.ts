@@ -1,8 +1,8 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ApiCallError, ApiClient } from './api-client.ts';
-import { client, parse } from './args.ts';
-import { CliError } from './operator-env.ts';
+import { client, interactive, parse } from './args.ts';
+import { CliError, UsageError } from './operator-env.ts';
 import { linkedProject } from './settings.ts';
 
 /**
@@ -23,7 +23,7 @@ function projectOf(flag: string | undefined, api: ApiClient): string {
     // Keep the resolved path.
   }
   const linked = linkedProject(dir, api.baseUrl);
-  if (!linked) throw new CliError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
+  if (!linked) throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
   return linked;
 }
 
@@ -157,7 +157,7 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
         1,
       );
       const name = positionals[0];
-      if (!name) throw new CliError('Name the function: slipway invoke NAME');
+      if (!name) throw new UsageError('Name the function: slipway invoke NAME');
       const api = client();
       const project = await api.call<ProjectView>('GET', `/api/v1/projects/${encodeURIComponent(projectOf(o.project, api))}`);
       const queued = await publicCall(
@@ -173,7 +173,7 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
       }
       // Poll, backing off to one poll in 3 s (the door's 20 a minute per address).
       const frames = ['|', '/', '-', '\\'];
-      const spin = process.stderr.isTTY && !o.json;
+      const spin = interactive() && !o.json;
       let frame = 0;
       const spinner = spin ? setInterval(() => process.stderr.write(`\r${frames[frame++ % frames.length]} waiting for ${queued.invocation_id}`), 120) : null;
       let inv: any;
@@ -199,7 +199,7 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
     run: async (args) => {
       const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 2);
       const [name, id] = positionals;
-      if (!name || !id) throw new CliError('Usage: slipway logs NAME INVOCATION_ID');
+      if (!name || !id) throw new UsageError('Usage: slipway logs NAME INVOCATION_ID');
       const api = client();
       const projectId = projectOf(o.project, api);
       const inv = await api.call<any>(

@@ -1,17 +1,19 @@
-import { runAdmin } from './admin.ts';
 import { functionCommands, functionUsage } from './functions.ts';
 import { ApiCallError } from './api-client.ts';
-import { CliError } from './operator-env.ts';
+import { CliError, UsageError } from './operator-env.ts';
 import { siteCommands, siteUsage } from './sites.ts';
 
-const usage = `Usage: slipway <command>
+/**
+ * `slipway`: the user commands (against the API) and the operator commands
+ * (against the table). Exit codes scripts can rely on: 0 success, 1 the
+ * operation failed (the API refused, the network failed, an invoked function
+ * failed), 2 the command line is wrong (unknown command, bad or missing
+ * argument); `--help` on any command prints its usage and exits 0.
+ */
 
-Commands (against the API; token from SLIPWAY_TOKEN or "slipway login"):
-${siteUsage}
-${functionUsage}
+const exitCodes = `Exit codes: 0 success, 1 the operation failed, 2 usage error (unknown command, bad or missing argument).`;
 
-Operator commands (against the running local platform, or TABLE_NAME):
-  admin create-user --email E [--name N] [--platform-admin]
+const adminUsage = `  admin create-user --email E [--name N] [--platform-admin]
   admin create-team --name N --owner USER_ID
   admin add-member --team T --user U --role admin|member
   admin create-api-key --team T [--role admin|member]
@@ -24,35 +26,93 @@ Operator commands (against the running local platform, or TABLE_NAME):
   admin create-feedback --team T --user U --message M [--type T] [--page-route R] [--app-version V] [--user-agent UA] [--viewport WxH]
   admin create-email-change --user U --new-email E [--status pending|confirmed|frozen] [--request-ip IP] [--request-user-agent UA]
   admin create-credential-cutoff --user U --reason R [--not-before ISO]
-  admin create-step-up-grant --user U --factors F[,F...] [--minutes N]
+  admin create-step-up-grant --user U --factors F[,F...] [--minutes N]`;
+
+const usage = `Usage: slipway <command> [options]    (slipway <command> --help for one command)
+
+Commands (against the API; token from SLIPWAY_TOKEN or "slipway login"):
+${siteUsage}
+${functionUsage}
+
+Operator commands (against the running local platform, or TABLE_NAME); they print JSON:
+${adminUsage}
+
+--json prints the result as JSON on stdout; on failure stdout stays empty and stderr says why.
+Progress goes to stderr: a bar only at a terminal, plain lines when piped or NO_COLOR/CI is set.
+${exitCodes}
 `;
+
+/** What each command does, for `slipway <command> --help`. */
+const descriptions: Record<string, string> = {
+  deploy:
+    'Publishes the folder DIR (default: the current folder) as a new deployment and makes it live. Only files the\n' +
+    'platform lacks are sent; file hashes are cached per folder (see docs/cli.md), so a repeat deploy reads only\n' +
+    'changed files. A folder deployed before publishes to the same project unless --project, --name or --subdomain say\n' +
+    'otherwise. --json prints the deployment summary (ids, url, counts, timings, live functions).',
+  rollback: 'Makes the deployment before the live one (or --to DEPLOYMENT_ID) live again. --json prints the project.',
+  projects: "Lists the team's projects. --json prints them as an array.",
+  login: 'Checks a token (a session token or an API key) against the API and saves it with the API address.',
+  functions: "Lists a project's live functions and their URLs. --json prints them as an array.",
+  invoke: 'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).',
+  logs: "Prints an invocation's console output. --json prints the lines as an array.",
+  admin: 'Operator commands: they write the table directly (the running local platform, or TABLE_NAME and AWS credentials).',
+};
+
+const commands = { ...siteCommands, ...functionCommands };
+
+function commandHelp(name: string): string | null {
+  if (name === 'admin') return `Usage:\n${adminUsage}\n\n${descriptions.admin}\n${exitCodes}\n`;
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!command) return null;
+  return `Usage: slipway ${command.usage}\n\n${descriptions[name] ?? ''}\n${exitCodes}\n`;
+}
+
+const wantsHelp = (args: string[]) => {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+};
 
 async function main(argv: string[]): Promise<number> {
   const [group, ...rest] = argv;
-  if (!group || group === 'help' || group === '--help') {
-    process.stdout.write(usage);
-    return group ? 0 : 2;
+  if (!group) {
+    process.stderr.write(usage);
+    return 2;
+  }
+  if (group === 'help' || group === '--help' || group === '-h') {
+    if (rest[0]) {
+      const help = commandHelp(rest[0]);
+      if (!help) throw new UsageError(`Unknown command ${rest[0]}. Run slipway help for the list.`);
+      process.stdout.write(help);
+    } else process.stdout.write(usage);
+    return 0;
+  }
+  if (wantsHelp(rest)) {
+    const help = commandHelp(group);
+    if (!help) throw new UsageError(`Unknown command ${group}. Run slipway help for the list.`);
+    process.stdout.write(help);
+    return 0;
   }
   if (group === 'admin') {
+    // Loaded on demand: the operator commands bring the table client and the domain code, which no user command needs.
+    const { runAdmin } = await import('./admin.ts');
     const result = await runAdmin(rest);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   }
-  const siteCommand = Object.hasOwn(siteCommands, group) ? siteCommands[group] : undefined;
-  if (siteCommand) return siteCommand.run(rest);
-  const functionCommand = Object.hasOwn(functionCommands, group) ? functionCommands[group] : undefined;
-  if (functionCommand) return functionCommand.run(rest);
-  throw new CliError(`Unknown command ${group}.\n\n${usage}`);
+  const command = Object.hasOwn(commands, group) ? commands[group] : undefined;
+  if (command) return command.run(rest);
+  throw new UsageError(`Unknown command ${group}. Run slipway help for the list.`);
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    const usageError = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
     if (error instanceof CliError) process.stderr.write(`slipway: ${error.message}\n`);
     else process.stderr.write(`slipway: ${(error as Error).name}: ${(error as Error).message}\n`);
     // A failed functions build says why in its log: show it, line by line, as the build wrote it.
     const buildLog = error instanceof ApiCallError ? (error.details as { build_log?: unknown } | null)?.build_log : undefined;
     if (Array.isArray(buildLog)) for (const line of buildLog) process.stderr.write(`  ${String(line)}\n`);
-    process.exit(1);
+    process.exit(usageError ? 2 : 1);
   },
 );

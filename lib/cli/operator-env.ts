@@ -2,6 +2,9 @@ import { readLocalState, stateFilePath } from '../local/state.ts';
 
 export class CliError extends Error {}
 
+/** A command line the CLI cannot run (unknown command, bad flag, missing argument): exit code 2, not 1. */
+export class UsageError extends CliError {}
+
 /**
  * Operator commands talk to the table directly. Against a deployment they use
  * TABLE_NAME and the usual AWS credentials; with no TABLE_NAME they use the

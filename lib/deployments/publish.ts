@@ -1,8 +1,7 @@
-import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
-import { s3 } from '../aws/s3.ts';
+import { copyObject, deleteKeys, listKeysPage, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
@@ -12,10 +11,10 @@ import { forgetHeldBlobs, heldBlobs, liveObjects, type HeldBlob } from '../uploa
 import { requireOpenSession } from '../uploads/files.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { getUploadSession, type UploadSessionRecord } from '../uploads/sessions.ts';
-import { manifestObjectKey, type RouteManifest, type RouteManifestFile } from '../sites/serve.ts';
+import type { RouteManifest, RouteManifestFile } from '../sites/serve.ts';
 import { buildDeploymentFunctions, functionEntries, rootPrefix } from '../functions/build.ts';
 import { contentTypeFor } from './content-type.ts';
-import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
+import { deploymentPrefix, manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';
 import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 
 /** Server-side copies in flight at once while publishing. */
@@ -87,9 +86,9 @@ async function listKeys(bucket: string, prefix: string): Promise<Set<string>> {
   const found = new Set<string>();
   let token: string | undefined;
   do {
-    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) found.add(object.Key!);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    const page = await listKeysPage(bucket, prefix, token);
+    for (const key of page.keys) found.add(key);
+    token = page.next;
   } while (token);
   return found;
 }
@@ -100,10 +99,9 @@ const isNoSuchKey = (error: unknown) =>
 async function deletePrefix(bucket: string, prefix: string): Promise<void> {
   let token: string | undefined;
   do {
-    const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-    const objects = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
-    if (objects.length > 0) await s3().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    const page = await listKeysPage(bucket, prefix, token);
+    await deleteKeys(bucket, page.keys);
+    token = page.next;
   } while (token);
 }
 
@@ -180,15 +178,13 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
         limit(async () => {
           const placement = manifest.placements.get(blob.hash)!;
           try {
-            await s3().send(
-              new CopyObjectCommand({
-                Bucket: sites,
-                Key: `${prefix}${placement.path}`,
-                CopySource: `${sites}/${blob.object_key.split('/').map(encodeURIComponent).join('/')}`,
-                ContentType: contentTypeFor(placement.path),
-                MetadataDirective: 'REPLACE',
-              }),
-            );
+            await copyObject({
+              bucket: sites,
+              key: `${prefix}${placement.path}`,
+              sourceBucket: sites,
+              sourceKey: blob.object_key,
+              contentType: contentTypeFor(placement.path),
+            });
           } catch (error) {
             if (!isNoSuchKey(error)) throw error;
             stale.push(blob);
@@ -233,16 +229,14 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   if (settled) return settled;
 
   try {
-    await s3().send(
-      new PutObjectCommand({
-        Bucket: sites,
-        Key: routeManifestKey(teamId, slug, session.deployment_id),
-        Body: JSON.stringify(routeManifest),
-        ContentType: 'application/json',
-        // Written once: a racing finalize of the same session finds it there, with the same content.
-        IfNoneMatch: '*',
-      }),
-    );
+    await putObject({
+      bucket: sites,
+      key: routeManifestKey(teamId, slug, session.deployment_id),
+      body: JSON.stringify(routeManifest),
+      contentType: 'application/json',
+      // Written once: a racing finalize of the same session finds it there, with the same content.
+      ifNoneMatch: '*',
+    });
   } catch (error) {
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     if ((error as Error).name !== 'PreconditionFailed' && status !== 412) throw error;

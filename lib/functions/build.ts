@@ -3,12 +3,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { BuildFailure, Message, Metafile } from 'esbuild';
 import { dynamo } from '../aws/clients.ts';
-import { s3 } from '../aws/s3.ts';
+import { getObject, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
@@ -166,10 +165,10 @@ async function fetchSources(input: FunctionsBuildInput, root: string, dir: strin
         const relative = path.slice(root.length);
         // Manifest paths are checked at begin; this only guards the temp folder.
         if (relative.split('/').some((segment) => segment === '..' || segment === '')) return;
-        const reply = await s3().send(new GetObjectCommand({ Bucket: sites, Key: input.objectKey(path) }));
+        const reply = await getObject(sites, input.objectKey(path));
         const target = join(dir, relative);
         await mkdir(dirname(target), { recursive: true });
-        await writeFile(target, await reply.Body!.transformToByteArray());
+        await writeFile(target, await reply.transformToByteArray());
       }),
     ),
   );
@@ -313,7 +312,7 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
   }));
   await Promise.all(
     built.map((fn, i) =>
-      s3().send(new PutObjectCommand({ Bucket: bundles, Key: records[i]!.bundle_key, Body: fn.code, ContentType: 'text/javascript; charset=utf-8' })),
+      putObject({ bucket: bundles, key: records[i]!.bundle_key, body: fn.code, contentType: 'text/javascript; charset=utf-8' }),
     ),
   );
   await batchWriteAll(

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { s3 } from '../aws/s3.ts';
+import { getObject, putObject } from '../aws/s3-lite.ts';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -95,15 +94,12 @@ export async function getInvocation(id: string): Promise<InvocationRecord | null
 }
 
 async function putJson(key: string, value: unknown): Promise<void> {
-  await s3().send(
-    new PutObjectCommand({ Bucket: config.bucket('bundles'), Key: key, Body: JSON.stringify(value), ContentType: 'application/json' }),
-  );
+  await putObject({ bucket: config.bucket('bundles'), key, body: JSON.stringify(value), contentType: 'application/json' });
 }
 
 async function getJson<T>(key: string): Promise<T | null> {
   try {
-    const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: key }));
-    return JSON.parse(await reply.Body!.transformToString('utf8')) as T;
+    return JSON.parse(await (await getObject(config.bucket('bundles'), key)).transformToString()) as T;
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'NoSuchKey' || name === 'NotFound') return null;

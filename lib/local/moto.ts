@@ -27,8 +27,8 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs: 
   throw new LocalPlatformError(`moto_server did not answer at ${endpoint} within ${timeoutMs} ms`);
 }
 
-/** Starts moto's AWS wire-protocol server on a free loopback port. */
-export async function startMoto(): Promise<MotoServer> {
+/** Starts moto's AWS wire-protocol server on a free loopback port; `env` adds moto settings (a test of request signing turns its authentication on). */
+export async function startMoto(options: { env?: Record<string, string> } = {}): Promise<MotoServer> {
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
   const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], {
@@ -39,6 +39,7 @@ export async function startMoto(): Promise<MotoServer> {
       // moto's DynamoDB is not thread-safe; moto-python/sitecustomize.py serializes its requests (see there why).
       PYTHONPATH: [MOTO_PYTHON_DIR, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
       SLIPWAY_MOTO_SERIALIZE_DYNAMODB: '1',
+      ...options.env,
     },
   });
   let stderr = '';

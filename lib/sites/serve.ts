@@ -6,7 +6,7 @@ import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
-import { deployedObjectKey, routeManifestKey } from './storage-keys.ts';
+import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';
 
 /**
@@ -67,24 +67,6 @@ export type ServeErrorCode = 'slug_mismatch' | 'route_manifest_missing' | 'inter
  */
 export const SITE_HOST_HEADER = 'x-slipway-host';
 
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** `{deployment_id}/{path}`: a UUID, then segments that are never empty, `.` or `..`: it cannot leave the project's folder. */
-export function isObjectReference(reference: string): boolean {
-  const [deploymentId, ...segments] = reference.split('/');
-  return (
-    UUID.test(deploymentId ?? '') &&
-    segments.length > 0 &&
-    segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..' && !/[\\\0]/.test(segment))
-  );
-}
-
-/** The sites-bucket key of a manifest file: its own deployment folder, or the earlier one it references. */
-export function manifestObjectKey(manifest: RouteManifest, path: string, file: RouteManifestFile): string | null {
-  if (file.object === undefined) return deployedObjectKey(manifest.team_id, manifest.project_slug, manifest.deployment_id, path);
-  return isObjectReference(file.object) ? `${manifest.team_id}/${manifest.project_slug}/${file.object}` : null;
-}
 
 /**
  * Browsers and CDNs may keep a copy, but must ask again every time (with

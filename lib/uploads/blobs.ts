@@ -1,8 +1,7 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { dynamo } from '../aws/clients.ts';
-import { s3 } from '../aws/s3.ts';
+import { getObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { batchGetAll, batchWriteAll } from '../db/batch.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
@@ -32,8 +31,8 @@ export interface HeldBlob {
 export async function liveObjects(teamId: string, slug: string, liveDeploymentId: string | null | undefined): Promise<Map<string, string>> {
   const objects = new Map<string, string>();
   if (!liveDeploymentId) return objects;
-  const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(teamId, slug, liveDeploymentId) }));
-  const manifest = JSON.parse(await reply.Body!.transformToString()) as RouteManifest;
+  const reply = await getObject(config.bucket('sites'), routeManifestKey(teamId, slug, liveDeploymentId));
+  const manifest = JSON.parse(await reply.transformToString()) as RouteManifest;
   if (manifest.project_slug !== slug || manifest.team_id !== teamId) return objects;
   for (const [path, file] of Object.entries(manifest.files)) {
     if (!objects.has(file.hash)) objects.set(file.hash, file.object ?? `${liveDeploymentId}/${path}`);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
-import { s3 } from '../aws/s3.ts';
+import { putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
@@ -60,17 +59,7 @@ export async function storeUploadedFiles(session: UploadSessionRecord, uploads: 
   const sites = config.bucket('sites');
   await Promise.all(
     checked.map(({ bytes, placement }) =>
-      limit(() =>
-        s3().send(
-          new PutObjectCommand({
-            Bucket: sites,
-            Key: placementKey(session, placement),
-            Body: bytes,
-            ContentLength: bytes.length,
-            ContentType: contentTypeFor(placement.path),
-          }),
-        ),
-      ),
+      limit(() => putObject({ bucket: sites, key: placementKey(session, placement), body: bytes, contentType: contentTypeFor(placement.path) })),
     ),
   );
   // The team now holds these bytes: a retry session (or another project) is not asked for them again.

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { s3 } from '../aws/s3.ts';
+import { copyObject, deleteObject, getObject, headObject, presignPut } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
@@ -44,16 +42,8 @@ export async function largeFileUploadUrl(session: UploadSessionRecord, hash: str
   const untilSessionEnd = Math.floor((Date.parse(session.expires_at) - Date.now()) / 1000);
   const seconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, untilSessionEnd));
   const checksum = Buffer.from(hash, 'hex').toString('base64');
-  const url = await getSignedUrl(
-    s3(),
-    new PutObjectCommand({ Bucket: config.bucket('bundles'), Key: stagingKey(session, hash), ContentLength: placement.size, ChecksumSHA256: checksum }),
-    {
-      expiresIn: seconds,
-      // Signed as headers, not hoisted into the query: S3 then refuses bytes of another length or SHA-256.
-      signableHeaders: new Set(['content-length', 'x-amz-checksum-sha256']),
-      unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
-    },
-  );
+  // Length and SHA-256 signed as headers, not hoisted into the query: S3 then refuses bytes of another length or SHA-256.
+  const url = await presignPut({ bucket: config.bucket('bundles'), key: stagingKey(session, hash), contentLength: placement.size, checksumSha256: checksum, expiresIn: seconds });
   return {
     upload_id: session.upload_id,
     hash,
@@ -78,13 +68,11 @@ export async function completeLargeFile(session: UploadSessionRecord, hash: stri
   const target = placementKey(session, placement);
   let body: Readable;
   try {
-    body = (await s3().send(new GetObjectCommand({ Bucket: bundles, Key: staged }))).Body as Readable;
+    body = (await getObject(bundles, staged)).body;
   } catch (error) {
     if ((error as Error).name !== 'NoSuchKey') throw error;
     // Completed before (the staged copy is gone once stored), or never sent.
-    const stored = await s3()
-      .send(new HeadObjectCommand({ Bucket: config.bucket('sites'), Key: target }))
-      .then(
+    const stored = await headObject(config.bucket('sites'), target).then(
         () => true,
         () => false,
       );
@@ -99,21 +87,13 @@ export async function completeLargeFile(session: UploadSessionRecord, hash: stri
   }
   const actualHash = digest.digest('hex');
   if (actualHash !== hash || size !== placement.size) {
-    await s3().send(new DeleteObjectCommand({ Bucket: bundles, Key: staged }));
+    await deleteObject(bundles, staged);
     throw new ApiError('UPLOAD_CONTENT_MISMATCH', {
       details: { expected_hash: hash, actual_hash: actualHash, expected_size: placement.size, actual_size: size },
     });
   }
-  await s3().send(
-    new CopyObjectCommand({
-      Bucket: config.bucket('sites'),
-      Key: target,
-      CopySource: `${bundles}/${staged}`,
-      ContentType: contentTypeFor(placement.path),
-      MetadataDirective: 'REPLACE',
-    }),
-  );
+  await copyObject({ bucket: config.bucket('sites'), key: target, sourceBucket: bundles, sourceKey: staged, contentType: contentTypeFor(placement.path) });
   await recordHeldBlobs(session.team_id, [{ hash, size, object_key: target, project_id: session.project_id }]);
-  await s3().send(new DeleteObjectCommand({ Bucket: bundles, Key: staged }));
+  await deleteObject(bundles, staged);
   return { hash, size };
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { s3 } from '../aws/s3.ts';
+import { deleteObject, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
@@ -182,14 +181,7 @@ async function prepareSession(input: {
   const manifestKey = `uploads/${uploadId}/manifest.json`;
 
   const stored: StoredManifest = { files: input.manifest.files, missing };
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: config.bucket('bundles'),
-      Key: manifestKey,
-      Body: JSON.stringify(stored),
-      ContentType: 'application/json',
-    }),
-  );
+  await putObject({ bucket: config.bucket('bundles'), key: manifestKey, body: JSON.stringify(stored), contentType: 'application/json' });
 
   return {
     record: {
@@ -281,9 +273,7 @@ function view(prepared: PreparedSession, project?: Project): UploadSessionView {
 
 async function discardPrepared(prepared: PreparedSession): Promise<void> {
   // The expected-hash items expire with their TTL; the manifest object is removed now.
-  await s3()
-    .send(new DeleteObjectCommand({ Bucket: config.bucket('bundles'), Key: prepared.record.manifest_key }))
-    .catch(() => undefined);
+  await deleteObject(config.bucket('bundles'), prepared.record.manifest_key).catch(() => undefined);
 }
 
 /**

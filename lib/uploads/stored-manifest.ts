@@ -1,5 +1,4 @@
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/s3.ts';
+import { getObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../http/errors.ts';
 import type { ManifestFile } from './manifest.ts';
@@ -51,8 +50,8 @@ export function readManifest(session: Pick<UploadSessionRecord, 'upload_id' | 'm
   const cached = manifestCache.get(session.upload_id);
   if (cached) return cached;
   const loading = (async () => {
-    const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: session.manifest_key }));
-    const stored = JSON.parse(await reply.Body!.transformToString()) as StoredManifest;
+    const reply = await getObject(config.bucket('bundles'), session.manifest_key);
+    const stored = JSON.parse(await reply.transformToString()) as StoredManifest;
     return { files: stored.files, missing: stored.missing ?? [], placements: placementsOf(stored.files) };
   })();
   manifestCache.set(session.upload_id, loading);

@@ -72,6 +72,8 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
       url: `http://${subdomain}.localhost:${platform.port}`,
       files_total: 7,
       bytes_total: 16 + 17 + 13 + 18 + 2 * logo.length,
+      // A first deploy of the folder: no cached hashes, every file read.
+      files_hashed: 7,
       // Two paths share the logo's bytes: sent once.
       files_sent: 6,
       bytes_sent: 16 + 17 + 13 + 18 + logo.length,
@@ -155,23 +157,39 @@ describe('slipway deploy, redeploy, projects, rollback', () => {
 });
 
 describe('progress on a terminal', () => {
-  it('shows a bar with files and megabytes when stderr is a TTY', async () => {
+  /** Deploys a fresh 3-file folder with the CLI on a pseudo-terminal (`script`), as in a user's shell. */
+  async function deployOnTerminal(extraEnv: Record<string, string>): Promise<string> {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-tty-'));
     writeSite(dir, { 'index.html': `<h1>${randomBytes(4).toString('hex')}</h1>`, 'a.bin': randomBytes(5000), 'b.bin': randomBytes(7000) });
-    // `script` runs the CLI on a pseudo-terminal, as in a user's shell.
     const command = [process.execPath, '--import', import.meta.resolve('tsx'), join(process.cwd(), 'lib/cli/main.ts'), 'deploy', dir, '--name', `tty ${randomBytes(3).toString('hex')}`]
       .map((part) => `'${part}'`)
       .join(' ');
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...env, TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new Promise<string>((resolve, reject) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        // A user's shell: the CI runner's CI=true (and any NO_COLOR) is not part of it; the second case sets them itself.
+        env: { ...process.env, ...env, TERM: 'xterm', CI: '', NO_COLOR: '', ...extraEnv },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let text = '';
       child.stdout.on('data', (c: Buffer) => (text += c.toString()));
       child.on('error', reject);
       child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
     });
+  }
+
+  it('shows a bar with files and megabytes when stderr and stdout are a TTY', async () => {
+    const output = await deployOnTerminal({});
     expect(output).toMatch(/Uploading \[[^\]]*\] 100% \| 3\/3 files \| 0\.0 MB\/0\.0 MB/);
     expect(output).not.toContain('Uploading 3 files');
     expect(output).toMatch(/Deployment [0-9a-f-]{36} is live:\s+http:\/\/tty-[0-9a-f]{6}\.localhost:\d+/);
+  });
+
+  it('prints plain lines instead, even on a terminal, when CI or NO_COLOR is set', async () => {
+    for (const extra of [{ CI: 'true' }, { NO_COLOR: '1' }] as Record<string, string>[]) {
+      const output = await deployOnTerminal(extra);
+      expect(output).toContain('Uploading 3 files');
+      expect(output).not.toMatch(/Uploading \[/);
+    }
   });
 });
 

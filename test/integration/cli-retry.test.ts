@@ -194,8 +194,7 @@ describe('CLI retries', () => {
       'POST /api/v1/uploads/u1/finalize',
       'POST /api/v1/uploads/u1/files',
       'POST /api/v1/uploads/u1/finalize',
-      // Then the functions to print beside the URL (this fake has none: they are left out).
-      'GET /api/v1/projects/p1/functions',
+      // No functions listing: the folder has no functions/ sources, so it has no functions.
     ]);
     expect(seen[2]!.body.includes(page)).toBe(true);
     expect(JSON.parse(run.stdout)).toMatchObject({ files_sent: 1, bytes_sent: page.length });

@@ -18,9 +18,14 @@ export const freshConfigHome = () => mkdtempSync(join(tmpdir(), 'slipway-cli-'))
  * lib/cli/main.ts ...`), asynchronously so the in-process platform keeps answering.
  */
 export function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
+  // tsx by its resolved URL: the child may run in a folder with no node_modules (cwd: a site).
+  return runProgram(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), ...args], env, options);
+}
+
+/** Runs a program with a clean environment (PATH, HOME and the given variables) and collects its output. */
+export function runProgram(program: string, args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    // tsx by its resolved URL: the child may run in a folder with no node_modules (cwd: a site).
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), ...args], {
+    const child = spawn(program, args, {
       cwd: options.cwd ?? repoRoot,
       env: {
         PATH: process.env.PATH ?? '',
@@ -28,6 +33,8 @@ export function runCli(args: string[], env: Record<string, string>, options: { c
         // The state file of a developer's running `npm run dev` must not leak into a test.
         SLIPWAY_STATE_FILE: join(tmpdir(), 'slipway-no-state.json'),
         SLIPWAY_RETRY_BASE_MS: '5',
+        // Deploys cache file hashes (lib/cli/hash-cache.ts): in a folder of the tests', not the user's ~/.cache.
+        XDG_CACHE_HOME: join(tmpdir(), 'slipway-test-cache'),
         ...env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { etagMatches, isObjectReference, requestSegments, resolveSitePath, siteSubdomain } from '../../lib/sites/serve.ts';
+import { etagMatches, requestSegments, resolveSitePath, siteSubdomain } from '../../lib/sites/serve.ts';
+import { isObjectReference } from '../../lib/sites/storage-keys.ts';
 
 const files = Object.fromEntries(
   ['index.html', 'about.html', 'blog/index.html', 'blog/post.html', 'a.b/index.html', 'v1.2', 'LICENSE'].map((p) => [p, {}]),
