@@ -55,6 +55,25 @@ export const bundleSettings = {
   banner: requireBanner,
 } as const;
 
+/**
+ * The SDK's event-stream code (~14 KB minified) reaches every bundle through a
+ * dynamic import() in its HTTP protocol that only streaming operations take;
+ * esbuild inlines it. Only the handlers listed here hold one
+ * (InvokeWithResponseStream); every other bundle leaves the module out, and
+ * were it ever reached, its import fails loudly. test/infra/bundles.test.ts
+ * fails when a bundle calls a streaming operation and is not listed.
+ */
+export const EVENT_STREAM_MODULE = '@smithy/core/event-streams';
+// The invocations worker builds the same cloud host as the door (lib/functions/cloud-host.ts), streaming call included.
+export const eventStreamHandlers: ReadonlySet<string> = new Set(['handlers/edge/function-door.ts', 'handlers/workers/function-invocations.ts']);
+
+/** The modules one handler's bundle leaves out. */
+export function externalModulesFor(handler: string): string[] {
+  const external = [...bundleSettings.externalModules];
+  if (!eventStreamHandlers.has(handler)) external.push(EVENT_STREAM_MODULE);
+  return external;
+}
+
 /** Environment every function gets so that stack traces map back to the TypeScript sources. */
 export const bundleRuntimeEnvironment = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
@@ -73,7 +92,7 @@ export const nodejsBundling: BundlingOptions = {
   logLevel: LogLevel.WARNING,
 };
 
-/** The same settings as esbuild build options, for the bench (one entry per call). */
+/** The same settings as esbuild build options, for the bench (one entry per call; `entry` as a handler path from the repository root). */
 export function esbuildOptions(entry: string, outfile: string): BuildOptions {
   return {
     entryPoints: [path.resolve(repoRoot, entry)],
@@ -86,7 +105,7 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     sourcemap: bundleSettings.sourceMap,
     sourcesContent: bundleSettings.sourcesContent,
     mainFields: [...bundleSettings.mainFields],
-    external: [...bundleSettings.externalModules],
+    external: externalModulesFor(entry),
     banner: { js: bundleSettings.banner },
     logLevel: 'warning',
   };

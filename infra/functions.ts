@@ -7,7 +7,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ResourceUse, RouteRow } from '../lib/http/routes.ts';
-import { bundleRuntimeEnvironment, lambdaArchitecture, lambdaRuntime, nodejsBundling, repoRoot } from './bundling.ts';
+import { bundleRuntimeEnvironment, externalModulesFor, lambdaArchitecture, lambdaRuntime, nodejsBundling, repoRoot } from './bundling.ts';
 import { grantUses, type GrantContext } from './grants.ts';
 
 /** The defaults of lib/http/routes.ts RouteRow (timeoutSeconds, memoryMb). */
@@ -34,7 +34,7 @@ export interface HandlerFunctionProps {
  * installed in the repository, into the asset's node_modules: offline (no npm
  * install at synth, no Docker), and the copied native binaries keep their mode.
  */
-export function bundlingWithRuntimePackages(packages: readonly string[]): typeof nodejsBundling {
+export function bundlingWithRuntimePackages(packages: readonly string[], handler: string): typeof nodejsBundling {
   for (const name of packages) {
     if (!fs.existsSync(path.join(repoRoot, 'node_modules', name, 'package.json'))) {
       throw new Error(`Runtime package ${name} is not installed in ${path.join(repoRoot, 'node_modules')} (npm ci installs it)`);
@@ -42,7 +42,7 @@ export function bundlingWithRuntimePackages(packages: readonly string[]): typeof
   }
   return {
     ...nodejsBundling,
-    externalModules: [...(nodejsBundling.externalModules ?? []), ...packages],
+    externalModules: [...externalModulesFor(handler), ...packages],
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
@@ -90,7 +90,9 @@ export class HandlerFunction extends Construct {
       timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
       projectRoot: repoRoot,
       depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
-      bundling: props.runtimePackages ? bundlingWithRuntimePackages(props.runtimePackages.names) : nodejsBundling,
+      bundling: props.runtimePackages
+        ? bundlingWithRuntimePackages(props.runtimePackages.names, props.handler)
+        : { ...nodejsBundling, externalModules: externalModulesFor(props.handler) },
       role: this.role,
       logGroup: this.logGroup,
       // SDK v3 reuses connections by default; the variable is an SDK v2 switch.
