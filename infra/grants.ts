@@ -69,6 +69,16 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         // Writes address the base table; an index is never written directly.
         allow(tableWriteActions, [state.table.tableArn]);
         break;
+      case 'table:analytics':
+        // Counters of site analytics only: items whose partition key is ANALYTICS#{project_id}.
+        role.addToPrincipalPolicy(
+          new iam.PolicyStatement({
+            actions: ['dynamodb:UpdateItem'],
+            resources: [state.table.tableArn],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ANALYTICS#*'] } },
+          }),
+        );
+        break;
       case 'sites:read':
         bucketGrant(state.buckets.sites, bucketReadActions);
         break;

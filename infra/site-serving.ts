@@ -45,8 +45,9 @@ export class SiteServing extends Construct {
     this.serveFunction = new HandlerFunction(this, 'ServeSite', {
       handler: 'handlers/edge/serve-site.ts',
       description: 'Slipway: serves the live deployment of {subdomain}.{site_domain}',
-      // Read-only: the subdomain hold, the project, the route manifest and the deployed objects.
-      uses: ['table:read', 'sites:read'],
+      // Reads the subdomain hold, the project, the route manifest and the deployed objects;
+      // writes only the site analytics counts (lib/sites/analytics.ts).
+      uses: ['table:read', 'table:analytics', 'sites:read'],
       timeoutSeconds: 30,
       memoryMb: 512,
       environment: props.environment,

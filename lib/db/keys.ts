@@ -77,6 +77,10 @@ export const keys = {
   openInvocation: (createdAt: string, invocationId: string) => ({ gsi2pk: 'OPENINVOCATIONS', gsi2sk: `${createdAt}#${invocationId}` }),
   /** A team's queued invocations in flight (id -> expiry), for the cap of 10. */
   functionInflight: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'FNINFLIGHT' }),
+  /** A project's site analytics of one UTC day (lib/sites/analytics.ts); kept 400 days. */
+  analyticsDay: (projectId: string, day: string) => ({ pk: `ANALYTICS#${projectId}`, sk: `DAY#${day}` }),
+  /** The requests of one path of a project's site on one UTC day; sorts after its day's row. */
+  analyticsPath: (projectId: string, day: string, path: string) => ({ pk: `ANALYTICS#${projectId}`, sk: `DAY#${day}#PATH#${path}` }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

@@ -11,6 +11,8 @@ import { access, type AccessRule } from './access.ts';
 export type ResourceUse =
   | 'table:read'
   | 'table:write'
+  /** UpdateItem on site analytics rows only (partition keys ANALYTICS#...): the serve-site Lambda's counters. */
+  | 'table:analytics'
   | 'sites:read'
   | 'sites:write'
   | 'bundles:read'
@@ -260,6 +262,14 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/projects/{id}/deployments/{deployment_id}',
     handler: 'handlers/http/projects/get-deployment.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    // Site analytics of a date range (lib/sites/analytics.ts).
+    method: 'GET',
+    path: '/api/v1/projects/{id}/analytics',
+    handler: 'handlers/http/projects/get-project-analytics.ts',
     access: access.team('member', { team: 'resource' }),
     uses: ['table:read'],
   },

@@ -5,6 +5,7 @@ import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
 import { localScheduleTargetEnv } from './scheduler-driver.ts';
 import { removeLocalState, writeLocalState } from './state.ts';
+import { siteAnalytics } from '../sites/analytics.ts';
 
 /** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
 export interface LocalDriver {
@@ -104,6 +105,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         await Promise.all(drivers.map((d) => d.stop()));
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        // After the last reply: its counts are written before the AWS endpoint goes.
+        await siteAnalytics.stop();
         if (options.writeState) removeLocalState();
         await moto?.stop();
       },

@@ -15,6 +15,7 @@ import {
 } from './projects.ts';
 import { subdomainProblem, suggestSubdomains } from './subdomain.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
+import { deleteProjectAnalytics } from '../sites/analytics.ts';
 
 const optionalText = (max: number) => z.nullable(z.string().check(z.maxLength(max)));
 const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255))).check(z.maxLength(100));
@@ -201,6 +202,9 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
     }
     throw error;
   }
+  // Off means no data kept: the rows go after the flag is down, so no flush can write them back (lib/sites/analytics.ts).
+  // Saving `false` again deletes again, which finishes a deletion an earlier failure left half done.
+  if (changes.analytics_enabled === false) await deleteProjectAnalytics(projectId);
   const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
   if (!updated) throw new ApiError('PROJECT_NOT_FOUND');
   return toProject(updated);

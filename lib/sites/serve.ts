@@ -8,6 +8,7 @@ import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
 import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';
+import { siteAnalytics } from './analytics.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` to an object of
@@ -174,6 +175,7 @@ interface ProjectRecord {
   status?: string;
   live_deployment_id?: string | null;
   root_directory?: string | null;
+  analytics_enabled?: boolean;
 }
 
 async function getItem<T>(key: { pk: string; sk: string }): Promise<T | null> {
@@ -281,6 +283,22 @@ async function objectReply(
 
 /** Answers one request for a site. Never throws: a platform fault is a plain 500. */
 export async function serveSite(request: SiteRequest): Promise<SiteReply> {
+  const served: { project: ProjectRecord | null } = { project: null };
+  const reply = await answer(request, served);
+  const project = served.project;
+  if (project && project.analytics_enabled !== false) {
+    siteAnalytics.record({
+      projectId: project.id,
+      teamId: project.team_id,
+      path: request.path.split('?')[0]!,
+      status: reply.status,
+      bytes: reply.body ? Number(reply.headers['content-length'] ?? 0) : 0,
+    });
+  }
+  return reply;
+}
+
+async function answer(request: SiteRequest, served: { project: ProjectRecord | null }): Promise<SiteReply> {
   const method = request.method.toUpperCase();
   const head = method === 'HEAD';
   if (method !== 'GET' && !head) {
@@ -291,6 +309,7 @@ export async function serveSite(request: SiteRequest): Promise<SiteReply> {
     if (!subdomain) return notFoundPage(head);
     const project = await projectForSubdomain(subdomain);
     if (!project || !project.live_deployment_id || project.status === 'deleting') return notFoundPage(head);
+    served.project = project;
     const manifest = await routeManifest(project.team_id, project.slug, project.live_deployment_id);
     if (!manifest) {
       logger.error('live deployment has no route manifest', { project_id: project.id, deployment_id: project.live_deployment_id });

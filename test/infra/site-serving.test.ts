@@ -59,7 +59,7 @@ describe('site serving in the cloud', () => {
     });
   });
 
-  it('the function may only read the table and the sites bucket', () => {
+  it('the function may only read the table and the sites bucket, and update site analytics rows', () => {
     const policies = template.findResources('AWS::IAM::Policy');
     const actions = Object.values(policies)
       .filter((p) => JSON.stringify(p).includes('ServeSite'))
@@ -67,7 +67,14 @@ describe('site serving in the cloud', () => {
       .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
     expect(actions.length).toBeGreaterThan(0);
     for (const action of actions) {
-      expect(action).toMatch(/^(dynamodb:(GetItem|BatchGetItem|Query|ConditionCheckItem)|s3:(GetObject|ListBucket)|logs:(CreateLogStream|PutLogEvents))$/);
+      expect(action).toMatch(/^(dynamodb:(GetItem|BatchGetItem|Query|ConditionCheckItem|UpdateItem)|s3:(GetObject|ListBucket)|logs:(CreateLogStream|PutLogEvents))$/);
     }
+    const statements = Object.values(policies)
+      .filter((p) => JSON.stringify(p).includes('ServeSite'))
+      .flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: { Action: string | string[]; Condition?: unknown }[] } } }).Properties.PolicyDocument.Statement);
+    const updates = statements.filter((s) => [s.Action].flat().includes('dynamodb:UpdateItem'));
+    expect(updates).toHaveLength(1);
+    expect(updates[0]!.Action).toBe('dynamodb:UpdateItem');
+    expect(updates[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ANALYTICS#*'] } });
   });
 });

@@ -59,6 +59,7 @@ afterAll(() => {
 const allowedFor: Record<ResourceUse, readonly string[]> = {
   'table:read': tableReadActions,
   'table:write': tableWriteActions,
+  'table:analytics': ['dynamodb:UpdateItem'],
   'sites:read': [...bucketReadActions, 's3:ListBucket'],
   'sites:write': [...bucketWriteActions, 's3:ListBucket'],
   'bundles:read': [...bucketReadActions, 's3:ListBucket'],
