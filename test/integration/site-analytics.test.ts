@@ -85,12 +85,15 @@ describe('site analytics', () => {
     ]);
   });
 
-  it('a range defaults to the 7 days ending today, and reads at most 90 days', async () => {
+  it('`to` defaults to today and `from` to 6 days before it; a range reads at most 90 days', async () => {
     const reply = await analytics(m.member.token, '');
     expect(reply.status).toBe(200);
     expect(reply.body.data.to).toBe(today());
     expect(reply.body.data.days).toHaveLength(7);
     expect(reply.body.data.days.at(-1).date).toBe(today());
+    const fromOnly = await analytics(m.member.token, `?from=${yesterday()}`);
+    expect(fromOnly.body.data.to).toBe(today());
+    expect(fromOnly.body.data.days).toHaveLength(2);
     const ninety = await analytics(m.member.token, `?from=2026-01-01&to=2026-03-31`);
     expect(ninety.status).toBe(200);
     expect(ninety.body.data.days).toHaveLength(90);

@@ -18,7 +18,7 @@ const DEFAULT_DAYS = 7;
 
 export const handler = defineHandler('GET /api/v1/projects/{id}/analytics', { query }, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
-  const to = ctx.query.to ?? (ctx.query.from ? dayOf(new Date(Date.parse(ctx.query.from) + (DEFAULT_DAYS - 1) * 86_400_000)) : dayOf(new Date()));
+  const to = ctx.query.to ?? dayOf(new Date());
   const from = ctx.query.from ?? dayOf(new Date(Date.parse(to) - (DEFAULT_DAYS - 1) * 86_400_000));
   const days = (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1;
   if (days < 1 || days > MAX_ANALYTICS_DAYS) {
