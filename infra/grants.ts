@@ -97,6 +97,9 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'sslRetries:send':
         state.queues.sslRetries.grantSendMessages(role);
         break;
+      case 'deletions:send':
+        state.queues.deletions.grantSendMessages(role);
+        break;
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [

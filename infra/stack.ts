@@ -37,6 +37,7 @@ export class SlipwayStack extends Stack {
       [bucketDefinitions.bundles.envVar]: buckets.bundles.bucketName,
       [queueDefinitions.invocations.envVar]: queues.invocations.queueUrl,
       [queueDefinitions.sslRetries.envVar]: queues.sslRetries.queueUrl,
+      [queueDefinitions.deletions.envVar]: queues.deletions.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,

@@ -47,6 +47,13 @@ export const queueDefinitions = {
     visibilityTimeoutSeconds: 240,
     maxReceiveCount: 3,
   },
+  deletions: {
+    id: 'DeletionsQueue',
+    envVar: 'DELETIONS_QUEUE_URL',
+    // Longer than the deletions worker's 900 s timeout: a removal in progress is never handed to a second consumer.
+    visibilityTimeoutSeconds: 960,
+    maxReceiveCount: 5,
+  },
   sslRetries: {
     id: 'SslRetriesQueue',
     envVar: 'SSL_RETRY_QUEUE_URL',

@@ -45,4 +45,12 @@ export const workers: readonly WorkerRow[] = [
     // result's read and the console's wait after a stop; under the queue's 240 s visibility timeout.
     timeoutSeconds: 180,
   },
+  {
+    // Removes what a deleted project owned, then the project (lib/projects/deletion.ts).
+    name: 'deletions',
+    handler: 'handlers/workers/deletions.ts',
+    trigger: { kind: 'queue', queue: 'deletions', batchSize: 1 },
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
+    timeoutSeconds: 900,
+  },
 ];

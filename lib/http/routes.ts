@@ -18,6 +18,7 @@ export type ResourceUse =
   | 'bundles:read'
   | 'bundles:write'
   | 'invocations:send'
+  | 'deletions:send'
   | 'sslRetries:send'
   | 'scheduler:write'
   | 'mail:send'
@@ -264,6 +265,14 @@ export const routes = [
     handler: 'handlers/http/projects/get-deployment.ts',
     access: access.team('member', { team: 'resource' }),
     uses: ['table:read'],
+  },
+  {
+    // Sets `deleting` and queues the removal (lib/projects/deletion.ts); team admins and owners.
+    method: 'DELETE',
+    path: '/api/v1/projects/{id}',
+    handler: 'handlers/http/projects/delete-project.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'deletions:send'],
   },
   {
     // Site analytics of a date range (lib/sites/analytics.ts).

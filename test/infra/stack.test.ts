@@ -65,6 +65,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'bundles:read': [...bucketReadActions, 's3:ListBucket'],
   'bundles:write': [...bucketWriteActions, 's3:ListBucket'],
   'invocations:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'deletions:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
