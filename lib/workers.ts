@@ -53,4 +53,12 @@ export const workers: readonly WorkerRow[] = [
     uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
     timeoutSeconds: 900,
   },
+  {
+    // Purges a team whose deletion deadline passed, unless a legal hold blocks it (lib/teams/deletion.ts).
+    name: 'team-purge',
+    handler: 'handlers/workers/team-purge.ts',
+    trigger: { kind: 'schedule', targetArnEnvVar: 'TEAM_PURGE_TARGET_ARN' },
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
+    timeoutSeconds: 900,
+  },
 ];

@@ -71,6 +71,37 @@ export const routes = [
     access: access.team('member', { team: 'resource' }),
     uses: ['table:read'],
   },
+  {
+    // The owner asks for the team's deletion (purged after a grace period unless a legal hold blocks it), or takes it back.
+    method: 'POST',
+    path: '/api/v1/team/deletion',
+    handler: 'handlers/http/teams/request-team-deletion.ts',
+    access: access.team('owner', { sessionOnly: true }),
+    uses: ['table:read', 'table:write', 'scheduler:write'],
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/team/deletion',
+    handler: 'handlers/http/teams/cancel-team-deletion.ts',
+    access: access.team('owner', { sessionOnly: true }),
+    uses: ['table:read', 'table:write', 'scheduler:write'],
+  },
+  // Administration (platform administrators only)
+  {
+    method: 'POST',
+    path: '/api/v1/admin/teams/{id}/legal-hold',
+    handler: 'handlers/http/admin/set-legal-hold.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read', 'table:write', 'scheduler:write'],
+  },
+  {
+    // Teams pending deletion, earliest deadline first; a held team past its deadline is `overdue`.
+    method: 'GET',
+    path: '/api/v1/admin/deletions',
+    handler: 'handlers/http/admin/list-deletions.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read'],
+  },
   // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
   {
     method: 'POST',

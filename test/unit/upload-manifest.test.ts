@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/http/errors.ts';
 import { plans } from '../../lib/plans.ts';
-import { atExpression } from '../../lib/projects/provisional.ts';
+import { atExpression } from '../../lib/aws/schedules.ts';
 import { subdomainFrom, subdomainProblem, withSuffix } from '../../lib/projects/subdomain.ts';
 import { checkManifest, checkPublishable } from '../../lib/uploads/manifest.ts';
 
