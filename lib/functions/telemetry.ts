@@ -4,6 +4,7 @@ import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { logger } from '../http/logger.ts';
+import { PeriodicFlush } from '../periodic-flush.ts';
 import type { DeployedFunction } from './model.ts';
 
 /**
@@ -92,8 +93,7 @@ function flushIntervalMs(): number {
 export class FunctionTelemetry {
   private hours = new Map<string, HourBucket>();
   private weeks = new Map<string, WeekBucket>();
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly flusher = new PeriodicFlush(() => this.writeOut(), flushIntervalMs);
 
   private hourBucket(fn: HourBucket['fn'], now = new Date()): HourBucket {
     const hour = hourOf(now);
@@ -156,8 +156,7 @@ export class FunctionTelemetry {
 
   /** Writes what was counted since the last flush; a failed write is logged and its counts dropped (telemetry, not billing). */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeOut());
-    return this.flushing;
+    return this.flusher.flush();
   }
 
   private async writeOut(): Promise<void> {
@@ -261,14 +260,10 @@ export class FunctionTelemetry {
 
   /** Flushes every few seconds until stopped. */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.flush(), flushIntervalMs());
-    this.timer.unref();
+    this.flusher.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
+  stop(): Promise<void> {
+    return this.flusher.stop();
   }
 }

@@ -1,10 +1,12 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
+import { queryAll } from '../db/query.ts';
+import { PeriodicFlush } from '../periodic-flush.ts';
 
 /**
  * Site analytics (the Project's `analytics_enabled`): serving counts each reply
@@ -72,8 +74,7 @@ function statusClass(status: number): StatusClass | null {
 
 export class SiteAnalytics {
   private days = new Map<string, DayBucket>();
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly flusher = new PeriodicFlush(() => this.writeOut(), flushIntervalMs);
 
   /** Counts one reply; costs a few map updates, never I/O. */
   record(request: ServedRequest, now = new Date()): void {
@@ -93,13 +94,17 @@ export class SiteAnalytics {
     if (count !== undefined) bucket.paths.set(path, count + 1);
     else if (bucket.paths.size < MAX_PATHS_PER_FLUSH) bucket.paths.set(path, 1);
     else bucket.otherPaths += 1;
-    this.start();
+    this.flusher.start();
   }
 
   /** Writes what was counted since the last flush. A failed write is logged and its counts dropped (analytics, not billing). */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeOut());
-    return this.flushing;
+    return this.flusher.flush();
+  }
+
+  /** Writes what is left and stops the timer (the next count starts it again). */
+  stop(): Promise<void> {
+    return this.flusher.stop();
   }
 
   private async writeOut(): Promise<void> {
@@ -109,19 +114,6 @@ export class SiteAnalytics {
     for (const result of results) {
       if (result.status === 'rejected') logger.warn('site analytics write failed', { error: String(result.reason) });
     }
-  }
-
-  /** Flushes every few seconds while there is something to write (the timer never keeps a process alive). */
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.flush(), flushIntervalMs());
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
   }
 }
 
@@ -186,17 +178,6 @@ async function writeDay(bucket: DayBucket): Promise<void> {
       throw error;
     }
   }
-}
-
-async function queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
-    items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
 }
 
 export interface AnalyticsDay {
