@@ -19,6 +19,9 @@ const benchmarks: Record<string, () => Promise<void>> = {
   queued: runQueuedBench,
 };
 
+// A screenshot capture per publish would run a browser beside what is being measured.
+process.env.SCREENSHOT_CAPTURE ??= 'off';
+
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(name in benchmarks));
 if (unknown.length > 0) {

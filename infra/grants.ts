@@ -100,6 +100,9 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'deletions:send':
         state.queues.deletions.grantSendMessages(role);
         break;
+      case 'screenshots:send':
+        state.queues.screenshots.grantSendMessages(role);
+        break;
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [

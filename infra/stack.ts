@@ -38,6 +38,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.invocations.envVar]: queues.invocations.queueUrl,
       [queueDefinitions.sslRetries.envVar]: queues.sslRetries.queueUrl,
       [queueDefinitions.deletions.envVar]: queues.deletions.queueUrl,
+      [queueDefinitions.screenshots.envVar]: queues.screenshots.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,

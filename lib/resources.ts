@@ -54,6 +54,13 @@ export const queueDefinitions = {
     visibilityTimeoutSeconds: 960,
     maxReceiveCount: 5,
   },
+  screenshots: {
+    id: 'ScreenshotsQueue',
+    envVar: 'SCREENSHOTS_QUEUE_URL',
+    // A capture (browser start, page load, screenshot, upload) takes well under this.
+    visibilityTimeoutSeconds: 120,
+    maxReceiveCount: 3,
+  },
   sslRetries: {
     id: 'SslRetriesQueue',
     envVar: 'SSL_RETRY_QUEUE_URL',

@@ -165,6 +165,14 @@ export async function presignPut(input: { bucket: string; key: string; contentLe
   return signed.url;
 }
 
+/** A presigned GET of one object, valid `expiresIn` seconds. */
+export async function presignGet(input: { bucket: string; key: string; expiresIn: number }): Promise<string> {
+  const url = objectUrl(input.bucket, input.key);
+  url.searchParams.set('X-Amz-Expires', String(input.expiresIn));
+  url.searchParams.set('x-id', 'GetObject');
+  return (await signer().sign(url.toString(), { method: 'GET', aws: { signQuery: true } })).url;
+}
+
 const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const xmlText = (text: string) =>
   text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) =>

@@ -81,6 +81,8 @@ export const keys = {
   analyticsDay: (projectId: string, day: string) => ({ pk: `ANALYTICS#${projectId}`, sk: `DAY#${day}` }),
   /** The requests of one path of a project's site on one UTC day; sorts after its day's row. */
   analyticsPath: (projectId: string, day: string, path: string) => ({ pk: `ANALYTICS#${projectId}`, sk: `DAY#${day}#PATH#${path}` }),
+  /** A screenshot capture job of one publish (lib/screenshots/jobs.ts); expires by TTL after a day. */
+  screenshotJob: (jobId: string) => ({ pk: `SCREENSHOTJOB#${jobId}`, sk: 'SCREENSHOTJOB' }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

@@ -6,6 +6,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import { productionUrl } from '../projects/projects.ts';
+import { createScreenshotJob } from '../screenshots/jobs.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { forgetHeldBlobs, heldBlobs, liveObjects, type HeldBlob } from '../uploads/blobs.ts';
 import { requireOpenSession } from '../uploads/files.ts';
@@ -296,6 +297,13 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     throw error;
   }
   if (projectItem.provisional_until) await cancelProvisionalExpiry(session.project_id).catch(() => undefined);
+  // A capture of what is now live; the worker takes it off this path, and a lost job never fails the publish.
+  await createScreenshotJob({
+    projectId: session.project_id,
+    teamId,
+    deploymentId: session.deployment_id,
+    url: productionUrl(projectItem.subdomain as string),
+  });
   return finalizedResult({ ...session, status: 'finalized' });
 }
 

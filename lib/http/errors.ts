@@ -95,6 +95,10 @@ export const errorCatalogue = {
   UPLOAD_SESSION_EXPIRED: { status: 409, message: 'This upload session has expired. Open a new one.' },
   UPLOAD_SESSION_FINALIZED: { status: 409, message: 'This upload session is already finalized. Open a new one to upload more files.' },
   UPLOAD_HASH_NOT_IN_MANIFEST: { status: 400, message: "This hash is not in the upload session's manifest." },
+  SCREENSHOT_MEDIA_TYPE_UNSUPPORTED: { status: 415, message: 'A capture result is image/png or application/json.' },
+  SCREENSHOT_IMAGE_INVALID: { status: 422, message: 'The image is not a valid PNG.' },
+  SCREENSHOT_IMAGE_DIMENSIONS: { status: 422, message: 'The image must be between 64x64 and 2560x4096 pixels.' },
+  SCREENSHOT_JOB_FINISHED: { status: 409, message: 'This capture job already has its result.' },
   UPLOAD_CONTENT_MISMATCH: { status: 422, message: 'The uploaded bytes do not match the hash and size in the manifest.' },
   UPLOAD_BATCH_INVALID: {
     status: 400,

@@ -19,6 +19,7 @@ export type ResourceUse =
   | 'bundles:write'
   | 'invocations:send'
   | 'deletions:send'
+  | 'screenshots:send'
   | 'sslRetries:send'
   | 'scheduler:write'
   | 'mail:send'
@@ -244,7 +245,7 @@ export const routes = [
     handler: 'handlers/http/uploads/finalize-upload.ts',
     access: access.team('member', { team: 'resource' }),
     // bundles:write: the functions build stores each bundle and its build log there.
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write'],
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write', 'screenshots:send'],
     // API Gateway's integration limit: finalize may copy thousands of another project's files.
     timeoutSeconds: 29,
     // esbuild runs in this Lambda (the functions build): its bundles go through memory.
@@ -304,6 +305,22 @@ export const routes = [
     handler: 'handlers/http/projects/delete-project.ts',
     access: access.team('admin', { team: 'resource' }),
     uses: ['table:read', 'table:write', 'deletions:send'],
+  },
+  {
+    // The project's latest screenshot (lib/screenshots/jobs.ts), with a signed link to the image.
+    method: 'GET',
+    path: '/api/v1/projects/{id}/screenshot',
+    handler: 'handlers/http/projects/get-screenshot.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'bundles:read'],
+  },
+  {
+    // Spec endpoint 21: a capture worker's result, authenticated by the job's single-use token (checked in the handler).
+    method: 'PUT',
+    path: '/api/v1/public/screenshots/jobs/{job_id}',
+    handler: 'handlers/http/screenshots/put-result.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'bundles:write'],
   },
   {
     // Site analytics of a date range (lib/sites/analytics.ts).

@@ -75,6 +75,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
       ...localScheduleTargetEnv(),
       AWS_ENDPOINT_URL: endpoint,
+      // Where local workers reach the API (the screenshot capture reports there).
+      API_BASE_URL: `http://localhost:${port}`,
       SITE_DOMAIN: 'localhost',
       FUNCTION_DOMAIN: 'fn.localhost',
       PUBLIC_SCHEME: 'http',

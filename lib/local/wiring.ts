@@ -2,6 +2,7 @@ import type { HostHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './function-door.ts';
 import type { LocalDriver } from './platform.ts';
 import { queuedRuntime } from './queued-runtime.ts';
+import { captureDriver } from './capture-driver.ts';
 import { schedulerDriver } from './scheduler-driver.ts';
 import { siteHostHandler } from './site-host.ts';
 
@@ -21,6 +22,8 @@ export function localParts(): { hostHandlers: HostHandler[]; drivers: (() => Loc
       () => functions.driver,
       // SQS event source mappings (queued function invocations), after reclaiming what a dead platform left open.
       () => queuedRuntime(),
+      // Screenshots of published sites, taken with headless Chromium when there is one.
+      () => captureDriver(),
     ],
     functions: functions.driver,
   };

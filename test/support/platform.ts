@@ -31,6 +31,8 @@ export interface TestPlatform extends LocalPlatform {
  */
 export async function startTestPlatform(options: { drivers?: (() => LocalDriver)[] } = {}): Promise<TestPlatform> {
   process.env.CORS_ORIGINS = DASHBOARD_ORIGIN;
+  // A browser per publish would slow every test; the screenshot test runs its capture driver itself.
+  process.env.SCREENSHOT_CAPTURE ??= 'off';
   // Lets SSO discovery fetch the test identity providers served over http on 127.0.0.1.
   process.env.SSO_ALLOW_LOOPBACK_HTTP = 'true';
   const parts = localParts();
