@@ -64,7 +64,7 @@ export async function deleteProject(projectId: string): Promise<DeletionOutcome>
  * Removes a project whose status is `deleting`, and everything it owns:
  * upload sessions and their manifests, deployments, functions (records,
  * bundles, hostname claims), environment variables, analytics rows, its
- * objects, the team's records of blobs stored in its folder, its schedule,
+ * objects and screenshots, the team's records of blobs stored in its folder, its schedule,
  * then the project with its subdomain and name holds and its place in the
  * team's count. Safe to run again on a partly removed project.
  */
@@ -131,6 +131,7 @@ export async function removeProject(project: Record<string, unknown>): Promise<v
       });
   }
   await deletePrefix(config.bucket('bundles'), `functions/${teamId}/${projectId}/`);
+  await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('sites'), projectFolder);
   await deleteProjectAnalytics(projectId);
   // Everything in the project's partition but the project item itself, which goes last, with its holds.
