@@ -320,20 +320,34 @@ const EMPTY = Buffer.alloc(0);
 
 /** A `data` listener that calls onFrame(type, payload) for each whole frame received. */
 export function frameParser(onFrame) {
-  let pending = null;
+  // A frame split over many reads is joined once, when all of it has come.
+  let parts = [];
+  let buffered = 0;
+  let needed = 5;
   return (chunk) => {
-    let data = pending ? Buffer.concat([pending, chunk]) : chunk;
-    pending = null;
+    parts.push(chunk);
+    buffered += chunk.length;
+    if (buffered < needed) return;
+    const data = parts.length === 1 ? parts[0] : Buffer.concat(parts, buffered);
+    parts = [];
+    buffered = 0;
+    needed = 5;
     let at = 0;
     while (data.length - at >= 5) {
       const length = data.readUInt32BE(at + 1);
-      if (data.length - at - 5 < length) break;
+      if (data.length - at - 5 < length) {
+        needed = 5 + length;
+        break;
+      }
       const type = data[at];
       const payload = data.subarray(at + 5, at + 5 + length);
       at += 5 + length;
       onFrame(type, payload);
     }
-    if (at < data.length) pending = data.subarray(at);
+    if (at < data.length) {
+      parts.push(data.subarray(at));
+      buffered = data.length - at;
+    }
   };
 }
 
@@ -348,7 +362,7 @@ function frameWriter(socket) {
     socket.uncork();
   };
   return (type, payload) => {
-    if (socket.destroyed) return false;
+    if (socket.destroyed) return true;
     if (!corked) {
       corked = true;
       socket.cork();

@@ -62,6 +62,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'pr
  * on a connection. HEAD is JSON, BODY a chunk, END the end of a body.
  */
 const FRAME = { HEAD: 1, BODY: 2, END: 3 } as const;
+const MAX_FRAME_BODY = 64 * 1024;
 
 function encodeFrame(type: number, payload?: Buffer): Buffer {
   const length = payload?.length ?? 0;
@@ -74,20 +75,34 @@ function encodeFrame(type: number, payload?: Buffer): Buffer {
 
 /** Calls onFrame for each whole frame in the data received. */
 function frameParser(onFrame: (type: number, payload: Buffer) => void): (chunk: Buffer) => void {
-  let pending: Buffer | null = null;
+  // A frame split over many reads is joined once, when all of it has come.
+  let parts: Buffer[] = [];
+  let buffered = 0;
+  let needed = 5;
   return (chunk) => {
-    const data: Buffer = pending ? Buffer.concat([pending, chunk]) : chunk;
-    pending = null;
+    parts.push(chunk);
+    buffered += chunk.length;
+    if (buffered < needed) return;
+    const data = parts.length === 1 ? parts[0]! : Buffer.concat(parts, buffered);
+    parts = [];
+    buffered = 0;
+    needed = 5;
     let at = 0;
     while (data.length - at >= 5) {
       const length = data.readUInt32BE(at + 1);
-      if (data.length - at - 5 < length) break;
+      if (data.length - at - 5 < length) {
+        needed = 5 + length;
+        break;
+      }
       const type = data[at]!;
       const payload = data.subarray(at + 5, at + 5 + length);
       at += 5 + length;
       onFrame(type, payload);
     }
-    if (at < data.length) pending = data.subarray(at);
+    if (at < data.length) {
+      parts.push(data.subarray(at));
+      buffered = data.length - at;
+    }
   };
 }
 
@@ -593,7 +608,12 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
         const source = forward.body;
         socket.uncork();
         source.on('data', (chunk: Buffer) => {
-          if (chunk.length > 0 && !socket.write(encodeFrame(FRAME.BODY, chunk))) {
+          let full = false;
+          // At most 64 KiB a frame: the runner hands the handler the body as it comes.
+          for (let at = 0; at < chunk.length; at += MAX_FRAME_BODY) {
+            if (!socket.write(encodeFrame(FRAME.BODY, chunk.subarray(at, at + MAX_FRAME_BODY)))) full = true;
+          }
+          if (full) {
             source.pause();
             socket.once('drain', () => source.resume());
           }
