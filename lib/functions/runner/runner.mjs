@@ -7,8 +7,10 @@
 // has no socket server in it, so the cloud adapter can load it too.
 //
 // Modes (argv[2]):
-//   serve  An HTTPS-door instance: an HTTP/1.1 server on a path-based unix
-//          socket (--socket PATH), many requests at once. Fd 3 is the control
+//   serve  An HTTPS-door instance: a server on a path-based unix socket
+//          (--socket PATH) speaking the light framing below (FRAME), not
+//          HTTP: the door parses HTTP once, the runner never does. Many
+//          requests at once, one per connection at a time. Fd 3 is the control
 //          channel, JSON lines both ways (stdout and stderr are the user's
 //          console): the runner says {"type":"booted"} once it listens and has
 //          loaded node:http and undici, then a pre-started blank instance is
@@ -293,38 +295,184 @@ function parseArgs(argv) {
 // ---------------------------------------------------------------------------
 // serve: the HTTPS door's instance.
 
+/**
+ * The instance socket's framing (door to instance and back), one request at a
+ * time on a connection, the door keeping several connections: each frame is a
+ * type byte, a 32-bit big-endian payload length and the payload.
+ *   HEAD  door: {"m":method,"q":query,"h":[[name,value],...]} (JSON);
+ *         instance: {"s":status,"h":[[name,value],...],"o":outcome} (JSON)
+ *   BODY  a chunk of the body, as it comes
+ *   END   the body is over (every request and reply ends with one)
+ * A connection closed before the reply's END is a cut reply (the stream
+ * failed, or the instance died); the door closing it mid-reply stops the body.
+ */
+export const FRAME = Object.freeze({ HEAD: 1, BODY: 2, END: 3 });
+
+/** One frame's bytes. */
+export function encodeFrame(type, payload = EMPTY) {
+  const out = Buffer.allocUnsafe(5 + payload.length);
+  out[0] = type;
+  out.writeUInt32BE(payload.length, 1);
+  if (payload.length > 0) out.set(payload, 5);
+  return out;
+}
+const EMPTY = Buffer.alloc(0);
+
+/** A `data` listener that calls onFrame(type, payload) for each whole frame received. */
+export function frameParser(onFrame) {
+  // A frame split over many reads is joined once, when all of it has come.
+  let parts = [];
+  let buffered = 0;
+  let needed = 5;
+  return (chunk) => {
+    parts.push(chunk);
+    buffered += chunk.length;
+    if (buffered < needed) return;
+    const data = parts.length === 1 ? parts[0] : Buffer.concat(parts, buffered);
+    parts = [];
+    buffered = 0;
+    needed = 5;
+    let at = 0;
+    while (data.length - at >= 5) {
+      const length = data.readUInt32BE(at + 1);
+      if (data.length - at - 5 < length) {
+        needed = 5 + length;
+        break;
+      }
+      const type = data[at];
+      const payload = data.subarray(at + 5, at + 5 + length);
+      at += 5 + length;
+      onFrame(type, payload);
+    }
+    if (at < data.length) {
+      parts.push(data.subarray(at));
+      buffered = data.length - at;
+    }
+  };
+}
+
+/**
+ * Writes frames to a socket, gathering those of one event-loop turn into one
+ * write (a small reply's head, body and end leave together).
+ */
+function frameWriter(socket) {
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  return (type, payload) => {
+    if (socket.destroyed) return true;
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      setImmediate(uncork);
+    }
+    return socket.write(encodeFrame(type, payload));
+  };
+}
+
+/** Writes a reply as frames: the head at once, then the body chunk by chunk, waiting when the socket is full. */
+async function writeFramedReply(socket, write, result, { method = 'GET', log = defaultLog } = {}) {
+  const { status, headers } = replyHead(result);
+  const outcome = result.outcome;
+  write(FRAME.HEAD, Buffer.from(JSON.stringify({ s: status, h: headers.filter(([name]) => name !== OUTCOME_HEADER), o: outcome })));
+  const body = outcome === 'response' ? result.response.body : null;
+  if (!body || bodiless(method, status)) {
+    if (body) body.cancel().catch(() => {});
+    write(FRAME.END);
+    return;
+  }
+  const reader = body.getReader();
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (socket.destroyed) throw new Error('the caller went away');
+      const chunk = typeof value === 'string' ? Buffer.from(value) : value;
+      if (chunk.length === 0) continue;
+      if (!write(FRAME.BODY, chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+    }
+    write(FRAME.END);
+  } catch (error) {
+    if (!socket.destroyed) log(`response body failed: ${describeError(error)}`);
+    reader.cancel().catch(() => {});
+    socket.destroy();
+  }
+}
+
 async function serve(options) {
   await setUpProcess();
   let loaded = null; // { handler, url }
   const control = openControl();
 
-  const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 10 * 60_000 }, (req, res) => {
-    res.sendDate = false;
-    if (!loaded) {
-      res.writeHead(503, { [OUTCOME_HEADER]: 'not_loaded', 'content-length': '0' }).end();
-      return;
-    }
-    const { handler, url } = loaded;
-    const at = req.url.indexOf('?');
-    const query = at >= 0 ? req.url.slice(at + 1) : '';
-    const pairs = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) pairs.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
-    const method = req.method ?? 'GET';
-    let request;
-    try {
-      request = buildRequest({ method, publicUrl: url, query, headers: pairs, body: method === 'GET' || method === 'HEAD' ? null : req });
-    } catch (error) {
-      defaultLog(`request not built: ${describeError(error)}`);
-      res.writeHead(500, { [OUTCOME_HEADER]: 'handler_error', 'content-length': '0' }).end();
-      return;
-    }
-    const { context } = createContext();
-    invokeHandler(handler, request, context)
-      .then((result) => writeReply(res, result, { method }))
-      .catch((error) => {
-        defaultLog(`reply failed: ${describeError(error)}`);
-        res.destroy();
-      });
+  const server = net.createServer((socket) => {
+    const write = frameWriter(socket);
+    /** The request being answered on this connection: its body, until the door's END. */
+    let body = null;
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      if (body) body.destroy(new Error('the door closed the connection'));
+      body = null;
+    });
+    socket.on(
+      'data',
+      frameParser((type, payload) => {
+        if (type === FRAME.BODY) {
+          if (body && !body.destroyed && !body.push(Buffer.from(payload))) socket.pause();
+          return;
+        }
+        if (type === FRAME.END) {
+          if (body && !body.destroyed) body.push(null);
+          body = null;
+          return;
+        }
+        if (type !== FRAME.HEAD) return;
+        let head;
+        try {
+          head = JSON.parse(payload.toString());
+        } catch {
+          socket.destroy();
+          return;
+        }
+        const method = String(head.m || 'GET').toUpperCase();
+        const stream = new Readable({ read: () => socket.resume() });
+        body = stream;
+        const finished = () => {
+          // The reply is over: what is left of this request's body is dropped, the connection flows again.
+          if (!stream.readableEnded) {
+            stream.destroy();
+            socket.resume();
+          }
+        };
+        if (!loaded) {
+          write(FRAME.HEAD, Buffer.from(JSON.stringify({ s: 503, h: [], o: 'not_loaded' })));
+          write(FRAME.END);
+          finished();
+          return;
+        }
+        const { handler, url } = loaded;
+        let request;
+        try {
+          request = buildRequest({ method, publicUrl: url, query: head.q || '', headers: head.h || [], body: method === 'GET' || method === 'HEAD' ? null : stream });
+        } catch (error) {
+          defaultLog(`request not built: ${describeError(error)}`);
+          write(FRAME.HEAD, Buffer.from(JSON.stringify({ s: 500, h: [['content-length', '0']], o: 'handler_error' })));
+          write(FRAME.END);
+          finished();
+          return;
+        }
+        const { context } = createContext();
+        invokeHandler(handler, request, context)
+          .then((result) => writeFramedReply(socket, write, result, { method }))
+          .catch((error) => {
+            defaultLog(`reply failed: ${describeError(error)}`);
+            socket.destroy();
+          })
+          .finally(finished);
+      }),
+    );
   });
 
   const load = async (bundle, url) => {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { Readable } from 'node:stream';
 import { logger } from '../../http/logger.ts';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../functions/host.ts';
 import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../functions/model.ts';
@@ -56,6 +56,76 @@ const OUTCOME_HEADER = 'x-slipway-runner-outcome';
 const START_FAILURE_MEMORY_MS = 2_000;
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
+/**
+ * The instance socket's framing (lib/functions/runner/runner.mjs, FRAME): a
+ * type byte, a 32-bit big-endian length, the payload; one request at a time
+ * on a connection. HEAD is JSON, BODY a chunk, END the end of a body.
+ */
+const FRAME = { HEAD: 1, BODY: 2, END: 3 } as const;
+const MAX_FRAME_BODY = 64 * 1024;
+
+function encodeFrame(type: number, payload?: Buffer): Buffer {
+  const length = payload?.length ?? 0;
+  const out = Buffer.allocUnsafe(5 + length);
+  out[0] = type;
+  out.writeUInt32BE(length, 1);
+  if (payload && length > 0) out.set(payload, 5);
+  return out;
+}
+
+/** Calls onFrame for each whole frame in the data received. */
+function frameParser(onFrame: (type: number, payload: Buffer) => void): (chunk: Buffer) => void {
+  // A frame split over many reads is joined once, when all of it has come.
+  let parts: Buffer[] = [];
+  let buffered = 0;
+  let needed = 5;
+  return (chunk) => {
+    parts.push(chunk);
+    buffered += chunk.length;
+    if (buffered < needed) return;
+    const data = parts.length === 1 ? parts[0]! : Buffer.concat(parts, buffered);
+    parts = [];
+    buffered = 0;
+    needed = 5;
+    let at = 0;
+    while (data.length - at >= 5) {
+      const length = data.readUInt32BE(at + 1);
+      if (data.length - at - 5 < length) {
+        needed = 5 + length;
+        break;
+      }
+      const type = data[at]!;
+      const payload = data.subarray(at + 5, at + 5 + length);
+      at += 5 + length;
+      onFrame(type, payload);
+    }
+    if (at < data.length) {
+      parts.push(data.subarray(at));
+      buffered = data.length - at;
+    }
+  };
+}
+
+/** A connection to an instance: the frames it receives go to the request on it. */
+interface InstanceConnection {
+  socket: Socket;
+  onFrame: ((type: number, payload: Buffer) => void) | null;
+  onClose: ((error: Error) => void) | null;
+}
+
+const connections = new WeakMap<Socket, InstanceConnection>();
+
+function openConnection(path: string): InstanceConnection {
+  const socket = connect(path);
+  const connection: InstanceConnection = { socket, onFrame: null, onClose: null };
+  let failure: Error | null = null;
+  socket.on('error', (error) => (failure = error));
+  socket.on('data', frameParser((type, payload) => connection.onFrame?.(type, payload)));
+  socket.on('close', () => connection.onClose?.(failure ?? new Error('the instance closed the connection')));
+  connections.set(socket, connection);
+  return connection;
+}
+
 function preforkCount(option: number | undefined): number {
   if (option !== undefined) return Math.max(0, Math.floor(option));
   const raw = process.env.FUNCTIONS_PREFORK;
@@ -82,7 +152,8 @@ interface Instance {
   state: 'starting' | 'ready' | 'dead';
   ready: Promise<void>;
   bootMs: number;
-  agent: Agent;
+  /** Open connections to the instance's socket with no request on them. */
+  idleConnections: Socket[];
   idleTimer?: NodeJS.Timeout;
   startedAt: number;
   /** How it died, once known. */
@@ -259,7 +330,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       state: 'starting',
       ready: Promise.resolve(),
       bootMs: 0,
-      agent: new Agent({ keepAlive: true, maxSockets: CONCURRENT_REQUESTS_PER_INSTANCE * 2, keepAliveMsecs: 1_000 }),
+      idleConnections: [],
       startedAt,
       stopping: false,
     };
@@ -316,7 +387,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     const at = pool.instances.indexOf(instance);
     if (at >= 0) pool.instances.splice(at, 1);
     clearTimeout(instance.idleTimer);
-    instance.agent.destroy();
+    for (const socket of instance.idleConnections.splice(0)) socket.destroy();
     if (pool.instances.length === 0 && pool.waiters.length === 0) pools.delete(pool.key);
     else dispatch(pool);
   }
@@ -438,82 +509,121 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
           fn();
         }
       };
-      const flat: string[] = [];
-      for (const [name, value] of forward.headers) {
-        if (HOP_BY_HOP.has(name.toLowerCase())) continue;
-        flat.push(name, value);
-      }
-      const req = httpRequest({
-        socketPath: instance.blank.sandbox.httpSocket,
-        agent: instance.agent,
-        method: forward.method,
-        path: forward.query ? `/?${forward.query}` : '/',
-        headers: flat,
-        // The door's host header is the function's hostname; no second one.
-        setHost: false,
-      });
+      let connection: InstanceConnection;
+      const idle = instance.idleConnections.pop();
+      if (idle && !idle.destroyed) connection = connections.get(idle)!;
+      else connection = openConnection(instance.blank.sandbox.httpSocket);
+      const { socket } = connection;
+      let replyEnded = false;
+      let requestEnded = false;
+      let body: Readable | null = null;
+      /** The connection takes another request once both bodies are over. */
+      const maybeReuse = () => {
+        if (!replyEnded || !requestEnded || socket.destroyed) return;
+        connection.onFrame = null;
+        connection.onClose = null;
+        if (instance.state === 'dead' || instance.idleConnections.length >= CONCURRENT_REQUESTS_PER_INSTANCE) socket.destroy();
+        else {
+          socket.resume();
+          instance.idleConnections.push(socket);
+        }
+      };
+      connection.onFrame = (type, payload) => {
+        if (type === FRAME.HEAD) {
+          let head: { s: number; h: [string, string][]; o: string };
+          try {
+            head = JSON.parse(payload.toString());
+          } catch {
+            socket.destroy(new Error('the instance sent a malformed reply head'));
+            return;
+          }
+          if (head.o === 'not_loaded') {
+            body = null;
+            return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+          }
+          // The door stopped waiting (its signal aborted): the reply, when it comes, is dropped.
+          if (settled) return;
+          const outcome = head.o === 'handler_error' || head.o === 'invalid_response' ? head.o : 'response';
+          const headers: [string, string][] = [];
+          for (const [rawName, value] of head.h) {
+            const name = rawName.toLowerCase();
+            if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
+            headers.push([name, value]);
+          }
+          const stream = new Readable({ read: () => socket.resume() });
+          body = stream;
+          // The door went away mid-body: stop the instance's body (the connection goes), free the slot.
+          stream.on('close', () => {
+            if (!replyEnded) socket.destroy();
+          });
+          settle(() =>
+            resolve({
+              outcome,
+              status: outcome === 'response' ? head.s : 500,
+              headers,
+              body: stream,
+              coldStart,
+              ...(coldStart ? { bootMs: instance.bootMs } : {}),
+              instanceId: instance.id,
+            }),
+          );
+        } else if (type === FRAME.BODY) {
+          if (body && !body.destroyed && !body.push(Buffer.from(payload))) socket.pause();
+        } else if (type === FRAME.END) {
+          replyEnded = true;
+          if (body && !body.destroyed) body.push(null);
+          done();
+          maybeReuse();
+        }
+      };
+      connection.onClose = (error) => {
+        connection.onFrame = null;
+        connection.onClose = null;
+        done();
+        if (replyEnded) return;
+        // Cut before the reply's end: the instance died, or the runner cut a failing stream.
+        if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
+        else if (body && !body.destroyed) {
+          const stream = body;
+          void failureOf(instance, new Error('the reply was cut')).then((failure) => stream.destroy(failure));
+        }
+      };
       // The door stops waiting; the handler runs on. Its reply, when it comes, is dropped.
       const onAbort = () => settle(() => reject(abortError(signal)));
       signal.addEventListener('abort', onAbort, { once: true });
-      req.on('response', (res: IncomingMessage) => {
-        if (settled) {
-          res.resume();
-          res.on('close', done);
-          return;
-        }
-        const outcomeValue = res.headers[OUTCOME_HEADER];
-        const outcome = outcomeValue === 'handler_error' || outcomeValue === 'invalid_response' ? outcomeValue : 'response';
-        if (outcomeValue === 'not_loaded') {
-          res.resume();
-          done();
-          return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
-        }
-        const headers: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i]!.toLowerCase();
-          if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
-          headers.push([name, res.rawHeaders[i + 1]!]);
-        }
-        const body = new PassThrough();
-        res.on('data', (chunk: Buffer) => {
-          if (!body.write(chunk)) res.pause();
-        });
-        body.on('drain', () => res.resume());
-        res.on('end', () => {
-          body.end();
-          done();
-        });
-        res.on('close', () => {
-          if (!res.complete) {
-            // Cut mid-body: the instance died, or the runner cut a failing stream.
-            void failureOf(instance, new Error('the reply was cut')).then((error) => body.destroy(error));
-          }
-          done();
-        });
-        // The door went away mid-body: stop reading, free the slot.
-        body.on('close', () => {
-          if (!res.complete) res.destroy();
-        });
-        settle(() =>
-          resolve({
-            outcome,
-            status: outcome === 'response' ? res.statusCode ?? 500 : 500,
-            headers,
-            body,
-            coldStart,
-            ...(coldStart ? { bootMs: instance.bootMs } : {}),
-            instanceId: instance.id,
-          }),
-        );
-      });
-      req.on('error', (error) => {
-        done();
-        if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
-      });
+      const headers: [string, string][] = [];
+      for (const [name, value] of forward.headers) {
+        if (HOP_BY_HOP.has(name.toLowerCase())) continue;
+        headers.push([name, value]);
+      }
+      socket.cork();
+      socket.write(encodeFrame(FRAME.HEAD, Buffer.from(JSON.stringify({ m: forward.method, q: forward.query, h: headers }))));
+      const endRequest = () => {
+        if (requestEnded) return;
+        requestEnded = true;
+        socket.write(encodeFrame(FRAME.END));
+        maybeReuse();
+      };
       if (forward.body) {
-        forward.body.on('error', (error) => req.destroy(error));
-        forward.body.pipe(req);
-      } else req.end();
+        const source = forward.body;
+        socket.uncork();
+        source.on('data', (chunk: Buffer) => {
+          let full = false;
+          // At most 64 KiB a frame: the runner hands the handler the body as it comes.
+          for (let at = 0; at < chunk.length; at += MAX_FRAME_BODY) {
+            if (!socket.write(encodeFrame(FRAME.BODY, chunk.subarray(at, at + MAX_FRAME_BODY)))) full = true;
+          }
+          if (full) {
+            source.pause();
+            socket.once('drain', () => source.resume());
+          }
+        });
+        source.on('end', endRequest);
+        source.on('error', (error) => socket.destroy(error));
+      } else {
+        endRequest();
+        socket.uncork();
+      }
     });
   }
 
