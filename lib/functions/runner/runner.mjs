@@ -160,46 +160,6 @@ export function replyHead({ outcome, response }) {
 /** Whether a reply to this method and status carries no body. */
 const bodiless = (method, status) => method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
 
-/**
- * Writes a reply to a node:http ServerResponse: the head at once (a stream
- * whose first chunk comes late still answers), then the body chunk by chunk
- * with no buffering, waiting for the socket when it is full. A body stream
- * that errors cuts the connection.
- */
-export async function writeReply(res, result, { method = 'GET', log = defaultLog } = {}) {
-  const { status, headers } = replyHead(result);
-  const flat = {};
-  for (const [name, value] of headers) {
-    if (flat[name] === undefined) flat[name] = name === 'set-cookie' ? [value] : value;
-    else if (name === 'set-cookie') flat[name].push(value);
-    else flat[name] = `${flat[name]}, ${value}`;
-  }
-  res.writeHead(status, flat);
-  const body = result.outcome === 'response' ? result.response.body : null;
-  if (!body || bodiless(method, status)) {
-    if (body) body.cancel().catch(() => {});
-    res.end();
-    return;
-  }
-  res.flushHeaders();
-  const reader = body.getReader();
-  const closed = new Promise((resolve) => res.once('close', resolve));
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (res.destroyed) throw new Error('the caller went away');
-      const chunk = typeof value === 'string' ? Buffer.from(value) : value;
-      if (!res.write(chunk)) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
-    }
-    res.end();
-  } catch (error) {
-    if (!res.destroyed) log(`response body failed: ${describeError(error)}`);
-    reader.cancel().catch(() => {});
-    res.destroy();
-  }
-}
-
 /** Status, headers and the whole body base64 (the queued door's result). */
 export async function collectReply(result, { method = 'GET' } = {}) {
   const { status, headers } = replyHead(result);
