@@ -71,6 +71,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
+  'dns:zones': ['route53:CreateHostedZone', 'route53:GetChange', 'route53:DeleteHostedZone', 'route53:GetHostedZone'],
 };
 const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
