@@ -97,7 +97,7 @@ export function dnsRecordsOf(record: Pick<DomainRecord, 'domain' | 'is_apex' | '
     return [
       {
         ...routing,
-        note: 'Kept by Slipway in the hosted zone it manages for this domain: create nothing at your DNS provider. Set your name servers at the registrar to cdn_dns_ns1 and cdn_dns_ns2.',
+        note: 'Served from the hosted zone Slipway manages for this domain, where Slipway adds it once the domain has its distribution: create nothing at your DNS provider. Set the name servers at your registrar to cdn_dns_ns1 and cdn_dns_ns2.',
       },
     ];
   }

@@ -7,6 +7,7 @@ import { route53 } from '../../lib/aws/route53.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createApiKey } from '../../lib/identity/credentials.ts';
+import { deleteProject } from '../../lib/projects/deletion.ts';
 import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -278,6 +279,24 @@ describe('removing a domain', () => {
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of replies.filter((x) => x.status !== 200)) expectError(r, 404, 'DOMAIN_NOT_FOUND');
   });
+});
+
+describe('deleting the project', () => {
+  it('removes its domains: hostnames released, managed zones deleted', async () => {
+    const doomed = await newProject();
+    const byo = (await add({ domain: `www.${label()}.com` }, m.admin.token, doomed.id)).body.data;
+    const managed = (await add({ domain: `${label()}.com`, connection_mode: 'managed_dns' }, m.admin.token, doomed.id)).body.data;
+    const zoneId = (await item(keys.domain(managed.id)))!.hosted_zone_id as string;
+    expect((await platform.api('DELETE', `/api/v1/projects/${doomed.id}`, { token: m.admin.token })).status).toBe(202);
+    // What the deletions worker runs for the queued message.
+    expect(await deleteProject(doomed.id)).toBe('deleted');
+    for (const d of [byo, managed]) {
+      expect(await item(keys.domainHost(d.domain))).toBeUndefined();
+      expect((await item(keys.domain(d.id)))!.deleted_at).toEqual(expect.any(String));
+    }
+    await expect(route53().send(new GetHostedZoneCommand({ Id: zoneId }))).rejects.toMatchObject({ name: 'NoSuchHostedZone' });
+    expect((await add({ domain: byo.domain })).status).toBe(201);
+  }, 60_000);
 });
 
 describe('authorization', () => {
