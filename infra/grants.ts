@@ -135,6 +135,17 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         );
         break;
       }
+      case 'dns:zones':
+        // CreateHostedZone names no resource (the zone does not exist yet); deletion is limited to hosted zones.
+        allow(['route53:CreateHostedZone'], ['*']);
+        allow(['route53:DeleteHostedZone', 'route53:GetHostedZone'], [`arn:${stack.partition}:route53:::hostedzone/*`]);
+        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'Route 53 CreateHostedZone accepts no resource-level restriction: the zone it makes has no ARN yet.');
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]',
+          'Managed zones are created per domain at run time; the grant covers hosted zones only.',
+        );
+        break;
       default: {
         const unknown: never = use;
         throw new Error(`No IAM mapping for resource use ${String(unknown)}`);

@@ -63,6 +63,19 @@ export const config = {
    * reads it from a Secrets Manager secret (lib/aws/secrets.ts).
    */
   envEncryptionKey: () => required('ENV_ENCRYPTION_KEY'),
+  // Custom domains (lib/domains/)
+  /**
+   * DNS servers that domain verification asks, as `host` or `host:port`, comma
+   * separated (`127.0.0.1:5300` for a test server on loopback). Unset: the
+   * machine's resolver (in Lambda, the VPC or AWS resolver).
+   */
+  dnsResolvers: () =>
+    optional('DNS_RESOLVER', '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  /** Budget of one DNS query of a verification, per try (two tries). */
+  dnsTimeoutMs: () => Number(optional('DNS_TIMEOUT_MS', '2000')),
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
   awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,

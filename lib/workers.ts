@@ -32,7 +32,8 @@ export const workers: readonly WorkerRow[] = [
     name: 'provisional-expiry',
     handler: 'handlers/workers/provisional-expiry.ts',
     trigger: { kind: 'schedule', targetArnEnvVar: 'PROVISIONAL_EXPIRY_TARGET_ARN' },
-    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:write', 'scheduler:write'],
+    // dns:zones: a removed project's managed-DNS zones go with it (lib/domains/removal.ts).
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:write', 'scheduler:write', 'dns:zones'],
     timeoutSeconds: 300,
   },
   {
@@ -50,7 +51,7 @@ export const workers: readonly WorkerRow[] = [
     name: 'deletions',
     handler: 'handlers/workers/deletions.ts',
     trigger: { kind: 'queue', queue: 'deletions', batchSize: 1 },
-    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones'],
     timeoutSeconds: 900,
   },
   {
@@ -58,7 +59,7 @@ export const workers: readonly WorkerRow[] = [
     name: 'team-purge',
     handler: 'handlers/workers/team-purge.ts',
     trigger: { kind: 'schedule', targetArnEnvVar: 'TEAM_PURGE_TARGET_ARN' },
-    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones'],
     timeoutSeconds: 900,
   },
 ];

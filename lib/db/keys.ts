@@ -83,6 +83,17 @@ export const keys = {
   analyticsPath: (projectId: string, day: string, path: string) => ({ pk: `ANALYTICS#${projectId}`, sk: `DAY#${day}#PATH#${path}` }),
   /** A screenshot capture job of one publish (lib/screenshots/jobs.ts); expires by TTL after a day. */
   screenshotJob: (jobId: string) => ({ pk: `SCREENSHOTJOB#${jobId}`, sk: 'SCREENSHOTJOB' }),
+  // Custom domains (lib/domains/)
+  domain: (domainId: string) => ({ pk: `DOMAIN#${domainId}`, sk: 'DOMAIN' }),
+  /** A project's domains, oldest first; a removed domain loses these keys, so listings skip it. */
+  domainByProject: (projectId: string, createdAt: string, domainId: string) => ({
+    gsi1pk: `PROJECTDOMAINS#${projectId}`,
+    gsi1sk: `${createdAt}#${domainId}`,
+  }),
+  /** A hostname's claim, platform-wide: written with the domain in one transaction, so one project holds it. Holds `domain_id`, `project_id`. */
+  domainHost: (hostname: string) => ({ pk: `DOMAINHOST#${hostname}`, sk: 'DOMAINHOST' }),
+  /** The last integer handed out as a `cdn_dns_zone_id` (the spec's zone ids are integers; Route 53's are strings). */
+  dnsZoneCounter: () => ({ pk: 'COUNTER#DNSZONE', sk: 'COUNTER' }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

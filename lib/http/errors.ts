@@ -114,6 +114,21 @@ export const errorCatalogue = {
     message: 'The functions build failed, so nothing was published; details.build_log says why. Fix it and deploy again.',
   },
 
+  // Custom domains (docs/domains.md)
+  DOMAIN_NOT_FOUND: { status: 404, message: 'Domain not found.' },
+  DOMAIN_INVALID: {
+    status: 400,
+    message: 'A domain is a hostname under a public suffix, like www.example.com: letters, digits and hyphens in labels of at most 63 characters.',
+  },
+  DOMAIN_RESERVED: { status: 400, message: "Hostnames under the platform's own site and function domains cannot be added as custom domains." },
+  DOMAIN_TAKEN: { status: 409, message: 'This hostname is already connected to a project.' },
+  DOMAIN_CHANGED: { status: 409, message: 'The domain changed while this request ran. Read it again and retry.' },
+  DNS_ZONE_UNAVAILABLE: { status: 503, message: 'The managed DNS zone could not be created or removed. Try again later.' },
+  DNS_LOOKUP_UNAVAILABLE: {
+    status: 503,
+    message: "The platform's DNS resolver did not answer, so nothing was checked and nothing changed. Try again later.",
+  },
+
   // Functions, HTTPS door ({name}-{subdomain}.{function_domain}); no handler error text ever reaches the caller
   FUNCTION_NOT_FOUND: { status: 404, message: 'No function answers at this address.' },
   FUNCTION_BODY_TOO_LARGE: { status: 413, message: 'The request body is over 10 MiB, the limit of a function request.' },

@@ -23,6 +23,8 @@ export type ResourceUse =
   | 'sslRetries:send'
   | 'scheduler:write'
   | 'mail:send'
+  /** Creates and deletes the Route 53 hosted zones of managed-DNS domains. */
+  | 'dns:zones'
   /** Reads one secret of lib/resources.ts on cold start (the handler calls lib/aws/secrets.ts loadSecrets). */
   | `secrets:${SecretName}`;
 
@@ -353,6 +355,43 @@ export const routes = [
     handler: 'handlers/http/projects/get-function-invocation.ts',
     access: access.team('member', { team: 'resource' }),
     uses: ['table:read', 'bundles:read'],
+  },
+  // Custom domains (docs/domains.md): connecting and removing one is a settings change (admins);
+  // any member may read them or ask for a verification (DNS look-ups change nothing but the status).
+  {
+    method: 'POST',
+    path: '/api/v1/projects/{id}/domains',
+    handler: 'handlers/http/domains/add-domain.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'dns:zones'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/projects/{id}/domains',
+    handler: 'handlers/http/domains/list-domains.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/domains/{id}',
+    handler: 'handlers/http/domains/get-domain.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/domains/{id}/verify',
+    handler: 'handlers/http/domains/verify-domain.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/domains/{id}',
+    handler: 'handlers/http/domains/remove-domain.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'dns:zones'],
   },
   // Functions, queued door (spec endpoint 10): public; rate and in-flight caps are table counters.
   {

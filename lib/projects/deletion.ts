@@ -9,6 +9,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { deletePrefix } from '../deployments/publish.ts';
+import { removeProjectDomains } from '../domains/removal.ts';
 import { ApiError } from '../http/errors.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
@@ -63,8 +64,9 @@ export async function deleteProject(projectId: string): Promise<DeletionOutcome>
 /**
  * Removes a project whose status is `deleting`, and everything it owns:
  * upload sessions and their manifests, deployments, functions (records,
- * bundles, hostname claims), environment variables, analytics rows, its
- * objects and screenshots, the team's records of blobs stored in its folder, its schedule,
+ * bundles, hostname claims), custom domains (their hostname claims and managed
+ * zones), environment variables, analytics rows, its objects and screenshots,
+ * the team's records of blobs stored in its folder, its schedule,
  * then the project with its subdomain and name holds and its place in the
  * team's count. Safe to run again on a partly removed project.
  */
@@ -130,6 +132,7 @@ export async function removeProject(project: Record<string, unknown>): Promise<v
         if (!isConditionalCheckFailure(error)) throw error;
       });
   }
+  await removeProjectDomains(projectId);
   await deletePrefix(config.bucket('bundles'), `functions/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('sites'), projectFolder);

@@ -72,6 +72,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
+  'dns:zones': ['route53:CreateHostedZone', 'route53:DeleteHostedZone', 'route53:GetHostedZone'],
 };
 const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
@@ -465,6 +466,8 @@ describe('least privilege', () => {
    * pulling its image cannot do without: only these may stand on Resource '*'.
    */
   const unscopableActions = new Set([
+    // Creates a hosted zone, which has no ARN before it exists (managed-DNS domains).
+    'route53:CreateHostedZone',
     'ec2:CreateNetworkInterface',
     'ec2:DescribeNetworkInterfaces',
     'ec2:DescribeSubnets',

@@ -1,0 +1,45 @@
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
+import { ApiError, isApiError } from '../http/errors.ts';
+import { markDomainRemoved } from './domains.ts';
+import { deleteManagedZone } from './zones.ts';
+
+/**
+ * Removes one domain: its managed zone first, so that a Route 53 refusal leaves
+ * everything as it was (DNS_ZONE_UNAVAILABLE) and the caller can retry; then
+ * `deleted_at` and the hostname's release in one transaction.
+ */
+export async function removeDomain(item: Record<string, unknown>, now = new Date()): Promise<Record<string, unknown>> {
+  if (item.hosted_zone_id) {
+    try {
+      await deleteManagedZone(item.hosted_zone_id as string);
+    } catch (error) {
+      throw new ApiError('DNS_ZONE_UNAVAILABLE', { details: { reason: (error as Error).name } });
+    }
+  }
+  return markDomainRemoved({ id: item.id as string, domain: item.domain as string }, now);
+}
+
+/**
+ * Removes every domain of a project being deleted, so its hostnames are free
+ * for other projects and its managed zones do not outlive it. Safe to run
+ * again: a domain another run removed is skipped; a zone Route 53 refuses to
+ * delete throws, and the deletion is retried from its queue.
+ */
+export async function removeProjectDomains(projectId: string): Promise<void> {
+  const items = await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.domainByProject(projectId, '', '').gsi1pk },
+  });
+  for (const item of items) {
+    if (item.deleted_at) continue;
+    try {
+      await removeDomain(item);
+    } catch (error) {
+      if (!(isApiError(error) && error.code === 'DOMAIN_NOT_FOUND')) throw error;
+    }
+  }
+}
