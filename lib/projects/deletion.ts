@@ -5,7 +5,7 @@ import { deleteObject, getObject } from '../aws/s3-lite.ts';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { deletePrefix } from '../deployments/publish.ts';
@@ -57,8 +57,7 @@ export async function deleteProject(projectId: string): Promise<DeletionOutcome>
   const project = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true }))).Item;
   if (!project) return 'gone';
   if (project.status !== 'deleting') return 'kept';
-  await removeProject(project);
-  return 'deleted';
+  return (await removeProject(project)) ? 'deleted' : 'gone';
 }
 
 /**
@@ -68,9 +67,11 @@ export async function deleteProject(projectId: string): Promise<DeletionOutcome>
  * zones), environment variables, analytics rows, its objects and screenshots,
  * the team's records of blobs stored in its folder, its schedule,
  * then the project with its subdomain and name holds and its place in the
- * team's count. Safe to run again on a partly removed project.
+ * team's count. Safe to run again on a partly removed project, and beside
+ * another run of itself (a queue delivers at least once): whichever run
+ * deletes the project item last answers true, the other false.
  */
-export async function removeProject(project: Record<string, unknown>): Promise<void> {
+export async function removeProject(project: Record<string, unknown>): Promise<boolean> {
   const table = config.tableName();
   const projectId = project.id as string;
   const teamId = project.team_id as string;
@@ -142,7 +143,7 @@ export async function removeProject(project: Record<string, unknown>): Promise<v
 
   const heldBy = { ':project': projectId };
   const openSlots = sessions.map((s) => s.upload_id as string);
-  await dynamo().send(
+  const finalWrite = dynamo().send(
     new TransactWriteCommand({
       TransactItems: [
         {
@@ -196,5 +197,18 @@ export async function removeProject(project: Record<string, unknown>): Promise<v
       ],
     }),
   );
+  try {
+    await finalWrite;
+  } catch (error) {
+    // The project item is gone: a concurrent run removed it, its holds and its place in the count.
+    if (isTransactionCanceled(error) && conditionFailedAt(error, 0) && !(await projectExists(projectId))) return false;
+    throw error;
+  }
   await cancelProvisionalExpiry(projectId).catch(() => undefined);
+  return true;
+}
+
+async function projectExists(projectId: string): Promise<boolean> {
+  const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true }));
+  return out.Item !== undefined;
 }

@@ -288,8 +288,10 @@ describe('deleting the project', () => {
     const managed = (await add({ domain: `${label()}.com`, connection_mode: 'managed_dns' }, m.admin.token, doomed.id)).body.data;
     const zoneId = (await item(keys.domain(managed.id)))!.hosted_zone_id as string;
     expect((await platform.api('DELETE', `/api/v1/projects/${doomed.id}`, { token: m.admin.token })).status).toBe(202);
-    // What the deletions worker runs for the queued message.
-    expect(await deleteProject(doomed.id)).toBe('deleted');
+    // What the deletions worker runs for the queued message. Another test file's
+    // worker polls the same local queue and may run it too: whichever run ends
+    // last answers 'gone', and everything below holds either way.
+    expect(['deleted', 'gone']).toContain(await deleteProject(doomed.id));
     for (const d of [byo, managed]) {
       expect(await item(keys.domainHost(d.domain))).toBeUndefined();
       expect((await item(keys.domain(d.id)))!.deleted_at).toEqual(expect.any(String));

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { listKeysPage } from '../../lib/aws/s3-lite.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
+import { deleteProject } from '../../lib/projects/deletion.ts';
 import { queueDriver, type QueueDriver } from '../../lib/local/queue-driver.ts';
 import { siteAnalytics } from '../../lib/sites/analytics.ts';
 import { workers } from '../../lib/workers.ts';
@@ -110,6 +111,19 @@ describe('deleting a project', () => {
     await driver.idle();
     expect(await partition(keys.project(project.id).pk)).toEqual([]);
     expectError(await remove(project.id), 404, 'PROJECT_NOT_FOUND');
+  });
+
+  it('two runs of the worker for one project at once (a message delivered twice): one removes it, the other finds it gone, the count drops once', async () => {
+    const project = await deployProject();
+    const countBefore = (await item(keys.teamProjectCount(m.team.id)))!.project_count as number;
+    // Marked as DELETE marks it, without a queued message another test file's worker could also take.
+    await dynamo().send(new UpdateCommand({ TableName: config.tableName(), Key: keys.project(project.id), UpdateExpression: 'SET #s = :d', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':d': 'deleting' } }));
+    const outcomes = await Promise.all([deleteProject(project.id), deleteProject(project.id)]);
+    expect(outcomes.filter((o) => o === 'deleted')).toHaveLength(1);
+    expect(outcomes.filter((o) => o !== 'deleted')).toEqual(['gone']);
+    expect(await partition(keys.project(project.id).pk)).toEqual([]);
+    expect(await item(keys.subdomainHold(project.subdomain))).toBeUndefined();
+    expect((await item(keys.teamProjectCount(m.team.id)))!.project_count).toBe(countBefore - 1);
   });
 
   it('authorization: admins, the owner and the team API key may delete; a member 403; others 404; no token 401', async () => {
