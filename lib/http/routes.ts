@@ -105,6 +105,15 @@ export const routes = [
     access: access.platformAdmin(),
     uses: ['table:read'],
   },
+  // Trust and safety (docs/trust-and-safety.md)
+  {
+    // Spec endpoint 3: anyone may report, with or without an account; limits are table counters (lib/abuse/).
+    method: 'POST',
+    path: '/api/v1/public/abuse-reports',
+    handler: 'handlers/http/abuse/submit-abuse-report.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'mail:send'],
+  },
   // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
   {
     method: 'POST',
