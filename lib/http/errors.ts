@@ -149,6 +149,9 @@ export const errorCatalogue = {
   ABUSE_REPORT_NOT_RECORDED: { status: 503, message: 'The abuse report could not be recorded. Nothing was kept; please send it again later.' },
   ABUSE_INTAKE_UNAVAILABLE: { status: 503, message: 'Abuse reports cannot be taken here right now. Try again later.' },
 
+  // Administration (platform administrators)
+  ADMIN_TEAM_ID_INVALID: { status: 400, message: 'The team id in the path must be a team UUID.' },
+
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },
   INVOCATION_NOT_FOUND: { status: 404, message: 'No such invocation of this function.' },
