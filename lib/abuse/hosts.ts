@@ -54,9 +54,10 @@ async function functionTarget(hostname: string): Promise<Omit<HostedTarget, 'url
 
 /**
  * A custom domain (lib/domains/): its platform-wide hostname claim, and the
- * domain verified and not removed. Hook for when site serving answers custom
- * domains itself: today CloudFront serves a verified domain's distribution,
- * and this is the same condition.
+ * domain verified and not removed. HOOK (custom-domain serving): the
+ * distributions that will serve verified domains (the TLS part of custom
+ * domains) are not built yet; when they are, a verified domain is still what
+ * is served, so this condition stays, or becomes "has its distribution".
  */
 async function customDomainTarget(hostname: string): Promise<Omit<HostedTarget, 'url'> | null> {
   const claim = await getItem(keys.domainHost(hostname));
