@@ -15,11 +15,18 @@ export interface DeploymentSettings {
   mailFrom: string;
   /** Dashboard page that confirms an e-mail address (the link adds `?token=`); default `https://app.{siteDomain}/confirm-email`. */
   emailConfirmUrl: string;
+  /** Abuse-report intake: `off` answers 503 ABUSE_INTAKE_UNAVAILABLE and records nothing. */
+  abuseIntake: 'on' | 'off';
+  /** Abuse reports per submitter (IP address, reporter e-mail) and platform-wide, per hour. */
+  abuseReportsPerSubmitterPerHour: number;
+  abuseReportsPlatformPerHour: number;
 }
 
 export const settingDefaults = {
   siteDomain: 'slipway.site',
   functionDomain: 'fn.slipway.site',
+  abuseReportsPerSubmitterPerHour: 10,
+  abuseReportsPlatformPerHour: 500,
 } as const;
 
 /** A context value given on the command line is a string; in cdk.json it may be a list. */
@@ -46,7 +53,19 @@ export function readSettings(scope: Construct): DeploymentSettings {
   if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(emailConfirmUrl) || !URL.canParse(emailConfirmUrl)) {
     throw new Error(`emailConfirmUrl: "${emailConfirmUrl}" is not an http(s) URL`);
   }
+  const abuseIntake = text('abuseIntake', 'on');
+  if (abuseIntake !== 'on' && abuseIntake !== 'off') throw new Error(`abuseIntake: "${abuseIntake}" is not on or off`);
+  const count = (key: string, fallback: number) => {
+    // A number in cdk.json, a string on the command line.
+    const raw = scope.node.tryGetContext(key);
+    const value = typeof raw === 'number' ? raw : Number(text(key, String(fallback)));
+    if (!Number.isInteger(value) || value < 1) throw new Error(`${key}: must be a whole number of at least 1`);
+    return value;
+  };
   return {
+    abuseIntake,
+    abuseReportsPerSubmitterPerHour: count('abuseReportsPerSubmitterPerHour', settingDefaults.abuseReportsPerSubmitterPerHour),
+    abuseReportsPlatformPerHour: count('abuseReportsPlatformPerHour', settingDefaults.abuseReportsPlatformPerHour),
     siteDomain,
     functionDomain: text('functionDomain', settingDefaults.functionDomain),
     corsOrigins,

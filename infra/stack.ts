@@ -46,6 +46,9 @@ export class SlipwayStack extends Stack {
       CORS_ORIGINS: settings.corsOrigins.join(','),
       MAIL_FROM: settings.mailFrom,
       EMAIL_CONFIRM_URL: settings.emailConfirmUrl,
+      ABUSE_INTAKE: settings.abuseIntake,
+      ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR: String(settings.abuseReportsPerSubmitterPerHour),
+      ABUSE_REPORTS_PLATFORM_PER_HOUR: String(settings.abuseReportsPlatformPerHour),
     };
     const grants = { state: this.state, mailFrom: settings.mailFrom };
     // Only a function allowed to create schedules needs to know what they target.

@@ -16,6 +16,11 @@ function optional(name: string, fallback: string): string {
   return value === undefined || value === '' ? fallback : value;
 }
 
+function positiveInteger(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
 export const config = {
   tableName: () => required(tableDefinition.envVar),
   bucket: (name: keyof typeof bucketDefinitions) => required(bucketDefinitions[name].envVar),
@@ -76,6 +81,13 @@ export const config = {
       .filter(Boolean),
   /** Budget of one DNS query of a verification, per try (two tries). */
   dnsTimeoutMs: () => Number(optional('DNS_TIMEOUT_MS', '2000')),
+  // Trust and safety (lib/abuse/)
+  /** `off` switches abuse-report intake off: the endpoint answers 503 ABUSE_INTAKE_UNAVAILABLE and records nothing. */
+  abuseIntakeEnabled: () => optional('ABUSE_INTAKE', 'on') !== 'off',
+  /** Abuse reports one submitter (an IP address; an e-mail address when one is given) may file per hour. */
+  abuseReportsPerSubmitterPerHour: () => positiveInteger('ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR', 10),
+  /** Abuse reports the whole platform takes per hour, whoever sends them. */
+  abuseReportsPlatformPerHour: () => positiveInteger('ABUSE_REPORTS_PLATFORM_PER_HOUR', 500),
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
   awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,

@@ -94,6 +94,13 @@ export const keys = {
   domainHost: (hostname: string) => ({ pk: `DOMAINHOST#${hostname}`, sk: 'DOMAINHOST' }),
   /** The last integer handed out as a `cdn_dns_zone_id` (the spec's zone ids are integers; Route 53's are strings). */
   dnsZoneCounter: () => ({ pk: 'COUNTER#DNSZONE', sk: 'COUNTER' }),
+  // Trust and safety (lib/abuse/)
+  /** An abuse report (spec endpoint 3); never expires by TTL: notices are kept as records of the intake. */
+  abuseReport: (reportId: string) => ({ pk: `ABUSEREPORT#${reportId}`, sk: 'ABUSEREPORT' }),
+  /** Every abuse report, newest last: the admin review queue reads this index partition. */
+  abuseReportQueue: (createdAt: string, reportId: string) => ({ gsi1pk: 'ABUSEREPORTS', gsi1sk: `${createdAt}#${reportId}` }),
+  /** One report naming one project (a report names several when its URLs do): counts reports per project by key. */
+  abuseReportOfProject: (projectId: string, reportId: string) => ({ pk: `PROJECTREPORTS#${projectId}`, sk: `ABUSEREPORT#${reportId}` }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

@@ -63,6 +63,9 @@ interface HourBucket {
   podStarts: number;
   bootMs: number[];
   instanceSeconds: number;
+  /** Queued invocations that ran, and their runtime: the admin view's 7-day background figure reads hours, not weeks. */
+  backgroundInvocations: number;
+  backgroundRuntimeSeconds: number;
   peakMemoryMib: number;
   limits: Map<LimitKind, { count: number; lastAt: string }>;
 }
@@ -100,7 +103,19 @@ export class FunctionTelemetry {
     const key = `${fn.team_id}|${hour}|${fn.function_id}`;
     let bucket = this.hours.get(key);
     if (!bucket) {
-      bucket = { fn, hour, httpRequests: 0, wakes: 0, podStarts: 0, bootMs: [], instanceSeconds: 0, peakMemoryMib: 0, limits: new Map() };
+      bucket = {
+        fn,
+        hour,
+        httpRequests: 0,
+        wakes: 0,
+        podStarts: 0,
+        bootMs: [],
+        instanceSeconds: 0,
+        backgroundInvocations: 0,
+        backgroundRuntimeSeconds: 0,
+        peakMemoryMib: 0,
+        limits: new Map(),
+      };
       this.hours.set(key, bucket);
     }
     return bucket;
@@ -127,9 +142,13 @@ export class FunctionTelemetry {
 
   /** One queued invocation that ran, for `seconds` (the week's background_invocations and background_runtime_seconds). */
   backgroundInvocation(fn: HourBucket['fn'], seconds: number): void {
-    const week = this.weekBucket(fn.team_id, weekStartOf(new Date()));
+    const now = new Date();
+    const week = this.weekBucket(fn.team_id, weekStartOf(now));
     week.backgroundInvocations += 1;
     week.backgroundRuntimeSeconds += seconds;
+    const bucket = this.hourBucket(fn, now);
+    bucket.backgroundInvocations += 1;
+    bucket.backgroundRuntimeSeconds += seconds;
   }
 
   /** An instance started, taking `bootMs` to be ready. */
@@ -180,6 +199,8 @@ export class FunctionTelemetry {
         ':pod_starts': b.podStarts,
         ':instance_seconds': Math.round(b.instanceSeconds * 1000) / 1000,
         ':boot_ms': b.bootMs,
+        ':background': b.backgroundInvocations,
+        ':background_seconds': Math.round(b.backgroundRuntimeSeconds * 1000) / 1000,
         ':empty': [],
       };
       const set = [
@@ -191,7 +212,14 @@ export class FunctionTelemetry {
         '#ttl = :ttl',
         'boot_ms = list_append(if_not_exists(boot_ms, :empty), :boot_ms)',
       ];
-      const add = ['http_requests :requests', 'wakes :wakes', 'pod_starts :pod_starts', 'instance_seconds :instance_seconds'];
+      const add = [
+        'http_requests :requests',
+        'wakes :wakes',
+        'pod_starts :pod_starts',
+        'instance_seconds :instance_seconds',
+        'background_invocations :background',
+        'background_runtime_seconds :background_seconds',
+      ];
       names['#hour'] = 'hour';
       names['#ttl'] = 'ttl';
       for (const [kind, { count, lastAt }] of b.limits) {

@@ -136,6 +136,22 @@ export const errorCatalogue = {
   FUNCTION_START_FAILED: { status: 500, message: 'The function could not be started. This is a platform issue; please retry.' },
   FUNCTION_TIMEOUT: { status: 504, message: 'The function did not answer within its time budget.' },
 
+  // Trust and safety: abuse reports (spec endpoint 3, docs/trust-and-safety.md)
+  ABUSE_REPORT_INVALID: {
+    status: 400,
+    message: 'The abuse report is incomplete or invalid; details.fields lists what to fix.',
+  },
+  ABUSE_REPORT_URL_NOT_HOSTED: {
+    status: 422,
+    message: 'Every reported URL must be an http(s) address on a site or function this platform hosts; details.urls lists the others.',
+  },
+  ABUSE_REPORT_RATE_LIMITED: { status: 429, message: 'Too many abuse reports. Try again after the time in Retry-After.' },
+  ABUSE_REPORT_NOT_RECORDED: { status: 503, message: 'The abuse report could not be recorded. Nothing was kept; please send it again later.' },
+  ABUSE_INTAKE_UNAVAILABLE: { status: 503, message: 'Abuse reports cannot be taken here right now. Try again later.' },
+
+  // Administration (platform administrators)
+  ADMIN_TEAM_ID_INVALID: { status: 400, message: 'The team id in the path must be a team UUID.' },
+
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },
   INVOCATION_NOT_FOUND: { status: 404, message: 'No such invocation of this function.' },

@@ -5,7 +5,7 @@ import { $ZodError, safeParse, type $ZodType, type output } from 'zod/v4/core';
 import { config } from '../config.ts';
 import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
-import { ApiError, isApiError } from './errors.ts';
+import { ApiError, isApiError, type ErrorCode } from './errors.ts';
 import { logger, requestLogger, type RequestLogger } from './logger.ts';
 import { findRoute, type RouteRow } from './routes.ts';
 import { traceIdFrom } from './trace.ts';
@@ -46,6 +46,13 @@ interface HandlerOptions<BS extends $ZodType | undefined, QS extends $ZodType | 
   /** Accept a non-JSON body of at most this many bytes, given to the handler as `rawBody`. */
   rawBody?: { maxBytes: number };
   maxJsonBytes?: number;
+  /**
+   * Looks at the parsed JSON body before it is validated; a result it returns is the reply, and the handler
+   * never runs (an abuse report's filled honeypot gets its success-shaped reply whatever else the body holds).
+   */
+  beforeValidation?: (body: unknown) => HandlerResult | undefined;
+  /** The error code of a body that fails its schema (default VALIDATION_FAILED); `details.fields` as always. */
+  validationError?: ErrorCode;
 }
 
 type Infer<S> = S extends $ZodType ? output<S> : undefined;
@@ -100,9 +107,9 @@ function parseJsonBody(event: APIGatewayProxyEventV2, headers: Record<string, st
   }
 }
 
-function validate<S extends $ZodType>(schema: S, value: unknown, where: 'body' | 'query'): output<S> {
+function validate<S extends $ZodType>(schema: S, value: unknown, where: 'body' | 'query', code: ErrorCode = 'VALIDATION_FAILED'): output<S> {
   const result = safeParse(schema, value);
-  if (!result.success) throw new ApiError('VALIDATION_FAILED', { details: validationDetails(result.error, where === 'query' ? 'query' : undefined) });
+  if (!result.success) throw new ApiError(code, { details: validationDetails(result.error, where === 'query' ? 'query' : undefined) });
   return result.data;
 }
 
@@ -189,7 +196,10 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
         throw new ApiError('PAYLOAD_TOO_LARGE', { details: { max_bytes: options.rawBody.maxBytes } });
       }
     } else if (options.body) {
-      body = validate(options.body, parseJsonBody(event, headers, options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES), 'body');
+      const parsed = parseJsonBody(event, headers, options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES);
+      const early = options.beforeValidation?.(parsed);
+      if (early) return 'raw' in early ? early.raw : successResponse(early.status ?? 200, early.data, state.meta, early.headers);
+      body = validate(options.body, parsed, 'body', options.validationError);
     }
     const query = options.query ? validate(options.query, event.queryStringParameters ?? {}, 'query') : undefined;
 

@@ -105,6 +105,23 @@ export const routes = [
     access: access.platformAdmin(),
     uses: ['table:read'],
   },
+  {
+    // Spec endpoint 13: one team's functions telemetry, from the rows the doors write (lib/functions/telemetry-report.ts).
+    method: 'GET',
+    path: '/api/v1/admin/teams/{id}/functions',
+    handler: 'handlers/http/admin/get-team-functions-telemetry.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read'],
+  },
+  // Trust and safety (docs/trust-and-safety.md)
+  {
+    // Spec endpoint 3: anyone may report, with or without an account; limits are table counters (lib/abuse/).
+    method: 'POST',
+    path: '/api/v1/public/abuse-reports',
+    handler: 'handlers/http/abuse/submit-abuse-report.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'mail:send'],
+  },
   // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
   {
     method: 'POST',

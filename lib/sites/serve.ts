@@ -9,6 +9,7 @@ import { logger } from '../http/logger.ts';
 import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';
 import { siteAnalytics } from './analytics.ts';
+import { siteSubdomain } from './hostname.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` to an object of
@@ -83,20 +84,7 @@ const NOT_FOUND_PAGE = Buffer.from(
 
 // --- host -----------------------------------------------------------------------------------
 
-/**
- * The subdomain of a site host: `{subdomain}.{site_domain}` with the port
- * ignored and exactly one label before the domain (so `x.fn.{site_domain}`
- * and deeper names are not sites). Null when the host is not a site host.
- */
-export function siteSubdomain(host: string | undefined, siteDomain = config.siteDomain()): string | null {
-  if (!host) return null;
-  const name = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
-  const suffix = `.${siteDomain.toLowerCase()}`;
-  if (!name.endsWith(suffix)) return null;
-  const label = name.slice(0, -suffix.length);
-  // A DNS label: what a subdomain can be. Anything else cannot be held.
-  return /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(label) ? label : null;
-}
+export { siteSubdomain };
 
 // --- path rules -----------------------------------------------------------------------------
 

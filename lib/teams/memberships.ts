@@ -63,3 +63,15 @@ export async function listMembershipsOfUser(userId: string): Promise<Membership[
     ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':team': 'TEAM#' },
   })) as unknown as Membership[];
 }
+
+/** The team's owner (one membership row has role `owner`), read from the team's partition by key; null for an unknown team. */
+export async function getTeamOwner(teamId: string): Promise<Membership | null> {
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+    FilterExpression: '#role = :owner',
+    ExpressionAttributeNames: { '#role': 'role' },
+    ExpressionAttributeValues: { ':pk': keys.team(teamId).pk, ':member': 'MEMBER#', ':owner': 'owner' },
+  });
+  return (items[0] as Membership | undefined) ?? null;
+}

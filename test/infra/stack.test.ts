@@ -565,6 +565,24 @@ describe('secrets', () => {
     expect(settingsWith({}).emailConfirmUrl).toBe('https://app.slipway.site/confirm-email');
     expect(() => settingsWith({ emailConfirmUrl: 'app.example.test/confirm' })).toThrow('emailConfirmUrl: "app.example.test/confirm" is not an http(s) URL');
   });
+
+  it('passes the abuse intake switch and its hourly limits to every function, with their defaults', () => {
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+      expect(fn.Properties.Environment.Variables, id).toMatchObject({
+        ABUSE_INTAKE: 'on',
+        ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR: '10',
+        ABUSE_REPORTS_PLATFORM_PER_HOUR: '500',
+      });
+    }
+    const settingsWith = (context: Record<string, unknown>) => readSettings(new App({ context }));
+    expect(settingsWith({ abuseIntake: 'off', abuseReportsPerSubmitterPerHour: '3', abuseReportsPlatformPerHour: 50 })).toMatchObject({
+      abuseIntake: 'off',
+      abuseReportsPerSubmitterPerHour: 3,
+      abuseReportsPlatformPerHour: 50,
+    });
+    expect(() => settingsWith({ abuseIntake: 'maybe' })).toThrow('abuseIntake: "maybe" is not on or off');
+    expect(() => settingsWith({ abuseReportsPlatformPerHour: '0' })).toThrow('abuseReportsPlatformPerHour: must be a whole number of at least 1');
+  });
 });
 
 const findRouteUses = (key: string) => rows.find((row) => routeKey(row) === key)!.uses as readonly ResourceUse[];

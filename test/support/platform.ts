@@ -29,7 +29,7 @@ export interface TestPlatform extends LocalPlatform {
  * The local platform for one test file: resources under a fresh prefix on the
  * run's shared moto_server, the API on a free loopback port.
  */
-export async function startTestPlatform(options: { drivers?: (() => LocalDriver)[] } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(options: { drivers?: (() => LocalDriver)[]; ownAwsEndpoint?: boolean } = {}): Promise<TestPlatform> {
   process.env.CORS_ORIGINS = DASHBOARD_ORIGIN;
   // A browser per publish would slow every test; the screenshot test runs its capture driver itself.
   process.env.SCREENSHOT_CAPTURE ??= 'off';
@@ -39,7 +39,8 @@ export async function startTestPlatform(options: { drivers?: (() => LocalDriver)
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `t${randomBytes(5).toString('hex')}`,
-    awsEndpoint: inject('awsEndpoint'),
+    // A moto_server of its own for a file that reads moto's inspection API (sent mail), which serializes everything moto holds.
+    awsEndpoint: options.ownAwsEndpoint ? undefined : inject('awsEndpoint'),
     hostHandlers: parts.hostHandlers,
     drivers: options.drivers ?? parts.drivers,
   });
