@@ -423,18 +423,23 @@ async function answer(request: SiteRequest, served: { project: ProjectRecord | n
       if (found) ({ project, domain } = found);
     }
     if (!project || project.status === 'deleting') return notFoundPage(head);
-    served.project = project;
     // The rule is the domain's, as a distribution's geo restriction is: before anything else, redirects included.
-    if (domain && geoBlocked(domain, request.headers)) return geoBlockedPage(head);
+    if (domain && geoBlocked(domain, request.headers)) {
+      served.project = project;
+      return geoBlockedPage(head);
+    }
     if (
       project.platform_url_mode === 'redirect' &&
       project.primary_domain_id &&
       project.primary_domain_hostname &&
       domain?.id !== project.primary_domain_id
     ) {
+      served.project = project;
       return primaryRedirect(primaryLocation(project.primary_domain_hostname, request.path), head);
     }
+    // A project that never published (a provisional one, say) has no site to count.
     if (!project.live_deployment_id) return notFoundPage(head);
+    served.project = project;
     const manifest = await routeManifest(project.team_id, project.slug, project.live_deployment_id);
     if (!manifest) {
       logger.error('live deployment has no route manifest', { project_id: project.id, deployment_id: project.live_deployment_id });
