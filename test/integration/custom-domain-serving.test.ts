@@ -1,4 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { serveSiteEvent } from '../../handlers/edge/serve-site.ts';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
@@ -370,5 +373,54 @@ describe('platform_url_mode: which hostnames serve and which redirect', { timeou
     expect((await patchProject(p.id, { platform_url_mode: 'serve' })).status).toBe(200);
     expectServed(await get(p.host, '/'), p.files, 'index.html');
     expectServed(await get(other.domain, '/'), p.files, 'index.html');
+  });
+});
+
+describe('the serve-site Lambda entry (the cloud path) answers custom domains the same way', { timeout: 120_000 }, () => {
+  // What CloudFront hands the function URL: its own Host, the viewer's in x-slipway-host, the query apart.
+  const event = (siteHost: string, path: string, query = '', headers: Record<string, string> = {}): APIGatewayProxyEventV2 =>
+    ({
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: path,
+      rawQueryString: query,
+      headers: { host: 'abc123.lambda-url.us-east-1.on.aws', 'x-slipway-host': siteHost, ...headers },
+      requestContext: { http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: '' } },
+      isBase64Encoded: false,
+    }) as unknown as APIGatewayProxyEventV2;
+
+  async function invoke(e: APIGatewayProxyEventV2) {
+    let metadata: { statusCode: number; headers: Record<string, string> } | null = null;
+    const chunks: Buffer[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    await serveSiteEvent(e, (meta) => {
+      metadata = meta;
+      return stream;
+    });
+    return { ...metadata!, body: Buffer.concat(chunks) };
+  }
+
+  it('serves the domain, applies its geo rule from CloudFront-Viewer-Country and redirects with the query', async () => {
+    const p = await newProject();
+    const primary = await addDomain(p.id);
+    const other = await addDomain(p.id);
+    const served = await invoke(event(primary.domain, '/css/site.css'));
+    expect(served.statusCode).toBe(200);
+    expect(served.body.equals(p.files.bytes.get(p.files.files.find((f) => f.path === 'css/site.css')!.hash)!)).toBe(true);
+
+    await setGeoRule(primary.id, 'allowlist', ['DE']);
+    expect((await invoke(event(primary.domain, '/', '', { 'cloudfront-viewer-country': 'DE' }))).statusCode).toBe(200);
+    const blocked = await invoke(event(primary.domain, '/', '', { 'cloudfront-viewer-country': 'US' }));
+    expect(blocked.statusCode).toBe(403);
+    expect(blocked.body.toString('utf8')).toBe(GEO_BLOCKED_PAGE);
+
+    expect((await patchProject(p.id, { primary_domain_id: primary.id, platform_url_mode: 'redirect' })).status).toBe(200);
+    for (const host of [`${p.subdomain}.localhost`, other.domain]) {
+      const moved = await invoke(event(host, '/docs/page', 'x=1&y=2'));
+      expect(moved.statusCode).toBe(301);
+      expect(moved.headers.location).toBe(`http://${primary.domain}:${platform.port}/docs/page?x=1&y=2`);
+      expect(moved.headers['cache-control']).toBe('public, max-age=2592000');
+    }
   });
 });
