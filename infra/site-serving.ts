@@ -32,7 +32,8 @@ export interface SiteServingProps {
  * must-revalidate` with the file's sha256 as ETag, so CloudFront keeps each
  * object but revalidates it on every request with If-None-Match; the origin's
  * 304 costs two item reads and no S3 read (the route manifest is cached in the
- * function), and a promote or rollback shows on the next request.
+ * function), and a promote or rollback shows on the next request. A 301 to a
+ * project's primary domain says `max-age=2592000` and is kept 30 days.
  */
 export class SiteServing extends Construct {
   readonly serveFunction: HandlerFunction;
@@ -80,8 +81,11 @@ export class SiteServing extends Construct {
       minTtl: Duration.seconds(0),
       maxTtl: Duration.days(365),
       headerBehavior: cloudfront.CacheHeaderBehavior.allowList(SITE_HOST_HEADER),
-      // The serving module ignores the query string, so it must not split the cache.
-      queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
+      // Files ignore the query string, but a redirect to the project's primary domain carries it
+      // (same path and query) and is cached for 30 days: keyed without it, the first visitor's query
+      // would be sent to everyone. The cost is one cache entry per distinct query of a file, each
+      // still revalidated by ETag.
+      queryStringBehavior: cloudfront.CacheQueryStringBehavior.all(),
       cookieBehavior: cloudfront.CacheCookieBehavior.none(),
       enableAcceptEncodingGzip: true,
       enableAcceptEncodingBrotli: true,

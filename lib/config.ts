@@ -81,6 +81,13 @@ export const config = {
       .filter(Boolean),
   /** Budget of one DNS query of a verification, per try (two tries). */
   dnsTimeoutMs: () => Number(optional('DNS_TIMEOUT_MS', '2000')),
+  /**
+   * Request header that carries the visitor's ISO 3166-1 alpha-2 country, read when a custom
+   * domain with a geo rule is served (lib/sites/serve.ts). CloudFront sets `CloudFront-Viewer-Country`;
+   * locally any client or proxy in front of the platform may set it. Lower-cased here: Node and
+   * API Gateway events give header names lower-case.
+   */
+  geoCountryHeader: () => optional('GEO_COUNTRY_HEADER', 'CloudFront-Viewer-Country').trim().toLowerCase(),
   // Trust and safety (lib/abuse/)
   /** `off` switches abuse-report intake off: the endpoint answers 503 ABUSE_INTAKE_UNAVAILABLE and records nothing. */
   abuseIntakeEnabled: () => optional('ABUSE_INTAKE', 'on') !== 'off',

@@ -320,38 +320,75 @@ export async function updateDomain(
  * Removes a domain: `deleted_at` set and the project index keys dropped (so
  * listings skip it), and the hostname claim released, in one transaction. The
  * item expires later by TTL.
+ *
+ * The same transaction keeps the project's primary domain honest: when the
+ * project names this domain as `primary_domain_id`, it is cleared (with its
+ * hostname) on the condition that it still is this domain; otherwise a check
+ * that it still is not. A settings save racing the removal (it checks the
+ * domain is not removed) therefore loses cleanly to it or makes it try again.
  */
-export async function markDomainRemoved(record: Pick<DomainRecord, 'id' | 'domain'>, now: Date): Promise<Record<string, unknown>> {
+export async function markDomainRemoved(record: Pick<DomainRecord, 'id' | 'domain' | 'project_id'>, now: Date): Promise<Record<string, unknown>> {
   const at = now.toISOString();
-  try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: keys.domain(record.id),
-              UpdateExpression: 'SET deleted_at = :at, updated_at = :at, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
-              ConditionExpression: 'attribute_exists(pk) AND attribute_type(deleted_at, :null)',
-              ExpressionAttributeNames: { '#ttl': 'ttl' },
-              ExpressionAttributeValues: { ':at': at, ':null': 'NULL', ':ttl': epochSeconds(now) + REMOVED_DOMAIN_RETENTION_DAYS * 86_400 },
-            },
+  const table = config.tableName();
+  for (let attempt = 1; ; attempt++) {
+    const project = (
+      await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(record.project_id), ConsistentRead: true }))
+    ).Item;
+    const isPrimary = project?.primary_domain_id === record.id;
+    const projectItem = isPrimary
+      ? {
+          Update: {
+            TableName: table,
+            Key: keys.project(record.project_id),
+            UpdateExpression: 'SET primary_domain_id = :none, primary_domain_hostname = :none, updated_at = :at',
+            ConditionExpression: 'primary_domain_id = :id',
+            ExpressionAttributeValues: { ':none': null, ':at': at, ':id': record.id },
           },
-          {
-            Delete: {
-              TableName: config.tableName(),
-              Key: keys.domainHost(record.domain),
-              ConditionExpression: 'domain_id = :id',
-              ExpressionAttributeValues: { ':id': record.id },
-            },
+        }
+      : {
+          ConditionCheck: {
+            TableName: table,
+            Key: keys.project(record.project_id),
+            ConditionExpression:
+              'attribute_not_exists(pk) OR attribute_not_exists(primary_domain_id) OR attribute_type(primary_domain_id, :nullType) OR primary_domain_id <> :id',
+            ExpressionAttributeValues: { ':nullType': 'NULL', ':id': record.id },
           },
-        ],
-      }),
-    );
-  } catch (error) {
-    // Another removal got there first.
-    if (isTransactionCanceled(error) && conditionFailedAt(error, 0)) throw new ApiError('DOMAIN_NOT_FOUND');
-    throw error;
+        };
+    try {
+      await dynamo().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: table,
+                Key: keys.domain(record.id),
+                UpdateExpression: 'SET deleted_at = :at, updated_at = :at, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_type(deleted_at, :null)',
+                ExpressionAttributeNames: { '#ttl': 'ttl' },
+                ExpressionAttributeValues: { ':at': at, ':null': 'NULL', ':ttl': epochSeconds(now) + REMOVED_DOMAIN_RETENTION_DAYS * 86_400 },
+              },
+            },
+            {
+              Delete: {
+                TableName: table,
+                Key: keys.domainHost(record.domain),
+                ConditionExpression: 'domain_id = :id',
+                ExpressionAttributeValues: { ':id': record.id },
+              },
+            },
+            projectItem as never,
+          ],
+        }),
+      );
+      break;
+    } catch (error) {
+      // Another removal got there first.
+      if (isTransactionCanceled(error) && conditionFailedAt(error, 0)) throw new ApiError('DOMAIN_NOT_FOUND');
+      // The project's primary domain changed between the read and the write: read it again.
+      if (isTransactionCanceled(error) && conditionFailedAt(error, 2) && attempt < 3) continue;
+      if (isTransactionCanceled(error) && conditionFailedAt(error, 2)) throw new ApiError('DOMAIN_CHANGED');
+      throw error;
+    }
   }
   return (await getDomainItem(record.id))!;
 }

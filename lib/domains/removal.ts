@@ -18,7 +18,7 @@ export async function removeDomain(item: Record<string, unknown>, now = new Date
       throw new ApiError('DNS_ZONE_UNAVAILABLE', { details: { reason: (error as Error).name } });
     }
   }
-  return markDomainRemoved({ id: item.id as string, domain: item.domain as string }, now);
+  return markDomainRemoved({ id: item.id as string, domain: item.domain as string, project_id: item.project_id as string }, now);
 }
 
 /**

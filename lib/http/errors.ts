@@ -123,6 +123,10 @@ export const errorCatalogue = {
   DOMAIN_RESERVED: { status: 400, message: "Hostnames under the platform's own site and function domains cannot be added as custom domains." },
   DOMAIN_TAKEN: { status: 409, message: 'This hostname is already connected to a project.' },
   DOMAIN_CHANGED: { status: 409, message: 'The domain changed while this request ran. Read it again and retry.' },
+  // The project's primary domain (PATCH /api/v1/projects/{id}, primary_domain_id; docs/domains.md#serving)
+  PRIMARY_DOMAIN_NOT_IN_PROJECT: { status: 400, message: 'primary_domain_id must be the id of a domain of this project.' },
+  PRIMARY_DOMAIN_NOT_VERIFIED: { status: 409, message: 'Only a verified domain can be the primary domain. Verify it first.' },
+  PRIMARY_DOMAIN_REMOVED: { status: 409, message: 'This domain has been removed from the project, so it cannot be the primary domain.' },
   DNS_ZONE_UNAVAILABLE: { status: 503, message: 'The managed DNS zone could not be created or removed. Try again later.' },
   DNS_LOOKUP_UNAVAILABLE: {
     status: 503,

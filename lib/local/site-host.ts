@@ -1,15 +1,18 @@
 import { pipeline } from 'node:stream/promises';
 import type { HostHandler } from './api-server.ts';
-import { serveSite, siteSubdomain } from '../sites/serve.ts';
+import { customDomainHost, serveSite, siteSubdomain } from '../sites/serve.ts';
 
 /**
  * The local platform's stand-in for CloudFront + the serve-site Lambda: requests
  * whose Host is `{subdomain}.{SITE_DOMAIN}` (locally `{subdomain}.localhost:PORT`)
- * are answered by the serving module; bare `localhost` (the API) and
- * `*.fn.localhost` (the functions door) pass through.
+ * or a hostname that may be a custom domain (`www.example.com:PORT`: dotted, not
+ * an IP address, not under the site or function domain) are answered by the
+ * serving module; bare `localhost` (the API) and `*.fn.localhost` (the functions
+ * door) pass through. A custom domain's geo rule reads the country from the
+ * GEO_COUNTRY_HEADER request header, as CloudFront's would.
  */
 export const siteHostHandler: HostHandler = async (req, res) => {
-  if (!siteSubdomain(req.headers.host)) return false;
+  if (!siteSubdomain(req.headers.host) && !customDomainHost(req.headers.host)) return false;
   const reply = await serveSite({
     host: req.headers.host!,
     path: req.url ?? '/',

@@ -16,6 +16,8 @@ import {
 import { subdomainProblem, suggestSubdomains } from './subdomain.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
+import { getDomainItem } from '../domains/domains.ts';
+import { UUID_PATTERN } from '../teams/slug.ts';
 
 const optionalText = (max: number) => z.nullable(z.string().check(z.maxLength(max)));
 const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255))).check(z.maxLength(100));
@@ -30,7 +32,7 @@ const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255)
 const READ_ONLY_FIELDS = [
   'id', 'team_id', 'production_url', 'status', 'repo_default_branch', 'auto_deploy_paused_at',
   'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message', 'preview_slug',
-  'primary_domain_id', 'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id', 'cdn_edge_rule_guid',
+  'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id', 'cdn_edge_rule_guid',
   'cdn_not_found_edge_rule_guid', 'provisional_until', 'created_via', 'created_client', 'created_at', 'updated_at',
 ] as const;
 
@@ -62,6 +64,8 @@ export const projectSettingsSchema = z.partial(
     preview_branch_include: branchPatterns,
     preview_branch_exclude: branchPatterns,
     platform_url_mode: z.enum(PLATFORM_URL_MODES),
+    // A domain id, checked against the table (PRIMARY_DOMAIN_* codes); null clears it.
+    primary_domain_id: z.nullable(z.string().check(z.maxLength(255))),
     analytics_enabled: z.boolean(),
     ...Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, z.unknown()])),
   }),
@@ -77,10 +81,33 @@ const WRITABLE = [
 
 
 /**
+ * Why a domain cannot be the project's primary domain, or null when it can: a
+ * domain of this project (an unknown id or another project's domain is not),
+ * not removed, verified.
+ */
+function primaryDomainProblem(domain: Record<string, unknown> | null, projectId: string): ApiError | null {
+  if (!domain || domain.project_id !== projectId) return new ApiError('PRIMARY_DOMAIN_NOT_IN_PROJECT');
+  if (domain.deleted_at) return new ApiError('PRIMARY_DOMAIN_REMOVED', { details: { domain_id: domain.id } });
+  if (domain.status !== 'verified') {
+    return new ApiError('PRIMARY_DOMAIN_NOT_VERIFIED', { details: { domain_id: domain.id, status: domain.status } });
+  }
+  return null;
+}
+
+async function readPrimaryCandidate(id: string): Promise<Record<string, unknown> | null> {
+  return UUID_PATTERN.test(id) ? getDomainItem(id.toLowerCase()) : null;
+}
+
+/**
  * PATCH /api/v1/projects/{id}: writes settings only. A new name moves the
  * team's name hold and a new subdomain moves the global subdomain hold, in the
  * same transaction as the project, conditional on the values read, so two
- * saves cannot both claim one name or address.
+ * saves cannot both claim one name or address. A new `primary_domain_id` is
+ * written with a condition check on the domain (this project's, verified, not
+ * removed) in the same transaction, and a domain's removal clears it in its
+ * own (lib/domains/domains.ts), so a primary domain is never a removed one.
+ * The project also keeps the primary's hostname (`primary_domain_hostname`,
+ * internal): serving redirects to it without reading the domain.
  */
 export async function updateProjectSettings(item: Record<string, unknown>, changes: ProjectSettings): Promise<Project> {
   if (changes.slug !== undefined && changes.slug !== item.slug) {
@@ -169,6 +196,35 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
     );
   }
 
+  const currentPrimary = (item.primary_domain_id as string | null | undefined) ?? null;
+  const requestedPrimary = changes.primary_domain_id === undefined ? undefined : changes.primary_domain_id?.trim().toLowerCase() || null;
+  let primaryIndex = -1;
+  let primaryId: string | null = null;
+  if (requestedPrimary !== undefined && requestedPrimary !== currentPrimary) {
+    if (requestedPrimary === null) {
+      set.push('primary_domain_id = :primaryNone', 'primary_domain_hostname = :primaryNone');
+      values[':primaryNone'] = null;
+    } else {
+      const domain = await readPrimaryCandidate(requestedPrimary);
+      const problem = primaryDomainProblem(domain, projectId);
+      if (problem) throw problem;
+      primaryId = domain!.id as string;
+      set.push('primary_domain_id = :primaryId', 'primary_domain_hostname = :primaryHost');
+      values[':primaryId'] = primaryId;
+      values[':primaryHost'] = domain!.domain;
+      // A removal or anything else racing this save: the domain must still qualify when the project is written.
+      primaryIndex = 1 + extra.length;
+      extra.push({
+        ConditionCheck: {
+          TableName: table,
+          Key: keys.domain(primaryId),
+          ConditionExpression: 'project_id = :project AND #domainStatus = :verified AND attribute_type(deleted_at, :nullType)',
+          ExpressionAttributeNames: { '#domainStatus': 'status' },
+          ExpressionAttributeValues: { ':project': projectId, ':verified': 'verified', ':nullType': 'NULL' },
+        },
+      });
+    }
+  }
   try {
     await dynamo().send(
       new TransactWriteCommand({
@@ -189,6 +245,9 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
     );
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
+    if (primaryId !== null && conditionFailedAt(error, primaryIndex)) {
+      throw primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ?? new ApiError('CONFLICT', { message: 'The domain changed while this request ran. Reload and try again.' });
+    }
     if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name: newName } });
     if (newSubdomain !== undefined && conditionFailedAt(error, subdomainIndex)) {
       throw new ApiError('SUBDOMAIN_TAKEN', {

@@ -9,16 +9,23 @@ import { logger } from '../http/logger.ts';
 import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';
 import { siteAnalytics } from './analytics.ts';
-import { siteSubdomain } from './hostname.ts';
+import { customDomainHost, siteSubdomain } from './hostname.ts';
 
 /**
- * Serving sites: maps a request for `{subdomain}.{site_domain}` to an object of
- * the project's live deployment. One module, used by the local platform's host
- * handler and by the serve-site Lambda behind CloudFront.
+ * Serving sites: maps a request for `{subdomain}.{site_domain}` or for a
+ * verified custom domain of a project to an object of the project's live
+ * deployment. One module, used by the local platform's host handler and by
+ * the serve-site Lambda behind CloudFront.
  *
  * Reads per request: the subdomain hold and the project (consistent reads, so
  * a promote or rollback is visible on the next request), then the route
- * manifest, which is write-once and therefore cached per deployment id.
+ * manifest, which is write-once and therefore cached per deployment id. A
+ * custom domain reads its hostname claim (cached briefly, below) and then the
+ * domain and the project side by side: the same two round trips, or one.
+ *
+ * Before any file: a custom domain's geo rule (403 for a country it keeps out),
+ * then the project's primary domain (301 to it from every other hostname when
+ * `platform_url_mode` is `redirect`).
  */
 
 export interface SiteRequest {
@@ -77,6 +84,14 @@ export const SITE_HOST_HEADER = 'x-slipway-host';
  */
 const CACHE_CONTROL = 'public, max-age=0, must-revalidate';
 
+/** A redirect to the primary domain: the spec's "301 cached at the edge for 30 days". */
+export const PRIMARY_REDIRECT_CACHE_CONTROL = 'public, max-age=2592000';
+
+const GEO_BLOCKED_PAGE = Buffer.from(
+  '<!doctype html>\n<html><head><meta charset="utf-8"><title>403 Forbidden</title></head>' +
+    '<body><h1>403 Forbidden</h1><p>This site is not available in your country or region.</p></body></html>\n',
+);
+
 const NOT_FOUND_PAGE = Buffer.from(
   '<!doctype html>\n<html><head><meta charset="utf-8"><title>404 Not Found</title></head>' +
     '<body><h1>404 Not Found</h1><p>There is nothing at this address.</p></body></html>\n',
@@ -84,7 +99,7 @@ const NOT_FOUND_PAGE = Buffer.from(
 
 // --- host -----------------------------------------------------------------------------------
 
-export { siteSubdomain };
+export { customDomainHost, siteSubdomain };
 
 // --- path rules -----------------------------------------------------------------------------
 
@@ -164,6 +179,21 @@ interface ProjectRecord {
   live_deployment_id?: string | null;
   root_directory?: string | null;
   analytics_enabled?: boolean;
+  primary_domain_id?: string | null;
+  /** Internal copy of the primary domain's hostname, written and cleared with primary_domain_id. */
+  primary_domain_hostname?: string | null;
+  platform_url_mode?: string | null;
+}
+
+/** What serving needs of a custom domain item. */
+interface ServedDomain {
+  id: string;
+  project_id: string;
+  domain: string;
+  status: string;
+  deleted_at?: string | null;
+  geo_mode?: 'off' | 'allowlist' | 'blocklist';
+  geo_countries?: string[];
 }
 
 async function getItem<T>(key: { pk: string; sk: string }): Promise<T | null> {
@@ -178,6 +208,87 @@ async function projectForSubdomain(subdomain: string): Promise<ProjectRecord | n
   const project = await getItem<ProjectRecord>(keys.project(hold.project_id));
   // A hold whose project is gone, or that the project no longer answers to, serves nothing.
   return project && project.subdomain === subdomain ? project : null;
+}
+
+/**
+ * Hostname claims (`DOMAINHOST#{hostname}` -> domain id, project id), kept a
+ * short while per process. A claim names one domain for that domain's whole
+ * life, and the domain item is read on every request anyway, so a stale entry
+ * (the domain removed, the hostname claimed again by another project) shows as
+ * a removed or different domain and is read afresh at once. Hostnames without
+ * a claim are not remembered: a new domain answers as soon as it is verified.
+ */
+const CLAIM_CACHE_TTL_MS = 60_000;
+const CLAIM_CACHE_LIMIT = 1000;
+const claimCache = new Map<string, { domainId: string; projectId: string; until: number }>();
+
+async function domainClaim(hostname: string, fresh: boolean): Promise<{ domainId: string; projectId: string } | null> {
+  const cached = claimCache.get(hostname);
+  if (!fresh && cached && cached.until > Date.now()) return cached;
+  claimCache.delete(hostname);
+  const claim = await getItem<{ domain_id?: string; project_id?: string }>(keys.domainHost(hostname));
+  if (!claim?.domain_id || !claim.project_id) return null;
+  if (claimCache.size >= CLAIM_CACHE_LIMIT) claimCache.delete(claimCache.keys().next().value!);
+  const entry = { domainId: claim.domain_id, projectId: claim.project_id, until: Date.now() + CLAIM_CACHE_TTL_MS };
+  claimCache.set(hostname, entry);
+  return entry;
+}
+
+/**
+ * The project a custom domain serves, with the domain: only a verified domain
+ * that is not removed and still belongs to the project. The domain and the
+ * project are read together (consistent reads, as for subdomains).
+ */
+async function projectForCustomDomain(hostname: string): Promise<{ project: ProjectRecord; domain: ServedDomain } | null> {
+  for (const fresh of [false, true]) {
+    const claim = await domainClaim(hostname, fresh);
+    if (!claim) return null;
+    const [domain, project] = await Promise.all([
+      getItem<ServedDomain>(keys.domain(claim.domainId)),
+      getItem<ProjectRecord>(keys.project(claim.projectId)),
+    ]);
+    const current = domain && !domain.deleted_at && domain.domain === hostname && domain.project_id === claim.projectId;
+    // A remembered claim whose domain is gone or changed hands: read the claim itself once more.
+    if (!current && !fresh) continue;
+    if (!current || !project || domain.status !== 'verified') return null;
+    return { project, domain };
+  }
+  return null;
+}
+
+/**
+ * Whether a custom domain's geo rule keeps this visitor out. The country comes
+ * from a header that is configuration (GEO_COUNTRY_HEADER, CloudFront's
+ * `CloudFront-Viewer-Country` by default). An allowlist lets in only the
+ * countries it names, so a visitor whose country is not known is kept out; a
+ * blocklist keeps out only the countries it names.
+ */
+export function geoBlocked(
+  rule: Pick<ServedDomain, 'geo_mode' | 'geo_countries'>,
+  headers: Record<string, string | undefined>,
+  headerName = config.geoCountryHeader(),
+): boolean {
+  const mode = rule.geo_mode ?? 'off';
+  if (mode !== 'allowlist' && mode !== 'blocklist') return false;
+  const countries = new Set((rule.geo_countries ?? []).map((c) => c.toUpperCase()));
+  const country = headers[headerName]?.trim().toUpperCase() || null;
+  const listed = country !== null && countries.has(country);
+  return mode === 'allowlist' ? !listed : listed;
+}
+
+/** The same path and query on the primary domain, on the platform's public scheme and port. */
+function primaryLocation(primaryHost: string, target: string): string {
+  let pathAndQuery = target;
+  if (!pathAndQuery.startsWith('/')) {
+    // An absolute-form request target (`http://host/path?q`): keep its path and query only.
+    try {
+      const url = new URL(pathAndQuery);
+      pathAndQuery = `${url.pathname}${url.search}`;
+    } catch {
+      pathAndQuery = '/';
+    }
+  }
+  return `${config.publicScheme()}://${primaryHost}${config.publicPortSuffix()}${pathAndQuery}`;
 }
 
 /** Write-once, so a deployment's manifest never changes: cache it for the container's life, bounded. */
@@ -244,6 +355,14 @@ function notFoundPage(head: boolean): SiteReply {
   return plain(404, NOT_FOUND_PAGE, {}, head);
 }
 
+function geoBlockedPage(head: boolean): SiteReply {
+  return plain(403, GEO_BLOCKED_PAGE, {}, head);
+}
+
+function primaryRedirect(location: string, head: boolean): SiteReply {
+  return plain(301, `Moved Permanently: ${location}\n`, { location, 'cache-control': PRIMARY_REDIRECT_CACHE_CONTROL }, head);
+}
+
 async function objectReply(
   status: 200 | 404,
   manifest: RouteManifest,
@@ -294,9 +413,32 @@ async function answer(request: SiteRequest, served: { project: ProjectRecord | n
   }
   try {
     const subdomain = siteSubdomain(request.host);
-    if (!subdomain) return notFoundPage(head);
-    const project = await projectForSubdomain(subdomain);
-    if (!project || !project.live_deployment_id || project.status === 'deleting') return notFoundPage(head);
+    const customHost = subdomain ? null : customDomainHost(request.host);
+    let project: ProjectRecord | null = null;
+    let domain: ServedDomain | null = null;
+    if (subdomain) {
+      project = await projectForSubdomain(subdomain);
+    } else if (customHost) {
+      const found = await projectForCustomDomain(customHost);
+      if (found) ({ project, domain } = found);
+    }
+    if (!project || project.status === 'deleting') return notFoundPage(head);
+    // The rule is the domain's, as a distribution's geo restriction is: before anything else, redirects included.
+    if (domain && geoBlocked(domain, request.headers)) {
+      served.project = project;
+      return geoBlockedPage(head);
+    }
+    if (
+      project.platform_url_mode === 'redirect' &&
+      project.primary_domain_id &&
+      project.primary_domain_hostname &&
+      domain?.id !== project.primary_domain_id
+    ) {
+      served.project = project;
+      return primaryRedirect(primaryLocation(project.primary_domain_hostname, request.path), head);
+    }
+    // A project that never published (a provisional one, say) has no site to count.
+    if (!project.live_deployment_id) return notFoundPage(head);
     served.project = project;
     const manifest = await routeManifest(project.team_id, project.slug, project.live_deployment_id);
     if (!manifest) {

@@ -47,15 +47,17 @@ describe('site serving in the cloud', () => {
     template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
   });
 
-  it('caches by site host, revalidating by ETag (TTL floor 0)', () => {
+  it('caches by site host, path and query (a primary-domain redirect keeps the query), revalidating by ETag (TTL floor 0)', () => {
     template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
       CachePolicyConfig: Match.objectLike({
         DefaultTTL: 0,
         MinTTL: 0,
         ParametersInCacheKeyAndForwardedToOrigin: Match.objectLike({
           HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['x-slipway-host'] },
-          QueryStringsConfig: { QueryStringBehavior: 'none' },
+          QueryStringsConfig: { QueryStringBehavior: 'all' },
         }),
+        // At least the 30 days a primary-domain redirect asks for (max-age=2592000).
+        MaxTTL: 31_536_000,
       }),
     });
   });
