@@ -48,7 +48,7 @@ export const SCAN_RULES: readonly ScanRule[] = [
     /discord(?:app)?\.com\/api\/webhooks\/\d{10,}\/[A-Za-z0-9_-]{20,}/,
   ]),
   rule('phishing.brand-login', 'phishing', 15, 'A sign-in page that names a well-known brand or an account lock-out', [
-    /sign[\s-]?in to (?:your )?(?:microsoft|office ?365|outlook|paypal|apple(?: id)?|netflix|coinbase|metamask|online banking)\b/i,
+    /sign[\s-]?in\s+to\s+(?:your\s+)?(?:microsoft|office ?365|outlook|paypal|apple(?: id)?|netflix|coinbase|metamask|online banking)\b/i,
     /\b(?:verify|confirm|unlock|restore)\b[^<]{0,40}\byour (?:account|apple id|paypal|wallet)\b[^<]{0,40}\b(?:suspended|locked|limited|disabled)\b/i,
   ]),
   rule('phishing.password-field', 'phishing', 5, 'A password input (weak alone; weighs with the rules above)', [/<input\b[^>]{0,200}\btype\s*=\s*["']?password\b/i]),
