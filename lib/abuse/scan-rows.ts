@@ -1,8 +1,10 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { batchWriteAll } from '../db/batch.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
 import { priorityRank, type ScanPriority } from './rules.ts';
 import type { ScanMatch } from './scan-text.ts';
 
@@ -213,6 +215,16 @@ export async function reviveScanOfDeployment(projectId: string, deploymentId: st
       TransactItems: [
         { Put: { TableName: table, Item: latestItem(scan, row) } },
         {
+          // Not for a project on its way out (lib/projects/deletion.ts removes its listing items).
+          ConditionCheck: {
+            TableName: table,
+            Key: keys.project(projectId),
+            ConditionExpression: '#status = :active',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':active': 'active' },
+          },
+        },
+        {
           Update: {
             TableName: table,
             Key: keys.abuseScan(scan.id),
@@ -225,3 +237,19 @@ export async function reviveScanOfDeployment(projectId: string, deploymentId: st
   );
 }
 
+
+/**
+ * A removed project's scans leave the listing: its `PROJECTSCANS#` partition
+ * (the listed `LATEST#` items and the deployment pointers) is deleted. The
+ * `ABUSESCAN#` records stay, as trust-and-safety records (like the reports).
+ */
+export async function forgetProjectScans(projectId: string): Promise<void> {
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': `PROJECTSCANS#${projectId}` },
+    ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
+  });
+  await batchWriteAll(items.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
+}

@@ -227,12 +227,22 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
         : { ConditionExpression: 'attribute_not_exists(pk) OR deployed_at <= :mine', ExpressionAttributeValues: { ':mine': scan.deployed_at } }),
     },
   };
+  const projectActive = {
+    // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
+    ConditionCheck: {
+      TableName: table,
+      Key: keys.project(scan.project_id),
+      ConditionExpression: '#status = :active',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':active': 'active' },
+    },
+  };
   try {
-    await dynamo().send(new TransactWriteCommand({ TransactItems: [finishRecord, putLatest] }));
+    await dynamo().send(new TransactWriteCommand({ TransactItems: [finishRecord, putLatest, projectActive] }));
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
     if (conditionFailedAt(error, 0)) return 'skipped';
-    // A later deployment's scan holds the branch: this one is recorded, not listed.
+    // A later deployment's scan holds the branch, or the project is going: this one is recorded, not listed.
     try {
       await dynamo().send(new PutCommand(finishRecord.Put));
     } catch (e) {

@@ -1,4 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { runAbuseScan } from '../../lib/abuse/scans.ts';
+import { dynamo } from '../../lib/aws/clients.ts';
+import { config } from '../../lib/config.ts';
+import { keys } from '../../lib/db/keys.ts';
+import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -68,6 +74,8 @@ beforeAll(async () => {
   platform = await startTestPlatform();
   admin = await makeUser({ platformAdmin: true, name: 'Platform Admin' });
   roles = await makeTeamWithRoles();
+  // More sites than the free plan's five.
+  await setTeamPlan(roles.team.id, 'team');
 }, 60_000);
 afterAll(async () => {
   await platform?.stop();
@@ -198,6 +206,55 @@ describe('a publish is scanned off the publish path', () => {
       expect(row.matches.map((m: any) => m.rule_id)).toEqual(['phishing.password-field']);
     } finally {
       delete process.env.ABUSE_SCAN_FILE_MAX_BYTES;
+    }
+  }, 60_000);
+});
+
+describe('the worker', () => {
+  it('racing runs of one queued scan (a redelivered message): exactly one records it', async () => {
+    const subdomain = `redo-${randomBytes(3).toString('hex')}`;
+    const deployed = await deploy(platform, roles.owner.token, phishingKit(), { name: `Redo ${subdomain}`, subdomain });
+    const listed = await listedScanOf(deployed.finalize.deployment_id);
+    // A second queued record of the same deployment, as finalize writes one, run by four consumers at once.
+    const id = randomUUID();
+    await dynamo().send(
+      new PutCommand({
+        TableName: config.tableName(),
+        Item: {
+          ...keys.abuseScan(id),
+          type: 'abuse_scan',
+          id,
+          project_id: listed.project_id,
+          team_id: listed.team_id,
+          deployment_id: listed.deployment_id,
+          slug: deployed.begin.project.slug,
+          branch: 'production',
+          site_host: listed.site_host,
+          deployed_at: new Date().toISOString(),
+          status: 'queued',
+          review_status: 'new',
+          created_at: new Date().toISOString(),
+        },
+      }),
+    );
+    const outcomes = await Promise.all([1, 2, 3, 4].map(() => runAbuseScan(id)));
+    expect(outcomes.sort()).toEqual(['finished', 'skipped', 'skipped', 'skipped']);
+    const record = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseScan(id), ConsistentRead: true }))).Item!;
+    expect(record).toMatchObject({ status: 'finished', score: 60, files_scanned: 3 });
+    const rows = (await allRows()).filter((r) => r.project_id === listed.project_id);
+    expect(rows.map((r) => r.id)).toEqual([id]);
+  }, 60_000);
+
+  it('a deleted project leaves the listing', async () => {
+    const subdomain = `gone-${randomBytes(3).toString('hex')}`;
+    const deployed = await deploy(platform, roles.owner.token, phishingKit(), { name: `Gone ${subdomain}`, subdomain });
+    await listedScanOf(deployed.finalize.deployment_id);
+    const deleted = await platform.api('DELETE', `/api/v1/projects/${deployed.begin.project_id}`, { token: roles.owner.token });
+    expect(deleted.status).toBeLessThan(300);
+    const deadline = Date.now() + 20_000;
+    while ((await allRows()).some((r) => r.project_id === deployed.begin.project_id)) {
+      if (Date.now() > deadline) throw new Error('the deleted project is still listed');
+      await sleep(100);
     }
   }, 60_000);
 });
