@@ -245,6 +245,29 @@ describe('the worker', () => {
     expect(rows.map((r) => r.id)).toEqual([id]);
   }, 60_000);
 
+  it('parallel reports naming a listed project: report_count ends at exactly their number', async () => {
+    const subdomain = `many-${randomBytes(3).toString('hex')}`;
+    const deployed = await deploy(platform, roles.owner.token, phishingKit(), { name: `Many ${subdomain}`, subdomain });
+    await listedScanOf(deployed.finalize.deployment_id);
+    const replies = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map((i) =>
+        platform.api('POST', '/api/v1/public/abuse-reports', {
+          body: {
+            category: 'fraud',
+            description: `Report ${i}`,
+            reported_urls: [`http://${subdomain}.localhost:${platform.port}/login`],
+            reporter_name: `Reporter ${i}`,
+            reporter_email: `reporter-${i}-${subdomain}@example.com`,
+            good_faith_declared: true,
+          },
+        }),
+      ),
+    );
+    expect(replies.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    // Each report refreshes the count after its own write, and a smaller count never overwrites a larger.
+    expect((await listedScanOf(deployed.finalize.deployment_id)).report_count).toBe(6);
+  }, 60_000);
+
   it('a deleted project leaves the listing', async () => {
     const subdomain = `gone-${randomBytes(3).toString('hex')}`;
     const deployed = await deploy(platform, roles.owner.token, phishingKit(), { name: `Gone ${subdomain}`, subdomain });
