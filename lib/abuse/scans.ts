@@ -345,6 +345,8 @@ export async function reviewAbuseScan(
     if (latest?.scan_id !== scan.id) throw new ApiError('ABUSE_SCAN_SUPERSEDED', { details: { latest_scan_id: latest?.scan_id ?? null } });
     throw new ApiError('ABUSE_SCAN_ALREADY_REVIEWED', { details: { review_status: latest.review_status } });
   }
-  const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item!;
-  return toScanRow(latest);
+  const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item;
+  // A publish may have replaced the listed scan since: then answer from the record, which holds the same decision.
+  const decided = { review_status: decision.review_status, handled_at: handledAt, handled_by: handledBy, resolution };
+  return toScanRow(latest?.scan_id === scan.id ? latest : { ...scan, ...decided });
 }
