@@ -103,6 +103,9 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'screenshots:send':
         state.queues.screenshots.grantSendMessages(role);
         break;
+      case 'abuseScans:send':
+        state.queues.abuseScans.grantSendMessages(role);
+        break;
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [

@@ -61,6 +61,13 @@ export const queueDefinitions = {
     visibilityTimeoutSeconds: 120,
     maxReceiveCount: 3,
   },
+  abuseScans: {
+    id: 'AbuseScansQueue',
+    envVar: 'ABUSE_SCANS_QUEUE_URL',
+    // Longer than the abuse-scans worker's 120 s timeout: a scan in progress is never handed to a second consumer.
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 3,
+  },
   sslRetries: {
     id: 'SslRetriesQueue',
     envVar: 'SSL_RETRY_QUEUE_URL',

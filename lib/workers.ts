@@ -62,4 +62,12 @@ export const workers: readonly WorkerRow[] = [
     uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones'],
     timeoutSeconds: 900,
   },
+  {
+    // Keyword scan of each publish (lib/abuse/scans.ts): reads the deployment's text files within caps, records the row.
+    name: 'abuse-scans',
+    handler: 'handlers/workers/abuse-scans.ts',
+    trigger: { kind: 'queue', queue: 'abuseScans', batchSize: 1 },
+    uses: ['table:read', 'table:write', 'sites:read'],
+    timeoutSeconds: 120,
+  },
 ];

@@ -9,6 +9,7 @@ import { ApiError } from '../http/errors.ts';
 import type { RequestLogger } from '../http/logger.ts';
 import { resolveReportedUrl, type HostedTarget } from './hosts.ts';
 import { takeAbuseReportAllowance } from './limits.ts';
+import { refreshReportCount } from './scan-rows.ts';
 
 /**
  * Abuse intake (spec endpoint 3): a notice-and-action mechanism built to
@@ -206,6 +207,13 @@ export async function submitAbuseReport(input: AbuseReportInput, sourceIp: strin
     log.error('abuse report not recorded', { error: (error as Error).name });
     await giveBack().catch(() => undefined);
     throw new ApiError('ABUSE_REPORT_NOT_RECORDED');
+  }
+
+  // The listed keyword scans of the named projects count this report and move to the reported group (lib/abuse/scans.ts).
+  for (const projectId of projectIds) {
+    await refreshReportCount(projectId).catch((error: unknown) =>
+      log.warn('abuse scan report count not refreshed', { project_id: projectId, error: (error as Error).name }),
+    );
   }
 
   if (reporterEmail) {

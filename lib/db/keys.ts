@@ -101,6 +101,12 @@ export const keys = {
   abuseReportQueue: (createdAt: string, reportId: string) => ({ gsi1pk: 'ABUSEREPORTS', gsi1sk: `${createdAt}#${reportId}` }),
   /** One report naming one project (a report names several when its URLs do): counts reports per project by key. */
   abuseReportOfProject: (projectId: string, reportId: string) => ({ pk: `PROJECTREPORTS#${projectId}`, sk: `ABUSEREPORT#${reportId}` }),
+  /** A keyword scan of one publish (lib/abuse/scans.ts): queued at finalize, finished by the abuse-scans worker. */
+  abuseScan: (scanId: string) => ({ pk: `ABUSESCAN#${scanId}`, sk: 'ABUSESCAN' }),
+  /** Which scan belongs to a deployment (`scan_id`): written once, with the scan. */
+  abuseScanOfDeployment: (projectId: string, deploymentId: string) => ({ pk: `PROJECTSCANS#${projectId}`, sk: `DEPLOYMENT#${deploymentId}` }),
+  /** The row of the latest finished scan of a project's branch: the only item the admin listing reads (gsi2 `ABUSESCANS#{review_status}`). */
+  abuseScanLatest: (projectId: string, branch: string) => ({ pk: `PROJECTSCANS#${projectId}`, sk: `LATEST#${branch}` }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

@@ -7,6 +7,8 @@ import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { queryAll } from '../db/query.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
+import { logger } from '../http/logger.ts';
+import { reviveScanOfDeployment } from '../abuse/scan-rows.ts';
 
 export interface Deployment {
   id: string;
@@ -120,6 +122,10 @@ export async function promoteDeployment(project: Record<string, unknown>, deploy
     if (conditionFailedAt(error, 0)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
     throw new ApiError('PROJECT_NOT_FOUND');
   }
+  // A deployment live again brings its keyword scan back to the admin listing as new (lib/abuse/scans.ts).
+  await reviveScanOfDeployment(projectId, deployment.id as string).catch((error: unknown) =>
+    logger.warn('abuse scan of the promoted deployment not revived', { project_id: projectId, error: String(error) }),
+  );
   const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
   if (!updated) throw new ApiError('PROJECT_NOT_FOUND');
   return promoteView(toProject(updated));

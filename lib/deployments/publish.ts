@@ -7,6 +7,7 @@ import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import { productionUrl } from '../projects/projects.ts';
 import { createScreenshotJob } from '../screenshots/jobs.ts';
+import { queueAbuseScan } from '../abuse/scans.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { forgetHeldBlobs, heldBlobs, liveObjects, type HeldBlob } from '../uploads/blobs.ts';
 import { requireOpenSession } from '../uploads/files.ts';
@@ -303,6 +304,16 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     teamId,
     deploymentId: session.deployment_id,
     url: productionUrl(projectItem.subdomain as string),
+  });
+  // The keyword scan of what was published (lib/abuse/scans.ts), off this path too; a lost scan never fails the publish.
+  await queueAbuseScan({
+    projectId: session.project_id,
+    teamId,
+    deploymentId: session.deployment_id,
+    slug,
+    subdomain: projectItem.subdomain as string,
+    branch: projectItem.default_branch as string | null,
+    deployedAt: readyAt,
   });
   return finalizedResult({ ...session, status: 'finalized' });
 }

@@ -155,6 +155,9 @@ export const errorCatalogue = {
 
   // Administration (platform administrators)
   ADMIN_TEAM_ID_INVALID: { status: 400, message: 'The team id in the path must be a team UUID.' },
+  ABUSE_SCAN_NOT_FOUND: { status: 404, message: 'No finished abuse scan has this id.' },
+  ABUSE_SCAN_ALREADY_REVIEWED: { status: 409, message: 'This abuse scan was already reviewed; details.review_status says how.' },
+  ABUSE_SCAN_SUPERSEDED: { status: 409, message: 'A later scan of this project and branch replaced this one; review that one (details.latest_scan_id).' },
 
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },

@@ -20,6 +20,7 @@ export type ResourceUse =
   | 'invocations:send'
   | 'deletions:send'
   | 'screenshots:send'
+  | 'abuseScans:send'
   | 'sslRetries:send'
   | 'scheduler:write'
   | 'mail:send'
@@ -112,6 +113,22 @@ export const routes = [
     handler: 'handlers/http/admin/get-team-functions-telemetry.ts',
     access: access.platformAdmin(),
     uses: ['table:read'],
+  },
+  {
+    // Spec endpoint 18: the latest finished keyword scan per project and branch (lib/abuse/scans.ts), one index partition per review status.
+    method: 'GET',
+    path: '/api/v1/admin/abuse-scans',
+    handler: 'handlers/http/admin/list-abuse-scans.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read'],
+  },
+  {
+    // An administrator's decision on a listed scan: new to dismissed or actioned, once (a conditional transaction).
+    method: 'POST',
+    path: '/api/v1/admin/abuse-scans/{id}/review',
+    handler: 'handlers/http/admin/review-abuse-scan.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read', 'table:write'],
   },
   // Trust and safety (docs/trust-and-safety.md)
   {
@@ -264,7 +281,7 @@ export const routes = [
     handler: 'handlers/http/uploads/finalize-upload.ts',
     access: access.team('member', { team: 'resource' }),
     // bundles:write: the functions build stores each bundle and its build log there.
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write', 'screenshots:send'],
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write', 'screenshots:send', 'abuseScans:send'],
     // API Gateway's integration limit: finalize may copy thousands of another project's files.
     timeoutSeconds: 29,
     // esbuild runs in this Lambda (the functions build): its bundles go through memory.

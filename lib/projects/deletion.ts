@@ -18,6 +18,7 @@ import { forgetHeldBlobs, heldBlobs } from '../uploads/blobs.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import type { UploadSessionRecord } from '../uploads/sessions.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
+import { forgetProjectScans } from '../abuse/scan-rows.ts';
 
 /**
  * Deleting a project: `DELETE /api/v1/projects/{id}` sets `deleting` (one
@@ -138,6 +139,8 @@ export async function removeProject(project: Record<string, unknown>): Promise<b
   await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('sites'), projectFolder);
   await deleteProjectAnalytics(projectId);
+  // Its keyword scans leave the admin listing; the scan records stay, like the abuse reports naming it.
+  await forgetProjectScans(projectId);
   // Everything in the project's partition but the project item itself, which goes last, with its holds.
   await deleteItems(owned.filter((item) => item.sk !== 'PROJECT').map((item) => ({ pk: item.pk as string, sk: item.sk as string })));
 

@@ -1,0 +1,352 @@
+import { randomUUID } from 'node:crypto';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { getObject, S3LiteError } from '../aws/s3-lite.ts';
+import { sqs } from '../aws/sqs.ts';
+import { config } from '../config.ts';
+import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
+import { keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+import { logger } from '../http/logger.ts';
+import type { RouteManifest } from '../sites/serve.ts';
+import { manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';
+import { UUID_PATTERN } from '../teams/slug.ts';
+import { RULESET_VERSION } from './rules.ts';
+import { isScannedText, newTally, scanText, summarize } from './scan-text.ts';
+import {
+  countProjectReports,
+  getScan,
+  latestItem,
+  PRODUCTION_BRANCH,
+  refreshReportCount,
+  scanFileMaxBytes,
+  scanMaxBytes,
+  scanMaxFiles,
+  toScanRow,
+  type AbuseScanRow,
+  type ReviewStatus,
+  type ScanRecord,
+} from './scan-rows.ts';
+
+export { REVIEW_STATUSES, type ReviewStatus } from './scan-rows.ts';
+
+/**
+ * Keyword scans of published deployments (issue 11 item 2; spec "Admin abuse
+ * scan row" and endpoint 18): queued at publish, run by the abuse-scans
+ * worker, listed and reviewed by platform administrators. The items and the
+ * listing's order are in lib/abuse/scan-rows.ts; the whole design in
+ * docs/trust-and-safety.md ("Keyword scans").
+ */
+
+// ---------------------------------------------------------------------------
+// Queueing, at publish
+
+export interface QueueScanInput {
+  projectId: string;
+  teamId: string;
+  deploymentId: string;
+  slug: string;
+  subdomain: string;
+  branch: string | null | undefined;
+  /** When the deployment went live: which scan of a branch is the latest. */
+  deployedAt: string;
+}
+
+/** Records the publish's scan as `queued` and queues it. Never fails the publish: a lost scan is logged. */
+export async function queueAbuseScan(input: QueueScanInput): Promise<string | null> {
+  const id = randomUUID();
+  const createdAt = new Date().toISOString();
+  const table = config.tableName();
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: table,
+              Item: {
+                ...keys.abuseScan(id),
+                type: 'abuse_scan',
+                id,
+                project_id: input.projectId,
+                team_id: input.teamId,
+                deployment_id: input.deploymentId,
+                slug: input.slug,
+                branch: input.branch || PRODUCTION_BRANCH,
+                site_host: `${input.subdomain}.${config.siteDomain()}`,
+                deployed_at: input.deployedAt,
+                status: 'queued',
+                review_status: 'new',
+                ruleset_version: RULESET_VERSION,
+                created_at: createdAt,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            // One scan per deployment: a repeated finalize of the same deployment queues nothing more.
+            Put: {
+              TableName: table,
+              Item: { ...keys.abuseScanOfDeployment(input.projectId, input.deploymentId), type: 'abuse_scan_of_deployment', scan_id: id },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+    await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('abuseScans'), MessageBody: JSON.stringify({ scan_id: id }) }));
+    return id;
+  } catch (error) {
+    logger.warn('abuse scan not queued', { project_id: input.projectId, deployment_id: input.deploymentId, error: String(error) });
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The worker
+
+async function readCapped(bucket: string, key: string, maxBytes: number): Promise<{ text: string; cut: boolean }> {
+  const object = await getObject(bucket, key);
+  const chunks: Buffer[] = [];
+  let read = 0;
+  let cut = false;
+  const stream = object.body;
+  for await (const chunk of stream) {
+    const buf = chunk as Buffer;
+    if (read + buf.length > maxBytes) {
+      chunks.push(buf.subarray(0, maxBytes - read));
+      read = maxBytes;
+      cut = true;
+      break;
+    }
+    chunks.push(buf);
+    read += buf.length;
+  }
+  if (cut) stream.destroy();
+  return { text: Buffer.concat(chunks).toString('utf8'), cut };
+}
+
+/** Reads the deployment's text files within the caps and runs the rule set over them. */
+async function scanDeployment(scan: ScanRecord): Promise<{ files_scanned: number; truncated: boolean } & ReturnType<typeof summarize>> {
+  const bucket = config.bucket('sites');
+  const manifest = JSON.parse(await (await getObject(bucket, routeManifestKey(scan.team_id, scan.slug, scan.deployment_id))).transformToString()) as RouteManifest;
+  const tally = newTally();
+  const fileCap = scanFileMaxBytes();
+  const maxFiles = scanMaxFiles();
+  let budget = scanMaxBytes();
+  let filesScanned = 0;
+  let truncated = false;
+  for (const path of Object.keys(manifest.files).sort()) {
+    const file = manifest.files[path]!;
+    if (!isScannedText(path, file.content_type)) continue;
+    if (filesScanned >= maxFiles || budget <= 0) {
+      truncated = true;
+      break;
+    }
+    const key = manifestObjectKey(manifest, path, file);
+    if (!key) continue;
+    const cap = Math.min(fileCap, budget);
+    const { text, cut } = await readCapped(bucket, key, cap);
+    if (cut) truncated = true;
+    budget -= Buffer.byteLength(text, 'utf8');
+    filesScanned += 1;
+    scanText(tally, path, text);
+  }
+  return { files_scanned: filesScanned, truncated, ...summarize(tally) };
+}
+
+/**
+ * Runs one queued scan and records it. A scan already finished (a redelivered
+ * message) is left alone. A deployment whose route manifest is gone (deleted
+ * since) ends `failed` with its `error`; any other failure throws, for SQS to retry.
+ */
+export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed' | 'skipped'> {
+  const table = config.tableName();
+  const scan = await getScan(scanId);
+  if (!scan || scan.status !== 'queued') return 'skipped';
+
+  let result: Awaited<ReturnType<typeof scanDeployment>>;
+  try {
+    result = await scanDeployment(scan);
+  } catch (error) {
+    if (!(error instanceof S3LiteError && error.$metadata.httpStatusCode === 404)) throw error;
+    await dynamo()
+      .send(
+        new UpdateCommand({
+          TableName: table,
+          Key: keys.abuseScan(scanId),
+          UpdateExpression: 'SET #status = :failed, #error = :error, scanned_at = :now',
+          ConditionExpression: '#status = :queued',
+          ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+          ExpressionAttributeValues: { ':failed': 'failed', ':queued': 'queued', ':error': 'The deployment has no route manifest any more.', ':now': new Date().toISOString() },
+        }),
+      )
+      .catch((e: unknown) => {
+        if (!isConditionalCheckFailure(e)) throw e;
+      });
+    return 'failed';
+  }
+
+  const [team, project, reportCount] = await Promise.all([
+    dynamo().send(new GetCommand({ TableName: table, Key: keys.team(scan.team_id) })),
+    dynamo().send(new GetCommand({ TableName: table, Key: keys.project(scan.project_id), ConsistentRead: true })),
+    countProjectReports(scan.project_id),
+  ]);
+  const finished = {
+    ...scan,
+    status: 'finished' as const,
+    error: null,
+    files_scanned: result.files_scanned,
+    truncated: result.truncated,
+    matches: result.matches,
+    hits: result.hits,
+    score: result.score,
+    priority: result.priority,
+    team_name: (team.Item?.name as string | undefined) ?? null,
+    report_count: reportCount,
+    review_status: 'new' as const,
+    handled_at: null,
+    handled_by: null,
+    resolution: null,
+    scanned_at: new Date().toISOString(),
+  };
+  const row = toScanRow(finished);
+  const live = project.Item?.live_deployment_id === scan.deployment_id;
+  const finishRecord = {
+    Put: { TableName: table, Item: { ...finished, ...keys.abuseScan(scanId) }, ConditionExpression: '#status = :queued', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':queued': 'queued' } },
+  };
+  const putLatest = {
+    Put: {
+      TableName: table,
+      Item: latestItem(scan, row),
+      // The latest of the branch: unless a later deployment's scan is already there. The deployment
+      // production serves now is the latest whatever its age (a rollback before its scan finished).
+      ...(live
+        ? {}
+        : { ConditionExpression: 'attribute_not_exists(pk) OR deployed_at <= :mine', ExpressionAttributeValues: { ':mine': scan.deployed_at } }),
+    },
+  };
+  const projectActive = {
+    // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
+    ConditionCheck: {
+      TableName: table,
+      Key: keys.project(scan.project_id),
+      ConditionExpression: '#status = :active',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':active': 'active' },
+    },
+  };
+  try {
+    await dynamo().send(new TransactWriteCommand({ TransactItems: [finishRecord, putLatest, projectActive] }));
+  } catch (error) {
+    if (!isTransactionCanceled(error)) throw error;
+    if (conditionFailedAt(error, 0)) return 'skipped';
+    // A later deployment's scan holds the branch, or the project is going: this one is recorded, not listed.
+    try {
+      await dynamo().send(new PutCommand(finishRecord.Put));
+    } catch (e) {
+      if (isConditionalCheckFailure(e)) return 'skipped';
+      throw e;
+    }
+    return 'finished';
+  }
+  // A report recorded between the count above and this write would be missed: count again.
+  await refreshReportCount(scan.project_id);
+  return 'finished';
+}
+
+// ---------------------------------------------------------------------------
+// Admin listing (spec endpoint 18) and review
+
+export const PAGE_SIZE_MAX = 100;
+export const PAGE_SIZE_DEFAULT = 20;
+
+async function queryIndex(input: Omit<QueryCommandInput, 'TableName' | 'IndexName'>) {
+  return dynamo().send(new QueryCommand({ TableName: config.tableName(), IndexName: 'gsi2', ...input }));
+}
+
+/**
+ * One page of the listed scans of a review status, in index order. `total` is
+ * a COUNT query of the status's index partition; the page is read by walking
+ * the partition in order to offset `(page - 1) * page_size`, so a deep page
+ * costs its offset in reads (admin use, and a queue an admin keeps short).
+ */
+export async function listAbuseScans(input: { reviewStatus: ReviewStatus; page: number; pageSize: number }) {
+  const partition = { KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `ABUSESCANS#${input.reviewStatus}` } };
+  let total = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await queryIndex({ ...partition, Select: 'COUNT', ExclusiveStartKey: start });
+    total += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+
+  const offset = (input.page - 1) * input.pageSize;
+  const wanted = offset + input.pageSize;
+  const items: Record<string, unknown>[] = [];
+  start = undefined;
+  if (offset < total) {
+    do {
+      const page = await queryIndex({ ...partition, ScanIndexForward: true, Limit: wanted - items.length, ExclusiveStartKey: start });
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start && items.length < wanted);
+  }
+  return { page: input.page, page_size: input.pageSize, total, scans: items.slice(offset, wanted).map(toScanRow) };
+}
+
+/**
+ * An administrator's decision on a listed scan: `new` to `dismissed` or
+ * `actioned`, once. One transaction conditioned on the scan still being the
+ * listed one of its branch and still `new`, so of racing reviews one wins and
+ * the others get 409.
+ */
+export async function reviewAbuseScan(
+  id: string,
+  decision: { review_status: Exclude<ReviewStatus, 'new'>; resolution?: string | null },
+  handledBy: string,
+): Promise<AbuseScanRow> {
+  if (!UUID_PATTERN.test(id)) throw new ApiError('ABUSE_SCAN_NOT_FOUND');
+  const table = config.tableName();
+  const scan = await getScan(id.toLowerCase());
+  if (!scan || scan.status !== 'finished') throw new ApiError('ABUSE_SCAN_NOT_FOUND');
+  const handledAt = new Date().toISOString();
+  const resolution = decision.resolution?.trim() ? decision.resolution.trim() : null;
+  const values = { ':status': decision.review_status, ':new': 'new', ':at': handledAt, ':by': handledBy, ':resolution': resolution };
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: table,
+              Key: keys.abuseScanLatest(scan.project_id, scan.branch),
+              UpdateExpression: 'SET review_status = :status, handled_at = :at, handled_by = :by, resolution = :resolution, gsi2pk = :partition',
+              ConditionExpression: 'scan_id = :scan AND review_status = :new',
+              ExpressionAttributeValues: { ...values, ':scan': scan.id, ':partition': `ABUSESCANS#${decision.review_status}` },
+            },
+          },
+          {
+            Update: {
+              TableName: table,
+              Key: keys.abuseScan(scan.id),
+              UpdateExpression: 'SET review_status = :status, handled_at = :at, handled_by = :by, resolution = :resolution',
+              ConditionExpression: 'review_status = :new',
+              ExpressionAttributeValues: values,
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!isTransactionCanceled(error)) throw error;
+    const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item;
+    if (latest?.scan_id !== scan.id) throw new ApiError('ABUSE_SCAN_SUPERSEDED', { details: { latest_scan_id: latest?.scan_id ?? null } });
+    throw new ApiError('ABUSE_SCAN_ALREADY_REVIEWED', { details: { review_status: latest.review_status } });
+  }
+  const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item;
+  // A publish may have replaced the listed scan since: then answer from the record, which holds the same decision.
+  const decided = { review_status: decision.review_status, handled_at: handledAt, handled_by: handledBy, resolution };
+  return toScanRow(latest?.scan_id === scan.id ? latest : { ...scan, ...decided });
+}
