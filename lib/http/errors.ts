@@ -151,6 +151,11 @@ export const errorCatalogue = {
 
   // Administration (platform administrators)
   ADMIN_TEAM_ID_INVALID: { status: 400, message: 'The team id in the path must be a team UUID.' },
+  SUBSCRIPTION_CHANGED: { status: 409, message: "The team's subscription kept changing while this request ran. Read it again and retry." },
+  FEEDBACK_NOT_FOUND: { status: 404, message: 'Feedback not found.' },
+
+  // Feedback from signed-in users (docs/attention.md)
+  FEEDBACK_RATE_LIMITED: { status: 429, message: 'Too much feedback sent this hour. Try again after the time in Retry-After.' },
 
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },
