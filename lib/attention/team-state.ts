@@ -177,9 +177,10 @@ export function toSubscription(item: Record<string, unknown>): Subscription {
 
 /**
  * Sets a team's subscription (the operator command behind
- * PUT /api/v1/admin/teams/{id}/subscription). A status that follows none, or
- * an ended one, starts a new subscription: `created_at` is then `startedAt`
- * (default now) and `subscription_count` goes up by one. The team must exist
+ * PUT /api/v1/admin/teams/{id}/subscription). The team's first subscription,
+ * and a status that is not ended following an ended one (`canceled`,
+ * `incomplete_expired`), start a new subscription: `created_at` is then the
+ * given one (default now) and `subscription_count` goes up by one. The team must exist
  * (the caller checks).
  */
 export async function setTeamSubscription(
@@ -190,16 +191,18 @@ export async function setTeamSubscription(
   const at = now.toISOString();
   const written = await versionedUpdate(teamId, (item) => {
     const previous = item?.sub_status as SubscriptionStatus | undefined;
-    const starts = (previous === undefined || ENDED.includes(previous)) && !ENDED.includes(input.status);
+    // The first subscription a team is given counts, even one recorded as already ended; after an
+    // ended one, the next that is not ended is a new subscription.
+    const starts = previous === undefined || (ENDED.includes(previous) && !ENDED.includes(input.status));
     const set: Record<string, unknown> = {
       sub_plan: input.plan,
       sub_status: input.status,
       sub_cancel_at_period_end: input.cancel_at_period_end,
       sub_updated_at: at,
     };
-    if (starts || previous === undefined) {
+    if (starts) {
       set.sub_created_at = input.created_at ?? at;
-      set.subscription_count = ((item?.subscription_count as number | undefined) ?? 0) + (starts ? 1 : 0);
+      set.subscription_count = ((item?.subscription_count as number | undefined) ?? 0) + 1;
     } else if (input.created_at) {
       set.sub_created_at = input.created_at;
     }
