@@ -8,7 +8,9 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createSession } from '../../lib/identity/credentials.ts';
+import { purgeTeam } from '../../lib/teams/deletion.ts';
 import { createTeam } from '../../lib/teams/teams.ts';
+import { runCli } from '../support/cli.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, putMissing, site, uniqueName, uniqueSite } from '../support/uploads.ts';
@@ -233,6 +235,18 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
     expect(listsHolding((await attention()).body.data, pastDue.team.id)).toEqual([]);
   });
 
+  it('the operator command `admin set-subscription` sets the same record', async () => {
+    const t = await teamWithOwner();
+    const env = { ...platform.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' };
+    const run = await runCli(['admin', 'set-subscription', '--team', t.team.slug, '--plan', 'team', '--status', 'past_due', '--cancel-at-period-end'], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ team_id: t.team.id, plan: 'team', status: 'past_due', cancel_at_period_end: true, subscription_count: 1 });
+    expect(billingRow((await attention()).body.data, 'past_due', t.team.id)).toMatchObject({ plan: 'team', cancel_at_period_end: true });
+    const bad = await runCli(['admin', 'set-subscription', '--team', t.team.id, '--plan', 'pro', '--status', 'frozen'], env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--status is one of');
+  }, 60_000);
+
   it('paying_idle: a paying team with no successful deploy in 30 days; a publish takes it out', async () => {
     const t = await teamWithOwner();
     const free = await teamWithOwner();
@@ -441,6 +455,21 @@ describe('a team on its way out', () => {
     expect(await ids()).toContain(t.team.id);
     expect((await platform.api('POST', '/api/v1/team/deletion', { token: t.owner.token, headers: { 'x-team-id': t.team.id } })).status).toBeLessThan(300);
     expect(await ids()).not.toContain(t.team.id);
+  });
+
+  it('the purge removes its attention state and the references of its feedback', async () => {
+    const t = await teamWithOwner();
+    const sent = (await sendFeedback(t.owner.token, { message: 'Bye.' })).body.data;
+    expect((await setSubscription(t.team.id, { plan: 'pro', status: 'active', cancel_at_period_end: true })).status).toBe(200);
+    expect((await platform.api('POST', '/api/v1/team/deletion', { token: t.owner.token, headers: { 'x-team-id': t.team.id } })).status).toBeLessThan(300);
+    expect(await purgeTeam(t.team.id, new Date(Date.now() + 400 * DAY))).toBe('purged');
+    const get = async (key: Record<string, string>) => (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }))).Item;
+    expect(await get(keys.teamAttention(t.team.id))).toBeUndefined();
+    expect(await get(keys.feedbackRef(sent.id))).toBeUndefined();
+    const data = (await attention()).body.data;
+    expect(data.feedback_inbox.map((r: any) => r.id)).not.toContain(sent.id);
+    expect(data.billing_attention.cancelling.map((r: any) => r.team_id)).not.toContain(t.team.id);
+    expectError(await markHandled(sent.id), 404, 'FEEDBACK_NOT_FOUND');
   });
 });
 
