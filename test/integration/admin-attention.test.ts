@@ -8,6 +8,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createSession } from '../../lib/identity/credentials.ts';
+import { expireProvisionalProject } from '../../lib/projects/expiry.ts';
 import { purgeTeam } from '../../lib/teams/deletion.ts';
 import { createTeam } from '../../lib/teams/teams.ts';
 import { runCli } from '../support/cli.ts';
@@ -163,6 +164,22 @@ describe('stuck activation', () => {
     const state = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(trying.team.id) }))).Item!;
     expect(state.activated_at).toEqual(expect.any(String));
     expect(state.deploy_attempts).toBe(2);
+  }, 60_000);
+
+  it('an upload abandoned until its provisional project expired is the latest failure reason; the team is back to no projects', async () => {
+    const t = await teamWithOwner();
+    await backdateTeam(t.team.id, 26);
+    const begin = await platform.api('POST', '/api/v1/uploads', { token: t.owner.token, body: { files: uniqueSite().files, project: { name: uniqueName() } } });
+    expect(begin.status).toBe(201);
+    const due = new Date(Date.parse(begin.body.data.project.provisional_until) + 1000);
+    expect(await expireProvisionalProject(begin.body.data.project_id, due)).toBe('deleted');
+    const data = (await attention()).body.data;
+    expect(data.stuck_activation.no_projects.find((r: any) => r.id === t.team.id)).toMatchObject({
+      deploy_attempts: 1,
+      latest_failure_reason: 'PROJECT_EXPIRED',
+      project_count: 0,
+      last_activity_at: due.toISOString(),
+    });
   }, 60_000);
 
   it('a failed functions build is the latest failure reason', async () => {
