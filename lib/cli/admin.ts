@@ -4,6 +4,7 @@ import { createUser, EmailTakenError, getUser } from '../identity/users.ts';
 import { putMembership } from '../teams/memberships.ts';
 import { createTeam, resolveTeam } from '../teams/teams.ts';
 import { isPlanName, plans } from '../plans.ts';
+import { backfillTeamAttention } from '../attention/backfill.ts';
 import { SUBSCRIPTION_STATUSES, setTeamSubscription, type SubscriptionStatus } from '../attention/team-state.ts';
 import { setFunctionsEnrolment, setTeamPlan, setTeamSuspended } from '../teams/standing.ts';
 import { NoticeKeyTakenError, NOTICE_KEY_PATTERN, publishNotice } from '../notices/notices.ts';
@@ -127,6 +128,13 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
         cancel_at_period_end: o['cancel-at-period-end'] === true,
         created_at: createdAt === undefined ? undefined : new Date(createdAt).toISOString(),
       });
+    },
+  },
+  'backfill-attention': {
+    usage: 'admin backfill-attention',
+    run: async (args) => {
+      options(args, {});
+      return backfillTeamAttention();
     },
   },
   'suspend-team': {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEEDBACK_MESSAGE_MAX_CHARS, FEEDBACK_PER_USER_PER_HOUR } from '../../lib/attention/feedback.ts';
 import { recordSuccessfulDeploy } from '../../lib/attention/team-state.ts';
@@ -193,6 +193,44 @@ describe('stuck activation', () => {
     const row = (await attention()).body.data.stuck_activation.no_successful_deploy.find((r: any) => r.id === t.team.id);
     expect(row).toMatchObject({ deploy_attempts: 1, latest_failure_reason: 'FUNCTIONS_BUILD_FAILED', project_count: 1 });
   }, 60_000);
+});
+
+describe('teams from before the attention item: admin backfill-attention', () => {
+  it('gives each team without an item one: activated when something is live, else into the stuck queue; an existing item is left alone', async () => {
+    const never = await teamWithOwner();
+    const published = await teamWithOwner();
+    const current = await teamWithOwner();
+    await deploy(platform, published.owner.token, uniqueSite(), { name: uniqueName() });
+    await setSubscription(current.team.id, { plan: 'pro', status: 'past_due' });
+    // As teams created before the item existed: none.
+    for (const t of [never, published]) {
+      await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.teamAttention(t.team.id) }));
+    }
+    const get = async (teamId: string) =>
+      (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }))).Item;
+    const before = await get(current.team.id);
+
+    const env = { ...platform.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' };
+    const run = await runCli(['admin', 'backfill-attention'], env);
+    expect(run.code).toBe(0);
+    const counts = JSON.parse(run.stdout);
+    expect(counts.created).toBeGreaterThanOrEqual(1);
+    expect(counts.activated).toBeGreaterThanOrEqual(1);
+    expect(counts.teams).toBe(counts.created + counts.activated + counts.existing);
+
+    expect(await get(current.team.id)).toEqual(before);
+    const activated = (await get(published.team.id))!;
+    expect(activated.gsi1pk).toBeUndefined();
+    expect(activated.last_successful_deploy_at).toEqual(expect.any(String));
+    expect((await get(never.team.id))!).toMatchObject({ gsi1pk: 'STUCKACTIVATION', team_created_at: never.team.created_at, deploy_attempts: 0 });
+    await backdateTeam(never.team.id, 25);
+    const data = (await attention()).body.data;
+    expect(data.stuck_activation.no_projects.map((r: any) => r.id)).toContain(never.team.id);
+    expect([...data.stuck_activation.no_projects, ...data.stuck_activation.no_successful_deploy].map((r: any) => r.id)).not.toContain(published.team.id);
+    // A second run finds every item in place.
+    const again = JSON.parse((await runCli(['admin', 'backfill-attention'], env)).stdout);
+    expect(again).toMatchObject({ created: 0, activated: 0, existing: again.teams });
+  }, 90_000);
 });
 
 describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () => {
