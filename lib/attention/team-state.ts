@@ -140,18 +140,21 @@ async function versionedUpdate(
       setAttr('gsi2sk', bucket.gsi2sk);
     }
     const removes = [...(decided.remove ?? []), ...(bucket ? [] : ['gsi2pk', 'gsi2sk'])];
-    if (item) values[':read'] = version;
+    const versioned = typeof item?.version === 'number';
+    if (versioned) values[':read'] = version;
+    const condition = !item ? 'attribute_not_exists(pk)' : versioned ? '#version = :read' : 'attribute_not_exists(#version)';
     try {
       await dynamo().send(
         new UpdateCommand({
           TableName: config.tableName(),
           Key: keys.teamAttention(teamId),
           UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: item ? '#version = :read' : 'attribute_not_exists(pk)',
+          ConditionExpression: condition,
           ExpressionAttributeNames: item ? { ...names, '#version': 'version' } : names,
           ExpressionAttributeValues: values,
         }),
       );
+      for (const name of removes) delete next[name];
       if (bucket) Object.assign(next, bucket);
       return next;
     } catch (error) {
