@@ -4,6 +4,8 @@ import { createUser, EmailTakenError, getUser } from '../identity/users.ts';
 import { putMembership } from '../teams/memberships.ts';
 import { createTeam, resolveTeam } from '../teams/teams.ts';
 import { isPlanName, plans } from '../plans.ts';
+import { backfillTeamAttention } from '../attention/backfill.ts';
+import { SUBSCRIPTION_STATUSES, setTeamSubscription, type SubscriptionStatus } from '../attention/team-state.ts';
 import { setFunctionsEnrolment, setTeamPlan, setTeamSuspended } from '../teams/standing.ts';
 import { NoticeKeyTakenError, NOTICE_KEY_PATTERN, publishNotice } from '../notices/notices.ts';
 import { createEmailChange, createFeedback, createInvitation, createStepUpGrant, setCredentialCutoff } from '../privacy/records.ts';
@@ -102,6 +104,37 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
       const plan = need(o.plan, '--plan');
       if (!isPlanName(plan)) throw new CliError(`--plan is one of ${Object.keys(plans).join(', ')}`);
       return setTeamPlan(await teamId(need(o.team, '--team')), plan);
+    },
+  },
+  'set-subscription': {
+    usage: `admin set-subscription --team T --plan ${Object.keys(plans).join('|')} --status ${SUBSCRIPTION_STATUSES.join('|')} [--cancel-at-period-end] [--created-at ISO]`,
+    run: async (args) => {
+      const o = options(args, {
+        team: { type: 'string' },
+        plan: { type: 'string' },
+        status: { type: 'string' },
+        'cancel-at-period-end': { type: 'boolean' },
+        'created-at': { type: 'string' },
+      });
+      const plan = need(o.plan, '--plan');
+      if (!isPlanName(plan)) throw new CliError(`--plan is one of ${Object.keys(plans).join(', ')}`);
+      const status = need(o.status, '--status');
+      if (!(SUBSCRIPTION_STATUSES as readonly string[]).includes(status)) throw new CliError(`--status is one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
+      const createdAt = o['created-at'];
+      if (createdAt !== undefined && Number.isNaN(Date.parse(createdAt))) throw new CliError('--created-at is an ISO 8601 time');
+      return setTeamSubscription(await teamId(need(o.team, '--team')), {
+        plan,
+        status: status as SubscriptionStatus,
+        cancel_at_period_end: o['cancel-at-period-end'] === true,
+        created_at: createdAt === undefined ? undefined : new Date(createdAt).toISOString(),
+      });
+    },
+  },
+  'backfill-attention': {
+    usage: 'admin backfill-attention',
+    run: async (args) => {
+      options(args, {});
+      return backfillTeamAttention();
     },
   },
   'suspend-team': {

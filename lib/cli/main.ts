@@ -19,6 +19,8 @@ const adminUsage = `  admin create-user --email E [--name N] [--platform-admin]
   admin create-api-key --team T [--role admin|member]
   admin create-session --user U [--team T]
   admin set-plan --team T --plan free|pro|team
+  admin set-subscription --team T --plan free|pro|team --status active|trialing|past_due|unpaid|incomplete|incomplete_expired|canceled [--cancel-at-period-end] [--created-at ISO]
+  admin backfill-attention
   admin suspend-team --team T [--off]
   admin enroll-functions --team T [--off]
   admin publish-notice --key K --title T [--body B] [--publish-at ISO] [--expires-at ISO] [--min-role R]

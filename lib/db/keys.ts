@@ -107,6 +107,23 @@ export const keys = {
   abuseScanOfDeployment: (projectId: string, deploymentId: string) => ({ pk: `PROJECTSCANS#${projectId}`, sk: `DEPLOYMENT#${deploymentId}` }),
   /** The row of the latest finished scan of a project's branch: the only item the admin listing reads (gsi2 `ABUSESCANS#{review_status}`). */
   abuseScanLatest: (projectId: string, branch: string) => ({ pk: `PROJECTSCANS#${projectId}`, sk: `LATEST#${branch}` }),
+  // Admin attention queues (lib/attention/, docs/attention.md)
+  /**
+   * A team's attention state: activation (deploy attempts, latest failure, last
+   * successful deploy) and subscription. While the team has never published it
+   * sits in the stuck-activation index (gsi1); its billing bucket, if any, is gsi2.
+   */
+  teamAttention: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'ATTENTION' }),
+  stuckActivation: (createdAt: string, teamId: string) => ({ gsi1pk: 'STUCKACTIVATION', gsi1sk: `${createdAt}#${teamId}` }),
+  /** Billing buckets: `CANCELLING`, `PAST_DUE`, `PENDING_PAYMENT` sorted by subscription start; `PAYING` by last successful deploy. */
+  billingBucket: (bucket: string, sort: string, teamId: string) => ({ gsi2pk: `BILLING#${bucket}`, gsi2sk: `${sort}#${teamId}` }),
+  /** Feedback by id alone (the team is in the feedback's key): holds `team_id`, for the admin's handled action. */
+  feedbackRef: (feedbackId: string) => ({ pk: `FEEDBACKREF#${feedbackId}`, sk: 'FEEDBACKREF' }),
+  /** Unhandled feedback, oldest first: the inbox; a handled item loses these keys. */
+  feedbackInbox: (createdAt: string, feedbackId: string) => ({ gsi2pk: 'FEEDBACKINBOX', gsi2sk: `${createdAt}#${feedbackId}` }),
+  /** A webhook event that failed, one per provider event (a redelivery updates it). */
+  failedWebhookEvent: (provider: string, providerEventId: string) => ({ pk: `WEBHOOKFAILURE#${provider}#${providerEventId}`, sk: 'WEBHOOKFAILURE' }),
+  failedWebhookQueue: (createdAt: string, id: string) => ({ gsi2pk: 'FAILEDWEBHOOKS', gsi2sk: `${createdAt}#${id}` }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

@@ -1,4 +1,5 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { recordDeployFailure, recordSuccessfulDeploy } from '../attention/team-state.ts';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { copyObject, deleteKeys, listKeysPage, putObject } from '../aws/s3-lite.ts';
@@ -297,6 +298,8 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     }
     throw error;
   }
+  // Activation and the paying-idle clock (lib/attention/team-state.ts); never fails the publish.
+  await recordSuccessfulDeploy(teamId, new Date(readyAt));
   if (projectItem.provisional_until) await cancelProvisionalExpiry(session.project_id).catch(() => undefined);
   // A capture of what is now live; the worker takes it off this path, and a lost job never fails the publish.
   await createScreenshotJob({
@@ -403,6 +406,8 @@ async function buildFunctionsStep(
     if (current?.status === 'finalized') return finalizedResult(current);
     throw error;
   }
+  // Recorded once, by the call that failed the deployment; a repeated finalize only answers with the log.
+  await recordDeployFailure(session.team_id, 'FUNCTIONS_BUILD_FAILED');
   throw buildFailed(build.log);
 }
 

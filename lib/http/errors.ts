@@ -158,6 +158,11 @@ export const errorCatalogue = {
   ABUSE_SCAN_NOT_FOUND: { status: 404, message: 'No finished abuse scan has this id.' },
   ABUSE_SCAN_ALREADY_REVIEWED: { status: 409, message: 'This abuse scan was already reviewed; details.review_status says how.' },
   ABUSE_SCAN_SUPERSEDED: { status: 409, message: 'A later scan of this project and branch replaced this one; review that one (details.latest_scan_id).' },
+  SUBSCRIPTION_CHANGED: { status: 409, message: "The team's subscription kept changing while this request ran. Read it again and retry." },
+  FEEDBACK_NOT_FOUND: { status: 404, message: 'Feedback not found.' },
+
+  // Feedback from signed-in users (docs/attention.md)
+  FEEDBACK_RATE_LIMITED: { status: 429, message: 'Too much feedback sent this hour. Try again after the time in Retry-After.' },
 
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },

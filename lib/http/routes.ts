@@ -130,6 +130,30 @@ export const routes = [
     access: access.platformAdmin(),
     uses: ['table:read', 'table:write'],
   },
+  {
+    // Spec endpoint 19: attention queues, each one index partition read by key (lib/attention/, docs/attention.md).
+    method: 'GET',
+    path: '/api/v1/admin/attention',
+    handler: 'handlers/http/admin/get-attention.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read'],
+  },
+  {
+    // The operator command behind the billing queues: a team's subscription (plan, status, cancel_at_period_end).
+    method: 'PUT',
+    path: '/api/v1/admin/teams/{id}/subscription',
+    handler: 'handlers/http/admin/set-team-subscription.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    // Takes a feedback out of the attention inbox; the first mark stands.
+    method: 'POST',
+    path: '/api/v1/admin/feedback/{id}/handled',
+    handler: 'handlers/http/admin/mark-feedback-handled.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read', 'table:write'],
+  },
   // Trust and safety (docs/trust-and-safety.md)
   {
     // Spec endpoint 3: anyone may report, with or without an account; limits are table counters (lib/abuse/).
@@ -140,6 +164,14 @@ export const routes = [
     uses: ['table:read', 'table:write', 'mail:send'],
   },
   // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
+  {
+    // Feedback from a signed-in user about the current team's dashboard; the admin attention inbox lists it.
+    method: 'POST',
+    path: '/api/v1/feedback',
+    handler: 'handlers/http/feedback/submit-feedback.ts',
+    access: access.team('member', { sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
+  },
   {
     method: 'POST',
     path: '/api/v1/team/members/transfer',

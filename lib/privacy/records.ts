@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -39,6 +39,11 @@ export interface Feedback {
   user_agent: string | null;
   viewport: string | null;
   created_at: string;
+  /** The message was longer than the cap and was cut (lib/attention/feedback.ts). */
+  truncated: boolean;
+  /** Set once a platform admin marks it handled; until then it is in the admin feedback inbox. */
+  handled_at: string | null;
+  handled_by: string | null;
 }
 
 export interface EmailChange {
@@ -125,6 +130,7 @@ export async function createFeedback(input: {
   appVersion?: string | null;
   userAgent?: string | null;
   viewport?: string | null;
+  truncated?: boolean;
 }): Promise<Feedback> {
   const feedback: Feedback = {
     id: randomUUID(),
@@ -138,14 +144,38 @@ export async function createFeedback(input: {
     user_agent: input.userAgent ?? null,
     viewport: input.viewport ?? null,
     created_at: new Date().toISOString(),
+    truncated: input.truncated ?? false,
+    handled_at: null,
+    handled_by: null,
   };
-  await put({
-    ...keys.feedback(feedback.team_id, feedback.id),
-    ...keys.feedbackByUser(feedback.user_id, feedback.created_at, feedback.id),
-    // `type` is the feedback's own field (bug, idea ...), so the item kind goes under another name.
-    item_type: 'feedback',
-    ...feedback,
-  });
+  // The feedback, in the admin inbox until handled, and its reference by id, together.
+  await dynamo().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: config.tableName(),
+            Item: {
+              ...keys.feedback(feedback.team_id, feedback.id),
+              ...keys.feedbackByUser(feedback.user_id, feedback.created_at, feedback.id),
+              ...keys.feedbackInbox(feedback.created_at, feedback.id),
+              // `type` is the feedback's own field (bug, idea ...), so the item kind goes under another name.
+              item_type: 'feedback',
+              ...feedback,
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: config.tableName(),
+            Item: { ...keys.feedbackRef(feedback.id), item_type: 'feedback_ref', team_id: feedback.team_id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    }),
+  );
   return feedback;
 }
 

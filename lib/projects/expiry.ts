@@ -4,6 +4,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { removeProject } from './deletion.ts';
+import { recordDeployFailure } from '../attention/team-state.ts';
 
 export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
 
@@ -39,6 +40,8 @@ export async function expireProvisionalProject(projectId: string, now = new Date
       if (isConditionalCheckFailure(error)) return 'kept';
       throw error;
     }
+    // An upload abandoned before it published: the team's latest failure, for the stuck-activation queue (once, by the claim).
+    await recordDeployFailure(project.team_id as string, 'PROJECT_EXPIRED', now);
   } else if (project.status !== 'deleting' || !project.provisional_until) {
     return 'kept';
   }

@@ -250,6 +250,8 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
   });
   const gone = [
     ...owned.filter((o) => o.sk !== 'TEAM'),
+    // Each feedback's reference by id (lib/privacy/records.ts createFeedback) lives outside the team's partition.
+    ...owned.filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FEEDBACK#')).map((o) => keys.feedbackRef((o.sk as string).slice('FEEDBACK#'.length))),
     ...stats,
     ...(typeof item.slug === 'string' ? [keys.teamSlug(item.slug)] : []),
   ].map((k) => ({ DeleteRequest: { Key: { pk: k.pk as string, sk: k.sk as string } } }));

@@ -7,6 +7,7 @@ import { ApiError } from '../http/errors.ts';
 import type { TeamRole } from '../http/access.ts';
 import { RESERVED_TEAM_SLUGS, UUID_PATTERN, isValidTeamSlug, slugFromName, withRandomSuffix } from './slug.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
+import { newTeamAttentionItem } from '../attention/team-state.ts';
 
 export interface Team {
   id: string;
@@ -65,6 +66,8 @@ export async function createTeam(input: { name: string; ownerUserId: string }): 
                 ExpressionAttributeValues: { ':team': team.id },
               },
             },
+            // Its activation state: in the stuck-activation queue until it first publishes (lib/attention/team-state.ts).
+            { Put: { TableName: config.tableName(), Item: newTeamAttentionItem(team.id, now) } },
           ],
         }),
       );

@@ -1,4 +1,5 @@
 import * as z from '../../../lib/http/schema.ts';
+import { asDeployAttempt } from '../../../lib/attention/team-state.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
@@ -20,7 +21,7 @@ export const handler = defineHandler(ROUTE, { body, maxJsonBytes: 10 * 1024 * 10
     scope: `${ROUTE} ${item.id as string}`,
     body: ctx.body,
     execute: async () => {
-      const session = await beginUploadForProject({ team, projectItem: item, body: ctx.body });
+      const session = await asDeployAttempt(team.id, () => beginUploadForProject({ team, projectItem: item, body: ctx.body }));
       return { result: session, stored: { upload_id: session.upload_id } };
     },
     replay: replaySessionView,

@@ -1,4 +1,5 @@
 import * as z from '../../../lib/http/schema.ts';
+import { asDeployAttempt } from '../../../lib/attention/team-state.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
 import { beginUploadWithNewProject, replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
@@ -31,11 +32,13 @@ export const handler = defineHandler(
       scope: ROUTE,
       body: ctx.body,
       execute: async () => {
-        const session = await beginUploadWithNewProject({
-          team,
-          caller: { kind: ctx.principal!.kind, client: ctx.headers['x-platform-client'] },
-          body: ctx.body,
-        });
+        const session = await asDeployAttempt(team.id, () =>
+          beginUploadWithNewProject({
+            team,
+            caller: { kind: ctx.principal!.kind, client: ctx.headers['x-platform-client'] },
+            body: ctx.body,
+          }),
+        );
         return { result: session, stored: { upload_id: session.upload_id, project: session.project } };
       },
       replay: replaySessionView,

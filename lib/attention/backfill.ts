@@ -1,0 +1,85 @@
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { batchGetAll } from '../db/batch.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
+import { newTeamAttentionItem } from './team-state.ts';
+
+/**
+ * Operator command `admin backfill-attention`: gives each team created before
+ * the attention item existed its item, so the stuck-activation queue sees it.
+ * It scans the table for team items, which is why it is an operator command
+ * and never on a request path. A team with a live deployment is taken as
+ * activated (its last successful deploy is the newest live deployment's
+ * `ready_at`); the others enter the stuck queue with zero deploy attempts and
+ * no failure reason, which the past did not record. A team that already has
+ * its item (a subscription set, or a racing team creation) is left alone:
+ * the write is conditional.
+ */
+export interface BackfillResult {
+  /** Team items seen. */
+  teams: number;
+  /** Items written for teams that never published: they enter the stuck queue. */
+  created: number;
+  /** Items written for teams with a live deployment: activated. */
+  activated: number;
+  /** Teams that already had their item. */
+  existing: number;
+}
+
+export async function backfillTeamAttention(): Promise<BackfillResult> {
+  const table = config.tableName();
+  const result: BackfillResult = { teams: 0, created: 0, existing: 0, activated: 0 };
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new ScanCommand({
+        TableName: table,
+        FilterExpression: 'sk = :team',
+        ExpressionAttributeValues: { ':team': 'TEAM' },
+        ExclusiveStartKey: start,
+      }),
+    );
+    start = page.LastEvaluatedKey;
+    for (const team of page.Items ?? []) {
+      result.teams++;
+      const outcome = await backfillTeam(team.id as string, team.created_at as string);
+      result[outcome]++;
+    }
+  } while (start);
+  return result;
+}
+
+async function lastLiveDeploy(teamId: string): Promise<string | null> {
+  const listed = await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
+  });
+  const projects = await batchGetAll(listed.map((p) => keys.project(p.id as string)));
+  const live = projects.filter((p) => typeof p.live_deployment_id === 'string');
+  if (live.length === 0) return null;
+  const deployments = await batchGetAll(live.map((p) => keys.deployment(p.id as string, p.live_deployment_id as string)));
+  const times = deployments.map((d) => (d.ready_at as string | undefined) ?? (d.created_at as string)).filter(Boolean).sort();
+  return times.at(-1) ?? new Date().toISOString();
+}
+
+async function backfillTeam(teamId: string, createdAt: string): Promise<'created' | 'existing' | 'activated'> {
+  const lastDeploy = await lastLiveDeploy(teamId);
+  const item = newTeamAttentionItem(teamId, createdAt);
+  if (lastDeploy) {
+    delete item.gsi1pk;
+    delete item.gsi1sk;
+    Object.assign(item, { last_successful_deploy_at: lastDeploy, activated_at: lastDeploy, last_activity_at: lastDeploy });
+  }
+  try {
+    await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return 'existing';
+    throw error;
+  }
+  return lastDeploy ? 'activated' : 'created';
+}

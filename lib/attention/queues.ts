@@ -1,0 +1,176 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { batchGetAll } from '../db/batch.ts';
+import { keys } from '../db/keys.ts';
+import { getTeamOwner } from '../teams/memberships.ts';
+import { listFeedbackInbox, type FeedbackInboxRow } from './feedback.ts';
+import { PAYING_IDLE_DAYS, type BillingBucket } from './team-state.ts';
+import { listFailedWebhookEvents, type FailedWebhookEvent } from './webhooks.ts';
+
+/**
+ * GET /api/v1/admin/attention: every queue is one query of an index partition
+ * (never a scan), then reads by key of the teams, project counters, owners
+ * and their users for the rows listed. Each list holds at most QUEUE_LIMIT rows.
+ */
+
+/** A team that has not published this long after it was created is stuck in activation. */
+export const STUCK_AFTER_HOURS = 24;
+export const QUEUE_LIMIT = 100;
+const DAY_MS = 86_400_000;
+const OWNER_LOOKUPS_AT_ONCE = 8;
+
+export interface StuckActivationRow {
+  created_at: string;
+  deploy_attempts: number;
+  id: string;
+  last_activity_at: string;
+  latest_failure_reason: string | null;
+  name: string;
+  owner_email: string | null;
+  owner_name: string | null;
+  project_count: number;
+}
+
+export interface BillingRow {
+  age_days: number;
+  cancel_at_period_end: boolean;
+  created_at: string;
+  last_successful_deploy_at: string | null;
+  owner_email: string | null;
+  plan: string;
+  status: string;
+  subscription_count: number;
+  team_id: string;
+  team_name: string;
+}
+
+export interface AttentionQueues {
+  billing_attention: { cancelling: BillingRow[]; past_due: BillingRow[]; paying_idle: BillingRow[]; pending_payment: BillingRow[] };
+  failed_webhook_events: FailedWebhookEvent[];
+  feedback_inbox: FeedbackInboxRow[];
+  stuck_activation: { no_projects: StuckActivationRow[]; no_successful_deploy: StuckActivationRow[] };
+}
+
+async function indexPartition(input: {
+  index: 'gsi1' | 'gsi2';
+  pk: string;
+  before?: string;
+  newestFirst?: boolean;
+  limit: number;
+}): Promise<Record<string, unknown>[]> {
+  const pkName = `${input.index}pk`;
+  const skName = `${input.index}sk`;
+  const reply = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      IndexName: input.index,
+      KeyConditionExpression: input.before ? `${pkName} = :pk AND ${skName} < :before` : `${pkName} = :pk`,
+      ExpressionAttributeValues: { ':pk': input.pk, ...(input.before ? { ':before': input.before } : {}) },
+      ScanIndexForward: !input.newestFirst,
+      Limit: input.limit,
+    }),
+  );
+  return reply.Items ?? [];
+}
+
+/** Team items, project counters and owners (name and e-mail) of these teams, by key. */
+async function teamsAndOwners(teamIds: string[]) {
+  const unique = [...new Set(teamIds)];
+  const [teams, counters] = await Promise.all([
+    batchGetAll(unique.map((id) => keys.team(id))),
+    batchGetAll(unique.map((id) => keys.teamProjectCount(id))),
+  ]);
+  const limit = pLimit(OWNER_LOOKUPS_AT_ONCE);
+  const owners = await Promise.all(unique.map((id) => limit(async () => [id, await getTeamOwner(id)] as const)));
+  const users = await batchGetAll(owners.flatMap(([, o]) => (o ? [keys.user(o.user_id)] : [])));
+  const userById = new Map(users.map((u) => [u.user_id as string, u]));
+  const ownerOf = new Map(owners.map(([id, o]) => [id, o ? userById.get(o.user_id) : undefined]));
+  return {
+    team: new Map(teams.map((t) => [t.id as string, t])),
+    projectCount: new Map(counters.map((c) => [(c.pk as string).slice('TEAM#'.length), (c.project_count as number | undefined) ?? 0])),
+    owner: (id: string) => ({
+      email: (ownerOf.get(id)?.email as string | undefined) ?? null,
+      name: (ownerOf.get(id)?.name as string | null | undefined) ?? null,
+    }),
+  };
+}
+
+/** A team on its way out is nobody's attention item. */
+const isLeaving = (team: Record<string, unknown> | undefined) => !team || team.status === 'pending_deletion' || team.status === 'purging';
+
+export async function attentionQueues(now = new Date()): Promise<AttentionQueues> {
+  const stuckBefore = new Date(now.getTime() - STUCK_AFTER_HOURS * 3_600_000).toISOString();
+  const idleBefore = new Date(now.getTime() - PAYING_IDLE_DAYS * DAY_MS).toISOString();
+  const bucket = (name: BillingBucket, before?: string) => indexPartition({ index: 'gsi2', pk: keys.billingBucket(name, '', '').gsi2pk, before, limit: QUEUE_LIMIT });
+  const [stuck, cancelling, pastDue, payingIdle, pendingPayment, failedWebhooks, feedback] = await Promise.all([
+    // Both stuck lists come from one partition: read enough for each to fill, newest sign-ups first.
+    indexPartition({ index: 'gsi1', pk: keys.stuckActivation('', '').gsi1pk, before: stuckBefore, newestFirst: true, limit: 2 * QUEUE_LIMIT }),
+    bucket('CANCELLING'),
+    bucket('PAST_DUE'),
+    bucket('PAYING', idleBefore),
+    bucket('PENDING_PAYMENT'),
+    listFailedWebhookEvents(now),
+    listFeedbackInbox(),
+  ]);
+  const billingItems = [...cancelling, ...pastDue, ...payingIdle, ...pendingPayment];
+  const lookup = await teamsAndOwners([...stuck, ...billingItems].map((i) => i.team_id as string));
+
+  const noProjects: StuckActivationRow[] = [];
+  const noSuccessfulDeploy: StuckActivationRow[] = [];
+  for (const item of stuck) {
+    const id = item.team_id as string;
+    const team = lookup.team.get(id);
+    if (isLeaving(team)) continue;
+    const owner = lookup.owner(id);
+    const projectCount = lookup.projectCount.get(id) ?? 0;
+    const row: StuckActivationRow = {
+      created_at: item.team_created_at as string,
+      deploy_attempts: (item.deploy_attempts as number | undefined) ?? 0,
+      id,
+      last_activity_at: item.last_activity_at as string,
+      latest_failure_reason: (item.latest_failure_reason as string | null | undefined) ?? null,
+      name: team!.name as string,
+      owner_email: owner.email,
+      owner_name: owner.name,
+      project_count: projectCount,
+    };
+    const list = projectCount === 0 ? noProjects : noSuccessfulDeploy;
+    if (list.length < QUEUE_LIMIT) list.push(row);
+  }
+
+  const billingRows = (items: Record<string, unknown>[]): BillingRow[] =>
+    items.flatMap((item) => {
+      const id = item.team_id as string;
+      const team = lookup.team.get(id);
+      if (!team) return [];
+      const createdAt = item.sub_created_at as string;
+      return [
+        {
+          age_days: Math.max(0, Math.floor((now.getTime() - Date.parse(createdAt)) / DAY_MS)),
+          cancel_at_period_end: item.sub_cancel_at_period_end === true,
+          created_at: createdAt,
+          last_successful_deploy_at: (item.last_successful_deploy_at as string | null | undefined) ?? null,
+          owner_email: lookup.owner(id).email,
+          plan: item.sub_plan as string,
+          status: item.sub_status as string,
+          subscription_count: (item.subscription_count as number | undefined) ?? 0,
+          team_id: id,
+          team_name: team.name as string,
+        },
+      ];
+    });
+
+  return {
+    billing_attention: {
+      cancelling: billingRows(cancelling),
+      past_due: billingRows(pastDue),
+      paying_idle: billingRows(payingIdle),
+      pending_payment: billingRows(pendingPayment),
+    },
+    failed_webhook_events: failedWebhooks,
+    feedback_inbox: feedback,
+    stuck_activation: { no_projects: noProjects, no_successful_deploy: noSuccessfulDeploy },
+  };
+}

@@ -1,0 +1,296 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+import { logger } from '../http/logger.ts';
+import type { PlanName } from '../plans.ts';
+
+/**
+ * A team's attention state, one item per team (`TEAM#{id}` / `ATTENTION`),
+ * read by the admin attention queues (GET /api/v1/admin/attention) by key:
+ *
+ * - Activation: written with the team (createTeam) into the stuck-activation
+ *   index (gsi1 `STUCKACTIVATION`, sorted by the team's creation); each begin
+ *   of an upload adds a deploy attempt, each refused begin or failed build sets
+ *   the latest failure reason, and the first successful publish takes the team
+ *   out of the index for good.
+ * - Subscription: set by platform admins (PUT /api/v1/admin/teams/{id}/subscription);
+ *   its billing bucket (gsi2 `BILLING#...`) follows from plan, status,
+ *   cancel_at_period_end and the last successful deploy.
+ *
+ * Every write that moves the billing bucket reads the item and writes it back
+ * on condition of its `version`, retrying on a conflict, so a subscription
+ * change racing a publish never leaves the item in the wrong bucket. Counters
+ * (deploy attempts) are single atomic ADDs. Teams created before this item
+ * existed have none: they are never listed as stuck, and a subscription set
+ * for one creates the item (see docs/attention.md).
+ */
+
+export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete', 'incomplete_expired', 'canceled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+/** Statuses after which the next non-ending status starts a new subscription (subscription_count + 1). */
+const ENDED: readonly SubscriptionStatus[] = ['canceled', 'incomplete_expired'];
+
+/** A paying subscription with no successful deploy for this long is `paying_idle`. */
+export const PAYING_IDLE_DAYS = 30;
+
+export type BillingBucket = 'CANCELLING' | 'PAST_DUE' | 'PENDING_PAYMENT' | 'PAYING';
+
+export interface Subscription {
+  team_id: string;
+  plan: PlanName;
+  status: SubscriptionStatus;
+  cancel_at_period_end: boolean;
+  /** When the current subscription started. */
+  created_at: string;
+  updated_at: string;
+  /** How many subscriptions the team has started, the current one included. */
+  subscription_count: number;
+  last_successful_deploy_at: string | null;
+}
+
+/** The billing bucket a subscription belongs in, or none. One bucket per team: the first that applies, in this order. */
+export function billingBucketOf(s: { plan?: unknown; status?: unknown; cancel_at_period_end?: unknown }): BillingBucket | null {
+  switch (s.status) {
+    case 'incomplete':
+      return 'PENDING_PAYMENT';
+    case 'past_due':
+    case 'unpaid':
+      return 'PAST_DUE';
+    case 'active':
+    case 'trialing':
+      if (s.cancel_at_period_end === true) return 'CANCELLING';
+      // A trial pays nothing yet, and the free plan never pays: neither is "paying".
+      return s.status === 'active' && s.plan !== 'free' ? 'PAYING' : null;
+    default:
+      return null;
+  }
+}
+
+/** The gsi2 keys of an item's billing bucket: paying teams sort by their last successful deploy (never deployed first). */
+function bucketKeys(item: Record<string, unknown>): { gsi2pk: string; gsi2sk: string } | null {
+  const bucket = billingBucketOf({ plan: item.sub_plan, status: item.sub_status, cancel_at_period_end: item.sub_cancel_at_period_end });
+  if (!bucket) return null;
+  const sort = bucket === 'PAYING' ? ((item.last_successful_deploy_at as string | null | undefined) ?? '') : (item.sub_created_at as string);
+  return keys.billingBucket(bucket, sort, item.team_id as string);
+}
+
+/** The item createTeam writes in its transaction. */
+export function newTeamAttentionItem(teamId: string, createdAt: string): Record<string, unknown> {
+  return {
+    ...keys.teamAttention(teamId),
+    ...keys.stuckActivation(createdAt, teamId),
+    type: 'team_attention',
+    team_id: teamId,
+    team_created_at: createdAt,
+    deploy_attempts: 0,
+    latest_failure_reason: null,
+    last_activity_at: createdAt,
+    last_successful_deploy_at: null,
+    version: 0,
+  };
+}
+
+async function readState(teamId: string): Promise<Record<string, unknown> | undefined> {
+  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }));
+  return reply.Item;
+}
+
+const MAX_ATTEMPTS = 12;
+const jitter = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * 10 * (attempt + 1)));
+
+/**
+ * Read, change, write back on condition of the version read; retried on a
+ * conflict. `change` returns the attributes to set (null: nothing to do); the
+ * billing keys are recomputed from the result.
+ */
+async function versionedUpdate(
+  teamId: string,
+  change: (item: Record<string, unknown> | undefined) => { set: Record<string, unknown>; remove?: string[]; create?: boolean } | null,
+): Promise<Record<string, unknown> | null> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const item = await readState(teamId);
+    const decided = change(item);
+    if (!decided) return null;
+    if (!item && !decided.create) return null;
+    const version = (item?.version as number | undefined) ?? 0;
+    const next: Record<string, unknown> = { ...(item ?? { ...keys.teamAttention(teamId), type: 'team_attention', team_id: teamId }), ...decided.set, version: version + 1 };
+    const bucket = bucketKeys(next);
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    let n = 0;
+    const setAttr = (name: string, value: unknown) => {
+      names[`#a${n}`] = name;
+      values[`:v${n}`] = value;
+      sets.push(`#a${n} = :v${n}`);
+      n++;
+    };
+    for (const [name, value] of Object.entries(decided.set)) setAttr(name, value);
+    setAttr('version', version + 1);
+    if (!item) {
+      setAttr('type', 'team_attention');
+      setAttr('team_id', teamId);
+    }
+    if (bucket) {
+      setAttr('gsi2pk', bucket.gsi2pk);
+      setAttr('gsi2sk', bucket.gsi2sk);
+    }
+    const removes = [...(decided.remove ?? []), ...(bucket ? [] : ['gsi2pk', 'gsi2sk'])];
+    const versioned = typeof item?.version === 'number';
+    if (versioned) values[':read'] = version;
+    const condition = !item ? 'attribute_not_exists(pk)' : versioned ? '#version = :read' : 'attribute_not_exists(#version)';
+    try {
+      await dynamo().send(
+        new UpdateCommand({
+          TableName: config.tableName(),
+          Key: keys.teamAttention(teamId),
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: item ? { ...names, '#version': 'version' } : names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      for (const name of removes) delete next[name];
+      if (bucket) Object.assign(next, bucket);
+      return next;
+    } catch (error) {
+      if (!isConditionalCheckFailure(error)) throw error;
+      await jitter(attempt);
+    }
+  }
+  throw new ApiError('SUBSCRIPTION_CHANGED');
+}
+
+export function toSubscription(item: Record<string, unknown>): Subscription {
+  return {
+    team_id: item.team_id as string,
+    plan: item.sub_plan as PlanName,
+    status: item.sub_status as SubscriptionStatus,
+    cancel_at_period_end: item.sub_cancel_at_period_end === true,
+    created_at: item.sub_created_at as string,
+    updated_at: item.sub_updated_at as string,
+    subscription_count: (item.subscription_count as number | undefined) ?? 0,
+    last_successful_deploy_at: (item.last_successful_deploy_at as string | null | undefined) ?? null,
+  };
+}
+
+/**
+ * Sets a team's subscription (the operator command behind
+ * PUT /api/v1/admin/teams/{id}/subscription). The team's first subscription,
+ * and a status that is not ended following an ended one (`canceled`,
+ * `incomplete_expired`), start a new subscription: `created_at` is then the
+ * given one (default now) and `subscription_count` goes up by one. The team must exist
+ * (the caller checks).
+ */
+export async function setTeamSubscription(
+  teamId: string,
+  input: { plan: PlanName; status: SubscriptionStatus; cancel_at_period_end: boolean; created_at?: string },
+  now = new Date(),
+): Promise<Subscription> {
+  const at = now.toISOString();
+  const written = await versionedUpdate(teamId, (item) => {
+    const previous = item?.sub_status as SubscriptionStatus | undefined;
+    // The first subscription a team is given counts, even one recorded as already ended; after an
+    // ended one, the next that is not ended is a new subscription.
+    const starts = previous === undefined || (ENDED.includes(previous) && !ENDED.includes(input.status));
+    const set: Record<string, unknown> = {
+      sub_plan: input.plan,
+      sub_status: input.status,
+      sub_cancel_at_period_end: input.cancel_at_period_end,
+      sub_updated_at: at,
+    };
+    if (starts) {
+      set.sub_created_at = input.created_at ?? at;
+      set.subscription_count = ((item?.subscription_count as number | undefined) ?? 0) + 1;
+    } else if (input.created_at) {
+      set.sub_created_at = input.created_at;
+    }
+    return { set, create: true };
+  });
+  return toSubscription(written!);
+}
+
+export async function getTeamSubscription(teamId: string): Promise<Subscription | null> {
+  const item = await readState(teamId);
+  return item?.sub_status ? toSubscription(item) : null;
+}
+
+/**
+ * Best effort on a request path: the attention state describes what
+ * happened, so a lost write of it must never fail a begin or a publish. It
+ * is logged instead.
+ */
+async function quietly(what: string, teamId: string, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    logger.warn('attention state not recorded', { what, team_id: teamId, error: (error as Error).name });
+  }
+}
+
+/** One atomic update of a team that has the item; a team without one (created before it existed) is left alone. */
+async function updateIfPresent(teamId: string, expression: string, values: Record<string, unknown>): Promise<void> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.teamAttention(teamId),
+        UpdateExpression: expression,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: values,
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailure(error)) throw error;
+  }
+}
+
+/** A begin of an upload (new project or existing one): one deploy attempt. */
+export const recordDeployAttempt = (teamId: string, now = new Date()) =>
+  quietly('deploy_attempt', teamId, () =>
+    updateIfPresent(teamId, 'ADD deploy_attempts :one SET last_activity_at = :now', { ':one': 1, ':now': now.toISOString() }),
+  );
+
+/** A refused begin or a failed build: its error code is the latest failure reason. */
+export const recordDeployFailure = (teamId: string, reason: string, now = new Date()) =>
+  quietly('deploy_failure', teamId, () =>
+    updateIfPresent(teamId, 'SET latest_failure_reason = :reason, last_activity_at = :now', { ':reason': reason, ':now': now.toISOString() }),
+  );
+
+/**
+ * A publish made a deployment live: the team leaves the stuck-activation
+ * index, and a paying team's place in the paying index moves with the new
+ * last successful deploy.
+ */
+export const recordSuccessfulDeploy = (teamId: string, now = new Date()) =>
+  quietly('successful_deploy', teamId, async () => {
+    const at = now.toISOString();
+    await versionedUpdate(teamId, (item) => {
+      if (!item) return null;
+      const latest = item.last_successful_deploy_at as string | null | undefined;
+      return {
+        set: { last_successful_deploy_at: latest && latest > at ? latest : at, last_activity_at: at, activated_at: item.activated_at ?? at },
+        // Out of the stuck-activation index for good: nothing puts these keys back.
+        remove: ['gsi1pk', 'gsi1sk'],
+      };
+    });
+  });
+
+/**
+ * Runs one begin of an upload as a deploy attempt: counted, and when it is
+ * refused (an error with a code), its code becomes the latest failure reason.
+ */
+export async function asDeployAttempt<T>(teamId: string, begin: () => Promise<T>): Promise<T> {
+  await recordDeployAttempt(teamId);
+  try {
+    return await begin();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (error instanceof ApiError && typeof code === 'string' && error.status < 500) await recordDeployFailure(teamId, code);
+    throw error;
+  }
+}
