@@ -39,6 +39,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.sslRetries.envVar]: queues.sslRetries.queueUrl,
       [queueDefinitions.deletions.envVar]: queues.deletions.queueUrl,
       [queueDefinitions.screenshots.envVar]: queues.screenshots.queueUrl,
+      [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,
