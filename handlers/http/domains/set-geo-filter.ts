@@ -1,6 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
 import { loadDomainForCaller } from '../../../lib/domains/access.ts';
-import { GEO_MODES, toDomain } from '../../../lib/domains/domains.ts';
+import { GEO_MODES, getDomainItem, toDomain } from '../../../lib/domains/domains.ts';
 import { applyGeoPolicy, normalizeGeoPolicy, requestGeoPolicyRetry, saveGeoPolicy } from '../../../lib/domains/geo.ts';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
@@ -23,8 +23,9 @@ export const handler = defineHandler('PATCH /api/v1/domains/{id}/geo-filter', { 
       ctx.log.info('geo policy applied', { domain_id: item.id, geo_mode: policy.geo_mode, revision: applied.item.geo_revision });
       return { data: toDomain(applied.item) };
     }
-    // Removed after the save: like any request on a removed domain.
-    throw new ApiError('DOMAIN_NOT_FOUND');
+    // Removed, or its distribution taken away, after the save: answered as if that had come first.
+    const now = await getDomainItem(item.id as string);
+    throw new ApiError(!now || now.deleted_at ? 'DOMAIN_NOT_FOUND' : 'DOMAIN_NOT_ON_DEDICATED_ZONE');
   } catch (error) {
     if (error instanceof ApiError) throw error;
     ctx.log.warn('geo policy saved, not applied', { domain_id: item.id, error: (error as Error).name, message: (error as Error).message });
