@@ -10,7 +10,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: {
-      POWERTOOLS_LOG_LEVEL: 'CRITICAL',
+      LOG_LEVEL: 'CRITICAL',
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',

@@ -56,6 +56,28 @@ export function bundlingWithRuntimePackages(packages: readonly string[], handler
 }
 
 /**
+ * A role whose grants live inside the role itself (its inline `Grants`
+ * policy) rather than in a separate AWS::IAM::Policy: one CloudFormation
+ * resource per function instead of two, where a stack holds at most 500.
+ * Every grant, CDK's own helpers included, arrives through
+ * addToPrincipalPolicy, so nothing can slip into a separate policy.
+ */
+export class InlineGrantsRole extends iam.Role {
+  private readonly grantsDocument: iam.PolicyDocument;
+
+  constructor(scope: Construct, id: string, props: iam.RoleProps) {
+    const grantsDocument = new iam.PolicyDocument();
+    super(scope, id, { ...props, inlinePolicies: { ...props.inlinePolicies, Grants: grantsDocument } });
+    this.grantsDocument = grantsDocument;
+  }
+
+  override addToPrincipalPolicy(statement: iam.PolicyStatement): iam.AddToPrincipalPolicyResult {
+    this.grantsDocument.addStatements(statement);
+    return { statementAdded: true, policyDependable: this };
+  }
+}
+
+/**
  * One handler file as one Lambda, with its own role and log group: the role
  * holds only the log writes and the grants of the row's `uses`, so no two
  * handlers share permissions.
@@ -72,7 +94,7 @@ export class HandlerFunction extends Construct {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    this.role = new iam.Role(this, 'Role', {
+    this.role = new InlineGrantsRole(this, 'Role', {
       description: `Runs ${props.handler}`,
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     });

@@ -1,15 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { AwsClient } from 'aws4fetch';
 import { config } from '../config.ts';
+import { backoff, CredentialsMissingError, signer } from './signer.ts';
 
 /**
  * The few S3 object operations the upload endpoints make (get, put, head,
  * copy, delete, a presigned PUT), as `fetch` calls signed by aws4fetch
- * (Signature V4 on Web Crypto, ~11 KB, no dependencies) with the credentials
- * Lambda puts in the environment (as infra/bundling.ts notes, the SDK's
- * default chain finds them there first, and the local platform sets them
- * too). The full S3 client with its schemas, checksums and endpoint rules is
+ * (lib/aws/signer.ts). The full S3 client with its schemas, checksums and endpoint rules is
  * about 165 KB of each bundle that imports it. Errors carry S3's code as
  * `name` and the status in `$metadata.httpStatusCode`, as the SDK's do;
  * network failures, 5xx, and throttling are retried three times in all with
@@ -35,20 +32,6 @@ const encodeKey = (key: string) =>
     .map((part) => encodeURIComponent(part).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
     .join('/');
 
-let cached: { key: string; client: AwsClient } | undefined;
-
-/** A signer for the credentials in the environment now, kept while they stay the same (it caches its signing key). */
-function signer(): AwsClient {
-  const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
-  const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) throw new S3LiteError('CredentialsProviderError', 'No AWS credentials in the environment.', 0);
-  const sessionToken = process.env.AWS_SESSION_TOKEN || undefined;
-  const region = config.awsRegion();
-  const key = [accessKeyId, secretAccessKey, sessionToken, region].join('\n');
-  if (cached?.key !== key) cached = { key, client: new AwsClient({ accessKeyId, secretAccessKey, sessionToken, service: 's3', region }) };
-  return cached.client;
-}
-
 /** Path-style on a local endpoint (and for dotted bucket names), virtual-hosted on AWS. */
 function objectUrl(bucket: string, key: string): URL {
   const endpoint = config.awsEndpoint();
@@ -58,18 +41,16 @@ function objectUrl(bucket: string, key: string): URL {
   return new URL(`https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function send(method: string, url: URL, options: { headers?: Record<string, string>; body?: Buffer } = {}): Promise<Response> {
-  const aws = signer();
+  const aws = signer('s3');
   for (let attempt = 1; ; attempt++) {
     let res: Response;
     try {
       // Signed again on each attempt: the signature carries its time.
       res = await fetch(await aws.sign(url.toString(), { method, headers: options.headers, body: options.body }));
     } catch (error) {
-      if (error instanceof S3LiteError || attempt >= MAX_ATTEMPTS) throw error;
-      await sleep(Math.random() * 100 * 2 ** attempt);
+      if (error instanceof CredentialsMissingError || attempt >= MAX_ATTEMPTS) throw error;
+      await backoff(attempt);
       continue;
     }
     if (res.ok) return res;
@@ -77,7 +58,7 @@ async function send(method: string, url: URL, options: { headers?: Record<string
     const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? (res.status === 404 ? 'NotFound' : `Http${res.status}`);
     const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? `S3 answered ${res.status}`;
     if (attempt < MAX_ATTEMPTS && (res.status >= 500 || res.status === 429 || RETRYABLE_CODES.has(code))) {
-      await sleep(Math.random() * 100 * 2 ** attempt);
+      await backoff(attempt);
       continue;
     }
     throw new S3LiteError(code, message, res.status);
@@ -156,7 +137,7 @@ export async function presignPut(input: { bucket: string; key: string; contentLe
   const url = objectUrl(input.bucket, input.key);
   url.searchParams.set('X-Amz-Expires', String(input.expiresIn));
   url.searchParams.set('x-id', 'PutObject');
-  const signed = await signer().sign(url.toString(), {
+  const signed = await signer('s3').sign(url.toString(), {
     method: 'PUT',
     headers: { 'content-length': String(input.contentLength), 'x-amz-checksum-sha256': input.checksumSha256 },
     // allHeaders: content-length is otherwise left out of the signature.
@@ -170,7 +151,7 @@ export async function presignGet(input: { bucket: string; key: string; expiresIn
   const url = objectUrl(input.bucket, input.key);
   url.searchParams.set('X-Amz-Expires', String(input.expiresIn));
   url.searchParams.set('x-id', 'GetObject');
-  return (await signer().sign(url.toString(), { method: 'GET', aws: { signQuery: true } })).url;
+  return (await signer('s3').sign(url.toString(), { method: 'GET', aws: { signQuery: true } })).url;
 }
 
 const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };

@@ -1,12 +1,10 @@
-import { GetDistributionConfigCommand, UpdateDistributionCommand, type GeoRestriction } from '@aws-sdk/client-cloudfront';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 // The library's index, not its package entry: the entry registers every locale's country names
 // (over a megabyte), while validation needs only the code table.
 import { getAlpha2Codes } from 'i18n-iso-countries/index.js';
 import { dynamo } from '../aws/clients.ts';
-import { cloudfront } from '../aws/cloudfront.ts';
-import { sqs } from '../aws/sqs.ts';
+import { setGeoRestriction, type GeoRestrictionInput } from '../aws/cloudfront-lite.ts';
+import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
@@ -79,26 +77,9 @@ export async function saveGeoPolicy(domainId: string, policy: GeoPolicy, now: Da
 }
 
 /** CloudFront's geo restriction for a policy: an allowlist is a whitelist, a blocklist a blacklist. */
-export function geoRestrictionOf(policy: GeoPolicy): GeoRestriction {
-  if (policy.geo_mode === 'off') return { RestrictionType: 'none', Quantity: 0 };
-  return {
-    RestrictionType: policy.geo_mode === 'allowlist' ? 'whitelist' : 'blacklist',
-    Quantity: policy.geo_countries.length,
-    Items: policy.geo_countries,
-  };
-}
-
-/**
- * Sets the distribution's geo restriction, leaving the rest of its
- * configuration as it is: read it with its ETag, write it back with IfMatch,
- * so a configuration another writer changed meanwhile is refused
- * (PreconditionFailed) instead of overwritten.
- */
-async function setDistributionGeoRestriction(distributionId: string, policy: GeoPolicy): Promise<void> {
-  const current = await cloudfront().send(new GetDistributionConfigCommand({ Id: distributionId }));
-  const distributionConfig = current.DistributionConfig!;
-  distributionConfig.Restrictions = { GeoRestriction: geoRestrictionOf(policy) };
-  await cloudfront().send(new UpdateDistributionCommand({ Id: distributionId, IfMatch: current.ETag, DistributionConfig: distributionConfig }));
+export function geoRestrictionOf(policy: GeoPolicy): GeoRestrictionInput {
+  if (policy.geo_mode === 'off') return { restrictionType: 'none', locations: [] };
+  return { restrictionType: policy.geo_mode === 'allowlist' ? 'whitelist' : 'blacklist', locations: policy.geo_countries };
 }
 
 /** A racing save keeps moving the revision; after this many rounds the retry queue takes over. */
@@ -129,7 +110,8 @@ export async function applyGeoPolicy(domainId: string): Promise<GeoApplyResult> 
     const revision = record.geo_revision ?? 0;
     if (!geoPolicyPending(item)) return { outcome: 'applied', item };
     try {
-      await setDistributionGeoRestriction(record.distribution_id!, { geo_mode: record.geo_mode, geo_countries: record.geo_countries ?? [] });
+      // GetDistributionConfig, then UpdateDistribution with IfMatch: only the restriction changes.
+      await setGeoRestriction(record.distribution_id!, geoRestrictionOf({ geo_mode: record.geo_mode, geo_countries: record.geo_countries ?? [] }));
     } catch (error) {
       if ((error as Error).name === 'PreconditionFailed') continue;
       throw error;
@@ -173,5 +155,6 @@ export const geoPolicyPending = (item: Record<string, unknown>) =>
 
 /** Asks the geo-filters worker to apply the domain's saved policy later (SQS redelivers it until CloudFront takes it). */
 export async function requestGeoPolicyRetry(domainId: string): Promise<void> {
-  await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('geoFilters'), MessageBody: JSON.stringify({ kind: 'geo_policy', domain_id: domainId }) }));
+  // One send on the request path: the signed fetch of sqs-lite, not the SQS client (docs/deploy.md, "Handler bundles").
+  await sendMessage({ queueUrl: config.queueUrl('geoFilters'), body: JSON.stringify({ kind: 'geo_policy', domain_id: domainId }) });
 }

@@ -1,7 +1,6 @@
-import { CreateHostedZoneCommand, DeleteHostedZoneCommand } from '@aws-sdk/client-route-53';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { route53 } from '../aws/route53.ts';
+import { createHostedZone, deleteHostedZone } from '../aws/route53-lite.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 
@@ -35,24 +34,14 @@ async function nextZoneNumber(): Promise<number> {
  */
 export async function createManagedZone(hostname: string, domainId: string): Promise<ManagedZone> {
   const zoneNumber = await nextZoneNumber();
-  const reply = await route53().send(
-    new CreateHostedZoneCommand({
-      Name: hostname,
-      CallerReference: domainId,
-      HostedZoneConfig: { Comment: `Slipway managed DNS of domain ${domainId}`, PrivateZone: false },
-    }),
-  );
-  return {
-    hostedZoneId: reply.HostedZone!.Id!.replace(/^\/hostedzone\//, ''),
-    zoneNumber,
-    nameServers: (reply.DelegationSet?.NameServers ?? []).map(normalizeName),
-  };
+  const zone = await createHostedZone({ name: hostname, callerReference: domainId, comment: `Slipway managed DNS of domain ${domainId}` });
+  return { hostedZoneId: zone.id, zoneNumber, nameServers: zone.nameServers.map(normalizeName) };
 }
 
 /** Removes a managed zone; one already gone is fine (a retried removal). */
 export async function deleteManagedZone(hostedZoneId: string): Promise<void> {
   try {
-    await route53().send(new DeleteHostedZoneCommand({ Id: hostedZoneId }));
+    await deleteHostedZone(hostedZoneId);
   } catch (error) {
     if ((error as Error).name !== 'NoSuchHostedZone') throw error;
   }

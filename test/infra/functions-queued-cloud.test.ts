@@ -7,6 +7,7 @@ import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../../lib/functions/cloud-host.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
 import { workers } from '../../lib/workers.ts';
+import { policyDocuments, statementsOfRole } from '../support/iam-policies.ts';
 
 /**
  * The invocations worker as the stack makes it (cdk-nag runs at synthesis):
@@ -38,9 +39,7 @@ const workerId = () => logicalId(stack.workers.workerFunctions.get('function-inv
 
 function workerStatements(): any[] {
   const role = resources[workerId()]!.Properties.Role['Fn::GetAtt'][0];
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((ref: any) => ref.Ref === role))
-    .flatMap((r) => r.Properties.PolicyDocument.Statement);
+  return statementsOfRole(resources, role);
 }
 
 const actionsOf = (statement: any): string[] => [statement.Action].flat();
@@ -83,9 +82,9 @@ describe('the invocations worker', () => {
 
   it('no other function may start, describe or stop tasks', () => {
     const workerRole = resources[workerId()]!.Properties.Role['Fn::GetAtt'][0];
-    const others = Object.values(resources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy' && !r.Properties.Roles.some((ref: any) => ref.Ref === workerRole))
-      .flatMap((r) => r.Properties.PolicyDocument.Statement)
+    const others = policyDocuments(resources)
+      .filter((policy) => !policy.roles.includes(workerRole))
+      .flatMap((policy) => policy.statements)
       .flatMap(actionsOf);
     expect(others.filter((a) => ['ecs:RunTask', 'ecs:StopTask', 'ecs:DescribeTasks'].includes(a))).toEqual([]);
   });

@@ -11,6 +11,7 @@ import { blockedEgressRanges, FunctionsRuntime } from '../../infra/functions-run
 import { SlipwayState } from '../../infra/state.ts';
 import { cloudHostVariables } from '../../lib/functions/cloud-host.ts';
 import { routeKey, routes, type RouteRow } from '../../lib/http/routes.ts';
+import { statementsOfRole } from '../support/iam-policies.ts';
 
 /**
  * The functions runtime in a stack of its own (the state it must not touch,
@@ -63,10 +64,7 @@ afterAll(() => {
 });
 
 const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
-const statementsOf = (roleId: string) =>
-  Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties.Roles as unknown[]).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: roleId })))
-    .flatMap((r) => r.Properties.PolicyDocument.Statement as { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown }[]);
+const statementsOf = (roleId: string) => statementsOfRole(resources, roleId);
 
 describe('the runner image and the queued-invocation task', () => {
   it('stages the runner Dockerfile as an image asset (no Docker at synth)', () => {

@@ -4,6 +4,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SiteServing } from '../../infra/site-serving.ts';
 import { SlipwayState } from '../../infra/state.ts';
+import { policyDocuments } from '../support/iam-policies.ts';
 
 let template: Template;
 
@@ -60,18 +61,14 @@ describe('site serving in the cloud', () => {
   });
 
   it('the function may only read the table and the sites bucket, and update site analytics rows', () => {
-    const policies = template.findResources('AWS::IAM::Policy');
-    const actions = Object.values(policies)
-      .filter((p) => JSON.stringify(p).includes('ServeSite'))
-      .flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }).Properties.PolicyDocument.Statement)
-      .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+    const statements = policyDocuments(template.toJSON().Resources)
+      .filter((p) => p.id.includes('ServeSite'))
+      .flatMap((p) => p.statements);
+    const actions = statements.flatMap((s) => [s.Action].flat());
     expect(actions.length).toBeGreaterThan(0);
     for (const action of actions) {
       expect(action).toMatch(/^(dynamodb:(GetItem|BatchGetItem|Query|ConditionCheckItem|UpdateItem)|s3:(GetObject|ListBucket)|logs:(CreateLogStream|PutLogEvents))$/);
     }
-    const statements = Object.values(policies)
-      .filter((p) => JSON.stringify(p).includes('ServeSite'))
-      .flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: { Action: string | string[]; Condition?: unknown }[] } } }).Properties.PolicyDocument.Statement);
     const updates = statements.filter((s) => [s.Action].flat().includes('dynamodb:UpdateItem'));
     expect(updates).toHaveLength(1);
     expect(updates[0]!.Action).toBe('dynamodb:UpdateItem');

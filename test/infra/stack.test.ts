@@ -23,6 +23,7 @@ import { readSettings } from '../../infra/context.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
+import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as statementsOfRoleIn } from '../support/iam-policies.ts';
 
 /**
  * The stack is synthesized once for the whole file, with every handler
@@ -81,18 +82,7 @@ const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
-/** Every IAM action granted to a role through the policies attached to it. */
-function actionsOfRole(roleId: string): Set<string> {
-  const actions = new Set<string>();
-  for (const [, policy] of ofType('AWS::IAM::Policy')) {
-    const attached = (policy.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId }));
-    if (!attached) continue;
-    for (const statement of policy.Properties.PolicyDocument.Statement) {
-      for (const action of [statement.Action].flat()) actions.add(action);
-    }
-  }
-  return actions;
-}
+const actionsOfRole = (roleId: string, of: Record<string, Resource> = resources) => actionsOfRoleIn(of, roleId);
 
 /** The integration behind a route resource, and the function that integration calls. */
 function functionBehindRoute(route: Resource): string {
@@ -292,10 +282,7 @@ describe('worker rows the table does not hold yet', () => {
     const probeTemplate = Template.fromStack(probe);
     const fn = workersConstruct.workerFunctions.get('probe-everything')!;
     const roleId = probe.getLogicalId(fn.role.node.defaultChild as CfnElement);
-    const granted = new Set<string>();
-    for (const policy of Object.values(probeTemplate.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }))) {
-      for (const statement of (policy as Resource).Properties.PolicyDocument.Statement) for (const action of [statement.Action].flat()) granted.add(action);
-    }
+    const granted = actionsOfRole(roleId, probeTemplate.toJSON().Resources);
     expect([...granted].sort()).toEqual([...new Set([...logWrites, ...everyUse.flatMap((use) => allowedFor[use])])].sort());
     probeTemplate.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'WorkerProbe-probe-everything' });
     probeTemplate.hasResourceProperties('AWS::IAM::Policy', {
@@ -482,8 +469,8 @@ describe('least privilege', () => {
   ]);
 
   it('never grants a wildcard action, nor a wildcard resource beyond the actions AWS cannot scope', () => {
-    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
-      for (const statement of policy.Properties.PolicyDocument.Statement) {
+    for (const { id, statements } of policyDocuments(resources)) {
+      for (const statement of statements) {
         const actions = [statement.Action].flat() as string[];
         for (const action of actions) expect(action, id).not.toMatch(/\*/);
         if ([statement.Resource].flat().includes('*')) {
@@ -504,10 +491,7 @@ describe('secrets', () => {
     { name: '$default', uses: fallbackRoute.uses, fn: stack.api.fallbackFunction },
     ...workers.map((row) => ({ name: row.name, uses: row.uses, fn: stack.workers.workerFunctions.get(row.name)! })),
   ];
-  const statementsOfRole = (roleId: string) =>
-    ofType('AWS::IAM::Policy')
-      .filter(([, policy]) => (policy.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })))
-      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+  const statementsOfRole = (roleId: string) => statementsOfRoleIn(resources, roleId);
 
   it('creates one generated secret per definition; the encryption key outlives the stack and is 64 hex characters', () => {
     template.resourceCountIs('AWS::SecretsManager::Secret', secretNames.length);
@@ -548,10 +532,9 @@ describe('secrets', () => {
     expect(findRouteUses('GET /api/v1/projects/{id}/env')).not.toContain('secrets:envEncryption');
     // No other role in the stack (site serving, custom resources) reads any secret.
     const functionRoles = new Set(everyFunction().map(({ fn }) => logicalId(fn.role)));
-    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
-      const onFunctionRole = (policy.Properties.Roles as { Ref: string }[]).every((r) => functionRoles.has(r.Ref));
-      if (onFunctionRole) continue;
-      for (const statement of policy.Properties.PolicyDocument.Statement) expect([statement.Action].flat(), id).not.toContain('secretsmanager:GetSecretValue');
+    for (const { id, roles, statements } of policyDocuments(resources)) {
+      if (roles.every((role) => functionRoles.has(role))) continue;
+      for (const statement of statements) expect([statement.Action].flat(), id).not.toContain('secretsmanager:GetSecretValue');
     }
   });
 
@@ -590,6 +573,20 @@ describe('secrets', () => {
 const findRouteUses = (key: string) => rows.find((row) => routeKey(row) === key)!.uses as readonly ResourceUse[];
 
 describe('compliance', () => {
+  it('stays under CloudFormation\'s 500 resources per stack, every function role keeping its grants inline', () => {
+    expect(Object.keys(resources).length).toBeLessThan(500);
+    const functions = [
+      ...stack.api.routeFunctions.values(),
+      stack.api.fallbackFunction,
+      ...stack.workers.workerFunctions.values(),
+    ];
+    for (const fn of functions) {
+      const roleId = logicalId(fn.role);
+      expect(resources[roleId]!.Properties.Policies.map((p: { PolicyName: string }) => p.PolicyName), fn.node.path).toEqual(['Grants']);
+      expect(policyDocuments(resources).filter((p) => p.roles.includes(roleId)).map((p) => p.id), fn.node.path).toEqual([`${roleId}/Grants`]);
+    }
+  });
+
   it('passes cfn-lint with no finding', async () => {
     // cfn-lint's exit code is a bit mask: 2 = error, 4 = warning, 8 = informational.
     // cwd: the repository's .cfnlintrc.yaml applies (it ignores W3005 only, with its reason).

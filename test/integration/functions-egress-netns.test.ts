@@ -47,7 +47,7 @@ beforeAll(() => {
   writeFileSync(hosts, `${readFileSync('/etc/hosts', 'utf8')}\n10.20.30.40 private.netns.test\n`);
   writeFileSync(resolv, 'nameserver 127.0.0.1\n');
   const out = join(dir, 'results.json');
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), NETNS_RESULTS: out, POWERTOOLS_LOG_LEVEL: 'CRITICAL' };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), NETNS_RESULTS: out, LOG_LEVEL: 'CRITICAL' };
   const script = [
     `mount --bind ${hosts} /etc/hosts`,
     `mount --bind ${resolv} /etc/resolv.conf`,

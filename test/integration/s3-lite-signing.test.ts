@@ -1,6 +1,7 @@
 import { AwsClient } from 'aws4fetch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { copyObject, deleteKeys, deleteObject, getObject, headObject, listKeysPage, presignPut, putObject } from '../../lib/aws/s3-lite.ts';
+import { sendMessage } from '../../lib/aws/sqs-lite.ts';
 import { startMoto, type MotoServer } from '../../lib/local/moto.ts';
 
 /**
@@ -18,10 +19,24 @@ import { startMoto, type MotoServer } from '../../lib/local/moto.ts';
 let moto: MotoServer;
 let user: { id: string; secret: string };
 const BUCKET = 'signing-test';
+const QUEUE = 'signing-test-queue';
+let queueUrl: string;
+
+/** One call in SQS's JSON protocol, signed by `client`. */
+async function sqsCall(client: AwsClient, action: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const res = await client.fetch(`${moto.endpoint}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(text);
+  return JSON.parse(text);
+}
 const saved = { ...process.env };
 
 beforeAll(async () => {
-  moto = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '4' } });
+  moto = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '5' } });
   const setup = (service: string) => new AwsClient({ accessKeyId: 'test', secretAccessKey: 'test', service, region: 'us-east-1', retries: 0 });
   const iam = async (params: Record<string, string>) => {
     const res = await setup('iam').fetch(`${moto.endpoint}/`, {
@@ -34,11 +49,13 @@ beforeAll(async () => {
     return text;
   };
   await iam({ Action: 'CreateUser', UserName: 'uploader' });
-  const policy = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:*', Resource: '*' }] };
+  const policy = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:*', 'sqs:*'], Resource: '*' }] };
   await iam({ Action: 'PutUserPolicy', UserName: 'uploader', PolicyName: 's3', PolicyDocument: JSON.stringify(policy) });
   const key = await iam({ Action: 'CreateAccessKey', UserName: 'uploader' });
   user = { id: /<AccessKeyId>([^<]+)</.exec(key)![1]!, secret: /<SecretAccessKey>([^<]+)</.exec(key)![1]! };
   expect((await setup('s3').fetch(`${moto.endpoint}/${BUCKET}`, { method: 'PUT' })).status).toBe(200);
+  const created = await sqsCall(setup('sqs'), 'CreateQueue', { QueueName: QUEUE });
+  queueUrl = created.QueueUrl as string;
   process.env.AWS_ENDPOINT_URL = moto.endpoint;
   process.env.AWS_ACCESS_KEY_ID = user.id;
   process.env.AWS_SECRET_ACCESS_KEY = user.secret;
@@ -97,6 +114,33 @@ describe('S3 calls of the upload endpoints, signed by aws4fetch', () => {
     expect(url.searchParams.get('X-Amz-Expires')).toBe('600');
     expect(url.searchParams.get('X-Amz-Credential')).toMatch(new RegExp(`^${user.id}/\\d{8}/us-east-1/s3/aws4_request$`));
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('SendMessage of the handlers that only send (lib/aws/sqs-lite.ts), signed by aws4fetch', () => {
+  it('is accepted by a server that checks the signature, and the message arrives as sent', async () => {
+    const body = JSON.stringify({ job_id: 'j-1', url: 'https://example.test/?q=ä' });
+    const sent = await sendMessage({ queueUrl, body });
+    expect(sent.messageId).toMatch(/^[0-9a-f-]{36}$/);
+    const user = new AwsClient({ accessKeyId: process.env.AWS_ACCESS_KEY_ID!, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY!, service: 'sqs', region: 'us-east-1', retries: 0 });
+    const received = (await sqsCall(user, 'ReceiveMessage', { QueueUrl: queueUrl, MaxNumberOfMessages: 1 })) as { Messages?: { MessageId: string; Body: string }[] };
+    expect(received.Messages).toEqual([expect.objectContaining({ MessageId: sent.messageId, Body: body })]);
+  });
+
+  it('a wrong secret is refused: 403 with the error the server names', async () => {
+    process.env.AWS_SECRET_ACCESS_KEY = 'not-the-secret';
+    try {
+      await expect(sendMessage({ queueUrl, body: 'x' })).rejects.toMatchObject({ name: 'SignatureDoesNotMatch', $metadata: { httpStatusCode: 403 } });
+    } finally {
+      process.env.AWS_SECRET_ACCESS_KEY = user.secret;
+    }
+  });
+
+  it('a queue that does not exist: QueueDoesNotExist, 400', async () => {
+    await expect(sendMessage({ queueUrl: queueUrl.replace(QUEUE, 'no-such-queue'), body: 'x' })).rejects.toMatchObject({
+      name: 'QueueDoesNotExist',
+      $metadata: { httpStatusCode: 400 },
+    });
   });
 });
 

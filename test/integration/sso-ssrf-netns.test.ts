@@ -31,7 +31,7 @@ beforeAll(() => {
   writeFileSync(hosts, `${readFileSync('/etc/hosts', 'utf8')}\n10.20.30.40 intranet.netns.test\n169.254.169.254 metadata.netns.test\n`);
   writeFileSync(resolv, 'nameserver 127.0.0.1\n');
   const out = join(dir, 'results.json');
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), NETNS_RESULTS: out, POWERTOOLS_LOG_LEVEL: 'CRITICAL' };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), NETNS_RESULTS: out, LOG_LEVEL: 'CRITICAL' };
   // The namespace starts its own moto_server; nothing outside it is reachable.
   delete env.AWS_ENDPOINT_URL;
   const script = [

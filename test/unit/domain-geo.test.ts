@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { restrictionsXml, withRestrictions } from '../../lib/aws/cloudfront-lite.ts';
 import { geoRestrictionOf, isCountryCode, normalizeGeoPolicy } from '../../lib/domains/geo.ts';
 
 const codeOf = (fn: () => unknown) => {
@@ -31,8 +32,23 @@ describe('geo policy rules', () => {
   });
 
   it("maps modes to CloudFront's restriction types", () => {
-    expect(geoRestrictionOf({ geo_mode: 'allowlist', geo_countries: ['DE', 'FR'] })).toEqual({ RestrictionType: 'whitelist', Quantity: 2, Items: ['DE', 'FR'] });
-    expect(geoRestrictionOf({ geo_mode: 'blocklist', geo_countries: ['RU'] })).toEqual({ RestrictionType: 'blacklist', Quantity: 1, Items: ['RU'] });
-    expect(geoRestrictionOf({ geo_mode: 'off', geo_countries: [] })).toEqual({ RestrictionType: 'none', Quantity: 0 });
+    expect(geoRestrictionOf({ geo_mode: 'allowlist', geo_countries: ['DE', 'FR'] })).toEqual({ restrictionType: 'whitelist', locations: ['DE', 'FR'] });
+    expect(geoRestrictionOf({ geo_mode: 'blocklist', geo_countries: ['RU'] })).toEqual({ restrictionType: 'blacklist', locations: ['RU'] });
+    expect(geoRestrictionOf({ geo_mode: 'off', geo_countries: [] })).toEqual({ restrictionType: 'none', locations: [] });
+  });
+
+  it('replaces the <Restrictions> element of a DistributionConfig document and nothing else', () => {
+    const restrictions = restrictionsXml({ restrictionType: 'whitelist', locations: ['DE', 'FR'] });
+    expect(restrictions).toBe(
+      '<Restrictions><GeoRestriction><RestrictionType>whitelist</RestrictionType><Quantity>2</Quantity><Items><Location>DE</Location><Location>FR</Location></Items></GeoRestriction></Restrictions>',
+    );
+    expect(restrictionsXml({ restrictionType: 'none', locations: [] })).toBe('<Restrictions><GeoRestriction><RestrictionType>none</RestrictionType><Quantity>0</Quantity></GeoRestriction></Restrictions>');
+    const head = '<?xml version="1.0"?><DistributionConfig xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Comment>a &lt;b&gt;</Comment>';
+    const old = '<Restrictions><GeoRestriction><RestrictionType>blacklist</RestrictionType><Quantity>1</Quantity><Items><Location>RU</Location></Items></GeoRestriction></Restrictions>';
+    const tail = '<WebACLId></WebACLId><HttpVersion>http2</HttpVersion></DistributionConfig>';
+    expect(withRestrictions(head + old + tail, restrictions)).toBe(head + restrictions + tail);
+    expect(withRestrictions(head + '<Restrictions/>' + tail, restrictions)).toBe(head + restrictions + tail);
+    expect(withRestrictions(head + tail, restrictions)).toBe(head + restrictions + tail);
+    expect(withRestrictions(head + '</DistributionConfig>', restrictions)).toBe(head + restrictions + '</DistributionConfig>');
   });
 });

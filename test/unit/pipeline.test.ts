@@ -22,7 +22,7 @@ afterEach(() => vi.restoreAllMocks());
 describe('an unexpected error', () => {
   it('becomes a 500 envelope with no stack or internal text, logged with the request and trace ids', async () => {
     const lines: string[] = [];
-    // Powertools writes ERROR records to stderr.
+    // ERROR records go to stderr.
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
       lines.push(String(chunk));
       return true;

@@ -1,7 +1,7 @@
 import * as z from '../../../lib/http/schema.ts';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler, validationDetails } from '../../../lib/http/pipeline.ts';
-import { jobForToken, recordScreenshotResult, SCREENSHOT_MAX_BYTES, type CaptureResult } from '../../../lib/screenshots/jobs.ts';
+import { jobForToken, recordScreenshotResult, SCREENSHOT_MAX_BYTES, type CaptureResult } from '../../../lib/screenshots/results.ts';
 
 const failure = z.strictObject({ error: z.enum(['unreachable', 'timeout']), http_status: z.int().check(z.gte(0), z.lte(599)) });
 
