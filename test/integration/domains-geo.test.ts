@@ -191,6 +191,49 @@ describe('setting the policy on the distribution', () => {
   }, 60_000);
 });
 
+describe('an older policy reaching CloudFront after a newer one', () => {
+  it('is put right: the request whose write landed late sees the newer save and applies it again', async () => {
+    const { domain: d, distributionId } = await domainOnDedicatedZone();
+    // Holds the first UpdateDistribution of this distribution (a real request, sent late) until the second PATCH is done:
+    // the first PATCH's older policy then reaches CloudFront after the second's newer one.
+    const realFetch = globalThis.fetch;
+    let releaseHeld!: () => void;
+    const held = new Promise<void>((resolve) => (releaseHeld = resolve));
+    let firstHeld!: () => void;
+    const firstReachedCloudFront = new Promise<void>((resolve) => (firstHeld = resolve));
+    let puts = 0;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const request = input instanceof Request ? input : null;
+      const method = request?.method ?? init?.method ?? 'GET';
+      const url = request?.url ?? String(input);
+      if (method === 'PUT' && url.includes(`/distribution/${distributionId}/config`) && puts++ === 0) {
+        firstHeld();
+        await held;
+      }
+      return realFetch(input, init);
+    }) as typeof fetch;
+    try {
+      const older = geo(d.id, { geo_mode: 'allowlist', geo_countries: ['DE'] });
+      await firstReachedCloudFront;
+      const newer = await geo(d.id, { geo_mode: 'blocklist', geo_countries: ['FR'] });
+      expect(newer.status).toBe(200);
+      expect(await distributionGeoRestriction(distributionId)).toEqual({ RestrictionType: 'blacklist', Quantity: 1, Items: ['FR'] });
+      releaseHeld();
+      const late = await older;
+      expect(late.status).toBe(200);
+      // The late request answers with what the domain holds now, the newer policy, and put it back on the distribution.
+      expect(late.body.data).toMatchObject({ geo_mode: 'blocklist', geo_countries: ['FR'] });
+      expect(await distributionGeoRestriction(distributionId)).toEqual({ RestrictionType: 'blacklist', Quantity: 1, Items: ['FR'] });
+      const item = await stored(d.id);
+      expect({ revision: item.geo_revision, applied: item.geo_applied_revision }).toEqual({ revision: 2, applied: 2 });
+      expect(puts).toBe(3);
+    } finally {
+      releaseHeld();
+      globalThis.fetch = realFetch;
+    }
+  }, 60_000);
+});
+
 describe('when CloudFront does not take the policy', () => {
   it('saves it, answers 202 GEO_POLICY_NOT_APPLIED with the domain, and the geo-filters worker applies it later', async () => {
     const d = (await add({ domain: `www.${label()}.com` })).body.data;
