@@ -9,6 +9,7 @@ import { keys } from '../../lib/db/keys.ts';
 import { createApiKey } from '../../lib/identity/credentials.ts';
 import { queueDriver, type QueueDriver } from '../../lib/local/queue-driver.ts';
 import { workers } from '../../lib/workers.ts';
+import { handler as geoFiltersWorker } from '../../handlers/workers/geo-filters.ts';
 import { attachDistribution, createTestDistribution, distributionGeoRestriction } from '../support/cdn.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -262,6 +263,29 @@ describe('when CloudFront does not take the policy', () => {
       const applied = await waitFor(() => stored(d.id), (item) => item.geo_applied_revision === 1);
       expect(applied.geo_applied_at).toEqual(expect.any(String));
       expect(await distributionGeoRestriction(distributionId)).toEqual({ RestrictionType: 'blacklist', Quantity: 2, Items: ['BY', 'RU'] });
+    } finally {
+      geoQueue.resume();
+    }
+  }, 60_000);
+});
+
+describe('the geo-filters worker', () => {
+  it('reports a message whose policy CloudFront still refuses as a batch item failure (SQS redelivers it), and drops what has nothing to apply', async () => {
+    const record = (body: unknown, messageId = randomBytes(8).toString('hex')) =>
+      ({ messageId, receiptHandle: messageId, body: JSON.stringify(body), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: '', awsRegion: '' }) as never;
+    const d = (await add({ domain: `www.${label()}.com` })).body.data;
+    await attachDistribution(d.id, `E${randomBytes(6).toString('hex').toUpperCase()}`);
+    geoQueue.pause();
+    try {
+      expectError(await geo(d.id, { geo_mode: 'allowlist', geo_countries: ['NL'] }), 202, 'GEO_POLICY_NOT_APPLIED');
+      const refused = record({ kind: 'geo_policy', domain_id: d.id }, 'still-refused');
+      const removed = (await domainOnDedicatedZone()).domain;
+      expect((await platform.api('DELETE', `/api/v1/domains/${removed.id}`, { token: m.admin.token })).status).toBe(200);
+      const reply = await geoFiltersWorker({
+        Records: [refused, record({ kind: 'geo_policy', domain_id: removed.id }), record({ kind: 'something else' }), record('not an object')],
+      });
+      expect(reply).toEqual({ batchItemFailures: [{ itemIdentifier: 'still-refused' }] });
+      expect((await stored(d.id)).geo_applied_revision ?? null).toBeNull();
     } finally {
       geoQueue.resume();
     }
