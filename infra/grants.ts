@@ -106,6 +106,20 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'abuseScans:send':
         state.queues.abuseScans.grantSendMessages(role);
         break;
+      case 'geoFilters:send':
+        state.queues.geoFilters.grantSendMessages(role);
+        break;
+      case 'cdn:distributions':
+        // The configuration of existing distributions only: no creation, deletion or invalidation.
+        allow(['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'], [
+          stack.formatArn({ service: 'cloudfront', region: '', resource: 'distribution', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+        ]);
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
+          "Each verified domain gets its own distribution at run time; the grant covers the account's distributions and only reads and updates their configuration.",
+        );
+        break;
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [

@@ -40,6 +40,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.deletions.envVar]: queues.deletions.queueUrl,
       [queueDefinitions.screenshots.envVar]: queues.screenshots.queueUrl,
       [queueDefinitions.abuseScans.envVar]: queues.abuseScans.queueUrl,
+      [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,

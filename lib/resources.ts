@@ -74,6 +74,14 @@ export const queueDefinitions = {
     visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
   },
+  geoFilters: {
+    id: 'GeoFiltersQueue',
+    envVar: 'GEO_FILTERS_QUEUE_URL',
+    // A saved geo policy CloudFront has not taken yet: tried again each minute (the worker takes seconds)
+    // for about half an hour, then the message rests in the dead-letter queue and the next PATCH applies it.
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 30,
+  },
 } as const;
 
 export const scheduleGroupDefinition = {

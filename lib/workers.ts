@@ -70,4 +70,12 @@ export const workers: readonly WorkerRow[] = [
     uses: ['table:read', 'table:write', 'sites:read'],
     timeoutSeconds: 120,
   },
+  {
+    // Applies a saved geo policy CloudFront did not take at PATCH time (lib/domains/geo.ts); a failure is retried by SQS.
+    name: 'geo-filters',
+    handler: 'handlers/workers/geo-filters.ts',
+    trigger: { kind: 'queue', queue: 'geoFilters', batchSize: 1 },
+    uses: ['table:read', 'table:write', 'cdn:distributions'],
+    timeoutSeconds: 30,
+  },
 ];

@@ -63,10 +63,20 @@ export interface DomainRecord {
   cdn_dns_zone_id: number | null;
   /** Route 53's id of the managed zone; internal. */
   hosted_zone_id: string | null;
+  /** CloudFront's id of the domain's own distribution (the pull zone); internal. */
+  distribution_id: string | null;
+  /** Bumped by every saved geo policy (lib/domains/geo.ts); internal. */
+  geo_revision?: number;
+  /** The geo_revision last set on the distribution, and when; behind geo_revision means saved but not applied. Internal. */
+  geo_applied_revision?: number | null;
+  geo_applied_at?: string | null;
 }
 
 /** A domain as the API returns it: every field of the spec's Domain table, with its presence rules. */
-export type Domain = Omit<DomainRecord, 'target' | 'hosted_zone_id' | 'ssl_next_retry_at'> & {
+export type Domain = Omit<
+  DomainRecord,
+  'target' | 'hosted_zone_id' | 'ssl_next_retry_at' | 'distribution_id' | 'geo_revision' | 'geo_applied_revision' | 'geo_applied_at'
+> & {
   dns_records: DnsRecord[];
   next_retry_at?: string;
   debug_url?: string;
@@ -147,7 +157,7 @@ export function toDomain(item: Record<string, unknown>): Domain {
     geo_mode: r.geo_mode ?? 'off',
     geo_countries: r.geo_countries ?? [],
     // Geo rules are the restriction of the domain's own distribution: none until it has one.
-    supports_geo_filtering: r.pull_zone_id != null,
+    supports_geo_filtering: r.distribution_id != null,
     pull_zone_id: r.pull_zone_id ?? null,
     cdn_dns_ns1: r.cdn_dns_ns1 ?? null,
     cdn_dns_ns2: r.cdn_dns_ns2 ?? null,
@@ -197,6 +207,7 @@ export function newDomainRecord(input: {
     cdn_dns_ns2: null,
     cdn_dns_zone_id: null,
     hosted_zone_id: null,
+    distribution_id: null,
   };
 }
 

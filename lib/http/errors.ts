@@ -132,6 +132,21 @@ export const errorCatalogue = {
     status: 503,
     message: "The platform's DNS resolver did not answer, so nothing was checked and nothing changed. Try again later.",
   },
+  // Geo rules (spec endpoint 12): the spec names these conditions only, so the codes and statuses are ours.
+  GEO_COUNTRY_INVALID: {
+    status: 400,
+    message: 'geo_countries must be ISO 3166-1 alpha-2 country codes, like DE or US; details.invalid lists the others.',
+  },
+  GEO_COUNTRIES_REQUIRED: { status: 400, message: 'geo_countries must name at least one country unless geo_mode is off.' },
+  DOMAIN_NOT_ON_DEDICATED_ZONE: {
+    status: 409,
+    message: 'Geo rules need the domain on its own pull zone, which it gets once verified and its certificate is set up.',
+  },
+  // Not a failure: the policy is saved (details.domain) and the platform keeps applying it; 202, accepted and not yet done.
+  GEO_POLICY_NOT_APPLIED: {
+    status: 202,
+    message: 'The geo policy is saved but the CDN did not take it yet; it is applied automatically when the CDN answers.',
+  },
 
   // Functions, HTTPS door ({name}-{subdomain}.{function_domain}); no handler error text ever reaches the caller
   FUNCTION_NOT_FOUND: { status: 404, message: 'No function answers at this address.' },

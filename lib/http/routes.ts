@@ -22,10 +22,13 @@ export type ResourceUse =
   | 'screenshots:send'
   | 'abuseScans:send'
   | 'sslRetries:send'
+  | 'geoFilters:send'
   | 'scheduler:write'
   | 'mail:send'
   /** Creates and deletes the Route 53 hosted zones of managed-DNS domains. */
   | 'dns:zones'
+  /** Reads and updates the configuration of the domains' CloudFront distributions (their geo restriction). */
+  | 'cdn:distributions'
   /** Reads one secret of lib/resources.ts on cold start (the handler calls lib/aws/secrets.ts loadSecrets). */
   | `secrets:${SecretName}`;
 
@@ -458,6 +461,14 @@ export const routes = [
     handler: 'handlers/http/domains/remove-domain.ts',
     access: access.team('admin', { team: 'resource' }),
     uses: ['table:read', 'table:write', 'dns:zones'],
+  },
+  {
+    // Geo rules are a settings change (admins); a CDN failure leaves the policy saved and queued for the geo-filters worker.
+    method: 'PATCH',
+    path: '/api/v1/domains/{id}/geo-filter',
+    handler: 'handlers/http/domains/set-geo-filter.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'cdn:distributions', 'geoFilters:send'],
   },
   // Functions, queued door (spec endpoint 10): public; rate and in-flight caps are table counters.
   {

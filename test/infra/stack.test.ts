@@ -70,11 +70,13 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'screenshots:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'abuseScans:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
   'dns:zones': ['route53:CreateHostedZone', 'route53:DeleteHostedZone', 'route53:GetHostedZone'],
+  'cdn:distributions': ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
 };
 const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
