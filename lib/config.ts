@@ -81,6 +81,17 @@ export const config = {
       .filter(Boolean),
   /** Budget of one DNS query of a verification, per try (two tries). */
   dnsTimeoutMs: () => Number(optional('DNS_TIMEOUT_MS', '2000')),
+  // TLS of custom domains (lib/domains/tls.ts, docs/domains.md)
+  /** Delay before the first automatic retry of a failed SSL attempt; each later retry waits twice the one before. */
+  sslRetryBaseDelaySeconds: () => positiveInteger('SSL_RETRY_BASE_DELAY_SECONDS', 60),
+  /** Cap of the retry delay; SQS delays a message at most 900 s, so a larger value is held to 900. */
+  sslRetryMaxDelaySeconds: () => Math.min(900, positiveInteger('SSL_RETRY_MAX_DELAY_SECONDS', 900)),
+  /** Attempts of one automatic chain (the first included); the last failed one goes to the queue's dead-letter queue. */
+  sslMaxAttempts: () => positiveInteger('SSL_MAX_ATTEMPTS', 6),
+  /** While a certificate waits for its DNS validation, how often the worker looks again. */
+  sslCheckIntervalSeconds: () => Math.min(900, positiveInteger('SSL_CHECK_INTERVAL_SECONDS', 120)),
+  /** A certificate still not validated this long after it was requested fails the attempt (VALIDATION_TIMED_OUT). */
+  sslValidationTimeoutSeconds: () => positiveInteger('SSL_VALIDATION_TIMEOUT_SECONDS', 3600),
   // Trust and safety (lib/abuse/)
   /** `off` switches abuse-report intake off: the endpoint answers 503 ABUSE_INTAKE_UNAVAILABLE and records nothing. */
   abuseIntakeEnabled: () => optional('ABUSE_INTAKE', 'on') !== 'off',

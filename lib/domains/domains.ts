@@ -55,6 +55,8 @@ export interface DomainRecord {
   ssl_last_attempt_at: string | null;
   ssl_provisioning_started_at: string | null;
   ssl_next_retry_at: string | null;
+  /** ACM's ARN of the domain's current certificate (requested, pending or issued); internal. */
+  certificate_arn: string | null;
   geo_mode: (typeof GEO_MODES)[number];
   geo_countries: string[];
   pull_zone_id: number | null;
@@ -63,10 +65,12 @@ export interface DomainRecord {
   cdn_dns_zone_id: number | null;
   /** Route 53's id of the managed zone; internal. */
   hosted_zone_id: string | null;
+  /** CloudFront's id of the domain's own distribution (the pull zone); internal. */
+  distribution_id: string | null;
 }
 
 /** A domain as the API returns it: every field of the spec's Domain table, with its presence rules. */
-export type Domain = Omit<DomainRecord, 'target' | 'hosted_zone_id' | 'ssl_next_retry_at'> & {
+export type Domain = Omit<DomainRecord, 'target' | 'hosted_zone_id' | 'ssl_next_retry_at' | 'certificate_arn' | 'distribution_id'> & {
   dns_records: DnsRecord[];
   next_retry_at?: string;
   debug_url?: string;
@@ -155,6 +159,14 @@ export function toDomain(item: Record<string, unknown>): Domain {
   };
 }
 
+/** The spec's retry-ssl subset: the domain without debug_url, dns_records, is_apex, next_retry_at and supports_geo_filtering. */
+export type RetrySslDomain = Omit<Domain, 'debug_url' | 'dns_records' | 'is_apex' | 'next_retry_at' | 'supports_geo_filtering'>;
+
+export function toRetrySslDomain(item: Record<string, unknown>): RetrySslDomain {
+  const { debug_url: _debug, dns_records: _records, is_apex: _apex, next_retry_at: _next, supports_geo_filtering: _geo, ...rest } = toDomain(item);
+  return rest;
+}
+
 export function newDomainRecord(input: {
   teamId: string;
   projectId: string;
@@ -189,6 +201,7 @@ export function newDomainRecord(input: {
     ssl_last_attempt_at: null,
     ssl_provisioning_started_at: null,
     ssl_next_retry_at: null,
+    certificate_arn: null,
     geo_mode: 'off',
     geo_countries: [],
     // The dedicated distribution comes once the domain is verified (TLS), so there is none yet.
@@ -197,6 +210,7 @@ export function newDomainRecord(input: {
     cdn_dns_ns2: null,
     cdn_dns_zone_id: null,
     hosted_zone_id: null,
+    distribution_id: null,
   };
 }
 
