@@ -62,4 +62,13 @@ export const workers: readonly WorkerRow[] = [
     uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones'],
     timeoutSeconds: 900,
   },
+  {
+    // TLS of verified custom domains: one attempt or validation check per message, retries queued with growing delays (lib/domains/tls.ts).
+    name: 'ssl-retries',
+    handler: 'handlers/workers/ssl-retries.ts',
+    trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 1 },
+    uses: ['table:read', 'table:write', 'tls:provision'],
+    // Under the queue's 60 s visibility timeout: a handful of ACM, CloudFront and Route 53 calls.
+    timeoutSeconds: 50,
+  },
 ];

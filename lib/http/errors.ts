@@ -123,6 +123,8 @@ export const errorCatalogue = {
   DOMAIN_RESERVED: { status: 400, message: "Hostnames under the platform's own site and function domains cannot be added as custom domains." },
   DOMAIN_TAKEN: { status: 409, message: 'This hostname is already connected to a project.' },
   DOMAIN_CHANGED: { status: 409, message: 'The domain changed while this request ran. Read it again and retry.' },
+  DOMAIN_NOT_VERIFIED: { status: 400, message: 'The domain is not verified yet: verify it before asking for its certificate.' },
+  SSL_ALREADY_ISSUED: { status: 400, message: 'This domain already has its SSL certificate.' },
   DNS_ZONE_UNAVAILABLE: { status: 503, message: 'The managed DNS zone could not be created or removed. Try again later.' },
   DNS_LOOKUP_UNAVAILABLE: {
     status: 503,

@@ -25,6 +25,12 @@ export type ResourceUse =
   | 'mail:send'
   /** Creates and deletes the Route 53 hosted zones of managed-DNS domains. */
   | 'dns:zones'
+  /**
+   * TLS of custom domains (lib/domains/tls.ts): ACM certificates, the domains'
+   * CloudFront distributions, records in managed zones, and sending to the
+   * SSL-retries queue and (after the last attempt) its dead-letter queue.
+   */
+  | 'tls:provision'
   /** Reads one secret of lib/resources.ts on cold start (the handler calls lib/aws/secrets.ts loadSecrets). */
   | `secrets:${SecretName}`;
 
@@ -401,7 +407,18 @@ export const routes = [
     path: '/api/v1/domains/{id}/verify',
     handler: 'handlers/http/domains/verify-domain.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write'],
+    // A domain that becomes verified gets its first TLS attempt queued.
+    uses: ['table:read', 'table:write', 'sslRetries:send'],
+  },
+  {
+    // Spec endpoint 20: like verify, an action on the domain's state any member may ask for.
+    method: 'POST',
+    path: '/api/v1/domains/{id}/retry-ssl',
+    handler: 'handlers/http/domains/retry-ssl.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'tls:provision'],
+    // ACM, CloudFront and Route 53 calls of one attempt.
+    timeoutSeconds: 29,
   },
   {
     method: 'DELETE',
