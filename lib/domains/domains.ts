@@ -57,6 +57,8 @@ export interface DomainRecord {
   ssl_next_retry_at: string | null;
   /** ACM's ARN of the domain's current certificate (requested, pending or issued); internal. */
   certificate_arn: string | null;
+  /** The DNS validation record of that certificate (shown in dns_records for byo_dns). */
+  ssl_validation_record: { name: string; value: string } | null;
   geo_mode: (typeof GEO_MODES)[number];
   geo_countries: string[];
   pull_zone_id: number | null;
@@ -70,7 +72,7 @@ export interface DomainRecord {
 }
 
 /** A domain as the API returns it: every field of the spec's Domain table, with its presence rules. */
-export type Domain = Omit<DomainRecord, 'target' | 'hosted_zone_id' | 'ssl_next_retry_at' | 'certificate_arn' | 'distribution_id'> & {
+export type Domain = Omit<DomainRecord, 'target' | 'hosted_zone_id' | 'ssl_next_retry_at' | 'certificate_arn' | 'ssl_validation_record' | 'distribution_id'> & {
   dns_records: DnsRecord[];
   next_retry_at?: string;
   debug_url?: string;
@@ -83,7 +85,9 @@ export type Domain = Omit<DomainRecord, 'target' | 'hosted_zone_id' | 'ssl_next_
  * flattened CNAME) to the same target. With managed DNS the platform's zone
  * holds the routing record; the customer only delegates.
  */
-export function dnsRecordsOf(record: Pick<DomainRecord, 'domain' | 'is_apex' | 'connection_mode' | 'verification_token' | 'target'>): DnsRecord[] {
+export function dnsRecordsOf(
+  record: Pick<DomainRecord, 'domain' | 'is_apex' | 'connection_mode' | 'verification_token' | 'target'> & { ssl_validation_record?: DomainRecord['ssl_validation_record'] },
+): DnsRecord[] {
   const routing: DnsRecord = record.is_apex
     ? {
         name: record.domain,
@@ -105,6 +109,7 @@ export function dnsRecordsOf(record: Pick<DomainRecord, 'domain' | 'is_apex' | '
       },
     ];
   }
+  const validation = record.ssl_validation_record;
   return [
     routing,
     {
@@ -113,6 +118,17 @@ export function dnsRecordsOf(record: Pick<DomainRecord, 'domain' | 'is_apex' | '
       value: record.verification_token,
       note: 'Proves that you control this domain. Create this TXT record, then ask for verification; keep it while the domain is connected.',
     },
+    // Once the certificate is requested: ACM validates it (and later renews it) by this record in the customer's DNS.
+    ...(validation
+      ? [
+          {
+            name: validation.name.replace(/\.$/, ''),
+            type: 'CNAME' as const,
+            value: validation.value.replace(/\.$/, ''),
+            note: "Lets the certificate authority issue this domain's SSL certificate. Create this CNAME record and keep it: the certificate is renewed through it.",
+          },
+        ]
+      : []),
   ];
 }
 
@@ -202,6 +218,7 @@ export function newDomainRecord(input: {
     ssl_provisioning_started_at: null,
     ssl_next_retry_at: null,
     certificate_arn: null,
+    ssl_validation_record: null,
     geo_mode: 'off',
     geo_countries: [],
     // The dedicated distribution comes once the domain is verified (TLS), so there is none yet.

@@ -212,7 +212,7 @@ async function dropCertificate(domainId: string, attempts: number, arn: string):
   } catch (error) {
     if (errorName(error) !== 'ResourceNotFoundException') logger.warn('ssl: certificate not deleted', { domain_id: domainId, error: errorName(error) });
   }
-  await writeIfCurrent(domainId, attempts, { certificate_arn: null });
+  await writeIfCurrent(domainId, attempts, { certificate_arn: null, ssl_validation_record: null });
 }
 
 /** The distribution of this hostname, when CloudFront says the caller reference (the domain id) already made one. */
@@ -324,17 +324,21 @@ async function provision(record: DomainRecord, now: Date): Promise<StepResult> {
   }
   const certificate = await describeCertificate(arn);
   if (!certificate) {
-    await writeIfCurrent(record.id, record.ssl_attempts, { certificate_arn: null });
+    await writeIfCurrent(record.id, record.ssl_attempts, { certificate_arn: null, ssl_validation_record: null });
     throw new AttemptFailure('CERTIFICATE_REQUEST_FAILED', 'certificate not found');
   }
   switch (certificate.Status) {
     case 'ISSUED':
       break;
     case 'PENDING_VALIDATION': {
-      if (record.connection_mode === 'managed_dns' && record.hosted_zone_id) {
-        for (const option of certificate.DomainValidationOptions ?? []) {
-          const rr = option.ResourceRecord;
-          if (rr?.Name && rr.Value) await upsertRecord(record.hosted_zone_id, { Name: rr.Name, Type: 'CNAME', TTL: 300, ResourceRecords: [{ Value: rr.Value }] });
+      const rr = certificate.DomainValidationOptions?.find((o) => o.ResourceRecord?.Name && o.ResourceRecord.Value)?.ResourceRecord;
+      if (rr) {
+        if (record.connection_mode === 'managed_dns' && record.hosted_zone_id) {
+          await upsertRecord(record.hosted_zone_id, { Name: rr.Name!, Type: 'CNAME', TTL: 300, ResourceRecords: [{ Value: rr.Value! }] });
+        }
+        // byo_dns: the customer creates it, from dns_records.
+        if (record.ssl_validation_record?.name !== rr.Name || record.ssl_validation_record?.value !== rr.Value) {
+          await writeIfCurrent(record.id, record.ssl_attempts, { ssl_validation_record: { name: rr.Name!, value: rr.Value! } });
         }
       }
       const requestedAt = certificate.CreatedAt ?? now;

@@ -152,6 +152,14 @@ describe('provisioning after verification', () => {
     expect(provisioning.debug_url).toBe(verified.debug_url);
     expect(provisioning).not.toHaveProperty('next_retry_at');
     expect(Object.keys(provisioning).sort()).toEqual([...SPEC_FIELDS, 'debug_url'].sort());
+    // byo_dns: the certificate's validation CNAME joins dns_records, for the customer to create.
+    const withValidation = await waitFor(verified.id, (d) => d.dns_records.length === 3 || d.ssl_status === 'issued');
+    const arn = (await stored(verified.id)).certificate_arn as string;
+    const rr = (await acm().send(new DescribeCertificateCommand({ CertificateArn: arn }))).Certificate!.DomainValidationOptions![0]!.ResourceRecord!;
+    expect(withValidation.dns_records).toEqual([
+      ...verified.dns_records,
+      { name: rr.Name!.replace(/\.$/, ''), type: 'CNAME', value: rr.Value!.replace(/\.$/, ''), note: expect.any(String) },
+    ]);
 
     const issued = await waitFor(verified.id, (d) => d.ssl_status !== 'provisioning');
     expect(issued).toMatchObject({ ssl_status: 'issued', ssl_attempts: 1, ssl_error: null, ssl_error_code: null, supports_geo_filtering: true });
@@ -160,6 +168,8 @@ describe('provisioning after verification', () => {
     expect(Number.isInteger(issued.pull_zone_id)).toBe(true);
     // Issued: SSL is resolved, so neither the diagnostic link nor a retry time, and the two internal fields stay inside.
     expect(Object.keys(issued).sort()).toEqual([...SPEC_FIELDS].sort());
+    // The validation record stays: ACM renews the certificate through it.
+    expect(issued.dns_records).toEqual(withValidation.dns_records);
 
     const item = await stored(verified.id);
     const distribution = (await cloudfront().send(new GetDistributionCommand({ Id: item.distribution_id as string }))).Distribution!;
