@@ -60,6 +60,8 @@ export interface SslMessage {
   seen_attempts: number;
   /** 1-based number of the attempt within its automatic chain (retries count from the first). */
   chain: number;
+  /** ssl_check: 1-based number of the look within its attempt; of two deliveries of one look, one runs. */
+  check?: number;
 }
 
 export type AttemptOutcome = 'issued' | 'provisioning' | 'failed' | 'stale';
@@ -148,6 +150,8 @@ export async function claimAttempt(item: Record<string, unknown>, now: Date): Pr
       ssl_error: null,
       ssl_error_code: null,
       ssl_next_retry_at: null,
+      // The looks of a new attempt count from 1 again.
+      ssl_check_seq: 0,
       updated_at: at,
     },
     { add: true, notIssued: true },
@@ -385,7 +389,7 @@ async function provision(record: DomainRecord, now: Date): Promise<StepResult> {
  *   last one the message goes to the dead-letter queue.
  * Every write is conditional on the attempt still being the domain's latest.
  */
-async function runStep(claimed: Record<string, unknown>, chain: number, now: Date): Promise<AttemptOutcome> {
+async function runStep(claimed: Record<string, unknown>, chain: number, now: Date, check = 0): Promise<AttemptOutcome> {
   const record = claimed as unknown as DomainRecord;
   const attempts = record.ssl_attempts;
   let result: StepResult;
@@ -421,7 +425,7 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
     return written ? 'failed' : 'stale';
   }
   if (result.kind === 'pending') {
-    await send({ kind: 'ssl_check', domain_id: record.id, seen_attempts: attempts, chain }, config.sslCheckIntervalSeconds());
+    await send({ kind: 'ssl_check', domain_id: record.id, seen_attempts: attempts, chain, check: check + 1 }, config.sslCheckIntervalSeconds());
     return 'provisioning';
   }
   const at = new Date().toISOString();
@@ -442,6 +446,31 @@ export async function attemptTls(item: Record<string, unknown>, chain = 1, now =
   return { outcome, item: (await getDomainItem(item.id as string)) ?? claimed };
 }
 
+/**
+ * Claims look number `check` at a pending attempt: `ssl_check_seq` (internal)
+ * only grows, so SQS delivering one look twice runs it once and the looks do
+ * not multiply into parallel chains.
+ */
+async function claimCheck(domainId: string, attempts: number, check: number): Promise<Record<string, unknown> | null> {
+  try {
+    const reply = await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.domain(domainId),
+        UpdateExpression: 'SET ssl_check_seq = :check',
+        ConditionExpression:
+          'attribute_exists(pk) AND ssl_attempts = :attempts AND ssl_status = :provisioning AND attribute_type(deleted_at, :null) AND (attribute_not_exists(ssl_check_seq) OR ssl_check_seq < :check)',
+        ExpressionAttributeValues: { ':check': check, ':attempts': attempts, ':provisioning': 'provisioning', ':null': 'NULL' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return reply.Attributes!;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return null;
+    throw error;
+  }
+}
+
 /** What the worker does with one message of the SSL-retries queue. */
 export async function handleSslMessage(message: SslMessage, now = new Date()): Promise<AttemptOutcome | 'gone'> {
   const item = await getDomainItem(message.domain_id);
@@ -450,7 +479,10 @@ export async function handleSslMessage(message: SslMessage, now = new Date()): P
   if (Number(item.ssl_attempts ?? 0) !== message.seen_attempts || item.ssl_status === 'issued') return 'stale';
   if (message.kind === 'ssl_check') {
     if (item.ssl_status !== 'provisioning') return 'stale';
-    return runStep(item, message.chain, now);
+    const check = message.check ?? 1;
+    const claimed = await claimCheck(message.domain_id, message.seen_attempts, check);
+    if (!claimed) return 'stale';
+    return runStep(claimed, message.chain, now, check);
   }
   return (await attemptTls(item, message.chain, now)).outcome;
 }

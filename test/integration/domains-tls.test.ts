@@ -13,7 +13,7 @@ import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { updateDomain } from '../../lib/domains/domains.ts';
-import { attemptTls, SSL_ERROR_CODES } from '../../lib/domains/tls.ts';
+import { attemptTls, handleSslMessage, SSL_ERROR_CODES } from '../../lib/domains/tls.ts';
 import { errorCatalogue } from '../../lib/http/errors.ts';
 import { createApiKey } from '../../lib/identity/credentials.ts';
 import { queueDriver } from '../../lib/local/queue-driver.ts';
@@ -292,12 +292,16 @@ describe('POST /api/v1/domains/{id}/retry-ssl', () => {
     expectError(await retrySsl('not-a-uuid'), 404, 'DOMAIN_NOT_FOUND');
   });
 
-  it('racing attempts: of two claims from the same state exactly one runs; racing retry-ssl calls give the domain one distribution', async () => {
+  it('racing attempts: of claims from the same state exactly one runs, a look delivered twice runs once; racing retry-ssl calls give the domain one distribution', async () => {
     const d = await verifiedQuietly();
     const item = await stored(d.id);
     const outcomes = (await Promise.all([attemptTls(item), attemptTls(item), attemptTls(item)])).map((r) => r.outcome);
     expect(outcomes.filter((o) => o !== 'stale')).toEqual(['provisioning']);
     expect((await read(d.id)).body.data.ssl_attempts).toBe(1);
+    // One look at the pending certificate, delivered twice by SQS: it runs once.
+    const look = { kind: 'ssl_check' as const, domain_id: d.id, seen_attempts: 1, chain: 1, check: 1 };
+    const looks = await Promise.all([handleSslMessage(look), handleSslMessage(look)]);
+    expect(looks.sort()).toEqual(['provisioning', 'stale']);
 
     const replies = await Promise.all([retrySsl(d.id), retrySsl(d.id, m.admin.token), retrySsl(d.id, m.owner.token), retrySsl(d.id, m.apiKey.token)]);
     for (const r of replies) {
