@@ -154,7 +154,11 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         // lib/domains/tls.ts. Certificates for CloudFront live in us-east-1; distributions and hosted zones are global.
         allow(['acm:RequestCertificate', 'cloudfront:ListDistributions'], ['*']);
         allow(['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'], [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`]);
-        allow(['cloudfront:CreateDistribution'], [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`]);
+        // Create; and disable, then delete, the distribution of a removed domain.
+        allow(
+          ['cloudfront:CreateDistribution', 'cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
+          [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`],
+        );
         allow(['route53:ChangeResourceRecordSets'], [`arn:${stack.partition}:route53:::hostedzone/*`]);
         // Retries are new messages on the queue; after the last attempt the message goes to the queue's dead-letter queue,
         // whose URL the function reads from the queue's redrive policy.

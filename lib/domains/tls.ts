@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { DeleteCertificateCommand, DescribeCertificateCommand, RequestCertificateCommand, type CertificateDetail } from '@aws-sdk/client-acm';
-import { CreateDistributionCommand, GetDistributionCommand, ListDistributionsCommand } from '@aws-sdk/client-cloudfront';
+import {
+  CreateDistributionCommand,
+  DeleteDistributionCommand,
+  GetDistributionCommand,
+  GetDistributionConfigCommand,
+  ListDistributionsCommand,
+  UpdateDistributionCommand,
+} from '@aws-sdk/client-cloudfront';
 import { ChangeResourceRecordSetsCommand, type ResourceRecordSet } from '@aws-sdk/client-route-53';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -14,6 +21,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
 import { getDomainItem, type DomainRecord } from './domains.ts';
+import { sendSslMessage, type SslMessage } from './tls-queue.ts';
 
 /**
  * TLS of a verified custom domain: an ACM certificate for the hostname (DNS
@@ -52,17 +60,7 @@ const CLOUDFRONT_ALIAS_ZONE_ID = 'Z2FDTNDATAQYW2';
 /** AWS's managed cache policy "CachingOptimized". */
 const CACHING_OPTIMIZED_POLICY_ID = '658327ea-f89d-4fab-a63d-7e88639e58f6';
 
-/** A message on the SSL-retries queue: run attempt number `chain` of an automatic chain, or look again at a pending one. */
-export interface SslMessage {
-  kind: 'ssl_attempt' | 'ssl_check';
-  domain_id: string;
-  /** The domain's ssl_attempts when the message was sent: a newer attempt makes the message stale. */
-  seen_attempts: number;
-  /** 1-based number of the attempt within its automatic chain (retries count from the first). */
-  chain: number;
-  /** ssl_check: 1-based number of the look within its attempt; of two deliveries of one look, one runs. */
-  check?: number;
-}
+type AttemptMessage = Extract<SslMessage, { kind: 'ssl_attempt' | 'ssl_check' }>;
 
 export type AttemptOutcome = 'issued' | 'provisioning' | 'failed' | 'stale';
 
@@ -71,11 +69,7 @@ export function retryDelaySeconds(n: number, base = config.sslRetryBaseDelaySeco
   return Math.min(cap, 900, base * 2 ** Math.max(0, n - 1));
 }
 
-async function send(message: SslMessage, delaySeconds: number): Promise<void> {
-  await sqs().send(
-    new SendMessageCommand({ QueueUrl: config.queueUrl('sslRetries'), MessageBody: JSON.stringify(message), DelaySeconds: Math.min(900, Math.max(0, delaySeconds)) }),
-  );
-}
+const send = sendSslMessage;
 
 const deadLetterUrls = new Map<string, string>();
 /** The dead-letter queue the SSL-retries queue's own redrive policy names (found once per container). */
@@ -90,11 +84,6 @@ async function deadLetterQueueUrl(): Promise<string> {
   const { QueueUrl } = await sqs().send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }));
   deadLetterUrls.set(source, QueueUrl!);
   return QueueUrl!;
-}
-
-/** Queues the first attempt of a freshly verified domain; the worker runs it at once. */
-export async function queueFirstAttempt(item: Record<string, unknown>): Promise<void> {
-  await send({ kind: 'ssl_attempt', domain_id: item.id as string, seen_attempts: Number(item.ssl_attempts ?? 0), chain: 1 }, 0);
 }
 
 /** Sets fields of the domain if it is still on attempt `attempts`, live and verified; null when it moved on. */
@@ -400,7 +389,7 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
     const message = error.detail ? `${SSL_ERROR_CODES[error.code]} (${error.detail})` : SSL_ERROR_CODES[error.code];
     const at = new Date().toISOString();
     let nextRetryAt: string | null = null;
-    const next: SslMessage = { kind: 'ssl_attempt', domain_id: record.id, seen_attempts: attempts, chain: chain + 1 };
+    const next: AttemptMessage = { kind: 'ssl_attempt', domain_id: record.id, seen_attempts: attempts, chain: chain + 1 };
     // The message first: a failed send throws and the current message is retried; a queued retry whose write then loses is stale and dropped.
     if (chain < config.sslMaxAttempts()) {
       const delay = retryDelaySeconds(chain);
@@ -472,7 +461,8 @@ async function claimCheck(domainId: string, attempts: number, check: number): Pr
 }
 
 /** What the worker does with one message of the SSL-retries queue. */
-export async function handleSslMessage(message: SslMessage, now = new Date()): Promise<AttemptOutcome | 'gone'> {
+export async function handleSslMessage(message: SslMessage, now = new Date()): Promise<AttemptOutcome | TeardownOutcome | 'gone'> {
+  if (message.kind === 'ssl_teardown') return teardownTls(message.domain_id);
   const item = await getDomainItem(message.domain_id);
   if (!item || item.deleted_at || item.status !== 'verified') return 'gone';
   // A retry-ssl or another message moved the domain on since this one was sent.
@@ -485,4 +475,66 @@ export async function handleSslMessage(message: SslMessage, now = new Date()): P
     return runStep(claimed, message.chain, now, check);
   }
   return (await attemptTls(item, message.chain, now)).outcome;
+}
+
+export type TeardownOutcome = 'torn_down' | 'waiting';
+
+/** Clears an internal field of a removed domain's item once what it named is gone. */
+async function clearRemovedField(domainId: string, field: 'distribution_id' | 'certificate_arn' | 'ssl_validation_record'): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: config.tableName(),
+      Key: keys.domain(domainId),
+      UpdateExpression: 'SET #f = :null',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#f': field },
+      ExpressionAttributeValues: { ':null': null },
+    }),
+  );
+}
+
+/**
+ * Takes down what TLS made for a removed domain: CloudFront deletes only a
+ * disabled distribution whose change is deployed, so the first pass disables
+ * it and the message comes back every SSL_CHECK_INTERVAL_SECONDS until it can
+ * be deleted; then the certificate (no longer in use) goes. Safe to run again.
+ */
+export async function teardownTls(domainId: string): Promise<TeardownOutcome | 'gone'> {
+  const item = await getDomainItem(domainId);
+  // Only a removed domain is torn down; a live one (or an expired item) is left alone.
+  if (!item || !item.deleted_at) return 'gone';
+  const again = async () => {
+    await send({ kind: 'ssl_teardown', domain_id: domainId }, config.sslCheckIntervalSeconds());
+    return 'waiting' as const;
+  };
+  const distributionId = item.distribution_id as string | null;
+  if (distributionId) {
+    try {
+      const current = await cloudfront().send(new GetDistributionConfigCommand({ Id: distributionId }));
+      if (current.DistributionConfig!.Enabled) {
+        await cloudfront().send(
+          new UpdateDistributionCommand({ Id: distributionId, IfMatch: current.ETag, DistributionConfig: { ...current.DistributionConfig!, Enabled: false } }),
+        );
+        return again();
+      }
+      const state = await cloudfront().send(new GetDistributionCommand({ Id: distributionId }));
+      if (state.Distribution!.Status !== 'Deployed') return again();
+      await cloudfront().send(new DeleteDistributionCommand({ Id: distributionId, IfMatch: state.ETag }));
+    } catch (error) {
+      if (errorName(error) !== 'NoSuchDistribution') throw error;
+    }
+    await clearRemovedField(domainId, 'distribution_id');
+  }
+  const certificateArn = item.certificate_arn as string | null;
+  if (certificateArn) {
+    try {
+      await acm().send(new DeleteCertificateCommand({ CertificateArn: certificateArn }));
+    } catch (error) {
+      // CloudFront lets go of the certificate a little after the distribution is deleted.
+      if (errorName(error) === 'ResourceInUseException') return again();
+      if (errorName(error) !== 'ResourceNotFoundException') throw error;
+    }
+    await clearRemovedField(domainId, 'certificate_arn');
+  }
+  return 'torn_down';
 }

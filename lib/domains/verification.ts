@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import { ApiError } from '../http/errors.ts';
 import { updateDomain, VERIFICATION_LABEL, type DomainRecord } from './domains.ts';
 import { logger } from '../http/logger.ts';
-import { queueFirstAttempt } from './tls.ts';
+import { queueFirstAttempt } from './tls-queue.ts';
 import { normalizeName } from './zones.ts';
 
 /**

@@ -425,7 +425,8 @@ export const routes = [
     path: '/api/v1/domains/{id}',
     handler: 'handlers/http/domains/remove-domain.ts',
     access: access.team('admin', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'dns:zones'],
+    // sslRetries:send: the teardown of the domain's distribution and certificate is queued.
+    uses: ['table:read', 'table:write', 'dns:zones', 'sslRetries:send'],
   },
   // Functions, queued door (spec endpoint 10): public; rate and in-flight caps are table counters.
   {

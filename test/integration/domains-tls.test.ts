@@ -30,9 +30,9 @@ import { deploy, uniqueName, uniqueSite } from '../support/uploads.ts';
  * Route 53 and SQS. This file runs its own moto_server so that certificates
  * validate after MOTO_ACM_VALIDATION_WAIT (3 s) and no other file's worker
  * reads its queues. A failing certificate is a real one: moto's stays
- * PENDING_VALIDATION for 3 s, and with SSL_VALIDATION_TIMEOUT_SECONDS=1 the
- * attempt gives up on it (VALIDATION_TIMED_OUT), as it gives up in the cloud
- * on a certificate whose validation CNAME never appears.
+ * PENDING_VALIDATION for 3 s, and with SSL_VALIDATION_TIMEOUT_SECONDS=0 the
+ * attempt gives up on it at its first look (VALIDATION_TIMED_OUT), as it gives
+ * up in the cloud on a certificate whose validation CNAME never appears.
  */
 let platform: TestPlatform;
 let dns: TestDnsServer;
@@ -139,7 +139,7 @@ afterAll(async () => {
 });
 
 describe('provisioning after verification', () => {
-  it('byo_dns: pending when verified, provisioning while ACM validates, then issued on its own distribution; debug_url and next_retry_at follow the rules', async () => {
+  it('byo_dns: pending when verified, provisioning while ACM validates, then issued on its own distribution; debug_url and next_retry_at follow the rules; removal tears the distribution and certificate down', async () => {
     const verified = await verifiedDomain();
     expect(verified).toMatchObject({ ssl_status: 'pending', ssl_attempts: 0, ssl_provisioning_started_at: null, pull_zone_id: null, supports_geo_filtering: false });
     expect(verified.debug_url).toBe(`https://www.ssllabs.com/ssltest/analyze.html?d=${verified.domain}&hideResults=on`);
@@ -183,7 +183,20 @@ describe('provisioning after verification', () => {
     expectError(refused, 400, 'SSL_ALREADY_ISSUED');
     expect(refused.body.error).toBe(errorCatalogue.SSL_ALREADY_ISSUED.message);
     expect((await read(verified.id)).body.data).toEqual(issued);
-  }, 40_000);
+
+    // Removing the domain queues the teardown: the distribution is disabled, then deleted, then the certificate.
+    expect((await platform.api('DELETE', `/api/v1/domains/${verified.id}`, { token: m.admin.token })).status).toBe(200);
+    const deadline = Date.now() + 15_000;
+    let after = await stored(verified.id);
+    while ((after.distribution_id || after.certificate_arn) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      after = await stored(verified.id);
+    }
+    expect(after).toMatchObject({ distribution_id: null, certificate_arn: null, pull_zone_id: issued.pull_zone_id });
+    await expect(cloudfront().send(new GetDistributionCommand({ Id: item.distribution_id as string }))).rejects.toMatchObject({ name: 'NoSuchDistribution' });
+    await expect(acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    expect(await distributionsFor(verified.domain)).toEqual([]);
+  }, 60_000);
 
   it('managed_dns: the validation CNAME goes into the managed zone, and once issued the apex points at the distribution', async () => {
     const host = `${label()}.com`;
@@ -220,7 +233,8 @@ describe('provisioning after verification', () => {
 
 describe('a certificate that never validates', () => {
   it('fails with VALIDATION_TIMED_OUT, is retried after growing delays, and after the last attempt its message is in the dead-letter queue', async () => {
-    process.env.SSL_VALIDATION_TIMEOUT_SECONDS = '1';
+    // Deadline 0 s: moto's certificate is PENDING_VALIDATION for 3 s after its request, so each attempt's first look fails it.
+    process.env.SSL_VALIDATION_TIMEOUT_SECONDS = '0';
     const verified = await verifiedDomain();
     const retryDelays = new Map<string, number>();
     const track = (d: any) => {
@@ -229,7 +243,7 @@ describe('a certificate that never validates', () => {
 
     const failed = await waitFor(verified.id, (d) => d.ssl_status === 'failed', 20_000, track);
     expect(failed).toMatchObject({ ssl_attempts: 1, ssl_error_code: 'VALIDATION_TIMED_OUT', ssl_issued_at: null, pull_zone_id: null });
-    expect(failed.ssl_error).toBe(`${SSL_ERROR_CODES.VALIDATION_TIMED_OUT} (not validated within 1 s)`);
+    expect(failed.ssl_error).toBe(`${SSL_ERROR_CODES.VALIDATION_TIMED_OUT} (not validated within 0 s)`);
     expect(failed.next_retry_at).toEqual(expect.any(String));
     expect(failed.debug_url).toBe(verified.debug_url);
     expect(Object.keys(failed).sort()).toEqual([...SPEC_FIELDS, 'debug_url', 'next_retry_at'].sort());
