@@ -52,6 +52,8 @@ export const SSL_ERROR_CODES = {
   DISTRIBUTION_FAILED: "The domain's CDN distribution could not be created.",
   /** managed_dns: a record could not be written to the domain's hosted zone. */
   DNS_RECORD_FAILED: "A record could not be written to the domain's managed DNS zone.",
+  /** Something of ours failed mid-attempt (the table, a throttled call): nothing about the domain; the retry usually succeeds. */
+  PROVISIONING_INTERRUPTED: 'The attempt was interrupted by an error on our side; it will be tried again.',
 } as const;
 export type SslErrorCode = keyof typeof SSL_ERROR_CODES;
 
@@ -309,7 +311,7 @@ type StepResult = { kind: 'issued' } | { kind: 'pending' };
  * its validation record in a managed zone, and once ACM has issued it the
  * distribution (and, with managed DNS, the routing record to it).
  */
-async function provision(record: DomainRecord, now: Date): Promise<StepResult> {
+async function provision(record: DomainRecord): Promise<StepResult> {
   let arn = record.certificate_arn;
   if (!arn) {
     arn = await requestCertificate(record);
@@ -334,8 +336,9 @@ async function provision(record: DomainRecord, now: Date): Promise<StepResult> {
           await writeIfCurrent(record.id, record.ssl_attempts, { ssl_validation_record: { name: rr.Name!, value: rr.Value! } });
         }
       }
-      const requestedAt = certificate.CreatedAt ?? now;
-      if (now.getTime() - requestedAt.getTime() >= config.sslValidationTimeoutSeconds() * 1000) {
+      // Measured now, after the look: the attempt's claim time comes before the certificate's request.
+      const requestedAt = certificate.CreatedAt ?? new Date();
+      if (Date.now() - requestedAt.getTime() >= config.sslValidationTimeoutSeconds() * 1000) {
         await dropCertificate(record.id, record.ssl_attempts, arn);
         throw new AttemptFailure('VALIDATION_TIMED_OUT', `not validated within ${config.sslValidationTimeoutSeconds()} s`);
       }
@@ -383,9 +386,12 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
   const attempts = record.ssl_attempts;
   let result: StepResult;
   try {
-    result = await provision(record, now);
-  } catch (error) {
-    if (!(error instanceof AttemptFailure)) throw error;
+    result = await provision(record);
+  } catch (caught) {
+    // An error of no known kind still ends the attempt as a failure, so the chain goes on: left to SQS, the
+    // redelivered message would find its own claim and be dropped as stale, and the domain would stay provisioning.
+    const error = caught instanceof AttemptFailure ? caught : new AttemptFailure('PROVISIONING_INTERRUPTED', errorName(caught));
+    if (!(caught instanceof AttemptFailure)) logger.error('ssl attempt interrupted', { domain_id: record.id, error: errorName(caught), message: (caught as Error)?.message });
     const message = error.detail ? `${SSL_ERROR_CODES[error.code]} (${error.detail})` : SSL_ERROR_CODES[error.code];
     const at = new Date().toISOString();
     let nextRetryAt: string | null = null;
