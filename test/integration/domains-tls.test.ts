@@ -289,6 +289,21 @@ describe('a certificate that never validates', () => {
   }, 90_000);
 });
 
+describe('a hostname ACM refuses', () => {
+  it('a hostname over 64 characters (ACM puts the first name in the certificate subject, at most 64): CERTIFICATE_REQUEST_FAILED, retried', async () => {
+    const host = `${'a'.repeat(40)}.${'b'.repeat(20)}.${label()}.com`;
+    expect(host.length).toBeGreaterThan(64);
+    const d = (await add({ domain: host })).body.data;
+    dns.set(`_slipway-challenge.${host}`, 'TXT', [d.verification_token]);
+    expect((await verify(d.id)).body.data.status).toBe('verified');
+    const failed = await waitFor(d.id, (x) => x.ssl_status === 'failed');
+    expect(failed).toMatchObject({ ssl_error_code: 'CERTIFICATE_REQUEST_FAILED', ssl_attempts: 1, pull_zone_id: null });
+    expect(failed.ssl_error.startsWith(SSL_ERROR_CODES.CERTIFICATE_REQUEST_FAILED)).toBe(true);
+    expect(failed.next_retry_at).toEqual(expect.any(String));
+    expect(failed.debug_url).toContain(host);
+  }, 30_000);
+});
+
 describe('POST /api/v1/domains/{id}/retry-ssl', () => {
   it('400 for a domain not verified (pending or failed verification), and changes nothing', async () => {
     const pending = (await add({ domain: `p.${label()}.com` })).body.data;
