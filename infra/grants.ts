@@ -155,7 +155,11 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'dns:zones':
         // CreateHostedZone names no resource (the zone does not exist yet); deletion is limited to hosted zones.
         allow(['route53:CreateHostedZone'], ['*']);
-        allow(['route53:DeleteHostedZone', 'route53:GetHostedZone'], [`arn:${stack.partition}:route53:::hostedzone/*`]);
+        // Deleting a zone first removes the records TLS wrote in it (Route 53 deletes only an empty zone).
+        allow(
+          ['route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
+          [`arn:${stack.partition}:route53:::hostedzone/*`],
+        );
         acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'Route 53 CreateHostedZone accepts no resource-level restriction: the zone it makes has no ARN yet.');
         acknowledge(
           role,
@@ -163,6 +167,27 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
           'Managed zones are created per domain at run time; the grant covers hosted zones only.',
         );
         break;
+      case 'tls:provision': {
+        // lib/domains/tls.ts. Certificates for CloudFront live in us-east-1; distributions and hosted zones are global.
+        allow(['acm:RequestCertificate', 'cloudfront:ListDistributions'], ['*']);
+        allow(['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'], [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`]);
+        // Create; and disable, then delete, the distribution of a removed domain.
+        allow(
+          ['cloudfront:CreateDistribution', 'cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
+          [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`],
+        );
+        allow(['route53:ChangeResourceRecordSets'], [`arn:${stack.partition}:route53:::hostedzone/*`]);
+        // Retries are new messages on the queue; after the last attempt the message goes to the queue's dead-letter queue,
+        // whose URL the function reads from the queue's redrive policy.
+        state.queues.sslRetries.grantSendMessages(role);
+        allow(['sqs:GetQueueAttributes'], [state.queues.sslRetries.queueArn]);
+        allow(['sqs:SendMessage', 'sqs:GetQueueUrl'], [state.deadLetterQueues.sslRetries.queueArn]);
+        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'ACM RequestCertificate and CloudFront ListDistributions accept no resource-level restriction: the certificate does not exist yet, and listing is account-wide.');
+        acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:acm:us-east-1:<AWS::AccountId>:certificate/*]', 'Certificates are requested per custom domain at run time; the grant covers ACM certificates only.');
+        acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]', 'Each custom domain gets its own distribution at run time; the grant covers distributions only.');
+        acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]', 'Managed zones are created per domain at run time; the grant covers hosted zones only.');
+        break;
+      }
       default: {
         const unknown: never = use;
         throw new Error(`No IAM mapping for resource use ${String(unknown)}`);

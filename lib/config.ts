@@ -88,6 +88,21 @@ export const config = {
    * API Gateway events give header names lower-case.
    */
   geoCountryHeader: () => optional('GEO_COUNTRY_HEADER', 'CloudFront-Viewer-Country').trim().toLowerCase(),
+  // TLS of custom domains (lib/domains/tls.ts, docs/domains.md)
+  /** Delay before the first automatic retry of a failed SSL attempt; each later retry waits twice the one before. */
+  sslRetryBaseDelaySeconds: () => positiveInteger('SSL_RETRY_BASE_DELAY_SECONDS', 60),
+  /** Cap of the retry delay; SQS delays a message at most 900 s, so a larger value is held to 900. */
+  sslRetryMaxDelaySeconds: () => Math.min(900, positiveInteger('SSL_RETRY_MAX_DELAY_SECONDS', 900)),
+  /** Attempts of one automatic chain (the first included); the last failed one goes to the queue's dead-letter queue. */
+  sslMaxAttempts: () => positiveInteger('SSL_MAX_ATTEMPTS', 6),
+  /** While a certificate waits for its DNS validation, how often the worker looks again. */
+  sslCheckIntervalSeconds: () => Math.min(900, positiveInteger('SSL_CHECK_INTERVAL_SECONDS', 120)),
+  /** A certificate still not validated this long after it was requested fails the attempt (VALIDATION_TIMED_OUT). */
+  sslValidationTimeoutSeconds: () => {
+    // 0 is allowed: a certificate must already be issued when an attempt first looks (the tests' failing certificate).
+    const value = Number(process.env.SSL_VALIDATION_TIMEOUT_SECONDS);
+    return process.env.SSL_VALIDATION_TIMEOUT_SECONDS && Number.isInteger(value) && value >= 0 ? value : 3600;
+  },
   // Trust and safety (lib/abuse/)
   /** `off` switches abuse-report intake off: the endpoint answers 503 ABUSE_INTAKE_UNAVAILABLE and records nothing. */
   abuseIntakeEnabled: () => optional('ABUSE_INTAKE', 'on') !== 'off',

@@ -32,8 +32,9 @@ export const workers: readonly WorkerRow[] = [
     name: 'provisional-expiry',
     handler: 'handlers/workers/provisional-expiry.ts',
     trigger: { kind: 'schedule', targetArnEnvVar: 'PROVISIONAL_EXPIRY_TARGET_ARN' },
-    // dns:zones: a removed project's managed-DNS zones go with it (lib/domains/removal.ts).
-    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:write', 'scheduler:write', 'dns:zones'],
+    // dns:zones: a removed project's managed-DNS zones go with it (lib/domains/removal.ts), which queues
+    // the teardown of its domains' distributions and certificates (sslRetries:send).
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:write', 'scheduler:write', 'dns:zones', 'sslRetries:send'],
     timeoutSeconds: 300,
   },
   {
@@ -51,7 +52,7 @@ export const workers: readonly WorkerRow[] = [
     name: 'deletions',
     handler: 'handlers/workers/deletions.ts',
     trigger: { kind: 'queue', queue: 'deletions', batchSize: 1 },
-    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones'],
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones', 'sslRetries:send'],
     timeoutSeconds: 900,
   },
   {
@@ -59,7 +60,7 @@ export const workers: readonly WorkerRow[] = [
     name: 'team-purge',
     handler: 'handlers/workers/team-purge.ts',
     trigger: { kind: 'schedule', targetArnEnvVar: 'TEAM_PURGE_TARGET_ARN' },
-    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones'],
+    uses: ['table:read', 'table:write', 'sites:read', 'sites:write', 'bundles:read', 'bundles:write', 'scheduler:write', 'dns:zones', 'sslRetries:send'],
     timeoutSeconds: 900,
   },
   {
@@ -77,5 +78,14 @@ export const workers: readonly WorkerRow[] = [
     trigger: { kind: 'queue', queue: 'geoFilters', batchSize: 1 },
     uses: ['table:read', 'table:write', 'cdn:distributions'],
     timeoutSeconds: 30,
+  },
+  {
+    // TLS of verified custom domains: one attempt or validation check per message, retries queued with growing delays (lib/domains/tls.ts).
+    name: 'ssl-retries',
+    handler: 'handlers/workers/ssl-retries.ts',
+    trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 1 },
+    uses: ['table:read', 'table:write', 'tls:provision'],
+    // Under the queue's 60 s visibility timeout: a handful of ACM, CloudFront and Route 53 calls.
+    timeoutSeconds: 50,
   },
 ];

@@ -94,6 +94,8 @@ export const keys = {
   domainHost: (hostname: string) => ({ pk: `DOMAINHOST#${hostname}`, sk: 'DOMAINHOST' }),
   /** The last integer handed out as a `cdn_dns_zone_id` (the spec's zone ids are integers; Route 53's are strings). */
   dnsZoneCounter: () => ({ pk: 'COUNTER#DNSZONE', sk: 'COUNTER' }),
+  /** The atomic counter of the integer pull_zone_id of domains' distributions. */
+  pullZoneCounter: () => ({ pk: 'COUNTER#PULLZONE', sk: 'COUNTER' }),
   // Trust and safety (lib/abuse/)
   /** An abuse report (spec endpoint 3); never expires by TTL: notices are kept as records of the intake. */
   abuseReport: (reportId: string) => ({ pk: `ABUSEREPORT#${reportId}`, sk: 'ABUSEREPORT' }),

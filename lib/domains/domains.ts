@@ -55,6 +55,10 @@ export interface DomainRecord {
   ssl_last_attempt_at: string | null;
   ssl_provisioning_started_at: string | null;
   ssl_next_retry_at: string | null;
+  /** ACM's ARN of the domain's current certificate (requested, pending or issued); internal. */
+  certificate_arn: string | null;
+  /** The DNS validation record of that certificate (shown in dns_records for byo_dns). */
+  ssl_validation_record: { name: string; value: string } | null;
   geo_mode: (typeof GEO_MODES)[number];
   geo_countries: string[];
   pull_zone_id: number | null;
@@ -75,7 +79,7 @@ export interface DomainRecord {
 /** A domain as the API returns it: every field of the spec's Domain table, with its presence rules. */
 export type Domain = Omit<
   DomainRecord,
-  'target' | 'hosted_zone_id' | 'ssl_next_retry_at' | 'distribution_id' | 'geo_revision' | 'geo_applied_revision' | 'geo_applied_at'
+  'target' | 'hosted_zone_id' | 'ssl_next_retry_at' | 'certificate_arn' | 'ssl_validation_record' | 'distribution_id' | 'geo_revision' | 'geo_applied_revision' | 'geo_applied_at'
 > & {
   dns_records: DnsRecord[];
   next_retry_at?: string;
@@ -89,7 +93,9 @@ export type Domain = Omit<
  * flattened CNAME) to the same target. With managed DNS the platform's zone
  * holds the routing record; the customer only delegates.
  */
-export function dnsRecordsOf(record: Pick<DomainRecord, 'domain' | 'is_apex' | 'connection_mode' | 'verification_token' | 'target'>): DnsRecord[] {
+export function dnsRecordsOf(
+  record: Pick<DomainRecord, 'domain' | 'is_apex' | 'connection_mode' | 'verification_token' | 'target'> & { ssl_validation_record?: DomainRecord['ssl_validation_record'] },
+): DnsRecord[] {
   const routing: DnsRecord = record.is_apex
     ? {
         name: record.domain,
@@ -111,6 +117,7 @@ export function dnsRecordsOf(record: Pick<DomainRecord, 'domain' | 'is_apex' | '
       },
     ];
   }
+  const validation = record.ssl_validation_record;
   return [
     routing,
     {
@@ -119,6 +126,17 @@ export function dnsRecordsOf(record: Pick<DomainRecord, 'domain' | 'is_apex' | '
       value: record.verification_token,
       note: 'Proves that you control this domain. Create this TXT record, then ask for verification; keep it while the domain is connected.',
     },
+    // Once the certificate is requested: ACM validates it (and later renews it) by this record in the customer's DNS.
+    ...(validation
+      ? [
+          {
+            name: validation.name.replace(/\.$/, ''),
+            type: 'CNAME' as const,
+            value: validation.value.replace(/\.$/, ''),
+            note: "Lets the certificate authority issue this domain's SSL certificate. Create this CNAME record and keep it: the certificate is renewed through it.",
+          },
+        ]
+      : []),
   ];
 }
 
@@ -165,6 +183,14 @@ export function toDomain(item: Record<string, unknown>): Domain {
   };
 }
 
+/** The spec's retry-ssl subset: the domain without debug_url, dns_records, is_apex, next_retry_at and supports_geo_filtering. */
+export type RetrySslDomain = Omit<Domain, 'debug_url' | 'dns_records' | 'is_apex' | 'next_retry_at' | 'supports_geo_filtering'>;
+
+export function toRetrySslDomain(item: Record<string, unknown>): RetrySslDomain {
+  const { debug_url: _debug, dns_records: _records, is_apex: _apex, next_retry_at: _next, supports_geo_filtering: _geo, ...rest } = toDomain(item);
+  return rest;
+}
+
 export function newDomainRecord(input: {
   teamId: string;
   projectId: string;
@@ -199,6 +225,8 @@ export function newDomainRecord(input: {
     ssl_last_attempt_at: null,
     ssl_provisioning_started_at: null,
     ssl_next_retry_at: null,
+    certificate_arn: null,
+    ssl_validation_record: null,
     geo_mode: 'off',
     geo_countries: [],
     // The dedicated distribution comes once the domain is verified (TLS), so there is none yet.

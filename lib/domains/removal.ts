@@ -2,7 +2,9 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { ApiError, isApiError } from '../http/errors.ts';
+import { logger } from '../http/logger.ts';
 import { markDomainRemoved } from './domains.ts';
+import { queueTeardown } from './tls-queue.ts';
 import { deleteManagedZone } from './zones.ts';
 
 /**
@@ -18,7 +20,16 @@ export async function removeDomain(item: Record<string, unknown>, now = new Date
       throw new ApiError('DNS_ZONE_UNAVAILABLE', { details: { reason: (error as Error).name } });
     }
   }
-  return markDomainRemoved({ id: item.id as string, domain: item.domain as string, project_id: item.project_id as string }, now);
+  const removed = await markDomainRemoved({ id: item.id as string, domain: item.domain as string, project_id: item.project_id as string }, now);
+  // The distribution and certificate go in the background (disabling a distribution takes minutes).
+  if (removed.distribution_id || removed.certificate_arn) {
+    try {
+      await queueTeardown(removed.id as string);
+    } catch (error) {
+      logger.error('ssl: teardown of a removed domain not queued', { domain_id: removed.id, distribution_id: removed.distribution_id, error: (error as Error).name });
+    }
+  }
+  return removed;
 }
 
 /**

@@ -2,6 +2,8 @@ import { Resolver } from 'node:dns/promises';
 import { config } from '../config.ts';
 import { ApiError } from '../http/errors.ts';
 import { updateDomain, VERIFICATION_LABEL, type DomainRecord } from './domains.ts';
+import { logger } from '../http/logger.ts';
+import { queueFirstAttempt } from './tls-queue.ts';
 import { normalizeName } from './zones.ts';
 
 /**
@@ -52,6 +54,20 @@ export async function isDelegated(hostname: string, nameServers: string[]): Prom
  * conditional on the status read, so a racing removal or attempt wins cleanly.
  */
 export async function verifyDomain(item: Record<string, unknown>, now = new Date()): Promise<Record<string, unknown>> {
+  const after = await verifyOnce(item, now);
+  if (item.status !== 'verified' && after.status === 'verified') {
+    // TLS is next: the SSL-retries worker makes the first attempt at once. Should the queue refuse, the
+    // domain stays verified with ssl_status pending and POST retry-ssl starts it.
+    try {
+      await queueFirstAttempt(after);
+    } catch (error) {
+      logger.error('ssl: first attempt not queued', { domain_id: after.id, error: (error as Error).name });
+    }
+  }
+  return after;
+}
+
+async function verifyOnce(item: Record<string, unknown>, now: Date): Promise<Record<string, unknown>> {
   const record = item as unknown as DomainRecord;
   if (record.status === 'verified') return item;
   const at = now.toISOString();

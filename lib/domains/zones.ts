@@ -1,6 +1,8 @@
+import { ChangeResourceRecordSetsCommand, DeleteHostedZoneCommand, ListResourceRecordSetsCommand, type ResourceRecordSet } from '@aws-sdk/client-route-53';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { createHostedZone, deleteHostedZone } from '../aws/route53-lite.ts';
+import { createHostedZone } from '../aws/route53-lite.ts';
+import { route53 } from '../aws/route53.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 
@@ -38,10 +40,33 @@ export async function createManagedZone(hostname: string, domainId: string): Pro
   return { hostedZoneId: zone.id, zoneNumber, nameServers: zone.nameServers.map(normalizeName) };
 }
 
-/** Removes a managed zone; one already gone is fine (a retried removal). */
+/**
+ * The records TLS wrote into a managed zone (the certificate's validation
+ * CNAME, the routing record to the distribution): Route 53 deletes only a zone
+ * that holds nothing but its own NS and SOA, so they go first.
+ */
+async function emptyManagedZone(hostedZoneId: string): Promise<void> {
+  const own: ResourceRecordSet[] = [];
+  let start: { name?: string; type?: string } = {};
+  for (;;) {
+    const page = await route53().send(
+      new ListResourceRecordSetsCommand({ HostedZoneId: hostedZoneId, StartRecordName: start.name, StartRecordType: start.type as never }),
+    );
+    own.push(...(page.ResourceRecordSets ?? []).filter((r) => r.Type !== 'NS' && r.Type !== 'SOA'));
+    if (!page.IsTruncated) break;
+    start = { name: page.NextRecordName, type: page.NextRecordType };
+  }
+  if (own.length === 0) return;
+  await route53().send(
+    new ChangeResourceRecordSetsCommand({ HostedZoneId: hostedZoneId, ChangeBatch: { Changes: own.map((r) => ({ Action: 'DELETE', ResourceRecordSet: r })) } }),
+  );
+}
+
+/** Removes a managed zone and the records TLS put in it; one already gone is fine (a retried removal). */
 export async function deleteManagedZone(hostedZoneId: string): Promise<void> {
   try {
-    await deleteHostedZone(hostedZoneId);
+    await emptyManagedZone(hostedZoneId);
+    await route53().send(new DeleteHostedZoneCommand({ Id: hostedZoneId }));
   } catch (error) {
     if ((error as Error).name !== 'NoSuchHostedZone') throw error;
   }

@@ -127,6 +127,8 @@ export const errorCatalogue = {
   PRIMARY_DOMAIN_NOT_IN_PROJECT: { status: 400, message: 'primary_domain_id must be the id of a domain of this project.' },
   PRIMARY_DOMAIN_NOT_VERIFIED: { status: 409, message: 'Only a verified domain can be the primary domain. Verify it first.' },
   PRIMARY_DOMAIN_REMOVED: { status: 409, message: 'This domain has been removed from the project, so it cannot be the primary domain.' },
+  DOMAIN_NOT_VERIFIED: { status: 400, message: 'The domain is not verified yet: verify it before asking for its certificate.' },
+  SSL_ALREADY_ISSUED: { status: 400, message: 'This domain already has its SSL certificate.' },
   DNS_ZONE_UNAVAILABLE: { status: 503, message: 'The managed DNS zone could not be created or removed. Try again later.' },
   DNS_LOOKUP_UNAVAILABLE: {
     status: 503,

@@ -29,6 +29,12 @@ export type ResourceUse =
   | 'dns:zones'
   /** Reads and updates the configuration of the domains' CloudFront distributions (their geo restriction). */
   | 'cdn:distributions'
+  /**
+   * TLS of custom domains (lib/domains/tls.ts): ACM certificates, the domains'
+   * CloudFront distributions, records in managed zones, and sending to the
+   * SSL-retries queue and (after the last attempt) its dead-letter queue.
+   */
+  | 'tls:provision'
   /** Reads one secret of lib/resources.ts on cold start (the handler calls lib/aws/secrets.ts loadSecrets). */
   | `secrets:${SecretName}`;
 
@@ -453,14 +459,26 @@ export const routes = [
     path: '/api/v1/domains/{id}/verify',
     handler: 'handlers/http/domains/verify-domain.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write'],
+    // A domain that becomes verified gets its first TLS attempt queued.
+    uses: ['table:read', 'table:write', 'sslRetries:send'],
+  },
+  {
+    // Spec endpoint 20: like verify, an action on the domain's state any member may ask for.
+    method: 'POST',
+    path: '/api/v1/domains/{id}/retry-ssl',
+    handler: 'handlers/http/domains/retry-ssl.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'tls:provision'],
+    // ACM, CloudFront and Route 53 calls of one attempt.
+    timeoutSeconds: 29,
   },
   {
     method: 'DELETE',
     path: '/api/v1/domains/{id}',
     handler: 'handlers/http/domains/remove-domain.ts',
     access: access.team('admin', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'dns:zones'],
+    // sslRetries:send: the teardown of the domain's distribution and certificate is queued.
+    uses: ['table:read', 'table:write', 'dns:zones', 'sslRetries:send'],
   },
   {
     // Geo rules are a settings change (admins); a CDN failure leaves the policy saved and queued for the geo-filters worker.

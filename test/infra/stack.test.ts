@@ -75,7 +75,23 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
-  'dns:zones': ['route53:CreateHostedZone', 'route53:DeleteHostedZone', 'route53:GetHostedZone'],
+  'dns:zones': ['route53:CreateHostedZone', 'route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
+  'tls:provision': [
+    'acm:RequestCertificate',
+    'acm:AddTagsToCertificate',
+    'acm:DescribeCertificate',
+    'acm:DeleteCertificate',
+    'cloudfront:CreateDistribution',
+    'cloudfront:GetDistribution',
+    'cloudfront:GetDistributionConfig',
+    'cloudfront:UpdateDistribution',
+    'cloudfront:DeleteDistribution',
+    'cloudfront:ListDistributions',
+    'route53:ChangeResourceRecordSets',
+    'sqs:SendMessage',
+    'sqs:GetQueueAttributes',
+    'sqs:GetQueueUrl',
+  ],
   'cdn:distributions': ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
 };
 const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
@@ -458,6 +474,9 @@ describe('least privilege', () => {
   const unscopableActions = new Set([
     // Creates a hosted zone, which has no ARN before it exists (managed-DNS domains).
     'route53:CreateHostedZone',
+    // Requests a certificate, which has no ARN before it exists; lists the account's distributions (custom-domain TLS).
+    'acm:RequestCertificate',
+    'cloudfront:ListDistributions',
     'ec2:CreateNetworkInterface',
     'ec2:DescribeNetworkInterfaces',
     'ec2:DescribeSubnets',

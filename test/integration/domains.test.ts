@@ -185,13 +185,18 @@ describe('verification by DNS look-ups', () => {
     const ok = await verify(d.id);
     expect(ok.body.data).toMatchObject({ status: 'verified', verified_at: ok.body.data.last_verification_attempt, ns_delegated_at: null });
     expect(ok.body.data.last_verification_attempt >= missed.body.data.last_verification_attempt).toBe(true);
-    // SSL is the next step (a later part): still pending, so the diagnostic link stays.
+    // SSL is the next step, queued to the SSL-retries worker (domains-tls.test.ts): pending in this reply, so the diagnostic link stays.
     expect(ok.body.data.ssl_status).toBe('pending');
     expect(ok.body.data.debug_url).toBeDefined();
 
+    // Verifying again looks nothing up and changes nothing of the verification (the TLS worker may meanwhile move the ssl_ fields).
+    const verification = (x: Record<string, unknown>) => {
+      const { status, verified_at, last_verification_attempt, ns_delegated_at, verification_token, dns_records } = x;
+      return { status, verified_at, last_verification_attempt, ns_delegated_at, verification_token, dns_records };
+    };
     const again = await verify(d.id);
-    expect(again.body.data).toEqual(ok.body.data);
-    expect((await read(d.id)).body.data).toEqual(ok.body.data);
+    expect(verification(again.body.data)).toEqual(verification(ok.body.data));
+    expect(verification((await read(d.id)).body.data)).toEqual(verification(ok.body.data));
   });
 
   it('a name with no record at all (NXDOMAIN) fails verification', async () => {
