@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { getObject, S3LiteError } from '../aws/s3-lite.ts';
-import { sqs } from '../aws/sqs.ts';
+import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
@@ -95,7 +94,7 @@ export async function queueAbuseScan(input: QueueScanInput): Promise<string | nu
         ],
       }),
     );
-    await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('abuseScans'), MessageBody: JSON.stringify({ scan_id: id }) }));
+    await sendMessage({ queueUrl: config.queueUrl('abuseScans'), body: JSON.stringify({ scan_id: id }) });
     return id;
   } catch (error) {
     logger.warn('abuse scan not queued', { project_id: input.projectId, deployment_id: input.deploymentId, error: String(error) });

@@ -1,5 +1,4 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '../aws/sqs.ts';
+import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 
 /**
@@ -26,9 +25,7 @@ export type SslMessage =
     };
 
 export async function sendSslMessage(message: SslMessage, delaySeconds: number): Promise<void> {
-  await sqs().send(
-    new SendMessageCommand({ QueueUrl: config.queueUrl('sslRetries'), MessageBody: JSON.stringify(message), DelaySeconds: Math.min(900, Math.max(0, Math.round(delaySeconds))) }),
-  );
+  await sendMessage({ queueUrl: config.queueUrl('sslRetries'), body: JSON.stringify(message), delaySeconds: Math.min(900, Math.max(0, Math.round(delaySeconds))) });
 }
 
 /** Queues the first attempt of a freshly verified domain; the worker runs it at once. */
