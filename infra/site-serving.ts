@@ -4,6 +4,7 @@ import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { CUSTOM_HOST_HEADER } from '../lib/sites/hostname.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
 import { HandlerFunction } from './functions.ts';
 import type { GrantContext } from './grants.ts';
@@ -51,7 +52,8 @@ export class SiteServing extends Construct {
       uses: ['table:read', 'table:analytics', 'sites:read'],
       timeoutSeconds: 30,
       memoryMb: 512,
-      environment: props.environment,
+      // A custom domain's geo rule is its distribution's restriction, applied at the edge (lib/config.ts).
+      environment: { ...props.environment, GEO_RULES_AT_EDGE: 'true' },
       grants: props.grants,
     });
 
@@ -61,14 +63,17 @@ export class SiteServing extends Construct {
       invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
     });
 
-    // The function URL must see its own Host; the site host travels in a header CloudFront sets.
+    // The function URL must see its own Host; the site host travels in a header CloudFront sets:
+    // the viewer Host, or the custom hostname a domain's own distribution names on its origin request.
     const copyHost = new cloudfront.Function(this, 'CopySiteHost', {
-      comment: `Copies the viewer Host into ${SITE_HOST_HEADER} for the serve-site origin`,
+      comment: `Copies the custom or viewer host into ${SITE_HOST_HEADER} for the serve-site origin`,
       runtime: cloudfront.FunctionRuntime.JS_2_0,
       code: cloudfront.FunctionCode.fromInline(
         `function handler(event) {\n` +
           `  var request = event.request;\n` +
-          `  request.headers['${SITE_HOST_HEADER}'] = { value: request.headers.host ? request.headers.host.value : '' };\n` +
+          `  var custom = request.headers['${CUSTOM_HOST_HEADER}'];\n` +
+          `  var host = custom ? custom.value : request.headers.host ? request.headers.host.value : '';\n` +
+          `  request.headers['${SITE_HOST_HEADER}'] = { value: host };\n` +
           `  return request;\n` +
           `}\n`,
       ),

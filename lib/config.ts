@@ -88,6 +88,14 @@ export const config = {
    * API Gateway events give header names lower-case.
    */
   geoCountryHeader: () => optional('GEO_COUNTRY_HEADER', 'CloudFront-Viewer-Country').trim().toLowerCase(),
+  /**
+   * In the cloud a custom domain's geo rule is its own distribution's geo restriction, applied at
+   * the edge before the request reaches the serve-site function, which then sees no viewer country
+   * (the sites distribution forwards none, and behind a domain's distribution it would be the
+   * country of that distribution's edge). The stack sets GEO_RULES_AT_EDGE=true for serve-site;
+   * the local platform leaves it unset and applies the rule itself from GEO_COUNTRY_HEADER.
+   */
+  geoRulesAtEdge: () => process.env.GEO_RULES_AT_EDGE === 'true',
   // TLS of custom domains (lib/domains/tls.ts, docs/domains.md)
   /** Delay before the first automatic retry of a failed SSL attempt; each later retry waits twice the one before. */
   sslRetryBaseDelaySeconds: () => positiveInteger('SSL_RETRY_BASE_DELAY_SECONDS', 60),

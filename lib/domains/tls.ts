@@ -16,6 +16,7 @@ import { dynamo } from '../aws/clients.ts';
 import { cloudfront } from '../aws/cloudfront.ts';
 import { route53 } from '../aws/route53.ts';
 import { sqs } from '../aws/sqs.ts';
+import { CUSTOM_HOST_HEADER } from '../sites/hostname.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
@@ -59,8 +60,15 @@ export type SslErrorCode = keyof typeof SSL_ERROR_CODES;
 
 /** The hosted zone id CloudFront's alias targets live in (fixed by AWS for every distribution). */
 const CLOUDFRONT_ALIAS_ZONE_ID = 'Z2FDTNDATAQYW2';
-/** AWS's managed cache policy "CachingOptimized". */
-const CACHING_OPTIMIZED_POLICY_ID = '658327ea-f89d-4fab-a63d-7e88639e58f6';
+/**
+ * AWS's managed cache policy "CachingDisabled" and origin request policy
+ * "AllViewerExceptHostHeader": a domain's distribution caches nothing itself
+ * and passes the path, query and viewer headers on to the sites distribution,
+ * which caches by site host and query (infra/site-serving.ts). Caching here
+ * too would key a primary-domain 301, kept 30 days, on the path alone.
+ */
+const CACHING_DISABLED_POLICY_ID = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+const ALL_VIEWER_EXCEPT_HOST_POLICY_ID = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
 
 type AttemptMessage = Extract<SslMessage, { kind: 'ssl_attempt' | 'ssl_check' }>;
 
@@ -245,10 +253,16 @@ async function createDistribution(record: DomainRecord, certificateArn: string):
                 Id: originId,
                 DomainName: record.target,
                 CustomOriginConfig: { HTTPPort: 80, HTTPSPort: 443, OriginProtocolPolicy: 'https-only' },
+                CustomHeaders: { Quantity: 1, Items: [{ HeaderName: CUSTOM_HOST_HEADER, HeaderValue: record.domain }] },
               },
             ],
           },
-          DefaultCacheBehavior: { TargetOriginId: originId, ViewerProtocolPolicy: 'redirect-to-https', CachePolicyId: CACHING_OPTIMIZED_POLICY_ID },
+          DefaultCacheBehavior: {
+            TargetOriginId: originId,
+            ViewerProtocolPolicy: 'redirect-to-https',
+            CachePolicyId: CACHING_DISABLED_POLICY_ID,
+            OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_POLICY_ID,
+          },
           ViewerCertificate: { ACMCertificateArn: certificateArn, SSLSupportMethod: 'sni-only', MinimumProtocolVersion: 'TLSv1.2_2021' },
         },
       }),

@@ -45,3 +45,11 @@ export function customDomainHost(
   }
   return name;
 }
+
+/**
+ * The custom hostname, set by a domain's own distribution on its origin
+ * request to the sites distribution (lib/domains/tls.ts), whose viewer
+ * function makes it the site host instead of the platform hostname the
+ * request is addressed to (infra/site-serving.ts).
+ */
+export const CUSTOM_HOST_HEADER = 'x-slipway-custom-host';

@@ -424,7 +424,7 @@ async function answer(request: SiteRequest, served: { project: ProjectRecord | n
     }
     if (!project || project.status === 'deleting') return notFoundPage(head);
     // The rule is the domain's, as a distribution's geo restriction is: before anything else, redirects included.
-    if (domain && geoBlocked(domain, request.headers)) {
+    if (domain && !config.geoRulesAtEdge() && geoBlocked(domain, request.headers)) {
       served.project = project;
       return geoBlockedPage(head);
     }

@@ -39,6 +39,22 @@ describe('site serving in the cloud', () => {
     });
   });
 
+  it('the viewer function makes the site host the custom hostname a domain\'s distribution names, else the viewer Host', () => {
+    const functions = Object.values(template.findResources('AWS::CloudFront::Function')) as { Properties: { FunctionCode: string } }[];
+    expect(functions).toHaveLength(1);
+    // CloudFront Functions run this JavaScript as is: run it here on the event shapes CloudFront gives.
+    const handler = new Function(`${functions[0]!.Properties.FunctionCode}\nreturn handler;`)() as (event: unknown) => { headers: Record<string, { value: string }> };
+    const viewer = handler({ request: { headers: { host: { value: 'shop.example.site' } } } });
+    expect(viewer.headers['x-slipway-host']).toEqual({ value: 'shop.example.site' });
+    const chained = handler({ request: { headers: { host: { value: 'shop.example.site' }, 'x-slipway-custom-host': { value: 'www.example.com' } } } });
+    expect(chained.headers['x-slipway-host']).toEqual({ value: 'www.example.com' });
+    // The function applies no geo rule itself in the cloud: the domain's distribution did.
+    const serve = Object.values(template.findResources('AWS::Lambda::Function')).find((f) => JSON.stringify(f).includes('serves the live deployment')) as {
+      Properties: { Environment: { Variables: Record<string, string> } };
+    };
+    expect(serve.Properties.Environment.Variables.GEO_RULES_AT_EDGE).toBe('true');
+  });
+
   it('the origin is the serve-site function URL, IAM-authenticated through origin access control, streaming', () => {
     template.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM', InvokeMode: 'RESPONSE_STREAM' });
     template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {

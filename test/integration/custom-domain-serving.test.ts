@@ -423,4 +423,19 @@ describe('the serve-site Lambda entry (the cloud path) answers custom domains th
       expect(moved.headers['cache-control']).toBe('public, max-age=2592000');
     }
   });
+
+  it('deployed (GEO_RULES_AT_EDGE=true, as the stack sets it) the rule is the distribution\'s: the function no longer refuses by country', async () => {
+    const p = await newProject();
+    const d = await addDomain(p.id);
+    await setGeoRule(d.id, 'allowlist', ['DE']);
+    expect((await invoke(event(d.domain, '/', '', { 'cloudfront-viewer-country': 'US' }))).statusCode).toBe(403);
+    process.env.GEO_RULES_AT_EDGE = 'true';
+    try {
+      // Behind the domain's distribution the function sees no viewer country, or an edge's: the edge already decided.
+      expect((await invoke(event(d.domain, '/'))).statusCode).toBe(200);
+      expect((await invoke(event(d.domain, '/', '', { 'cloudfront-viewer-country': 'US' }))).statusCode).toBe(200);
+    } finally {
+      delete process.env.GEO_RULES_AT_EDGE;
+    }
+  });
 });

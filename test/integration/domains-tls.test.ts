@@ -176,6 +176,16 @@ describe('provisioning after verification', () => {
     expect(distribution.DistributionConfig!.Aliases!.Items).toEqual([verified.domain]);
     expect(distribution.DistributionConfig!.ViewerCertificate!.ACMCertificateArn).toBe(item.certificate_arn);
     expect(distribution.DistributionConfig!.Origins!.Items![0]!.DomainName).toBe(`${project.subdomain}.${config.siteDomain()}`);
+    // The sites distribution is told which hostname was asked for, and this one caches nothing itself:
+    // path, query and viewer headers pass on (AWS's managed CachingDisabled and AllViewerExceptHostHeader).
+    expect(distribution.DistributionConfig!.Origins!.Items![0]!.CustomHeaders).toEqual({
+      Quantity: 1,
+      Items: [{ HeaderName: 'x-slipway-custom-host', HeaderValue: verified.domain }],
+    });
+    expect(distribution.DistributionConfig!.DefaultCacheBehavior).toMatchObject({
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+    });
     const certificate = (await acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).Certificate!;
     expect(certificate).toMatchObject({ DomainName: verified.domain, Status: 'ISSUED' });
 
