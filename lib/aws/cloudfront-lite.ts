@@ -1,5 +1,5 @@
 import { config } from '../config.ts';
-import { backoff, CredentialsMissingError, signer } from './signer.ts';
+import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
 
 /**
  * The geo restriction of a distribution, set as two signed `fetch` calls in
@@ -16,14 +16,6 @@ import { backoff, CredentialsMissingError, signer } from './signer.ts';
  * backoff.
  */
 
-export class CloudFrontLiteError extends Error {
-  readonly $metadata: { httpStatusCode: number };
-  constructor(name: string, message: string, status: number) {
-    super(message);
-    this.name = name;
-    this.$metadata = { httpStatusCode: status };
-  }
-}
 
 const API = '2020-05-31';
 const MAX_ATTEMPTS = 3;
@@ -57,7 +49,7 @@ async function send(method: 'GET' | 'PUT', path: string, init: { body?: string; 
       await backoff(attempt);
       continue;
     }
-    throw new CloudFrontLiteError(code, firstText(text, 'Message') ?? `CloudFront answered ${res.status}`, res.status);
+    throw new AwsLiteError(code, firstText(text, 'Message') ?? `CloudFront answered ${res.status}`, res.status);
   }
 }
 
@@ -81,7 +73,7 @@ export function withRestrictions(document: string, restrictions: string): string
   const existing = /<Restrictions\s*\/>|<Restrictions>[\s\S]*?<\/Restrictions>/;
   if (existing.test(document)) return document.replace(existing, () => restrictions);
   const before = /<WebACLId[\s>/]|<\/DistributionConfig>/.exec(document);
-  if (!before) throw new CloudFrontLiteError('MalformedReply', 'GetDistributionConfig answered without a DistributionConfig document.', 200);
+  if (!before) throw new AwsLiteError('MalformedReply', 'GetDistributionConfig answered without a DistributionConfig document.', 200);
   return document.slice(0, before.index) + restrictions + document.slice(before.index);
 }
 
@@ -94,6 +86,6 @@ export function withRestrictions(document: string, restrictions: string): string
 export async function setGeoRestriction(distributionId: string, input: GeoRestrictionInput): Promise<void> {
   const path = `distribution/${encodeURIComponent(distributionId)}/config`;
   const current = await send('GET', path);
-  if (!current.etag) throw new CloudFrontLiteError('MalformedReply', 'GetDistributionConfig answered without an ETag.', 200);
+  if (!current.etag) throw new AwsLiteError('MalformedReply', 'GetDistributionConfig answered without an ETag.', 200);
   await send('PUT', path, { body: withRestrictions(current.text, restrictionsXml(input)), ifMatch: current.etag });
 }

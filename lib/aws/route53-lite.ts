@@ -1,5 +1,5 @@
 import { config } from '../config.ts';
-import { backoff, CredentialsMissingError, signer } from './signer.ts';
+import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
 
 /**
  * The two Route 53 calls of managed DNS on the request path (create a hosted
@@ -13,14 +13,6 @@ import { backoff, CredentialsMissingError, signer } from './signer.ts';
  * throttling are retried three times in all with jittered backoff.
  */
 
-export class Route53LiteError extends Error {
-  readonly $metadata: { httpStatusCode: number };
-  constructor(name: string, message: string, status: number) {
-    super(message);
-    this.name = name;
-    this.$metadata = { httpStatusCode: status };
-  }
-}
 
 const API = '2013-04-01';
 const MAX_ATTEMPTS = 3;
@@ -60,7 +52,7 @@ async function send(method: string, path: string, body?: string): Promise<string
       await backoff(attempt);
       continue;
     }
-    throw new Route53LiteError(code, textsOf(text, 'Message')[0] ?? `Route 53 answered ${res.status}`, res.status);
+    throw new AwsLiteError(code, textsOf(text, 'Message')[0] ?? `Route 53 answered ${res.status}`, res.status);
   }
 }
 
@@ -73,7 +65,7 @@ export async function createHostedZone(input: { name: string; callerReference: s
     `</CreateHostedZoneRequest>`;
   const reply = await send('POST', 'hostedzone', body);
   const id = textsOf(reply, 'Id')[0];
-  if (!id) throw new Route53LiteError('MalformedReply', 'CreateHostedZone answered without a zone id.', 200);
+  if (!id) throw new AwsLiteError('MalformedReply', 'CreateHostedZone answered without a zone id.', 200);
   return { id: id.replace(/^\/hostedzone\//, ''), nameServers: textsOf(reply, 'NameServer') };
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { config } from '../config.ts';
-import { backoff, CredentialsMissingError, signer } from './signer.ts';
+import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
 
 /**
  * The few S3 object operations the upload endpoints make (get, put, head,
@@ -13,14 +13,7 @@ import { backoff, CredentialsMissingError, signer } from './signer.ts';
  * jittered backoff, as the SDK's standard retry does.
  */
 
-export class S3LiteError extends Error {
-  readonly $metadata: { httpStatusCode: number };
-  constructor(name: string, message: string, status: number) {
-    super(message);
-    this.name = name;
-    this.$metadata = { httpStatusCode: status };
-  }
-}
+export { AwsLiteError as S3LiteError };
 
 const MAX_ATTEMPTS = 3;
 const RETRYABLE_CODES = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestTimeout', 'RequestTimeTooSkewed', 'InternalError']);
@@ -61,7 +54,7 @@ async function send(method: string, url: URL, options: { headers?: Record<string
       await backoff(attempt);
       continue;
     }
-    throw new S3LiteError(code, message, res.status);
+    throw new AwsLiteError(code, message, res.status);
   }
 }
 
@@ -126,7 +119,7 @@ export async function copyObject(input: { bucket: string; key: string; sourceBuc
   const text = await res.text();
   // A copy can fail after its 200 has started: the error is then in the body.
   const code = /<Error>[\s\S]*?<Code>([^<]+)<\/Code>/.exec(text)?.[1];
-  if (code) throw new S3LiteError(code, /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? 'The copy failed.', res.status);
+  if (code) throw new AwsLiteError(code, /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? 'The copy failed.', res.status);
 }
 
 /**
@@ -191,5 +184,5 @@ export async function deleteKeys(bucket: string, keys: string[]): Promise<void> 
   const res = await send('POST', url, { body, headers: { 'content-type': 'application/xml', 'content-md5': createHash('md5').update(body).digest('base64') } });
   const text = await res.text();
   const failed = /<Error>[\s\S]*?<Code>([^<]+)<\/Code>[\s\S]*?<\/Error>/.exec(text);
-  if (failed) throw new S3LiteError(failed[1]!, `S3 could not delete every key: ${xmlText(/<Message>([^<]*)<\/Message>/.exec(failed[0])?.[1] ?? failed[1]!)}`, res.status);
+  if (failed) throw new AwsLiteError(failed[1]!, `S3 could not delete every key: ${xmlText(/<Message>([^<]*)<\/Message>/.exec(failed[0])?.[1] ?? failed[1]!)}`, res.status);
 }

@@ -9,6 +9,20 @@ import { config } from '../config.ts';
  * first, and the local platform sets them too).
  */
 
+/**
+ * What a signed call answers when the service refuses it: the service's error
+ * code as `name` and the status in `$metadata.httpStatusCode`, as the SDK's
+ * errors carry them, so callers test `name` whichever way the call was made.
+ */
+export class AwsLiteError extends Error {
+  readonly $metadata: { httpStatusCode: number };
+  constructor(name: string, message: string, status: number) {
+    super(message);
+    this.name = name;
+    this.$metadata = { httpStatusCode: status };
+  }
+}
+
 export class CredentialsMissingError extends Error {
   override readonly name = 'CredentialsProviderError';
   readonly $metadata = { httpStatusCode: 0 };

@@ -1,5 +1,5 @@
 import { config } from '../config.ts';
-import { backoff, CredentialsMissingError, signer } from './signer.ts';
+import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
 
 /**
  * SendMessage as one signed `fetch` in SQS's JSON protocol (what the SDK's
@@ -11,14 +11,6 @@ import { backoff, CredentialsMissingError, signer } from './signer.ts';
  * jittered backoff.
  */
 
-export class SqsLiteError extends Error {
-  readonly $metadata: { httpStatusCode: number };
-  constructor(name: string, message: string, status: number) {
-    super(message);
-    this.name = name;
-    this.$metadata = { httpStatusCode: status };
-  }
-}
 
 const MAX_ATTEMPTS = 3;
 const RETRYABLE = new Set(['ThrottlingException', 'RequestThrottled', 'ServiceUnavailable', 'InternalFailure', 'InternalError']);
@@ -69,6 +61,6 @@ export async function sendMessage(input: { queueUrl: string; body: string; delay
       continue;
     }
     const message = parsed.message ?? parsed.Message ?? /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? `SQS answered ${res.status}`;
-    throw new SqsLiteError(name, message, res.status);
+    throw new AwsLiteError(name, message, res.status);
   }
 }
