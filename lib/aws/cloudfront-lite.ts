@@ -16,7 +16,6 @@ import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer
  * backoff.
  */
 
-
 const API = '2020-05-31';
 const MAX_ATTEMPTS = 3;
 const RETRYABLE = new Set(['Throttling', 'ThrottlingException', 'ServiceUnavailable', 'InternalError']);

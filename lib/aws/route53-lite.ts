@@ -13,7 +13,6 @@ import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer
  * throttling are retried three times in all with jittered backoff.
  */
 
-
 const API = '2013-04-01';
 const MAX_ATTEMPTS = 3;
 const RETRYABLE = new Set(['Throttling', 'ThrottlingException', 'PriorRequestNotComplete', 'ServiceUnavailable', 'InternalError']);

@@ -11,7 +11,6 @@ import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer
  * jittered backoff.
  */
 
-
 const MAX_ATTEMPTS = 3;
 const RETRYABLE = new Set(['ThrottlingException', 'RequestThrottled', 'ServiceUnavailable', 'InternalFailure', 'InternalError']);
 
