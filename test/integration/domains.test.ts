@@ -196,14 +196,14 @@ describe('verification by DNS look-ups', () => {
       const { status, verified_at, last_verification_attempt, ns_delegated_at, verification_token } = x;
       return { status, verified_at, last_verification_attempt, ns_delegated_at, verification_token };
     };
-    const ownRecords = (x: { dns_records: { note: string }[] }) => x.dns_records.filter((r) => !r.note.startsWith('Lets the certificate authority'));
+    const ownRecords = (x: { dns_records: { type: string; note: string }[] }) => x.dns_records.filter((r) => !r.note.startsWith('Lets the certificate authority'));
     const again = await verify(d.id);
     const reread = (await read(d.id)).body.data;
     for (const later of [again.body.data, reread]) {
       expect(verification(later)).toEqual(verification(ok.body.data));
       expect(ownRecords(later)).toEqual(ownRecords(ok.body.data));
     }
-    expect(ownRecords(ok.body.data).map((r: { type: string }) => r.type)).toEqual(['CNAME', 'TXT']);
+    expect(ownRecords(ok.body.data).map((r) => r.type)).toEqual(['CNAME', 'TXT']);
   });
 
   it('a name with no record at all (NXDOMAIN) fails verification', async () => {
