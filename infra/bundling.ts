@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
 
 /**
  * The one description of how a handler becomes a Lambda bundle. The stack's
@@ -74,6 +75,19 @@ export function externalModulesFor(handler: string): string[] {
   return external;
 }
 
+/**
+ * What a route handler's bundle is built with: its route row's key and access
+ * rule as `process.env.SLIPWAY_BUNDLED_ROUTE`, which lib/http/pipeline.ts reads
+ * instead of importing the whole route table (esbuild then leaves the table
+ * out). Nothing for a handler that is not a route row's (workers, the fallback).
+ */
+export function routeDefine(handler: string): Record<string, string> {
+  const rows = (routes as readonly RouteRow[]).filter((row) => row.handler === handler);
+  if (rows.length > 1) throw new Error(`${handler} is the handler of ${rows.length} routes; a bundle carries one route row`);
+  const row = rows[0];
+  return row ? { 'process.env.SLIPWAY_BUNDLED_ROUTE': JSON.stringify(JSON.stringify({ key: routeKey(row), access: row.access })) } : {};
+}
+
 /** Environment every function gets so that stack traces map back to the TypeScript sources. */
 export const bundleRuntimeEnvironment = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
@@ -106,6 +120,7 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     sourcesContent: bundleSettings.sourcesContent,
     mainFields: [...bundleSettings.mainFields],
     external: externalModulesFor(entry),
+    define: routeDefine(entry),
     banner: { js: bundleSettings.banner },
     logLevel: 'warning',
   };

@@ -7,7 +7,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ResourceUse, RouteRow } from '../lib/http/routes.ts';
-import { bundleRuntimeEnvironment, externalModulesFor, lambdaArchitecture, lambdaRuntime, nodejsBundling, repoRoot } from './bundling.ts';
+import { bundleRuntimeEnvironment, externalModulesFor, lambdaArchitecture, lambdaRuntime, nodejsBundling, repoRoot, routeDefine } from './bundling.ts';
 import { grantUses, type GrantContext } from './grants.ts';
 
 /** The defaults of lib/http/routes.ts RouteRow (timeoutSeconds, memoryMb). */
@@ -112,9 +112,12 @@ export class HandlerFunction extends Construct {
       timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
       projectRoot: repoRoot,
       depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
-      bundling: props.runtimePackages
-        ? bundlingWithRuntimePackages(props.runtimePackages.names, props.handler)
-        : { ...nodejsBundling, externalModules: externalModulesFor(props.handler) },
+      bundling: {
+        ...(props.runtimePackages
+          ? bundlingWithRuntimePackages(props.runtimePackages.names, props.handler)
+          : { ...nodejsBundling, externalModules: externalModulesFor(props.handler) }),
+        define: routeDefine(props.handler),
+      },
       role: this.role,
       logGroup: this.logGroup,
       // SDK v3 reuses connections by default; the variable is an SDK v2 switch.

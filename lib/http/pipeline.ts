@@ -7,7 +7,7 @@ import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principa
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
 import { ApiError, isApiError, type ErrorCode } from './errors.ts';
 import { logger, requestLogger, type RequestLogger } from './logger.ts';
-import { findRoute, type RouteRow } from './routes.ts';
+import type { RouteRow } from './routes.ts';
 import { traceIdFrom } from './trace.ts';
 
 /** Largest JSON body accepted unless a handler says otherwise. */
@@ -163,20 +163,40 @@ export function defineHandler<BS extends $ZodType | undefined = undefined, QS ex
   options: HandlerOptions<BS, QS>,
   impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
 ) {
-  const row: RouteRow = findRoute(key);
   handlerSchemas.set(key, { body: options.body, query: options.query, rawBody: options.rawBody !== undefined });
-  return buildHandler(key, row.access, options, impl);
+  let rule: Promise<RouteRow['access']> | undefined;
+  return buildHandler(key, () => (rule ??= accessRuleOf(key)), options, impl);
+}
+
+/**
+ * The access rule of a route row. A deployed handler's bundle carries its own
+ * row's rule, inlined at build time (infra/bundling.ts, `routeDefine`), and so
+ * leaves out the whole route table (over 10 KB, growing with every endpoint);
+ * unbundled (the local platform, tests) the rule comes from the table. Keep
+ * the if/else with the import in the else branch: that is what lets esbuild
+ * drop the table from a bundle. A bundle built for another route fails closed.
+ */
+async function accessRuleOf(key: string): Promise<RouteRow['access']> {
+  if (process.env.SLIPWAY_BUNDLED_ROUTE) {
+    const bundled = JSON.parse(process.env.SLIPWAY_BUNDLED_ROUTE) as { key: string; access: RouteRow['access'] };
+    if (bundled.key !== key) throw new Error(`This bundle was built for ${bundled.key}, not ${key}`);
+    return bundled.access;
+  } else {
+    const { findRoute } = await import('./routes.ts');
+    return findRoute(key).access;
+  }
 }
 
 export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodType | undefined>(
   key: string,
-  rule: RouteRow['access'],
+  ruleSource: RouteRow['access'] | (() => Promise<RouteRow['access']>),
   options: HandlerOptions<BS, QS>,
   impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
 ) {
   const core = async (event: APIGatewayProxyEventV2, context: Context) => {
     const state = pipelineState.get(context)!;
     const headers = lowerCaseHeaders(event.headers);
+    const rule = typeof ruleSource === 'function' ? await ruleSource() : ruleSource;
 
     let principal: Principal | null = null;
     let team: TeamAccess | null = null;

@@ -42,3 +42,50 @@ describe('event-stream code in the handler bundles', () => {
     expect(found.length).toBeGreaterThan(30);
   });
 });
+
+/**
+ * A route handler's bundle carries its own route row's access rule, inlined
+ * at build time, instead of the whole route table (lib/http/pipeline.ts
+ * accessRuleOf). Built and run here as Lambda would load it.
+ */
+describe('the route row in a route handler bundle', () => {
+  const bundleOf = async (row: RouteRow) => {
+    const outfile = path.join(repoRoot, 'bench', '.out', 'route-bundles', `${row.handler.replace(/\W+/g, '_')}.mjs`);
+    const result = await esbuild.build({ ...esbuildOptions(row.handler, outfile), metafile: true });
+    const inputs = Object.values(result.metafile.outputs).find((o) => o.entryPoint)!.inputs;
+    return { outfile, files: Object.keys(inputs), text: fs.readFileSync(outfile, 'utf8') };
+  };
+  const rows = routes as readonly RouteRow[];
+  const event = (row: RouteRow) => ({
+    version: '2.0',
+    routeKey: `${row.method} ${row.path}`,
+    rawPath: row.path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'),
+    rawQueryString: '',
+    headers: {},
+    pathParameters: {},
+    requestContext: { requestId: 'bundle-test', http: { method: row.method, path: row.path, sourceIp: '127.0.0.1', userAgent: 'test' } },
+    isBase64Encoded: false,
+  });
+  const context = { awsRequestId: 'bundle-test', getRemainingTimeInMillis: () => 10_000, callbackWaitsForEmptyEventLoop: true };
+
+  it('leaves the route table out of every route bundle, and carries only its own path', { timeout: 180_000 }, async () => {
+    for (const row of rows) {
+      const { files, text } = await bundleOf(row);
+      expect(files.filter((f) => f.endsWith('lib/http/routes.ts')), row.handler).toEqual([]);
+      expect(text, row.handler).toContain(JSON.stringify(`${row.method} ${row.path}`).slice(1, -1));
+      // The table's rows name their handler files; nothing else in a bundle does.
+      expect(text.includes('handlers/http/'), row.handler).toBe(false);
+    }
+  });
+
+  it('applies that rule when run: a signed-in route answers 401 UNAUTHENTICATED without a credential, an admin route too', { timeout: 120_000 }, async () => {
+    for (const key of ['GET /api/v1/projects/{id}', 'GET /api/v1/admin/attention']) {
+      const row = rows.find((r) => `${r.method} ${r.path}` === key)!;
+      const { outfile } = await bundleOf(row);
+      const { handler } = (await import(`${outfile}?${Date.now()}`)) as { handler: (e: unknown, c: unknown) => Promise<{ statusCode: number; body: string }> };
+      const reply = await handler(event(row), context);
+      expect(reply.statusCode, key).toBe(401);
+      expect(JSON.parse(reply.body).code, key).toBe('UNAUTHENTICATED');
+    }
+  });
+});
