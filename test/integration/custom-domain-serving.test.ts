@@ -1,7 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { serveSiteEvent } from '../../handlers/edge/serve-site.ts';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
@@ -11,6 +8,7 @@ import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { cloudFrontEvent, invokeServeSite } from '../support/serve-site-lambda.ts';
 import { siteRequest } from '../support/sites.ts';
 import { deploy, sha256, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
 
@@ -377,29 +375,8 @@ describe('platform_url_mode: which hostnames serve and which redirect', { timeou
 });
 
 describe('the serve-site Lambda entry (the cloud path) answers custom domains the same way', { timeout: 120_000 }, () => {
-  // What CloudFront hands the function URL: its own Host, the viewer's in x-slipway-host, the query apart.
-  const event = (siteHost: string, path: string, query = '', headers: Record<string, string> = {}): APIGatewayProxyEventV2 =>
-    ({
-      version: '2.0',
-      routeKey: '$default',
-      rawPath: path,
-      rawQueryString: query,
-      headers: { host: 'abc123.lambda-url.us-east-1.on.aws', 'x-slipway-host': siteHost, ...headers },
-      requestContext: { http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: '' } },
-      isBase64Encoded: false,
-    }) as unknown as APIGatewayProxyEventV2;
-
-  async function invoke(e: APIGatewayProxyEventV2) {
-    let metadata: { statusCode: number; headers: Record<string, string> } | null = null;
-    const chunks: Buffer[] = [];
-    const stream = new PassThrough();
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    await serveSiteEvent(e, (meta) => {
-      metadata = meta;
-      return stream;
-    });
-    return { ...metadata!, body: Buffer.concat(chunks) };
-  }
+  const event = (siteHost: string, path: string, query = '', headers: Record<string, string> = {}) => cloudFrontEvent(siteHost, path, query, 'GET', headers);
+  const invoke = invokeServeSite;
 
   it('serves the domain, applies its geo rule from CloudFront-Viewer-Country and redirects with the query', async () => {
     const p = await newProject();

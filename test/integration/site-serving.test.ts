@@ -1,13 +1,12 @@
-import { PassThrough } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { serveSiteEvent } from '../../handlers/edge/serve-site.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { config } from '../../lib/config.ts';
+import { cloudFrontEvent, invokeServeSite } from '../support/serve-site-lambda.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { routeManifestKey } from '../../lib/sites/storage-keys.ts';
 import {
@@ -222,27 +221,12 @@ describe('serving: hosts and projects', () => {
 
 describe('the serve-site Lambda (function URL event, response stream)', () => {
   /** A function URL event as CloudFront forwards it: the URL's own Host, the site host in x-slipway-host. */
-  const event = (path: string, query = '', method = 'GET', headers: Record<string, string> = {}): APIGatewayProxyEventV2 =>
-    ({
-      version: '2.0',
-      routeKey: '$default',
-      rawPath: path,
-      rawQueryString: query,
-      headers: { host: 'abc123.lambda-url.us-east-1.on.aws', 'x-slipway-host': `${site.subdomain}.localhost`, ...headers },
-      requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: '' } },
-      isBase64Encoded: false,
-    }) as unknown as APIGatewayProxyEventV2;
+  const event = (path: string, query = '', method = 'GET', headers: Record<string, string> = {}) =>
+    cloudFrontEvent(`${site.subdomain}.localhost`, path, query, method, headers);
 
   async function invoke(e: APIGatewayProxyEventV2) {
-    let metadata: { statusCode: number; headers: Record<string, string> } | null = null;
-    const chunks: Buffer[] = [];
-    const stream = new PassThrough();
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    await serveSiteEvent(e, (m) => {
-      metadata = m;
-      return stream;
-    });
-    return { ...metadata!, body: Buffer.concat(chunks).toString('utf8') };
+    const reply = await invokeServeSite(e);
+    return { ...reply, body: reply.body.toString('utf8') };
   }
 
   it('routes on x-slipway-host and streams the object', async () => {
