@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
@@ -17,9 +17,17 @@ import type { LocalDriver } from './platform.ts';
  * after the visibility timeout (the queue's redrive policy moves a message
  * that keeps failing to its dead-letter queue, as in the cloud).
  *
- * moto answers a long poll by spinning, so this polls short every
- * LOCAL_QUEUE_POLL_MS (50 ms), and at once again while messages come.
- * At most LOCAL_QUEUE_CONCURRENCY (16) handler calls run at once per row.
+ * Receives long-poll for LOCAL_QUEUE_WAIT_SECONDS (1 s): moto holds the call
+ * on a condition and answers at once when a message is sent, and within a
+ * second when a delayed or invisible one comes due. Short polls every 50 ms
+ * had cost an idle platform about a fifth of a core and moto a quarter
+ * (measured), paid by every test and by the functions door's throughput.
+ * The wait stays short because a receive cannot be withdrawn: moto would hand
+ * a message to a poll its caller had abandoned, hiding it for the visibility
+ * timeout. So pausing and stopping let the poll in flight end, and make what
+ * it brought visible again at once. LOCAL_QUEUE_WAIT_SECONDS=0 polls short
+ * every pollMs instead. At most LOCAL_QUEUE_CONCURRENCY (16) handler calls run
+ * at once per row.
  */
 
 type QueueHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
@@ -45,7 +53,10 @@ function toRecord(message: Message, queueUrl: string): SQSRecord {
 }
 
 export interface QueueDriverOptions {
+  /** Between checks while paused or full, and between short polls. */
   pollMs?: number;
+  /** Long-poll seconds of each receive (0: short polls every pollMs). */
+  waitSeconds?: number;
   concurrency?: number;
   rows?: readonly WorkerRow[];
 }
@@ -61,6 +72,7 @@ export interface QueueDriver extends LocalDriver {
 export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
   const pollMs = options.pollMs ?? Number(process.env.LOCAL_QUEUE_POLL_MS || 50);
   const concurrency = options.concurrency ?? Number(process.env.LOCAL_QUEUE_CONCURRENCY || 16);
+  const waitSeconds = options.waitSeconds ?? Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 1) || 0));
   const rows = (options.rows ?? workers).filter((row) => row.trigger.kind === 'queue');
   let stopped = false;
   let paused = false;
@@ -73,6 +85,20 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
       const timer = setTimeout(resolve, ms);
       abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
+
+  /** Messages received as the driver paused or stopped go back to the queue, visible at once. */
+  async function release(queueUrl: string, messages: Message[], worker: string): Promise<void> {
+    try {
+      await sqs().send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })),
+        }),
+      );
+    } catch (error) {
+      logger.warn('queue driver could not give messages back', { worker, error: (error as Error).message });
+    }
+  }
 
   async function loop(row: WorkerRow): Promise<void> {
     const trigger = row.trigger as Extract<WorkerRow['trigger'], { kind: 'queue' }>;
@@ -93,10 +119,9 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
             MaxNumberOfMessages: Math.min(10, Math.floor(free / trigger.batchSize) * trigger.batchSize),
-            WaitTimeSeconds: 0,
+            WaitTimeSeconds: waitSeconds,
             MessageSystemAttributeNames: ['All'],
           }),
-          { abortSignal: abort.signal },
         );
         messages = reply.Messages ?? [];
       } catch (error) {
@@ -105,8 +130,12 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
         await sleep(pollMs * 10);
         continue;
       }
+      if (messages.length > 0 && (stopped || paused)) {
+        await release(queueUrl, messages, row.name);
+        continue;
+      }
       if (messages.length === 0) {
-        await sleep(pollMs);
+        if (waitSeconds === 0) await sleep(pollMs);
         continue;
       }
       for (let i = 0; i < messages.length; i += trigger.batchSize) {
