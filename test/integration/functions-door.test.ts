@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
@@ -97,6 +98,19 @@ const FUNCTIONS: Record<string, string> = {
       const kept = [];
       for (let i = 0; i < 48; i++) kept.push(Buffer.alloc(16 * 1024 * 1024, i + 1));
       return new Response('survived ' + kept.length * 16 + ' MB');
+    };`,
+  'functions/large.js': `
+    const instance = crypto.randomUUID();
+    export default (request) => {
+      if (new URL(request.url).searchParams.has('small')) return new Response(instance);
+      let sent = 0;
+      return new Response(new ReadableStream({
+        pull(controller) {
+          if (sent === 128) return controller.close();
+          controller.enqueue(new Uint8Array(64 * 1024).fill(sent % 251));
+          sent += 1;
+        },
+      }), { headers: { 'x-instance': instance } });
     };`,
   'functions/busy.js': `
     const instance = crypto.randomUUID();
@@ -292,6 +306,31 @@ describe('HTTPS door: streaming, cookies, waitUntil', () => {
     await sleep(600);
     expect((await get('later', '/?check')).text).toBe('1');
   });
+});
+
+describe('HTTPS door: one connection to an instance, many requests on it', () => {
+  it('a caller reading a large reply slowly holds back only its own reply; a request beside it on the same instance answers at once', async () => {
+    // The slow caller: reads the head, then nothing for a while (8 MiB are waiting in the handler).
+    const slow = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: platform.port, path: '/', headers: { host: host('large') }, agent: false }, resolve);
+      req.on('error', reject);
+      req.end();
+    });
+    expect(slow.statusCode).toBe(200);
+    slow.pause();
+    await sleep(300);
+    const beside = await get('large', '/?small');
+    expect(beside.status).toBe(200);
+    // The same instance answered, on the connection the slow reply is still on.
+    expect(beside.text).toBe(slow.headers['x-instance']);
+    const parts: Buffer[] = [];
+    slow.on('data', (chunk: Buffer) => parts.push(chunk));
+    slow.resume();
+    await new Promise((resolve) => slow.on('end', resolve));
+    const body = Buffer.concat(parts);
+    expect(body.length).toBe(128 * 64 * 1024);
+    for (let i = 0; i < 128; i++) expect(body[i * 64 * 1024 + 1234]).toBe(i % 251);
+  }, 30_000);
 });
 
 describe('HTTPS door: instances', () => {

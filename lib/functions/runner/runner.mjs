@@ -10,7 +10,7 @@
 //   serve  An HTTPS-door instance: a server on a path-based unix socket
 //          (--socket PATH) speaking the light framing below (FRAME), not
 //          HTTP: the door parses HTTP once, the runner never does. Many
-//          requests at once, one per connection at a time. Fd 3 is the control
+//          requests at once, as streams of one connection. Fd 3 is the control
 //          channel, JSON lines both ways (stdout and stderr are the user's
 //          console): the runner says {"type":"booted"} once it listens and has
 //          loaded node:http and undici, then a pre-started blank instance is
@@ -256,34 +256,55 @@ function parseArgs(argv) {
 // serve: the HTTPS door's instance.
 
 /**
- * The instance socket's framing (door to instance and back), one request at a
- * time on a connection, the door keeping several connections: each frame is a
- * type byte, a 32-bit big-endian payload length and the payload.
- *   HEAD  door: {"m":method,"q":query,"h":[[name,value],...]} (JSON);
- *         instance: {"s":status,"h":[[name,value],...],"o":outcome} (JSON)
- *   BODY  a chunk of the body, as it comes
- *   END   the body is over (every request and reply ends with one)
- * A connection closed before the reply's END is a cut reply (the stream
- * failed, or the instance died); the door closing it mid-reply stops the body.
+ * The instance socket's framing (door to instance and back). The door keeps
+ * one connection to an instance and carries all its requests on it as
+ * streams, so the frames of the requests that arrive together leave together
+ * in one write each way (a write is a system call, and on these machines
+ * system calls are most of what a small request costs). Each frame is a type
+ * byte, a 32-bit big-endian stream id (the door numbers its requests), a
+ * 32-bit big-endian payload length and the payload:
+ *   HEAD    door: {"m":method,"q":query,"h":[[name,value],...]} (JSON);
+ *           instance: {"s":status,"h":[[name,value],...],"o":outcome} (JSON)
+ *   BODY    a chunk of a body, as it comes (at most MAX_FRAME_BODY bytes)
+ *   END     this side's body is over (every request and reply ends with one)
+ *   RESET   this side gives the stream up: before the reply's END, the reply
+ *           is cut (the instance: its body failed; the door: nobody reads it
+ *           any more); after it, the rest of the request body is not wanted
+ *   CREDIT  4-byte count: the sender of this frame has taken that many more
+ *           bytes of the stream's body (flow control, per stream and way)
+ * A body's sender may have at most STREAM_WINDOW bytes not yet credited, so
+ * one slow reader holds back its own stream only, never the others. The
+ * connection closing ends every stream on it (the instance died).
  */
-export const FRAME = Object.freeze({ HEAD: 1, BODY: 2, END: 3 });
-
-/** One frame's bytes. */
-export function encodeFrame(type, payload = EMPTY) {
-  const out = Buffer.allocUnsafe(5 + payload.length);
-  out[0] = type;
-  out.writeUInt32BE(payload.length, 1);
-  if (payload.length > 0) out.set(payload, 5);
-  return out;
-}
+export const FRAME = Object.freeze({ HEAD: 1, BODY: 2, END: 3, RESET: 4, CREDIT: 5 });
+export const FRAME_HEADER_BYTES = 9;
+export const MAX_FRAME_BODY = 64 * 1024;
+export const STREAM_WINDOW = 256 * 1024;
 const EMPTY = Buffer.alloc(0);
 
-/** A `data` listener that calls onFrame(type, payload) for each whole frame received. */
+/** One frame's bytes. */
+export function encodeFrame(type, stream, payload = EMPTY) {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
+  out[0] = type;
+  out.writeUInt32BE(stream, 1);
+  out.writeUInt32BE(payload.length, 5);
+  if (payload.length > 0) out.set(payload, FRAME_HEADER_BYTES);
+  return out;
+}
+
+/** A CREDIT frame's payload. */
+export function creditPayload(bytes) {
+  const out = Buffer.allocUnsafe(4);
+  out.writeUInt32BE(bytes, 0);
+  return out;
+}
+
+/** A `data` listener that calls onFrame(type, stream, payload) for each whole frame received. */
 export function frameParser(onFrame) {
   // A frame split over many reads is joined once, when all of it has come.
   let parts = [];
   let buffered = 0;
-  let needed = 5;
+  let needed = FRAME_HEADER_BYTES;
   return (chunk) => {
     parts.push(chunk);
     buffered += chunk.length;
@@ -291,18 +312,19 @@ export function frameParser(onFrame) {
     const data = parts.length === 1 ? parts[0] : Buffer.concat(parts, buffered);
     parts = [];
     buffered = 0;
-    needed = 5;
+    needed = FRAME_HEADER_BYTES;
     let at = 0;
-    while (data.length - at >= 5) {
-      const length = data.readUInt32BE(at + 1);
-      if (data.length - at - 5 < length) {
-        needed = 5 + length;
+    while (data.length - at >= FRAME_HEADER_BYTES) {
+      const length = data.readUInt32BE(at + 5);
+      if (data.length - at - FRAME_HEADER_BYTES < length) {
+        needed = FRAME_HEADER_BYTES + length;
         break;
       }
       const type = data[at];
-      const payload = data.subarray(at + 5, at + 5 + length);
-      at += 5 + length;
-      onFrame(type, payload);
+      const stream = data.readUInt32BE(at + 1);
+      const payload = data.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
+      at += FRAME_HEADER_BYTES + length;
+      onFrame(type, stream, payload);
     }
     if (at < data.length) {
       parts.push(data.subarray(at));
@@ -313,52 +335,135 @@ export function frameParser(onFrame) {
 
 /**
  * Writes frames to a socket, gathering those of one event-loop turn into one
- * write (a small reply's head, body and end leave together).
+ * write. Socket back-pressure is not waited for: the stream windows bound
+ * what can be queued.
  */
-function frameWriter(socket) {
+export function frameWriter(socket) {
   let corked = false;
   const uncork = () => {
     corked = false;
     socket.uncork();
   };
-  return (type, payload) => {
-    if (socket.destroyed) return true;
+  return (type, stream, payload) => {
+    if (socket.destroyed) return;
     if (!corked) {
       corked = true;
       socket.cork();
       setImmediate(uncork);
     }
-    return socket.write(encodeFrame(type, payload));
+    socket.write(encodeFrame(type, stream, payload));
   };
 }
 
-/** Writes a reply as frames: the head at once, then the body chunk by chunk, waiting when the socket is full. */
-async function writeFramedReply(socket, write, result, { method = 'GET', log = defaultLog } = {}) {
+/** The sending side of one body: how many bytes the peer still takes. */
+export class SendWindow {
+  constructor(size = STREAM_WINDOW) {
+    this.available = size;
+    this.closed = false;
+    this.waiter = null;
+  }
+  grant(bytes) {
+    this.available += bytes;
+    this.wake();
+  }
+  close() {
+    this.closed = true;
+    this.wake();
+  }
+  wake() {
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.();
+  }
+  /** Resolves true once bytes may be sent, false once the stream is over. */
+  async ready() {
+    while (!this.closed && this.available <= 0) await new Promise((resolve) => (this.waiter = resolve));
+    return !this.closed;
+  }
+}
+
+/** Sends a chunk of a body as BODY frames, as the window allows; false when the stream ended first. */
+export async function sendBody(write, stream, window, chunk) {
+  let rest = chunk;
+  while (rest.length > 0) {
+    if (!(await window.ready())) return false;
+    const size = Math.min(rest.length, window.available, MAX_FRAME_BODY);
+    write(FRAME.BODY, stream, rest.subarray(0, size));
+    window.available -= size;
+    rest = rest.subarray(size);
+  }
+  return true;
+}
+
+/**
+ * The receiving side of one body: a Readable fed by the BODY frames, which
+ * credits the sender with what its reader has taken.
+ */
+export function receiveBody(sendCredit) {
+  let delivered = 0;
+  let credited = 0;
+  let ended = false;
+  const stream = new Readable({
+    highWaterMark: MAX_FRAME_BODY,
+    read() {
+      // Called when the reader wants more: everything it took so far is credited.
+      if (ended) return;
+      const taken = delivered - stream.readableLength;
+      if (taken > credited) {
+        sendCredit(taken - credited);
+        credited = taken;
+      }
+    },
+  });
+  return {
+    stream,
+    get ended() {
+      return ended;
+    },
+    push(chunk) {
+      if (ended || stream.destroyed) return;
+      delivered += chunk.length;
+      stream.push(Buffer.from(chunk));
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      if (!stream.destroyed) stream.push(null);
+    },
+    fail(error) {
+      ended = true;
+      if (!stream.destroyed) stream.destroy(error);
+    },
+  };
+}
+
+/** Writes a reply as frames: the head at once, then the body chunk by chunk as the window allows. True when it ended whole. */
+async function writeFramedReply(write, id, window, result, entry, { method = 'GET', log = defaultLog } = {}) {
   const { status, headers } = replyHead(result);
   const outcome = result.outcome;
-  write(FRAME.HEAD, Buffer.from(JSON.stringify({ s: status, h: headers.filter(([name]) => name !== OUTCOME_HEADER), o: outcome })));
+  write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ s: status, h: headers.filter(([name]) => name !== OUTCOME_HEADER), o: outcome })));
   const body = outcome === 'response' ? result.response.body : null;
   if (!body || bodiless(method, status)) {
     if (body) body.cancel().catch(() => {});
-    write(FRAME.END);
-    return;
+    write(FRAME.END, id);
+    return true;
   }
   const reader = body.getReader();
-  const closed = new Promise((resolve) => socket.once('close', resolve));
+  entry.reader = reader;
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      if (entry.over) return false;
       if (done) break;
-      if (socket.destroyed) throw new Error('the caller went away');
       const chunk = typeof value === 'string' ? Buffer.from(value) : value;
-      if (chunk.length === 0) continue;
-      if (!write(FRAME.BODY, chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+      if (!(await sendBody(write, id, window, chunk))) return false;
     }
-    write(FRAME.END);
+    write(FRAME.END, id);
+    return true;
   } catch (error) {
-    if (!socket.destroyed) log(`response body failed: ${describeError(error)}`);
+    if (!entry.over) log(`response body failed: ${describeError(error)}`);
     reader.cancel().catch(() => {});
-    socket.destroy();
+    return false;
   }
 }
 
@@ -369,68 +474,87 @@ async function serve(options) {
 
   const server = net.createServer((socket) => {
     const write = frameWriter(socket);
-    /** The request being answered on this connection: its body, until the door's END. */
-    let body = null;
+    /** The streams in progress on this connection, by id. */
+    const streams = new Map();
     socket.on('error', () => {});
     socket.on('close', () => {
-      if (body) body.destroy(new Error('the door closed the connection'));
-      body = null;
+      for (const entry of [...streams.values()]) entry.abort(new Error('the door closed the connection'));
     });
+
+    const start = (id, payload) => {
+      let head;
+      try {
+        head = JSON.parse(payload.toString());
+      } catch {
+        socket.destroy();
+        return;
+      }
+      const method = String(head.m || 'GET').toUpperCase();
+      const window = new SendWindow();
+      const body = receiveBody((bytes) => write(FRAME.CREDIT, id, creditPayload(bytes)));
+      const entry = {
+        body,
+        window,
+        reader: null,
+        over: false,
+        /** The door gave the stream up (or went): the reply stops, the handler runs on. */
+        abort(error) {
+          if (entry.over) return;
+          entry.over = true;
+          streams.delete(id);
+          window.close();
+          body.fail(error);
+          entry.reader?.cancel().catch(() => {});
+        },
+      };
+      streams.set(id, entry);
+      /** The reply is over: a cut one, or a request body not read to its end, is given up with RESET. */
+      const finish = (whole) => {
+        if (entry.over) return;
+        entry.over = true;
+        streams.delete(id);
+        window.close();
+        if (!whole || !body.ended) write(FRAME.RESET, id);
+        if (!body.ended) body.fail(new Error('the reply is over'));
+      };
+      if (!loaded) {
+        write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ s: 503, h: [], o: 'not_loaded' })));
+        write(FRAME.END, id);
+        return finish(true);
+      }
+      const { handler, url } = loaded;
+      let request;
+      try {
+        request = buildRequest({ method, publicUrl: url, query: head.q || '', headers: head.h || [], body: method === 'GET' || method === 'HEAD' ? null : body.stream });
+      } catch (error) {
+        defaultLog(`request not built: ${describeError(error)}`);
+        write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ s: 500, h: [['content-length', '0']], o: 'handler_error' })));
+        write(FRAME.END, id);
+        return finish(true);
+      }
+      const { context } = createContext();
+      invokeHandler(handler, request, context)
+        .then((result) => (entry.over ? false : writeFramedReply(write, id, window, result, entry, { method })))
+        .then(finish, (error) => {
+          defaultLog(`reply failed: ${describeError(error)}`);
+          finish(false);
+        });
+    };
+
     socket.on(
       'data',
-      frameParser((type, payload) => {
-        if (type === FRAME.BODY) {
-          if (body && !body.destroyed && !body.push(Buffer.from(payload))) socket.pause();
+      frameParser((type, id, payload) => {
+        const entry = streams.get(id);
+        if (type === FRAME.HEAD) {
+          if (!entry) start(id, payload);
           return;
         }
-        if (type === FRAME.END) {
-          if (body && !body.destroyed) body.push(null);
-          body = null;
-          return;
-        }
-        if (type !== FRAME.HEAD) return;
-        let head;
-        try {
-          head = JSON.parse(payload.toString());
-        } catch {
-          socket.destroy();
-          return;
-        }
-        const method = String(head.m || 'GET').toUpperCase();
-        const stream = new Readable({ read: () => socket.resume() });
-        body = stream;
-        const finished = () => {
-          // The reply is over: what is left of this request's body is dropped, the connection flows again.
-          if (!stream.readableEnded) {
-            stream.destroy();
-            socket.resume();
-          }
-        };
-        if (!loaded) {
-          write(FRAME.HEAD, Buffer.from(JSON.stringify({ s: 503, h: [], o: 'not_loaded' })));
-          write(FRAME.END);
-          finished();
-          return;
-        }
-        const { handler, url } = loaded;
-        let request;
-        try {
-          request = buildRequest({ method, publicUrl: url, query: head.q || '', headers: head.h || [], body: method === 'GET' || method === 'HEAD' ? null : stream });
-        } catch (error) {
-          defaultLog(`request not built: ${describeError(error)}`);
-          write(FRAME.HEAD, Buffer.from(JSON.stringify({ s: 500, h: [['content-length', '0']], o: 'handler_error' })));
-          write(FRAME.END);
-          finished();
-          return;
-        }
-        const { context } = createContext();
-        invokeHandler(handler, request, context)
-          .then((result) => writeFramedReply(socket, write, result, { method }))
-          .catch((error) => {
-            defaultLog(`reply failed: ${describeError(error)}`);
-            socket.destroy();
-          })
-          .finally(finished);
+        // Frames of a stream already over are dropped.
+        if (!entry) return;
+        if (type === FRAME.BODY) entry.body.push(payload);
+        else if (type === FRAME.END) entry.body.end();
+        else if (type === FRAME.CREDIT && payload.length === 4) entry.window.grant(payload.readUInt32BE(0));
+        else if (type === FRAME.RESET) entry.abort(new Error('the door gave the request up'));
       }),
     );
   });

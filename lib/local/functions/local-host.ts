@@ -2,8 +2,18 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { logger } from '../../http/logger.ts';
+import {
+  creditPayload,
+  FRAME,
+  frameParser,
+  frameWriter,
+  receiveBody,
+  sendBody,
+  SendWindow,
+  type FrameWrite,
+  type ReceivedBody,
+} from '../../functions/runner/runner.mjs';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../functions/host.ts';
 import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../functions/model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
@@ -56,74 +66,26 @@ const OUTCOME_HEADER = 'x-slipway-runner-outcome';
 const START_FAILURE_MEMORY_MS = 2_000;
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
-/**
- * The instance socket's framing (lib/functions/runner/runner.mjs, FRAME): a
- * type byte, a 32-bit big-endian length, the payload; one request at a time
- * on a connection. HEAD is JSON, BODY a chunk, END the end of a body.
- */
-const FRAME = { HEAD: 1, BODY: 2, END: 3 } as const;
-const MAX_FRAME_BODY = 64 * 1024;
-
-function encodeFrame(type: number, payload?: Buffer): Buffer {
-  const length = payload?.length ?? 0;
-  const out = Buffer.allocUnsafe(5 + length);
-  out[0] = type;
-  out.writeUInt32BE(length, 1);
-  if (payload && length > 0) out.set(payload, 5);
-  return out;
-}
-
-/** Calls onFrame for each whole frame in the data received. */
-function frameParser(onFrame: (type: number, payload: Buffer) => void): (chunk: Buffer) => void {
-  // A frame split over many reads is joined once, when all of it has come.
-  let parts: Buffer[] = [];
-  let buffered = 0;
-  let needed = 5;
-  return (chunk) => {
-    parts.push(chunk);
-    buffered += chunk.length;
-    if (buffered < needed) return;
-    const data = parts.length === 1 ? parts[0]! : Buffer.concat(parts, buffered);
-    parts = [];
-    buffered = 0;
-    needed = 5;
-    let at = 0;
-    while (data.length - at >= 5) {
-      const length = data.readUInt32BE(at + 1);
-      if (data.length - at - 5 < length) {
-        needed = 5 + length;
-        break;
-      }
-      const type = data[at]!;
-      const payload = data.subarray(at + 5, at + 5 + length);
-      at += 5 + length;
-      onFrame(type, payload);
-    }
-    if (at < data.length) {
-      parts.push(data.subarray(at));
-      buffered = data.length - at;
-    }
-  };
-}
-
-/** A connection to an instance: the frames it receives go to the request on it. */
-interface InstanceConnection {
+/** One connection to an instance: every request to it is a stream on it (runner.mjs, FRAME). */
+interface Mux {
   socket: Socket;
-  onFrame: ((type: number, payload: Buffer) => void) | null;
-  onClose: ((error: Error) => void) | null;
+  write: FrameWrite;
+  streams: Map<number, { onFrame: (type: number, payload: Buffer) => void; onClose: (error: Error) => void }>;
+  nextId: number;
 }
 
-const connections = new WeakMap<Socket, InstanceConnection>();
-
-function openConnection(path: string): InstanceConnection {
+function openMux(path: string): Mux {
   const socket = connect(path);
-  const connection: InstanceConnection = { socket, onFrame: null, onClose: null };
+  const mux: Mux = { socket, write: frameWriter(socket), streams: new Map(), nextId: 1 };
   let failure: Error | null = null;
   socket.on('error', (error) => (failure = error));
-  socket.on('data', frameParser((type, payload) => connection.onFrame?.(type, payload)));
-  socket.on('close', () => connection.onClose?.(failure ?? new Error('the instance closed the connection')));
-  connections.set(socket, connection);
-  return connection;
+  socket.on('data', frameParser((type, id, payload) => mux.streams.get(id)?.onFrame(type, payload)));
+  socket.on('close', () => {
+    const error = failure ?? new Error('the instance closed the connection');
+    for (const stream of [...mux.streams.values()]) stream.onClose(error);
+    mux.streams.clear();
+  });
+  return mux;
 }
 
 function preforkCount(option: number | undefined): number {
@@ -152,8 +114,8 @@ interface Instance {
   state: 'starting' | 'ready' | 'dead';
   ready: Promise<void>;
   bootMs: number;
-  /** Open connections to the instance's socket with no request on them. */
-  idleConnections: Socket[];
+  /** The connection its requests go on, once one was sent. */
+  mux: Mux | null;
   idleTimer?: NodeJS.Timeout;
   startedAt: number;
   /** How it died, once known. */
@@ -330,7 +292,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       state: 'starting',
       ready: Promise.resolve(),
       bootMs: 0,
-      idleConnections: [],
+      mux: null,
       startedAt,
       stopping: false,
     };
@@ -387,7 +349,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     const at = pool.instances.indexOf(instance);
     if (at >= 0) pool.instances.splice(at, 1);
     clearTimeout(instance.idleTimer);
-    for (const socket of instance.idleConnections.splice(0)) socket.destroy();
+    instance.mux?.socket.destroy();
     if (pool.instances.length === 0 && pool.waiters.length === 0) pools.delete(pool.key);
     else dispatch(pool);
   }
@@ -494,12 +456,22 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
 
   function send(instance: Instance, forward: DoorForward, signal: AbortSignal, coldStart: boolean): Promise<DoorReply> {
     return new Promise<DoorReply>((resolve, reject) => {
-      let released = false;
-      const done = () => {
-        if (!released) {
-          released = true;
-          release(instance);
-        }
+      if (!instance.mux || instance.mux.socket.destroyed) instance.mux = openMux(instance.blank.sandbox.httpSocket);
+      const mux = instance.mux;
+      const id = mux.nextId;
+      mux.nextId = mux.nextId >= 0xffff_ffff ? 1 : mux.nextId + 1;
+      /** How much more of the request body the instance takes. */
+      const window = new SendWindow();
+      let reply: ReceivedBody | null = null;
+      let replyEnded = false;
+      let over = false;
+      // The slot is held until the reply ends (or the stream is given up): a handler still running counts.
+      const finish = () => {
+        if (over) return;
+        over = true;
+        mux.streams.delete(id);
+        window.close();
+        release(instance);
       };
       let settled = false;
       const settle = (fn: () => void) => {
@@ -509,86 +481,75 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
           fn();
         }
       };
-      let connection: InstanceConnection;
-      const idle = instance.idleConnections.pop();
-      if (idle && !idle.destroyed) connection = connections.get(idle)!;
-      else connection = openConnection(instance.blank.sandbox.httpSocket);
-      const { socket } = connection;
-      let replyEnded = false;
-      let requestEnded = false;
-      let body: Readable | null = null;
-      /** The connection takes another request once both bodies are over. */
-      const maybeReuse = () => {
-        if (!replyEnded || !requestEnded || socket.destroyed) return;
-        connection.onFrame = null;
-        connection.onClose = null;
-        if (instance.state === 'dead' || instance.idleConnections.length >= CONCURRENT_REQUESTS_PER_INSTANCE) socket.destroy();
-        else {
-          socket.resume();
-          instance.idleConnections.push(socket);
-        }
+      const giveUp = () => {
+        mux.write(FRAME.RESET, id);
+        finish();
       };
-      connection.onFrame = (type, payload) => {
-        if (type === FRAME.HEAD) {
-          let head: { s: number; h: [string, string][]; o: string };
-          try {
-            head = JSON.parse(payload.toString());
-          } catch {
-            socket.destroy(new Error('the instance sent a malformed reply head'));
-            return;
+      mux.streams.set(id, {
+        onFrame: (type, payload) => {
+          if (type === FRAME.HEAD) {
+            let head: { s: number; h: [string, string][]; o: string };
+            try {
+              head = JSON.parse(payload.toString());
+            } catch {
+              mux.socket.destroy(new Error('the instance sent a malformed reply head'));
+              return;
+            }
+            if (head.o === 'not_loaded') return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+            // The door stopped waiting (its signal aborted): the reply is not wanted.
+            if (settled) return giveUp();
+            const outcome = head.o === 'handler_error' || head.o === 'invalid_response' ? head.o : 'response';
+            const headers: [string, string][] = [];
+            for (const [rawName, value] of head.h) {
+              const name = rawName.toLowerCase();
+              if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
+              headers.push([name, value]);
+            }
+            const body = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
+            reply = body;
+            // The door went away mid-body: the instance stops the body, the slot is free.
+            body.stream.on('close', () => {
+              if (!replyEnded && !over) giveUp();
+            });
+            settle(() =>
+              resolve({
+                outcome,
+                status: outcome === 'response' ? head.s : 500,
+                headers,
+                body: body.stream,
+                coldStart,
+                ...(coldStart ? { bootMs: instance.bootMs } : {}),
+                instanceId: instance.id,
+              }),
+            );
+          } else if (type === FRAME.BODY) {
+            reply?.push(payload);
+          } else if (type === FRAME.END) {
+            replyEnded = true;
+            reply?.end();
+            finish();
+          } else if (type === FRAME.CREDIT && payload.length === 4) {
+            window.grant(payload.readUInt32BE(0));
+          } else if (type === FRAME.RESET) {
+            // After the reply's end: the rest of the request body is not wanted. Before: the runner cut the reply.
+            window.close();
+            if (replyEnded) return;
+            const cut = new FunctionHostError('instance_crashed', "the function's reply stream failed");
+            if (!settled) settle(() => reject(cut));
+            else reply?.fail(cut);
+            finish();
           }
-          if (head.o === 'not_loaded') {
-            body = null;
-            return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
-          }
-          // The door stopped waiting (its signal aborted): the reply, when it comes, is dropped.
-          if (settled) return;
-          const outcome = head.o === 'handler_error' || head.o === 'invalid_response' ? head.o : 'response';
-          const headers: [string, string][] = [];
-          for (const [rawName, value] of head.h) {
-            const name = rawName.toLowerCase();
-            if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
-            headers.push([name, value]);
-          }
-          const stream = new Readable({ read: () => socket.resume() });
-          body = stream;
-          // The door went away mid-body: stop the instance's body (the connection goes), free the slot.
-          stream.on('close', () => {
-            if (!replyEnded) socket.destroy();
-          });
-          settle(() =>
-            resolve({
-              outcome,
-              status: outcome === 'response' ? head.s : 500,
-              headers,
-              body: stream,
-              coldStart,
-              ...(coldStart ? { bootMs: instance.bootMs } : {}),
-              instanceId: instance.id,
-            }),
-          );
-        } else if (type === FRAME.BODY) {
-          if (body && !body.destroyed && !body.push(Buffer.from(payload))) socket.pause();
-        } else if (type === FRAME.END) {
-          replyEnded = true;
-          if (body && !body.destroyed) body.push(null);
-          done();
-          maybeReuse();
-        }
-      };
-      connection.onClose = (error) => {
-        connection.onFrame = null;
-        connection.onClose = null;
-        done();
-        if (replyEnded) return;
-        // Cut before the reply's end: the instance died, or the runner cut a failing stream.
-        if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
-        else if (body && !body.destroyed) {
-          const stream = body;
-          void failureOf(instance, new Error('the reply was cut')).then((failure) => stream.destroy(failure));
-        }
-      };
-      // The door stops waiting; the handler runs on. Its reply, when it comes, is dropped.
+        },
+        onClose: (error) => {
+          // The connection broke before the reply's end: the instance died (or was stopped).
+          if (over) return;
+          const current = reply;
+          if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
+          else if (current && !replyEnded) void failureOf(instance, new Error('the reply was cut')).then((failure) => current.fail(failure));
+          finish();
+        },
+      });
+      // The door stops waiting; the handler runs on. Its reply, when it comes, is given up.
       const onAbort = () => settle(() => reject(abortError(signal)));
       signal.addEventListener('abort', onAbort, { once: true });
       const headers: [string, string][] = [];
@@ -596,34 +557,25 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
         if (HOP_BY_HOP.has(name.toLowerCase())) continue;
         headers.push([name, value]);
       }
-      socket.cork();
-      socket.write(encodeFrame(FRAME.HEAD, Buffer.from(JSON.stringify({ m: forward.method, q: forward.query, h: headers }))));
-      const endRequest = () => {
-        if (requestEnded) return;
-        requestEnded = true;
-        socket.write(encodeFrame(FRAME.END));
-        maybeReuse();
-      };
-      if (forward.body) {
-        const source = forward.body;
-        socket.uncork();
-        source.on('data', (chunk: Buffer) => {
-          let full = false;
-          // At most 64 KiB a frame: the runner hands the handler the body as it comes.
-          for (let at = 0; at < chunk.length; at += MAX_FRAME_BODY) {
-            if (!socket.write(encodeFrame(FRAME.BODY, chunk.subarray(at, at + MAX_FRAME_BODY)))) full = true;
-          }
-          if (full) {
-            source.pause();
-            socket.once('drain', () => source.resume());
-          }
-        });
-        source.on('end', endRequest);
-        source.on('error', (error) => socket.destroy(error));
-      } else {
-        endRequest();
-        socket.uncork();
+      mux.write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ m: forward.method, q: forward.query, h: headers })));
+      if (!forward.body) {
+        mux.write(FRAME.END, id);
+        return;
       }
+      const source = forward.body;
+      void (async () => {
+        try {
+          for await (const chunk of source) {
+            if (!(await sendBody(mux.write, id, window, chunk as Buffer))) {
+              source.destroy();
+              return;
+            }
+          }
+          if (!window.closed) mux.write(FRAME.END, id);
+        } catch {
+          if (!over) giveUp();
+        }
+      })();
     });
   }
 
