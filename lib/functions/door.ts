@@ -69,6 +69,13 @@ const INTERNAL = /^x-slipway-/;
 
 class BodyTooLarge extends Error {}
 
+interface Route {
+  fn: DeployedFunction | null;
+  /** The function's own hostname, the `host` its handler sees. */
+  publicHost: string;
+  until: number;
+}
+
 /**
  * The whole body, or BodyTooLarge past 10 MiB. An oversized body is still read
  * (and dropped) up to twice the limit, so the caller, still sending, gets the
@@ -136,17 +143,18 @@ function firstBytes(body: Readable, signal: AbortSignal): Promise<{ chunks: Buff
 }
 
 export function createFunctionDoor(deps: FunctionDoorDeps) {
-  const routes = new Map<string, { fn: DeployedFunction | null; until: number }>();
+  /** By the Host header as sent: a caller sends the same one on every request. */
+  const routes = new Map<string, Route>();
 
-  async function route(host: string): Promise<DeployedFunction | null> {
-    const key = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
-    const cached = routes.get(key);
-    if (cached && cached.until > Date.now()) return cached.fn;
+  async function route(host: string): Promise<Route> {
+    const cached = routes.get(host);
+    if (cached && cached.until > Date.now()) return cached;
     let fn = await deps.resolve(host);
     if (fn && !(await deps.isEnrolled(fn.team_id))) fn = null;
-    routes.set(key, { fn, until: Date.now() + routeCacheMs() });
+    const entry: Route = { fn, publicHost: fn ? new URL(fn.url).host : '', until: Date.now() + routeCacheMs() };
+    routes.set(host, entry);
     if (routes.size > 10_000) routes.delete(routes.keys().next().value!);
-    return fn;
+    return entry;
   }
 
   async function answer(request: DoorRequest, open: OpenDoorReply): Promise<void> {
@@ -164,7 +172,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     };
     const limit = (fn: DeployedFunction, kind: LimitKind) => deps.telemetry?.limitHit(fn, kind);
 
-    const fn = await route(request.host);
+    const { fn, publicHost } = await route(request.host);
     if (!fn) {
       request.body?.resume();
       return fail('FUNCTION_NOT_FOUND');
@@ -180,7 +188,6 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       return fail('FUNCTION_BODY_TOO_LARGE');
     }
 
-    const publicHost = new URL(fn.url).host;
     const headers: [string, string][] = request.headers
       .filter(([name]) => !HOP_BY_HOP.has(name) && !INTERNAL.test(name) && name !== 'host' && name !== 'content-length')
       .map(([name, value]) => [name.toLowerCase(), value]);

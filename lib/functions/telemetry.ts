@@ -98,8 +98,7 @@ export class FunctionTelemetry {
   private weeks = new Map<string, WeekBucket>();
   private readonly flusher = new PeriodicFlush(() => this.writeOut(), flushIntervalMs);
 
-  private hourBucket(fn: HourBucket['fn'], now = new Date()): HourBucket {
-    const hour = hourOf(now);
+  private hourBucket(fn: HourBucket['fn'], now = new Date(), hour = hourOf(now)): HourBucket {
     const key = `${fn.team_id}|${hour}|${fn.function_id}`;
     let bucket = this.hours.get(key);
     if (!bucket) {
@@ -123,11 +122,22 @@ export class FunctionTelemetry {
 
   /** One HTTPS door request that reached a function; `wake` when it waited for an instance to start. */
   httpRequest(fn: HourBucket['fn'], wake: boolean): void {
-    const now = new Date();
-    const bucket = this.hourBucket(fn, now);
+    const { hour, week } = this.clock();
+    const bucket = this.hourBucket(fn, undefined, hour);
     bucket.httpRequests += 1;
     if (wake) bucket.wakes += 1;
-    this.weekBucket(fn.team_id, weekStartOf(now)).httpRequests += 1;
+    this.weekBucket(fn.team_id, week).httpRequests += 1;
+  }
+
+  /** The current hour and week, worked out once a minute: every warm request asks. */
+  private clockCache = { until: 0, hour: '', week: '' };
+  private clock(): { hour: string; week: string } {
+    const nowMs = Date.now();
+    if (nowMs >= this.clockCache.until) {
+      const now = new Date(nowMs);
+      this.clockCache = { until: nowMs - (nowMs % 60_000) + 60_000, hour: hourOf(now), week: weekStartOf(now) };
+    }
+    return this.clockCache;
   }
 
   private weekBucket(teamId: string, weekStart: string): WeekBucket {

@@ -593,11 +593,13 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     }
     for (;;) {
       const { instance, coldStart } = await acquire(pool, signal);
-      try {
-        await untilAborted(instance.ready, signal);
-      } catch (error) {
-        release(instance);
-        throw error;
+      if (instance.state !== 'ready') {
+        try {
+          await untilAborted(instance.ready, signal);
+        } catch (error) {
+          release(instance);
+          throw error;
+        }
       }
       if (instance.state !== 'ready') {
         // It died between its start and this request: another slot.
