@@ -85,7 +85,7 @@ export async function buildOpenApiDocument(repoRoot: string) {
         ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
         ...(schemas?.query?._zod.def.type === 'object' ? { query: schemas.query as z.ZodObject } : {}),
         ...(schemas?.body ? { body: { content: { 'application/json': { schema: schemas.body as z.ZodType } } } } : {}),
-        ...(schemas?.rawBody ? { body: { content: { 'application/octet-stream': { schema: z.string() } } } } : {}),
+        ...(schemas?.rawBody ? { body: { content: { [schemas.rawBody]: { schema: z.string() } } } } : {}),
       },
       responses: {
         200: { description: 'Success envelope: `data` and `meta`.' },

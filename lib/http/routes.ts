@@ -172,6 +172,15 @@ export const routes = [
     access: access.public(),
     uses: ['table:read', 'table:write', 'mail:send'],
   },
+  {
+    // The billing provider's subscription events (docs/attention.md): no account, the Stripe-Signature over the
+    // raw body is the credential (checked in the handler, before anything is read or recorded).
+    method: 'POST',
+    path: '/api/v1/webhooks/billing',
+    handler: 'handlers/http/webhooks/receive-billing-event.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'secrets:billingWebhook'],
+  },
   // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
   {
     // Feedback from a signed-in user about the current team's dashboard; the admin attention inbox lists it.
