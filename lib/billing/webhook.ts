@@ -39,37 +39,47 @@ export async function receiveBillingEvent(event: ProviderEvent, log: RequestLogg
   const change = subscriptionChangeOf({ ...event, type: eventType }, now);
   if (!change.ok) return failForGood(event, change.error, log);
 
-  let subscription: Subscription | null;
+  let team;
   try {
     // The transaction below is what guarantees once; this read only spares a redelivery the team check.
-    if (await wasApplied(event.id)) return { outcome: 'duplicate' };
-    const team = await getTeam(change.teamId);
-    if (!team) return failForGood(event, `No team ${change.teamId} (metadata.team_id of the subscription): it does not exist or was deleted.`, log);
-    const marker = {
-      ...keys.processedWebhookEvent(BILLING_PROVIDER, event.id),
-      type: 'processed_webhook_event',
-      provider: BILLING_PROVIDER,
-      provider_event_id: event.id,
-      event_type: event.type,
-      team_id: change.teamId,
-      processed_at: now.toISOString(),
-      ttl: epochSeconds(now) + PROCESSED_EVENT_RETENTION_DAYS * 86_400,
-    };
+    if (await wasApplied(event.id)) return settled(event, { outcome: 'duplicate' }, log);
+    team = await getTeam(change.teamId);
+  } catch (error) {
+    return notProcessed(event, error, log);
+  }
+  if (!team) return failForGood(event, `No team ${change.teamId} (metadata.team_id of the subscription): it does not exist or was deleted.`, log);
+
+  const marker = {
+    ...keys.processedWebhookEvent(BILLING_PROVIDER, event.id),
+    type: 'processed_webhook_event',
+    provider: BILLING_PROVIDER,
+    provider_event_id: event.id,
+    event_type: event.type,
+    team_id: change.teamId,
+    processed_at: now.toISOString(),
+    ttl: epochSeconds(now) + PROCESSED_EVENT_RETENTION_DAYS * 86_400,
+  };
+  let subscription: Subscription | null;
+  try {
     subscription = await setTeamSubscription(change.teamId, change.input, now, { once: marker });
   } catch (error) {
-    if (error instanceof AlreadyWritten) return { outcome: 'duplicate' };
-    const reason = error instanceof ApiError ? error.code : (error as Error)?.name || 'Error';
-    await failForNow(event, `Not processed (${reason}): the subscription could not be written; the provider delivers the event again.`, log);
-    throw new ApiError('WEBHOOK_EVENT_NOT_PROCESSED', { details: { event_id: event.id, reason } });
+    if (error instanceof AlreadyWritten) return settled(event, { outcome: 'duplicate' }, log);
+    return notProcessed(event, error, log);
   }
-  if (!subscription) return { outcome: 'stale' };
-  // An earlier delivery of this event that failed for a while is resolved now; its row would only mislead.
+  return settled(event, subscription ? { outcome: 'applied', subscription } : { outcome: 'stale' }, log);
+}
+
+/**
+ * The event needs nothing more: an earlier delivery of it that failed on our side (or whose 200 was
+ * lost after the write) is resolved, and its row in the failed-webhook queue would only mislead.
+ */
+async function settled(event: ProviderEvent, outcome: BillingEventOutcome, log: RequestLogger): Promise<BillingEventOutcome> {
   try {
     await clearFailedWebhookEvent(BILLING_PROVIDER, event.id);
   } catch (error) {
     log.warn('failed webhook event not cleared', { event_id: event.id, error: (error as Error).name });
   }
-  return { outcome: 'applied', subscription };
+  return outcome;
 }
 
 async function wasApplied(eventId: string): Promise<boolean> {
@@ -95,12 +105,15 @@ async function failForGood(event: ProviderEvent, errorMessage: string, log: Requ
   return { outcome: 'failed', failed_webhook_event_id: row.id, error_message: row.error_message };
 }
 
-/** Recorded for the admins; the caller answers 503 whether or not the record could be written (the table may be what failed). */
-async function failForNow(event: ProviderEvent, errorMessage: string, log: RequestLogger): Promise<void> {
+/** Failed on our side: recorded for the admins (if the table lets us), and answered 503 so the provider delivers it again. */
+async function notProcessed(event: ProviderEvent, error: unknown, log: RequestLogger): Promise<never> {
+  const reason = error instanceof ApiError ? error.code : (error as Error)?.name || 'Error';
+  const errorMessage = `Not processed (${reason}): the subscription could not be written; the provider delivers the event again.`;
   log.error('billing webhook event not processed', { event_id: event.id, event_type: event.type, error: errorMessage });
   try {
     await record(event, errorMessage);
-  } catch (error) {
-    log.error('failed webhook event not recorded', { event_id: event.id, error: (error as Error).name });
+  } catch (recordError) {
+    log.error('failed webhook event not recorded', { event_id: event.id, error: (recordError as Error).name });
   }
+  throw new ApiError('WEBHOOK_EVENT_NOT_PROCESSED', { details: { event_id: event.id, reason } });
 }
