@@ -135,7 +135,8 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         break;
       }
       case 'secrets:gitState':
-      case 'secrets:envEncryption': {
+      case 'secrets:envEncryption':
+      case 'secrets:billingWebhook': {
         const secret = state.secrets[use.slice('secrets:'.length) as SecretName];
         // The value only: no DescribeSecret or ListSecrets, and no other secret of the account.
         allow(['secretsmanager:GetSecretValue'], [secret.secretArn]);

@@ -162,6 +162,21 @@ export class SlipwayState extends Construct {
         '(decrypt under the old key, encrypt under the new one, with a key version in the sealed form). That re-encryption is not built; ' +
         'a rotation Lambda that only replaced the value would make every stored value unreadable.',
     });
-    this.secrets = { gitState, envEncryption };
+    // The value is the billing provider's (Stripe makes an endpoint's signing secret): the generated one is
+    // a placeholder that verifies nothing until the operator puts the real one (docs/deploy.md), so the
+    // receiver fails closed, never open.
+    const billingWebhook = new secretsmanager.Secret(this, secretDefinitions.billingWebhook.id, {
+      description: "Slipway: the billing provider's webhook signing secret (Stripe whsec_...); put the real value after deploying",
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      // The provider keeps the value and can show or roll it again.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    Validations.of(billingWebhook).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        "The value is made by the billing provider, not by us: it is rolled in the provider's dashboard (which signs with old and new " +
+        'secrets side by side for a while, and the receiver accepts any matching v1 signature), then put here by hand.',
+    });
+    this.secrets = { gitState, envEncryption, billingWebhook };
   }
 }

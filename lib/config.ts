@@ -68,6 +68,12 @@ export const config = {
    * reads it from a Secrets Manager secret (lib/aws/secrets.ts).
    */
   envEncryptionKey: () => required('ENV_ENCRYPTION_KEY'),
+  /**
+   * The billing provider's webhook signing secret (Stripe's `whsec_...` of the endpoint). No default: a
+   * known key would let anyone forge subscription changes. The local platform generates one per run unless
+   * set; the stack reads it from a Secrets Manager secret the operator fills in (docs/deploy.md).
+   */
+  billingWebhookSecret: () => required('BILLING_WEBHOOK_SECRET'),
   // Custom domains (lib/domains/)
   /**
    * DNS servers that domain verification asks, as `host` or `host:port`, comma

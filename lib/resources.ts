@@ -102,6 +102,8 @@ export const secretDefinitions = {
   gitState: { id: 'GitStateSecret', envVar: 'GIT_STATE_SECRET', arnEnvVar: 'GIT_STATE_SECRET_ARN' },
   /** AES-256 key of environment variable values (lib/env/encryption.ts). */
   envEncryption: { id: 'EnvEncryptionKey', envVar: 'ENV_ENCRYPTION_KEY', arnEnvVar: 'ENV_ENCRYPTION_KEY_ARN' },
+  /** The billing provider's webhook signing secret (`whsec_...`), which verifies its deliveries (lib/billing/signature.ts). */
+  billingWebhook: { id: 'BillingWebhookSecret', envVar: 'BILLING_WEBHOOK_SECRET', arnEnvVar: 'BILLING_WEBHOOK_SECRET_ARN' },
 } as const;
 
 export type BucketName = keyof typeof bucketDefinitions;

@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import { logger } from '../http/logger.ts';
@@ -102,14 +102,27 @@ async function readState(teamId: string): Promise<Record<string, unknown> | unde
 const MAX_ATTEMPTS = 12;
 const jitter = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * 10 * (attempt + 1)));
 
+/** The `once` marker of a write already exists: that write was made before, and nothing was written now. */
+export class AlreadyWritten extends Error {
+  constructor() {
+    super('The write was already made once');
+    this.name = 'AlreadyWritten';
+  }
+}
+
 /**
  * Read, change, write back on condition of the version read; retried on a
  * conflict. `change` returns the attributes to set (null: nothing to do); the
- * billing keys are recomputed from the result.
+ * billing keys are recomputed from the result. With `once`, that item is put
+ * in the same transaction on condition that it does not exist yet, so the
+ * change happens at most once per marker however often and however
+ * concurrently it is asked for (a redelivered webhook event); when the
+ * marker exists, AlreadyWritten is thrown and nothing is written.
  */
 async function versionedUpdate(
   teamId: string,
   change: (item: Record<string, unknown> | undefined) => { set: Record<string, unknown>; remove?: string[]; create?: boolean } | null,
+  once?: Record<string, unknown>,
 ): Promise<Record<string, unknown> | null> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const item = await readState(teamId);
@@ -143,22 +156,34 @@ async function versionedUpdate(
     const versioned = typeof item?.version === 'number';
     if (versioned) values[':read'] = version;
     const condition = !item ? 'attribute_not_exists(pk)' : versioned ? '#version = :read' : 'attribute_not_exists(#version)';
+    const update = {
+      TableName: config.tableName(),
+      Key: keys.teamAttention(teamId),
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: item ? { ...names, '#version': 'version' } : names,
+      ExpressionAttributeValues: values,
+    };
     try {
-      await dynamo().send(
-        new UpdateCommand({
-          TableName: config.tableName(),
-          Key: keys.teamAttention(teamId),
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: item ? { ...names, '#version': 'version' } : names,
-          ExpressionAttributeValues: values,
-        }),
-      );
+      if (once) {
+        await dynamo().send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Update: update },
+              { Put: { TableName: config.tableName(), Item: once, ConditionExpression: 'attribute_not_exists(pk)' } },
+            ],
+          }),
+        );
+      } else {
+        await dynamo().send(new UpdateCommand(update));
+      }
       for (const name of removes) delete next[name];
       if (bucket) Object.assign(next, bucket);
       return next;
     } catch (error) {
-      if (!isConditionalCheckFailure(error)) throw error;
+      if (isTransactionCanceled(error) && conditionFailedAt(error, 1)) throw new AlreadyWritten();
+      // A cancelled transaction whose marker was free lost the version race (or a concurrent transaction): retry.
+      if (!isConditionalCheckFailure(error) && !isTransactionCanceled(error)) throw error;
       await jitter(attempt);
     }
   }
@@ -178,21 +203,38 @@ export function toSubscription(item: Record<string, unknown>): Subscription {
   };
 }
 
+export interface SubscriptionInput {
+  plan: PlanName;
+  status: SubscriptionStatus;
+  cancel_at_period_end: boolean;
+  created_at?: string;
+  /**
+   * When the billing provider made the event this input comes from. Providers do not deliver in order:
+   * an input older than the one last applied is dropped (setTeamSubscription returns null).
+   */
+  source_event_at?: string;
+}
+
 /**
  * Sets a team's subscription (the operator command behind
  * PUT /api/v1/admin/teams/{id}/subscription). The team's first subscription,
  * and a status that is not ended following an ended one (`canceled`,
  * `incomplete_expired`), start a new subscription: `created_at` is then the
  * given one (default now) and `subscription_count` goes up by one. The team must exist
- * (the caller checks).
+ * (the caller checks). `once`: see versionedUpdate (AlreadyWritten). Null only
+ * for an input with `source_event_at` older than the last applied one.
  */
 export async function setTeamSubscription(
   teamId: string,
-  input: { plan: PlanName; status: SubscriptionStatus; cancel_at_period_end: boolean; created_at?: string },
+  input: SubscriptionInput,
   now = new Date(),
-): Promise<Subscription> {
+  options: { once?: Record<string, unknown> } = {},
+): Promise<Subscription | null> {
   const at = now.toISOString();
   const written = await versionedUpdate(teamId, (item) => {
+    // A provider's event older than the one the subscription already reflects arrived late: it changes nothing.
+    const applied = item?.sub_source_event_at as string | undefined;
+    if (input.source_event_at && applied && applied > input.source_event_at) return null;
     const previous = item?.sub_status as SubscriptionStatus | undefined;
     // The first subscription a team is given counts, even one recorded as already ended; after an
     // ended one, the next that is not ended is a new subscription.
@@ -203,6 +245,7 @@ export async function setTeamSubscription(
       sub_cancel_at_period_end: input.cancel_at_period_end,
       sub_updated_at: at,
     };
+    if (input.source_event_at) set.sub_source_event_at = input.source_event_at;
     if (starts) {
       set.sub_created_at = input.created_at ?? at;
       set.subscription_count = ((item?.subscription_count as number | undefined) ?? 0) + 1;
@@ -210,8 +253,8 @@ export async function setTeamSubscription(
       set.sub_created_at = input.created_at;
     }
     return { set, create: true };
-  });
-  return toSubscription(written!);
+  }, options.once);
+  return written ? toSubscription(written) : null;
 }
 
 export async function getTeamSubscription(teamId: string): Promise<Subscription | null> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -7,13 +7,15 @@ import { epochSeconds, keys } from '../db/keys.ts';
 /**
  * Failed webhook events, for the admin attention queues.
  *
- * Slipway has no webhook receiver yet: the Git push and merge-request webhooks
- * the spec mentions for auto-deploy are not built (the Git host connect
- * endpoint only hands out the install URL). This is the record and the one
- * writer such a receiver calls when it cannot process an event, so that today
- * nothing in the running platform produces rows and the queue is empty
- * (docs/attention.md). One record per provider event: a redelivery of an event
- * that fails again updates its error and keeps its first `created_at`.
+ * The billing provider's webhook (POST /api/v1/webhooks/billing,
+ * lib/billing/webhook.ts) records here every signed event it cannot process,
+ * provider `stripe`; an unsigned or badly signed delivery never gets here, so
+ * no anonymous caller can fill the queue. The Git push and merge-request
+ * webhooks the spec mentions for auto-deploy are not built; a receiver of
+ * theirs would record through the same writer (docs/attention.md). One record
+ * per provider event: a redelivery of an event that fails again updates its
+ * error and keeps its first `id` and `created_at`; one that then succeeds
+ * clears it.
  */
 
 /** A failed event stays in the queue this long, then expires by TTL. */
@@ -63,6 +65,11 @@ export async function recordFailedWebhookEvent(
     }),
   );
   return toRow(reply.Attributes!);
+}
+
+/** An event that failed before and has now been processed is no longer for the admins to look at. */
+export async function clearFailedWebhookEvent(provider: string, providerEventId: string): Promise<void> {
+  await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.failedWebhookEvent(provider, providerEventId) }));
 }
 
 const toRow = (item: Record<string, unknown>): FailedWebhookEvent => ({

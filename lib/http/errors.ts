@@ -181,6 +181,17 @@ export const errorCatalogue = {
   // Feedback from signed-in users (docs/attention.md)
   FEEDBACK_RATE_LIMITED: { status: 429, message: 'Too much feedback sent this hour. Try again after the time in Retry-After.' },
 
+  // The billing provider's webhook (POST /api/v1/webhooks/billing, docs/attention.md)
+  WEBHOOK_SIGNATURE_INVALID: {
+    status: 400,
+    message: 'The Stripe-Signature header is missing, malformed, too old or matches no signature of this body; details.reason says which.',
+  },
+  WEBHOOK_PAYLOAD_INVALID: { status: 400, message: 'The signed body is not a JSON event with an id and a type.' },
+  WEBHOOK_EVENT_NOT_PROCESSED: {
+    status: 503,
+    message: 'The event could not be processed on our side and was recorded; deliver it again later.',
+  },
+
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },
   INVOCATION_NOT_FOUND: { status: 404, message: 'No such invocation of this function.' },

@@ -79,13 +79,16 @@ export async function buildOpenApiDocument(repoRoot: string) {
     registry.registerPath({
       method: row.method.toLowerCase() as 'get',
       path: row.path,
-      description: who,
+      description: row.docs?.note ? `${who} ${row.docs.note}` : who,
       security: row.access.kind === 'public' ? [] : [{ bearer: [] }],
       request: {
+        ...(row.docs?.requiredHeaders
+          ? { headers: z.object(Object.fromEntries(Object.entries(row.docs.requiredHeaders).map(([name, meaning]) => [name, z.string().describe(meaning)]))) }
+          : {}),
         ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
         ...(schemas?.query?._zod.def.type === 'object' ? { query: schemas.query as z.ZodObject } : {}),
         ...(schemas?.body ? { body: { content: { 'application/json': { schema: schemas.body as z.ZodType } } } } : {}),
-        ...(schemas?.rawBody ? { body: { content: { 'application/octet-stream': { schema: z.string() } } } } : {}),
+        ...(schemas?.rawBody ? { body: { content: { [schemas.rawBody]: { schema: z.string() } } } } : {}),
       },
       responses: {
         200: { description: 'Success envelope: `data` and `meta`.' },

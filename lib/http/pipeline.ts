@@ -43,8 +43,11 @@ export type HandlerResult =
 interface HandlerOptions<BS extends $ZodType | undefined, QS extends $ZodType | undefined> {
   body?: BS;
   query?: QS;
-  /** Accept a non-JSON body of at most this many bytes, given to the handler as `rawBody`. */
-  rawBody?: { maxBytes: number };
+  /**
+   * Accept a body of at most this many bytes unparsed, given to the handler as `rawBody` (non-JSON bodies, and
+   * JSON whose bytes are signed). `mediaType` is what the OpenAPI document shows (default application/octet-stream).
+   */
+  rawBody?: { maxBytes: number; mediaType?: string };
   maxJsonBytes?: number;
   /**
    * Looks at the parsed JSON body before it is validated; a result it returns is the reply, and the handler
@@ -63,7 +66,7 @@ interface PipelineState {
 }
 
 /** The request schemas each handler declared, by route key: the source of the OpenAPI document. */
-export const handlerSchemas = new Map<string, { body?: $ZodType; query?: $ZodType; rawBody: boolean }>();
+export const handlerSchemas = new Map<string, { body?: $ZodType; query?: $ZodType; rawBody: string | null }>();
 
 /** Per-invocation state, keyed by the Lambda context object of the invocation. */
 const pipelineState = new WeakMap<Context, PipelineState>();
@@ -163,7 +166,7 @@ export function defineHandler<BS extends $ZodType | undefined = undefined, QS ex
   options: HandlerOptions<BS, QS>,
   impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
 ) {
-  handlerSchemas.set(key, { body: options.body, query: options.query, rawBody: options.rawBody !== undefined });
+  handlerSchemas.set(key, { body: options.body, query: options.query, rawBody: options.rawBody ? (options.rawBody.mediaType ?? 'application/octet-stream') : null });
   let rule: Promise<RouteRow['access']> | undefined;
   return buildHandler(key, () => (rule ??= accessRuleOf(key)), options, impl);
 }

@@ -60,6 +60,8 @@ export interface RouteRow {
    * architecture the copied binaries were installed for.
    */
   runtimePackages?: { names: readonly string[]; architecture: 'x86_64' | 'arm64' };
+  /** For the OpenAPI document: what the caller must know beyond the access rule, and request headers it must send (name: meaning). */
+  docs?: { note?: string; requiredHeaders?: Readonly<Record<string, string>> };
 }
 
 export const routes = [
@@ -171,6 +173,19 @@ export const routes = [
     handler: 'handlers/http/abuse/submit-abuse-report.ts',
     access: access.public(),
     uses: ['table:read', 'table:write', 'mail:send'],
+  },
+  {
+    // The billing provider's subscription events (docs/attention.md): no account, the Stripe-Signature over the
+    // raw body is the credential (checked in the handler, before anything is read or recorded).
+    method: 'POST',
+    path: '/api/v1/webhooks/billing',
+    handler: 'handlers/http/webhooks/receive-billing-event.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'secrets:billingWebhook'],
+    docs: {
+      note: 'Stripe webhook endpoint: the body is a Stripe event, verified by its signature (docs/attention.md).',
+      requiredHeaders: { 'Stripe-Signature': 't=<epoch seconds>,v1=<hex HMAC-SHA256 of "t.body" under the endpoint secret>; t within 300 s' },
+    },
   },
   // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
   {

@@ -85,6 +85,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       // so a developer on a persistent AWS endpoint can keep the same key across restarts).
       GIT_STATE_SECRET: process.env.GIT_STATE_SECRET || randomBytes(32).toString('base64url'),
       ENV_ENCRYPTION_KEY: process.env.ENV_ENCRYPTION_KEY || randomBytes(32).toString('base64'),
+      // Set it to the secret `stripe listen` prints to forward a real test-mode account's events here.
+      BILLING_WEBHOOK_SECRET: process.env.BILLING_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64url')}`,
     };
     Object.assign(process.env, env);
     const baseUrl = `http://localhost:${port}`;

@@ -75,6 +75,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
+  'secrets:billingWebhook': ['secretsmanager:GetSecretValue'],
   'dns:zones': ['route53:CreateHostedZone', 'route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
   'tls:provision': [
     'acm:RequestCertificate',
@@ -548,6 +549,7 @@ describe('secrets', () => {
     }
     expect(readers.get('gitState')).toEqual(['GET /api/v1/auth/git-host/connect']);
     expect(readers.get('envEncryption')!.sort()).toEqual(['POST /api/v1/projects/{id}/env/bulk', 'PUT /api/v1/projects/{id}/env/{name}']);
+    expect(readers.get('billingWebhook')).toEqual(['POST /api/v1/webhooks/billing']);
     // Listing names reveals no value: it neither decrypts nor holds the key.
     expect(findRouteUses('GET /api/v1/projects/{id}/env')).not.toContain('secrets:envEncryption');
     // No other role in the stack (site serving, custom resources) reads any secret.

@@ -1,0 +1,119 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { AlreadyWritten, setTeamSubscription, type Subscription } from '../attention/team-state.ts';
+import { clearFailedWebhookEvent, recordFailedWebhookEvent } from '../attention/webhooks.ts';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { ApiError } from '../http/errors.ts';
+import type { RequestLogger } from '../http/logger.ts';
+import { getTeam } from '../teams/teams.ts';
+import { isSubscriptionEventType, subscriptionChangeOf, type ProviderEvent } from './subscription-events.ts';
+
+/**
+ * What the billing webhook does with a verified event (POST /api/v1/webhooks/billing,
+ * docs/attention.md). The provider retries every delivery that is not
+ * answered 2xx, for days, so the answer says whether a retry can help:
+ *
+ * - applied, a duplicate, out of date, or of a type we do not handle: 200;
+ * - one that can never be processed (malformed subscription, unknown team,
+ *   a status we do not track): recorded in the failed-webhook queue and
+ *   answered 200 with outcome `failed`, since a retry would fail the same way;
+ * - one whose processing failed on our side (the table, a write that kept
+ *   conflicting): recorded, and answered 503 so the provider delivers it again.
+ */
+
+export const BILLING_PROVIDER = 'stripe';
+
+/** How long an applied event is remembered; the provider retries for 3 days and its dashboard resends events up to 30 days old. */
+export const PROCESSED_EVENT_RETENTION_DAYS = 30;
+
+export type BillingEventOutcome =
+  | { outcome: 'applied'; subscription: Subscription }
+  | { outcome: 'duplicate' | 'stale' | 'ignored' }
+  | { outcome: 'failed'; failed_webhook_event_id: string; error_message: string };
+
+export async function receiveBillingEvent(event: ProviderEvent, log: RequestLogger, now = new Date()): Promise<BillingEventOutcome> {
+  if (!isSubscriptionEventType(event.type)) return { outcome: 'ignored' };
+  const eventType = event.type;
+
+  const change = subscriptionChangeOf({ ...event, type: eventType }, now);
+  if (!change.ok) return failForGood(event, change.error, log);
+
+  let team;
+  try {
+    // The transaction below is what guarantees once; this read only spares a redelivery the team check.
+    if (await wasApplied(event.id)) return settled(event, { outcome: 'duplicate' }, log);
+    team = await getTeam(change.teamId);
+  } catch (error) {
+    return notProcessed(event, error, log);
+  }
+  if (!team) return failForGood(event, `No team ${change.teamId} (metadata.team_id of the subscription): it does not exist or was deleted.`, log);
+
+  const marker = {
+    ...keys.processedWebhookEvent(BILLING_PROVIDER, event.id),
+    type: 'processed_webhook_event',
+    provider: BILLING_PROVIDER,
+    provider_event_id: event.id,
+    event_type: event.type,
+    team_id: change.teamId,
+    processed_at: now.toISOString(),
+    ttl: epochSeconds(now) + PROCESSED_EVENT_RETENTION_DAYS * 86_400,
+  };
+  let subscription: Subscription | null;
+  try {
+    subscription = await setTeamSubscription(change.teamId, change.input, now, { once: marker });
+  } catch (error) {
+    if (error instanceof AlreadyWritten) return settled(event, { outcome: 'duplicate' }, log);
+    return notProcessed(event, error, log);
+  }
+  return settled(event, subscription ? { outcome: 'applied', subscription } : { outcome: 'stale' }, log);
+}
+
+/**
+ * The event needs nothing more: an earlier delivery of it that failed on our side (or whose 200 was
+ * lost after the write) is resolved, and its row in the failed-webhook queue would only mislead.
+ */
+async function settled(event: ProviderEvent, outcome: BillingEventOutcome, log: RequestLogger): Promise<BillingEventOutcome> {
+  try {
+    await clearFailedWebhookEvent(BILLING_PROVIDER, event.id);
+  } catch (error) {
+    log.warn('failed webhook event not cleared', { event_id: event.id, error: (error as Error).name });
+  }
+  return outcome;
+}
+
+async function wasApplied(eventId: string): Promise<boolean> {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.processedWebhookEvent(BILLING_PROVIDER, eventId), ConsistentRead: true }),
+  );
+  return reply.Item !== undefined;
+}
+
+const record = (event: ProviderEvent, errorMessage: string) =>
+  recordFailedWebhookEvent({ provider: BILLING_PROVIDER, providerEventId: event.id, eventType: event.type, errorMessage });
+
+/** A retry cannot help: recorded, and answered 2xx so the provider stops. If even the record fails, a retry can help after all. */
+async function failForGood(event: ProviderEvent, errorMessage: string, log: RequestLogger): Promise<BillingEventOutcome> {
+  log.warn('billing webhook event failed', { event_id: event.id, event_type: event.type, error: errorMessage });
+  let row;
+  try {
+    row = await record(event, errorMessage);
+  } catch (error) {
+    log.error('failed webhook event not recorded', { event_id: event.id, error: (error as Error).name });
+    throw new ApiError('WEBHOOK_EVENT_NOT_PROCESSED', { details: { event_id: event.id, reason: 'NOT_RECORDED' } });
+  }
+  return { outcome: 'failed', failed_webhook_event_id: row.id, error_message: row.error_message };
+}
+
+/** Failed on our side: recorded for the admins (if the table lets us), and answered 503 so the provider delivers it again. */
+async function notProcessed(event: ProviderEvent, error: unknown, log: RequestLogger): Promise<never> {
+  const reason = error instanceof ApiError ? error.code : (error as Error)?.name || 'Error';
+  const errorMessage = `Not processed (${reason}): the subscription could not be written; the provider delivers the event again.`;
+  log.error('billing webhook event not processed', { event_id: event.id, event_type: event.type, error: errorMessage });
+  try {
+    await record(event, errorMessage);
+  } catch (recordError) {
+    log.error('failed webhook event not recorded', { event_id: event.id, error: (recordError as Error).name });
+  }
+  throw new ApiError('WEBHOOK_EVENT_NOT_PROCESSED', { details: { event_id: event.id, reason } });
+}
