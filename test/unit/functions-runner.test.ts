@@ -86,6 +86,15 @@ describe('the Request the handler receives', () => {
     expect(req.url).toBe('https://hello-site.fn.example/');
   });
 
+  it('a query is encoded as the URL query rules say, a "#" in it included; the public URL is the same for each request after', () => {
+    const url = (query: string) => runner.buildRequest({ method: 'GET', publicUrl: 'https://hello-site.fn.example/', query, headers: [] }).url;
+    expect(url('q=a b&c="d"')).toBe('https://hello-site.fn.example/?q=a%20b&c=%22d%22');
+    expect(url('x=1#not-a-fragment')).toBe('https://hello-site.fn.example/?x=1%23not-a-fragment');
+    expect(url('?lead=1')).toBe('https://hello-site.fn.example/?lead=1');
+    expect(runner.buildRequest({ method: 'GET', publicUrl: 'https://other-site.fn.example/', query: 'z=2', headers: [] }).url).toBe('https://other-site.fn.example/?z=2');
+    expect(url('')).toBe('https://hello-site.fn.example/');
+  });
+
   it('a POST body streams in from a Node stream', async () => {
     const req = runner.buildRequest({
       method: 'POST',

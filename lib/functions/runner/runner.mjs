@@ -82,8 +82,7 @@ export async function loadHandler(bundlePath) {
  * @param {{ method: string, publicUrl: string, query?: string, headers: Iterable<[string, string]>, body?: Readable | ReadableStream | Uint8Array | null, signal?: AbortSignal }} input
  */
 export function buildRequest({ method, publicUrl, query = '', headers, body = null, signal }) {
-  const url = new URL(publicUrl);
-  url.search = query ? `?${query.replace(/^\?/, '')}` : '';
+  const url = requestUrl(publicUrl, query.replace(/^\?/, ''));
   const out = new Headers();
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
@@ -98,6 +97,26 @@ export function buildRequest({ method, publicUrl, query = '', headers, body = nu
     init.duplex = 'half';
   }
   return new Request(url.href, init);
+}
+
+/** The function's URL without a query, parsed once per URL: a warm instance gets the same one every request. */
+let publicBase = { publicUrl: '', href: '', host: '', plain: false };
+
+/** `href` and `host` of the public URL with the caller's query. */
+function requestUrl(publicUrl, query) {
+  if (publicBase.publicUrl !== publicUrl) {
+    const url = new URL(publicUrl);
+    url.search = '';
+    publicBase = { publicUrl, href: url.href, host: url.host, plain: url.hash === '' };
+  }
+  // A query with '#' in it is encoded by the URL setter (as %23), never read as a fragment.
+  if (!query || !publicBase.plain || query.includes('#')) {
+    if (!query) return publicBase;
+    const url = new URL(publicUrl);
+    url.search = `?${query}`;
+    return url;
+  }
+  return { href: `${publicBase.href}?${query}`, host: publicBase.host };
 }
 
 /**
@@ -437,6 +456,20 @@ export function receiveBody(sendCredit) {
   };
 }
 
+/** A body nobody reads: its frames are counted out, no stream is made. */
+function discardBody() {
+  let ended = false;
+  return {
+    stream: null,
+    get ended() {
+      return ended;
+    },
+    push() {},
+    end: () => (ended = true),
+    fail: () => (ended = true),
+  };
+}
+
 /** Writes a reply as frames: the head at once, then the body chunk by chunk as the window allows. True when it ended whole. */
 async function writeFramedReply(write, id, window, result, entry, { method = 'GET', log = defaultLog } = {}) {
   const { status, headers } = replyHead(result);
@@ -491,7 +524,8 @@ async function serve(options) {
       }
       const method = String(head.m || 'GET').toUpperCase();
       const window = new SendWindow();
-      const body = receiveBody((bytes) => write(FRAME.CREDIT, id, creditPayload(bytes)));
+      // A GET or HEAD body is never read: its frames are dropped without a stream.
+      const body = method === 'GET' || method === 'HEAD' ? discardBody() : receiveBody((bytes) => write(FRAME.CREDIT, id, creditPayload(bytes)));
       const entry = {
         body,
         window,
