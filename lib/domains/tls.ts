@@ -22,41 +22,20 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
 import { getDomainItem, type DomainRecord } from './domains.ts';
+import { claimAttempt, SSL_ERROR_CODES, writeIfCurrent, type SslErrorCode } from './tls-attempts.ts';
 import { sendSslMessage, type SslMessage } from './tls-queue.ts';
 
 /**
  * TLS of a verified custom domain: an ACM certificate for the hostname (DNS
  * validation), then the domain's own CloudFront distribution (the spec's
  * dedicated pull zone) serving the hostname with it. Attempts run from the
- * SSL-retries queue (handlers/workers/ssl-retries.ts) and from
- * POST /domains/{id}/retry-ssl; docs/domains.md tells the whole story.
+ * SSL-retries queue (handlers/workers/ssl-retries.ts); POST /domains/{id}/retry-ssl
+ * claims one and queues it there (lib/domains/tls-attempts.ts); docs/domains.md
+ * tells the whole story.
  */
 
-/**
- * The one documented list of `ssl_error_code` values (docs/domains.md, "TLS").
- * Each is a reason a client can give specific guidance for.
- */
-export const SSL_ERROR_CODES = {
-  /** The certificate's DNS validation did not complete within the deadline (ours, or ACM's own). */
-  VALIDATION_TIMED_OUT: 'The certificate could not be validated in time: the validation CNAME record was not found in DNS.',
-  /** ACM refused to issue: a CAA record of the domain does not allow Amazon to issue certificates. */
-  CAA_ERROR: "The domain's CAA records do not allow Amazon to issue a certificate for it.",
-  /** ACM refused to issue for another reason (a domain it does not allow, one needing extra verification ...). */
-  CERTIFICATE_REFUSED: 'The certificate authority refused to issue a certificate for this hostname.',
-  /** Too many certificates requested from ACM; the next attempt may succeed. */
-  CERTIFICATE_LIMIT_EXCEEDED: 'The certificate quota was reached; the request will be tried again.',
-  /** ACM could not take the certificate request (rejected, or unavailable). */
-  CERTIFICATE_REQUEST_FAILED: 'The certificate could not be requested.',
-  /** CloudFront already serves this hostname from another distribution (of another account). */
-  HOSTNAME_IN_USE: 'Another CDN distribution already serves this hostname.',
-  /** CloudFront refused or failed to create the domain's distribution. */
-  DISTRIBUTION_FAILED: "The domain's CDN distribution could not be created.",
-  /** managed_dns: a record could not be written to the domain's hosted zone. */
-  DNS_RECORD_FAILED: "A record could not be written to the domain's managed DNS zone.",
-  /** Something of ours failed mid-attempt (the table, a throttled call): nothing about the domain; the retry usually succeeds. */
-  PROVISIONING_INTERRUPTED: 'The attempt was interrupted by an error on our side; it will be tried again.',
-} as const;
-export type SslErrorCode = keyof typeof SSL_ERROR_CODES;
+// The list of ssl_error_code values lives with the claims (retry-ssl's bundle needs one sentence of it).
+export { SSL_ERROR_CODES, type SslErrorCode } from './tls-attempts.ts';
 
 /** The hosted zone id CloudFront's alias targets live in (fixed by AWS for every distribution). */
 const CLOUDFRONT_ALIAS_ZONE_ID = 'Z2FDTNDATAQYW2';
@@ -94,67 +73,6 @@ async function deadLetterQueueUrl(): Promise<string> {
   const { QueueUrl } = await sqs().send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }));
   deadLetterUrls.set(source, QueueUrl!);
   return QueueUrl!;
-}
-
-/** Sets fields of the domain if it is still on attempt `attempts`, live and verified; null when it moved on. */
-async function writeIfCurrent(domainId: string, attempts: number, fields: Record<string, unknown>, extra: { add?: boolean; notIssued?: boolean } = {}): Promise<Record<string, unknown> | null> {
-  const names: Record<string, string> = { '#status_now': 'status', '#attempts': 'ssl_attempts' };
-  const values: Record<string, unknown> = { ':attempts': attempts, ':verified': 'verified', ':null': 'NULL' };
-  if (extra.notIssued) {
-    names['#ssl'] = 'ssl_status';
-    values[':issued'] = 'issued';
-  }
-  const sets = Object.entries(fields).map(([field, value], i) => {
-    names[`#f${i}`] = field;
-    values[`:v${i}`] = value;
-    return `#f${i} = :v${i}`;
-  });
-  if (extra.add) {
-    sets.push('#attempts = #attempts + :one');
-    values[':one'] = 1;
-  }
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: `attribute_exists(pk) AND #status_now = :verified AND #attempts = :attempts AND attribute_type(deleted_at, :null)${extra.notIssued ? ' AND #ssl <> :issued' : ''}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return null;
-    throw error;
-  }
-}
-
-/**
- * Claims a new attempt: ssl_attempts goes up by one, conditionally on the
- * count the caller saw, so of two claims from the same state (a redelivered
- * message, racing retries) exactly one wins. Returns the claimed item, or null.
- */
-export async function claimAttempt(item: Record<string, unknown>, now: Date): Promise<Record<string, unknown> | null> {
-  const at = now.toISOString();
-  return writeIfCurrent(
-    item.id as string,
-    Number(item.ssl_attempts ?? 0),
-    {
-      ssl_status: 'provisioning',
-      ssl_last_attempt_at: at,
-      ssl_provisioning_started_at: (item.ssl_provisioning_started_at as string | null) ?? at,
-      ssl_error: null,
-      ssl_error_code: null,
-      ssl_next_retry_at: null,
-      // The looks of a new attempt count from 1 again.
-      ssl_check_seq: 0,
-      updated_at: at,
-    },
-    { add: true, notIssued: true },
-  );
 }
 
 class AttemptFailure extends Error {
@@ -446,7 +364,8 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
 /**
  * A new attempt on the domain as `item` shows it: claimed (one of racing
  * claims wins; the others are 'stale'), then run. `chain` is its number in
- * its automatic chain (1 for retry-ssl and for the first after verification).
+ * its automatic chain (1 for the first after verification; retry-ssl claims
+ * attempt 1 of its chain itself, in lib/domains/tls-attempts.ts).
  */
 export async function attemptTls(item: Record<string, unknown>, chain = 1, now = new Date()): Promise<{ outcome: AttemptOutcome; item: Record<string, unknown> }> {
   const claimed = await claimAttempt(item, now);

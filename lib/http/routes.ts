@@ -483,9 +483,8 @@ export const routes = [
     path: '/api/v1/domains/{id}/retry-ssl',
     handler: 'handlers/http/domains/retry-ssl.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'tls:provision'],
-    // ACM, CloudFront and Route 53 calls of one attempt.
-    timeoutSeconds: 29,
+    // The attempt is claimed here and queued for the ssl-retries worker, which makes its ACM, CloudFront and Route 53 calls.
+    uses: ['table:read', 'table:write', 'sslRetries:send'],
   },
   {
     method: 'DELETE',

@@ -12,6 +12,7 @@ import { route53 } from '../../lib/aws/route53.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
+import { queueDefinitions } from '../../lib/resources.ts';
 import { updateDomain } from '../../lib/domains/domains.ts';
 import { attemptTls, handleSslMessage, SSL_ERROR_CODES } from '../../lib/domains/tls.ts';
 import { errorCatalogue } from '../../lib/http/errors.ts';
@@ -285,7 +286,7 @@ describe('a certificate that never validates', () => {
     await new Promise((r) => setTimeout(r, 2500));
     expect((await read(verified.id)).body.data).toEqual(last);
 
-    // retry-ssl: an immediate attempt, the spec's subset of fields; with a deadline the certificate meets, it is issued.
+    // retry-ssl: a new attempt claimed at once (made by the worker), the spec's subset of fields; with a deadline the certificate meets, it is issued.
     process.env.SSL_VALIDATION_TIMEOUT_SECONDS = '60';
     const retried = await retrySsl(verified.id);
     expect(retried.status).toBe(200);
@@ -355,6 +356,29 @@ describe('POST /api/v1/domains/{id}/retry-ssl', () => {
     const other = await waitFor((await verifiedDomain()).id, (x) => x.ssl_status === 'issued');
     expect(other.pull_zone_id).not.toBe(issued.pull_zone_id);
   }, 60_000);
+
+  it('when the queue refuses the attempt: 500, and the attempt it claimed ends failed (PROVISIONING_INTERRUPTED, no retry queued), so retry-ssl may start again', async () => {
+    const d = await verifiedQuietly();
+    const envVar = queueDefinitions.sslRetries.envVar;
+    const saved = process.env[envVar]!;
+    // A queue that does not exist: SQS refuses the send (QueueDoesNotExist), as it would refuse one it cannot take.
+    process.env[envVar] = `${saved}-missing`;
+    let refused;
+    try {
+      refused = await retrySsl(d.id);
+    } finally {
+      process.env[envVar] = saved;
+    }
+    expectError(refused, 500, 'INTERNAL_ERROR');
+    const after = (await read(d.id)).body.data;
+    expect(after).toMatchObject({ ssl_status: 'failed', ssl_attempts: 1, ssl_error_code: 'PROVISIONING_INTERRUPTED', ssl_error: SSL_ERROR_CODES.PROVISIONING_INTERRUPTED, ssl_issued_at: null });
+    expect(after).not.toHaveProperty('next_retry_at');
+
+    const again = await retrySsl(d.id);
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ id: d.id, ssl_status: 'provisioning', ssl_attempts: 2, ssl_error: null, ssl_error_code: null });
+    expect((await waitFor(d.id, (x) => x.ssl_status === 'issued')).ssl_attempts).toBe(2);
+  }, 30_000);
 
   it('authorization: owner, admin, member and the team API key may retry; other teams get 404; no credential 401', async () => {
     const d = await verifiedQuietly();

@@ -18,6 +18,8 @@ describe('parseCustomHostname', () => {
   it('normalises case, a trailing dot and internationalised names (punycode)', () => {
     expect(parseCustomHostname(' WWW.Example.COM. ')).toEqual({ hostname: 'www.example.com', isApex: false });
     expect(parseCustomHostname('bücher.de')).toEqual({ hostname: 'xn--bcher-kva.de', isApex: true });
+    // An internationalised top-level domain is known in its punycode form.
+    expect(parseCustomHostname('www.пример.рф')).toEqual({ hostname: 'www.xn--e1afmkfd.xn--p1ai', isApex: false });
   });
 
   it('refuses what is not a hostname under a public suffix', () => {
