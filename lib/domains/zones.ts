@@ -64,11 +64,19 @@ async function emptyManagedZone(hostedZoneId: string): Promise<void> {
 
 /** Removes a managed zone and the records TLS put in it; one already gone is fine (a retried removal). */
 export async function deleteManagedZone(hostedZoneId: string): Promise<void> {
-  try {
-    await emptyManagedZone(hostedZoneId);
-    await route53().send(new DeleteHostedZoneCommand({ Id: hostedZoneId }));
-  } catch (error) {
-    if ((error as Error).name !== 'NoSuchHostedZone') throw error;
+  // A TLS attempt still running for the domain may write a record between the emptying and the delete
+  // (HostedZoneNotEmpty): the zone is emptied again, a few times, before the removal gives up.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await emptyManagedZone(hostedZoneId);
+      await route53().send(new DeleteHostedZoneCommand({ Id: hostedZoneId }));
+      return;
+    } catch (error) {
+      const name = (error as Error).name;
+      if (name === 'NoSuchHostedZone') return;
+      if (name !== 'HostedZoneNotEmpty' || attempt >= 4) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
   }
 }
 
