@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type LaunchOptions } from 'playwright-core';
+import { chromium, type BrowserContext, type LaunchOptions } from 'playwright-core';
 import type { CaptureMessage } from './jobs.ts';
 
 /**
@@ -52,12 +52,31 @@ async function launchOptions(): Promise<LaunchOptions> {
   return { executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] };
 }
 
+/**
+ * On Lambda the runtime API (`AWS_LAMBDA_RUNTIME_API`, a loopback address)
+ * hands out invocations and takes their results: a page, which is anyone's
+ * site, must not reach it. Matched by port, whatever name or address the page
+ * uses for loopback (localhost, 127.1, a name resolving there).
+ */
+async function shutOutRuntimeApi(context: BrowserContext): Promise<void> {
+  const runtimeApi = process.env.AWS_LAMBDA_RUNTIME_API;
+  if (!runtimeApi) return;
+  const address = new URL(`http://${runtimeApi}`);
+  // Lambda's is 127.0.0.1:9001; without a port, the address itself.
+  const toRuntimePort = address.port ? (url: URL) => url.port === address.port : (url: URL) => url.host === address.host;
+  await context.route(toRuntimePort, (route) => route.abort('blockedbyclient'));
+  // Unconnected: the page's socket never reaches the server.
+  await context.routeWebSocket(toRuntimePort, (socket) => socket.close());
+}
+
 /** Captures one job's page and reports the result; resolves with the status the report got. */
 export async function captureJob(message: CaptureMessage, apiBaseUrl: string): Promise<number> {
   const browser = await chromium.launch(await launchOptions());
   let report: { body: Buffer | string; type: string; httpStatus: number | null };
   try {
-    const page = await browser.newPage({ viewport: CAPTURE_VIEWPORT });
+    // A service worker's requests would pass by the route below; a screenshot needs none.
+    const page = await browser.newPage({ viewport: CAPTURE_VIEWPORT, serviceWorkers: 'block' });
+    await shutOutRuntimeApi(page.context());
     try {
       const response = await page.goto(message.url, { timeout: PAGE_TIMEOUT_MS, waitUntil: 'load' });
       const png = await page.screenshot({ type: 'png' });

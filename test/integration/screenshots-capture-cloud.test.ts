@@ -179,4 +179,61 @@ describe('the cloud capture worker', () => {
       await new Promise((resolve) => endpoint.close(resolve));
     }
   });
+
+  it('keeps the page away from the Lambda runtime API: no request, image or WebSocket of the page reaches its port', { timeout: 90_000 }, async () => {
+    // A stand-in for the runtime API on loopback, recording what reaches it.
+    const reached: string[] = [];
+    const runtimeApi: Server = createServer((req, res) => {
+      reached.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' }).end('event');
+    });
+    runtimeApi.on('upgrade', (req, socket) => {
+      reached.push(`UPGRADE ${req.url}`);
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => runtimeApi.listen(0, '127.0.0.1', resolve));
+    const port = (runtimeApi.address() as AddressInfo).port;
+    // The result endpoint; also holds the page's `load` (an image) until the WebSocket attempt reached the
+    // stand-in, or for 1.5 s, so the capture does not close the browser before the attempt is made.
+    const reportedTo = createServer(async (req, res) => {
+      if (req.url === '/hold.png') {
+        for (let waited = 0; waited < 1500 && !reached.some((r) => r.startsWith('UPGRADE')); waited += 50) await new Promise((r) => setTimeout(r, 50));
+      }
+      req.resume().on('end', () => res.writeHead(200).end());
+    });
+    await new Promise<void>((resolve) => reportedTo.listen(0, '127.0.0.1', resolve));
+    const reportPort = (reportedTo.address() as AddressInfo).port;
+    const subdomain = `probe-${randomBytes(4).toString('hex')}`;
+    // The page tries the runtime API by three names for loopback and three kinds of request.
+    const page =
+      `<!doctype html><html><body style="margin:0;background:#00ff00">` +
+      `<img src="http://127.0.0.1:${port}/img"><img src="http://127.1:${port}/img-short">` +
+      `<script>fetch('http://localhost:${port}/2018-06-01/runtime/invocation/next').catch(() => {});` +
+      `try { new WebSocket('ws://127.0.0.1:${port}/ws'); } catch {}</script>` +
+      `<img src="http://127.0.0.1:${reportPort}/hold.png"></body></html>`;
+    await deploy(platform, m.owner.token, site({ 'index.html': page }), { name: uniqueName(), subdomain });
+    const url = `http://${subdomain}.localhost:${platform.port}`;
+    const previous = { api: process.env.API_BASE_URL, runtime: process.env.AWS_LAMBDA_RUNTIME_API };
+    process.env.API_BASE_URL = `http://127.0.0.1:${reportPort}`;
+    const capture = (id: string) => handler(sqsEvent([{ messageId: id, body: JSON.stringify({ job_id: id, token: 't', url, upload_path: '/jobs/x' }) }]));
+    try {
+      // Control: outside Lambda the same page does reach that port.
+      delete process.env.AWS_LAMBDA_RUNTIME_API;
+      expect(await capture('control')).toEqual({ batchItemFailures: [] });
+      await new Promise((r) => setTimeout(r, 300));
+      expect([...reached].sort()).toEqual(['GET /2018-06-01/runtime/invocation/next', 'GET /img', 'GET /img-short', 'UPGRADE /ws']);
+      reached.length = 0;
+
+      process.env.AWS_LAMBDA_RUNTIME_API = `127.0.0.1:${port}`;
+      expect(await capture('guarded')).toEqual({ batchItemFailures: [] });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(reached).toEqual([]);
+    } finally {
+      process.env.API_BASE_URL = previous.api;
+      if (previous.runtime === undefined) delete process.env.AWS_LAMBDA_RUNTIME_API;
+      else process.env.AWS_LAMBDA_RUNTIME_API = previous.runtime;
+      await new Promise((resolve) => runtimeApi.close(resolve));
+      await new Promise((resolve) => reportedTo.close(resolve));
+    }
+  });
 });
