@@ -108,7 +108,7 @@ export const workers: readonly WorkerRow[] = [
     // Unpacking Chromium into /tmp on a cold start, the page's 20 s load, the PNG and its upload;
     // under the queue's 120 s visibility timeout.
     timeoutSeconds: 90,
-    // A browser: @sparticuz/chromium asks for 1600 MB or more; CPU grows with memory on Lambda.
+    // A browser: @sparticuz/chromium recommends 1600 MB or more; CPU grows with memory on Lambda.
     memoryMb: 2048,
     // @sparticuz/chromium's npm package carries the x86_64 build only.
     image: { directory: 'lib/screenshots/image', runtimePackages: ['playwright-core', '@sparticuz/chromium'], architecture: 'x86_64' },
