@@ -182,18 +182,21 @@ export class ImageHandlerFunction extends Construct {
 
     const context = stageImageContext(props.handler, props.image);
     const x86 = props.image.architecture === 'x86_64';
-    this.fn = new DockerImageFunction(this, 'Function', {
-      // The asset copies the context into the cloud assembly here, so the staging folder can go at once.
-      code: DockerImageCode.fromImageAsset(context, { platform: x86 ? Platform.LINUX_AMD64 : Platform.LINUX_ARM64 }),
-      description: props.description.slice(0, 256),
-      architecture: x86 ? Architecture.X86_64 : Architecture.ARM_64,
-      memorySize: props.memoryMb ?? defaultMemoryMb,
-      timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
-      role: this.role,
-      logGroup: this.logGroup,
-      environment: { ...props.environment, ...bundleRuntimeEnvironment },
-    });
-    fs.rmSync(context, { recursive: true, force: true });
+    try {
+      this.fn = new DockerImageFunction(this, 'Function', {
+        // The asset copies the context into the cloud assembly here, so the staging folder can go at once.
+        code: DockerImageCode.fromImageAsset(context, { platform: x86 ? Platform.LINUX_AMD64 : Platform.LINUX_ARM64 }),
+        description: props.description.slice(0, 256),
+        architecture: x86 ? Architecture.X86_64 : Architecture.ARM_64,
+        memorySize: props.memoryMb ?? defaultMemoryMb,
+        timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
+        role: this.role,
+        logGroup: this.logGroup,
+        environment: { ...props.environment, ...bundleRuntimeEnvironment },
+      });
+    } finally {
+      fs.rmSync(context, { recursive: true, force: true });
+    }
     grantUses(this.role, props.uses, props.grants);
   }
 }
