@@ -4,6 +4,7 @@ import type { BuildOptions } from 'esbuild';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
+import { workers } from '../lib/workers.ts';
 
 /**
  * The one description of how a handler becomes a Lambda bundle. The stack's
@@ -72,6 +73,8 @@ export const eventStreamHandlers: ReadonlySet<string> = new Set(['handlers/edge/
 export function externalModulesFor(handler: string): string[] {
   const external = [...bundleSettings.externalModules];
   if (!eventStreamHandlers.has(handler)) external.push(EVENT_STREAM_MODULE);
+  // A container image installs these from its own lockfile (a browser binary cannot be bundled).
+  for (const row of workers) if (row.handler === handler && row.image) external.push(...row.image.runtimePackages);
   return external;
 }
 

@@ -1,13 +1,26 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, DockerImageCode, DockerImageFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import * as esbuild from 'esbuild';
 import type { ResourceUse, RouteRow } from '../lib/http/routes.ts';
-import { bundleRuntimeEnvironment, externalModulesFor, lambdaArchitecture, lambdaRuntime, nodejsBundling, repoRoot, routeDefine } from './bundling.ts';
+import type { WorkerRow } from '../lib/workers.ts';
+import {
+  bundleRuntimeEnvironment,
+  esbuildOptions,
+  externalModulesFor,
+  lambdaArchitecture,
+  lambdaRuntime,
+  nodejsBundling,
+  repoRoot,
+  routeDefine,
+} from './bundling.ts';
 import { grantUses, type GrantContext } from './grants.ts';
 
 /** The defaults of lib/http/routes.ts RouteRow (timeoutSeconds, memoryMb). */
@@ -129,6 +142,62 @@ export class HandlerFunction extends Construct {
       id: 'AwsSolutions-L1',
       reason: 'Node 22 is deliberate: the spec promises Node 22 to function authors, and the local platform pins the same major so tests run what Lambda runs.',
     });
+  }
+}
+
+/** The files of an image row's folder that go into its build context (a stray bundle or node_modules there does not). */
+export const imageContextFiles = ['Dockerfile', 'package.json', 'package-lock.json'] as const;
+
+/**
+ * The build context of a container-image worker: its folder's Dockerfile and
+ * lockfile, and the handler bundled with the stack's esbuild settings as
+ * index.mjs (the image installs the row's runtimePackages). Built with the
+ * local esbuild at synth, like every other bundle; Docker runs only at deploy.
+ */
+export function stageImageContext(handler: string, image: NonNullable<WorkerRow['image']>): string {
+  const context = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-image-'));
+  for (const file of imageContextFiles) fs.copyFileSync(path.join(repoRoot, image.directory, file), path.join(context, file));
+  esbuild.buildSync(esbuildOptions(handler, path.join(context, 'index.mjs')));
+  return context;
+}
+
+/**
+ * A worker packaged as a Lambda container image (lib/workers.ts `image`), with
+ * the same own role and log group as a HandlerFunction: the role holds the log
+ * writes and the grants of the row's `uses` only.
+ */
+export class ImageHandlerFunction extends Construct {
+  readonly fn: DockerImageFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: Omit<HandlerFunctionProps, 'runtimePackages' | 'functionName'> & { image: NonNullable<WorkerRow['image']> }) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    this.role = new InlineGrantsRole(this, 'Role', {
+      description: `Runs ${props.handler} (container image)`,
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    });
+    this.logGroup.grantWrite(this.role);
+
+    const context = stageImageContext(props.handler, props.image);
+    const x86 = props.image.architecture === 'x86_64';
+    try {
+      this.fn = new DockerImageFunction(this, 'Function', {
+        // The asset copies the context into the cloud assembly here, so the staging folder can go at once.
+        code: DockerImageCode.fromImageAsset(context, { platform: x86 ? Platform.LINUX_AMD64 : Platform.LINUX_ARM64 }),
+        description: props.description.slice(0, 256),
+        architecture: x86 ? Architecture.X86_64 : Architecture.ARM_64,
+        memorySize: props.memoryMb ?? defaultMemoryMb,
+        timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
+        role: this.role,
+        logGroup: this.logGroup,
+        environment: { ...props.environment, ...bundleRuntimeEnvironment },
+      });
+    } finally {
+      fs.rmSync(context, { recursive: true, force: true });
+    }
+    grantUses(this.role, props.uses, props.grants);
   }
 }
 

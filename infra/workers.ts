@@ -5,7 +5,7 @@ import { Construct } from 'constructs';
 import type { ResourceUse } from '../lib/http/routes.ts';
 import { queueDefinitions } from '../lib/resources.ts';
 import { workers, type WorkerRow } from '../lib/workers.ts';
-import { defaultTimeoutSeconds, HandlerFunction, pascalCase } from './functions.ts';
+import { defaultTimeoutSeconds, HandlerFunction, ImageHandlerFunction, pascalCase } from './functions.ts';
 import type { GrantContext } from './grants.ts';
 
 /** `expire-provisional-projects` -> `ExpireProvisionalProjects`. */
@@ -46,7 +46,7 @@ export interface SlipwayWorkersProps {
 
 /** One Lambda per row of lib/workers.ts, wired to its queue or made a Scheduler target. */
 export class SlipwayWorkers extends Construct {
-  readonly workerFunctions = new Map<string, HandlerFunction>();
+  readonly workerFunctions = new Map<string, HandlerFunction | ImageHandlerFunction>();
 
   constructor(scope: Construct, id: string, props: SlipwayWorkersProps) {
     super(scope, id);
@@ -55,7 +55,7 @@ export class SlipwayWorkers extends Construct {
       const constructId = workerConstructId(row);
       if (this.node.tryFindChild(constructId)) throw new Error(`Two workers map to the construct id ${constructId}; rename one`);
       const trigger = row.trigger;
-      const fn = new HandlerFunction(this, constructId, {
+      const common = {
         handler: row.handler,
         description: `Slipway worker ${row.name}`,
         uses: row.uses,
@@ -63,8 +63,11 @@ export class SlipwayWorkers extends Construct {
         memoryMb: row.memoryMb,
         environment: { ...props.environment, ...props.environmentFor(row.uses) },
         grants: props.grants,
-        functionName: trigger.kind === 'schedule' ? scheduleTargetFunctionName(stack, row) : undefined,
-      });
+      };
+      if (row.image && trigger.kind === 'schedule') throw new Error(`Worker ${row.name}: a container-image worker is a queue consumer`);
+      const fn = row.image
+        ? new ImageHandlerFunction(this, constructId, { ...common, image: row.image })
+        : new HandlerFunction(this, constructId, { ...common, functionName: trigger.kind === 'schedule' ? scheduleTargetFunctionName(stack, row) : undefined });
       this.workerFunctions.set(row.name, fn);
 
       if (trigger.kind === 'queue') {

@@ -24,6 +24,16 @@ export interface WorkerRow {
   uses: readonly ResourceUse[];
   timeoutSeconds?: number;
   memoryMb?: number;
+  /**
+   * A Lambda container image instead of a zip bundle, for a worker whose
+   * handler needs more than a bundle can carry (a browser): `directory` holds
+   * the Dockerfile, which receives the handler's bundle as `index.mjs`;
+   * `runtimePackages` stay out of the bundle and are installed in the image
+   * from the directory's own package-lock.json; `architecture` is the one
+   * those packages' binaries are built for. The shared local queue driver
+   * leaves such a row to a driver of its own (lib/local/capture-driver.ts).
+   */
+  image?: { directory: string; runtimePackages: readonly string[]; architecture: 'x86_64' | 'arm64' };
 }
 
 export const workers: readonly WorkerRow[] = [
@@ -87,5 +97,20 @@ export const workers: readonly WorkerRow[] = [
     uses: ['table:read', 'table:write', 'tls:provision'],
     // Under the queue's 60 s visibility timeout: a handful of ACM, CloudFront and Route 53 calls.
     timeoutSeconds: 50,
+  },
+  {
+    // Screenshot of each publish (lib/screenshots/capture.ts): headless Chromium opens the site and the
+    // worker reports through the public result endpoint with the job's token, so it uses nothing else.
+    name: 'screenshots-capture',
+    handler: 'handlers/workers/screenshots-capture.ts',
+    trigger: { kind: 'queue', queue: 'screenshots', batchSize: 1 },
+    uses: [],
+    // Unpacking Chromium into /tmp on a cold start, the page's 20 s load, the PNG and its upload;
+    // under the queue's 120 s visibility timeout.
+    timeoutSeconds: 90,
+    // A browser: @sparticuz/chromium recommends 1600 MB or more; CPU grows with memory on Lambda.
+    memoryMb: 2048,
+    // @sparticuz/chromium's npm package carries the x86_64 build only.
+    image: { directory: 'lib/screenshots/image', runtimePackages: ['playwright-core', '@sparticuz/chromium'], architecture: 'x86_64' },
   },
 ];

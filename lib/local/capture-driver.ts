@@ -1,20 +1,16 @@
-import type { WorkerRow } from '../workers.ts';
-import { chromiumPath } from './capture-worker.ts';
+import { chromiumPath } from '../screenshots/capture.ts';
+import { workers, type WorkerRow } from '../workers.ts';
 import type { LocalDriver } from './platform.ts';
 import { queueDriver, type QueueDriver } from './queue-driver.ts';
 
 /**
- * The screenshots queue's consumer on the local platform (no lib/workers.ts
- * row: the cloud capture worker, a browser in a container, is not built).
- * Off without a Chromium binary, or with SCREENSHOT_CAPTURE=off (the test
+ * The screenshots queue's consumer on the local platform: the cloud capture
+ * worker's row of lib/workers.ts (its handler file, the same code its image
+ * runs), played by a queue driver of its own with Debian's Chromium. Off
+ * without a Chromium binary, or with SCREENSHOT_CAPTURE=off (the test
  * platform's default: a browser per publish would slow every test).
  */
-export const captureRow: WorkerRow = {
-  name: 'screenshots-capture',
-  handler: 'lib/local/capture-worker.ts',
-  trigger: { kind: 'queue', queue: 'screenshots', batchSize: 1 },
-  uses: [],
-};
+export const captureRow: WorkerRow = workers.find((row) => row.name === 'screenshots-capture')!;
 
 export function captureEnabled(): boolean {
   return process.env.SCREENSHOT_CAPTURE !== 'off' && chromiumPath() !== null;

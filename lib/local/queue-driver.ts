@@ -73,7 +73,8 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
   const pollMs = options.pollMs ?? Number(process.env.LOCAL_QUEUE_POLL_MS || 50);
   const concurrency = options.concurrency ?? Number(process.env.LOCAL_QUEUE_CONCURRENCY || 16);
   const waitSeconds = options.waitSeconds ?? Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 1) || 0));
-  const rows = (options.rows ?? workers).filter((row) => row.trigger.kind === 'queue');
+  // A container-image row needs what its image holds (a browser): its own driver plays it where the machine has that.
+  const rows = (options.rows ?? workers.filter((row) => !row.image)).filter((row) => row.trigger.kind === 'queue');
   let stopped = false;
   let paused = false;
   const abort = new AbortController();

@@ -211,7 +211,10 @@ describe('workers', () => {
       const fn = stack.workers.workerFunctions.get(row.name);
       expect(fn, row.name).toBeDefined();
       const fnId = logicalId(fn!.fn);
-      expect(resources[fnId]!.Properties).toMatchObject({ Description: `Slipway worker ${row.name}`, Runtime: 'nodejs22.x' });
+      // A container-image worker runs its image's Node 22 (test/infra/screenshots-capture.test.ts).
+      expect(resources[fnId]!.Properties).toMatchObject(
+        row.image ? { Description: `Slipway worker ${row.name}`, PackageType: 'Image' } : { Description: `Slipway worker ${row.name}`, Runtime: 'nodejs22.x' },
+      );
       if (row.trigger.kind === 'queue') {
         const queueId = logicalId(stack.state.queues[row.trigger.queue]);
         template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {

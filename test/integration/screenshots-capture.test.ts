@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureDriver } from '../../lib/local/capture-driver.ts';
-import { CAPTURE_VIEWPORT, chromiumPath } from '../../lib/local/capture-worker.ts';
+import { CAPTURE_VIEWPORT, chromiumPath } from '../../lib/screenshots/capture.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, uniqueName, site } from '../support/uploads.ts';
 
