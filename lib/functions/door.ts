@@ -231,7 +231,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       deps.telemetry?.httpRequest(fn, reply.coldStart);
       if (reply.outcome !== 'response') {
         // The runner's bare 500 carries nothing the caller may see; the envelope says only that it failed.
-        reply.body.resume();
+        if (!Buffer.isBuffer(reply.body)) reply.body.resume();
         logger.info('function handler failed', { function_id: fn.function_id, outcome: reply.outcome });
         return fail('FUNCTION_FAILED');
       }
@@ -243,11 +243,18 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         else head.headers[name] = head.headers[name] === undefined ? value : `${head.headers[name]}, ${value}`;
       }
       head.headers[COLD_START_HEADER] = String(reply.coldStart);
+      const bodiless = request.method.toUpperCase() === 'HEAD' || reply.status === 204 || reply.status === 304;
+      if (Buffer.isBuffer(reply.body)) {
+        if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(reply.body.length);
+        open(head).end(reply.body);
+        return;
+      }
       // The head waits for the body's first bytes: a small reply then leaves in one write with its
       // length, and a budget that ends before any byte is still a 504.
-      const first = await firstBytes(reply.body, budget.signal);
+      const stream = reply.body;
+      const first = await firstBytes(stream, budget.signal);
       if (first === null) {
-        reply.body.destroy();
+        stream.destroy();
         if (!expired) return;
         limit(fn, 'http_timeout');
         return fail('FUNCTION_TIMEOUT');
@@ -258,7 +265,6 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       }
       if (first.ended) {
         const body = Buffer.concat(first.chunks);
-        const bodiless = request.method.toUpperCase() === 'HEAD' || reply.status === 204 || reply.status === 304;
         if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(body.length);
         open(head).end(body);
         return;
@@ -277,7 +283,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         const cut = (why?: unknown) => {
           if (over) return;
           if (why !== undefined) logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(why) });
-          reply.body.destroy();
+          stream.destroy();
           out.destroy();
           finish();
         };
@@ -286,11 +292,11 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
           cut();
         };
         budget.signal.addEventListener('abort', onExpiry, { once: true });
-        reply.body.on('error', cut);
+        stream.on('error', cut);
         out.on('error', () => cut());
         out.on('finish', finish);
         out.on('close', () => (out.writableFinished ? finish() : cut()));
-        reply.body.pipe(out);
+        stream.pipe(out);
       });
     } finally {
       clearTimeout(timer);

@@ -92,7 +92,8 @@ export interface DoorReply {
   status: number;
   /** Header pairs; several `set-cookie` stay several pairs. */
   headers: [string, string][];
-  body: Readable;
+  /** The body as it comes, or a Buffer when all of it had come with the head. */
+  body: Readable | Buffer;
   /** True when this request waited for an instance to start. */
   coldStart: boolean;
   /** Milliseconds the instance took to start, when coldStart. */

@@ -50,8 +50,11 @@ export function localFunctionsRuntime(): { hostHandler: HostHandler; driver: Loc
     return door;
   };
 
+  /** Read once, at the first request: the platform has set it by then. */
+  let functionDomain: string | null = null;
   const hostHandler: HostHandler = async (req, res: ServerResponse) => {
-    if (!isFunctionHost(req.headers.host)) return false;
+    functionDomain ??= config.functionDomain();
+    if (!isFunctionHost(req.headers.host, functionDomain)) return false;
     const caller = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) caller.abort();

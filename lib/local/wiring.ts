@@ -14,7 +14,8 @@ import { siteHostHandler } from './site-host.ts';
 export function localParts(): { hostHandlers: HostHandler[]; drivers: (() => LocalDriver)[]; functions: ReturnType<typeof localFunctionsRuntime>['driver'] } {
   const functions = localFunctionsRuntime();
   return {
-    hostHandlers: [siteHostHandler, functions.hostHandler],
+    // The door first: its check is one suffix test, and the site handler would only pass its hosts on.
+    hostHandlers: [functions.hostHandler, siteHostHandler],
     drivers: [
       // EventBridge Scheduler: fires due one-time schedules (provisional project expiry).
       () => schedulerDriver(),

@@ -67,7 +67,7 @@ export async function call(
   if (body) headers.push(['content-length', String(body.length)]);
   const reply = await host.forwardHttp(fn, { method, query: request.query ?? '', headers, body: body ? Readable.from([body]) : null }, signal);
   const chunks: Collected['chunks'] = [];
-  for await (const chunk of reply.body) chunks.push({ at: Date.now() - started, text: Buffer.from(chunk as Buffer).toString('utf8') });
+  for await (const chunk of Buffer.isBuffer(reply.body) ? [reply.body] : reply.body) chunks.push({ at: Date.now() - started, text: Buffer.from(chunk as Buffer).toString('utf8') });
   return { reply, text: chunks.map((c) => c.text).join(''), chunks };
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { logger } from '../../http/logger.ts';
 import {
   creditPayload,
@@ -463,6 +464,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       /** How much more of the request body the instance takes. */
       const window = new SendWindow();
       let reply: ReceivedBody | null = null;
+      /** The reply's head and the body received with it, until it is handed over. */
+      let early: { outcome: DoorReply['outcome']; status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
       let replyEnded = false;
       let over = false;
       // The slot is held until the reply ends (or the stream is given up): a handler still running counts.
@@ -485,6 +488,35 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
         mux.write(FRAME.RESET, id);
         finish();
       };
+      const deliver = () => {
+        const head = early!;
+        early = null;
+        // The door stopped waiting meanwhile: the reply is not wanted.
+        if (settled) return replyEnded ? undefined : giveUp();
+        let body: Readable | Buffer;
+        if (replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
+        else {
+          const received = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
+          reply = received;
+          for (const chunk of head.chunks) received.push(chunk);
+          // The door went away mid-body: the instance stops the body, the slot is free.
+          received.stream.on('close', () => {
+            if (!replyEnded && !over) giveUp();
+          });
+          body = received.stream;
+        }
+        settle(() =>
+          resolve({
+            outcome: head.outcome,
+            status: head.status,
+            headers: head.headers,
+            body,
+            coldStart,
+            ...(coldStart ? { bootMs: instance.bootMs } : {}),
+            instanceId: instance.id,
+          }),
+        );
+      };
       mux.streams.set(id, {
         onFrame: (type, payload) => {
           if (type === FRAME.HEAD) {
@@ -505,25 +537,13 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
               if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
               headers.push([name, value]);
             }
-            const body = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
-            reply = body;
-            // The door went away mid-body: the instance stops the body, the slot is free.
-            body.stream.on('close', () => {
-              if (!replyEnded && !over) giveUp();
-            });
-            settle(() =>
-              resolve({
-                outcome,
-                status: outcome === 'response' ? head.s : 500,
-                headers,
-                body: body.stream,
-                coldStart,
-                ...(coldStart ? { bootMs: instance.bootMs } : {}),
-                instanceId: instance.id,
-              }),
-            );
+            // The reply is handed over once the frames read with its head are taken: a small reply's body
+            // and END come in the same read, and then it goes whole, with no stream to make and drain.
+            early = { outcome, status: outcome === 'response' ? head.s : 500, headers, chunks: [] };
+            queueMicrotask(deliver);
           } else if (type === FRAME.BODY) {
-            reply?.push(payload);
+            if (reply) reply.push(payload);
+            else early?.chunks.push(payload);
           } else if (type === FRAME.END) {
             replyEnded = true;
             reply?.end();
