@@ -124,10 +124,12 @@ function requestUrl(publicUrl, query) {
  * reaches a function); `waitUntil(promise)` keeps the promise running after
  * the reply, and a rejection is logged to stderr, never thrown.
  */
+const EMPTY_ENV = Object.freeze({});
+
 export function createContext({ log = defaultLog } = {}) {
   const pending = new Set();
   const context = Object.freeze({
-    env: Object.freeze({}),
+    env: EMPTY_ENV,
     waitUntil(promise) {
       const tracked = Promise.resolve(promise).then(
         () => undefined,
@@ -489,7 +491,11 @@ async function writeFramedReply(write, id, window, result, entry, { method = 'GE
       if (entry.over) return false;
       if (done) break;
       const chunk = typeof value === 'string' ? Buffer.from(value) : value;
-      if (!(await sendBody(write, id, window, chunk))) return false;
+      // Most chunks fit the window whole: they go at once, without waiting on it.
+      if (!window.closed && chunk.length <= window.available && chunk.length <= MAX_FRAME_BODY) {
+        write(FRAME.BODY, id, chunk);
+        window.available -= chunk.length;
+      } else if (!(await sendBody(write, id, window, chunk))) return false;
     }
     write(FRAME.END, id);
     return true;

@@ -468,57 +468,64 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       let early: { outcome: DoorReply['outcome']; status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
       let replyEnded = false;
       let over = false;
-      // The slot is held until the reply ends (or the stream is given up): a handler still running counts.
-      const finish = () => {
-        if (over) return;
-        over = true;
-        mux.streams.delete(id);
-        window.close();
-        release(instance);
-      };
       let settled = false;
-      const settle = (fn: () => void) => {
-        if (!settled) {
-          settled = true;
-          signal.removeEventListener('abort', onAbort);
-          fn();
-        }
-      };
-      const giveUp = () => {
-        mux.write(FRAME.RESET, id);
-        finish();
-      };
-      const deliver = () => {
-        const head = early!;
-        early = null;
-        // The door stopped waiting meanwhile: the reply is not wanted.
-        if (settled) return replyEnded ? undefined : giveUp();
-        let body: Readable | Buffer;
-        if (replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
-        else {
-          const received = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
-          reply = received;
-          for (const chunk of head.chunks) received.push(chunk);
-          // The door went away mid-body: the instance stops the body, the slot is free.
-          received.stream.on('close', () => {
-            if (!replyEnded && !over) giveUp();
-          });
-          body = received.stream;
-        }
-        settle(() =>
-          resolve({
-            outcome: head.outcome,
-            status: head.status,
-            headers: head.headers,
-            body,
-            coldStart,
-            ...(coldStart ? { bootMs: instance.bootMs } : {}),
-            instanceId: instance.id,
-          }),
-        );
+      // Shorthand methods, destructured: under tsx (keepNames) a named arrow costs a defineProperty per request.
+      const { finish, settle, giveUp, deliver, onAbort } = {
+        // The slot is held until the reply ends (or the stream is given up): a handler still running counts.
+        finish() {
+          if (over) return;
+          over = true;
+          mux.streams.delete(id);
+          window.close();
+          release(instance);
+        },
+        settle(fn: () => void) {
+          if (!settled) {
+            settled = true;
+            signal.removeEventListener('abort', onAbort);
+            fn();
+          }
+        },
+        giveUp() {
+          mux.write(FRAME.RESET, id);
+          finish();
+        },
+        deliver() {
+          const head = early!;
+          early = null;
+          // The door stopped waiting meanwhile: the reply is not wanted.
+          if (settled) return replyEnded ? undefined : giveUp();
+          let body: Readable | Buffer;
+          if (replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
+          else {
+            const received = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
+            reply = received;
+            for (const chunk of head.chunks) received.push(chunk);
+            // The door went away mid-body: the instance stops the body, the slot is free.
+            received.stream.on('close', () => {
+              if (!replyEnded && !over) giveUp();
+            });
+            body = received.stream;
+          }
+          settle(() =>
+            resolve({
+              outcome: head.outcome,
+              status: head.status,
+              headers: head.headers,
+              body,
+              coldStart,
+              ...(coldStart ? { bootMs: instance.bootMs } : {}),
+              instanceId: instance.id,
+            }),
+          );
+        },
+        // The door stops waiting; the handler runs on. Its reply, when it comes, is given up.
+        onAbort() {
+          settle(() => reject(abortError(signal)));
+        },
       };
       mux.streams.set(id, {
-        onFrame: (type, payload) => {
+        onFrame(type, payload) {
           if (type === FRAME.HEAD) {
             let head: { s: number; h: [string, string][]; o: string };
             try {
@@ -560,7 +567,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
             finish();
           }
         },
-        onClose: (error) => {
+        onClose(error) {
           // The connection broke before the reply's end: the instance died (or was stopped).
           if (over) return;
           const current = reply;
@@ -569,8 +576,6 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
           finish();
         },
       });
-      // The door stops waiting; the handler runs on. Its reply, when it comes, is given up.
-      const onAbort = () => settle(() => reject(abortError(signal)));
       signal.addEventListener('abort', onAbort, { once: true });
       const headers: [string, string][] = [];
       for (const [name, value] of forward.headers) {
