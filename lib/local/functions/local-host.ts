@@ -495,6 +495,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
           early = null;
           // The door stopped waiting meanwhile: the reply is not wanted.
           if (settled) return replyEnded ? undefined : giveUp();
+          // The connection broke right after the head: onClose's failure settles it.
+          if (over && !replyEnded) return;
           let body: Readable | Buffer;
           if (replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
           else {
