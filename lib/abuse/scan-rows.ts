@@ -7,6 +7,7 @@ import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { priorityRank, type ScanPriority } from './rules.ts';
 import type { ScanMatch } from './scan-text.ts';
+import { projectActiveCheck } from '../projects/active-check.ts';
 
 /**
  * The rows of keyword scans and the items that list them (lib/abuse/scans.ts
@@ -214,16 +215,8 @@ export async function reviveScanOfDeployment(projectId: string, deploymentId: st
     new TransactWriteCommand({
       TransactItems: [
         { Put: { TableName: table, Item: latestItem(scan, row) } },
-        {
-          // Not for a project on its way out (lib/projects/deletion.ts removes its listing items).
-          ConditionCheck: {
-            TableName: table,
-            Key: keys.project(projectId),
-            ConditionExpression: '#status = :active',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':active': 'active' },
-          },
-        },
+        // Not for a project on its way out (lib/projects/deletion.ts removes its listing items).
+        projectActiveCheck(projectId),
         {
           Update: {
             TableName: table,

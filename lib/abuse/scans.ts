@@ -27,6 +27,7 @@ import {
   type ReviewStatus,
   type ScanRecord,
 } from './scan-rows.ts';
+import { projectActiveCheck } from '../projects/active-check.ts';
 
 export { REVIEW_STATUSES, type ReviewStatus } from './scan-rows.ts';
 
@@ -226,16 +227,8 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
         : { ConditionExpression: 'attribute_not_exists(pk) OR deployed_at <= :mine', ExpressionAttributeValues: { ':mine': scan.deployed_at } }),
     },
   };
-  const projectActive = {
-    // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
-    ConditionCheck: {
-      TableName: table,
-      Key: keys.project(scan.project_id),
-      ConditionExpression: '#status = :active',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':active': 'active' },
-    },
-  };
+  // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
+  const projectActive = projectActiveCheck(scan.project_id);
   try {
     await dynamo().send(new TransactWriteCommand({ TransactItems: [finishRecord, putLatest, projectActive] }));
   } catch (error) {

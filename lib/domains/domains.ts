@@ -6,6 +6,7 @@ import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } f
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { ApiError } from '../http/errors.ts';
+import { projectActiveCheck } from '../projects/active-check.ts';
 
 export const CONNECTION_MODES = ['byo_dns', 'managed_dns'] as const;
 export const DOMAIN_STATUSES = ['pending_verification', 'verified', 'failed', 'awaiting_delegation'] as const;
@@ -263,15 +264,7 @@ export async function insertDomain(record: DomainRecord): Promise<void> {
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
-          {
-            ConditionCheck: {
-              TableName: config.tableName(),
-              Key: keys.project(record.project_id),
-              ConditionExpression: '#status = :active',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':active': 'active' },
-            },
-          },
+          projectActiveCheck(record.project_id),
         ],
       }),
     );

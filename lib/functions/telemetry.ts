@@ -98,7 +98,7 @@ export class FunctionTelemetry {
   private weeks = new Map<string, WeekBucket>();
   private readonly flusher = new PeriodicFlush(() => this.writeOut(), flushIntervalMs);
 
-  private hourBucket(fn: HourBucket['fn'], now = new Date(), hour = hourOf(now)): HourBucket {
+  private hourBucket(fn: HourBucket['fn'], hour = this.clock().hour): HourBucket {
     const key = `${fn.team_id}|${hour}|${fn.function_id}`;
     let bucket = this.hours.get(key);
     if (!bucket) {
@@ -123,7 +123,7 @@ export class FunctionTelemetry {
   /** One HTTPS door request that reached a function; `wake` when it waited for an instance to start. */
   httpRequest(fn: HourBucket['fn'], wake: boolean): void {
     const { hour, week } = this.clock();
-    const bucket = this.hourBucket(fn, undefined, hour);
+    const bucket = this.hourBucket(fn, hour);
     bucket.httpRequests += 1;
     if (wake) bucket.wakes += 1;
     this.weekBucket(fn.team_id, week).httpRequests += 1;
@@ -152,11 +152,11 @@ export class FunctionTelemetry {
 
   /** One queued invocation that ran, for `seconds` (the week's background_invocations and background_runtime_seconds). */
   backgroundInvocation(fn: HourBucket['fn'], seconds: number): void {
-    const now = new Date();
-    const week = this.weekBucket(fn.team_id, weekStartOf(now));
+    const { hour, week: weekStart } = this.clock();
+    const week = this.weekBucket(fn.team_id, weekStart);
     week.backgroundInvocations += 1;
     week.backgroundRuntimeSeconds += seconds;
-    const bucket = this.hourBucket(fn, now);
+    const bucket = this.hourBucket(fn, hour);
     bucket.backgroundInvocations += 1;
     bucket.backgroundRuntimeSeconds += seconds;
   }

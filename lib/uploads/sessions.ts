@@ -21,6 +21,7 @@ import { heldBlobs, liveObjects } from './blobs.ts';
 import { readManifest, type StoredManifest } from './stored-manifest.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
+import { projectActiveCheck } from '../projects/active-check.ts';
 
 /** How long an upload session accepts files and a finalize. */
 export function uploadSessionSeconds(): number {
@@ -453,15 +454,7 @@ export async function beginUploadForProject(input: {
               },
             },
           }
-        : {
-            ConditionCheck: {
-              TableName: table,
-              Key: keys.project(projectId),
-              ConditionExpression: '#status = :active',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':active': 'active' },
-            },
-          };
+        : projectActiveCheck(projectId);
       try {
         await dynamo().send(
           new TransactWriteCommand({
