@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { functionCommands, functionUsage } from './functions.ts';
 import { ApiCallError } from './api-client.ts';
 import { CliError, UsageError } from './operator-env.ts';
