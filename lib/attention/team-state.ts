@@ -328,12 +328,15 @@ export const recordSuccessfulDeploy = (teamId: string, now = new Date()) =>
  * refused (an error with a code), its code becomes the latest failure reason.
  */
 export async function asDeployAttempt<T>(teamId: string, begin: () => Promise<T>): Promise<T> {
-  await recordDeployAttempt(teamId);
+  // Counted while the begin runs (quietly: it never throws), and awaited before the answer either way.
+  const counted = recordDeployAttempt(teamId);
   try {
     return await begin();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (error instanceof ApiError && typeof code === 'string' && error.status < 500) await recordDeployFailure(teamId, code);
     throw error;
+  } finally {
+    await counted;
   }
 }

@@ -10,7 +10,7 @@ import { productionUrl } from '../projects/projects.ts';
 import { createScreenshotJob } from '../screenshots/jobs.ts';
 import { queueAbuseScan } from '../abuse/scans.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
-import { forgetHeldBlobs, heldBlobs, liveObjects, type HeldBlob } from '../uploads/blobs.ts';
+import { forgetHeldBlobs, heldBlobs, liveObjects, rememberLiveObjects, type HeldBlob } from '../uploads/blobs.ts';
 import { requireOpenSession } from '../uploads/files.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { getUploadSession, type UploadSessionRecord } from '../uploads/sessions.ts';
@@ -125,6 +125,13 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   requireOpenSession(sessionIn);
   const session = sessionIn;
   const table = config.tableName();
+  const teamId = session.team_id;
+  const sites = config.bucket('sites');
+  // What the folder holds now (this session's uploads, and copies an earlier call made), listed while
+  // the project is read: the folder is named by the slug the session stores under, the project's own.
+  const listing = (folderSlug: string) => listKeys(sites, deploymentPrefix(teamId, folderSlug, session.deployment_id));
+  const early = listing(session.project_slug);
+  early.catch(() => undefined);
   const [projectReply, deploymentReply, manifest] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true })),
     dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
@@ -135,13 +142,9 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const deploymentItem = deploymentReply.Item;
   if (!deploymentItem) throw new ApiError('UPLOAD_NOT_FOUND');
   const slug = projectItem.slug as string;
-  const teamId = session.team_id;
-  const sites = config.bucket('sites');
   const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
   const projectFolder = `${teamId}/${slug}/`;
-
-  // What the folder holds now: this session's uploads, and copies an earlier call made.
-  const present = await listKeys(sites, prefix);
+  const present = await (slug === session.project_slug ? early : listing(slug));
   const stored = (hash: string) => present.has(`${prefix}${manifest.placements.get(hash)!.path}`);
   const notReceived = manifest.missing.filter((hash) => !stored(hash));
   if (notReceived.length > 0) {
@@ -151,7 +154,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   // Contents the team held at begin and nobody uploaded: referenced where this project already has
   // them (so a redeploy that changed one file stores one file), copied in from another project.
   const elsewhere = [...manifest.placements.keys()].filter((hash) => !stored(hash));
-  const references = elsewhere.length > 0 ? await liveObjects(teamId, slug, projectItem.live_deployment_id as string | null | undefined) : new Map<string, string>();
+  const references = new Map(elsewhere.length > 0 ? await liveObjects(teamId, slug, projectItem.live_deployment_id as string | null | undefined) : []);
   const unresolved = elsewhere.filter((hash) => !references.has(hash));
   const held = unresolved.length > 0 ? await heldBlobs(teamId, unresolved) : new Map<string, HeldBlob>();
   const toCopy: HeldBlob[] = [];
@@ -228,8 +231,8 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
       headers: { 'retry-after': '1' },
     });
   }
-  const settled = await buildFunctionsStep(session, projectItem, deploymentItem, routeManifest);
-  if (settled) return settled;
+  const step = await buildFunctionsStep(session, projectItem, deploymentItem, routeManifest);
+  if ('settled' in step) return step.settled;
 
   try {
     await putObject({
@@ -244,6 +247,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     if ((error as Error).name !== 'PreconditionFailed' && status !== 412) throw error;
   }
+  rememberLiveObjects(routeManifest);
 
   const readyAt = new Date().toISOString();
   try {
@@ -264,10 +268,10 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
             Update: {
               TableName: table,
               Key: keys.deployment(session.project_id, session.deployment_id),
-              UpdateExpression: 'SET #status = :ready, ready_at = :now',
+              UpdateExpression: `SET #status = :ready, ready_at = :now${step.emptyBuild ? ', build_log = :log, #functions = :none, functions_built_at = :now' : ''}`,
               ConditionExpression: '#status = :uploading',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':ready': 'ready', ':uploading': 'uploading', ':now': readyAt },
+              ExpressionAttributeNames: { '#status': 'status', ...(step.emptyBuild ? { '#functions': 'functions' } : {}) },
+              ExpressionAttributeValues: { ':ready': 'ready', ':uploading': 'uploading', ':now': readyAt, ...(step.emptyBuild ? { ':log': [], ':none': [] } : {}) },
             },
           },
           {
@@ -298,27 +302,37 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     }
     throw error;
   }
-  // Activation and the paying-idle clock (lib/attention/team-state.ts); never fails the publish.
-  await recordSuccessfulDeploy(teamId, new Date(readyAt));
-  if (projectItem.provisional_until) await cancelProvisionalExpiry(session.project_id).catch(() => undefined);
-  // A capture of what is now live; the worker takes it off this path, and a lost job never fails the publish.
-  await createScreenshotJob({
-    projectId: session.project_id,
-    teamId,
-    deploymentId: session.deployment_id,
-    url: productionUrl(projectItem.subdomain as string),
-  });
-  // The keyword scan of what was published (lib/abuse/scans.ts), off this path too; a lost scan never fails the publish.
-  await queueAbuseScan({
-    projectId: session.project_id,
-    teamId,
-    deploymentId: session.deployment_id,
-    slug,
-    subdomain: projectItem.subdomain as string,
-    branch: projectItem.default_branch as string | null,
-    deployedAt: readyAt,
-  });
-  return finalizedResult({ ...session, status: 'finalized' });
+  // The deployment is live. What follows are records about it and work queued off this path, independent of
+  // each other, so they are written at once rather than one after another; none of them fails the publish.
+  const url = productionUrl(projectItem.subdomain as string);
+  await Promise.all([
+    // Activation and the paying-idle clock (lib/attention/team-state.ts).
+    recordSuccessfulDeploy(teamId, new Date(readyAt)),
+    projectItem.provisional_until ? cancelProvisionalExpiry(session.project_id).catch(() => undefined) : undefined,
+    // A capture of what is now live; the worker takes it off this path.
+    createScreenshotJob({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url }),
+    // The keyword scan of what was published (lib/abuse/scans.ts), off this path too.
+    queueAbuseScan({
+      projectId: session.project_id,
+      teamId,
+      deploymentId: session.deployment_id,
+      slug,
+      subdomain: projectItem.subdomain as string,
+      branch: projectItem.default_branch as string | null,
+      deployedAt: readyAt,
+    }),
+  ]);
+  // The committed transaction wrote exactly this: no need to read it back.
+  return {
+    upload_id: session.upload_id,
+    deployment_id: session.deployment_id,
+    project_id: session.project_id,
+    status: 'ready',
+    url,
+    file_count: deploymentItem.file_count as number,
+    total_bytes: deploymentItem.total_bytes as number,
+    ready_at: readyAt,
+  };
 }
 
 /**
@@ -337,8 +351,8 @@ async function buildFunctionsStep(
   projectItem: Record<string, unknown>,
   deploymentItem: Record<string, unknown>,
   routeManifest: RouteManifest,
-): Promise<FinalizeResult | undefined> {
-  if (deploymentItem.functions_built_at) return undefined;
+): Promise<{ settled: FinalizeResult } | { emptyBuild: boolean }> {
+  if (deploymentItem.functions_built_at) return { emptyBuild: false };
   const table = config.tableName();
   const build = await buildDeploymentFunctions({
     teamId: session.team_id,
@@ -354,6 +368,8 @@ async function buildFunctionsStep(
     },
   });
   const now = new Date().toISOString();
+  // No functions: nothing built that a resumed finalize could skip, so the (empty) build is recorded by the commit.
+  if (build.ok && build.functions.length === 0 && build.log.length === 0) return { emptyBuild: true };
   if (build.ok) {
     try {
       await dynamo().send(
@@ -370,7 +386,7 @@ async function buildFunctionsStep(
       // A racing finalize already committed (or failed) this deployment: the commit below finds out.
       if (!isConditionalCheckFailure(error)) throw error;
     }
-    return undefined;
+    return { emptyBuild: false };
   }
   try {
     await dynamo().send(
@@ -403,7 +419,7 @@ async function buildFunctionsStep(
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
     const current = await getUploadSession(session.upload_id);
-    if (current?.status === 'finalized') return finalizedResult(current);
+    if (current?.status === 'finalized') return { settled: await finalizedResult(current) };
     throw error;
   }
   // Recorded once, by the call that failed the deployment; a repeated finalize only answers with the log.

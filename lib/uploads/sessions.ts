@@ -131,6 +131,17 @@ function refuseTooManySessions(slots: Slots, plan: Plan): void {
   });
 }
 
+/** The team's session slots, read and checked against the plan's cap (refused with TOO_MANY_UPLOAD_SESSIONS). */
+function admit(teamId: string, plan: Plan): Promise<Slots> {
+  const admission = readSlots(teamId).then((slots) => {
+    refuseTooManySessions(slots, plan);
+    return slots;
+  });
+  // Awaited by the caller; until then a refusal must not count as unhandled.
+  admission.catch(() => undefined);
+  return admission;
+}
+
 /**
  * The slots item with one more session, written only if nobody changed it
  * since it was read (an optimistic version), so racing begins cannot exceed the cap.
@@ -167,7 +178,14 @@ async function prepareSession(input: {
   manifest: CheckedManifest;
   label: string | null;
   now: Date;
+  /**
+   * Settles when the begin may store anything (the team's session cap checked, and what must precede the
+   * session scheduled); it runs while the team's holdings are looked up, and a refusal stores nothing.
+   */
+  admitted: Promise<unknown>;
 }): Promise<PreparedSession> {
+  // Awaited below, unless a lookup fails first: then its own failure must not count as unhandled.
+  input.admitted.catch(() => undefined);
   const uploadId = randomUUID();
   const deploymentId = randomUUID();
   const expires = new Date(input.now.getTime() + uploadSessionSeconds() * 1000);
@@ -181,6 +199,7 @@ async function prepareSession(input: {
   const totalBytesToSend = missing.reduce((sum, h) => sum + input.manifest.blobs.get(h)!, 0);
   const manifestKey = `uploads/${uploadId}/manifest.json`;
 
+  await input.admitted;
   const stored: StoredManifest = { files: input.manifest.files, missing };
   await putObject({ bucket: config.bucket('bundles'), key: manifestKey, body: JSON.stringify(stored), contentType: 'application/json' });
 
@@ -316,11 +335,11 @@ export async function beginUploadWithNewProject(input: {
   const client = input.caller.client?.trim().toLowerCase();
   const createdClient = (CREATED_CLIENTS as readonly string[]).includes(client ?? '') ? (client as Project['created_client']) : null;
 
-  let slots = await readSlots(team.id);
-  refuseTooManySessions(slots, plan);
-  // Scheduled first: if a later step fails the worker finds no project and does nothing.
-  await scheduleProvisionalExpiry(projectId, provisionalUntil);
-  const prepared = await prepareSession({ teamId: team.id, projectId, projectSlug: subdomain, manifest, label: body.label ?? null, now });
+  const admission = admit(team.id, plan);
+  // Scheduled before the project exists: if a later step fails the worker finds no project and does nothing.
+  const admitted = admission.then(() => scheduleProvisionalExpiry(projectId, provisionalUntil));
+  const prepared = await prepareSession({ teamId: team.id, projectId, projectSlug: subdomain, manifest, label: body.label ?? null, now, admitted });
+  let slots = await admission;
   const table = config.tableName();
 
   try {
@@ -420,11 +439,9 @@ export async function beginUploadForProject(input: {
   if (input.projectItem.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
 
   const now = new Date();
-  let slots = await readSlots(team.id);
-  refuseTooManySessions(slots, plan);
   let provisional = Boolean(input.projectItem.provisional_until);
   const provisionalUntil = new Date(now.getTime() + provisionalExpirySeconds() * 1000);
-  if (provisional) await scheduleProvisionalExpiry(projectId, provisionalUntil);
+  const admission = admit(team.id, plan);
   const prepared = await prepareSession({
     teamId: team.id,
     projectId,
@@ -433,7 +450,9 @@ export async function beginUploadForProject(input: {
     manifest,
     label: input.body.label ?? null,
     now,
+    admitted: admission.then(() => (provisional ? scheduleProvisionalExpiry(projectId, provisionalUntil) : undefined)),
   });
+  let slots = await admission;
   const table = config.tableName();
 
   try {
