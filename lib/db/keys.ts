@@ -46,6 +46,8 @@ export const keys = {
   teamUploadSlots: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'UPLOADSLOTS' }),
   deployment: (projectId: string, deploymentId: string) => ({ pk: `PROJECT#${projectId}`, sk: `DEPLOYMENT#${deploymentId}` }),
   uploadSession: (uploadId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: 'UPLOAD' }),
+  /** What one upload request of a session stored (lib/uploads/received.ts); under the session's partition. */
+  uploadReceived: (uploadId: string, entryId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: `RECEIVED#${entryId}` }),
   uploadSessionByProject: (projectId: string, createdAt: string, uploadId: string) => ({
     gsi1pk: `PROJECTUPLOADS#${projectId}`,
     gsi1sk: `${createdAt}#${uploadId}`,

@@ -13,6 +13,7 @@ import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { forgetHeldBlobs, heldBlobs, liveObjects, rememberLiveObjects, type HeldBlob } from '../uploads/blobs.ts';
 import { requireOpenSession } from '../uploads/files.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
+import { receivedHashes } from '../uploads/received.ts';
 import { getUploadSession, type UploadSessionRecord } from '../uploads/sessions.ts';
 import type { RouteManifest, RouteManifestFile } from '../sites/serve.ts';
 import { buildDeploymentFunctions, functionEntries, rootPrefix } from '../functions/build.ts';
@@ -127,11 +128,10 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const table = config.tableName();
   const teamId = session.team_id;
   const sites = config.bucket('sites');
-  // What the folder holds now (this session's uploads, and copies an earlier call made), listed while
-  // the project is read: the folder is named by the slug the session stores under, the project's own.
-  const listing = (folderSlug: string) => listKeys(sites, deploymentPrefix(teamId, folderSlug, session.deployment_id));
-  const early = listing(session.project_slug);
-  early.catch(() => undefined);
+  // What the session's upload requests recorded as stored (lib/uploads/received.ts), read while the
+  // project is: one query where a listing of the folder would take a call per thousand keys.
+  const recorded = receivedHashes(session.upload_id);
+  recorded.catch(() => undefined);
   const [projectReply, deploymentReply, manifest] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true })),
     dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
@@ -144,26 +144,38 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const slug = projectItem.slug as string;
   const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
   const projectFolder = `${teamId}/${slug}/`;
-  const present = await (slug === session.project_slug ? early : listing(slug));
-  const stored = (hash: string) => present.has(`${prefix}${manifest.placements.get(hash)!.path}`);
-  const notReceived = manifest.missing.filter((hash) => !stored(hash));
-  if (notReceived.length > 0) {
-    throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: notReceived, missing_count: notReceived.length } });
-  }
+  // The uploads stored under the slug the session began with: their record speaks for this folder only
+  // while that is still the project's.
+  const received = slug === session.project_slug ? await recorded : new Set<string>();
+  const asked = new Set(manifest.missing);
 
   // Contents the team held at begin and nobody uploaded: referenced where this project already has
   // them (so a redeploy that changed one file stores one file), copied in from another project.
-  const elsewhere = [...manifest.placements.keys()].filter((hash) => !stored(hash));
+  const elsewhere = [...manifest.placements.keys()].filter((hash) => !asked.has(hash));
   const references = new Map(elsewhere.length > 0 ? await liveObjects(teamId, slug, projectItem.live_deployment_id as string | null | undefined) : []);
   const unresolved = elsewhere.filter((hash) => !references.has(hash));
   const held = unresolved.length > 0 ? await heldBlobs(teamId, unresolved) : new Map<string, HeldBlob>();
-  const toCopy: HeldBlob[] = [];
-  const lost: string[] = [];
+  let toCopy: HeldBlob[] = [];
+  let lost: string[] = [];
   for (const hash of unresolved) {
     const blob = held.get(hash);
     if (!blob) lost.push(hash);
     else if (blob.project_id === session.project_id && blob.object_key.startsWith(projectFolder)) references.set(hash, blob.object_key.slice(projectFolder.length));
     else toCopy.push(blob);
+  }
+
+  // What the record leaves open is settled by the folder itself: files it does not name, and the
+  // copies an earlier call of this finalize made before it answered PUBLISH_IN_PROGRESS.
+  const unconfirmed = manifest.missing.filter((hash) => !received.has(hash));
+  if (unconfirmed.length > 0 || toCopy.length > 0 || lost.length > 0) {
+    const present = await listKeys(sites, prefix);
+    const inFolder = (hash: string) => present.has(`${prefix}${manifest.placements.get(hash)!.path}`);
+    const notReceived = unconfirmed.filter((hash) => !inFolder(hash));
+    if (notReceived.length > 0) {
+      throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: notReceived, missing_count: notReceived.length } });
+    }
+    toCopy = toCopy.filter((blob) => !inFolder(blob.hash));
+    lost = lost.filter((hash) => !inFolder(hash));
   }
 
   const started = Date.now();

@@ -16,6 +16,7 @@ import { routeManifestKey } from '../sites/storage-keys.ts';
 import type { RouteManifest } from '../sites/serve.ts';
 import { forgetHeldBlobs, heldBlobs } from '../uploads/blobs.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
+import { receivedEntryKeys } from '../uploads/received.ts';
 import type { UploadSessionRecord } from '../uploads/sessions.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
 import { forgetProjectScans } from '../abuse/scan-rows.ts';
@@ -115,7 +116,7 @@ export async function removeProject(project: Record<string, unknown>): Promise<b
   await forgetHeldBlobs(teamId, pointingHere);
 
   for (const session of sessions) {
-    await deleteItems([keys.uploadSession(session.upload_id as string)]);
+    await deleteItems([keys.uploadSession(session.upload_id as string), ...(await receivedEntryKeys(session.upload_id as string))]);
     await deleteObject(config.bucket('bundles'), session.manifest_key as string).catch(() => undefined);
   }
   // Hostname labels this project claimed under its current subdomain (`{name}-{subdomain}`).

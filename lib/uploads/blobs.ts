@@ -80,34 +80,38 @@ export function rememberLiveObjects(manifest: Pick<RouteManifest, 'team_id' | 'p
 /** The team's records for these hashes (absent when the team does not hold one). */
 export async function heldBlobs(teamId: string, hashes: string[]): Promise<Map<string, HeldBlob>> {
   const held = new Map<string, HeldBlob>();
-  const items = await batchGetAll(hashes.map((hash) => keys.heldBlob(teamId, hash)), 'blob_hash, object_key, project_id');
+  const items = await batchGetAll(hashes.map((hash) => keys.heldBlob(teamId, hash)), 'pk, object_key, project_id');
   for (const item of items) {
     // Records of the former blob store name no object: treated as not held.
     if (typeof item.object_key !== 'string') continue;
-    held.set(item.blob_hash as string, { hash: item.blob_hash as string, object_key: item.object_key, project_id: item.project_id as string });
+    const hash = hashOfHeldBlobKey(item.pk as string);
+    held.set(hash, { hash, object_key: item.object_key, project_id: item.project_id as string });
   }
   return held;
 }
 
-/** Records that the team holds these blobs at these objects (written as soon as an upload stored them). */
-export async function recordHeldBlobs(teamId: string, blobs: (HeldBlob & { size: number })[]): Promise<void> {
-  const storedAt = new Date().toISOString();
-  await batchWriteAll(
-    blobs.map((blob) => ({
-      PutRequest: {
-        Item: {
-          ...keys.heldBlob(teamId, blob.hash),
-          type: 'blob',
-          team_id: teamId,
-          blob_hash: blob.hash,
-          size: blob.size,
-          object_key: blob.object_key,
-          project_id: blob.project_id,
-          stored_at: storedAt,
-        },
-      },
-    })),
-  );
+/** The hash a record's key names (`BLOB#{team_id}#{hash}`): the key carries it, the record does not repeat it. */
+function hashOfHeldBlobKey(pk: string): string {
+  return pk.slice(pk.lastIndexOf('#') + 1);
+}
+
+/** The writes that record the team holds these blobs at these objects. */
+export function heldBlobPuts(teamId: string, blobs: HeldBlob[]) {
+  return blobs.map((blob) => ({
+    PutRequest: {
+      Item: { ...keys.heldBlob(teamId, blob.hash), type: 'blob', object_key: blob.object_key, project_id: blob.project_id } as Record<string, unknown>,
+    },
+  }));
+}
+
+/**
+ * Records that the team holds these blobs at these objects (uploads write them with their session's
+ * record of what it received: lib/uploads/received.ts). A record carries only what a lookup reads: its
+ * key already names the team and the hash, and a first deploy writes one per file, so every attribute
+ * more is paid thousands of times per deploy.
+ */
+export async function recordHeldBlobs(teamId: string, blobs: HeldBlob[]): Promise<void> {
+  await batchWriteAll(heldBlobPuts(teamId, blobs));
 }
 
 /**

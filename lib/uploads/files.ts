@@ -5,7 +5,7 @@ import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
 import { deployedObjectKey } from '../sites/storage-keys.ts';
-import { recordHeldBlobs } from './blobs.ts';
+import { recordReceived } from './received.ts';
 import { placementOf, readManifest, type Placement } from './stored-manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
@@ -38,7 +38,7 @@ const STORE_CONCURRENCY = 16;
 /**
  * Checks uploaded files against the session's manifest (the hash must be in it,
  * the bytes must hash to it and have its size), then stores each in the
- * deployment folder at its placement and records that the team holds it.
+ * deployment folder at its placement and records that the team holds it and the session received it.
  * Every file is checked before any is stored, so a refused request stores
  * nothing; repeating one is harmless.
  */
@@ -62,12 +62,12 @@ export async function storeUploadedFiles(session: UploadSessionRecord, uploads: 
       limit(() => putObject({ bucket: sites, key: placementKey(session, placement), body: bytes, contentType: contentTypeFor(placement.path) })),
     ),
   );
-  // The team now holds these bytes: a retry session (or another project) is not asked for them again.
-  await recordHeldBlobs(
-    session.team_id,
+  // The team now holds these bytes: a retry session (or another project) is not asked for them again,
+  // and this session's finalize finds them received.
+  await recordReceived(
+    session,
     [...new Map(checked.map(({ hash, placement }) => [hash, placement])).entries()].map(([hash, placement]) => ({
       hash,
-      size: placement.size,
       object_key: placementKey(session, placement),
       project_id: session.project_id,
     })),

@@ -4,7 +4,7 @@ import { copyObject, deleteObject, getObject, headObject, presignPut } from '../
 import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../http/errors.ts';
-import { recordHeldBlobs } from './blobs.ts';
+import { recordReceived } from './received.ts';
 import { placementKey, requireOpenSession, type ReceivedFile } from './files.ts';
 import { placementOf, readManifest, type Placement } from './stored-manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
@@ -93,7 +93,7 @@ export async function completeLargeFile(session: UploadSessionRecord, hash: stri
     });
   }
   await copyObject({ bucket: config.bucket('sites'), key: target, sourceBucket: bundles, sourceKey: staged, contentType: contentTypeFor(placement.path) });
-  await recordHeldBlobs(session.team_id, [{ hash, size, object_key: target, project_id: session.project_id }]);
+  await recordReceived(session, [{ hash, object_key: target, project_id: session.project_id }]);
   await deleteObject(bundles, staged);
   return { hash, size };
 }

@@ -18,6 +18,7 @@ import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withS
 import { authorizeResourceTeam } from '../projects/access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { heldBlobs, liveObjects } from './blobs.ts';
+import { SESSION_RETENTION_SECONDS } from './received.ts';
 import { readManifest, type StoredManifest } from './stored-manifest.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
@@ -29,8 +30,6 @@ export function uploadSessionSeconds(): number {
   return Number.isFinite(value) && value > 0 ? value : 7200;
 }
 
-/** A session item lingers this long after it expired, so late calls learn "expired" rather than "not found". */
-const SESSION_RETENTION_SECONDS = 7 * 86_400;
 /** Racing begins retry a lost optimistic write (the team's session slots); each round one of them wins. */
 const TRANSACTION_ATTEMPTS = 25;
 

@@ -91,6 +91,40 @@ describe('contents shared by several paths', () => {
   });
 });
 
+describe('a content two open sessions of the team both received', () => {
+  it('publishes both, the one whose record the later upload repointed included', async () => {
+    const s = uniqueSite({ 'shared.css': `body{color:red} /* ${uniqueName()} */` });
+    // Both sessions begin before either uploads: each is asked for every file.
+    const a = await begin(s);
+    const b = await begin(s);
+    expect(b.missing).toEqual(a.missing);
+    await putMissing(platform, m.owner.token, a.upload_id, a.missing, s);
+    await putMissing(platform, m.owner.token, b.upload_id, b.missing, s);
+    // The team's records now name b's folder; a's files are in a's folder all the same.
+    const records = await heldBlobs(m.team.id, a.missing);
+    for (const hash of a.missing) expect(records.get(hash)?.object_key).toMatch(new RegExp(`/${b.deployment_id}/`));
+    for (const session of [a, b]) {
+      const fin = await finalize(session.upload_id);
+      expect(fin.status).toBe(200);
+      expect(fin.body.data).toMatchObject({ deployment_id: session.deployment_id, status: 'ready' });
+      await expectServed(session.project.subdomain, s);
+    }
+  });
+
+  it('names what a session did not receive, though the team holds it through the other', async () => {
+    const s = uniqueSite({ 'extra.txt': `extra ${uniqueName()}` });
+    const a = await begin(s);
+    const b = await begin(s);
+    const [unsent, ...sent] = a.missing as string[];
+    await putMissing(platform, m.owner.token, a.upload_id, sent, s);
+    await putMissing(platform, m.owner.token, b.upload_id, b.missing, s);
+    const fin = await finalize(a.upload_id);
+    expectEnvelopeError(fin, 409, 'UPLOAD_INCOMPLETE');
+    expect(fin.body.error).toBe('Some files of the manifest have not been uploaded yet.');
+    expect(fin.body.details).toEqual({ missing: [unsent], missing_count: 1 });
+  });
+});
+
 describe('the retry path', () => {
   it('a new session of the project is not asked again for what an earlier unfinished session received', async () => {
     const s = uniqueSite({ 'more.html': `<p>${uniqueName()}</p>` });

@@ -33,7 +33,7 @@ const FILES = {
 
 async function deployProject(name = uniqueName('Doomed'), subdomain = `del-${randomBytes(4).toString('hex')}`) {
   const done = await deploy(platform, m.owner.token, site(FILES), { name, subdomain });
-  return { id: done.begin.project_id as string, name, subdomain, missing: done.begin.missing as string[] };
+  return { id: done.begin.project_id as string, uploadId: done.begin.upload_id as string, name, subdomain, missing: done.begin.missing as string[] };
 }
 
 const remove = (id: string, token: string | null = m.admin.token) => platform.api('DELETE', `/api/v1/projects/${id}`, { token: token ?? undefined });
@@ -72,6 +72,13 @@ describe('deleting a project', () => {
     await siteAnalytics.flush();
     expect((await partition(keys.analyticsDay(project.id, '').pk)).length).toBeGreaterThan(0);
     expect(await item(keys.functionHost(`hello-${project.subdomain}`))).toBeDefined();
+    // The upload session and its record of what it received (an entry per upload request: one per file here).
+    expect((await partition(keys.uploadSession(project.uploadId).pk)).map((i) => (i.sk as string).replace(/#.*/, '#')).sort()).toEqual([
+      'RECEIVED#',
+      'RECEIVED#',
+      'RECEIVED#',
+      'UPLOAD',
+    ]);
 
     driver.pause();
     const reply = await remove(project.id);
@@ -85,6 +92,7 @@ describe('deleting a project', () => {
     await gone(project.id);
 
     expect(await partition(keys.project(project.id).pk)).toEqual([]);
+    expect(await partition(keys.uploadSession(project.uploadId).pk)).toEqual([]);
     expect(await partition(keys.analyticsDay(project.id, '').pk)).toEqual([]);
     expect(await item(keys.subdomainHold(project.subdomain))).toBeUndefined();
     expect(await item(keys.projectName(m.team.id, project.name))).toBeUndefined();
