@@ -2,7 +2,7 @@ import { lookupCredential, type CredentialRecord } from '../identity/credentials
 import { bearerToken } from '../identity/tokens.ts';
 import { getUser, type User } from '../identity/users.ts';
 import { getMembership } from '../teams/memberships.ts';
-import { resolveTeam, type Team } from '../teams/teams.ts';
+import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
 import { roleRank, type AccessRule, type TeamRole } from './access.ts';
 import { ApiError } from './errors.ts';
 
@@ -12,6 +12,11 @@ export interface Principal {
   user: User | null;
   credential: CredentialRecord;
   isPlatformAdmin: boolean;
+  /**
+   * An API key's own team, read as soon as the key is known: nearly every request an API key makes acts
+   * in that team, so its check need not wait for the reads before it (a session's, a project's).
+   */
+  ownTeam?: Promise<Team | null>;
 }
 
 export interface TeamAccess {
@@ -27,7 +32,10 @@ export async function authenticate(authorization: string | undefined): Promise<P
   const credential = token ? await lookupCredential(token) : null;
   if (!credential) throw new ApiError('UNAUTHENTICATED');
   if (credential.kind === 'api_key') {
-    return { kind: 'api_key', user: null, credential, isPlatformAdmin: false };
+    const ownTeam = credential.team_id ? getTeam(credential.team_id) : Promise.resolve(null);
+    // Awaited only by a request that checks the team; a failed read is that check's failure.
+    ownTeam.catch(() => undefined);
+    return { kind: 'api_key', user: null, credential, isPlatformAdmin: false, ownTeam };
   }
   const user = credential.user_id ? await getUser(credential.user_id) : null;
   if (!user) throw new ApiError('UNAUTHENTICATED');
@@ -56,7 +64,10 @@ async function roleIn(principal: Principal, teamId: string): Promise<TeamRole | 
  * lower role than the rule asks.
  */
 export async function authorizeTeam(principal: Principal, minRole: TeamRole, idOrSlug: string): Promise<TeamAccess> {
-  const resolved = await resolveTeam(idOrSlug);
+  const resolved =
+    principal.ownTeam && idOrSlug.toLowerCase() === principal.credential.team_id
+      ? await principal.ownTeam.then((team) => (team ? { team, retiredSlug: false } : null))
+      : await resolveTeam(idOrSlug);
   if (!resolved) throw new ApiError('TEAM_NOT_FOUND');
   const role = await roleIn(principal, resolved.team.id);
   if (!role || roleRank[role] < roleRank[minRole]) throw new ApiError('FORBIDDEN');
