@@ -14,7 +14,8 @@ import { createTeam } from '../lib/teams/teams.ts';
 /**
  * The deploy figures of the sites issue: a generated site of 5,000 files
  * (about 50 MB, mixed sizes) deployed with the CLI to a local platform with
- * its own moto_server, then deployed again after changing one file; and, in
+ * its own moto_server, then deployed again after changing one file (five
+ * times, one change each, the target judged on the median); and, in
  * the same run against the same endpoint, `aws s3 sync` of the same folder
  * into a fresh bucket. The CLI runs as installed: the `bin` of package.json
  * (dist/cli.mjs, built here first), with a hash cache of its own. Targets
@@ -23,6 +24,8 @@ import { createTeam } from '../lib/teams/teams.ts';
  */
 
 const FILES = Number(process.env.BENCH_DEPLOY_FILES ?? 5000);
+/** Repeat deploys timed (the second-deploy target is judged on their median). */
+const REPEATS = Number(process.env.BENCH_DEPLOY_REPEATS ?? 5);
 
 /** Mixed sizes adding up to about 10 KB a file: many small pages and assets, some images. */
 function sizeOf(i: number): number {
@@ -126,28 +129,42 @@ export async function runDeployBench(): Promise<void> {
     const one = JSON.parse(first.stdout) as { files_sent: number; bytes_sent: number; project_id: string; timings_ms: Record<string, number> };
     console.log(`deploy (first):  ${first.seconds.toFixed(1)} s, sent ${one.files_sent} files, ${mb(one.bytes_sent)}; steps ${steps(one.timings_ms)}`);
 
-    // A publish queues work off its path (the keyword scan of the deployment's text files, 48 MB here): the
-    // second deploy starts once that is done, as a developer's next deploy would, not racing it for the CPU.
-    const settling = performance.now();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await Promise.all(drivers.map((driver) => ('idle' in driver ? (driver as { idle(): Promise<void> }).idle() : undefined)));
-    console.log(`off-path work of the first publish settled in ${((performance.now() - settling) / 1000).toFixed(1)} s`);
-    writeFileSync(changeable, randomBytes(2048));
-    const second = await cli(['deploy', site, '--project', one.project_id, '--json']);
-    if (second.code !== 0) throw new Error(`second deploy failed: ${second.stderr}`);
-    const two = JSON.parse(second.stdout) as { files_sent: number; bytes_sent: number; files_hashed: number; timings_ms: Record<string, number> };
-    console.log(
-      `deploy (second): ${second.seconds.toFixed(2)} s, read ${two.files_hashed} file(s), sent ${two.files_sent} file(s), ${two.bytes_sent} bytes; steps ${steps(two.timings_ms, 'ms')}`,
-    );
+    // A publish queues work off its path (the keyword scan of the deployment's text files, 48 MB here): each
+    // repeat deploy starts once that is done, as a developer's next deploy would, not racing it for the CPU.
+    const settle = async () => {
+      const settling = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await Promise.all(drivers.map((driver) => ('idle' in driver ? (driver as { idle(): Promise<void> }).idle() : undefined)));
+      return (performance.now() - settling) / 1000;
+    };
+    console.log(`off-path work of the first publish settled in ${(await settle()).toFixed(1)} s`);
+    // A repeat deploy is a fraction of a second, where this machine's run-to-run swing is a tenth of one:
+    // it is timed REPEATS times (one file changed each time), and the target is judged on the median.
+    type Repeat = { seconds: number; files_sent: number; bytes_sent: number; files_hashed: number; timings_ms: Record<string, number> };
+    const repeats: Repeat[] = [];
+    for (let i = 0; i < REPEATS; i++) {
+      if (i > 0) await settle();
+      writeFileSync(changeable, randomBytes(2048));
+      const second = await cli(['deploy', site, '--project', one.project_id, '--json']);
+      if (second.code !== 0) throw new Error(`repeat deploy failed: ${second.stderr}`);
+      const two = JSON.parse(second.stdout) as Omit<Repeat, 'seconds'>;
+      repeats.push({ ...two, seconds: second.seconds });
+      console.log(
+        `deploy (repeat ${i + 1}): ${second.seconds.toFixed(2)} s, read ${two.files_hashed} file(s), sent ${two.files_sent} file(s), ${two.bytes_sent} bytes; steps ${steps(two.timings_ms, 'ms')}`,
+      );
+    }
+    const secondSeconds = [...repeats.map((r) => r.seconds)].sort((a, b) => a - b)[Math.floor(REPEATS / 2)]!;
+    const filesSent = Math.max(...repeats.map((r) => r.files_sent));
+    const filesRead = Math.max(...repeats.map((r) => r.files_hashed));
 
     const ratioFirst = first.seconds / sync.seconds;
-    const ratioSecond = second.seconds / first.seconds;
+    const ratioSecond = secondSeconds / first.seconds;
     console.log(
       `first deploy / s3 sync = ${ratioFirst.toFixed(2)}x (target <= 1.0x: ${ratioFirst <= 1.0 ? 'met' : 'MISSED'})\n` +
-        `second = ${second.seconds.toFixed(2)} s (target <= 0.5 s: ${second.seconds <= 0.5 ? 'met' : 'MISSED'}); ` +
+        `second (median of ${REPEATS} repeats) = ${secondSeconds.toFixed(2)} s (target <= 0.5 s: ${secondSeconds <= 0.5 ? 'met' : 'MISSED'}); ` +
         `second / first = ${ratioSecond.toFixed(3)} (target <= 0.03: ${ratioSecond <= 0.03 ? 'met' : 'MISSED'}); ` +
-        `files sent by the second: ${two.files_sent} (target 1: ${two.files_sent === 1 ? 'met' : 'MISSED'}); ` +
-        `files read by the second: ${two.files_hashed} (target 1: ${two.files_hashed === 1 ? 'met' : 'MISSED'})`,
+        `files sent by each repeat: at most ${filesSent} (target 1: ${filesSent === 1 ? 'met' : 'MISSED'}); ` +
+        `files read by each repeat: at most ${filesRead} (target 1: ${filesRead === 1 ? 'met' : 'MISSED'})`,
     );
   } finally {
     await platform.stop();

@@ -344,17 +344,15 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const cache = options.hashCache === false ? undefined : HashCache.open(root, scanStartedMs);
   out?.write(`Hashing ${listed.length} files...\n`);
   const { files, read: filesHashed } = await hashSiteFiles(listed, cache);
-  // Saved now, not after the upload: the hashes are right whether or not this deploy goes through.
-  cache?.save();
   const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
   const hashMs = lap();
 
   // One key for this deploy: a begin retried after a lost answer returns the same session and project.
   const idempotency = { 'idempotency-key': randomUUID() };
   const body: Record<string, unknown> = { files: manifest, ...(options.label ? { label: options.label } : {}) };
-  const session = options.projectId
-    ? await api.call<UploadSession>('POST', `/api/v1/projects/${encodeURIComponent(options.projectId)}/uploads`, { json: body, headers: idempotency })
-    : await api.call<UploadSession>('POST', '/api/v1/uploads', {
+  const begin = options.projectId
+    ? api.call<UploadSession>('POST', `/api/v1/projects/${encodeURIComponent(options.projectId)}/uploads`, { json: body, headers: idempotency })
+    : api.call<UploadSession>('POST', '/api/v1/uploads', {
         json: {
           ...body,
           project: {
@@ -364,6 +362,12 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
         },
         headers: idempotency,
       });
+  // The hash cache is written while the platform works on the begin (10 ms lets the request leave), not
+  // before it: a 5,000-file cache is about a megabyte of JSON. Written whether or not this deploy goes
+  // through, since the hashes are right either way.
+  begin.catch(() => undefined);
+  if (cache) await new Promise<void>((resolve) => setTimeout(() => resolve(cache.save()), 10));
+  const session = await begin;
 
   const beginMs = lap();
   const byHash = new Map<string, SiteFile>();
