@@ -37,12 +37,14 @@ export async function recordReceived(session: UploadSessionRecord, blobs: HeldBl
   ]);
 }
 
-async function entries(uploadId: string, projection: string): Promise<Record<string, unknown>[]> {
+async function entries(uploadId: string, attribute: 'hashes' | 'sk'): Promise<Record<string, unknown>[]> {
   return queryAll({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :entry)',
     ExpressionAttributeValues: { ':pk': keys.uploadSession(uploadId).pk, ':entry': ENTRY_PREFIX },
-    ProjectionExpression: projection,
+    // Named, not written out: an attribute name in an expression must not be one of DynamoDB's reserved words.
+    ProjectionExpression: '#a',
+    ExpressionAttributeNames: { '#a': attribute },
     ConsistentRead: true,
   });
 }
@@ -58,5 +60,6 @@ export async function receivedHashes(uploadId: string): Promise<Set<string>> {
 
 /** The keys of the session's entries (deleted with the session). */
 export async function receivedEntryKeys(uploadId: string): Promise<{ pk: string; sk: string }[]> {
-  return (await entries(uploadId, 'pk, sk')).map((entry) => ({ pk: entry.pk as string, sk: entry.sk as string }));
+  const pk = keys.uploadSession(uploadId).pk;
+  return (await entries(uploadId, 'sk')).map((entry) => ({ pk, sk: entry.sk as string }));
 }
