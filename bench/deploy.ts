@@ -139,7 +139,8 @@ export async function runDeployBench(): Promise<void> {
     };
     console.log(`off-path work of the first publish settled in ${(await settle()).toFixed(1)} s`);
     // A repeat deploy is a fraction of a second, where this machine's run-to-run swing is a tenth of one:
-    // it is timed REPEATS times (one file changed each time), and the target is judged on the median.
+    // it is timed REPEATS times (one file changed each time); the target is judged on the median, and the
+    // first repeat is shown on its own as well.
     type Repeat = { seconds: number; files_sent: number; bytes_sent: number; files_hashed: number; timings_ms: Record<string, number> };
     const repeats: Repeat[] = [];
     for (let i = 0; i < REPEATS; i++) {
@@ -161,7 +162,9 @@ export async function runDeployBench(): Promise<void> {
     const ratioSecond = secondSeconds / first.seconds;
     console.log(
       `first deploy / s3 sync = ${ratioFirst.toFixed(2)}x (target <= 1.0x: ${ratioFirst <= 1.0 ? 'met' : 'MISSED'})\n` +
-        `second (median of ${REPEATS} repeats) = ${secondSeconds.toFixed(2)} s (target <= 0.5 s: ${secondSeconds <= 0.5 ? 'met' : 'MISSED'}); ` +
+        `second (median of ${REPEATS} repeats) = ${secondSeconds.toFixed(3)} s (target <= 0.5 s: ${secondSeconds <= 0.5 ? 'met' : 'MISSED'}); ` +
+        // The first repeat also pays the local platform's first load of the project-upload route (a cold container).
+        `first repeat alone = ${repeats[0]!.seconds.toFixed(3)} s (${repeats[0]!.seconds <= 0.5 ? 'met' : 'MISSED'}); ` +
         `second / first = ${ratioSecond.toFixed(3)} (target <= 0.03: ${ratioSecond <= 0.03 ? 'met' : 'MISSED'}); ` +
         `files sent by each repeat: at most ${filesSent} (target 1: ${filesSent === 1 ? 'met' : 'MISSED'}); ` +
         `files read by each repeat: at most ${filesRead} (target 1: ${filesRead === 1 ? 'met' : 'MISSED'})`,
