@@ -19,7 +19,7 @@ export const SESSION_RETENTION_SECONDS = 7 * 86_400;
 
 /**
  * Records that `session` stored these blobs in its deployment folder: the team's held-blob records
- * (so no later upload of the team is asked for them) and the session's entry, in one batch of writes.
+ * (so no later upload of the team is asked for them) and the session's entry, in the same batched writes.
  */
 export async function recordReceived(session: UploadSessionRecord, blobs: HeldBlob[]): Promise<void> {
   await batchWriteAll([

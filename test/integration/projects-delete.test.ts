@@ -72,13 +72,9 @@ describe('deleting a project', () => {
     await siteAnalytics.flush();
     expect((await partition(keys.analyticsDay(project.id, '').pk)).length).toBeGreaterThan(0);
     expect(await item(keys.functionHost(`hello-${project.subdomain}`))).toBeDefined();
-    // The upload session and its record of what it received (an entry per upload request: one per file here).
-    expect((await partition(keys.uploadSession(project.uploadId).pk)).map((i) => (i.sk as string).replace(/#.*/, '#')).sort()).toEqual([
-      'RECEIVED#',
-      'RECEIVED#',
-      'RECEIVED#',
-      'UPLOAD',
-    ]);
+    // The upload session and its record of what it received (an entry per upload request).
+    const sessionItems = await partition(keys.uploadSession(project.uploadId).pk);
+    expect([...new Set(sessionItems.map((i) => (i.sk as string).replace(/#.*/, '#')))].sort()).toEqual(['RECEIVED#', 'UPLOAD']);
 
     driver.pause();
     const reply = await remove(project.id);
