@@ -1,3 +1,4 @@
+import { httpSend, HttpNetworkError, type HttpAnswer, type HttpBody } from './http.ts';
 import { CliError } from './operator-env.ts';
 import { defaultRetryPolicy, isRetryableStatus, parseRetryAfter, withRetry, type RetryPolicy } from './retry.ts';
 
@@ -20,22 +21,20 @@ export class NetworkError extends CliError {}
 export interface CallOptions {
   /** JSON body. */
   json?: unknown;
-  /** Raw body, made anew for each attempt (a stream cannot be replayed). */
-  body?: () => NonNullable<RequestInit['body']>;
+  /** Raw body, made anew for each attempt (a stream cannot be replayed); it may set headers (a form's content type). */
+  body?: () => Promise<{ body: HttpBody; headers?: Record<string, string> }> | { body: HttpBody; headers?: Record<string, string> };
   headers?: Record<string, string>;
   /** Called before each retry, e.g. to undo progress counted for a failed upload. */
   onRetry?: (info: { attempt: number; delayMs: number; error: Error }) => void;
 }
 
 function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message;
+  return error instanceof HttpNetworkError ? error.code : (error as Error).message;
 }
 
-async function toApiCallError(res: Response): Promise<ApiCallError> {
-  const text = await res.text().catch(() => '');
+function toApiCallError(res: HttpAnswer): ApiCallError {
   try {
-    const body = JSON.parse(text) as { code?: unknown; error?: unknown; details?: unknown };
+    const body = JSON.parse(res.text) as { code?: unknown; error?: unknown; details?: unknown };
     if (typeof body.code === 'string' && typeof body.error === 'string') {
       return new ApiCallError(res.status, body.code, body.error, body.details ?? null);
     }
@@ -44,6 +43,11 @@ async function toApiCallError(res: Response): Promise<ApiCallError> {
   }
   return new ApiCallError(res.status, `HTTP_${res.status}`, `The API answered ${res.status} ${res.statusText || ''}`.trim(), null);
 }
+
+const retryAfterOf = (res: HttpAnswer) => {
+  const value = res.headers['retry-after'];
+  return parseRetryAfter(Array.isArray(value) ? value[0] : value, Date.now());
+};
 
 /** The user CLI's view of the API: bearer token, JSON envelopes, retries. */
 export class ApiClient {
@@ -63,30 +67,27 @@ export class ApiClient {
           'x-platform-client': 'cli',
           ...options.headers,
         };
-        const init: RequestInit & { duplex?: 'half' } = { method, headers };
+        let body: HttpBody | undefined;
         if (options.json !== undefined) {
           headers['content-type'] = 'application/json';
-          init.body = JSON.stringify(options.json);
+          body = JSON.stringify(options.json);
         } else if (options.body) {
-          init.body = options.body();
-          // Streams as request bodies need half-duplex in Node's fetch.
-          init.duplex = 'half';
+          const made = await options.body();
+          body = made.body;
+          Object.assign(headers, made.headers);
         }
-        let res: Response;
+        let res: HttpAnswer;
         try {
-          res = await fetch(url, init);
+          res = await httpSend(url, { method, headers, body });
         } catch (error) {
           return { kind: 'network', error: new NetworkError(`Could not reach the API at ${this.baseUrl}: ${describeNetworkError(error)}`) };
         }
-        if (res.ok) {
-          const text = await res.text();
-          const parsed = text ? (JSON.parse(text) as { data?: T }) : {};
+        if (res.status >= 200 && res.status < 300) {
+          const parsed = res.text ? (JSON.parse(res.text) as { data?: T }) : {};
           return { kind: 'done', value: parsed.data as T };
         }
-        const error = await toApiCallError(res);
-        if (isRetryableStatus(res.status, error.code)) {
-          return { kind: 'retryable', error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), Date.now()) };
-        }
+        const error = toApiCallError(res);
+        if (isRetryableStatus(res.status, error.code)) return { kind: 'retryable', error, retryAfterMs: retryAfterOf(res) };
         throw error;
       },
       { policy: this.policy, onRetry: options.onRetry },
@@ -98,19 +99,18 @@ export class ApiClient {
    * upload URL), with the same retries as an API call. No bearer token: the
    * URL's signature is the authorization.
    */
-  async putToStorage(url: string, headers: Record<string, string>, body: () => NonNullable<RequestInit['body']>): Promise<void> {
+  async putToStorage(url: string, headers: Record<string, string>, body: () => HttpBody): Promise<void> {
     await withRetry<void>(
       async () => {
-        let res: Response;
+        let res: HttpAnswer;
         try {
-          res = await fetch(url, { method: 'PUT', headers, body: body(), duplex: 'half' } as RequestInit);
+          res = await httpSend(url, { method: 'PUT', headers, body: body() });
         } catch (error) {
           return { kind: 'network', error: new NetworkError(`Could not reach storage at ${new URL(url).origin}: ${describeNetworkError(error)}`) };
         }
-        await res.arrayBuffer().catch(() => undefined);
-        if (res.ok) return { kind: 'done', value: undefined };
+        if (res.status >= 200 && res.status < 300) return { kind: 'done', value: undefined };
         const error = new CliError(`Storage refused the upload: HTTP ${res.status} ${res.statusText}`.trim());
-        if (isRetryableStatus(res.status)) return { kind: 'retryable', error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), Date.now()) };
+        if (isRetryableStatus(res.status)) return { kind: 'retryable', error, retryAfterMs: retryAfterOf(res) };
         throw error;
       },
       { policy: this.policy },

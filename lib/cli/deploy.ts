@@ -1,8 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, openAsBlob, readdirSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
+import { createReadStream, readdirSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { Readable } from 'node:stream';
 import cliProgress from 'cli-progress';
 import pLimit from 'p-limit';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES, MAX_INLINE_FILE_BYTES } from '../plans.ts';
@@ -11,6 +10,7 @@ import { interactive } from './args.ts';
 import { CliError } from './operator-env.ts';
 import { functionDependencies } from './function-deps.ts';
 import { HashCache, statFacts, type StatFacts } from './hash-cache.ts';
+import { multipartForm } from './http.ts';
 
 /** Folders and files never deployed: VCS data, dependencies, macOS litter. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -271,23 +271,21 @@ class FileSender {
               // Too large for the API (lib/plans.ts): straight to storage by upload URL, then checked.
               const file = group[0]!;
               const target = await this.api.call<{ url: string; headers: Record<string, string> }>('POST', `${base}/${file.hash}/upload-url`, { json: {} });
-              await this.api.putToStorage(target.url, target.headers, () => Readable.toWeb(createReadStream(file.absolute)) as ReadableStream);
+              await this.api.putToStorage(target.url, target.headers, () => createReadStream(file.absolute));
               await this.api.call('POST', `${base}/${file.hash}/complete`, { json: {} });
             } else if (group.length === 1 && group[0]!.size > BATCH_FILE_MAX_BYTES) {
               const file = group[0]!;
               await this.api.call('PUT', `${base}/${file.hash}`, {
                 headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size) },
                 // A fresh stream per attempt: a retried upload reads the file again from the start.
-                body: () => Readable.toWeb(createReadStream(file.absolute)) as ReadableStream,
+                body: () => ({ body: createReadStream(file.absolute) }),
               });
             } else {
-              // File-backed blobs: read from the disk when sent, again on a retry.
-              const blobs = await Promise.all(group.map((file) => openAsBlob(file.absolute)));
+              // Read from the disk when sent, again on a retry.
               await this.api.call('POST', base, {
-                body: () => {
-                  const form = new FormData();
-                  group.forEach((file, i) => form.append(file.hash, blobs[i]!, file.hash));
-                  return form;
+                body: async () => {
+                  const form = await multipartForm(group.map((file) => ({ name: file.hash, absolute: file.absolute })));
+                  return { body: form.body, headers: { 'content-type': form.contentType } };
                 },
               });
             }

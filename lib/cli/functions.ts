@@ -2,6 +2,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ApiCallError, ApiClient } from './api-client.ts';
 import { client, interactive, parse } from './args.ts';
+import { httpSend, type HttpAnswer } from './http.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { linkedProject } from './settings.ts';
 
@@ -43,9 +44,9 @@ const TERMINAL = new Set(['completed', 'failed', 'timed_out']);
 /** A public queued-door request: no token; 429 waits for its Retry-After (the door allows 20 a minute per address). */
 async function publicCall(baseUrl: string, method: string, path: string, init: { body?: Buffer; contentType?: string } = {}): Promise<any> {
   for (let attempt = 0; ; attempt++) {
-    let res: Response;
+    let res: HttpAnswer;
     try {
-      res = await fetch(`${baseUrl}${path}`, {
+      res = await httpSend(`${baseUrl}${path}`, {
         method,
         headers: init.contentType ? { 'content-type': init.contentType } : {},
         body: init.body,
@@ -53,15 +54,14 @@ async function publicCall(baseUrl: string, method: string, path: string, init: {
     } catch (error) {
       throw new CliError(`The API at ${baseUrl} did not answer: ${(error as Error).message}`);
     }
-    const text = await res.text();
     let body: any = null;
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(res.text);
     } catch {
       // Not JSON.
     }
-    if (res.ok) return body?.data;
-    const retryAfter = Number(res.headers.get('retry-after'));
+    if (res.status >= 200 && res.status < 300) return body?.data;
+    const retryAfter = Number(res.headers['retry-after']);
     if (res.status === 429 && body?.code === 'RATE_LIMITED' && attempt < 5 && retryAfter > 0 && retryAfter <= 60) {
       process.stderr.write(`Rate limited; waiting ${retryAfter}s.\n`);
       await sleep(retryAfter * 1000);

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { setFlagsFromString } from 'node:v8';
 import { functionCommands, functionUsage } from './functions.ts';
 import { ApiCallError } from './api-client.ts';
 import { CliError, UsageError } from './operator-env.ts';
@@ -107,12 +106,6 @@ async function main(argv: string[]): Promise<number> {
   if (command) return command.run(rest);
   throw new UsageError(`Unknown command ${group}. Run slipway help for the list.`);
 }
-
-// fetch parses HTTP with a WebAssembly module that V8 recompiles with its optimizing tier in the
-// background once warm, and a process does not exit until that compile is done: 60-120 ms after the
-// last byte of a deploy, more than the parsing of a command's few responses ever gains from it. Set
-// before the first fetch compiles the module.
-setFlagsFromString('--liftoff-only');
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

@@ -81,6 +81,20 @@ describe('CLI retries', () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('a connection cut in the middle of an answer is retried, not read as the answer', async () => {
+    const url = await fakeApi((_req, res, n) => {
+      if (n > 1) return ok(res, [aProject]);
+      // Headers and half the body, then the connection goes.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"data":[');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const run = await projectsCli(url);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([aProject]);
+    expect(seen).toHaveLength(2);
+  });
+
   it.each([
     [400, 'VALIDATION_FAILED', 'The request is invalid.'],
     [401, 'UNAUTHENTICATED', 'Missing or invalid credentials.'],
