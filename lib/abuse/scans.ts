@@ -53,54 +53,58 @@ export interface QueueScanInput {
   deployedAt: string;
 }
 
-/** Records the publish's scan as `queued` and queues it. Never fails the publish: a lost scan is logged. */
-export async function queueAbuseScan(input: QueueScanInput): Promise<string | null> {
+/**
+ * The keyword scan of a publish: its records (`queued`, and the deployment's
+ * marker that allows one scan per deployment), written by the publish's commit
+ * transaction, and its queueing once that transaction committed. The queueing
+ * never fails the publish: a lost scan is logged.
+ */
+export function abuseScanOfPublish(input: QueueScanInput) {
   const id = randomUUID();
-  const createdAt = new Date().toISOString();
   const table = config.tableName();
-  try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: table,
-              Item: {
-                ...keys.abuseScan(id),
-                type: 'abuse_scan',
-                id,
-                project_id: input.projectId,
-                team_id: input.teamId,
-                deployment_id: input.deploymentId,
-                slug: input.slug,
-                branch: input.branch || PRODUCTION_BRANCH,
-                site_host: `${input.subdomain}.${config.siteDomain()}`,
-                deployed_at: input.deployedAt,
-                status: 'queued',
-                review_status: 'new',
-                ruleset_version: RULESET_VERSION,
-                created_at: createdAt,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
+  return {
+    transactItems: [
+      {
+        Put: {
+          TableName: table,
+          Item: {
+            ...keys.abuseScan(id),
+            type: 'abuse_scan',
+            id,
+            project_id: input.projectId,
+            team_id: input.teamId,
+            deployment_id: input.deploymentId,
+            slug: input.slug,
+            branch: input.branch || PRODUCTION_BRANCH,
+            site_host: `${input.subdomain}.${config.siteDomain()}`,
+            deployed_at: input.deployedAt,
+            status: 'queued',
+            review_status: 'new',
+            ruleset_version: RULESET_VERSION,
+            created_at: input.deployedAt,
           },
-          {
-            // One scan per deployment: a repeated finalize of the same deployment queues nothing more.
-            Put: {
-              TableName: table,
-              Item: { ...keys.abuseScanOfDeployment(input.projectId, input.deploymentId), type: 'abuse_scan_of_deployment', scan_id: id },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
-    await sendMessage({ queueUrl: config.queueUrl('abuseScans'), body: JSON.stringify({ scan_id: id }) });
-    return id;
-  } catch (error) {
-    logger.warn('abuse scan not queued', { project_id: input.projectId, deployment_id: input.deploymentId, error: String(error) });
-    return null;
-  }
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        // One scan per deployment (the commit it rides in happens once per deployment, too).
+        Put: {
+          TableName: table,
+          Item: { ...keys.abuseScanOfDeployment(input.projectId, input.deploymentId), type: 'abuse_scan_of_deployment', scan_id: id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ],
+    queue: async (): Promise<string | null> => {
+      try {
+        await sendMessage({ queueUrl: config.queueUrl('abuseScans'), body: JSON.stringify({ scan_id: id }) });
+        return id;
+      } catch (error) {
+        logger.warn('abuse scan not queued', { project_id: input.projectId, deployment_id: input.deploymentId, error: String(error) });
+        return null;
+      }
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------

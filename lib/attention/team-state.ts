@@ -94,6 +94,17 @@ export function newTeamAttentionItem(teamId: string, createdAt: string): Record<
   };
 }
 
+/**
+ * A team's attention item, read ahead by a caller that will record a change to it: a publish reads it
+ * while it works, so recording the successful deploy afterwards is one write. Left unawaited (a failed
+ * publish records nothing), its failure is not unhandled; the write it was read for reads again.
+ */
+export function readTeamState(teamId: string): Promise<Record<string, unknown> | undefined> {
+  const read = readState(teamId);
+  read.catch(() => undefined);
+  return read;
+}
+
 async function readState(teamId: string): Promise<Record<string, unknown> | undefined> {
   const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }));
   return reply.Item;
@@ -123,9 +134,11 @@ async function versionedUpdate(
   teamId: string,
   change: (item: Record<string, unknown> | undefined) => { set: Record<string, unknown>; remove?: string[]; create?: boolean } | null,
   once?: Record<string, unknown>,
+  /** The item as the caller already read it (readTeamState): the first attempt starts from it; a stale one only loses the version race. */
+  firstRead?: Promise<Record<string, unknown> | undefined>,
 ): Promise<Record<string, unknown> | null> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const item = await readState(teamId);
+    const item = attempt === 0 && firstRead ? await firstRead.catch(() => readState(teamId)) : await readState(teamId);
     const decided = change(item);
     if (!decided) return null;
     if (!item && !decided.create) return null;
@@ -309,7 +322,7 @@ export const recordDeployFailure = (teamId: string, reason: string, now = new Da
  * index, and a paying team's place in the paying index moves with the new
  * last successful deploy.
  */
-export const recordSuccessfulDeploy = (teamId: string, now = new Date()) =>
+export const recordSuccessfulDeploy = (teamId: string, now = new Date(), read?: Promise<Record<string, unknown> | undefined>) =>
   quietly('successful_deploy', teamId, async () => {
     const at = now.toISOString();
     await versionedUpdate(teamId, (item) => {
@@ -320,7 +333,7 @@ export const recordSuccessfulDeploy = (teamId: string, now = new Date()) =>
         // Out of the stuck-activation index for good: nothing puts these keys back.
         remove: ['gsi1pk', 'gsi1sk'],
       };
-    });
+    }, undefined, read);
   });
 
 /**

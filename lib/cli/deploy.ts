@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, readdirSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve, sep } from 'node:path';
 import cliProgress from 'cli-progress';
 import pLimit from 'p-limit';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES, MAX_INLINE_FILE_BYTES } from '../plans.ts';
@@ -45,7 +45,8 @@ export async function listSiteFiles(dir: string): Promise<Omit<SiteFile, 'hash'>
   const found: Omit<SiteFile, 'hash'>[] = [];
   const walk = (absolute: string, relative: string): void => {
     for (const entry of readdirSync(absolute, { withFileTypes: true })) {
-      const abs = join(absolute, entry.name);
+      // Not path.join: its normalizing walk over every character was a fifth of the listing, and both parts are already clean.
+      const abs = `${absolute}${sep}${entry.name}`;
       const rel = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
         if (!SKIPPED_DIRS.has(entry.name)) walk(abs, rel);

@@ -66,6 +66,8 @@ export function linkedProject(dir: string, api: string, settings = readSettingsF
 
 export function linkProject(dir: string, api: string, projectId: string): void {
   const settings = readSettingsFile();
+  // A redeploy of a linked folder: nothing to write.
+  if (settings.links?.[api]?.[dir] === projectId) return;
   settings.links = { ...settings.links, [api]: { ...settings.links?.[api], [dir]: projectId } };
   writeSettingsFile(settings);
 }

@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { recordDeployFailure, recordSuccessfulDeploy } from '../attention/team-state.ts';
+import { readTeamState, recordDeployFailure, recordSuccessfulDeploy } from '../attention/team-state.ts';
 import pLimit from 'p-limit';
 import { dynamo } from '../aws/clients.ts';
 import { copyObject, deleteKeys, listKeysPage, putObject } from '../aws/s3-lite.ts';
@@ -7,8 +7,8 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import { productionUrl } from '../projects/projects.ts';
-import { createScreenshotJob } from '../screenshots/jobs.ts';
-import { queueAbuseScan } from '../abuse/scans.ts';
+import { screenshotJobOfPublish } from '../screenshots/jobs.ts';
+import { abuseScanOfPublish } from '../abuse/scans.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { forgetHeldBlobs, heldBlobs, liveObjects, rememberLiveObjects, type HeldBlob } from '../uploads/blobs.ts';
 import { requireOpenSession } from '../uploads/files.ts';
@@ -132,6 +132,8 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   // project is: one query where a listing of the folder would take a call per thousand keys.
   const recorded = receivedHashes(session.upload_id);
   recorded.catch(() => undefined);
+  // The team's attention item, for the successful deploy a publish records: read now, so that record is one write.
+  const attention = readTeamState(teamId);
   const [projectReply, deploymentReply, manifest] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true })),
     dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
@@ -262,6 +264,18 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   rememberLiveObjects(routeManifest);
 
   const readyAt = new Date().toISOString();
+  const url = productionUrl(projectItem.subdomain as string);
+  // Their records are written with the deployment going live (one transaction); their queueing follows it.
+  const screenshot = screenshotJobOfPublish({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url });
+  const scan = abuseScanOfPublish({
+    projectId: session.project_id,
+    teamId,
+    deploymentId: session.deployment_id,
+    slug,
+    subdomain: projectItem.subdomain as string,
+    branch: projectItem.default_branch as string | null,
+    deployedAt: readyAt,
+  });
   try {
     await dynamo().send(
       new TransactWriteCommand({
@@ -299,6 +313,9 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
             },
           },
           releaseUploadSlot(teamId, session.upload_id),
+          // A capture of what is now live, and the keyword scan of what was published (lib/abuse/scans.ts).
+          screenshot.transactItem,
+          ...scan.transactItems,
         ],
       }),
     );
@@ -314,25 +331,14 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     }
     throw error;
   }
-  // The deployment is live. What follows are records about it and work queued off this path, independent of
-  // each other, so they are written at once rather than one after another; none of them fails the publish.
-  const url = productionUrl(projectItem.subdomain as string);
+  // The deployment is live. What follows is independent work (a record about it, and the queueing of work
+  // taken off this path), done at once rather than one after another; none of it fails the publish.
   await Promise.all([
     // Activation and the paying-idle clock (lib/attention/team-state.ts).
-    recordSuccessfulDeploy(teamId, new Date(readyAt)),
+    recordSuccessfulDeploy(teamId, new Date(readyAt), attention),
     projectItem.provisional_until ? cancelProvisionalExpiry(session.project_id).catch(() => undefined) : undefined,
-    // A capture of what is now live; the worker takes it off this path.
-    createScreenshotJob({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url }),
-    // The keyword scan of what was published (lib/abuse/scans.ts), off this path too.
-    queueAbuseScan({
-      projectId: session.project_id,
-      teamId,
-      deploymentId: session.deployment_id,
-      slug,
-      subdomain: projectItem.subdomain as string,
-      branch: projectItem.default_branch as string | null,
-      deployedAt: readyAt,
-    }),
+    screenshot.queue(),
+    scan.queue(),
   ]);
   // The committed transaction wrote exactly this: no need to read it back.
   return {

@@ -32,37 +32,70 @@ export interface CaptureMessage {
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
-/** Creates the job of a publish and queues its capture. Never fails the publish: a lost screenshot is logged. */
-export async function createScreenshotJob(input: { projectId: string; teamId: string; deploymentId: string; url: string }): Promise<string | null> {
-  const jobId = randomUUID();
+interface NewJob {
+  id: string;
+  item: Record<string, unknown>;
+  message: CaptureMessage;
+}
+
+function newJob(input: { projectId: string; teamId: string; deploymentId: string; url: string }): NewJob {
+  const id = randomUUID();
   const token = randomBytes(32).toString('base64url');
   const now = new Date();
+  return {
+    id,
+    item: {
+      ...keys.screenshotJob(id),
+      type: 'screenshot_job',
+      id,
+      project_id: input.projectId,
+      team_id: input.teamId,
+      deployment_id: input.deploymentId,
+      url: input.url,
+      token_hash: hashToken(token).toString('hex'),
+      status: 'pending',
+      created_at: now.toISOString(),
+      ttl: epochSeconds(now) + JOB_TTL_SECONDS,
+    },
+    message: { job_id: id, token, url: input.url, upload_path: `/api/v1/public/screenshots/jobs/${id}` },
+  };
+}
+
+/** Queues the capture of a recorded job. Never fails the publish: a lost screenshot is logged. */
+async function queueCapture(job: NewJob, projectId: string): Promise<string | null> {
   try {
-    await dynamo().send(
-      new PutCommand({
-        TableName: config.tableName(),
-        Item: {
-          ...keys.screenshotJob(jobId),
-          type: 'screenshot_job',
-          id: jobId,
-          project_id: input.projectId,
-          team_id: input.teamId,
-          deployment_id: input.deploymentId,
-          url: input.url,
-          token_hash: hashToken(token).toString('hex'),
-          status: 'pending',
-          created_at: now.toISOString(),
-          ttl: epochSeconds(now) + JOB_TTL_SECONDS,
-        },
-      }),
-    );
-    const message: CaptureMessage = { job_id: jobId, token, url: input.url, upload_path: `/api/v1/public/screenshots/jobs/${jobId}` };
-    await sendMessage({ queueUrl: config.queueUrl('screenshots'), body: JSON.stringify(message) });
-    return jobId;
+    await sendMessage({ queueUrl: config.queueUrl('screenshots'), body: JSON.stringify(job.message) });
+    return job.id;
+  } catch (error) {
+    logger.warn('screenshot job not created', { project_id: projectId, error: String(error) });
+    return null;
+  }
+}
+
+/**
+ * The capture job of a publish: its record, written by the publish's commit
+ * transaction (so a live deployment always has its job, and the publish pays
+ * no write of its own for it), and the queueing of its capture, once that
+ * transaction committed.
+ */
+export function screenshotJobOfPublish(input: { projectId: string; teamId: string; deploymentId: string; url: string }) {
+  const job = newJob(input);
+  return {
+    transactItem: { Put: { TableName: config.tableName(), Item: job.item } },
+    queue: () => queueCapture(job, input.projectId),
+  };
+}
+
+/** Creates a job and queues its capture, outside a publish. Never fails: a lost screenshot is logged. */
+export async function createScreenshotJob(input: { projectId: string; teamId: string; deploymentId: string; url: string }): Promise<string | null> {
+  const job = newJob(input);
+  try {
+    await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: job.item }));
   } catch (error) {
     logger.warn('screenshot job not created', { project_id: input.projectId, error: String(error) });
     return null;
   }
+  return queueCapture(job, input.projectId);
 }
 
 export interface ProjectScreenshot {

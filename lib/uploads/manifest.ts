@@ -30,16 +30,21 @@ interface Problem {
   problem: string;
 }
 
+const DOT_DOT_SEGMENT = /(?:^|\/)\.\.(?:\/|$)/;
+const EMPTY_SEGMENT = /\/\/|\/$/;
+const DOT_SEGMENT = /(?:^|\/)\.(?:\/|$)/;
+
+/** The first defect of a path, in this order; checked without splitting, since a manifest has thousands of paths. */
 function pathProblem(path: string): string | null {
   if (path.length === 0) return 'path is empty';
   if (path.startsWith('/')) return 'path is absolute';
   if (path.includes('\\')) return 'path contains a backslash';
   if (CONTROL_CHARACTER.test(path)) return 'path contains a control character';
-  const segments = path.split('/');
-  if (segments.some((s) => s === '..')) return 'path contains a ".." segment';
-  if (segments.some((s) => s === '' )) return 'path has an empty segment';
-  if (segments.some((s) => s === '.')) return 'path contains a "." segment';
-  if (Buffer.byteLength(path) > MAX_PATH_BYTES) return `path is longer than ${MAX_PATH_BYTES} bytes`;
+  if (DOT_DOT_SEGMENT.test(path)) return 'path contains a ".." segment';
+  if (EMPTY_SEGMENT.test(path)) return 'path has an empty segment';
+  if (DOT_SEGMENT.test(path)) return 'path contains a "." segment';
+  // A UTF-16 unit is at most 3 UTF-8 bytes: only a long path needs counting.
+  if (path.length * 3 > MAX_PATH_BYTES && Buffer.byteLength(path) > MAX_PATH_BYTES) return `path is longer than ${MAX_PATH_BYTES} bytes`;
   return null;
 }
 
@@ -72,18 +77,15 @@ export function checkManifest(files: unknown, plan: Plan): CheckedManifest {
   const seenPaths = new Map<string, number>();
   const blobs = new Map<string, number>();
   let totalBytes = 0;
-  list.forEach((entry, index) => {
+  for (let index = 0; index < list.length; index++) {
+    const entry = list[index];
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
       problems.push({ index, path: null, problem: 'entry must be an object {hash, path, size}' });
-      return;
+      continue;
     }
     const { path, hash, size } = entry as Record<string, unknown>;
-    const shownPath = typeof path === 'string' ? path : null;
-    let ok = true;
-    const report = (problem: string) => {
-      problems.push({ index, path: shownPath, problem });
-      ok = false;
-    };
+    const before = problems.length;
+    const report = (problem: string) => void problems.push({ index, path: typeof path === 'string' ? path : null, problem });
     if (typeof path !== 'string') report('path must be a string');
     else {
       const p = pathProblem(path);
@@ -94,17 +96,17 @@ export function checkManifest(files: unknown, plan: Plan): CheckedManifest {
     if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) report('hash must be the lowercase hex SHA-256 of the file (64 characters)');
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0) report('size must be a non-negative integer');
     else if (size > MAX_FILE_BYTES) report(`size is over ${MAX_FILE_BYTES} bytes, the largest file accepted`);
-    if (!ok) return;
+    if (problems.length > before) continue;
     const h = hash as string;
     const known = blobs.get(h);
     if (known !== undefined && known !== size) {
       report(`size ${size as number} differs from the size ${known} given for the same hash`);
-      return;
+      continue;
     }
     blobs.set(h, size as number);
     totalBytes += size as number;
     out.push({ path: path as string, hash: h, size: size as number });
-  });
+  }
   if (problems.length > 0) fail();
   return { files: out, blobs, totalBytes };
 }
@@ -133,7 +135,8 @@ export function checkPublishable(files: ManifestFile[]): void {
   }
 
   if (!hasRootIndex) {
-    const folders = [...topFolders].filter((folder) => paths.includes(`${folder}/index.html`));
+    const all = new Set(paths);
+    const folders = [...topFolders].filter((folder) => all.has(`${folder}/index.html`));
     if (folders.length === 1) {
       throw new ApiError('UPLOAD_SITE_IN_SUBFOLDER', { details: { folder: folders[0], index_path: `${folders[0]}/index.html` } });
     }

@@ -19,6 +19,37 @@ function codeOf(fn: () => unknown): string | null {
 }
 
 describe('checkManifest', () => {
+  const problemOf = (path: string) => {
+    try {
+      checkManifest([{ path, hash: h(1), size: 1 }], free);
+      return null;
+    } catch (error) {
+      return ((error as ApiError).details as { problems: { problem: string }[] }).problems[0]!.problem;
+    }
+  };
+
+  it.each([
+    ['', 'path is empty'],
+    ['/a.html', 'path is absolute'],
+    ['a\\b.html', 'path contains a backslash'],
+    ['a\u0007.html', 'path contains a control character'],
+    ['..', 'path contains a ".." segment'],
+    ['a/../b', 'path contains a ".." segment'],
+    ['a/..', 'path contains a ".." segment'],
+    ['./a//b', 'path has an empty segment'],
+    ['a//b', 'path has an empty segment'],
+    ['a/', 'path has an empty segment'],
+    ['..//a', 'path contains a ".." segment'],
+    ['.', 'path contains a "." segment'],
+    ['a/./b', 'path contains a "." segment'],
+    ['a/.', 'path contains a "." segment'],
+    [`${'é'.repeat(451)}`, 'path is longer than 900 bytes'],
+  ])('refuses %j: %s', (path, problem) => expect(problemOf(path)).toBe(problem));
+
+  it.each(['...', 'a/...b', '.well-known/x', 'a/.b/c', 'a..b/c', `${'é'.repeat(450)}`, `${'a'.repeat(900)}`])('accepts %j', (path) => {
+    expect(problemOf(path)).toBeNull();
+  });
+
   it('counts each hash once and sums every file', () => {
     const checked = checkManifest(
       [
