@@ -261,7 +261,6 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     if ((error as Error).name !== 'PreconditionFailed' && status !== 412) throw error;
   }
-  rememberLiveObjects(routeManifest);
 
   const readyAt = new Date().toISOString();
   const url = productionUrl(projectItem.subdomain as string);
@@ -333,13 +332,16 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   }
   // The deployment is live. What follows is independent work (a record about it, and the queueing of work
   // taken off this path), done at once rather than one after another; none of it fails the publish.
-  await Promise.all([
+  const queued = Promise.all([
     // Activation and the paying-idle clock (lib/attention/team-state.ts).
     recordSuccessfulDeploy(teamId, new Date(readyAt), attention),
     projectItem.provisional_until ? cancelProvisionalExpiry(session.project_id).catch(() => undefined) : undefined,
     screenshot.queue(),
     scan.queue(),
   ]);
+  // What the next redeploy of the project references, remembered while those requests travel.
+  rememberLiveObjects(routeManifest);
+  await queued;
   // The committed transaction wrote exactly this: no need to read it back.
   return {
     upload_id: session.upload_id,
