@@ -45,6 +45,9 @@ const agentFor = async (protocol: string): Promise<HttpAgent> => {
   return agent;
 };
 
+/** A connection silent this long is given up (and the request retried): fetch's own limits for headers and body. */
+const IDLE_TIMEOUT_MS = 300_000;
+
 const toNetworkError = (error: unknown) => {
   const e = error as { code?: unknown; message?: string };
   return new HttpNetworkError(typeof e.code === 'string' ? e.code : (e.message ?? 'network error'), e.message ?? String(error));
@@ -73,6 +76,9 @@ export async function httpSend(url: string, init: { method: string; headers: Rec
         resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
       );
     });
+    req.setTimeout(IDLE_TIMEOUT_MS, () =>
+      req.destroy(Object.assign(new Error(`no answer in ${IDLE_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })),
+    );
     const body = init.body;
     req.on('error', (error) => {
       if (body && typeof body !== 'string' && !Buffer.isBuffer(body)) body.destroy();
