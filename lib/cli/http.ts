@@ -45,8 +45,14 @@ const agentFor = async (protocol: string): Promise<HttpAgent> => {
   return agent;
 };
 
-/** A connection silent this long is given up (and the request retried): fetch's own limits for headers and body. */
-const IDLE_TIMEOUT_MS = 300_000;
+/**
+ * A connection silent this long is given up (and the request retried): fetch's own limits for headers
+ * and body, 300 s. SLIPWAY_HTTP_TIMEOUT_MS changes it (tests keep it short).
+ */
+const idleTimeoutMs = () => {
+  const value = Number(process.env.SLIPWAY_HTTP_TIMEOUT_MS);
+  return Number.isFinite(value) && value > 0 ? value : 300_000;
+};
 
 const toNetworkError = (error: unknown) => {
   const e = error as { code?: unknown; message?: string };
@@ -76,9 +82,8 @@ export async function httpSend(url: string, init: { method: string; headers: Rec
         resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
       );
     });
-    req.setTimeout(IDLE_TIMEOUT_MS, () =>
-      req.destroy(Object.assign(new Error(`no answer in ${IDLE_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })),
-    );
+    const timeoutMs = idleTimeoutMs();
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
     const body = init.body;
     req.on('error', (error) => {
       if (body && typeof body !== 'string' && !Buffer.isBuffer(body)) body.destroy();

@@ -118,6 +118,14 @@ describe('CLI retries', () => {
     expect(run.stderr).toBe('slipway: The service is temporarily unavailable. Try again later. (SERVICE_UNAVAILABLE)\n');
   });
 
+  it('an API that accepts the request and never answers is given up after the idle timeout, retried, then reported', async () => {
+    const url = await fakeApi(() => undefined);
+    const run = await projectsCli(url, { SLIPWAY_RETRY_ATTEMPTS: '2', SLIPWAY_HTTP_TIMEOUT_MS: '300' });
+    expect(run.code).toBe(1);
+    expect(seen).toHaveLength(2);
+    expect(run.stderr).toMatch(/^slipway: Could not reach the API at http:\/\/127\.0\.0\.1:\d+: ETIMEDOUT\n$/);
+  });
+
   it('an unreachable API is one sentence, not a stack', async () => {
     const url = await fakeApi((_req, res) => ok(res, []));
     server!.close();
