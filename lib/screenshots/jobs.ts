@@ -67,7 +67,7 @@ async function queueCapture(job: NewJob, projectId: string): Promise<string | nu
     await sendMessage({ queueUrl: config.queueUrl('screenshots'), body: JSON.stringify(job.message) });
     return job.id;
   } catch (error) {
-    logger.warn('screenshot job not created', { project_id: projectId, error: String(error) });
+    logger.warn('screenshot capture not queued', { project_id: projectId, job_id: job.id, error: String(error) });
     return null;
   }
 }
