@@ -87,9 +87,14 @@ const FUNCTIONS: Record<string, string> = {
     }));`,
   'functions/later.js': `
     let done = 0;
+    let release;
+    const released = new Promise((r) => (release = r));
     export default (request, context) => {
-      if (new URL(request.url).searchParams.has('check')) return new Response(String(done));
-      context.waitUntil(new Promise((r) => setTimeout(r, 300)).then(() => { done += 1; }));
+      const query = new URL(request.url).searchParams;
+      if (query.has('check')) return new Response(String(done));
+      if (query.has('release')) return (release(), new Response('released'));
+      // Work that outlives the reply until the test lets it finish (a timer raced a loaded machine).
+      context.waitUntil(released.then(() => { done += 1; }));
       context.waitUntil(Promise.reject(new Error('a rejected waitUntil is logged, not thrown')));
       return new Response('replied first');
     };`,
@@ -303,8 +308,8 @@ describe('HTTPS door: streaming, cookies, waitUntil', () => {
     expect(reply.status).toBe(200);
     expect(reply.text).toBe('replied first');
     expect((await get('later', '/?check')).text).toBe('0');
-    await sleep(600);
-    expect((await get('later', '/?check')).text).toBe('1');
+    expect((await get('later', '/?release')).text).toBe('released');
+    await expect.poll(async () => (await get('later', '/?check')).text, { timeout: 10_000, interval: 50 }).toBe('1');
   });
 });
 
