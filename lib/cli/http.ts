@@ -34,15 +34,22 @@ export class HttpNetworkError extends Error {
 }
 
 // Kept-alive connections: a deploy's begin, uploads and finalize reuse them (the process exits, closing them, when done).
-const agents = new Map<string, HttpAgent>();
-const agentFor = async (protocol: string): Promise<HttpAgent> => {
-  let agent = agents.get(protocol);
-  if (!agent) {
+interface Transport {
+  agent: HttpAgent;
+  request: typeof httpRequest;
+}
+const transports = new Map<string, Transport>();
+const transportFor = async (protocol: string): Promise<Transport> => {
+  let transport = transports.get(protocol);
+  if (!transport) {
     // node:https brings TLS: loaded only for an https address.
-    agent = protocol === 'https:' ? new (await import('node:https')).Agent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
-    agents.set(protocol, agent);
+    const https = protocol === 'https:' ? await import('node:https') : null;
+    transport = https
+      ? { agent: new https.Agent({ keepAlive: true }), request: https.request }
+      : { agent: new HttpAgent({ keepAlive: true }), request: httpRequest };
+    transports.set(protocol, transport);
   }
-  return agent;
+  return transport;
 };
 
 /**
@@ -67,8 +74,8 @@ export async function httpSend(url: string, init: { method: string; headers: Rec
   if ((typeof init.body === 'string' || Buffer.isBuffer(init.body)) && headers['content-length'] === undefined) {
     headers['content-length'] = String(Buffer.byteLength(init.body));
   }
-  const options: RequestOptions = { method: init.method, headers, agent: await agentFor(target.protocol) };
-  const send = target.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  const { agent, request: send } = await transportFor(target.protocol);
+  const options: RequestOptions = { method: init.method, headers, agent };
   return new Promise<HttpAnswer>((resolve, reject) => {
     const fail = (error: unknown) => reject(toNetworkError(error));
     const req = send(target, options, (res: IncomingMessage) => {

@@ -264,7 +264,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
 
   const readyAt = new Date().toISOString();
   const url = productionUrl(projectItem.subdomain as string);
-  // Their records are written with the deployment going live (one transaction); their queueing follows it.
+  // The screenshot job's and the keyword scan's records go live with the deployment (one transaction); their queueing follows it.
   const screenshot = screenshotJobOfPublish({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url });
   const scan = abuseScanOfPublish({
     projectId: session.project_id,
