@@ -87,7 +87,15 @@ export async function dispatchApiRequest(req: IncomingMessage, res: ServerRespon
   writeResult(res, result);
 }
 
-export function createApiServer(hostHandlers: HostHandler[] = []): Server {
+/** How the API answers a request once its body is read: the route table here, the template's routes in the synthesized mode. */
+export type ApiAnswer = (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>;
+
+const sourceApi: ApiAnswer = async (req, res, body) => {
+  if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
+  await dispatchApiRequest(req, res, body);
+};
+
+export function createApiServer(hostHandlers: HostHandler[] = [], api: () => ApiAnswer = () => sourceApi): Server {
   return createServer((req, res) => {
     void (async () => {
       try {
@@ -96,8 +104,7 @@ export function createApiServer(hostHandlers: HostHandler[] = []): Server {
         }
         const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
         if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
-        if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
-        await dispatchApiRequest(req, res, body);
+        await api()(req, res, body);
       } catch (error) {
         // A handler crashing outside its pipeline: API Gateway would answer 500 too.
         logger.error('local API server error', error as Error);

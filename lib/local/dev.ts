@@ -1,5 +1,7 @@
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
+import { assemblyDir, ensureSynthesized } from './synth/assembly.ts';
+import { permissionReport } from './synth/report.ts';
 import { localParts } from './wiring.ts';
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
@@ -9,8 +11,12 @@ async function main() {
     throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
   }
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
-  const parts = localParts();
+  // `npm run dev -- --synth`: run the synthesized template (synthesized first when cdk.out is not current).
+  const synth = process.argv.includes('--synth');
+  if (synth) await ensureSynthesized((line) => process.stdout.write(`${line}\n`));
+  const parts = localParts({ synthesized: synth });
   const platform = await startLocalPlatform({
+    synthesized: synth ? { assemblyDir: assemblyDir() } : undefined,
     port,
     prefix: process.env.SLIPWAY_PREFIX ?? 'slipway-local',
     awsEndpoint: process.env.AWS_ENDPOINT_URL || undefined,
@@ -22,6 +28,12 @@ async function main() {
   const lines = [
     '',
     'Slipway local platform is running.',
+    ...(platform.synthesized
+      ? [
+          `Running the synthesized template: ${platform.synthesized.lambdaCount} Lambdas`,
+          ...platform.synthesized.skipped.map((s) => `  not run: ${s.logicalId}: ${s.reason}`),
+        ]
+      : []),
     `  API:           ${platform.baseUrl}/api/v1`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
@@ -42,7 +54,9 @@ async function main() {
     if (stopping) return;
     stopping = true;
     process.stdout.write('\nStopping the local platform...\n');
+    const usage = platform.synthesized?.usage();
     await platform.stop();
+    if (usage) process.stdout.write(permissionReport(usage));
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());

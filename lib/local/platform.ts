@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { createApiServer, type HostHandler } from './api-server.ts';
+import { createApiServer, type ApiAnswer, type HostHandler } from './api-server.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
 import { localScheduleTargetEnv } from './scheduler-driver.ts';
 import { removeLocalState, writeLocalState } from './state.ts';
+import { startSynthesizedRuntime, type SynthesizedRuntime } from './synth/runtime.ts';
 import { siteAnalytics } from '../sites/analytics.ts';
 
 /** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
@@ -26,6 +27,8 @@ export interface LocalPlatformOptions {
   writeState?: boolean;
   hostHandlers?: HostHandler[];
   drivers?: (() => LocalDriver)[];
+  /** Run this cloud assembly (cdk.out) instead of the sources: the synthesized mode (lib/local/synth/). */
+  synthesized?: { assemblyDir: string };
 }
 
 export interface LocalPlatform {
@@ -34,6 +37,8 @@ export interface LocalPlatform {
   awsEndpoint: string;
   startedMoto: boolean;
   env: Record<string, string>;
+  /** The synthesized mode's runtime (its Lambdas, their permission usage); null in the source mode. */
+  synthesized: SynthesizedRuntime | null;
   stop(): Promise<void>;
 }
 
@@ -65,15 +70,15 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
   let moto: MotoServer | null = null;
   const endpoint = options.awsEndpoint ?? (moto = await startMoto()).endpoint;
-  const server = createApiServer(options.hostHandlers ?? []);
+  const hostHandlers = [...(options.hostHandlers ?? [])];
+  let synthesized: SynthesizedRuntime | null = null;
+  let api: ApiAnswer | undefined;
+  // The synthesized mode's API is known once its template is provisioned, after the port is.
+  const server = createApiServer(hostHandlers, options.synthesized ? () => api! : undefined);
   const drivers: LocalDriver[] = [];
   try {
     const port = await listen(server, options.port, options.host ?? '127.0.0.1');
-    const resources = await provisionResources({ endpoint, region: process.env.AWS_REGION, prefix: options.prefix });
-    const env: Record<string, string> = {
-      ...resources,
-      // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
-      ...localScheduleTargetEnv(),
+    const local = {
       AWS_ENDPOINT_URL: endpoint,
       // Where local workers reach the API (the screenshot capture reports there).
       API_BASE_URL: `http://localhost:${port}`,
@@ -88,9 +93,32 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       // Set it to the secret `stripe listen` prints to forward a real test-mode account's events here.
       BILLING_WEBHOOK_SECRET: process.env.BILLING_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64url')}`,
     };
+    let resources: Record<string, string>;
+    if (options.synthesized) {
+      // The platform's own settings first: the Lambdas' environments take the local domains from them.
+      Object.assign(process.env, local);
+      synthesized = await startSynthesizedRuntime({
+        assemblyDir: options.synthesized.assemblyDir,
+        endpoint,
+        region: process.env.AWS_REGION,
+        prefix: options.prefix,
+        settings: () => ({ ...(process.env as Record<string, string>) }),
+      });
+      api = synthesized.api;
+      hostHandlers.unshift(...synthesized.hostHandlers);
+      resources = synthesized.env;
+    } else {
+      resources = {
+        ...(await provisionResources({ endpoint, region: process.env.AWS_REGION, prefix: options.prefix })),
+        // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
+        ...localScheduleTargetEnv(),
+      };
+    }
+    // In the synthesized mode the secrets' values are the ones Secrets Manager holds for the template's secrets.
+    const env: Record<string, string> = synthesized ? { ...local, ...resources } : { ...resources, ...local };
     Object.assign(process.env, env);
     const baseUrl = `http://localhost:${port}`;
-    for (const make of options.drivers ?? []) {
+    for (const make of [...(synthesized?.drivers ?? []), ...(options.drivers ?? [])]) {
       const driver = make();
       driver.start();
       drivers.push(driver);
@@ -103,10 +131,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       awsEndpoint: endpoint,
       startedMoto: moto !== null,
       env,
+      synthesized,
       stop: async () => {
         if (stopped) return;
         stopped = true;
         await Promise.all(drivers.map((d) => d.stop()));
+        await synthesized?.stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         // After the last reply: its counts are written before the AWS endpoint goes.
@@ -117,6 +147,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     };
   } catch (error) {
     await Promise.all(drivers.map((d) => d.stop()));
+    await synthesized?.stop();
     server.close();
     await moto?.stop();
     throw error;

@@ -52,6 +52,21 @@ function toRecord(message: Message, queueUrl: string): SQSRecord {
   };
 }
 
+/** One SQS event source mapping as the driver plays it. */
+export interface QueueConsumer {
+  name: string;
+  /** Read when the loop starts (the platform sets the environment first). */
+  queueUrl: () => string;
+  batchSize: number;
+  /** Lambda gathers up to batchSize records for this long before it calls the function (MaximumBatchingWindowInSeconds). */
+  batchingWindowSeconds?: number;
+  /** At most this many calls at once (the mapping's ScalingConfig.MaximumConcurrency). */
+  maxConcurrency?: number;
+  /** With ReportBatchItemFailures only the reported records stay; without, a failed call keeps its whole batch. */
+  reportBatchItemFailures: boolean;
+  handler: () => Promise<QueueHandler>;
+}
+
 export interface QueueDriverOptions {
   /** Between checks while paused or full, and between short polls. */
   pollMs?: number;
@@ -69,12 +84,36 @@ export interface QueueDriver extends LocalDriver {
   resume(): void;
 }
 
+/** The queue-triggered rows of lib/workers.ts as the stack maps them (infra/workers.ts: ReportBatchItemFailures on). */
+export function workerRowConsumers(rows: readonly WorkerRow[]): QueueConsumer[] {
+  return rows.flatMap((row) => {
+    const trigger = row.trigger;
+    if (trigger.kind !== 'queue') return [];
+    return [
+      {
+        name: row.name,
+        queueUrl: () => config.queueUrl(trigger.queue),
+        batchSize: trigger.batchSize,
+        reportBatchItemFailures: true,
+        handler: async () => {
+          const mod = (await import(pathToFileURL(join(repoRoot, row.handler)).href)) as { handler?: QueueHandler };
+          if (typeof mod.handler !== 'function') throw new Error(`${row.handler} exports no handler`);
+          return mod.handler;
+        },
+      },
+    ];
+  });
+}
+
 export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
+  // A container-image row needs what its image holds (a browser): its own driver plays it where the machine has that.
+  return queueConsumerDriver(workerRowConsumers(options.rows ?? workers.filter((row) => !row.image)), options);
+}
+
+export function queueConsumerDriver(consumers: readonly QueueConsumer[], options: Omit<QueueDriverOptions, 'rows'> = {}): QueueDriver {
   const pollMs = options.pollMs ?? Number(process.env.LOCAL_QUEUE_POLL_MS || 50);
   const concurrency = options.concurrency ?? Number(process.env.LOCAL_QUEUE_CONCURRENCY || 16);
   const waitSeconds = options.waitSeconds ?? Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 1) || 0));
-  // A container-image row needs what its image holds (a browser): its own driver plays it where the machine has that.
-  const rows = (options.rows ?? workers.filter((row) => !row.image)).filter((row) => row.trigger.kind === 'queue');
   let stopped = false;
   let paused = false;
   const abort = new AbortController();
@@ -101,70 +140,83 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
     }
   }
 
-  async function loop(row: WorkerRow): Promise<void> {
-    const trigger = row.trigger as Extract<WorkerRow['trigger'], { kind: 'queue' }>;
-    const queueUrl = config.queueUrl(trigger.queue);
-    const mod = (await import(pathToFileURL(join(repoRoot, row.handler)).href)) as { handler?: QueueHandler };
-    if (typeof mod.handler !== 'function') throw new Error(`${row.handler} exports no handler`);
-    const handler = mod.handler;
+  async function receive(consumer: QueueConsumer, queueUrl: string, max: number, wait: number): Promise<Message[]> {
+    const reply = await sqs().send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: max, WaitTimeSeconds: wait, MessageSystemAttributeNames: ['All'] }),
+    );
+    return reply.Messages ?? [];
+  }
+
+  /** The batching window: receive more until the batch is full or the window has passed. */
+  async function fillBatch(consumer: QueueConsumer, queueUrl: string, messages: Message[], max: number): Promise<Message[]> {
+    const windowEnds = Date.now() + (consumer.batchingWindowSeconds ?? 0) * 1000;
+    while (!stopped && messages.length < max && Date.now() < windowEnds) {
+      const wait = Math.min(20, Math.ceil((windowEnds - Date.now()) / 1000));
+      messages = [...messages, ...(await receive(consumer, queueUrl, Math.min(10, max - messages.length), wait))];
+    }
+    return messages;
+  }
+
+  function call(consumer: QueueConsumer, handler: QueueHandler, queueUrl: string, batch: Message[]): Promise<void> {
+    return (async () => {
+      let failed = new Set(batch.map((m) => m.MessageId!));
+      try {
+        const reply = await handler({ Records: batch.map((m) => toRecord(m, queueUrl)) });
+        failed = consumer.reportBatchItemFailures ? new Set((reply?.batchItemFailures ?? []).map((f) => f.itemIdentifier)) : new Set();
+      } catch (error) {
+        logger.error('queue worker failed', { worker: consumer.name, error: (error as Error).message });
+      }
+      if (stopped) return;
+      await Promise.all(
+        batch
+          .filter((m) => !failed.has(m.MessageId!))
+          .map((m) =>
+            sqs()
+              .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }))
+              .catch((error: unknown) => logger.warn('queue driver delete failed', { worker: consumer.name, error: (error as Error).message })),
+          ),
+      );
+    })();
+  }
+
+  async function loop(consumer: QueueConsumer): Promise<void> {
+    const queueUrl = consumer.queueUrl();
+    const handler = await consumer.handler();
     const inFlight = new Set<Promise<void>>();
+    const limit = Math.min(concurrency, consumer.maxConcurrency ?? concurrency);
+    const { batchSize } = consumer;
     while (!stopped) {
-      const free = concurrency - inFlight.size;
-      if (paused || free < trigger.batchSize) {
+      const free = limit - inFlight.size;
+      if (paused || free < 1) {
         await Promise.race([...inFlight, sleep(pollMs)]);
         continue;
       }
       let messages: Message[] = [];
+      const max = Math.min(10, free * batchSize);
       try {
-        const reply = await sqs().send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: Math.min(10, Math.floor(free / trigger.batchSize) * trigger.batchSize),
-            WaitTimeSeconds: waitSeconds,
-            MessageSystemAttributeNames: ['All'],
-          }),
-        );
-        messages = reply.Messages ?? [];
+        messages = await receive(consumer, queueUrl, max, waitSeconds);
+        if (messages.length > 0 && messages.length < batchSize) messages = await fillBatch(consumer, queueUrl, messages, Math.min(max, batchSize));
       } catch (error) {
         if (stopped) break;
-        logger.error('queue driver receive failed', { worker: row.name, error: (error as Error).message });
+        logger.error('queue driver receive failed', { worker: consumer.name, error: (error as Error).message });
         await sleep(pollMs * 10);
         continue;
       }
       if (messages.length > 0 && (stopped || paused)) {
-        await release(queueUrl, messages, row.name);
+        await release(queueUrl, messages, consumer.name);
         continue;
       }
       if (messages.length === 0) {
         if (waitSeconds === 0) await sleep(pollMs);
         continue;
       }
-      for (let i = 0; i < messages.length; i += trigger.batchSize) {
-        const batch = messages.slice(i, i + trigger.batchSize);
-        const call = (async () => {
-          let failed = new Set(batch.map((m) => m.MessageId!));
-          try {
-            const reply = await handler({ Records: batch.map((m) => toRecord(m, queueUrl)) });
-            failed = new Set((reply?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-          } catch (error) {
-            logger.error('queue worker failed', { worker: row.name, error: (error as Error).message });
-          }
-          if (stopped) return;
-          await Promise.all(
-            batch
-              .filter((m) => !failed.has(m.MessageId!))
-              .map((m) =>
-                sqs()
-                  .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }))
-                  .catch((error: unknown) => logger.warn('queue driver delete failed', { worker: row.name, error: (error as Error).message })),
-              ),
-          );
-        })();
-        inFlight.add(call);
-        running.add(call);
-        void call.finally(() => {
-          inFlight.delete(call);
-          running.delete(call);
+      for (let i = 0; i < messages.length; i += batchSize) {
+        const running$ = call(consumer, handler, queueUrl, messages.slice(i, i + batchSize));
+        inFlight.add(running$);
+        running.add(running$);
+        void running$.finally(() => {
+          inFlight.delete(running$);
+          running.delete(running$);
         });
       }
     }
@@ -173,8 +225,8 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
   return {
     name: 'queues',
     start() {
-      for (const row of rows) {
-        loops.push(loop(row).catch((error: unknown) => logger.error('queue driver stopped', { worker: row.name, error: (error as Error).message })));
+      for (const consumer of consumers) {
+        loops.push(loop(consumer).catch((error: unknown) => logger.error('queue driver stopped', { worker: consumer.name, error: (error as Error).message })));
       }
     },
     pause: () => (paused = true),

@@ -48,21 +48,14 @@ const MAX_ATTEMPTS = 3;
  * handler file of the lib/workers.ts row its target names with the schedule's
  * Input, then deletes the schedule (ActionAfterCompletion DELETE).
  */
-export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver {
-  const pollMs = options.pollMs ?? Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500);
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const attempts = new Map<string, number>();
+export interface ScheduleTarget {
+  name: string;
+  invoke(input: unknown): Promise<unknown>;
+}
+
+/** The schedule-triggered rows of lib/workers.ts, by the local ARN their schedules name. */
+export function workerRowTargets(): Map<string, ScheduleTarget> {
   const handlers = new Map<string, Promise<WorkerHandler>>();
-  let client: SchedulerClient | null = null;
-
-  const rowsByArn = () => {
-    const map = new Map<string, WorkerRow>();
-    for (const row of workers) if (row.trigger.kind === 'schedule') map.set(localWorkerArn(row.name), row);
-    return map;
-  };
-
   const handlerOf = (row: WorkerRow) => {
     let handler = handlers.get(row.handler);
     if (!handler) {
@@ -74,36 +67,51 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
     }
     return handler;
   };
+  const map = new Map<string, ScheduleTarget>();
+  for (const row of workers) {
+    if (row.trigger.kind === 'schedule') map.set(localWorkerArn(row.name), { name: row.name, invoke: async (input) => (await handlerOf(row))(input) });
+  }
+  return map;
+}
+
+export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<string, ScheduleTarget> } = {}): LocalDriver {
+  const pollMs = options.pollMs ?? Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500);
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const attempts = new Map<string, number>();
+  let client: SchedulerClient | null = null;
+  let targetsByArn: Map<string, ScheduleTarget> | null = null;
 
   async function tick(): Promise<void> {
     const endpoint = config.awsEndpoint();
     if (!endpoint) return;
     client ??= new SchedulerClient({ region: config.awsRegion(), endpoint });
     const group = config.scheduleGroup();
-    const targets = rowsByArn();
+    const targets = (targetsByArn ??= (options.targets ?? workerRowTargets)());
     let token: string | undefined;
-    const due: { name: string; row: WorkerRow; input: unknown }[] = [];
+    const due: { name: string; target: ScheduleTarget; input: unknown }[] = [];
     do {
       const page = await client.send(new ListSchedulesCommand({ GroupName: group, NextToken: token }));
       for (const summary of page.Schedules ?? []) {
-        const row = targets.get(summary.Target?.Arn ?? '');
-        if (!row) continue;
+        const target = targets.get(summary.Target?.Arn ?? '');
+        if (!target) continue;
         const schedule = await client.send(new GetScheduleCommand({ Name: summary.Name!, GroupName: group }));
         const at = dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
         if (at === null || at > Date.now()) continue;
-        due.push({ name: summary.Name!, row, input: schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {} });
+        due.push({ name: summary.Name!, target, input: schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {} });
       }
       token = page.NextToken;
     } while (token && !stopped);
 
     await Promise.all(
-      due.map(async ({ name, row, input }) => {
+      due.map(async ({ name, target, input }) => {
         try {
-          await (await handlerOf(row))(input);
+          await target.invoke(input);
         } catch (error) {
           const tries = (attempts.get(name) ?? 0) + 1;
           attempts.set(name, tries);
-          logger.error('scheduled worker failed', { worker: row.name, schedule: name, attempt: tries, error: (error as Error).message });
+          logger.error('scheduled worker failed', { worker: target.name, schedule: name, attempt: tries, error: (error as Error).message });
           if (tries < MAX_ATTEMPTS) return;
         }
         attempts.delete(name);

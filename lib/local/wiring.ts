@@ -11,8 +11,18 @@ import { siteHostHandler } from './site-host.ts';
  * the functions HTTPS door) and drivers (scheduler firing, the functions
  * runtime). Each part of the platform registers its own here.
  */
-export function localParts(): { hostHandlers: HostHandler[]; drivers: (() => LocalDriver)[]; functions: ReturnType<typeof localFunctionsRuntime>['driver'] } {
+export function localParts(options: { synthesized?: boolean } = {}): {
+  hostHandlers: HostHandler[];
+  drivers: (() => LocalDriver)[];
+  functions: ReturnType<typeof localFunctionsRuntime>['driver'];
+} {
   const functions = localFunctionsRuntime();
+  if (options.synthesized) {
+    // The template's event source mappings, Scheduler targets and distributions replace the source parts
+    // (lib/local/synth/runtime.ts). What stays: the functions HTTPS door on its sandboxed host, and the
+    // screenshot capture, whose Lambda is a container image the synthesized mode cannot run.
+    return { hostHandlers: [functions.hostHandler], drivers: [() => functions.driver, () => captureDriver()], functions: functions.driver };
+  }
   return {
     // The door first: its check is one suffix test, and the site handler would only pass its hosts on.
     hostHandlers: [functions.hostHandler, siteHostHandler],

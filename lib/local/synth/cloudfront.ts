@@ -1,0 +1,149 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { Script, createContext } from 'node:vm';
+import type { StreamedReply, LambdaFunctionHost } from './lambda-host.ts';
+import { constructPath, resourcesOfType, type SynthesizedTemplate } from './template.ts';
+
+interface CloudFrontValue {
+  value: string;
+}
+interface ViewerRequest {
+  method: string;
+  uri: string;
+  querystring: Record<string, CloudFrontValue>;
+  headers: Record<string, CloudFrontValue>;
+  cookies: Record<string, CloudFrontValue>;
+}
+
+export type ViewerFunction = (request: ViewerRequest, viewerIp: string) => ViewerRequest | { statusCode: number; headers?: Record<string, CloudFrontValue> };
+
+/** A cloudfront-js-2.0 function of the template, run in its own VM context on each viewer request. */
+export function compileViewerFunction(code: string): ViewerFunction {
+  const context = createContext({});
+  new Script(`${code}\n;globalThis.__handler = handler;`).runInContext(context, { timeout: 1000 });
+  const handler = (context as { __handler: (event: unknown) => any }).__handler;
+  return (request, viewerIp) =>
+    handler({ version: '1.0', context: { eventType: 'viewer-request' }, viewer: { ip: viewerIp }, request: JSON.parse(JSON.stringify(request)) });
+}
+
+/** A distribution of the template: its viewer-request function and the Lambda behind its function URL origin. */
+export interface TemplateDistribution {
+  path: string;
+  viewerRequest: ViewerFunction | null;
+  originFunctionLogicalId: string;
+  /** Viewer headers the origin receives (the cache policy's list), or every one but Host. */
+  forwardedHeaders: string[] | 'all-except-host';
+}
+
+const getAttOf = (value: unknown): string | null => {
+  const found = JSON.stringify(value ?? null).match(/"Fn::GetAtt":\["([^"]+)"/);
+  return found ? found[1]! : null;
+};
+
+export function templateDistributions(template: SynthesizedTemplate): TemplateDistribution[] {
+  return resourcesOfType(template, 'AWS::CloudFront::Distribution').map(([logicalId, resource]) => {
+    const config = resource.Properties!.DistributionConfig;
+    const behavior = config.DefaultCacheBehavior;
+    const association = (behavior.FunctionAssociations ?? []).find((a: any) => a.EventType === 'viewer-request');
+    const functionId = association ? getAttOf(association.FunctionARN) : null;
+    const code = functionId ? template.resources[functionId]?.Properties?.FunctionCode : null;
+    const origin = config.Origins.find((o: any) => o.Id === behavior.TargetOriginId);
+    const urlId = getAttOf(origin?.DomainName);
+    const originFunctionLogicalId = urlId ? getAttOf(template.resources[urlId]?.Properties?.TargetFunctionArn) : null;
+    if (!originFunctionLogicalId) throw new Error(`Distribution ${logicalId}: its origin is not a Lambda function URL the local platform can run`);
+    const cachePolicyId = behavior.CachePolicyId?.Ref as string | undefined;
+    const cacheHeaders = cachePolicyId
+      ? template.resources[cachePolicyId]?.Properties?.CachePolicyConfig?.ParametersInCacheKeyAndForwardedToOrigin?.HeadersConfig?.Headers
+      : undefined;
+    return {
+      path: constructPath(resource),
+      viewerRequest: code ? compileViewerFunction(String(code)) : null,
+      originFunctionLogicalId,
+      forwardedHeaders: behavior.OriginRequestPolicyId ? 'all-except-host' : (cacheHeaders ?? []).map((h: string) => h.toLowerCase()),
+    };
+  });
+}
+
+function viewerRequestOf(req: IncomingMessage): ViewerRequest {
+  const url = new URL(req.url ?? '/', 'http://viewer');
+  const headers: Record<string, CloudFrontValue> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name !== 'cookie' && value !== undefined) headers[name] = { value: Array.isArray(value) ? value.join(',') : value };
+  }
+  const querystring: Record<string, CloudFrontValue> = {};
+  for (const [name, value] of url.searchParams) querystring[name] = { value };
+  const cookies: Record<string, CloudFrontValue> = {};
+  for (const pair of String(req.headers.cookie ?? '').split(';')) {
+    const [name, ...rest] = pair.trim().split('=');
+    if (name) cookies[name] = { value: rest.join('=') };
+  }
+  return { method: (req.method ?? 'GET').toUpperCase(), uri: url.pathname, querystring, headers, cookies };
+}
+
+/**
+ * What CloudFront hands the origin Lambda's function URL: the request after
+ * the viewer function, with the headers the behavior forwards (the revalidation
+ * headers CloudFront itself sends, since this stand-in keeps no cache), Host
+ * being the function URL's own.
+ */
+function functionUrlEvent(request: ViewerRequest, distribution: TemplateDistribution, rawQuery: string, viewerIp: string) {
+  const headers: Record<string, string> = {};
+  for (const [name, { value }] of Object.entries(request.headers)) {
+    const forwarded =
+      distribution.forwardedHeaders === 'all-except-host'
+        ? name !== 'host'
+        : distribution.forwardedHeaders.includes(name) || ['if-none-match', 'if-modified-since', 'accept-encoding', 'range'].includes(name);
+    if (forwarded) headers[name] = value;
+  }
+  headers.host = 'function-url.lambda-url.local.on.aws';
+  const cookies = Object.entries(request.cookies).map(([name, { value }]) => `${name}=${value}`);
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: request.uri,
+    rawQueryString: rawQuery,
+    headers,
+    ...(cookies.length && distribution.forwardedHeaders === 'all-except-host' ? { cookies } : {}),
+    requestContext: {
+      http: { method: request.method, path: request.uri, protocol: 'HTTP/1.1', sourceIp: viewerIp, userAgent: headers['user-agent'] ?? '' },
+      domainName: headers.host,
+      requestId: crypto.randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      timeEpoch: Date.now(),
+    },
+    isBase64Encoded: false,
+  };
+}
+
+/** Answers a viewer request through a distribution of the template: its viewer function, then its origin Lambda. */
+export async function answerThroughDistribution(
+  req: IncomingMessage,
+  res: ServerResponse,
+  distribution: TemplateDistribution,
+  lambdaOf: (logicalId: string) => LambdaFunctionHost,
+): Promise<void> {
+  const viewerIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  let request = viewerRequestOf(req);
+  if (distribution.viewerRequest) {
+    const result = distribution.viewerRequest(request, viewerIp);
+    if ('statusCode' in result) {
+      res.writeHead(result.statusCode, Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, { value }]) => [name, value])));
+      return void res.end();
+    }
+    request = result;
+  }
+  const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
+  try {
+    const reply = (await lambdaOf(distribution.originFunctionLogicalId).invoke(functionUrlEvent(request, distribution, rawQuery, viewerIp))) as StreamedReply;
+    const head = reply.head as { statusCode?: number; headers?: Record<string, string>; cookies?: string[] };
+    const headers: Record<string, string | string[]> = { ...(head.headers ?? {}) };
+    if (head.cookies?.length) headers['set-cookie'] = head.cookies;
+    res.writeHead(head.statusCode ?? 200, headers);
+    await pipeline(reply.body, res);
+  } catch {
+    // CloudFront's answer when the origin fails.
+    if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+    res.end(res.headersSent ? undefined : '502 Bad Gateway: the origin failed');
+  }
+}

@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+
+/** One AWS::Lambda::Function of the template, as the synthesized mode runs it. */
+export interface SynthLambda {
+  logicalId: string;
+  name: string;
+  arn: string;
+  /** The asset folder `cdk deploy` zips and uploads (cdk.out/asset.{hash}). */
+  assetDir: string;
+  /** The template's Handler (`index.handler`). */
+  handler: string;
+  timeoutSeconds: number;
+  memoryMb: number;
+  /** The template's Environment, resolved, plus the runtime's own variables and this Lambda's credentials. */
+  environment: Record<string, string>;
+  /** Logical id of the execution role. */
+  roleLogicalId: string;
+}
+
+export class LambdaInvokeError extends Error {
+  constructor(
+    readonly functionName: string,
+    readonly errorType: string,
+    message: string,
+  ) {
+    super(`${functionName}: ${errorType}: ${message}`);
+  }
+}
+
+export type StreamedReply = { head: Record<string, unknown>; body: Readable };
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  stream?: PassThrough;
+  timer: NodeJS.Timeout;
+}
+
+interface Environment {
+  worker: Worker;
+  ready: Promise<void>;
+  pending: Map<string, Pending>;
+  dead: boolean;
+}
+
+const workerFile = new URL('./lambda-worker.mjs', import.meta.url);
+
+/**
+ * The execution environments of one Lambda: a worker thread each, made on
+ * demand (a cold start: the asset is imported in it), serving one invocation
+ * at a time, up to `maxEnvironments` at once (then invocations wait, as
+ * throttled ones would be retried). A timed-out invocation ends its
+ * environment, as Lambda's does.
+ */
+export class LambdaFunctionHost {
+  private readonly idle: Environment[] = [];
+  private readonly all = new Set<Environment>();
+  private readonly waiting: (() => void)[] = [];
+  private stopped = false;
+  readonly importMs: number[] = [];
+  invocations = 0;
+
+  constructor(
+    readonly fn: SynthLambda,
+    private readonly maxEnvironments = 10,
+  ) {}
+
+  private start(): Environment {
+    const worker = new Worker(workerFile, {
+      env: this.fn.environment,
+      workerData: { assetDir: this.fn.assetDir, handler: this.fn.handler, functionName: this.fn.name, memoryMb: this.fn.memoryMb },
+      // The template's MemorySize bounds the heap, as the Lambda's memory does.
+      resourceLimits: { maxOldGenerationSizeMb: this.fn.memoryMb },
+      stdout: false,
+      stderr: false,
+    });
+    const environment: Environment = { worker, pending: new Map(), dead: false, ready: Promise.resolve() };
+    environment.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: any) => {
+        if (message.type === 'ready') {
+          this.importMs.push(message.importMs);
+          return resolve();
+        }
+        if (message.type === 'init-error') return reject(new LambdaInvokeError(this.fn.name, 'Runtime.InitError', message.error.message));
+        this.onMessage(environment, message);
+      });
+      worker.on('error', (error) => {
+        reject(error);
+        this.end(environment, new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', error.message));
+      });
+      worker.on('exit', (code) => {
+        reject(new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', `exited with code ${code} during init`));
+        this.end(environment, new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', `the environment exited (code ${code})`));
+      });
+    });
+    this.all.add(environment);
+    return environment;
+  }
+
+  private onMessage(environment: Environment, message: any): void {
+    const pending = environment.pending.get(message.id);
+    if (!pending) return;
+    const settle = () => {
+      clearTimeout(pending.timer);
+      environment.pending.delete(message.id);
+      this.release(environment);
+    };
+    switch (message.type) {
+      case 'result':
+        settle();
+        return pending.resolve(message.value);
+      case 'error':
+        settle();
+        if (pending.stream) return void pending.stream.destroy(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
+        return pending.reject(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
+      case 'head':
+        pending.stream = new PassThrough();
+        return pending.resolve({ head: message.metadata, body: pending.stream } satisfies StreamedReply);
+      case 'chunk':
+        if (!pending.stream) {
+          // Written without a head: Lambda's function URL answers 200 with the bytes as they come.
+          pending.stream = new PassThrough();
+          pending.resolve({ head: { statusCode: 200 }, body: pending.stream } satisfies StreamedReply);
+        }
+        pending.stream.write(Buffer.from(message.data));
+        return;
+      case 'end':
+        settle();
+        if (!pending.stream) pending.resolve({ head: { statusCode: 200 }, body: new PassThrough().end() as PassThrough } satisfies StreamedReply);
+        else pending.stream.end();
+        return;
+    }
+  }
+
+  private end(environment: Environment, error: Error): void {
+    if (environment.dead) return;
+    environment.dead = true;
+    this.all.delete(environment);
+    const index = this.idle.indexOf(environment);
+    if (index >= 0) this.idle.splice(index, 1);
+    for (const pending of environment.pending.values()) {
+      clearTimeout(pending.timer);
+      if (pending.stream) pending.stream.destroy(error);
+      else pending.reject(error);
+    }
+    environment.pending.clear();
+    void environment.worker.terminate();
+    this.waiting.shift()?.();
+  }
+
+  private release(environment: Environment): void {
+    if (environment.dead || this.stopped) return;
+    this.idle.push(environment);
+    this.waiting.shift()?.();
+  }
+
+  private async acquire(): Promise<Environment> {
+    for (;;) {
+      if (this.stopped) throw new LambdaInvokeError(this.fn.name, 'Runtime.Stopped', 'the local platform is stopping');
+      const idle = this.idle.pop();
+      if (idle) return idle;
+      if (this.all.size < this.maxEnvironments) return this.start();
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+  }
+
+  /** Invokes the function with one event; a streaming handler resolves with its head and body. */
+  async invoke(event: unknown): Promise<unknown> {
+    const environment = await this.acquire();
+    try {
+      await environment.ready;
+    } catch (error) {
+      this.end(environment, error as Error);
+      throw error;
+    }
+    this.invocations += 1;
+    const id = randomUUID();
+    const deadline = Date.now() + this.fn.timeoutSeconds * 1000;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.end(environment, new LambdaInvokeError(this.fn.name, 'Sandbox.Timedout', `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds`));
+      }, this.fn.timeoutSeconds * 1000);
+      environment.pending.set(id, { resolve, reject, timer });
+      environment.worker.postMessage({ id, event, deadline });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const resolve of this.waiting.splice(0)) resolve();
+    await Promise.all([...this.all].map((environment) => environment.worker.terminate()));
+    this.all.clear();
+    this.idle.length = 0;
+  }
+}

@@ -1,0 +1,139 @@
+import { join } from 'node:path';
+import { resolveString, type LocalStackValues } from './intrinsics.ts';
+import type { SynthLambda } from './lambda-host.ts';
+import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+
+/**
+ * Deployment settings (cdk context) that the local platform answers with its
+ * own values, because its hosts are on loopback: the template's value of
+ * each is replaced in every Lambda's environment.
+ */
+export const localSettingVariables = ['SITE_DOMAIN', 'FUNCTION_DOMAIN', 'CORS_ORIGINS'] as const;
+
+/**
+ * Variables the template never sets, which exist for a platform on loopback
+ * (plain http, a port) or shorten waits in tests; a Lambda gets each that the
+ * platform's own environment has when the Lambda's environment starts.
+ */
+export const localTuningVariables = [
+  'PUBLIC_SCHEME',
+  'PUBLIC_PORT_SUFFIX',
+  'LOG_LEVEL',
+  'DNS_RESOLVER',
+  'DNS_TIMEOUT_MS',
+  'SSO_ALLOW_LOOPBACK_HTTP',
+  'SSO_DISCOVERY_TIMEOUT_MS',
+  'SSO_REDIRECT_URI',
+  'SSL_CHECK_INTERVAL_SECONDS',
+  'SSL_MAX_ATTEMPTS',
+  'SSL_RETRY_BASE_DELAY_SECONDS',
+  'SSL_RETRY_MAX_DELAY_SECONDS',
+  'SSL_VALIDATION_TIMEOUT_SECONDS',
+  'GEO_COUNTRY_HEADER',
+  'SCREENSHOT_CAPTURE',
+  'UPLOAD_SESSION_SECONDS',
+  'TEAM_PURGE_DELAY_SECONDS',
+  'PROVISIONAL_EXPIRY_SECONDS',
+  'SITE_ANALYTICS_FLUSH_MS',
+  'FUNCTIONS_TELEMETRY_FLUSH_MS',
+  'FUNCTIONS_ROUTE_CACHE_MS',
+  'FUNCTIONS_QUEUED_RATE_PER_MINUTE',
+  'FUNCTIONS_TASK_START_TIMEOUT_MS',
+  'FUNCTIONS_TASK_POLL_MS',
+  'GIT_APP_INSTALL_URL',
+  'DOCS_BASE_URL',
+] as const;
+
+/** The access key a Lambda's credentials carry: it names the role, which is how the IAM proxy knows the caller. */
+export const accessKeyIdOf = (roleLogicalId: string) => `LOCALROLE${roleLogicalId}`;
+
+export interface TemplateLambdas {
+  lambdas: SynthLambda[];
+  /** Lambdas the platform cannot run here (container images), with why. */
+  skipped: { logicalId: string; reason: string }[];
+}
+
+function roleOf(logicalId: string, role: unknown): string {
+  const getAtt = (role as { 'Fn::GetAtt'?: string[] })?.['Fn::GetAtt'];
+  if (!getAtt) throw new Error(`Lambda ${logicalId}: its Role is not a role of the template`);
+  return getAtt[0]!;
+}
+
+/**
+ * Every AWS::Lambda::Function of the template with its asset folder, handler,
+ * timeout, memory and resolved environment. `rename` rewrites names the
+ * platform prefixed (provision.ts); `local` adds the platform's variables.
+ */
+export function templateLambdas(
+  template: SynthesizedTemplate,
+  values: LocalStackValues,
+  rename: (text: string) => string,
+  local: (fn: { name: string; arn: string; roleLogicalId: string; memoryMb: number; assetDir: string }) => Record<string, string>,
+): TemplateLambdas {
+  const lambdas: SynthLambda[] = [];
+  const skipped: TemplateLambdas['skipped'] = [];
+  for (const [logicalId, resource] of resourcesOfType(template, 'AWS::Lambda::Function')) {
+    const props = resource.Properties ?? {};
+    const assetPath = resource.Metadata?.['aws:asset:path'];
+    if (props.PackageType === 'Image' || props.Code?.ImageUri) {
+      skipped.push({ logicalId, reason: 'a container image (built by Docker at deploy), which this machine cannot build or run' });
+      continue;
+    }
+    if (!assetPath || !props.Code?.S3Key) {
+      skipped.push({ logicalId, reason: 'no asset folder in the cloud assembly' });
+      continue;
+    }
+    const physical = values.physical.get(logicalId)!;
+    const variables: Record<string, string> = {};
+    for (const [name, value] of Object.entries((props.Environment?.Variables ?? {}) as Record<string, unknown>)) {
+      try {
+        variables[name] = rename(resolveString(value, values));
+      } catch (error) {
+        throw new Error(`Lambda ${logicalId}, variable ${name}: ${(error as Error).message}`);
+      }
+    }
+    const fn = {
+      name: physical.ref,
+      arn: physical.attributes.Arn!,
+      roleLogicalId: roleOf(logicalId, props.Role),
+      memoryMb: Number(props.MemorySize ?? 128),
+      assetDir: join(template.assemblyDir, String(assetPath)),
+    };
+    lambdas.push({
+      ...fn,
+      logicalId,
+      handler: String(props.Handler),
+      timeoutSeconds: Number(props.Timeout ?? 3),
+      environment: { ...variables, ...local(fn) },
+    });
+  }
+  return { lambdas, skipped };
+}
+
+/** What the Lambda runtime itself puts in every environment, and the platform's local settings. */
+export function runtimeEnvironment(
+  fn: { name: string; arn: string; roleLogicalId: string; memoryMb: number; assetDir: string },
+  options: { region: string; endpoint: string; settings: Record<string, string> },
+): Record<string, string> {
+  const tuning: Record<string, string> = {};
+  for (const name of localTuningVariables) if (process.env[name] !== undefined) tuning[name] = process.env[name]!;
+  return {
+    ...tuning,
+    ...options.settings,
+    AWS_REGION: options.region,
+    AWS_DEFAULT_REGION: options.region,
+    AWS_LAMBDA_FUNCTION_NAME: fn.name,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+    LAMBDA_TASK_ROOT: fn.assetDir,
+    SLIPWAY_LOCAL_FUNCTION_ARN: fn.arn,
+    TZ: 'UTC',
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    AWS_ACCESS_KEY_ID: accessKeyIdOf(fn.roleLogicalId),
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SESSION_TOKEN: `session-${fn.roleLogicalId}`,
+    // The one variable a deployed Lambda lacks: every AWS call goes to the checking proxy.
+    AWS_ENDPOINT_URL: options.endpoint,
+  };
+}

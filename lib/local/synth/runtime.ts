@@ -1,0 +1,173 @@
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
+import type { SQSEvent } from 'aws-lambda';
+import { secretDefinitions } from '../../resources.ts';
+import { customDomainHost, siteSubdomain } from '../../sites/serve.ts';
+import type { HostHandler } from '../api-server.ts';
+import type { LocalDriver } from '../platform.ts';
+import { queueConsumerDriver, type QueueConsumer } from '../queue-driver.ts';
+import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
+import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
+import { answerThroughDistribution, templateDistributions } from './cloudfront.ts';
+import { rolePolicies } from './iam-policies.ts';
+import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
+import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
+import { LambdaFunctionHost } from './lambda-host.ts';
+import { accessKeyIdOf, localSettingVariables, runtimeEnvironment, templateLambdas } from './lambdas.ts';
+import { provisionTemplate } from './provision.ts';
+import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
+
+/** moto's default account: ARNs the template resolves to match the ones moto hands out. */
+export const LOCAL_ACCOUNT_ID = '123456789012';
+
+export interface SynthesizedRuntime {
+  /** Variables naming the resources (the state file and the platform's own process get them). */
+  env: Record<string, string>;
+  api(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, body: Buffer): Promise<void>;
+  hostHandlers: HostHandler[];
+  drivers: (() => LocalDriver)[];
+  lambdaCount: number;
+  skipped: { logicalId: string; reason: string }[];
+  hosts: Map<string, LambdaFunctionHost>;
+  usage(): PermissionUsage[];
+  stop(): Promise<void>;
+}
+
+function queueConsumers(template: SynthesizedTemplate, values: LocalStackValues, lambdaOf: (id: string) => LambdaFunctionHost | undefined): QueueConsumer[] {
+  return resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').flatMap(([logicalId, mapping]) => {
+    const props = mapping.Properties ?? {};
+    const queueId = props.EventSourceArn?.['Fn::GetAtt']?.[0];
+    const functionId = props.FunctionName?.Ref;
+    const host = lambdaOf(functionId);
+    const queue = values.physical.get(queueId);
+    if (!queue) throw new Error(`Event source mapping ${logicalId}: its source is not a queue of the template`);
+    if (!host) return [];
+    return [
+      {
+        name: host.fn.name,
+        queueUrl: () => queue.ref,
+        batchSize: Number(props.BatchSize ?? 10),
+        batchingWindowSeconds: Number(props.MaximumBatchingWindowInSeconds ?? 0),
+        maxConcurrency: props.ScalingConfig?.MaximumConcurrency,
+        reportBatchItemFailures: (props.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
+        handler: async () => async (event: SQSEvent) => (await host.invoke(event)) as never,
+      },
+    ];
+  });
+}
+
+/** The platform's view of the resources: each variable any Lambda gets, and the secrets' values beside their ARNs. */
+async function platformEnvironment(hosts: Map<string, LambdaFunctionHost>, endpoint: string, region: string): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const host of hosts.values()) {
+    for (const [name, value] of Object.entries(host.fn.environment)) {
+      if (name.startsWith('AWS_') || name.startsWith('LAMBDA_') || name === 'SLIPWAY_LOCAL_FUNCTION_ARN' || name in env) continue;
+      env[name] = value;
+    }
+  }
+  const secrets = new SecretsManagerClient({ endpoint, region });
+  try {
+    for (const definition of Object.values(secretDefinitions)) {
+      const arn = env[definition.arnEnvVar];
+      if (arn) env[definition.envVar] = (await secrets.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString!;
+    }
+  } finally {
+    secrets.destroy();
+  }
+  for (const name of ['NODE_OPTIONS', 'TZ', 'PATH']) delete env[name];
+  return env;
+}
+
+/**
+ * Starts what the synthesized template describes, on the local AWS endpoint:
+ * its stateful resources, each Lambda from its asset (worker threads with the
+ * Lambda's own environment and credentials) behind the IAM checking proxy,
+ * the HTTP API's routes, the event source mappings, the Scheduler targets and
+ * the CloudFront distributions' viewer functions and origins.
+ */
+export async function startSynthesizedRuntime(options: {
+  assemblyDir: string;
+  endpoint: string;
+  region: string;
+  prefix: string;
+  settings: () => Record<string, string>;
+}): Promise<SynthesizedRuntime> {
+  const template = readSynthesizedTemplate(options.assemblyDir);
+  const { region } = options;
+  const base = { accountId: LOCAL_ACCOUNT_ID, region, stackName: template.stackName };
+  const { physical: made, renames } = await provisionTemplate(template, { ...options, accountId: LOCAL_ACCOUNT_ID });
+  const values: LocalStackValues = { ...base, physical: withPlaceholders(template, base, made) };
+  const rename = (text: string) => [...renames].reduce((out, [from, to]) => out.split(from).join(to), text);
+  const renameDeep = <T>(value: T): T => JSON.parse(rename(JSON.stringify(value))) as T;
+
+  const roles = renameDeep(Object.fromEntries(rolePolicies(template, values)));
+  const settings = options.settings();
+  const { lambdas, skipped } = templateLambdas(template, values, rename, (fn) =>
+    // The proxy's address is set below, once it listens.
+    runtimeEnvironment(fn, { region, endpoint: '', settings: pick(settings, localSettingVariables) }),
+  );
+  const principals = new Map<string, LambdaPrincipal>(
+    lambdas.map((fn) => [accessKeyIdOf(fn.roleLogicalId), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
+  );
+  const tableHashKeys = new Map<string, string>();
+  for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
+    const hash = (table.Properties?.KeySchema ?? []).find((k: any) => k.KeyType === 'HASH')?.AttributeName;
+    if (hash) tableHashKeys.set(made.get(id)!.ref, hash);
+  }
+  const subnetVpcs = new Map<string, string>();
+  for (const [id, subnet] of resourcesOfType(template, 'AWS::EC2::Subnet')) {
+    const vpc = values.physical.get(subnet.Properties?.VpcId?.Ref)?.ref;
+    if (vpc) subnetVpcs.set(values.physical.get(id)!.ref, vpc);
+  }
+  const proxy: IamProxy = await startIamProxy({
+    target: options.endpoint,
+    principals,
+    arns: { region, accountId: LOCAL_ACCOUNT_ID, tableHashKey: (t) => tableHashKeys.get(t), subnetVpc: (s) => subnetVpcs.get(s) },
+  });
+  for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
+
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10))]));
+  const lambdaOf = (logicalId: string) => {
+    const host = hosts.get(logicalId);
+    if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
+    return host;
+  };
+  const mailFrom = new Set(lambdas.map((fn) => fn.environment.MAIL_FROM).filter(Boolean));
+  const ses = new SESv2Client({ endpoint: options.endpoint, region });
+  for (const address of mailFrom) {
+    await ses.send(new CreateEmailIdentityCommand({ EmailIdentity: address })).catch((error: Error) => {
+      if (error.name !== 'AlreadyExistsException') throw error;
+    });
+  }
+  ses.destroy();
+
+  const routes = templateRoutes(template);
+  const distributions = templateDistributions(template);
+  const sites = distributions.find((d) => d.path.startsWith('Sites/'));
+  const siteHost: HostHandler = async (req, res) => {
+    if (!sites || (!siteSubdomain(req.headers.host) && !customDomainHost(req.headers.host))) return false;
+    await answerThroughDistribution(req, res, sites, lambdaOf);
+    return true;
+  };
+  const targets = new Map<string, ScheduleTarget>(
+    lambdas.map((fn) => [fn.arn, { name: fn.name, invoke: (input: unknown) => lambdaOf(fn.logicalId).invoke(input) }]),
+  );
+  return {
+    env: await platformEnvironment(hosts, options.endpoint, region),
+    api: templateApi(routes, () => templateCors(template, (process.env.CORS_ORIGINS ?? '').split(',').filter(Boolean)), lambdaOf),
+    hostHandlers: [siteHost],
+    drivers: [() => schedulerDriver({ targets: () => targets }), () => queueConsumerDriver(queueConsumers(template, values, (id) => hosts.get(id)))],
+    lambdaCount: lambdas.length,
+    skipped,
+    hosts,
+    usage: () => proxy.usage(),
+    async stop() {
+      await Promise.all([...hosts.values()].map((host) => host.stop()));
+      await proxy.stop();
+    },
+  };
+}
+
+function pick(source: Record<string, string>, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.filter((name) => source[name] !== undefined).map((name) => [name, source[name]!]));
+}
