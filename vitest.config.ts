@@ -1,8 +1,28 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The integration suites that also run against the synthesized template
+ * (`npm run dev -- --synth`, lib/local/synth/): the API, sites, domains, trust
+ * and admin. What they prove there is what `cdk deploy` ships: routes, bundles,
+ * environments, event source mappings and each Lambda's own IAM grants.
+ */
+export const synthesizedSuites = [
+  'test/integration/team-profile.test.ts',
+  'test/integration/pipeline.test.ts',
+  'test/integration/garbage-input.test.ts',
+  'test/integration/uploads-begin.test.ts',
+  'test/integration/uploads-finalize.test.ts',
+  'test/integration/site-serving.test.ts',
+  'test/integration/projects-promote.test.ts',
+  'test/integration/domains.test.ts',
+  'test/integration/abuse-reports.test.ts',
+  'test/integration/admin-attention.test.ts',
+  'test/integration/functions-api.test.ts',
+  'test/integration/team-deletion.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'lib/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     // Integration tests share one moto_server; each file provisions its own resources.
     pool: 'forks',
@@ -15,5 +35,17 @@ export default defineConfig({
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
     },
+    projects: [
+      { extends: true, test: { name: 'source', include: ['test/**/*.test.ts', 'lib/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'synth',
+          include: synthesizedSuites,
+          globalSetup: ['test/support/global-setup.ts', 'test/support/synth-setup.ts'],
+          env: { SLIPWAY_PLATFORM_MODE: 'synth' },
+        },
+      },
+    ],
   },
 });

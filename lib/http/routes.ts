@@ -350,7 +350,8 @@ export const routes = [
     path: '/api/v1/projects/{id}/uploads',
     handler: 'handlers/http/projects/begin-project-upload.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'scheduler:write'],
+    // sites:read: the live deployment's route manifest names the objects a redeploy need not send (lib/uploads/blobs.ts liveObjects).
+    uses: ['table:read', 'table:write', 'sites:read', 'bundles:read', 'bundles:write', 'scheduler:write'],
     timeoutSeconds: 29,
     memoryMb: 1024,
   },

@@ -6,6 +6,7 @@ import { provisionResources } from './provision.ts';
 import { localScheduleTargetEnv } from './scheduler-driver.ts';
 import { removeLocalState, writeLocalState } from './state.ts';
 import { startSynthesizedRuntime, type SynthesizedRuntime } from './synth/runtime.ts';
+import type { SynthesizedTemplate } from './synth/template.ts';
 import { siteAnalytics } from '../sites/analytics.ts';
 
 /** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
@@ -28,7 +29,7 @@ export interface LocalPlatformOptions {
   hostHandlers?: HostHandler[];
   drivers?: (() => LocalDriver)[];
   /** Run this cloud assembly (cdk.out) instead of the sources: the synthesized mode (lib/local/synth/). */
-  synthesized?: { assemblyDir: string };
+  synthesized?: { assemblyDir: string; alterTemplate?: (template: SynthesizedTemplate) => void };
 }
 
 export interface LocalPlatform {
@@ -98,7 +99,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       // The platform's own settings first: the Lambdas' environments take the local domains from them.
       Object.assign(process.env, local);
       synthesized = await startSynthesizedRuntime({
-        assemblyDir: options.synthesized.assemblyDir,
+        ...options.synthesized,
         endpoint,
         region: process.env.AWS_REGION,
         prefix: options.prefix,

@@ -4,6 +4,10 @@ import { startMoto, type MotoServer } from '../../lib/local/moto.ts';
 declare module 'vitest' {
   export interface ProvidedContext {
     awsEndpoint: string;
+    /** The cloud assembly the synthesized mode's project runs (test/support/synth-setup.ts). */
+    assemblyDir: string;
+    /** Where each synthesized-mode test file leaves its Lambdas' permission usage for the run's report. */
+    permissionUsageDir: string;
   }
 }
 

@@ -6,6 +6,8 @@ import { putMembership } from '../../lib/teams/memberships.ts';
 import { createTeam, type Team } from '../../lib/teams/teams.ts';
 import { startLocalPlatform, type LocalDriver, type LocalPlatform } from '../../lib/local/platform.ts';
 import { localParts } from '../../lib/local/wiring.ts';
+import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
+import { recordPermissionUsage } from './synth-setup.ts';
 
 export const DASHBOARD_ORIGIN = 'https://dashboard.slipway.test';
 
@@ -29,14 +31,19 @@ export interface TestPlatform extends LocalPlatform {
  * The local platform for one test file: resources under a fresh prefix on the
  * run's shared moto_server, the API on a free loopback port.
  */
-export async function startTestPlatform(options: { drivers?: (() => LocalDriver)[]; ownAwsEndpoint?: boolean } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { drivers?: (() => LocalDriver)[]; ownAwsEndpoint?: boolean; alterTemplate?: (template: SynthesizedTemplate) => void } = {},
+): Promise<TestPlatform> {
   process.env.CORS_ORIGINS = DASHBOARD_ORIGIN;
   // A browser per publish would slow every test; the screenshot test runs its capture driver itself.
   process.env.SCREENSHOT_CAPTURE ??= 'off';
   // Lets SSO discovery fetch the test identity providers served over http on 127.0.0.1.
   process.env.SSO_ALLOW_LOOPBACK_HTTP = 'true';
-  const parts = localParts();
+  // The synthesized mode's project (vitest.config.ts) runs the same suites against cdk.out's template.
+  const synthesized = process.env.SLIPWAY_PLATFORM_MODE === 'synth';
+  const parts = localParts({ synthesized });
   const platform = await startLocalPlatform({
+    synthesized: synthesized ? { assemblyDir: inject('assemblyDir'), alterTemplate: options.alterTemplate } : undefined,
     port: 0,
     prefix: `t${randomBytes(5).toString('hex')}`,
     // A moto_server of its own for a file that reads moto's inspection API (sent mail), which serializes everything moto holds.
@@ -44,6 +51,7 @@ export async function startTestPlatform(options: { drivers?: (() => LocalDriver)
     hostHandlers: parts.hostHandlers,
     drivers: options.drivers ?? parts.drivers,
   });
+  if (platform.synthesized) recordPermissionUsage(platform, inject('permissionUsageDir'));
   return {
     ...platform,
     async api(method, path, { token, body, rawBody, headers = {} } = {}) {

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { repoRoot } from '../api-server.ts';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Not lib/local/api-server.ts's: vitest's global setup imports this file, and that one loads the API's modules.
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** Where `cdk synth` writes (cdk.json has no `output`): the cloud assembly the synthesized mode runs. */
 export function assemblyDir(): string {
@@ -10,6 +13,13 @@ export function assemblyDir(): string {
 }
 
 const digestFile = 'slipway-sources.sha256';
+
+/**
+ * Context of the local synth. A CORS origin makes the HTTP API carry its CORS
+ * configuration (API Gateway answers preflights from it); the platform then
+ * answers with its own origins. Context changes no bundle.
+ */
+const synthContext = ['-c', 'corsOrigins=http://localhost:5173'];
 
 /**
  * What a synthesized template is made from: the stack, the handlers and what
@@ -30,6 +40,7 @@ export function sourcesDigest(root = repoRoot): string {
   };
   for (const dir of ['infra', 'lib', 'handlers']) walk(join(root, dir));
   for (const file of ['package-lock.json', 'cdk.json']) hash.update(file).update(readFileSync(join(root, file)));
+  hash.update(synthContext.join(' '));
   return hash.digest('hex');
 }
 
@@ -50,7 +61,7 @@ export async function ensureSynthesized(log: (line: string) => void = () => unde
   log(`Synthesizing the stack into ${dir} (cdk synth)...`);
   const started = performance.now();
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(join(repoRoot, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '--output', dir], { cwd: repoRoot, env: process.env });
+    const child = spawn(join(repoRoot, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', ...synthContext, '--output', dir], { cwd: repoRoot, env: process.env });
     let text = '';
     child.stdout.on('data', (chunk) => (text += chunk));
     child.stderr.on('data', (chunk) => (text += chunk));

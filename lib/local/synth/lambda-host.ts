@@ -65,6 +65,8 @@ export class LambdaFunctionHost {
   constructor(
     readonly fn: SynthLambda,
     private readonly maxEnvironments = 10,
+    /** Local variables sent with each invocation (lambdas.ts localOverlay); null unsets one. */
+    private readonly overlay: () => Record<string, string | null> = () => ({}),
   ) {}
 
   private start(): Environment {
@@ -166,6 +168,19 @@ export class LambdaFunctionHost {
     }
   }
 
+  /** Starts one environment (a cold start) and returns how long the asset's import took, in ms. */
+  async coldStart(): Promise<number> {
+    const environment = this.start();
+    try {
+      await environment.ready;
+    } catch (error) {
+      this.end(environment, error as Error);
+      throw error;
+    }
+    this.release(environment);
+    return this.importMs.at(-1)!;
+  }
+
   /** Invokes the function with one event; a streaming handler resolves with its head and body. */
   async invoke(event: unknown): Promise<unknown> {
     const environment = await this.acquire();
@@ -183,7 +198,7 @@ export class LambdaFunctionHost {
         this.end(environment, new LambdaInvokeError(this.fn.name, 'Sandbox.Timedout', `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds`));
       }, this.fn.timeoutSeconds * 1000);
       environment.pending.set(id, { resolve, reject, timer });
-      environment.worker.postMessage({ id, event, deadline });
+      environment.worker.postMessage({ id, event, deadline, overlay: this.overlay() });
     });
   }
 

@@ -74,7 +74,11 @@ function context(id, deadline) {
   };
 }
 
-parentPort.on('message', async ({ id, event, deadline }) => {
+parentPort.on('message', async ({ id, event, deadline, overlay }) => {
+  for (const [name, value] of Object.entries(overlay ?? {})) {
+    if (value === null) delete process.env[name];
+    else process.env[name] = value;
+  }
   try {
     if (handler[STREAMING]) {
       const stream = new ReplyStream(id);

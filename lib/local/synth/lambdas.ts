@@ -8,7 +8,14 @@ import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
  * own values, because its hosts are on loopback: the template's value of
  * each is replaced in every Lambda's environment.
  */
-export const localSettingVariables = ['SITE_DOMAIN', 'FUNCTION_DOMAIN', 'CORS_ORIGINS'] as const;
+export const localSettingVariables = [
+  'SITE_DOMAIN',
+  'FUNCTION_DOMAIN',
+  'CORS_ORIGINS',
+  'ABUSE_INTAKE',
+  'ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR',
+  'ABUSE_REPORTS_PLATFORM_PER_HOUR',
+] as const;
 
 /**
  * Variables the template never sets, which exist for a platform on loopback
@@ -42,7 +49,22 @@ export const localTuningVariables = [
   'FUNCTIONS_TASK_POLL_MS',
   'GIT_APP_INSTALL_URL',
   'DOCS_BASE_URL',
+  'FINALIZE_BUDGET_MS',
 ] as const;
+
+/**
+ * The local variables as the platform's environment has them now: a test
+ * that tunes one mid-file (a shorter purge delay, another DNS resolver) reaches
+ * the Lambdas' next invocation, as the source mode reads them at call time.
+ * A setting the platform does not set keeps the template's value; a tuning
+ * variable it unset is unset.
+ */
+export function localOverlay(): Record<string, string | null> {
+  const overlay: Record<string, string | null> = {};
+  for (const name of localSettingVariables) if (process.env[name] !== undefined) overlay[name] = process.env[name]!;
+  for (const name of localTuningVariables) overlay[name] = process.env[name] ?? null;
+  return overlay;
+}
 
 /** The access key a Lambda's credentials carry: it names the role, which is how the IAM proxy knows the caller. */
 export const accessKeyIdOf = (roleLogicalId: string) => `LOCALROLE${roleLogicalId}`;
@@ -115,10 +137,7 @@ export function runtimeEnvironment(
   fn: { name: string; arn: string; roleLogicalId: string; memoryMb: number; assetDir: string },
   options: { region: string; endpoint: string; settings: Record<string, string> },
 ): Record<string, string> {
-  const tuning: Record<string, string> = {};
-  for (const name of localTuningVariables) if (process.env[name] !== undefined) tuning[name] = process.env[name]!;
   return {
-    ...tuning,
     ...options.settings,
     AWS_REGION: options.region,
     AWS_DEFAULT_REGION: options.region,

@@ -13,7 +13,7 @@ import { rolePolicies } from './iam-policies.ts';
 import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
 import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
 import { LambdaFunctionHost } from './lambda-host.ts';
-import { accessKeyIdOf, localSettingVariables, runtimeEnvironment, templateLambdas } from './lambdas.ts';
+import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
 
@@ -91,8 +91,11 @@ export async function startSynthesizedRuntime(options: {
   region: string;
   prefix: string;
   settings: () => Record<string, string>;
+  /** Changes the template before it runs (a test removes one grant to see its denial). */
+  alterTemplate?: (template: SynthesizedTemplate) => void;
 }): Promise<SynthesizedRuntime> {
   const template = readSynthesizedTemplate(options.assemblyDir);
+  options.alterTemplate?.(template);
   const { region } = options;
   const base = { accountId: LOCAL_ACCOUNT_ID, region, stackName: template.stackName };
   const { physical: made, renames } = await provisionTemplate(template, { ...options, accountId: LOCAL_ACCOUNT_ID });
@@ -126,7 +129,7 @@ export async function startSynthesizedRuntime(options: {
   });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
 
-  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10))]));
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10), localOverlay)]));
   const lambdaOf = (logicalId: string) => {
     const host = hosts.get(logicalId);
     if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);

@@ -1,0 +1,53 @@
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import type { LocalPlatform } from '../../lib/local/platform.ts';
+import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
+import type { PermissionUsage } from '../../lib/local/synth/iam-proxy.ts';
+import { permissionReport } from '../../lib/local/synth/report.ts';
+
+/**
+ * Global setup of the synthesized mode's project: synthesizes the stack when
+ * cdk.out is not current (reused otherwise), and at the end prints, per
+ * Lambda, the actions the suites used and the grants they never used.
+ */
+let reportDir: string | null = null;
+
+export async function setup(project: TestProject) {
+  const dir = await ensureSynthesized((line) => process.stdout.write(`${line}\n`));
+  project.provide('assemblyDir', dir);
+  reportDir = mkdtempSync(join(tmpdir(), 'slipway-permissions-'));
+  project.provide('permissionUsageDir', reportDir);
+}
+
+export async function teardown() {
+  if (!reportDir) return;
+  const merged = new Map<string, PermissionUsage>();
+  for (const file of readdirSync(reportDir)) {
+    for (const line of readFileSync(join(reportDir, file), 'utf8').split('\n').filter(Boolean)) {
+      const entry = JSON.parse(line) as PermissionUsage;
+      const seen = merged.get(entry.functionName);
+      if (!seen) merged.set(entry.functionName, entry);
+      else {
+        seen.actionsUsed = [...new Set([...seen.actionsUsed, ...entry.actionsUsed])].sort();
+        seen.grantsUnused = seen.grantsUnused.filter((action) => entry.grantsUnused.includes(action));
+        seen.denied.push(...entry.denied);
+      }
+    }
+  }
+  if (process.env.SLIPWAY_PERMISSION_REPORT !== 'off') process.stdout.write(permissionReport([...merged.values()]));
+  rmSync(reportDir, { recursive: true, force: true });
+}
+
+/** Appends a test file's permission usage when its platform stops (its worker's share of the run's report). */
+export function recordPermissionUsage(platform: LocalPlatform, dir: string): void {
+  const runtime = platform.synthesized;
+  if (!dir || !runtime) return;
+  const stop = platform.stop;
+  platform.stop = async () => {
+    const usage = runtime.usage();
+    await stop();
+    appendFileSync(join(dir, `${process.pid}.jsonl`), usage.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+  };
+}
