@@ -36,12 +36,13 @@ export default defineConfig({
       AWS_SECRET_ACCESS_KEY: 'test',
     },
     projects: [
-      { extends: true, test: { name: 'source', include: ['test/**/*.test.ts', 'lib/**/*.test.ts'] } },
+      // test/synth/ holds tests of the synthesized mode itself.
+      { extends: true, test: { name: 'source', include: ['test/**/*.test.ts', 'lib/**/*.test.ts'], exclude: ['test/synth/**'] } },
       {
         extends: true,
         test: {
           name: 'synth',
-          include: synthesizedSuites,
+          include: [...synthesizedSuites, 'test/synth/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts', 'test/support/synth-setup.ts'],
           env: { SLIPWAY_PLATFORM_MODE: 'synth' },
         },

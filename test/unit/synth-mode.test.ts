@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { selectRoute, type TemplateRoute } from '../../lib/local/synth/api-gateway.ts';
+import { restProtocolChecks } from '../../lib/local/synth/iam-requests-rest.ts';
+import { jsonProtocolChecks, type ArnContext, type WireRequest } from '../../lib/local/synth/iam-requests.ts';
+import { resolveString, resolveValue, UnresolvableIntrinsicError, type LocalStackValues } from '../../lib/local/synth/intrinsics.ts';
+
+const values: LocalStackValues = {
+  accountId: '123456789012',
+  region: 'us-east-1',
+  stackName: 'Slipway',
+  physical: new Map([
+    ['Table', { ref: 'p-table', attributes: { Arn: 'arn:aws:dynamodb:us-east-1:123456789012:table/p-table' } }],
+    ['Queue', { ref: 'http://127.0.0.1:1/123456789012/p-queue', attributes: { Arn: 'arn:aws:sqs:us-east-1:123456789012:p-queue' } }],
+  ]),
+};
+
+describe('intrinsics of the template', () => {
+  it('resolves Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select and Fn::Split, and pseudo parameters', () => {
+    expect(resolveValue({ Ref: 'Queue' }, values)).toBe('http://127.0.0.1:1/123456789012/p-queue');
+    expect(resolveValue({ 'Fn::Join': ['', [{ 'Fn::GetAtt': ['Table', 'Arn'] }, '/index/gsi1']] }, values)).toBe(
+      'arn:aws:dynamodb:us-east-1:123456789012:table/p-table/index/gsi1',
+    );
+    expect(resolveString({ 'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${Table}-x' }, values)).toBe(
+      'arn:aws:lambda:us-east-1:123456789012:function:p-table-x',
+    );
+    expect(resolveValue({ 'Fn::Select': [2, { 'Fn::Split': ['/', 'https://abc.lambda-url.on.aws/'] }] }, values)).toBe('abc.lambda-url.on.aws');
+  });
+
+  it('an intrinsic it cannot resolve is an error, never an empty string', () => {
+    expect(() => resolveValue({ Ref: 'Missing' }, values)).toThrow(UnresolvableIntrinsicError);
+    expect(() => resolveValue({ 'Fn::GetAtt': ['Table', 'StreamArn'] }, values)).toThrow('Fn::GetAtt Table.StreamArn: no local value');
+    expect(() => resolveValue({ 'Fn::ImportValue': 'Shared-VpcId' }, values)).toThrow('Fn::ImportValue Shared-VpcId: no local value');
+    expect(() => resolveValue({ 'Fn::If': ['Cond', 'a', 'b'] }, values)).toThrow(UnresolvableIntrinsicError);
+  });
+});
+
+describe("API Gateway's route selection", () => {
+  const route = (routeKey: string): TemplateRoute => {
+    const [method, path] = routeKey === '$default' ? ['ANY', ''] : routeKey.split(' ');
+    return { routeKey, method: method!, segments: path!.split('/').filter(Boolean), functionLogicalId: routeKey, payloadFormatVersion: '2.0' };
+  };
+  const routes = [
+    route('GET /api/v1/projects/{id}'),
+    route('GET /api/v1/projects/current'),
+    route('ANY /api/v1/files/{path+}'),
+    route('GET /api/v1/files/{path+}'),
+    route('$default'),
+  ];
+  it('prefers a literal segment over a parameter whatever the order, the method over ANY, and falls back to $default', () => {
+    expect(selectRoute(routes, 'GET', '/api/v1/projects/current')!.route.routeKey).toBe('GET /api/v1/projects/current');
+    expect(selectRoute(routes, 'GET', '/api/v1/projects/p%201')).toMatchObject({ route: { routeKey: 'GET /api/v1/projects/{id}' }, params: { id: 'p 1' } });
+    expect(selectRoute(routes, 'GET', '/api/v1/files/a/b')).toMatchObject({ route: { routeKey: 'GET /api/v1/files/{path+}' }, params: { path: 'a/b' } });
+    expect(selectRoute(routes, 'PUT', '/api/v1/files/a')!.route.routeKey).toBe('ANY /api/v1/files/{path+}');
+    expect(selectRoute(routes, 'POST', '/api/v1/projects/x')!.route.routeKey).toBe('$default');
+  });
+});
+
+describe('the IAM action and resource of a request', () => {
+  const ctx: ArnContext = { region: 'us-east-1', accountId: '123456789012', tableHashKey: () => 'pk', subnetVpc: () => 'vpc-1' };
+  const request = (service: string, method: string, path: string, body: unknown, headers: Record<string, string> = {}): WireRequest => ({
+    service,
+    method,
+    url: new URL(path, 'http://aws'),
+    headers,
+    body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+  });
+  it('maps each item of a DynamoDB transaction to its own action, with the partition key as dynamodb:LeadingKeys', () => {
+    const checks = jsonProtocolChecks(
+      request('dynamodb', 'POST', '/', { TransactItems: [{ Put: { TableName: 't', Item: { pk: { S: 'TEAM#1' } } } }, { ConditionCheck: { TableName: 't', Key: { pk: { S: 'X' } } } }] }, {
+        'x-amz-target': 'DynamoDB_20120810.TransactWriteItems',
+      }),
+      ctx,
+    );
+    expect(checks).toEqual([
+      { action: 'dynamodb:PutItem', resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/t', context: { 'dynamodb:LeadingKeys': ['TEAM#1'] } },
+      { action: 'dynamodb:ConditionCheckItem', resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/t', context: { 'dynamodb:LeadingKeys': ['X'] } },
+    ]);
+  });
+  it('maps S3 batch deletes per key, copies to a read of the source, and a schedule to the role it passes', () => {
+    expect(restProtocolChecks(request('s3', 'POST', '/b?delete', '<Delete><Object><Key>a/1</Key></Object><Object><Key>a&amp;2</Key></Object></Delete>'), ctx)).toEqual([
+      { action: 's3:DeleteObject', resource: 'arn:aws:s3:::b/a/1' },
+      { action: 's3:DeleteObject', resource: 'arn:aws:s3:::b/a&2' },
+    ]);
+    expect(restProtocolChecks({ ...request('s3', 'PUT', '/b/new', ''), headers: { 'x-amz-copy-source': '/b/old%20one' } }, ctx)).toEqual([
+      { action: 's3:PutObject', resource: 'arn:aws:s3:::b/new' },
+      { action: 's3:GetObject', resource: 'arn:aws:s3:::b/old one' },
+    ]);
+    expect(restProtocolChecks(request('scheduler', 'POST', '/schedules/s1', { GroupName: 'g', Target: { RoleArn: 'arn:aws:iam::123456789012:role/r' } }), ctx)).toEqual([
+      { action: 'scheduler:CreateSchedule', resource: 'arn:aws:scheduler:us-east-1:123456789012:schedule/g/s1' },
+      { action: 'iam:PassRole', resource: 'arn:aws:iam::123456789012:role/r', context: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+    ]);
+  });
+});
