@@ -4,6 +4,7 @@ import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
 import { runQueuedBench } from './queued.ts';
 import { runSynthBench } from './synth.ts';
+import { runSynthesizedBench } from './synthesized.ts';
 
 /**
  * `npm run bench [-- name ...]`: runs each benchmark (all by default) and
@@ -17,6 +18,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   deploy: runDeployBench,
   functions: runFunctionsBench,
   queued: runQueuedBench,
+  synthesized: runSynthesizedBench,
 };
 
 // A screenshot capture per publish would run a browser beside what is being measured.
