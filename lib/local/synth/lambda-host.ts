@@ -70,8 +70,10 @@ export class LambdaFunctionHost {
   ) {}
 
   private start(): Environment {
+    const overlay = Object.entries(this.overlay()).filter((entry): entry is [string, string] => entry[1] !== null);
     const worker = new Worker(workerFile, {
-      env: this.fn.environment,
+      // Local variables from the start too: a module may read one at import (the logger's level).
+      env: { ...this.fn.environment, ...Object.fromEntries(overlay) },
       workerData: { assetDir: this.fn.assetDir, handler: this.fn.handler, functionName: this.fn.name, memoryMb: this.fn.memoryMb },
       // The template's MemorySize bounds the heap, as the Lambda's memory does.
       resourceLimits: { maxOldGenerationSizeMb: this.fn.memoryMb },
