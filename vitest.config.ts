@@ -7,18 +7,21 @@ import { defineConfig } from 'vitest/config';
  * environments, event source mappings and each Lambda's own IAM grants.
  */
 export const synthesizedSuites = [
+  // API
   'test/integration/team-profile.test.ts',
   'test/integration/pipeline.test.ts',
-  'test/integration/garbage-input.test.ts',
   'test/integration/uploads-begin.test.ts',
   'test/integration/uploads-finalize.test.ts',
-  'test/integration/site-serving.test.ts',
   'test/integration/projects-promote.test.ts',
-  'test/integration/domains.test.ts',
-  'test/integration/abuse-reports.test.ts',
-  'test/integration/admin-attention.test.ts',
-  'test/integration/functions-api.test.ts',
   'test/integration/team-deletion.test.ts',
+  // Sites
+  'test/integration/site-serving.test.ts',
+  // Functions: the API and the publish build (the door stays in the source mode: docs/synthesized-mode.md)
+  'test/integration/functions-api.test.ts',
+  // Domains
+  'test/integration/domains.test.ts',
+  // Trust and admin (abuse-reports.test.ts swaps TABLE_NAME and MAIL_FROM mid-test, which a deployed Lambda's fixed environment cannot follow)
+  'test/integration/admin-attention.test.ts',
 ];
 
 export default defineConfig({

@@ -131,7 +131,11 @@ export function answerTemplatePreflight(req: IncomingMessage, res: ServerRespons
     headers['access-control-allow-origin'] = origin;
     if (cors.allowCredentials) headers['access-control-allow-credentials'] = 'true';
     headers['access-control-allow-methods'] = cors.allowMethods.join(', ');
-    headers['access-control-allow-headers'] = cors.allowHeaders.join(', ');
+    // Like API Gateway: the requested headers when the configuration allows each, else the configured list.
+    const requested = String(req.headers['access-control-request-headers'] ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+    const allowed = new Set(cors.allowHeaders.map((h) => h.toLowerCase()));
+    const echo = requested.length > 0 && requested.every((h) => allowed.has(h.toLowerCase()));
+    headers['access-control-allow-headers'] = echo ? requested.join(', ') : cors.allowHeaders.join(', ');
     if (cors.exposeHeaders.length) headers['access-control-expose-headers'] = cors.exposeHeaders.join(', ');
     if (cors.maxAge !== undefined) headers['access-control-max-age'] = String(cors.maxAge);
   }
