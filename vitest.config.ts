@@ -20,7 +20,8 @@ export const synthesizedSuites = [
   'test/integration/functions-api.test.ts',
   // Domains
   'test/integration/domains.test.ts',
-  // Trust and admin (abuse-reports.test.ts swaps TABLE_NAME and MAIL_FROM mid-test, which a deployed Lambda's fixed environment cannot follow)
+  // Trust and admin (abuse-reports.test.ts swaps TABLE_NAME and MAIL_FROM mid-test, which a deployed
+  // Lambda's fixed environment cannot follow)
   'test/integration/admin-attention.test.ts',
 ];
 

@@ -24,7 +24,11 @@ function assetBytes(dir: string): { code: number; maps: number } {
  */
 export async function runSynthesizedBench(): Promise<void> {
   await ensureSynthesized((line) => console.log(line));
-  const platform = await startLocalPlatform({ port: 0, prefix: `bench${Date.now().toString(36)}`, synthesized: { assemblyDir: assemblyDir() } });
+  const platform = await startLocalPlatform({
+    port: 0,
+    prefix: `bench${Date.now().toString(36)}`,
+    synthesized: { assemblyDir: assemblyDir() },
+  });
   try {
     const rows: { name: string; kb: number; mapsKb: number; importMs: number }[] = [];
     for (const host of platform.synthesized!.hosts.values()) {
@@ -36,9 +40,14 @@ export async function runSynthesizedBench(): Promise<void> {
     }
     rows.sort((a, b) => b.kb - a.kb);
     console.log('Lambda                                                         asset KB  (maps KB)  cold import ms');
-    for (const row of rows) console.log(`${row.name.padEnd(62)} ${row.kb.toFixed(0).padStart(8)}  ${row.mapsKb.toFixed(0).padStart(9)}  ${row.importMs.toFixed(0).padStart(14)}`);
+    const cell = (value: number, width: number) => value.toFixed(0).padStart(width);
+    for (const row of rows) console.log(`${row.name.padEnd(62)} ${cell(row.kb, 8)}  ${cell(row.mapsKb, 9)}  ${cell(row.importMs, 14)}`);
     const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    console.log(`${rows.length} Lambdas: asset median ${median(rows.map((r) => r.kb)).toFixed(0)} KB, cold import median ${median(rows.map((r) => r.importMs)).toFixed(0)} ms, max ${Math.max(...rows.map((r) => r.importMs)).toFixed(0)} ms`);
+    const imports = rows.map((r) => r.importMs);
+    console.log(
+      `${rows.length} Lambdas: asset median ${median(rows.map((r) => r.kb)).toFixed(0)} KB, ` +
+        `cold import median ${median(imports).toFixed(0)} ms, max ${Math.max(...imports).toFixed(0)} ms`,
+    );
     for (const skipped of platform.synthesized!.skipped) console.log(`not run: ${skipped.logicalId}: ${skipped.reason}`);
   } finally {
     await platform.stop();

@@ -59,6 +59,15 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
+/** The source mode's resources: lib/resources.ts provisioned, and the local ARNs of the schedule targets. */
+async function sourceResources(endpoint: string, prefix: string): Promise<Record<string, string>> {
+  return {
+    ...(await provisionResources({ endpoint, region: process.env.AWS_REGION!, prefix })),
+    // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
+    ...localScheduleTargetEnv(),
+  };
+}
+
 /**
  * Starts the whole platform on this machine: the AWS endpoint (moto unless
  * one is given), every resource from the shared definitions, the API server
@@ -94,27 +103,14 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       // Set it to the secret `stripe listen` prints to forward a real test-mode account's events here.
       BILLING_WEBHOOK_SECRET: process.env.BILLING_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64url')}`,
     };
-    let resources: Record<string, string>;
     if (options.synthesized) {
       // The platform's own settings first: the Lambdas' environments take the local domains from them.
       Object.assign(process.env, local);
-      synthesized = await startSynthesizedRuntime({
-        ...options.synthesized,
-        endpoint,
-        region: process.env.AWS_REGION,
-        prefix: options.prefix,
-        settings: () => ({ ...(process.env as Record<string, string>) }),
-      });
+      synthesized = await startSynthesizedRuntime({ ...options.synthesized, endpoint, region: process.env.AWS_REGION, prefix: options.prefix });
       api = synthesized.api;
       hostHandlers.unshift(...synthesized.hostHandlers);
-      resources = synthesized.env;
-    } else {
-      resources = {
-        ...(await provisionResources({ endpoint, region: process.env.AWS_REGION, prefix: options.prefix })),
-        // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
-        ...localScheduleTargetEnv(),
-      };
     }
+    const resources = synthesized?.env ?? (await sourceResources(endpoint, options.prefix));
     // In the synthesized mode the secrets' values are the ones Secrets Manager holds for the template's secrets.
     const env: Record<string, string> = synthesized ? { ...local, ...resources } : { ...resources, ...local };
     Object.assign(process.env, env);

@@ -142,7 +142,12 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
 
   async function receive(consumer: QueueConsumer, queueUrl: string, max: number, wait: number): Promise<Message[]> {
     const reply = await sqs().send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: max, WaitTimeSeconds: wait, MessageSystemAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: wait,
+        MessageSystemAttributeNames: ['All'],
+      }),
     );
     return reply.Messages ?? [];
   }
@@ -173,7 +178,9 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
           .map((m) =>
             sqs()
               .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }))
-              .catch((error: unknown) => logger.warn('queue driver delete failed', { worker: consumer.name, error: (error as Error).message })),
+              .catch((error: unknown) =>
+                logger.warn('queue driver delete failed', { worker: consumer.name, error: (error as Error).message }),
+              ),
           ),
       );
     })();
@@ -195,7 +202,9 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
       const max = Math.min(10, free * batchSize);
       try {
         messages = await receive(consumer, queueUrl, max, waitSeconds);
-        if (messages.length > 0 && messages.length < batchSize) messages = await fillBatch(consumer, queueUrl, messages, Math.min(max, batchSize));
+        if (messages.length > 0 && messages.length < batchSize) {
+          messages = await fillBatch(consumer, queueUrl, messages, Math.min(max, batchSize));
+        }
       } catch (error) {
         if (stopped) break;
         logger.error('queue driver receive failed', { worker: consumer.name, error: (error as Error).message });
@@ -226,7 +235,8 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
     name: 'queues',
     start() {
       for (const consumer of consumers) {
-        loops.push(loop(consumer).catch((error: unknown) => logger.error('queue driver stopped', { worker: consumer.name, error: (error as Error).message })));
+        const logStopped = (error: unknown) => logger.error('queue driver stopped', { worker: consumer.name, error: (error as Error).message });
+        loops.push(loop(consumer).catch(logStopped));
       }
     },
     pause: () => (paused = true),

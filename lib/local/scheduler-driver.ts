@@ -69,7 +69,8 @@ export function workerRowTargets(): Map<string, ScheduleTarget> {
   };
   const map = new Map<string, ScheduleTarget>();
   for (const row of workers) {
-    if (row.trigger.kind === 'schedule') map.set(localWorkerArn(row.name), { name: row.name, invoke: async (input) => (await handlerOf(row))(input) });
+    if (row.trigger.kind !== 'schedule') continue;
+    map.set(localWorkerArn(row.name), { name: row.name, invoke: async (input) => (await handlerOf(row))(input) });
   }
   return map;
 }

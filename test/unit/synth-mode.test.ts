@@ -23,7 +23,9 @@ describe('intrinsics of the template', () => {
     expect(resolveString({ 'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${Table}-x' }, values)).toBe(
       'arn:aws:lambda:us-east-1:123456789012:function:p-table-x',
     );
-    expect(resolveValue({ 'Fn::Select': [2, { 'Fn::Split': ['/', 'https://abc.lambda-url.on.aws/'] }] }, values)).toBe('abc.lambda-url.on.aws');
+    expect(resolveValue({ 'Fn::Select': [2, { 'Fn::Split': ['/', 'https://abc.lambda-url.on.aws/'] }] }, values)).toBe(
+      'abc.lambda-url.on.aws',
+    );
   });
 
   it('an intrinsic it cannot resolve is an error, never an empty string', () => {
@@ -37,7 +39,13 @@ describe('intrinsics of the template', () => {
 describe("API Gateway's route selection", () => {
   const route = (routeKey: string): TemplateRoute => {
     const [method, path] = routeKey === '$default' ? ['ANY', ''] : routeKey.split(' ');
-    return { routeKey, method: method!, segments: path!.split('/').filter(Boolean), functionLogicalId: routeKey, payloadFormatVersion: '2.0' };
+    return {
+      routeKey,
+      method: method!,
+      segments: path!.split('/').filter(Boolean),
+      functionLogicalId: routeKey,
+      payloadFormatVersion: '2.0',
+    };
   };
   const routes = [
     route('GET /api/v1/projects/{id}'),
@@ -48,8 +56,14 @@ describe("API Gateway's route selection", () => {
   ];
   it('prefers a literal segment over a parameter whatever the order, the method over ANY, and falls back to $default', () => {
     expect(selectRoute(routes, 'GET', '/api/v1/projects/current')!.route.routeKey).toBe('GET /api/v1/projects/current');
-    expect(selectRoute(routes, 'GET', '/api/v1/projects/p%201')).toMatchObject({ route: { routeKey: 'GET /api/v1/projects/{id}' }, params: { id: 'p 1' } });
-    expect(selectRoute(routes, 'GET', '/api/v1/files/a/b')).toMatchObject({ route: { routeKey: 'GET /api/v1/files/{path+}' }, params: { path: 'a/b' } });
+    expect(selectRoute(routes, 'GET', '/api/v1/projects/p%201')).toMatchObject({
+      route: { routeKey: 'GET /api/v1/projects/{id}' },
+      params: { id: 'p 1' },
+    });
+    expect(selectRoute(routes, 'GET', '/api/v1/files/a/b')).toMatchObject({
+      route: { routeKey: 'GET /api/v1/files/{path+}' },
+      params: { path: 'a/b' },
+    });
     expect(selectRoute(routes, 'PUT', '/api/v1/files/a')!.route.routeKey).toBe('ANY /api/v1/files/{path+}');
     expect(selectRoute(routes, 'POST', '/api/v1/projects/x')!.route.routeKey).toBe('$default');
   });
@@ -66,18 +80,42 @@ describe('the IAM action and resource of a request', () => {
   });
   it('maps each item of a DynamoDB transaction to its own action, with the partition key as dynamodb:LeadingKeys', () => {
     const checks = jsonProtocolChecks(
-      request('dynamodb', 'POST', '/', { TransactItems: [{ Put: { TableName: 't', Item: { pk: { S: 'TEAM#1' } } } }, { ConditionCheck: { TableName: 't', Key: { pk: { S: 'X' } } } }] }, {
-        'x-amz-target': 'DynamoDB_20120810.TransactWriteItems',
-      }),
+      request(
+        'dynamodb',
+        'POST',
+        '/',
+        {
+          TransactItems: [
+            { Put: { TableName: 't', Item: { pk: { S: 'TEAM#1' } } } },
+            { ConditionCheck: { TableName: 't', Key: { pk: { S: 'X' } } } },
+          ],
+        },
+        {
+          'x-amz-target': 'DynamoDB_20120810.TransactWriteItems',
+        },
+      ),
       ctx,
     );
     expect(checks).toEqual([
-      { action: 'dynamodb:PutItem', resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/t', context: { 'dynamodb:LeadingKeys': ['TEAM#1'] } },
-      { action: 'dynamodb:ConditionCheckItem', resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/t', context: { 'dynamodb:LeadingKeys': ['X'] } },
+      {
+        action: 'dynamodb:PutItem',
+        resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/t',
+        context: { 'dynamodb:LeadingKeys': ['TEAM#1'] },
+      },
+      {
+        action: 'dynamodb:ConditionCheckItem',
+        resource: 'arn:aws:dynamodb:us-east-1:123456789012:table/t',
+        context: { 'dynamodb:LeadingKeys': ['X'] },
+      },
     ]);
   });
   it('maps S3 batch deletes per key, copies to a read of the source, and a schedule to the role it passes', () => {
-    expect(restProtocolChecks(request('s3', 'POST', '/b?delete', '<Delete><Object><Key>a/1</Key></Object><Object><Key>a&amp;2</Key></Object></Delete>'), ctx)).toEqual([
+    expect(
+      restProtocolChecks(
+        request('s3', 'POST', '/b?delete', '<Delete><Object><Key>a/1</Key></Object><Object><Key>a&amp;2</Key></Object></Delete>'),
+        ctx,
+      ),
+    ).toEqual([
       { action: 's3:DeleteObject', resource: 'arn:aws:s3:::b/a/1' },
       { action: 's3:DeleteObject', resource: 'arn:aws:s3:::b/a&2' },
     ]);
@@ -85,9 +123,18 @@ describe('the IAM action and resource of a request', () => {
       { action: 's3:PutObject', resource: 'arn:aws:s3:::b/new' },
       { action: 's3:GetObject', resource: 'arn:aws:s3:::b/old one' },
     ]);
-    expect(restProtocolChecks(request('scheduler', 'POST', '/schedules/s1', { GroupName: 'g', Target: { RoleArn: 'arn:aws:iam::123456789012:role/r' } }), ctx)).toEqual([
+    expect(
+      restProtocolChecks(
+        request('scheduler', 'POST', '/schedules/s1', { GroupName: 'g', Target: { RoleArn: 'arn:aws:iam::123456789012:role/r' } }),
+        ctx,
+      ),
+    ).toEqual([
       { action: 'scheduler:CreateSchedule', resource: 'arn:aws:scheduler:us-east-1:123456789012:schedule/g/s1' },
-      { action: 'iam:PassRole', resource: 'arn:aws:iam::123456789012:role/r', context: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      {
+        action: 'iam:PassRole',
+        resource: 'arn:aws:iam::123456789012:role/r',
+        context: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
+      },
     ]);
   });
 });

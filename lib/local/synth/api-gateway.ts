@@ -43,7 +43,7 @@ export function templateRoutes(template: SynthesizedTemplate): TemplateRoute[] {
   return resourcesOfType(template, 'AWS::ApiGatewayV2::Route').map(([logicalId, route]) => {
     const props = route.Properties ?? {};
     const integrationId = refInside(props.Target, isType('AWS::ApiGatewayV2::Integration'));
-    const integration = integrationId ? template.resources[integrationId]!.Properties ?? {} : null;
+    const integration = integrationId ? (template.resources[integrationId]!.Properties ?? {}) : null;
     const functionLogicalId = integration ? refInside(integration.IntegrationUri, isType('AWS::Lambda::Function')) : null;
     if (!integration || !functionLogicalId || integration.IntegrationType !== 'AWS_PROXY') {
       throw new Error(`Route ${logicalId} (${props.RouteKey}) has no Lambda proxy integration the local platform can run`);
@@ -80,7 +80,11 @@ export function templateCors(template: SynthesizedTemplate, origins: string[]): 
  * (a literal segment over a `{param}`, a `{param}` over a greedy `{param+}`),
  * a route of the method over ANY, `$default` last.
  */
-export function selectRoute(routes: TemplateRoute[], method: string, path: string): { route: TemplateRoute; params: Record<string, string> } | null {
+export function selectRoute(
+  routes: TemplateRoute[],
+  method: string,
+  path: string,
+): { route: TemplateRoute; params: Record<string, string> } | null {
   const parts = path.split('/').filter(Boolean);
   let best: { route: TemplateRoute; params: Record<string, string>; score: number[] } | null = null;
   for (const route of routes) {
@@ -100,7 +104,7 @@ export function selectRoute(routes: TemplateRoute[], method: string, path: strin
         break;
       }
       if (i >= parts.length) ok = false;
-      else if (param) (params[param[1]!] = decodeURIComponent(parts[i]!)), score.push(1);
+      else if (param) ((params[param[1]!] = decodeURIComponent(parts[i]!)), score.push(1));
       else if (segment === parts[i]) score.push(0);
       else ok = false;
     }
@@ -132,7 +136,10 @@ export function answerTemplatePreflight(req: IncomingMessage, res: ServerRespons
     if (cors.allowCredentials) headers['access-control-allow-credentials'] = 'true';
     headers['access-control-allow-methods'] = cors.allowMethods.join(', ');
     // Like API Gateway: the requested headers when the configuration allows each, else the configured list.
-    const requested = String(req.headers['access-control-request-headers'] ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+    const requested = String(req.headers['access-control-request-headers'] ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean);
     const allowed = new Set(cors.allowHeaders.map((h) => h.toLowerCase()));
     const echo = requested.length > 0 && requested.every((h) => allowed.has(h.toLowerCase()));
     headers['access-control-allow-headers'] = echo ? requested.join(', ') : cors.allowHeaders.join(', ');
@@ -148,7 +155,8 @@ export function templateApi(routes: TemplateRoute[], cors: () => CorsSettings | 
   return async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> => {
     const method = (req.method ?? 'GET').toUpperCase();
     const settings = cors();
-    if (method === 'OPTIONS' && settings && req.headers['access-control-request-method']) return answerTemplatePreflight(req, res, settings);
+    if (method === 'OPTIONS' && settings && req.headers['access-control-request-method'])
+      return answerTemplatePreflight(req, res, settings);
     const url = new URL(req.url ?? '/', 'http://local');
     const selected = selectRoute(routes, method, url.pathname);
     if (!selected) {
@@ -157,7 +165,10 @@ export function templateApi(routes: TemplateRoute[], cors: () => CorsSettings | 
     }
     const event = toApiGatewayEvent(req, body, { routeKey: selected.route.routeKey, pathParameters: selected.params });
     try {
-      const result = (await lambdaOf(selected.route.functionLogicalId).invoke(event)) as APIGatewayProxyStructuredResultV2 | string | undefined;
+      const result = (await lambdaOf(selected.route.functionLogicalId).invoke(event)) as
+        | APIGatewayProxyStructuredResultV2
+        | string
+        | undefined;
       writeResult(res, result ?? undefined);
     } catch {
       // API Gateway's answer when the integration fails (an unhandled error, a timeout).

@@ -61,12 +61,17 @@ export async function ensureSynthesized(log: (line: string) => void = () => unde
   log(`Synthesizing the stack into ${dir} (cdk synth)...`);
   const started = performance.now();
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(join(repoRoot, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', ...synthContext, '--output', dir], { cwd: repoRoot, env: process.env });
+    const child = spawn(join(repoRoot, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', ...synthContext, '--output', dir], {
+      cwd: repoRoot,
+      env: process.env,
+    });
     let text = '';
     child.stdout.on('data', (chunk) => (text += chunk));
     child.stderr.on('data', (chunk) => (text += chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`cdk synth failed (exit ${code}):\n${text.split('\n').slice(-25).join('\n')}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(text) : reject(new Error(`cdk synth failed (exit ${code}):\n${text.split('\n').slice(-25).join('\n')}`)),
+    );
   });
   void output;
   writeFileSync(join(dir, digestFile), `${digest}\n`);

@@ -15,7 +15,10 @@ interface ViewerRequest {
   cookies: Record<string, CloudFrontValue>;
 }
 
-export type ViewerFunction = (request: ViewerRequest, viewerIp: string) => ViewerRequest | { statusCode: number; headers?: Record<string, CloudFrontValue> };
+export type ViewerFunction = (
+  request: ViewerRequest,
+  viewerIp: string,
+) => ViewerRequest | { statusCode: number; headers?: Record<string, CloudFrontValue> };
 
 /** A cloudfront-js-2.0 function of the template, run in its own VM context on each viewer request. */
 export function compileViewerFunction(code: string): ViewerFunction {
@@ -23,7 +26,12 @@ export function compileViewerFunction(code: string): ViewerFunction {
   new Script(`${code}\n;globalThis.__handler = handler;`).runInContext(context, { timeout: 1000 });
   const handler = (context as { __handler: (event: unknown) => any }).__handler;
   return (request, viewerIp) =>
-    handler({ version: '1.0', context: { eventType: 'viewer-request' }, viewer: { ip: viewerIp }, request: JSON.parse(JSON.stringify(request)) });
+    handler({
+      version: '1.0',
+      context: { eventType: 'viewer-request' },
+      viewer: { ip: viewerIp },
+      request: JSON.parse(JSON.stringify(request)),
+    });
 }
 
 /** A distribution of the template: its viewer-request function and the Lambda behind its function URL origin. */
@@ -50,7 +58,8 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
     const origin = config.Origins.find((o: any) => o.Id === behavior.TargetOriginId);
     const urlId = getAttOf(origin?.DomainName);
     const originFunctionLogicalId = urlId ? getAttOf(template.resources[urlId]?.Properties?.TargetFunctionArn) : null;
-    if (!originFunctionLogicalId) throw new Error(`Distribution ${logicalId}: its origin is not a Lambda function URL the local platform can run`);
+    if (!originFunctionLogicalId)
+      throw new Error(`Distribution ${logicalId}: its origin is not a Lambda function URL the local platform can run`);
     const cachePolicyId = behavior.CachePolicyId?.Ref as string | undefined;
     const cacheHeaders = cachePolicyId
       ? template.resources[cachePolicyId]?.Properties?.CachePolicyConfig?.ParametersInCacheKeyAndForwardedToOrigin?.HeadersConfig?.Headers
@@ -135,7 +144,9 @@ export async function answerThroughDistribution(
   }
   const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
   try {
-    const reply = (await lambdaOf(distribution.originFunctionLogicalId).invoke(functionUrlEvent(request, distribution, rawQuery, viewerIp))) as StreamedReply;
+    const reply = (await lambdaOf(distribution.originFunctionLogicalId).invoke(
+      functionUrlEvent(request, distribution, rawQuery, viewerIp),
+    )) as StreamedReply;
     const head = reply.head as { statusCode?: number; headers?: Record<string, string>; cookies?: string[] };
     const headers: Record<string, string | string[]> = { ...(head.headers ?? {}) };
     if (head.cookies?.length) headers['set-cookie'] = head.cookies;

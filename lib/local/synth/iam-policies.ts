@@ -56,7 +56,10 @@ export function rolePolicies(template: SynthesizedTemplate, values: LocalStackVa
       for (const target of policy.Properties?.Roles ?? []) {
         const role = roles.get(refOf(target) ?? '');
         if (!role) continue;
-        role.identityPolicies.push({ name: logicalId, policy: resolveValue(policy.Properties!.PolicyDocument, values) as NamedPolicy['policy'] });
+        role.identityPolicies.push({
+          name: logicalId,
+          policy: resolveValue(policy.Properties!.PolicyDocument, values) as NamedPolicy['policy'],
+        });
       }
     }
   }

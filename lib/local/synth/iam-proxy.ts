@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { grantedActions, type RolePolicies } from './iam-policies.ts';
 import { restProtocolChecks } from './iam-requests-rest.ts';
-import { jsonProtocolChecks, queryProtocolChecks, UnmappedRequestError, type ArnContext, type AuthorizationCheck, type WireRequest } from './iam-requests.ts';
+import {
+  jsonProtocolChecks,
+  queryProtocolChecks,
+  UnmappedRequestError,
+  type ArnContext,
+  type AuthorizationCheck,
+  type WireRequest,
+} from './iam-requests.ts';
 
 /** The caller behind one access key: a Lambda of the template and its role. */
 export interface LambdaPrincipal {
@@ -57,14 +64,18 @@ function denialBody(request: WireRequest, message: string): { status: number; he
     return {
       status: 403,
       headers: { 'content-type': 'application/xml', 'x-amz-request-id': requestId },
-      body: `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escapeXml(message)}</Message><RequestId>${requestId}</RequestId></Error>`,
+      body:
+        `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>` +
+        `<Message>${escapeXml(message)}</Message><RequestId>${requestId}</RequestId></Error>`,
     };
   }
   if (['route53', 'cloudfront', 'sqs'].includes(request.service)) {
     return {
       status: 403,
       headers: { 'content-type': 'text/xml', 'x-amzn-requestid': requestId },
-      body: `<?xml version="1.0"?>\n<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+      body:
+        `<?xml version="1.0"?>\n<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>` +
+        `<Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
     };
   }
   return {
@@ -91,7 +102,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
  * A refused request gets AWS's AccessDenied answer for its protocol.
  * Requests signed with any other key (the platform itself, tests) pass.
  */
-export async function startIamProxy(options: { target: string; principals: Map<string, LambdaPrincipal>; arns: ArnContext }): Promise<IamProxy> {
+export async function startIamProxy(options: {
+  target: string;
+  principals: Map<string, LambdaPrincipal>;
+  arns: ArnContext;
+}): Promise<IamProxy> {
   const target = new URL(options.target);
   const decisions = new Map<string, Promise<{ allowed: boolean; explicit: boolean }>>();
   const used = new Map<string, Set<string>>();
@@ -110,7 +125,9 @@ export async function startIamProxy(options: { target: string; principals: Map<s
             contextVariables: check.context ?? {},
           },
           identityPolicies: principal.role.identityPolicies,
-          permissionBoundaryPolicies: principal.role.permissionBoundaryPolicies.length ? principal.role.permissionBoundaryPolicies : undefined,
+          permissionBoundaryPolicies: principal.role.permissionBoundaryPolicies.length
+            ? principal.role.permissionBoundaryPolicies
+            : undefined,
           serviceControlPolicies: [],
           resourceControlPolicies: [],
         },
@@ -127,7 +144,10 @@ export async function startIamProxy(options: { target: string; principals: Map<s
   async function authorize(principal: LambdaPrincipal, request: WireRequest): Promise<string | null> {
     let checks: AuthorizationCheck[];
     try {
-      checks = queryProtocolChecks(request, options.arns) ?? jsonProtocolChecks(request, options.arns) ?? restProtocolChecks(request, options.arns);
+      checks =
+        queryProtocolChecks(request, options.arns) ??
+        jsonProtocolChecks(request, options.arns) ??
+        restProtocolChecks(request, options.arns);
     } catch (error) {
       if (!(error instanceof UnmappedRequestError)) throw error;
       return `User: ${principal.role.roleArn} is not authorized: the local platform maps no IAM action for this request (${error.message})`;
@@ -144,7 +164,8 @@ export async function startIamProxy(options: { target: string; principals: Map<s
       const why = results.some((result) => result.explicit)
         ? 'with an explicit deny in an identity-based policy or permissions boundary'
         : `because no identity-based policy allows the ${check.action} action`;
-      const message = `User: arn:aws:sts::${options.arns.accountId}:assumed-role/${principal.role.roleName}/${principal.functionName} is not authorized to perform: ${check.action} on resource: ${check.resource} ${why}`;
+      const session = `arn:aws:sts::${options.arns.accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`;
+      const message = `User: ${session} is not authorized to perform: ${check.action} on resource: ${check.resource} ${why}`;
       denied.push({ functionName: principal.functionName, action: check.action, resource: check.resource, message });
       return message;
     }
@@ -173,7 +194,13 @@ export async function startIamProxy(options: { target: string; principals: Map<s
       const signing = signingOf(req, url);
       const principal = signing ? options.principals.get(signing.accessKeyId) : undefined;
       if (principal && signing) {
-        const request: WireRequest = { service: signing.service, method: (req.method ?? 'GET').toUpperCase(), url, headers: req.headers, body };
+        const request: WireRequest = {
+          service: signing.service,
+          method: (req.method ?? 'GET').toUpperCase(),
+          url,
+          headers: req.headers,
+          body,
+        };
         const refusal = await authorize(principal, request);
         if (refusal) {
           const answer = denialBody(request, refusal);

@@ -12,7 +12,9 @@ function s3Checks(request: WireRequest): AuthorizationCheck[] {
   if (!bucket) return [{ action: 's3:ListAllMyBuckets', resource: '*' }];
   if (!key) {
     if (method === 'POST' && q.has('delete')) {
-      const keys = [...request.body.toString('utf8').matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
+      const keys = [...request.body.toString('utf8').matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) =>
+        m[1]!.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>'),
+      );
       return keys.map((k) => ({ action: 's3:DeleteObject', resource: `${bucketArn}/${k}` }));
     }
     if (method === 'GET' && q.has('versions')) return [{ action: 's3:ListBucketVersions', resource: bucketArn }];
@@ -25,14 +27,16 @@ function s3Checks(request: WireRequest): AuthorizationCheck[] {
   }
   if (method === 'GET' && q.has('uploadId')) return [{ action: 's3:ListMultipartUploadParts', resource: objectArn }];
   if (method === 'GET' && q.has('tagging')) return [{ action: 's3:GetObjectTagging', resource: objectArn }];
-  if (method === 'GET' || method === 'HEAD') return [{ action: q.has('versionId') ? 's3:GetObjectVersion' : 's3:GetObject', resource: objectArn }];
+  if (method === 'GET' || method === 'HEAD')
+    return [{ action: q.has('versionId') ? 's3:GetObjectVersion' : 's3:GetObject', resource: objectArn }];
   if (method === 'DELETE' && q.has('uploadId')) return [{ action: 's3:AbortMultipartUpload', resource: objectArn }];
   if (method === 'DELETE') return [{ action: q.has('versionId') ? 's3:DeleteObjectVersion' : 's3:DeleteObject', resource: objectArn }];
   if (method === 'PUT' && q.has('tagging')) return [{ action: 's3:PutObjectTagging', resource: objectArn }];
   if (method === 'PUT' || method === 'POST') {
     const checks: AuthorizationCheck[] = [{ action: 's3:PutObject', resource: objectArn }];
     const source = request.headers['x-amz-copy-source'];
-    if (typeof source === 'string') checks.push({ action: 's3:GetObject', resource: `arn:aws:s3:::${decodeURIComponent(source.replace(/^\//, '').split('?')[0]!)}` });
+    if (typeof source === 'string')
+      checks.push({ action: 's3:GetObject', resource: `arn:aws:s3:::${decodeURIComponent(source.replace(/^\//, '').split('?')[0]!)}` });
     return checks;
   }
   throw new UnmappedRequestError(`s3 ${method} on an object is not mapped`);
@@ -74,7 +78,11 @@ function lambdaChecks(request: WireRequest, ctx: ArnContext): AuthorizationCheck
       {
         action: 'lambda:CreateFunction',
         resource: arnOf(body.FunctionName),
-        context: { 'lambda:VpcIds': vpcs, 'lambda:SecurityGroupIds': body.VpcConfig?.SecurityGroupIds ?? [], 'lambda:Layer': body.Layers ?? [] },
+        context: {
+          'lambda:VpcIds': vpcs,
+          'lambda:SecurityGroupIds': body.VpcConfig?.SecurityGroupIds ?? [],
+          'lambda:Layer': body.Layers ?? [],
+        },
       },
       { action: 'iam:PassRole', resource: String(body.Role), context: { 'iam:PassedToService': 'lambda.amazonaws.com' } },
     ];
@@ -91,7 +99,8 @@ function lambdaChecks(request: WireRequest, ctx: ArnContext): AuthorizationCheck
     if (request.method === 'DELETE' && tail === '') return [{ action: 'lambda:DeleteFunction', resource }];
   }
   const layer = /^\/2018-10-31\/layers\/([^/]+)\/versions\/(\d+)$/.exec(path);
-  if (layer) return [{ action: 'lambda:GetLayerVersion', resource: `arn:aws:lambda:${ctx.region}:${ctx.accountId}:layer:${layer[1]}:${layer[2]}` }];
+  if (layer)
+    return [{ action: 'lambda:GetLayerVersion', resource: `arn:aws:lambda:${ctx.region}:${ctx.accountId}:layer:${layer[1]}:${layer[2]}` }];
   throw new UnmappedRequestError(`lambda ${request.method} ${path} is not mapped`);
 }
 
@@ -103,7 +112,8 @@ function route53Checks(request: WireRequest): AuthorizationCheck[] {
   }
   if (zone) {
     const resource = `arn:aws:route53:::hostedzone/${zone[1]}`;
-    if (zone[2]) return [{ action: request.method === 'POST' ? 'route53:ChangeResourceRecordSets' : 'route53:ListResourceRecordSets', resource }];
+    if (zone[2])
+      return [{ action: request.method === 'POST' ? 'route53:ChangeResourceRecordSets' : 'route53:ListResourceRecordSets', resource }];
     return [{ action: request.method === 'DELETE' ? 'route53:DeleteHostedZone' : 'route53:GetHostedZone', resource }];
   }
   const change = /^\/change\/([^/]+)$/.exec(path);
@@ -123,7 +133,8 @@ function cloudfrontChecks(request: WireRequest, ctx: ArnContext): AuthorizationC
   const match = /^\/distribution\/([^/]+)(\/config)?$/.exec(path);
   if (!match) throw new UnmappedRequestError(`cloudfront ${request.method} ${request.url.pathname} is not mapped`);
   const resource = arn(match[1]!);
-  if (match[2]) return [{ action: request.method === 'PUT' ? 'cloudfront:UpdateDistribution' : 'cloudfront:GetDistributionConfig', resource }];
+  if (match[2])
+    return [{ action: request.method === 'PUT' ? 'cloudfront:UpdateDistribution' : 'cloudfront:GetDistributionConfig', resource }];
   return [{ action: request.method === 'DELETE' ? 'cloudfront:DeleteDistribution' : 'cloudfront:GetDistribution', resource }];
 }
 

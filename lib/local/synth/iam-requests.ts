@@ -75,7 +75,12 @@ function dynamodbChecks(operation: string, body: any, ctx: ArnContext): Authoriz
       return Object.keys(body.RequestItems ?? {}).map((name) => ({ action: `dynamodb:${operation}`, resource: table(name) }));
     case 'Query':
     case 'Scan':
-      return [{ action: `dynamodb:${operation}`, resource: body.IndexName ? `${table(body.TableName)}/index/${body.IndexName}` : table(body.TableName) }];
+      return [
+        {
+          action: `dynamodb:${operation}`,
+          resource: body.IndexName ? `${table(body.TableName)}/index/${body.IndexName}` : table(body.TableName),
+        },
+      ];
     default:
       if (!body.TableName) throw new UnmappedRequestError(`dynamodb ${operation} names no table`);
       return [item(operation, body)];
@@ -83,7 +88,11 @@ function dynamodbChecks(operation: string, body: any, ctx: ArnContext): Authoriz
 }
 
 function sqsChecks(operation: string, body: any, ctx: ArnContext): AuthorizationCheck[] {
-  const name = body.QueueName ?? String(body.QueueUrl ?? '').split('/').pop();
+  const name =
+    body.QueueName ??
+    String(body.QueueUrl ?? '')
+      .split('/')
+      .pop();
   if (!name) throw new UnmappedRequestError(`sqs ${operation} names no queue`);
   const action = operation.replace(/Batch$/, '');
   return [{ action: `sqs:${action}`, resource: `arn:aws:sqs:${ctx.region}:${ctx.accountId}:${name}` }];

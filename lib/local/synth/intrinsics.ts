@@ -30,7 +30,8 @@ const shortHash = (text: string, length = 17) => createHash('sha256').update(tex
  */
 export function placeholderResource(type: string, logicalId: string, values: Omit<LocalStackValues, 'physical'>): PhysicalResource | null {
   const { accountId, region, stackName } = values;
-  const arn = (service: string, resource: string, regional = true) => `arn:aws:${service}:${regional ? region : ''}:${accountId}:${resource}`;
+  const arn = (service: string, resource: string, regional = true) =>
+    `arn:aws:${service}:${regional ? region : ''}:${accountId}:${resource}`;
   const id = shortHash(logicalId);
   switch (type) {
     case 'AWS::IAM::Role': {
@@ -135,9 +136,7 @@ export function resolveValue(value: unknown, values: LocalStackValues): unknown 
         return (resolveValue(parts, values) as unknown[]).map((part) => String(part)).join(separator);
       }
       case 'Fn::Sub':
-        return Array.isArray(arg)
-          ? sub(String(arg[0]), (arg[1] ?? {}) as Record<string, unknown>, values)
-          : sub(String(arg), {}, values);
+        return Array.isArray(arg) ? sub(String(arg[0]), (arg[1] ?? {}) as Record<string, unknown>, values) : sub(String(arg), {}, values);
       case 'Fn::Select': {
         const [index, list] = arg as [unknown, unknown];
         const items = resolveValue(list, values) as unknown[];
@@ -156,7 +155,8 @@ export function resolveValue(value: unknown, values: LocalStackValues): unknown 
         return imported;
       }
       default:
-        if (key.startsWith('Fn::') || key === 'Condition') throw new UnresolvableIntrinsicError(`${key} is not resolved by the local platform`);
+        if (key.startsWith('Fn::') || key === 'Condition')
+          throw new UnresolvableIntrinsicError(`${key} is not resolved by the local platform`);
     }
   }
   return Object.fromEntries(entries.map(([key, item]) => [key, resolveValue(item, values)]));
@@ -171,7 +171,11 @@ export function resolveString(value: unknown, values: LocalStackValues): string 
 }
 
 /** Placeholders for every resource of a type the platform does not create, beside what provisioning made. */
-export function withPlaceholders(template: SynthesizedTemplate, values: Omit<LocalStackValues, 'physical'>, made: Map<string, PhysicalResource>): Map<string, PhysicalResource> {
+export function withPlaceholders(
+  template: SynthesizedTemplate,
+  values: Omit<LocalStackValues, 'physical'>,
+  made: Map<string, PhysicalResource>,
+): Map<string, PhysicalResource> {
   const physical = new Map(made);
   for (const [logicalId, resource] of Object.entries(template.resources)) {
     if (physical.has(logicalId)) continue;

@@ -117,7 +117,8 @@ export class LambdaFunctionHost {
         return pending.resolve(message.value);
       case 'error':
         settle();
-        if (pending.stream) return void pending.stream.destroy(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
+        if (pending.stream)
+          return void pending.stream.destroy(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
         return pending.reject(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
       case 'head':
         pending.stream = new PassThrough();
@@ -132,7 +133,8 @@ export class LambdaFunctionHost {
         return;
       case 'end':
         settle();
-        if (!pending.stream) pending.resolve({ head: { statusCode: 200 }, body: new PassThrough().end() as PassThrough } satisfies StreamedReply);
+        if (!pending.stream)
+          pending.resolve({ head: { statusCode: 200 }, body: new PassThrough().end() as PassThrough } satisfies StreamedReply);
         else pending.stream.end();
         return;
     }
@@ -197,7 +199,10 @@ export class LambdaFunctionHost {
     const deadline = Date.now() + this.fn.timeoutSeconds * 1000;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.end(environment, new LambdaInvokeError(this.fn.name, 'Sandbox.Timedout', `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds`));
+        this.end(
+          environment,
+          new LambdaInvokeError(this.fn.name, 'Sandbox.Timedout', `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds`),
+        );
       }, this.fn.timeoutSeconds * 1000);
       environment.pending.set(id, { resolve, reject, timer });
       environment.worker.postMessage({ id, event, deadline, overlay: this.overlay() });

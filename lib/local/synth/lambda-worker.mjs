@@ -91,6 +91,10 @@ parentPort.on('message', async ({ id, event, deadline, overlay }) => {
       parentPort.postMessage({ id, type: 'result', value: value === undefined ? null : JSON.parse(JSON.stringify(value)) });
     }
   } catch (error) {
-    parentPort.postMessage({ id, type: 'error', error: { name: error?.name ?? 'Error', message: String(error?.message ?? error), stack: error?.stack } });
+    parentPort.postMessage({
+      id,
+      type: 'error',
+      error: { name: error?.name ?? 'Error', message: String(error?.message ?? error), stack: error?.stack },
+    });
   }
 });

@@ -1,5 +1,11 @@
 import { randomInt } from 'node:crypto';
-import { CreateTableCommand, DynamoDBClient, ResourceInUseException, UpdateTimeToLiveCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateSecretCommand, DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -36,7 +42,12 @@ const ignore = (names: string[]) => (error: unknown) => {
   if (!names.includes((error as Error).name)) throw error;
 };
 
-async function createTable(client: DynamoDBClient, name: string, props: Record<string, any>, values: TemplateProvisionOptions): Promise<PhysicalResource> {
+async function createTable(
+  client: DynamoDBClient,
+  name: string,
+  props: Record<string, any>,
+  values: TemplateProvisionOptions,
+): Promise<PhysicalResource> {
   try {
     await client.send(
       new CreateTableCommand({
@@ -103,7 +114,10 @@ export async function provisionTemplate(
       const name = `${prefix}-${id}`.slice(0, 80);
       const created = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
       const arn = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl!, AttributeNames: ['QueueArn'] }));
-      made.set(id, { ref: created.QueueUrl!, attributes: { Arn: arn.Attributes!.QueueArn!, QueueName: name, QueueUrl: created.QueueUrl! } });
+      made.set(id, {
+        ref: created.QueueUrl!,
+        attributes: { Arn: arn.Attributes!.QueueArn!, QueueName: name, QueueUrl: created.QueueUrl! },
+      });
     }
     for (const [id, group] of resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup')) {
       const fixed = typeof group.Properties?.Name === 'string' ? group.Properties.Name : null;
@@ -123,7 +137,9 @@ export async function provisionTemplate(
       made.set(id, { ref: created.ARN!, attributes: { Id: created.ARN! } });
     }
     for (const [id, fn] of resourcesOfType(template, 'AWS::Lambda::Function')) {
-      const name = fn.Properties?.FunctionName ? resolveString(fn.Properties.FunctionName, values()) : `${template.stackName}-${id}`.slice(0, 64);
+      const name = fn.Properties?.FunctionName
+        ? resolveString(fn.Properties.FunctionName, values())
+        : `${template.stackName}-${id}`.slice(0, 64);
       made.set(id, { ref: name, attributes: { Arn: `arn:aws:lambda:${region}:${accountId}:function:${name}` } });
     }
     return { physical: made, renames };

@@ -12,7 +12,8 @@ import { answerThroughDistribution, templateDistributions } from './cloudfront.t
 import { rolePolicies } from './iam-policies.ts';
 import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
 import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
-import { LambdaFunctionHost } from './lambda-host.ts';
+import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
+import type { ArnContext } from './iam-requests.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
@@ -33,7 +34,11 @@ export interface SynthesizedRuntime {
   stop(): Promise<void>;
 }
 
-function queueConsumers(template: SynthesizedTemplate, values: LocalStackValues, lambdaOf: (id: string) => LambdaFunctionHost | undefined): QueueConsumer[] {
+function queueConsumers(
+  template: SynthesizedTemplate,
+  values: LocalStackValues,
+  lambdaOf: (id: string) => LambdaFunctionHost | undefined,
+): QueueConsumer[] {
   return resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').flatMap(([logicalId, mapping]) => {
     const props = mapping.Properties ?? {};
     const queueId = props.EventSourceArn?.['Fn::GetAtt']?.[0];
@@ -57,7 +62,11 @@ function queueConsumers(template: SynthesizedTemplate, values: LocalStackValues,
 }
 
 /** The platform's view of the resources: each variable any Lambda gets, and the secrets' values beside their ARNs. */
-async function platformEnvironment(hosts: Map<string, LambdaFunctionHost>, endpoint: string, region: string): Promise<Record<string, string>> {
+async function platformEnvironment(
+  hosts: Map<string, LambdaFunctionHost>,
+  endpoint: string,
+  region: string,
+): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const host of hosts.values()) {
     for (const [name, value] of Object.entries(host.fn.environment)) {
@@ -78,6 +87,40 @@ async function platformEnvironment(hosts: Map<string, LambdaFunctionHost>, endpo
   return env;
 }
 
+/** What the IAM proxy needs beyond the request: each table's partition key and each subnet's VPC. */
+function arnContext(template: SynthesizedTemplate, values: LocalStackValues): ArnContext {
+  const tableHashKeys = new Map<string, string>();
+  for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
+    const hash = (table.Properties?.KeySchema ?? []).find((k: any) => k.KeyType === 'HASH')?.AttributeName;
+    if (hash) tableHashKeys.set(values.physical.get(id)!.ref, hash);
+  }
+  const subnetVpcs = new Map<string, string>();
+  for (const [id, subnet] of resourcesOfType(template, 'AWS::EC2::Subnet')) {
+    const vpc = values.physical.get(subnet.Properties?.VpcId?.Ref)?.ref;
+    if (vpc) subnetVpcs.set(values.physical.get(id)!.ref, vpc);
+  }
+  return {
+    region: values.region,
+    accountId: values.accountId,
+    tableHashKey: (t) => tableHashKeys.get(t),
+    subnetVpc: (s) => subnetVpcs.get(s),
+  };
+}
+
+/** SES sends only from a verified identity: each sender address the Lambdas are configured with. */
+async function verifySenders(lambdas: SynthLambda[], endpoint: string, region: string): Promise<void> {
+  const ses = new SESv2Client({ endpoint, region });
+  try {
+    for (const address of new Set(lambdas.map((fn) => fn.environment.MAIL_FROM).filter(Boolean))) {
+      await ses.send(new CreateEmailIdentityCommand({ EmailIdentity: address })).catch((error: Error) => {
+        if (error.name !== 'AlreadyExistsException') throw error;
+      });
+    }
+  } finally {
+    ses.destroy();
+  }
+}
+
 /**
  * Starts what the synthesized template describes, on the local AWS endpoint:
  * its stateful resources, each Lambda from its asset (worker threads with the
@@ -90,7 +133,6 @@ export async function startSynthesizedRuntime(options: {
   endpoint: string;
   region: string;
   prefix: string;
-  settings: () => Record<string, string>;
   /** Changes the template before it runs (a test removes one grant to see its denial). */
   alterTemplate?: (template: SynthesizedTemplate) => void;
 }): Promise<SynthesizedRuntime> {
@@ -104,7 +146,7 @@ export async function startSynthesizedRuntime(options: {
   const renameDeep = <T>(value: T): T => JSON.parse(rename(JSON.stringify(value))) as T;
 
   const roles = renameDeep(Object.fromEntries(rolePolicies(template, values)));
-  const settings = options.settings();
+  const settings = { ...process.env } as Record<string, string>;
   const { lambdas, skipped } = templateLambdas(template, values, rename, (fn) =>
     // The proxy's address is set below, once it listens.
     runtimeEnvironment(fn, { region, endpoint: '', settings: pick(settings, localSettingVariables) }),
@@ -112,37 +154,18 @@ export async function startSynthesizedRuntime(options: {
   const principals = new Map<string, LambdaPrincipal>(
     lambdas.map((fn) => [accessKeyIdOf(fn.roleLogicalId), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
   );
-  const tableHashKeys = new Map<string, string>();
-  for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
-    const hash = (table.Properties?.KeySchema ?? []).find((k: any) => k.KeyType === 'HASH')?.AttributeName;
-    if (hash) tableHashKeys.set(made.get(id)!.ref, hash);
-  }
-  const subnetVpcs = new Map<string, string>();
-  for (const [id, subnet] of resourcesOfType(template, 'AWS::EC2::Subnet')) {
-    const vpc = values.physical.get(subnet.Properties?.VpcId?.Ref)?.ref;
-    if (vpc) subnetVpcs.set(values.physical.get(id)!.ref, vpc);
-  }
-  const proxy: IamProxy = await startIamProxy({
-    target: options.endpoint,
-    principals,
-    arns: { region, accountId: LOCAL_ACCOUNT_ID, tableHashKey: (t) => tableHashKeys.get(t), subnetVpc: (s) => subnetVpcs.get(s) },
-  });
+  const proxy: IamProxy = await startIamProxy({ target: options.endpoint, principals, arns: arnContext(template, values) });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
 
-  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10), localOverlay)]));
+  const hosts = new Map(
+    lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10), localOverlay)]),
+  );
   const lambdaOf = (logicalId: string) => {
     const host = hosts.get(logicalId);
     if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
     return host;
   };
-  const mailFrom = new Set(lambdas.map((fn) => fn.environment.MAIL_FROM).filter(Boolean));
-  const ses = new SESv2Client({ endpoint: options.endpoint, region });
-  for (const address of mailFrom) {
-    await ses.send(new CreateEmailIdentityCommand({ EmailIdentity: address })).catch((error: Error) => {
-      if (error.name !== 'AlreadyExistsException') throw error;
-    });
-  }
-  ses.destroy();
+  await verifySenders(lambdas, options.endpoint, region);
 
   const routes = templateRoutes(template);
   const distributions = templateDistributions(template);
@@ -159,7 +182,10 @@ export async function startSynthesizedRuntime(options: {
     env: await platformEnvironment(hosts, options.endpoint, region),
     api: templateApi(routes, () => templateCors(template, (process.env.CORS_ORIGINS ?? '').split(',').filter(Boolean)), lambdaOf),
     hostHandlers: [siteHost],
-    drivers: [() => schedulerDriver({ targets: () => targets }), () => queueConsumerDriver(queueConsumers(template, values, (id) => hosts.get(id)))],
+    drivers: [
+      () => schedulerDriver({ targets: () => targets }),
+      () => queueConsumerDriver(queueConsumers(template, values, (id) => hosts.get(id))),
+    ],
     lambdaCount: lambdas.length,
     skipped,
     hosts,
