@@ -11,14 +11,20 @@ declare module 'vitest' {
   }
 }
 
-let moto: MotoServer | null = null;
+let moto: Promise<MotoServer> | null = null;
+let projects = 0;
 
-/** One real moto_server for the whole run (or the endpoint in AWS_ENDPOINT_URL). */
+/**
+ * One real moto_server for the whole run (or the endpoint in AWS_ENDPOINT_URL),
+ * shared by both projects of vitest.config.ts (each runs this setup).
+ */
 export async function setup(project: TestProject) {
-  const endpoint = process.env.AWS_ENDPOINT_URL || (moto = await startMoto()).endpoint;
+  projects += 1;
+  const endpoint = process.env.AWS_ENDPOINT_URL || (await (moto ??= startMoto())).endpoint;
   project.provide('awsEndpoint', endpoint);
 }
 
 export async function teardown() {
-  await moto?.stop();
+  projects -= 1;
+  if (projects === 0) await (await moto)?.stop();
 }
