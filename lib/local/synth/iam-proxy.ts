@@ -150,7 +150,9 @@ export async function startIamProxy(options: {
         restProtocolChecks(request, options.arns);
     } catch (error) {
       if (!(error instanceof UnmappedRequestError)) throw error;
-      return `User: ${principal.role.roleArn} is not authorized: the local platform maps no IAM action for this request (${error.message})`;
+      const message = `User: ${principal.role.roleArn} is not authorized: the local platform maps no IAM action for this request (${error.message})`;
+      denied.push({ functionName: principal.functionName, action: 'unmapped', resource: request.url.pathname, message });
+      return message;
     }
     for (const check of checks) {
       const alternatives = check.anyOf ?? [check];
