@@ -170,11 +170,12 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         break;
       case 'tls:provision': {
         // lib/domains/tls.ts. Certificates for CloudFront live in us-east-1; distributions and hosted zones are global.
-        allow(['acm:RequestCertificate', 'cloudfront:ListDistributions'], ['*']);
+        // CreateDistribution has no resource type in IAM (the distribution has no ARN yet): only "*" allows it.
+        allow(['acm:RequestCertificate', 'cloudfront:ListDistributions', 'cloudfront:CreateDistribution'], ['*']);
         allow(['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'], [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`]);
-        // Create; and disable, then delete, the distribution of a removed domain.
+        // Read and update; disable, then delete, the distribution of a removed domain.
         allow(
-          ['cloudfront:CreateDistribution', 'cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
+          ['cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
           [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`],
         );
         allow(['route53:ChangeResourceRecordSets'], [`arn:${stack.partition}:route53:::hostedzone/*`]);
@@ -183,7 +184,7 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         state.queues.sslRetries.grantSendMessages(role);
         allow(['sqs:GetQueueAttributes'], [state.queues.sslRetries.queueArn]);
         allow(['sqs:SendMessage', 'sqs:GetQueueUrl'], [state.deadLetterQueues.sslRetries.queueArn]);
-        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'ACM RequestCertificate and CloudFront ListDistributions accept no resource-level restriction: the certificate does not exist yet, and listing is account-wide.');
+        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'ACM RequestCertificate, CloudFront CreateDistribution and ListDistributions accept no resource-level restriction: the certificate and distribution do not exist yet, and listing is account-wide.');
         acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:acm:us-east-1:<AWS::AccountId>:certificate/*]', 'Certificates are requested per custom domain at run time; the grant covers ACM certificates only.');
         acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]', 'Each custom domain gets its own distribution at run time; the grant covers distributions only.');
         acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]', 'Managed zones are created per domain at run time; the grant covers hosted zones only.');

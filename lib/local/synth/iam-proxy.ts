@@ -41,6 +41,13 @@ export interface IamProxy {
   stop(): Promise<void>;
 }
 
+/** The simulator's answer, and the resource it was evaluated against ("*" for an action with no resource type). */
+interface Decision {
+  allowed: boolean;
+  explicit: boolean;
+  resource: string;
+}
+
 /** The access key id and the signing service of a SigV4 request (header or presigned query). */
 export function signingOf(req: Pick<IncomingMessage, 'headers'>, url: URL): { accessKeyId: string; service: string } | null {
   const authorization = String(req.headers.authorization ?? '');
@@ -108,34 +115,40 @@ export async function startIamProxy(options: {
   arns: ArnContext;
 }): Promise<IamProxy> {
   const target = new URL(options.target);
-  const decisions = new Map<string, Promise<{ allowed: boolean; explicit: boolean }>>();
+  const decisions = new Map<string, Promise<Decision>>();
   const used = new Map<string, Set<string>>();
   const denied: Denial[] = [];
+
+  const simulate = async (principal: LambdaPrincipal, check: AuthorizationCheck, resource: string): Promise<Decision> => {
+    const result = await runSimulation(
+      {
+        request: {
+          principal: `arn:aws:sts::${options.arns.accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`,
+          action: check.action,
+          resource: { resource, accountId: options.arns.accountId },
+          contextVariables: check.context ?? {},
+        },
+        identityPolicies: principal.role.identityPolicies,
+        permissionBoundaryPolicies: principal.role.permissionBoundaryPolicies.length ? principal.role.permissionBoundaryPolicies : undefined,
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+      },
+      {},
+    );
+    if (result.resultType === 'error') {
+      // An action with no resource type (CloudFront CreateDistribution, say) is authorized against "*" only:
+      // a statement naming ARNs does not allow it, as in AWS.
+      if (resource !== '*' && JSON.stringify(result.errors).includes('must.use.wildcard')) return simulate(principal, check, '*');
+      throw new Error(`IAM simulation of ${check.action} failed: ${JSON.stringify(result.errors)}`);
+    }
+    return { allowed: result.overallResult === 'Allowed', explicit: result.overallResult === 'ExplicitlyDenied', resource };
+  };
 
   const decide = (principal: LambdaPrincipal, check: AuthorizationCheck) => {
     const key = JSON.stringify([principal.role.roleLogicalId, check.action, check.resource, check.context ?? {}]);
     let decision = decisions.get(key);
     if (!decision) {
-      decision = runSimulation(
-        {
-          request: {
-            principal: `arn:aws:sts::${options.arns.accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`,
-            action: check.action,
-            resource: { resource: check.resource, accountId: options.arns.accountId },
-            contextVariables: check.context ?? {},
-          },
-          identityPolicies: principal.role.identityPolicies,
-          permissionBoundaryPolicies: principal.role.permissionBoundaryPolicies.length
-            ? principal.role.permissionBoundaryPolicies
-            : undefined,
-          serviceControlPolicies: [],
-          resourceControlPolicies: [],
-        },
-        {},
-      ).then((result) => {
-        if (result.resultType === 'error') throw new Error(`IAM simulation of ${check.action} failed: ${JSON.stringify(result.errors)}`);
-        return { allowed: result.overallResult === 'Allowed', explicit: result.overallResult === 'ExplicitlyDenied' };
-      });
+      decision = simulate(principal, check, check.resource);
       decisions.set(key, decision);
     }
     return decision;
@@ -167,8 +180,9 @@ export async function startIamProxy(options: {
         ? 'with an explicit deny in an identity-based policy or permissions boundary'
         : `because no identity-based policy allows the ${check.action} action`;
       const session = `arn:aws:sts::${options.arns.accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`;
-      const message = `User: ${session} is not authorized to perform: ${check.action} on resource: ${check.resource} ${why}`;
-      denied.push({ functionName: principal.functionName, action: check.action, resource: check.resource, message });
+      const resource = results[0]!.resource;
+      const message = `User: ${session} is not authorized to perform: ${check.action} on resource: ${resource} ${why}`;
+      denied.push({ functionName: principal.functionName, action: check.action, resource, message });
       return message;
     }
     return null;
