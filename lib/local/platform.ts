@@ -106,7 +106,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     if (options.synthesized) {
       // The platform's own settings first: the Lambdas' environments take the local domains from them.
       Object.assign(process.env, local);
-      synthesized = await startSynthesizedRuntime({ ...options.synthesized, endpoint, region: process.env.AWS_REGION, prefix: options.prefix });
+      const { prefix } = options;
+      synthesized = await startSynthesizedRuntime({ ...options.synthesized, endpoint, region: process.env.AWS_REGION, prefix });
       api = synthesized.api;
       hostHandlers.unshift(...synthesized.hostHandlers);
     }
