@@ -67,7 +67,13 @@ export const bundleSettings = {
  */
 export const EVENT_STREAM_MODULE = '@smithy/core/event-streams';
 // The invocations worker builds the same cloud host as the door (lib/functions/cloud-host.ts), streaming call included.
-export const eventStreamHandlers: ReadonlySet<string> = new Set(['handlers/edge/function-door.ts', 'handlers/workers/function-invocations.ts']);
+// serve-site's bundle imports the module statically (found by the synthesized mode: its asset failed at import outside
+// the repository, where no node_modules lies above it, as in /var/task).
+export const eventStreamHandlers: ReadonlySet<string> = new Set([
+  'handlers/edge/function-door.ts',
+  'handlers/workers/function-invocations.ts',
+  'handlers/edge/serve-site.ts',
+]);
 
 /** The modules one handler's bundle leaves out. */
 export function externalModulesFor(handler: string): string[] {

@@ -10,7 +10,8 @@ import { workers } from '../../lib/workers.ts';
  * The bundles leave the SDK's event-stream code out unless their handler is
  * listed in `eventStreamHandlers` (infra/bundling.ts). A handler that calls a
  * streaming operation without being listed would fail on its first such call
- * in the cloud only, where nothing here runs: this test finds it at build time.
+ * in the cloud only, and one whose bundle imports the module statically would
+ * fail to start there: this test finds both at build time.
  */
 const STREAMING_COMMAND = /\/commands\/\w*(ResponseStream|EventStream|SelectObjectContent|ConverseStream|SubscribeToShard)\w*Command\.js$/;
 const EVENT_STREAM_CODE = /@smithy\/core\/dist-es\/submodules\/event-streams\//;
@@ -34,11 +35,20 @@ describe('event-stream code in the handler bundles', () => {
       const result = await esbuild.build({ ...esbuildOptions(handler, path.join(repoRoot, 'bench', '.out', 'bundles-test.mjs')), metafile: true, write: false });
       const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint)!;
       const used = Object.entries(output.inputs).filter(([, info]) => info.bytesInOutput > 0).map(([file]) => file);
-      found.push({ handler, streaming: used.some((f) => STREAMING_COMMAND.test(f)), eventStreamCode: used.some((f) => EVENT_STREAM_CODE.test(f)) });
+      // A static import of the module (the S3 client's, kept by the bundle) is loaded at init: left out, the Lambda fails to start.
+      const staticImport = Object.entries(result.metafile.inputs).some(
+        ([file, info]) =>
+          used.includes(file) && !EVENT_STREAM_CODE.test(file) && info.imports.some((i) => i.kind === 'import-statement' && /event-streams/.test(i.path)),
+      );
+      found.push({
+        handler,
+        streaming: used.some((f) => STREAMING_COMMAND.test(f)) || staticImport,
+        eventStreamCode: used.some((f) => EVENT_STREAM_CODE.test(f)),
+      });
     }
-    const streaming = found.filter((f) => f.streaming).map((f) => f.handler).sort();
-    expect(streaming).toEqual([...eventStreamHandlers].sort());
-    expect(found.filter((f) => f.eventStreamCode).map((f) => f.handler).sort()).toEqual(streaming);
+    const needed = found.filter((f) => f.streaming).map((f) => f.handler).sort();
+    expect(needed).toEqual([...eventStreamHandlers].sort());
+    expect(found.filter((f) => f.eventStreamCode).map((f) => f.handler).sort()).toEqual(needed);
     expect(found.length).toBeGreaterThan(30);
   });
 });

@@ -1,4 +1,6 @@
-import { join } from 'node:path';
+import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { resolveString, type LocalStackValues } from './intrinsics.ts';
 import type { SynthLambda } from './lambda-host.ts';
 import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
@@ -66,6 +68,27 @@ export function localOverlay(): Record<string, string | null> {
   return overlay;
 }
 
+/**
+ * A copy of an asset outside the repository, as Lambda has it in /var/task:
+ * cdk.out lies inside the repository, where Node would find the repository's
+ * node_modules above the asset and hide an import the bundle left out. Asset
+ * folders are named by their content hash, so a copy made once serves every run.
+ */
+export function stagedAsset(assetDir: string): string {
+  const target = join(tmpdir(), 'slipway-lambda-assets', basename(assetDir));
+  if (existsSync(target)) return target;
+  const partial = `${target}.${process.pid}.partial`;
+  cpSync(assetDir, partial, { recursive: true });
+  try {
+    renameSync(partial, target);
+  } catch (error) {
+    // Another platform staged it first.
+    rmSync(partial, { recursive: true, force: true });
+    if (!existsSync(target)) throw error;
+  }
+  return target;
+}
+
 /** The access key a Lambda's credentials carry: it names the role, which is how the IAM proxy knows the caller. */
 export const accessKeyIdOf = (roleLogicalId: string) => `LOCALROLE${roleLogicalId}`;
 
@@ -119,7 +142,7 @@ export function templateLambdas(
       arn: physical.attributes.Arn!,
       roleLogicalId: roleOf(logicalId, props.Role),
       memoryMb: Number(props.MemorySize ?? 128),
-      assetDir: join(template.assemblyDir, String(assetPath)),
+      assetDir: stagedAsset(join(template.assemblyDir, String(assetPath))),
     };
     lambdas.push({
       ...fn,
