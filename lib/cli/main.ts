@@ -56,7 +56,9 @@ const descriptions: Record<string, string> = {
   projects: "Lists the team's projects. --json prints them as an array.",
   login: 'Checks a token (a session token or an API key) against the API and saves it with the API address.',
   functions: "Lists a project's live functions and their URLs. --json prints them as an array.",
-  invoke: 'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).',
+  invoke:
+    'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).\n' +
+    '--poll INVOCATION_ID polls a call already queued (the one a call without --wait printed) instead of queueing one.',
   logs: "Prints an invocation's console output. --json prints the lines as an array.",
   admin: 'Operator commands: they write the table directly (the running local platform, or TABLE_NAME and AWS credentials).',
 };
