@@ -1,10 +1,9 @@
-import { readFileSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { ApiCallError, ApiClient } from './api-client.ts';
 import { client, interactive, parse } from './args.ts';
 import { httpSend, type HttpAnswer } from './http.ts';
 import { CliError, UsageError } from './operator-env.ts';
-import { linkedProject } from './settings.ts';
+import { projectOfFolder } from './settings.ts';
 
 /**
  * The functions commands of the CLI: `functions` lists a project's functions
@@ -15,18 +14,7 @@ import { linkedProject } from './settings.ts';
  * platform credential.
  */
 
-function projectOf(flag: string | undefined, api: ApiClient): string {
-  if (flag) return flag;
-  let dir = resolve('.');
-  try {
-    dir = realpathSync(dir);
-  } catch {
-    // Keep the resolved path.
-  }
-  const linked = linkedProject(dir, api.baseUrl);
-  if (!linked) throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
-  return linked;
-}
+const projectOf = (flag: string | undefined, api: ApiClient) => projectOfFolder(flag, api.baseUrl);
 
 interface FunctionView {
   name: string;

@@ -1,6 +1,7 @@
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
 import { localParts } from './wiring.ts';
+import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from './state.ts';
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
 async function main() {
@@ -18,6 +19,8 @@ async function main() {
     hostHandlers: parts.hostHandlers,
     drivers: parts.drivers,
   });
+  // The CLI finds this platform from any folder by this record (a site's folder has no .slipway/).
+  writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
   const sandbox = parts.functions.sandboxReport();
   const lines = [
     '',
@@ -25,6 +28,7 @@ async function main() {
     `  API:           ${platform.baseUrl}/api/v1`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
+    `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',
@@ -42,6 +46,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     process.stdout.write('\nStopping the local platform...\n');
+    removeRunningPlatform();
     await platform.stop();
     process.exit(0);
   };
