@@ -1,6 +1,7 @@
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
 import { localParts } from './wiring.ts';
+import { openLocalState } from './persistence.ts';
 import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from './state.ts';
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
@@ -9,13 +10,19 @@ async function main() {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
   }
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => a !== '--fresh');
+  if (unknown.length > 0) throw new LocalPlatformError(`unknown option ${unknown[0]}; the one option is --fresh (start empty)`);
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
+  // Kept across restarts (.slipway/state/): moto's state and the secrets stored values are sealed with.
+  const state = openLocalState({ fresh: args.includes('--fresh') });
   const parts = localParts();
   const platform = await startLocalPlatform({
     port,
     prefix: process.env.SLIPWAY_PREFIX ?? 'slipway-local',
     awsEndpoint: process.env.AWS_ENDPOINT_URL || undefined,
     writeState: true,
+    motoEnv: state.motoEnv,
     hostHandlers: parts.hostHandlers,
     drivers: parts.drivers,
   });
@@ -29,6 +36,7 @@ async function main() {
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
     `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
+    `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by ${platform.awsEndpoint} itself (secrets in ${state.dir})`}`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',

@@ -24,6 +24,8 @@ export interface LocalPlatformOptions {
   awsEndpoint?: string;
   /** Write the state file the operator CLI reads (the dev server does; tests don't). */
   writeState?: boolean;
+  /** Settings of the moto_server it starts: `npm run dev` passes those that keep its state (lib/local/persistence.ts). */
+  motoEnv?: Record<string, string>;
   hostHandlers?: HostHandler[];
   drivers?: (() => LocalDriver)[];
 }
@@ -64,7 +66,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
 
   let moto: MotoServer | null = null;
-  const endpoint = options.awsEndpoint ?? (moto = await startMoto()).endpoint;
+  const endpoint = options.awsEndpoint ?? (moto = await startMoto({ env: options.motoEnv })).endpoint;
   const server = createApiServer(options.hostHandlers ?? []);
   const drivers: LocalDriver[] = [];
   try {
