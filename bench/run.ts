@@ -3,6 +3,7 @@ import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
 import { runQueuedBench } from './queued.ts';
+import { runServingBench } from './serving.ts';
 import { runSynthBench } from './synth.ts';
 
 /**
@@ -17,6 +18,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   deploy: runDeployBench,
   functions: runFunctionsBench,
   queued: runQueuedBench,
+  serving: runServingBench,
 };
 
 // A screenshot capture per publish would run a browser beside what is being measured.

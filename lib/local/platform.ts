@@ -83,6 +83,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       FUNCTION_DOMAIN: 'fn.localhost',
       PUBLIC_SCHEME: 'http',
       PUBLIC_PORT_SUFFIX: `:${port}`,
+      // Every table write serving must see is made in this process: the site server may keep what it read (lib/sites/serving-cache.ts).
+      SITE_RECORD_CACHE: 'process',
       // Per-run secrets of the Git connect state and of environment variable encryption (a set value is kept,
       // so a developer on a persistent AWS endpoint can keep the same key across restarts).
       GIT_STATE_SECRET: process.env.GIT_STATE_SECRET || randomBytes(32).toString('base64url'),

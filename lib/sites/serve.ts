@@ -10,6 +10,7 @@ import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';
 import { siteAnalytics } from './analytics.ts';
 import { customDomainHost, siteSubdomain } from './hostname.ts';
+import { RecordCache, siteObjects } from './serving-cache.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` or for a
@@ -196,18 +197,40 @@ interface ServedDomain {
   geo_countries?: string[];
 }
 
+const records = new RecordCache<unknown>();
+
 async function getItem<T>(key: { pk: string; sk: string }): Promise<T | null> {
-  const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }));
-  return (out.Item as T | undefined) ?? null;
+  return (await records.get(`${key.pk}\n${key.sk}`, async () => {
+    const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }));
+    return (out.Item as T | undefined) ?? null;
+  })) as T | null;
 }
+
+/**
+ * Which project each subdomain's hold named when last read, per process. Only the project item is read
+ * on each request (consistently, for promote and rollback); the hold again only when that project no
+ * longer answers to the subdomain (it moved, or is gone), which is when a hold can name another project.
+ */
+const HOLD_CACHE_LIMIT = 1000;
+const holdCache = new Map<string, string>();
 
 /** The project holding a subdomain (via its hold item), or null. */
 async function projectForSubdomain(subdomain: string): Promise<ProjectRecord | null> {
+  const remembered = holdCache.get(subdomain);
+  if (remembered) {
+    const project = await getItem<ProjectRecord>(keys.project(remembered));
+    // A project being deleted may have released its hold to another: read the hold again.
+    if (project && project.subdomain === subdomain && project.status !== 'deleting') return project;
+    holdCache.delete(subdomain);
+  }
   const hold = await getItem<{ project_id?: string }>(keys.subdomainHold(subdomain));
   if (!hold?.project_id) return null;
   const project = await getItem<ProjectRecord>(keys.project(hold.project_id));
   // A hold whose project is gone, or that the project no longer answers to, serves nothing.
-  return project && project.subdomain === subdomain ? project : null;
+  if (!project || project.subdomain !== subdomain) return null;
+  if (holdCache.size >= HOLD_CACHE_LIMIT) holdCache.delete(holdCache.keys().next().value!);
+  holdCache.set(subdomain, project.id);
+  return project;
 }
 
 /**
@@ -382,10 +405,15 @@ async function objectReply(
   }
   headers['content-length'] = String(file.size);
   if (head) return { status, headers, body: null };
+  const cached = siteObjects.get(file.hash);
+  if (cached) return { status, headers, body: cached };
   const key = manifestObjectKey(manifest, path, file);
   if (!key) throw new Error(`route manifest of ${manifest.deployment_id} names an object outside the project: ${path}`);
   const out = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: key }));
-  return { status, headers, body: out.Body as Readable };
+  if (!siteObjects.fits(file.size)) return { status, headers, body: out.Body as Readable };
+  const bytes = Buffer.from(await out.Body!.transformToByteArray());
+  siteObjects.set(file.hash, bytes);
+  return { status, headers, body: bytes };
 }
 
 /** Answers one request for a site. Never throws: a platform fault is a plain 500. */
