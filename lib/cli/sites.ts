@@ -53,7 +53,7 @@ interface DeploymentView {
 const deploymentId = (d: DeploymentView) => (d.id ?? d.deployment_id)!;
 
 /** A project name for a folder: a build folder (dist/ ...) is named after its app (package.json name, else the app folder). */
-function projectNameFor(dir: string): string {
+export function projectNameFor(dir: string): string {
   const app = enclosingApp(dir);
   if (!app) return basename(dir);
   try {
