@@ -11,6 +11,7 @@ import { startLocalPlatform } from '../lib/local/platform.ts';
 import { freePort } from '../lib/local/ports.ts';
 import { localParts } from '../lib/local/wiring.ts';
 import { createTeam } from '../lib/teams/teams.ts';
+import { runDevReloadBench } from './dev-reload.ts';
 import { deploySiteFiles } from './support.ts';
 
 /**
@@ -88,4 +89,5 @@ export async function runServingBench(): Promise<void> {
   const bare = await sirvFigures();
   console.log(line('sirv-cli (bare static server)', bare));
   console.log(`platform / bare: ${(platform.rps / bare.rps).toFixed(2)}; goal 1,000 req/s: ${platform.rps >= 1000 ? 'met' : 'missed'}`);
+  await runDevReloadBench();
 }

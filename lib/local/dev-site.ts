@@ -145,14 +145,16 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
   const log = options.onLog ?? ((line: string) => process.stdout.write(`${line}\n`));
   let built = new Map<string, Built>();
   let building: Promise<void> = Promise.resolve();
-  let again = false;
+  /** A file the functions are built from changed since the last build began. */
+  let dirty = false;
   let timer: NodeJS.Timeout | null = null;
 
   const runtime = localFunctionsRuntime({
     telemetry: false,
     isEnrolled: async () => true,
     resolve: async (host) => {
-      await building;
+      // A request right after a save builds at once rather than wait for the watcher's pause.
+      await (dirty ? rebuild() : building);
       const label = functionHostLabel(host);
       return [...built.values()].find(({ fn }) => functionLabel(fn.name, fn.subdomain) === label)?.fn ?? null;
     },
@@ -180,20 +182,23 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
   // Each request asks for the function anew: a rebuild answers at once.
   process.env.FUNCTIONS_ROUTE_CACHE_MS = '0';
 
-  const rebuild = () => {
+  function rebuild(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (!dirty) return building;
+    dirty = false;
     building = building.then(async () => {
-      do {
-        again = false;
-        try {
-          built = await buildFunctions(options.dir, options.subdomain, built, log);
-        } catch (error) {
-          // The functions that answered keep answering; the next save builds again.
-          log(`[functions] Build failed: ${(error as Error).message}`);
-        }
-      } while (again);
+      try {
+        built = await buildFunctions(options.dir, options.subdomain, built, log);
+      } catch (error) {
+        // The functions that answered keep answering; the next save builds again.
+        log(`[functions] Build failed: ${(error as Error).message}`);
+      }
     });
     return building;
-  };
+  }
+
+  dirty = true;
   await rebuild();
   runtime.driver.start();
 
@@ -202,12 +207,10 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
     watcher = watch(options.dir, { recursive: true }, (_event, name) => {
       const path = String(name ?? '').replace(/\\/g, '/');
       if (!path.startsWith('functions/') && !path.startsWith('node_modules/')) return;
-      again = true;
-      // Editors save in several steps: one build for the lot, soon after the last.
+      dirty = true;
+      // Editors save in several steps: one build for the lot, soon after the last (or at the next request).
       if (timer) clearTimeout(timer);
-      timer = setTimeout(() => void rebuild(), 15);
-      // Requests wait from the first event, not from the build's start.
-      building = building.then(() => new Promise<void>((resolve) => setTimeout(resolve, 20)));
+      timer = setTimeout(() => void rebuild(), 10);
     });
   } catch (error) {
     log(`Watching ${options.dir} failed (${(error as Error).message}); restart slipway dev after editing a function.`);
