@@ -40,7 +40,6 @@ await Promise.all(Array.from({ length: connections }, loop));
 const elapsed = (performance.now() - began) / 1000;
 latencies.sort((a, b) => a - b);
 const at = (q) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : NaN);
-process.stdout.write(
-  `${JSON.stringify({ requests: latencies.length, rps: latencies.length / elapsed, p50_ms: at(0.5), p99_ms: at(0.99), errors, statuses })}\n`,
-);
+const figures = { requests: latencies.length, rps: latencies.length / elapsed, p50_ms: at(0.5), p99_ms: at(0.99), errors, statuses };
+process.stdout.write(`${JSON.stringify(figures)}\n`);
 agent.destroy();

@@ -25,7 +25,9 @@ import { deploySiteFiles } from './support.ts';
  */
 const SECONDS = Number(process.env.BENCH_SERVING_SECONDS ?? 10);
 const CONNECTIONS = 10;
-const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(120)}</body></html>\n`;
+const PAGE =
+  '<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head>' +
+  `<body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(120)}</body></html>\n`;
 
 interface LoadFigures {
   requests: number;
@@ -37,7 +39,8 @@ interface LoadFigures {
 }
 
 async function load(url: string, host: string): Promise<LoadFigures> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(repoRoot, 'bench', 'load.mjs'), url, host, String(SECONDS), String(CONNECTIONS)]);
+  const args = [join(repoRoot, 'bench', 'load.mjs'), url, host, String(SECONDS), String(CONNECTIONS)];
+  const { stdout } = await promisify(execFile)(process.execPath, args);
   return JSON.parse(stdout) as LoadFigures;
 }
 
@@ -47,7 +50,8 @@ const line = (name: string, f: LoadFigures) =>
 
 async function platformFigures(): Promise<LoadFigures> {
   const parts = localParts();
-  const platform = await startLocalPlatform({ port: 0, prefix: `serve${randomBytes(3).toString('hex')}`, hostHandlers: parts.hostHandlers, drivers: [] });
+  const prefix = `serve${randomBytes(3).toString('hex')}`;
+  const platform = await startLocalPlatform({ port: 0, prefix, hostHandlers: parts.hostHandlers, drivers: [] });
   try {
     const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
     const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });
@@ -67,9 +71,8 @@ async function sirvFigures(): Promise<LoadFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-bench-sirv-'));
   writeFileSync(join(dir, 'index.html'), PAGE);
   const port = await freePort();
-  const sirv = spawn(process.execPath, [join(repoRoot, 'node_modules', 'sirv-cli', 'bin.js'), dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'], {
-    stdio: 'ignore',
-  });
+  const bin = join(repoRoot, 'node_modules', 'sirv-cli', 'bin.js');
+  const sirv = spawn(process.execPath, [bin, dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { stdio: 'ignore' });
   try {
     for (let i = 0; i < 100; i++) {
       if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;

@@ -12,7 +12,14 @@ export function tableWriteGeneration(): number {
 }
 
 /** DynamoDB operations that never write; every other one counts as a write. */
-const READS = new Set(['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'ScanCommand', 'TransactGetItemsCommand', 'DescribeTableCommand']);
+const READS = new Set([
+  'GetItemCommand',
+  'BatchGetItemCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'TransactGetItemsCommand',
+  'DescribeTableCommand',
+]);
 
 type Next = (args: unknown) => Promise<unknown>;
 

@@ -32,7 +32,9 @@ export const devCommands: Record<string, { usage: string; run: (args: string[]) 
       process.stdout.write(
         `Serving ${dir} as it would be served once deployed:\n` +
           `  Site:  ${site.siteUrl}  (also http://localhost:${site.port}/)\n` +
-          (functions.length > 0 ? functions.map((f) => `  Function ${f.name}:  ${f.url}\n`).join('') : '  No functions (put .js or .ts files in functions/).\n') +
+          (functions.length > 0
+            ? functions.map((f) => `  Function ${f.name}:  ${f.url}\n`).join('')
+            : '  No functions (put .js or .ts files in functions/).\n') +
           'Saved files are served at once; a function is rebuilt when its source changes. Ctrl-C stops.\n',
       );
       await new Promise<void>((resolve) => {

@@ -164,7 +164,13 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
     run: async (args) => {
       const { values: o, positionals } = parse(
         args,
-        { project: { type: 'string' }, data: { type: 'string' }, wait: { type: 'boolean' }, poll: { type: 'string' }, json: { type: 'boolean' } },
+        {
+          project: { type: 'string' },
+          data: { type: 'string' },
+          wait: { type: 'boolean' },
+          poll: { type: 'string' },
+          json: { type: 'boolean' },
+        },
         1,
       );
       const name = positionals[0];

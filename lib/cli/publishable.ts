@@ -36,6 +36,7 @@ export function refuseUnbuiltApp(dir: string, shown: string): void {
   const unbuilt = sources.length > 0 || (index === null && output === null && hasBuildScript(readText(join(dir, 'package.json'))));
   if (!unbuilt) return;
   const instead = output ? join(shown, output) : null;
-  const why = sources.length > 0 ? ` (its index.html loads ${sources[0]})` : ' (its package.json has a build script and there is no build output)';
+  const why =
+    sources.length > 0 ? ` (its index.html loads ${sources[0]})` : ' (its package.json has a build script and there is no build output)';
   throw new CliError(`${deployInsteadSentence(`${shown}${why}`, instead)} (UPLOAD_SOURCE_CODE)`);
 }

@@ -154,6 +154,8 @@ export function folderKey(dir: string): string {
 export function projectOfFolder(flag: string | undefined, api: string): string {
   if (flag) return flag;
   const linked = findLinkedProject(folderKey('.'), api);
-  if (!linked) throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
+  if (!linked) {
+    throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
+  }
   return linked;
 }

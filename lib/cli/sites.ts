@@ -66,7 +66,8 @@ export function projectNameFor(dir: string): string {
 }
 
 /** A link to a project the platform no longer has (a provisional project that expired before it published). */
-const goneProject = (error: unknown) => error instanceof ApiCallError && (error.code === 'PROJECT_NOT_FOUND' || error.code === 'PROJECT_EXPIRED');
+const goneProject = (error: unknown) =>
+  error instanceof ApiCallError && (error.code === 'PROJECT_NOT_FOUND' || error.code === 'PROJECT_EXPIRED');
 
 export const siteCommands: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
   deploy: {
@@ -178,7 +179,9 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
     run: async (args) => {
       const { values: o } = parse(args, { token: { type: 'string' }, 'api-url': { type: 'string' } });
       const settings = readSettingsFile();
-      const address = o['api-url'] ? { url: o['api-url'].replace(/\/+$/, ''), source: '--api-url' } : apiAddress(settings, { preferRunning: true });
+      const address = o['api-url']
+        ? { url: o['api-url'].replace(/\/+$/, ''), source: '--api-url' }
+        : apiAddress(settings, { preferRunning: true });
       const url = address.url;
       process.stderr.write(`Using the API at ${url} (from ${address.source}).\n`);
       let token = o.token ?? process.env.SLIPWAY_TOKEN;

@@ -130,13 +130,18 @@ export type FunctionsBuild =
  * Bundles one function from a folder on disk (`slipway dev`) with the build's own esbuild options, checks and
  * size limit: what it refuses, the build at publish refuses too. Returns the bundle or the build-log lines.
  */
-export async function bundleFunctionInFolder(dir: string, entry: FunctionEntry, root: string): Promise<{ code: Uint8Array } | { log: string[] }> {
+export async function bundleFunctionInFolder(
+  dir: string,
+  entry: FunctionEntry,
+  root: string,
+): Promise<{ code: Uint8Array } | { log: string[] }> {
   const result = await bundle(await loadEsbuild(), dir, entry, root);
   if ('failure' in result) return { log: result.failure };
   if (result.code.byteLength > MAX_FUNCTION_BUNDLE_BYTES) {
     return {
       log: [
-        `[functions] Build failed: ${entry.name} bundles to ${formatBytes(result.code.byteLength)}, over the ${formatBytes(MAX_FUNCTION_BUNDLE_BYTES)} limit; largest inputs:`,
+        `[functions] Build failed: ${entry.name} bundles to ${formatBytes(result.code.byteLength)}, ` +
+          `over the ${formatBytes(MAX_FUNCTION_BUNDLE_BYTES)} limit; largest inputs:`,
         ...largestInputs(result.metafile, root),
       ],
     };

@@ -372,7 +372,8 @@ export async function reclaimOpenInvocations(filter: (record: InvocationRecord) 
 }
 
 function sendInvocationMessage(id: string) {
-  return sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) }));
+  const message = { QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) };
+  return sqs().send(new SendMessageCommand(message));
 }
 
 /**

@@ -10,6 +10,7 @@ import { functionUrl } from '../functions/records.ts';
 import { functionHostLabel } from '../functions/resolve.ts';
 import { logger } from '../http/logger.ts';
 import { methodNotAllowed, serveSiteFiles, type RouteManifestFile, type SiteFiles } from '../sites/serve.ts';
+import type { HostHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './function-door.ts';
 
 /**
@@ -56,7 +57,8 @@ function folderFiles(dir: string): SiteFiles {
     const seen = known.get(path);
     if (seen?.stamp === stamp) return seen;
     const bytes = readFileSync(absolute);
-    const entry = { stamp, bytes, file: { hash: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, content_type: contentTypeFor(path) } };
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    const entry = { stamp, bytes, file: { hash, size: bytes.length, content_type: contentTypeFor(path) } };
     known.set(path, entry);
     return entry;
   };
@@ -76,7 +78,12 @@ interface Built {
 }
 
 /** Builds every function of the folder; a function whose build fails keeps answering with its last good build. */
-async function buildFunctions(dir: string, subdomain: string, previous: Map<string, Built>, log: (line: string) => void): Promise<Map<string, Built>> {
+async function buildFunctions(
+  dir: string,
+  subdomain: string,
+  previous: Map<string, Built>,
+  log: (line: string) => void,
+): Promise<Map<string, Built>> {
   let names: string[] = [];
   try {
     names = readdirSync(join(dir, 'functions'));
@@ -93,7 +100,10 @@ async function buildFunctions(dir: string, subdomain: string, previous: Map<stri
     entries.map(async (entry) => {
       const label = functionLabel(entry.name, subdomain);
       if (label.length > MAX_FUNCTION_LABEL_LENGTH) {
-        log(`[functions] Build failed: hostname label ${label} is ${label.length} characters; {name}-{subdomain} must fit in ${MAX_FUNCTION_LABEL_LENGTH}`);
+        log(
+          `[functions] Build failed: hostname label ${label} is ${label.length} characters; ` +
+            `{name}-{subdomain} must fit in ${MAX_FUNCTION_LABEL_LENGTH}`,
+        );
         return;
       }
       const result = await bundleFunctionInFolder(dir, entry, '');
@@ -141,6 +151,29 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
+/** The dev server: the function door first (its hosts), every other request a file of the folder. */
+function devServer(doorHandler: HostHandler, files: SiteFiles): Server {
+  return createServer((req, res) => {
+    void (async () => {
+      if (await doorHandler(req, res)) return;
+      const request = {
+        host: req.headers.host ?? '',
+        path: req.url ?? '/',
+        method: req.method ?? 'GET',
+        headers: req.headers as Record<string, string | undefined>,
+      };
+      const reply = methodNotAllowed(request.method) ?? (await serveSiteFiles(request, files));
+      res.writeHead(reply.status, reply.headers);
+      if (reply.body === null || Buffer.isBuffer(reply.body)) res.end(reply.body ?? undefined);
+      else await pipeline(reply.body, res);
+    })().catch((error: unknown) => {
+      logger.error('slipway dev: a request failed', { error: (error as Error).message });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal_error\n');
+      else res.destroy();
+    });
+  });
+}
+
 export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
   const log = options.onLog ?? ((line: string) => process.stdout.write(`${line}\n`));
   let built = new Map<string, Built>();
@@ -161,24 +194,15 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
     loadBundle: async (fn) => [...built.values()].find((b) => b.fn.bundle_sha256 === fn.bundle_sha256)?.code ?? Buffer.alloc(0),
     onConsole: (fn, stream, line) => log(`[${fn.name}] ${stream === 'stderr' ? 'stderr ' : ''}${line}`),
   });
-  const files = folderFiles(options.dir);
-  const server = createServer((req, res) => {
-    void (async () => {
-      if (await runtime.hostHandler(req, res)) return;
-      const request = { host: req.headers.host ?? '', path: req.url ?? '/', method: req.method ?? 'GET', headers: req.headers as Record<string, string | undefined> };
-      const reply = methodNotAllowed(request.method) ?? (await serveSiteFiles(request, files));
-      res.writeHead(reply.status, reply.headers);
-      if (reply.body === null || Buffer.isBuffer(reply.body)) res.end(reply.body ?? undefined);
-      else await pipeline(reply.body, res);
-    })().catch((error: unknown) => {
-      logger.error('slipway dev: a request failed', { error: (error as Error).message });
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal_error\n');
-      else res.destroy();
-    });
-  });
+  const server = devServer(runtime.hostHandler, folderFiles(options.dir));
   const port = await listen(server, options.port);
   // The serving and door rules read these (lib/config.ts): the addresses a deployed site would have, on this port.
-  Object.assign(process.env, { SITE_DOMAIN: 'localhost', FUNCTION_DOMAIN: 'fn.localhost', PUBLIC_SCHEME: 'http', PUBLIC_PORT_SUFFIX: `:${port}` });
+  Object.assign(process.env, {
+    SITE_DOMAIN: 'localhost',
+    FUNCTION_DOMAIN: 'fn.localhost',
+    PUBLIC_SCHEME: 'http',
+    PUBLIC_PORT_SUFFIX: `:${port}`,
+  });
   // Each request asks for the function anew: a rebuild answers at once.
   process.env.FUNCTIONS_ROUTE_CACHE_MS = '0';
 

@@ -36,7 +36,7 @@ async function main() {
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
     `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
-    `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by ${platform.awsEndpoint} itself (secrets in ${state.dir})`}`,
+    `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by the endpoint itself (secrets in ${state.dir})`}`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',

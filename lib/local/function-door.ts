@@ -41,7 +41,12 @@ export interface FunctionSource {
   onConsole?: (fn: DeployedFunction, stream: 'stdout' | 'stderr', line: string) => void;
 }
 
-const deployedFunctions: FunctionSource = { resolve: resolveFunctionByHost, isEnrolled: isTeamEnrolledInFunctions, loadBundle, telemetry: true };
+const deployedFunctions: FunctionSource = {
+  resolve: resolveFunctionByHost,
+  isEnrolled: isTeamEnrolledInFunctions,
+  loadBundle,
+  telemetry: true,
+};
 
 export function localFunctionsRuntime(source: FunctionSource = deployedFunctions): {
   hostHandler: HostHandler;
@@ -65,7 +70,12 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
           else if (event.type === 'limit' && (event.kind === 'egress_refused' || event.kind === 'instance_cap_wait')) telemetry.limitHit(event.fn, event.kind);
         },
       });
-      door = createFunctionDoor({ host, resolve: source.resolve, isEnrolled: source.isEnrolled, telemetry: source.telemetry ? telemetry : undefined });
+      door = createFunctionDoor({
+        host,
+        resolve: source.resolve,
+        isEnrolled: source.isEnrolled,
+        telemetry: source.telemetry ? telemetry : undefined,
+      });
     }
     return door;
   };

@@ -170,17 +170,78 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         "AmazonSQS.ReceiveMessage", "AmazonSQS.GetQueueAttributes", "AmazonSQS.GetQueueUrl", "AmazonSQS.ListQueues",
     )
 
+    def _kept_backends():
+        """The attributes of every backend of the kept services, by (service, account, region)."""
+        from moto.backends import get_backend
+
+        backends = {}
+        for service in _KEPT_SERVICES:
+            for account, regions in list(get_backend(service).items()):
+                for region, backend in list(regions.items()):
+                    backends[(service, account, region)] = backend.__dict__
+        return backends
+
+    def _restore_backends(saved):
+        """Puts saved attributes back into the fresh backends, before the first request."""
+        from moto.backends import get_backend
+
+        for (service, account, region), attributes in saved.items():
+            get_backend(service)[account][region].__dict__.update(attributes)
+            if service == "sqs":
+                # What the stopped platform had received and not deleted is nobody's now: visible again at
+                # once, rather than after its visibility timeout (up to 15 minutes of a stalled queue).
+                for queue in attributes.get("queues", {}).values():
+                    for message in getattr(queue, "_messages", []):
+                        message.visible_at = 0.0
+                    getattr(queue, "_pending_messages", set()).clear()
+            if service == "s3":
+                # Which account owns each bucket name is kept beside the backends, not in them: without
+                # it, the platform's CreateBucket at start would replace each bucket with an empty one.
+                for bucket in attributes.get("buckets", {}):
+                    get_backend("s3").bucket_accounts[bucket] = account
+
+    def _report(status_path, resumed, reason):
+        """What the platform prints at start: whether the saved state was resumed, and why not."""
+        import json
+
+        with open(status_path, "w") as out:
+            json.dump({"resumed": resumed, "reason": reason}, out)
+
+    def _write_private(path, blob):
+        """Writes then renames, owner only: the table holds token hashes and sealed secrets."""
+        temp = f"{path}.{os.getpid()}.tmp"
+        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+            out.write(blob)
+        os.replace(temp, path)
+
+    def _watch(seconds, changed, save):
+        """Saves every `seconds` while something changed, and once more when the platform is gone.
+
+        The platform that started this moto is its parent: if it dies without stopping it (killed), the state
+        is saved and moto exits rather than run on as an orphan that Ctrl-C no longer reaches.
+        """
+        import time
+
+        parent = os.getppid()
+        due = time.monotonic() + seconds if seconds > 0 else None
+        while True:
+            time.sleep(0.25)
+            if os.getppid() != parent:
+                save()
+                os._exit(0)
+            if due is not None and time.monotonic() >= due:
+                due = time.monotonic() + seconds
+                if changed.is_set():
+                    save()
+
     def _persistence(application):
         """Keeps moto's state in a file across a stop and a start (SLIPWAY_MOTO_STATE_FILE).
 
         moto keeps everything in memory and has no snapshot of its own (its recorder replays requests,
         server-made ids and times included). Its backends are plain Python objects: their attributes are
-        pickled, per service, account and region, and put back into the fresh backends at the next start,
-        before the first request. Saved when the platform stops moto (SIGTERM), and every
-        SLIPWAY_MOTO_SNAPSHOT_SECONDS while something changed, so a crash loses that much at most, and when
-        the platform that started it is gone.
-        Ctrl-C at the terminal reaches this process too: it is ignored here, so the platform's own stop
-        (which still writes to moto) comes first and the save after it.
+        pickled and put back into the fresh backends before the first request. Saved at SIGTERM (the
+        platform's stop), every SLIPWAY_MOTO_SNAPSHOT_SECONDS while something changed, and when the platform
+        is gone. Ctrl-C reaches this process too: ignored, so the platform's own stop comes first.
         """
         import copyreg
         import pickle
@@ -189,7 +250,6 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         import time
 
         import moto
-        from moto.backends import get_backend
 
         # Locks inside backends (an SQS queue's) are made anew, unlocked.
         copyreg.pickle(type(threading.RLock()), lambda lock: (threading.RLock, ()))
@@ -200,11 +260,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         save_lock = threading.Lock()
         changed = threading.Event()
 
-        def report(resumed, reason):
-            import json
-
-            with open(status_path, "w") as out:
-                json.dump({"resumed": resumed, "reason": reason}, out)
+        report = lambda resumed, reason: _report(status_path, resumed, reason)  # noqa: E731
 
         def load():
             if not os.path.exists(path):
@@ -214,20 +270,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
                     saved = pickle.load(source)
                 if saved.get("moto") != moto.__version__:
                     raise ValueError(f"saved by moto {saved.get('moto')}, this is moto {moto.__version__}")
-                for (service, account, region), attributes in saved["backends"].items():
-                    get_backend(service)[account][region].__dict__.update(attributes)
-                    if service == "sqs":
-                        # What the stopped platform had received and not deleted is nobody's now: visible again at
-                        # once, rather than after its visibility timeout (up to 15 minutes of a stalled queue).
-                        for queue in attributes.get("queues", {}).values():
-                            for message in getattr(queue, "_messages", []):
-                                message.visible_at = 0.0
-                            getattr(queue, "_pending_messages", set()).clear()
-                    if service == "s3":
-                        # Which account owns each bucket name is kept beside the backends, not in them: without
-                        # it, the platform's CreateBucket at start would replace each bucket with an empty one.
-                        for bucket in attributes.get("buckets", {}):
-                            get_backend("s3").bucket_accounts[bucket] = account
+                _restore_backends(saved["backends"])
                 report(True, f"saved at {saved.get('saved_at')}")
             except Exception as error:  # a state this moto cannot read: set aside, start empty
                 os.replace(path, path + ".unreadable")
@@ -236,11 +279,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         def save():
             with save_lock:
                 changed.clear()
-                backends = {}
-                for service in _KEPT_SERVICES:
-                    for account, regions in list(get_backend(service).items()):
-                        for region, backend in list(regions.items()):
-                            backends[(service, account, region)] = backend.__dict__
+                backends = _kept_backends()
                 for attempt in range(5):
                     try:
                         blob = pickle.dumps({"moto": moto.__version__, "saved_at": time.time(), "backends": backends})
@@ -250,32 +289,13 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
                 else:
                     changed.set()
                     return
-                temp = f"{path}.{os.getpid()}.tmp"
-                # Owner only: the table holds token hashes and sealed secrets.
-                with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-                    out.write(blob)
-                os.replace(temp, path)
+                _write_private(path, blob)
 
         def save_logged():
             try:
                 save()
             except Exception as error:
                 sys.stderr.write(f"slipway: saving moto's state failed: {error}\n")
-
-        def watch(seconds):
-            # The platform that started this moto is its parent: if it dies without stopping it (killed), the
-            # state is saved and moto exits rather than run on as an orphan that Ctrl-C no longer reaches.
-            parent = os.getppid()
-            due = time.monotonic() + seconds if seconds > 0 else None
-            while True:
-                time.sleep(0.25)
-                if os.getppid() != parent:
-                    save_logged()
-                    os._exit(0)
-                if due is not None and time.monotonic() >= due:
-                    due = time.monotonic() + seconds
-                    if changed.is_set():
-                        save_logged()
 
         def stop(signum, frame):
             try:
@@ -287,7 +307,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, stop)
         seconds = float(os.environ.get("SLIPWAY_MOTO_SNAPSHOT_SECONDS") or 30)
-        threading.Thread(target=watch, args=(seconds,), daemon=True).start()
+        threading.Thread(target=_watch, args=(seconds, changed, save_logged), daemon=True).start()
 
         def application_marking_changes(environ, start_response):
             method = environ.get("REQUEST_METHOD", "GET")
