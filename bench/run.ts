@@ -3,6 +3,7 @@ import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
 import { runQueuedBench } from './queued.ts';
+import { runServingBench } from './serving.ts';
 import { runSynthBench } from './synth.ts';
 import { runSynthesizedBench } from './synthesized.ts';
 
@@ -18,6 +19,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   deploy: runDeployBench,
   functions: runFunctionsBench,
   queued: runQueuedBench,
+  serving: runServingBench,
   synthesized: runSynthesizedBench,
 };
 

@@ -35,6 +35,12 @@ export const config = {
   publicScheme: () => optional('PUBLIC_SCHEME', 'https'),
   /** Port suffix of public URLs, e.g. ":3000" on the local platform. */
   publicPortSuffix: () => optional('PUBLIC_PORT_SUFFIX', ''),
+  /** Bytes of deployed objects a site server keeps in memory (lib/sites/object-cache.ts). */
+  siteObjectCacheBytes: () => positiveInteger('SITE_OBJECT_CACHE_BYTES', 64 * 1024 * 1024),
+  /** Objects larger than this are streamed from storage on every request, never kept. */
+  siteObjectCacheMaxObjectBytes: () => positiveInteger('SITE_OBJECT_CACHE_MAX_OBJECT_BYTES', 1024 * 1024),
+  /** `process` where every table write serving must see is made by this process (the local platform): lib/sites/serving-cache.ts. */
+  siteRecordCache: () => optional('SITE_RECORD_CACHE', 'off'),
   /** Browser origins allowed to call the API (the dashboard), comma separated. */
   corsOrigins: () =>
     optional('CORS_ORIGINS', '')

@@ -3,6 +3,7 @@ import { functionCommands, functionUsage } from './functions.ts';
 import { ApiCallError } from './api-client.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { siteCommands, siteUsage } from './sites.ts';
+import { devCommands } from './dev-command.ts';
 
 /**
  * `slipway`: the user commands (against the API) and the operator commands
@@ -37,6 +38,9 @@ Commands (against the API; token from SLIPWAY_TOKEN or "slipway login"):
 ${siteUsage}
 ${functionUsage}
 
+On this machine, no account needed:
+  ${devCommands.dev!.usage}
+
 Operator commands (against the running local platform, or TABLE_NAME); they print JSON:
 ${adminUsage}
 
@@ -56,12 +60,18 @@ const descriptions: Record<string, string> = {
   projects: "Lists the team's projects. --json prints them as an array.",
   login: 'Checks a token (a session token or an API key) against the API and saves it with the API address.',
   functions: "Lists a project's live functions and their URLs. --json prints them as an array.",
-  invoke: 'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).',
+  invoke:
+    'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).\n' +
+    '--poll INVOCATION_ID polls a call already queued (the one a call without --wait printed) instead of queueing one.',
   logs: "Prints an invocation's console output. --json prints the lines as an array.",
+  dev:
+    'Serves the folder DIR (default: the current folder) and its functions/ on this machine as they would be served once\n' +
+    'deployed: the same serving rules, build, sandboxed runner, door rules and limits. Prints the site\'s and each\n' +
+    "function's local URL; a saved file is served at once and a function rebuilt when its source changes. No account.",
   admin: 'Operator commands: they write the table directly (the running local platform, or TABLE_NAME and AWS credentials).',
 };
 
-const commands = { ...siteCommands, ...functionCommands };
+const commands = { ...siteCommands, ...functionCommands, ...devCommands };
 
 function commandHelp(name: string): string | null {
   if (name === 'admin') return `Usage:\n${adminUsage}\n\n${descriptions.admin}\n${exitCodes}\n`;

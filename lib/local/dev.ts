@@ -3,6 +3,8 @@ import { startLocalPlatform } from './platform.ts';
 import { assemblyDir, ensureSynthesized } from './synth/assembly.ts';
 import { permissionReport } from './synth/report.ts';
 import { localParts } from './wiring.ts';
+import { openLocalState } from './persistence.ts';
+import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from './state.ts';
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
 async function main() {
@@ -10,10 +12,17 @@ async function main() {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
   }
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => a !== '--fresh' && a !== '--synth');
+  if (unknown.length > 0) {
+    throw new LocalPlatformError(`unknown option ${unknown[0]}; the options are --fresh (start empty) and --synth (run the synthesized template)`);
+  }
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
   // `npm run dev -- --synth`: run the synthesized template (synthesized first when cdk.out is not current).
-  const synth = process.argv.includes('--synth');
+  const synth = args.includes('--synth');
   if (synth) await ensureSynthesized((line) => process.stdout.write(`${line}\n`));
+  // Kept across restarts (.slipway/state/): moto's state and the secrets stored values are sealed with.
+  const state = openLocalState({ fresh: args.includes('--fresh') });
   const parts = localParts({ synthesized: synth });
   const platform = await startLocalPlatform({
     synthesized: synth ? { assemblyDir: assemblyDir() } : undefined,
@@ -21,9 +30,12 @@ async function main() {
     prefix: process.env.SLIPWAY_PREFIX ?? 'slipway-local',
     awsEndpoint: process.env.AWS_ENDPOINT_URL || undefined,
     writeState: true,
+    motoEnv: state.motoEnv,
     hostHandlers: parts.hostHandlers,
     drivers: parts.drivers,
   });
+  // The CLI finds this platform from any folder by this record (a site's folder has no .slipway/).
+  writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
   const sandbox = parts.functions.sandboxReport();
   const lines = [
     '',
@@ -37,12 +49,14 @@ async function main() {
     `  API:           ${platform.baseUrl}/api/v1`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
+    `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
+    `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by the endpoint itself (secrets in ${state.dir})`}`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',
     'Create a first user and team (in another terminal):',
-    '  npm run slipway -- admin create-user --email you@example.com --name You',
-    '  npm run slipway -- admin create-team --name "My team" --owner <user_id>',
+    '  npm run -s slipway -- admin create-user --email you@example.com --name You',
+    '  npm run -s slipway -- admin create-team --name "My team" --owner <user_id>',
     `  curl -H "Authorization: Bearer <session_token>" ${platform.baseUrl}/api/v1/team/profile`,
     '',
     'Press Ctrl-C to stop.',
@@ -55,6 +69,7 @@ async function main() {
     stopping = true;
     process.stdout.write('\nStopping the local platform...\n');
     const usage = platform.synthesized?.usage();
+    removeRunningPlatform();
     await platform.stop();
     if (usage) process.stdout.write(permissionReport(usage));
     process.exit(0);

@@ -1,6 +1,10 @@
 import { pipeline } from 'node:stream/promises';
 import type { HostHandler } from './api-server.ts';
+import { logger } from '../http/logger.ts';
 import { customDomainHost, serveSite, siteSubdomain } from '../sites/serve.ts';
+
+/** What a write to a client that closed the connection fails with. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
 
 /**
  * The local platform's stand-in for CloudFront + the serve-site Lambda: requests
@@ -22,6 +26,18 @@ export const siteHostHandler: HostHandler = async (req, res) => {
   res.writeHead(reply.status, reply.headers);
   if (reply.body === null) res.end();
   else if (Buffer.isBuffer(reply.body)) res.end(reply.body);
-  else await pipeline(reply.body, res);
+  else {
+    try {
+      await pipeline(reply.body, res);
+    } catch (error) {
+      // A visitor who closed the page: nothing went wrong here, so no error and no stack.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (CLIENT_GONE.has(code ?? '') && !res.writableFinished) {
+        logger.debug('site client disconnected before the reply ended', { host: req.headers.host, path: req.url });
+        return true;
+      }
+      throw error;
+    }
+  }
   return true;
 };
