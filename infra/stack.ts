@@ -41,6 +41,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.screenshots.envVar]: queues.screenshots.queueUrl,
       [queueDefinitions.abuseScans.envVar]: queues.abuseScans.queueUrl,
       [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
+      [queueDefinitions.builds.envVar]: queues.builds.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,

@@ -99,6 +99,20 @@ export const workers: readonly WorkerRow[] = [
     timeoutSeconds: 50,
   },
   {
+    // Builds (lib/builds/run.ts): claims each queued build, starts it on the build host (CodeBuild in the cloud) and follows it;
+    // a successful build publishes through the upload steps (finalize), so it uses what finalize uses.
+    name: 'builds',
+    handler: 'handlers/workers/builds.ts',
+    trigger: { kind: 'queue', queue: 'builds', batchSize: 1 },
+    uses: [
+      'table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write',
+      'screenshots:send', 'abuseScans:send', 'builds:send', 'builds:run', 'secrets:envEncryption', 'secrets:gitState',
+    ],
+    // One follow window (BUILD_FOLLOW_WINDOW_MS) and a publish; under the queue's 360 s visibility timeout.
+    timeoutSeconds: 300,
+    memoryMb: 2048,
+  },
+  {
     // Screenshot of each publish (lib/screenshots/capture.ts): headless Chromium opens the site and the
     // worker reports through the public result endpoint with the job's token, so it uses nothing else.
     name: 'screenshots-capture',
