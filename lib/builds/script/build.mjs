@@ -239,6 +239,10 @@ function buildEnv(job) {
     HOME: job.home ?? process.env.HOME ?? '/tmp',
     CI: 'true',
     LANG: 'C.UTF-8',
+    // No background calls home: a build's network use is its install and its build command.
+    npm_config_update_notifier: 'false',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
     ...(proxy ? { HTTPS_PROXY: proxy, https_proxy: proxy, HTTP_PROXY: proxy, http_proxy: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy } : {}),
     ...job.env,
   };

@@ -75,6 +75,8 @@ function packageStore(cacheRoot: string, job: BuildJob, rootDir: string): { dir:
   const dir = join(projectDir, key);
   const warm = existsSync(dir);
   mkdirSync(dir, { recursive: true });
+  // The sandboxed user (nobody) must traverse to its store.
+  for (const folder of [cacheRoot, projectDir]) chmodSync(folder, 0o711);
   // One store per project: the one of the previous lockfile goes.
   for (const other of existsSync(projectDir) ? readdirSync(projectDir) : []) if (other !== key) rmSync(join(projectDir, other), { recursive: true, force: true });
   const line = lockfile
