@@ -14,7 +14,7 @@ import { repoKey } from './repo-url.ts';
  */
 export function gitSettingsChanges(
   item: Record<string, unknown>,
-  changes: { git_repo_url?: string | null; git_access_token?: string | null; preview_slug?: string },
+  changes: { git_repo_url?: string | null; git_access_token?: string | null; preview_slug?: string | null },
 ): { set: string[]; remove: string[]; values: Record<string, unknown>; slugItems: object[] } {
   const out = { set: [] as string[], remove: [] as string[], values: {} as Record<string, unknown>, slugItems: [] as object[] };
   const projectId = item.id as string;
@@ -33,7 +33,7 @@ export function gitSettingsChanges(
       out.values[':accessToken'] = sealAccessToken(projectId, changes.git_access_token);
     }
   }
-  const slug = changes.preview_slug?.trim().toLowerCase();
+  const slug = changes.preview_slug == null ? undefined : changes.preview_slug.trim().toLowerCase();
   if (slug !== undefined && slug !== item.preview_slug) {
     if (!PREVIEW_SLUG_PATTERN.test(slug)) throw new ApiError('PREVIEW_SLUG_INVALID', { details: { preview_slug: changes.preview_slug } });
     out.set.push('preview_slug = :previewSlug');

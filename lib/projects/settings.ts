@@ -71,7 +71,8 @@ export const projectSettingsSchema = z.partial(
     // Write-only: sealed at rest, never returned; null clears it (lib/builds/git-settings.ts).
     git_access_token: z.nullable(z.string().check(z.minLength(1), z.maxLength(4096))),
     // Checked against PREVIEW_SLUG_PATTERN (PREVIEW_SLUG_INVALID); platform-wide unique (PREVIEW_SLUG_TAKEN).
-    preview_slug: z.string().check(z.maxLength(255)),
+    // Null changes nothing (a whole-object save of a project that has no slug yet): a slug is never removed.
+    preview_slug: z.nullable(z.string().check(z.maxLength(255))),
     ...Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, z.unknown()])),
   }),
 );

@@ -10,7 +10,7 @@ import { createServer, connect } from 'node:net';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /** Lines of a failed step's output searched for the line that says why. */
-const TAIL_LINES = 80;
+const TAIL_LINES = 400;
 const LOCKFILES = [
   ['pnpm-lock.yaml', 'pnpm'],
   ['yarn.lock', 'yarn'],
