@@ -34,6 +34,10 @@ type Build = Record<string, unknown>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+export function budgetText(ms = config.buildTimeBudgetMs()): string {
+  return ms >= 60_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} seconds`;
+}
+
 /** How long a team's place is held: the budget, and time to publish. */
 const slotSeconds = () => Math.ceil(config.buildTimeBudgetMs() / 1000) + 900;
 
@@ -94,8 +98,7 @@ async function followBuild(build: Build, host: BuildHost): Promise<void> {
     }
     if (Date.now() - Date.parse(build.started_at as string) > config.buildTimeBudgetMs()) {
       await host.stop(handle);
-      const minutes = Math.round(config.buildTimeBudgetMs() / 6000) / 10;
-      return endFailed(build, { kind: 'user', message: `Build failed: it ran past its time budget of ${minutes} minutes and was stopped.` }, kept.lines, host, handle);
+      return endFailed(build, { kind: 'user', message: `Build failed: it ran past its time budget of ${budgetText()} and was stopped.` }, kept.lines, host, handle);
     }
     if (Date.now() > deadline) return sendBuildMessage({ kind: 'follow', project_id: build.project_id as string, deployment_id: build.id as string });
     await sleep(config.buildPollMs());

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BREAKER_THRESHOLD, PAUSE_REASON, recordUserFailure } from '../../lib/builds/breaker-records.ts';
 import { setTeamPlan, setTeamSuspended } from '../../lib/teams/standing.ts';
 import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild } from '../support/builds.ts';
@@ -11,6 +11,8 @@ import { githubPushPayload, sendGithub } from '../support/webhooks.ts';
  * fails, the breaker that pauses auto-deploy at 3 failures of one signature
  * and its resume, a failed build publishing nothing, and a suspended team.
  */
+// Each test runs one or more real builds: seconds each, more on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
 let platform: TestPlatform;
 let repo: GitServer;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;

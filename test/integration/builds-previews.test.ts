@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { setFunctionsEnrolment, setTeamPlan } from '../../lib/teams/standing.ts';
 import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild } from '../support/builds.ts';
 import { startGitServer, type GitServer } from '../support/git-server.ts';
@@ -12,6 +12,8 @@ import { githubPullRequestPayload, githubPushPayload, gitlabMergeRequestPayload,
  * branch, redelivered webhooks. Builds that the rules refuse are checked by
  * the webhook's answer and by the deployments listing: nothing was built.
  */
+// Each test runs one or more real builds: seconds each, more on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
 let platform: TestPlatform;
 let repo: GitServer;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;

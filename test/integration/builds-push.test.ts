@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild } from '../support/builds.ts';
 import { startGitServer, type GitServer } from '../support/git-server.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -10,6 +10,8 @@ import { githubPushPayload, gitlabPushPayload, sendGithub, sendGitlab } from '..
  * GitLab's, the builds queue, the build in the local sandbox, the publish
  * through the upload steps, and the site served.
  */
+// Each test runs one or more real builds: seconds each, more on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
 let platform: TestPlatform;
 let repo: GitServer;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;

@@ -62,7 +62,8 @@ export async function waitForBuild(
     const reply = await platform.api('GET', `/api/v1/projects/${projectId}/deployments/${deploymentId}`, { token });
     // A finished build has its finish time: the worker's last write, after the publish's own.
     const settled = reply.status === 200 && statuses.includes(reply.body.data.status);
-    if (settled && (reply.body.data.finished_at || reply.body.data.trigger === null)) return reply.body.data;
+    const terminal = ['ready', 'failed', 'canceled', 'skipped'].includes(reply.body.data?.status);
+    if (settled && (!terminal || reply.body.data.finished_at || reply.body.data.trigger === null)) return reply.body.data;
     if (Date.now() > until) throw new Error(`build ${deploymentId} did not reach ${statuses.join('/')}: ${reply.text.slice(0, 2000)}`);
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
