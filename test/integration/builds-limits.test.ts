@@ -6,6 +6,8 @@ import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild }
 import { startGitServer, type GitServer } from '../support/git-server.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { githubPushPayload, sendGithub } from '../support/webhooks.ts';
+import { freshConfigHome, runCli } from '../support/cli.ts';
+import { recordUserFailure } from '../../lib/builds/breaker-records.ts';
 
 /**
  * A build's limits (docs/builds.md): the time budget (shortened here by
@@ -95,6 +97,24 @@ describe('build limits', () => {
     const bad = await platform.api('GET', `/api/v1/projects/${project.id}/deployments/${queued.deployment_id}/log?cursor=-1`, { token: roles.member.token });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('BUILD_LOG_CURSOR_INVALID');
+  });
+
+  it('the CLI starts a build, follows its log to the end, and resumes auto-deploy', async () => {
+    const { project } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    repo.commit('cli', plainSite('from the cli', { lines: 3, sleepMs: 1000 }));
+    const env = { SLIPWAY_API_URL: platform.baseUrl, SLIPWAY_TOKEN: roles.admin.token, XDG_CONFIG_HOME: freshConfigHome() };
+    const run = await runCli(['build', '--branch', 'cli', '--project', project.id, '--follow'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('line 2');
+    expect(run.stdout).toContain('Published as a preview.');
+    const id = /Queued build ([0-9a-f-]{36})/.exec(run.stderr)![1]!;
+    const again = await runCli(['logs', '--build', id, '--project', project.id, '--json'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'ready', lines: expect.arrayContaining(['line 0', 'line 1', 'line 2']) });
+    for (let i = 0; i < 3; i++) await recordUserFailure(project.id, { message: 'Build failed: x', signature: 'x' });
+    const resumed = await runCli(['auto-deploy', 'resume', '--project', project.id, '--json'], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ auto_deploy_paused_at: null, consecutive_build_failures: 0 });
   });
 
   it('reuses the package store when the lockfile is unchanged', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { failureSignature } from '../../lib/builds/classify.ts';
+import type { MergeRequestEvent, PushEvent } from '../../lib/builds/events.ts';
 import { BRANCH_LABEL_MAX, branchLabel, mergeRequestLabel, parsePreviewHost, previewHost } from '../../lib/builds/preview-hosts.ts';
 import { buildSettings, FRAMEWORK_PRESETS } from '../../lib/builds/presets.ts';
 import { repoKey } from '../../lib/builds/repo-url.ts';
@@ -52,8 +53,16 @@ const rules = (over: Partial<ProjectRules> = {}): ProjectRules => ({
   preview_branch_exclude: [],
   ...over,
 });
-const push = (branch: string, extra: Record<string, unknown> = {}) =>
-  ({ kind: 'push', repoUrls: [], branch, deleted: false, commitSha: 'a'.repeat(40), commitMessage: 'x', repoDefaultBranch: 'main', ...extra }) as const;
+const push = (branch: string, extra: Partial<PushEvent> = {}): PushEvent => ({
+  kind: 'push',
+  repoUrls: [],
+  branch,
+  deleted: false,
+  commitSha: 'a'.repeat(40),
+  commitMessage: 'x',
+  repoDefaultBranch: 'main',
+  ...extra,
+});
 
 describe('which pushes build what', () => {
   it('builds production from the default branch only when auto-deploy is on and not paused', () => {
@@ -79,8 +88,16 @@ describe('which pushes build what', () => {
   });
 
   it('builds merge requests on their own setting, never by the branch policy', () => {
-    const mr = (action: 'opened' | 'updated' | 'closed') =>
-      ({ kind: 'merge_request', repoUrls: [], number: 4, action, branch: 'f', commitSha: 'b'.repeat(40), commitMessage: null, repoDefaultBranch: 'main' }) as const;
+    const mr = (action: 'opened' | 'updated' | 'closed'): MergeRequestEvent => ({
+      kind: 'merge_request',
+      repoUrls: [],
+      number: 4,
+      action,
+      branch: 'f',
+      commitSha: 'b'.repeat(40),
+      commitMessage: null,
+      repoDefaultBranch: 'main',
+    });
     expect(decide(rules({ preview_branch_mode: 'none' }), mr('opened'))).toEqual({ action: 'build', target: 'preview', label: 'mr-4', trigger: 'merge_request' });
     expect(decide(rules({ mr_previews_enabled: false }), mr('updated'))).toEqual({ action: 'ignore', reason: 'mr_previews_disabled' });
     expect(decide(rules({ mr_previews_enabled: false }), mr('closed'))).toEqual({ action: 'take_down_preview', label: 'mr-4' });
