@@ -53,6 +53,8 @@ export class SlipwayApi extends Construct {
 
   constructor(scope: Construct, id: string, props: SlipwayApiProps) {
     super(scope, id);
+    // One log group for every route handler (infra/functions.ts, `logGroup`): each Lambda's streams carry its name.
+    const handlerLogs = new logs.LogGroup(this, 'HandlerLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     const functionProps = (row: Pick<RouteRow, 'handler' | 'uses' | 'timeoutSeconds' | 'memoryMb' | 'runtimePackages'>, description: string) => ({
       handler: row.handler,
       description,
@@ -62,6 +64,7 @@ export class SlipwayApi extends Construct {
       runtimePackages: row.runtimePackages,
       environment: { ...props.environment, ...props.environmentFor(row.uses) },
       grants: props.grants,
+      logGroup: handlerLogs,
     });
 
     this.fallbackFunction = new HandlerFunction(this, 'Fallback', functionProps(fallbackRoute, 'Slipway $default route'));

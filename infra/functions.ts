@@ -40,6 +40,12 @@ export interface HandlerFunctionProps {
   functionName?: string;
   /** Packages copied from node_modules into the asset instead of bundled (lib/http/routes.ts RouteRow). */
   runtimePackages?: RouteRow['runtimePackages'];
+  /**
+   * A log group shared with other functions (the API's route handlers share one: a group per route
+   * took one CloudFormation resource each of the stack's 500). Lambda names each stream of a shared
+   * group by its function, so every handler's lines stay apart. Default: a group of its own.
+   */
+  logGroup?: logs.ILogGroup;
 }
 
 /**
@@ -98,20 +104,22 @@ export class InlineGrantsRole extends iam.Role {
 export class HandlerFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: iam.Role;
-  readonly logGroup: logs.LogGroup;
+  readonly logGroup: logs.ILogGroup;
 
   constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
     super(scope, id);
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    this.logGroup =
+      props.logGroup ??
+      new logs.LogGroup(this, 'Logs', {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
     this.role = new InlineGrantsRole(this, 'Role', {
       description: `Runs ${props.handler}`,
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     });
-    // Instead of AWSLambdaBasicExecutionRole (logs on every log group): this function's group only.
+    // Instead of AWSLambdaBasicExecutionRole (logs on every log group): this function's group only (or the API's shared one).
     this.logGroup.grantWrite(this.role);
 
     this.fn = new NodejsFunction(this, 'Function', {
