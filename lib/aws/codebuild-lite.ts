@@ -2,7 +2,7 @@ import { config } from '../config.ts';
 import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
 
 /**
- * CodeBuild's StartBuild, BatchGetBuilds and StopBuild as signed `fetch`
+ * CodeBuild's StartBuild, BatchGetBuilds and StopBuild (and CreateProject, for the tests' local endpoint) as signed `fetch`
  * calls in its JSON protocol (what the SDK speaks too): three calls do not
  * need the SDK's client and its share of a bundle. Errors carry CodeBuild's
  * error type as `name`; network failures, 5xx and throttling are retried
@@ -10,7 +10,7 @@ import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer
  */
 const MAX_ATTEMPTS = 3;
 
-export async function codebuildCall<T>(action: 'StartBuild' | 'BatchGetBuilds' | 'StopBuild', body: object): Promise<T> {
+export async function codebuildCall<T>(action: 'StartBuild' | 'BatchGetBuilds' | 'StopBuild' | 'CreateProject', body: object): Promise<T> {
   const endpoint = config.awsEndpoint()?.replace(/\/+$/, '') ?? `https://codebuild.${config.awsRegion()}.amazonaws.com`;
   const aws = signer('codebuild');
   for (let attempt = 1; ; attempt++) {
