@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { runBuildsBench } from './builds.ts';
 import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
@@ -19,6 +20,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   functions: runFunctionsBench,
   queued: runQueuedBench,
   serving: runServingBench,
+  builds: runBuildsBench,
 };
 
 // A screenshot capture per publish would run a browser beside what is being measured.

@@ -16,6 +16,8 @@ async function main() {
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
   // Kept across restarts (.slipway/state/): moto's state and the secrets stored values are sealed with.
   const state = openLocalState({ fresh: args.includes('--fresh') });
+  // A repository served on this machine (http on loopback) builds locally; the cloud accepts https on public addresses only.
+  process.env.GIT_ALLOW_LOOPBACK_HTTP ??= 'true';
   const parts = localParts();
   const platform = await startLocalPlatform({
     port,
@@ -37,6 +39,7 @@ async function main() {
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
     `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
     `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by the endpoint itself (secrets in ${state.dir})`}`,
+    `  Previews:      http://{branch}-{preview_slug}.previews.localhost:${platform.port} (builds: docs/builds.md)`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',

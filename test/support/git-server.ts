@@ -17,7 +17,7 @@ export interface GitServer {
   /** The repository's clone URL: http://127.0.0.1:PORT/NAME.git */
   url: string;
   /** Commits `files` (path -> content; null deletes) on `branch` and pushes; the new commit's SHA. */
-  commit(branch: string, files: Record<string, string | null>, message?: string): string;
+  commit(branch: string, files: Record<string, string | Buffer | null>, message?: string): string;
   /** Deletes a branch on the server. */
   deleteBranch(branch: string): void;
   /** Authorization headers the server received on fetches. */

@@ -132,8 +132,12 @@ async function install(job, rootDir, env) {
   const lockfile = lockfileOf(rootDir, manager.name);
   const [command, args] = installCommand(manager.name, lockfile, rootDir);
   log(`Installing with ${manager.name} (${manager.why}): ${command} ${args.join(' ')}`);
+  const started = Date.now();
   const result = await run(command, args, { cwd: rootDir, env: { ...env, ...cacheEnv(manager.name, job.cache_dir) } });
-  if (result.code === 0) return manager.name;
+  if (result.code === 0) {
+    log(`Install took ${Date.now() - started} ms.`);
+    return manager.name;
+  }
   if (result.code === 127) throw new StepFailure('install', `Install failed: ${command} is not available in the build image.`);
   if (lockfile && result.tail.some((l) => OUT_OF_STEP.test(l))) {
     throw new StepFailure('install', `Install failed: ${lockfile} is out of step with package.json; update the lockfile and push again.`);
@@ -148,7 +152,9 @@ async function buildStep(job, rootDir, env, manager) {
   }
   const command = job.build_command.replaceAll('{pm}', manager ?? 'npm');
   log(`Running the build command: ${command}`);
+  const started = Date.now();
   const result = await run(command, [], { cwd: rootDir, env, shell: '/bin/sh' });
+  log(`The build command took ${Date.now() - started} ms.`);
   if (result.code !== 0) throw new StepFailure('build', `Build failed: \`${command}\` exited with code ${result.code}: ${errorLine(result.tail)}`);
 }
 
