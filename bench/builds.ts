@@ -106,7 +106,7 @@ function dependencySite(): Record<string, string | Buffer> {
   try {
     const vendor = join(dir, 'vendor');
     spawnSync('mkdir', ['-p', vendor]);
-    for (const name of PACKAGES) spawnSync('npm', ['pack', '--silent', '--pack-destination', vendor, join(process.cwd(), 'node_modules', name)], { encoding: 'utf8' });
+    for (const name of PACKAGES) spawnSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', vendor, join(process.cwd(), 'node_modules', name)], { encoding: 'utf8' });
     const tarballs = readdirSync(vendor);
     const dependencies = Object.fromEntries(PACKAGES.map((name) => [name, `file:vendor/${tarballs.find((t) => t.startsWith(`${name}-`))}`]));
     const manifest = JSON.stringify({ name: 'bench-deps', version: '1.0.0', private: true, scripts: { build: 'node build.mjs' }, dependencies });

@@ -8,7 +8,7 @@ import { extract } from 'tar-stream';
 import { codebuildCall } from '../aws/codebuild-lite.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
-import type { BuildHost, BuildJob, BuildReport } from './host.ts';
+import { scriptJob, type BuildHost, type BuildJob, type BuildReport } from './host.ts';
 
 /**
  * The cloud BuildHost (docs/builds.md, "In the cloud"): one CodeBuild build
@@ -66,16 +66,7 @@ async function jobEnvelope(job: BuildJob) {
     sign(new PutObjectCommand({ Bucket: bucket, Key: keys.store })),
   ]);
   return {
-    job: {
-      git: { url: job.git.url, commit: job.git.commit ?? `refs/heads/${job.git.ref}`, authorization: job.git.authorization, display_url: job.git.displayUrl },
-      root_directory: job.rootDirectory,
-      root_prefix: job.rootPrefix,
-      package_manager: job.packageManager,
-      build_command: job.buildCommand,
-      output_dir: job.outputDir,
-      include_functions: job.includeFunctions,
-      env: job.env,
-    },
+    job: scriptJob(job),
     urls: { job_delete: jobDelete, log_put: logPut, result_put: resultPut, output_put: outputPut, cache_get: cacheGet, cache_put: cachePut },
   };
 }

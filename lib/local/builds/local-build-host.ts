@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { config } from '../../config.ts';
-import type { BuildHost, BuildJob, BuildReport } from '../../builds/host.ts';
+import { scriptJob, type BuildHost, type BuildJob, type BuildReport } from '../../builds/host.ts';
 import { detectPackageManager, fileHash, lockfileOf } from '../../builds/script/build.mjs';
 import { startEgressProxy, type EgressProxy } from '../functions/egress-proxy.ts';
 import { NOBODY, probeSandbox, type SandboxCapabilities } from '../functions/sandbox.ts';
@@ -34,10 +34,7 @@ interface Run {
 export type LocalBuildHost = BuildHost & { fallbacks: string[]; close(): Promise<void> };
 
 function runFetch(run: Run, job: BuildJob, workspace: string): Promise<number> {
-  const fetchJob = {
-    source_dir: join(workspace, 'src'),
-    git: { url: job.git.url, commit: job.git.commit ?? `refs/heads/${job.git.ref}`, authorization: job.git.authorization, display_url: job.git.displayUrl },
-  };
+  const fetchJob = { source_dir: join(workspace, 'src'), git: scriptJob(job).git };
   const file = join(workspace, 'fetch.json');
   writeFileSync(file, JSON.stringify(fetchJob), { mode: 0o600 });
   return new Promise((resolve) => {
@@ -96,13 +93,9 @@ function sandboxJob(job: BuildJob, isolated: boolean, workspace: string, cacheDi
     cache_dir: at(INSIDE.cache, cacheDir),
     path: isolated ? `${INSIDE.node}:/usr/local/bin:/usr/bin:/bin` : process.env.PATH,
     egress: isolated ? { socket: `${INSIDE.sockets}/egress.sock`, port: EGRESS_PORT } : null,
-    root_directory: job.rootDirectory,
-    root_prefix: job.rootPrefix,
-    package_manager: job.packageManager,
-    build_command: job.buildCommand,
-    output_dir: job.outputDir,
-    include_functions: job.includeFunctions,
-    env: job.env,
+    // The sandbox never gets the fetch credential: the commit is fetched already.
+    ...scriptJob(job),
+    git: null,
   };
 }
 
