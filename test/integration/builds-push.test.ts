@@ -3,6 +3,8 @@ import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild }
 import { startGitServer, type GitServer } from '../support/git-server.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { githubPushPayload, gitlabPushPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
+import { createHmac } from 'node:crypto';
+import { forgeTokenKey } from '../../lib/builds/git-secrets.ts';
 
 /**
  * A Git push becomes a live deployment (docs/builds.md): a real repository
@@ -26,6 +28,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await repo?.close();
   await platform?.stop();
+});
+
+describe('fetch credentials', () => {
+  it('fetches with the project access token (pat) and a minted forge JWT (forge_jwt); a refused fetch is a platform failure that does not count', async () => {
+    const token = 'pat-abc-123';
+    const audience = 'https://forge.example.test/slipway';
+    const guarded = await startGitServer({
+      name: 'private',
+      authorize: (header) => {
+        if (header === `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`) return true;
+        const jwt = /^Bearer (.+)\.(.+)\.(.+)$/.exec(header ?? '');
+        if (!jwt) return false;
+        const signed = createHmac('sha256', forgeTokenKey()).update(`${jwt[1]}.${jwt[2]}`).digest('base64url') === jwt[3];
+        const claims = JSON.parse(Buffer.from(jwt[2]!, 'base64url').toString('utf8')) as { aud: string; exp: number };
+        return signed && claims.aud === audience && claims.exp > Date.now() / 1000;
+      },
+    });
+    try {
+      const sha = guarded.commit('main', staticSite('private'));
+      const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: guarded.url, build_command: 'npm run build', output_dir: 'dist' });
+      const pushed = async () =>
+        (await sendGithub(platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: guarded.url, branch: 'main', sha }) })).body.data.builds[0].deployment_id;
+      const refused = await waitForBuild(platform, roles.member.token, project.id, await pushed());
+      expect(refused.status).toBe('failed');
+      expect(refused.failure_message).toMatch(/^Fetch failed: /);
+      expect((await platform.api('GET', `/api/v1/projects/${project.id}`, { token: roles.member.token })).body.data.consecutive_build_failures).toBe(0);
+
+      const withToken = await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { git_access_token: token } });
+      expect(withToken.status).toBe(200);
+      expect(JSON.stringify(withToken.body.data)).not.toContain(token);
+      expect((await waitForBuild(platform, roles.member.token, project.id, await pushed())).status).toBe('ready');
+
+      await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { git_access_token: null, git_auth_mode: 'forge_jwt', forge_audience: audience } });
+      expect((await waitForBuild(platform, roles.member.token, project.id, await pushed())).status).toBe('ready');
+      expect(guarded.authorizations.some((h) => h.startsWith('Bearer '))).toBe(true);
+    } finally {
+      await guarded.close();
+    }
+  });
 });
 
 describe('a push to the production branch', () => {
