@@ -36,8 +36,17 @@ interface Ctx {
   token: string;
 }
 
+/** fetch, once more when a kept-alive connection the server closed meanwhile is reset under it (an idle gap of seconds). */
+async function send(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch {
+    return fetch(url, init);
+  }
+}
+
 async function api(ctx: Ctx, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${ctx.platform.baseUrl}${path}`, {
+  const res = await send(`${ctx.platform.baseUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${ctx.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
@@ -55,7 +64,7 @@ async function connectedProject(ctx: Ctx, settings: Record<string, unknown>): Pr
 
 async function push(ctx: Ctx, secret: string, branch: string, sha: string): Promise<string> {
   const body = JSON.stringify(githubPushPayload({ repoUrl: ctx.repo.url, branch, sha }));
-  const res = await fetch(`${ctx.platform.baseUrl}/api/v1/webhooks/git/github`, {
+  const res = await send(`${ctx.platform.baseUrl}/api/v1/webhooks/git/github`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': githubSignature(secret, body) },
     body,
