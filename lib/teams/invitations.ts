@@ -29,6 +29,9 @@ export interface Invitation {
   invited_by?: string | null;
 }
 
+/** An invitation not accepted yet holds `accepted_at` as null (the export shows it so). */
+const NOT_ACCEPTED = '(attribute_not_exists(accepted_at) OR attribute_type(accepted_at, :null))';
+
 /** Invitations last a week unless told otherwise. */
 const INVITATION_DAYS = 7;
 
@@ -104,7 +107,8 @@ export async function revokeInvitation(teamId: string, invitationId: string): Pr
       new DeleteCommand({
         TableName: config.tableName(),
         Key: keys.invitation(teamId, invitationId),
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(accepted_at)',
+        ConditionExpression: `attribute_exists(pk) AND ${NOT_ACCEPTED}`,
+        ExpressionAttributeValues: { ':null': 'NULL' },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -132,8 +136,8 @@ export async function acceptInvitation(invitation: Invitation, user: { user_id: 
               TableName: config.tableName(),
               Key: keys.invitation(invitation.team_id, invitation.id),
               UpdateExpression: 'SET accepted_at = :now',
-              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(accepted_at) AND expires_at > :now',
-              ExpressionAttributeValues: { ':now': now },
+              ConditionExpression: `attribute_exists(pk) AND ${NOT_ACCEPTED} AND expires_at > :now`,
+              ExpressionAttributeValues: { ':now': now, ':null': 'NULL' },
             },
           },
           {
