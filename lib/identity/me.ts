@@ -24,14 +24,17 @@ async function teamsById(ids: string[]): Promise<Map<string, Team>> {
   return new Map(items.map((item) => [item.id as string, item as unknown as Team]));
 }
 
-/** The teams the person belongs to, with their role in each, by team name. */
+/** The teams the person belongs to, with their role in each and whether deletion is pending, by team name. */
 export async function teamsOfUser(user: User) {
   const memberships = await listMembershipsOfUser(user.user_id);
   const teams = await teamsById(memberships.map((m) => m.team_id));
   return memberships
     .flatMap((m) => {
       const team = teams.get(m.team_id);
-      return team ? [{ ...teamProfile(team), role: m.role, joined_at: m.joined_at }] : [];
+      if (!team) return [];
+      const item = team as Team & { status?: string; purge_after?: string };
+      const deletion = { status: item.status ?? 'active', purge_after: item.purge_after ?? null };
+      return [{ ...teamProfile(team), role: m.role, joined_at: m.joined_at, deletion }];
     })
     .sort((a, b) => a.display_label.localeCompare(b.display_label));
 }

@@ -1,13 +1,12 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
-import type { HostHandler } from './api-server.ts';
-import { repoRoot } from './api-server.ts';
+import { answerApiRequest, repoRoot, type HostHandler } from './api-server.ts';
 import type { MailOutbox } from './mail-outbox.ts';
 import { signInLinkOf } from './mail-outbox.ts';
 
 /**
  * The console on the local platform: `http://app.localhost:PORT` serves the
- * built dashboard (dashboard/dist) and passes `/api/*` on to the API in the
+ * built dashboard (dashboard/dist) and answers `/api/*` with the API of the
  * same process, so the console and the API share one origin, as behind the
  * stack's CloudFront distribution. `/_local/outbox` lists the mail the
  * platform sent (sign-in links among it), since nothing is delivered locally.
@@ -68,7 +67,11 @@ export function dashboardHostHandler(outbox: MailOutbox): HostHandler {
   return async (req, res) => {
     if (!isConsoleHost(req.headers.host)) return false;
     const path = req.url ?? '/';
-    if (path.startsWith('/api/')) return false;
+    // The console's origin carries the API too (CloudFront's /api/* behaviour in the cloud).
+    if (path.startsWith('/api/')) {
+      await answerApiRequest(req, res);
+      return true;
+    }
     if (path === '/_local/outbox') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
       res.end(outboxPage(outbox));

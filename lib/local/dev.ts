@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { dashboardDist } from './dashboard-host.ts';
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
 import { localParts } from './wiring.ts';
@@ -9,6 +12,11 @@ async function main() {
     throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
   }
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
+  if (!existsSync(join(dashboardDist(), 'index.html'))) {
+    process.stdout.write('Building the console (dashboard/dist)...\n');
+    const { buildDashboard } = await import('../../dashboard/build.mjs');
+    await buildDashboard({ quiet: true });
+  }
   const parts = localParts();
   const platform = await startLocalPlatform({
     port,
@@ -17,12 +25,17 @@ async function main() {
     writeState: true,
     hostHandlers: parts.hostHandlers,
     drivers: parts.drivers,
+    // Nothing is delivered locally: the link is printed here (and listed on the outbox page).
+    onSignInLink: (email, url) => process.stdout.write(`Sign-in link for ${email}: ${url}\n`),
   });
+  // Confirmation links open the console's page too (the default points at the cloud console).
+  process.env.EMAIL_CONFIRM_URL ??= `${platform.consoleUrl}/confirm-email`;
   const sandbox = parts.functions.sandboxReport();
   const lines = [
     '',
     'Slipway local platform is running.',
-    `  API:           ${platform.baseUrl}/api/v1`,
+    `  Console:       ${platform.consoleUrl} (sign in with any address; mail is listed at ${platform.consoleUrl}/_local/outbox)`,
+    `  API:           ${platform.baseUrl}/api/v1 (and ${platform.consoleUrl}/api/v1, the console's own origin)`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,

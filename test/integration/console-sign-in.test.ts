@@ -144,12 +144,13 @@ describe('the session cookie', () => {
     expect(fromConsole.body.data.name).toBe('Renamed by the console');
 
     // A site on the platform's own domain is the same site as the console: SameSite does not stop it, the origin check does.
-    for (const headers of [
+    const attempts: Record<string, string>[] = [
       { cookie, origin: 'http://mysite.localhost:3000' },
       { cookie },
       { cookie, origin: platform.consoleUrl, 'sec-fetch-site': 'same-site' },
       { cookie, origin: 'null' },
-    ]) {
+    ];
+    for (const headers of attempts) {
       const refused = await callFrom(platform, ip, 'PATCH', '/api/v1/team/profile', { body: { name: 'Hijacked' }, headers });
       expectError(refused, 403, 'CROSS_SITE_REQUEST_REFUSED');
     }
