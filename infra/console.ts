@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -112,6 +112,8 @@ export class ConsoleHosting extends Construct {
       memoryLimit: 256,
     });
 
+    this.acknowledgeDeploymentHandler();
+
     new CfnOutput(this, 'ConsoleDistributionDomain', {
       value: this.distribution.distributionDomainName,
       description: `Point ${props.domain} (CNAME or alias) at this name`,
@@ -124,5 +126,23 @@ export class ConsoleHosting extends Construct {
     ] as const) {
       Validations.of(this.distribution).acknowledge({ id: rule, reason });
     }
+  }
+
+  /** CDK's own function that copies the built files in (one per stack, at its top level): what cdk-nag says of it, answered. */
+  private acknowledgeDeploymentHandler(): void {
+    const handler = Stack.of(this).node.children.find((child) => child.node.id.startsWith('Custom::CDKBucketDeployment'));
+    if (!handler) throw new Error("CDK's bucket deployment function was not found at the stack's top level");
+    const copies = 'CDK\'s BucketDeployment handler copies the console\'s built files from the CDK asset bucket into the console bucket at deploy time';
+    const acknowledgments: [string, string][] = [
+      ['AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', `${copies}; CDK attaches this managed policy for its logs.`],
+      ['AwsSolutions-L1', `${copies}; its runtime is the one CDK pins for it.`],
+      ['AwsSolutions-IAM5[Resource::*]', `${copies}; CDK grants it the CloudFront invalidation of index.html, which takes no resource-level restriction.`],
+      ...['s3:GetObject*', 's3:GetBucket*', 's3:List*', 's3:DeleteObject*', 's3:Abort*'].map(
+        (action): [string, string] => [`AwsSolutions-IAM5[Action::${action}]`, `${copies}; these are CDK's grantRead and grantReadWrite action groups.`],
+      ),
+      ['AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]', `${copies}; it reads the asset objects CDK uploaded.`],
+      [`AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnElement)}.Arn>/*]`, `${copies}; it writes the objects of this bucket only.`],
+    ];
+    for (const [id, reason] of acknowledgments) Validations.of(handler).acknowledge({ id, reason });
   }
 }

@@ -28,21 +28,26 @@ export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [fields, setFields] = useState<Record<string, string>>({});
+  const [problem, setProblem] = useState<ApiError | null>(null);
   const run = useCallback(async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
     setError(null);
     setFields({});
+    setProblem(null);
     try {
       return await work();
     } catch (e) {
       setError(describeError(e));
-      if (e instanceof ApiError) setFields(e.fields);
+      if (e instanceof ApiError) {
+        setFields(e.fields);
+        setProblem(e);
+      }
       return undefined;
     } finally {
       setBusy(false);
     }
   }, []);
-  return { busy, error, fields, run, setError };
+  return { busy, error, fields, problem, run, setError };
 }
 
 export function ErrorNote(props: { error: string | null | undefined }) {
@@ -199,7 +204,7 @@ export function CopyButton(props: { text: string; label: string }) {
 export function Progress(props: { label: string; value: number; max: number }) {
   const id = useId();
   return (
-    <div class="progress">
+    <div class="progress" role="status">
       <label for={id}>{props.label}</label>
       <progress id={id} value={props.value} max={props.max || 1} />
     </div>

@@ -23,7 +23,11 @@ export function AbuseReportPage() {
   const [receipt, setReceipt] = useState<string | null>(null);
   const action = useAction();
   const set = (key: keyof typeof form) => (value: string | boolean) => setForm({ ...form, [key]: value });
-  const urlError = Object.entries(action.fields).find(([k]) => k.startsWith('reported_urls'))?.[1];
+  // Addresses the platform does not serve come back as details.urls: named next to the field they came from.
+  const notHosted = action.problem?.code === 'ABUSE_REPORT_URL_NOT_HOSTED' ? ((action.problem.details as { urls?: string[] } | null)?.urls ?? []) : [];
+  const urlError = notHosted.length
+    ? `Not on a site or function this platform hosts: ${notHosted.join(', ')}.`
+    : Object.entries(action.fields).find(([k]) => k.startsWith('reported_urls'))?.[1];
   if (receipt) {
     return (
       <Page title="Report received">
@@ -65,7 +69,7 @@ export function AbuseReportPage() {
         </div>
         <Checkbox label="I declare that this report is accurate and made in good faith" name="good_faith_declared" checked={form.goodFaith} onChange={set('goodFaith')} />
         {action.fields.good_faith_declared && <p class="field-error">{action.fields.good_faith_declared}</p>}
-        <ErrorNote error={action.error} />
+        <ErrorNote error={notHosted.length ? 'Check the addresses: the report names a page this platform does not host.' : action.error} />
         <button type="submit" disabled={action.busy}>{action.busy ? 'Sending…' : 'Send the report'}</button>
       </form>
     </Page>
