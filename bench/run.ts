@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { runDashboardBench } from './dashboard.ts';
 import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
@@ -17,6 +18,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   deploy: runDeployBench,
   functions: runFunctionsBench,
   queued: runQueuedBench,
+  dashboard: runDashboardBench,
 };
 
 // A screenshot capture per publish would run a browser beside what is being measured.
