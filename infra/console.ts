@@ -91,7 +91,10 @@ export class ConsoleHosting extends Construct {
       additionalBehaviors: {
         // The API on the console's origin: nothing cached, every method, cookies and headers passed (Host is the API's own).
         '/api/*': {
-          origin: new origins.HttpOrigin(apiDomain, { protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY, readTimeout: Duration.seconds(30) }),
+          origin: new origins.HttpOrigin(apiDomain, {
+            protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+            readTimeout: Duration.seconds(30),
+          }),
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
           allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
           cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
@@ -121,8 +124,14 @@ export class ConsoleHosting extends Construct {
     for (const [rule, reason] of [
       ['AwsSolutions-CFR1', 'The console is for every country; per-country rules belong to custom domains.'],
       ['AwsSolutions-CFR2', 'WAF is an operator choice with its own cost; the API behind /api/* authorizes every route itself.'],
-      ['AwsSolutions-CFR3', 'Access logs are an operator choice (cost, retention of visitor addresses); the API stage keeps its own access log.'],
-      ['AwsSolutions-CFR4', 'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.'],
+      [
+        'AwsSolutions-CFR3',
+        'Access logs are an operator choice (cost, retention of visitor addresses); the API stage keeps its own access log.',
+      ],
+      [
+        'AwsSolutions-CFR4',
+        'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.',
+      ],
     ] as const) {
       Validations.of(this.distribution).acknowledge({ id: rule, reason });
     }
@@ -132,16 +141,30 @@ export class ConsoleHosting extends Construct {
   private acknowledgeDeploymentHandler(): void {
     const handler = Stack.of(this).node.children.find((child) => child.node.id.startsWith('Custom::CDKBucketDeployment'));
     if (!handler) throw new Error("CDK's bucket deployment function was not found at the stack's top level");
-    const copies = 'CDK\'s BucketDeployment handler copies the console\'s built files from the CDK asset bucket into the console bucket at deploy time';
+    const copies =
+      "CDK's BucketDeployment handler copies the console's built files from the CDK asset bucket into the console bucket at deploy time";
     const acknowledgments: [string, string][] = [
-      ['AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', `${copies}; CDK attaches this managed policy for its logs.`],
+      [
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        `${copies}; CDK attaches this managed policy for its logs.`,
+      ],
       ['AwsSolutions-L1', `${copies}; its runtime is the one CDK pins for it.`],
-      ['AwsSolutions-IAM5[Resource::*]', `${copies}; CDK grants it the CloudFront invalidation of index.html, which takes no resource-level restriction.`],
-      ...['s3:GetObject*', 's3:GetBucket*', 's3:List*', 's3:DeleteObject*', 's3:Abort*'].map(
-        (action): [string, string] => [`AwsSolutions-IAM5[Action::${action}]`, `${copies}; these are CDK's grantRead and grantReadWrite action groups.`],
-      ),
-      ['AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]', `${copies}; it reads the asset objects CDK uploaded.`],
-      [`AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnElement)}.Arn>/*]`, `${copies}; it writes the objects of this bucket only.`],
+      [
+        'AwsSolutions-IAM5[Resource::*]',
+        `${copies}; CDK grants it the CloudFront invalidation of index.html, which takes no resource-level restriction.`,
+      ],
+      ...['s3:GetObject*', 's3:GetBucket*', 's3:List*', 's3:DeleteObject*', 's3:Abort*'].map((action): [string, string] => [
+        `AwsSolutions-IAM5[Action::${action}]`,
+        `${copies}; these are CDK's grantRead and grantReadWrite action groups.`,
+      ]),
+      [
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
+        `${copies}; it reads the asset objects CDK uploaded.`,
+      ],
+      [
+        `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnElement)}.Arn>/*]`,
+        `${copies}; it writes the objects of this bucket only.`,
+      ],
     ];
     for (const [id, reason] of acknowledgments) Validations.of(handler).acknowledge({ id, reason });
   }

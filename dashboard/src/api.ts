@@ -34,7 +34,7 @@ export class ApiError extends Error implements ApiProblem {
 export interface CallOptions {
   body?: unknown;
   /** A multipart or raw body, sent as it is. */
-  rawBody?: BodyInit;
+  rawBody?: RequestInit['body'];
   headers?: Record<string, string>;
   /** Team UUID or slug for X-Team-Id; the client's current team when absent. */
   team?: string | null;
@@ -99,7 +99,7 @@ export function createApiClient(options: { fetch?: Fetch; baseUrl?: string; curr
     const headers: Record<string, string> = { accept: 'application/json', 'x-platform-client': 'dashboard', ...opts.headers };
     const team = opts.team === undefined ? options.currentTeam?.() : opts.team;
     if (team) headers['x-team-id'] = team;
-    let body: BodyInit | undefined = opts.rawBody;
+    let body: RequestInit['body'] = opts.rawBody;
     if (opts.body !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(opts.body);

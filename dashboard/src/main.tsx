@@ -113,7 +113,15 @@ function App() {
       <a class="skip" href="#main">
         Skip to content
       </a>
-      {session.me && !publicPage ? <Header /> : <header class="top"><Link href="/" class="brand">Slipway</Link></header>}
+      {session.me && !publicPage ? (
+        <Header />
+      ) : (
+        <header class="top">
+          <Link href="/" class="brand">
+            Slipway
+          </Link>
+        </header>
+      )}
       <main id="main">{content}</main>
       <footer class="bottom">
         <Link href="/report-abuse">Report abuse</Link>

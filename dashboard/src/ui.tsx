@@ -4,7 +4,11 @@ import { ApiError, describeError } from './api.ts';
 
 /** Loads data for a view; `reload` runs it again. Errors become a sentence, never a blank page. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
-  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  });
   const seq = useRef(0);
   const reload = useCallback(async () => {
     const mine = ++seq.current;
@@ -93,47 +97,51 @@ export function Page(props: { title: string; children: ComponentChildren; action
 }
 
 type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'error'>;
+type Notes = { error?: string; hint?: string };
 
-/** A labelled input with its own error sentence, tied to it for screen readers. */
-export function Field(props: InputProps & { label: string; name: string; error?: string; hint?: string }) {
-  const { label, error, hint, ...input } = props;
+/** The hint and error sentence under a control, and the ids that tie them to it for screen readers. */
+function useNotes(notes: Notes) {
   const id = useId();
-  const describedBy = [error ? `${id}-error` : '', hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = [notes.error ? `${id}-error` : '', notes.hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined;
+  const aria = { 'aria-invalid': notes.error ? ('true' as const) : undefined, 'aria-describedby': describedBy };
+  const below = (
+    <>
+      {notes.hint && (
+        <small id={`${id}-hint`} class="hint">
+          {notes.hint}
+        </small>
+      )}
+      {notes.error && (
+        <small id={`${id}-error`} class="field-error">
+          {notes.error}
+        </small>
+      )}
+    </>
+  );
+  return { id, aria, below };
+}
+
+/** A labelled input with its own error sentence. */
+export function Field(props: InputProps & { label: string; name: string } & Notes) {
+  const { label, error, hint, ...input } = props;
+  const notes = useNotes({ error, hint });
   return (
     <div class="field">
-      <label for={id}>{label}</label>
-      <input id={id} {...input} aria-invalid={error ? 'true' : undefined} aria-describedby={describedBy} />
-      {hint && (
-        <small id={`${id}-hint`} class="hint">
-          {hint}
-        </small>
-      )}
-      {error && (
-        <small id={`${id}-error`} class="field-error">
-          {error}
-        </small>
-      )}
+      <label for={notes.id}>{label}</label>
+      <input id={notes.id} {...input} {...notes.aria} />
+      {notes.below}
     </div>
   );
 }
 
-export function TextArea(props: Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'label'> & { label: string; name: string; error?: string; hint?: string }) {
+export function TextArea(props: Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'label'> & { label: string; name: string } & Notes) {
   const { label, error, hint, ...area } = props;
-  const id = useId();
+  const notes = useNotes({ error, hint });
   return (
     <div class="field">
-      <label for={id}>{label}</label>
-      <textarea id={id} {...area} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined} />
-      {hint && (
-        <small id={`${id}-hint`} class="hint">
-          {hint}
-        </small>
-      )}
-      {error && (
-        <small id={`${id}-error`} class="field-error">
-          {error}
-        </small>
-      )}
+      <label for={notes.id}>{label}</label>
+      <textarea id={notes.id} {...area} {...notes.aria} />
+      {notes.below}
     </div>
   );
 }
@@ -150,7 +158,13 @@ export function Select(props: {
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
-      <select id={id} name={props.name} value={props.value} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)} aria-invalid={props.error ? 'true' : undefined}>
+      <select
+        id={id}
+        name={props.name}
+        value={props.value}
+        onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
+        aria-invalid={props.error ? 'true' : undefined}
+      >
         {props.options.map((o) => {
           const [value, text] = typeof o === 'string' ? [o, o] : o;
           return (
@@ -169,7 +183,13 @@ export function Checkbox(props: { label: string; name: string; checked: boolean;
   const id = useId();
   return (
     <div class="field checkbox">
-      <input id={id} type="checkbox" name={props.name} checked={props.checked} onChange={(e) => props.onChange((e.target as HTMLInputElement).checked)} />
+      <input
+        id={id}
+        type="checkbox"
+        name={props.name}
+        checked={props.checked}
+        onChange={(e) => props.onChange((e.target as HTMLInputElement).checked)}
+      />
       <label for={id}>{props.label}</label>
     </div>
   );
@@ -212,7 +232,8 @@ export function Progress(props: { label: string; value: number; max: number }) {
 }
 
 export const formatTime = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
-export const formatBytes = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
+export const formatBytes = (n: number) =>
+  n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`;
 export const shortId = (id: string | null | undefined) => (id ? id.slice(0, 8) : '—');
 
 /** Re-runs `tick` every `ms` while `active`, for state that changes on the platform's side. */

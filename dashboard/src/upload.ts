@@ -108,7 +108,12 @@ async function sendGroup(api: ApiClient, uploadId: string, group: Hashed[]): Pro
   if (group.length === 1 && only.size > INLINE_FILE_MAX_BYTES) {
     const target = await api.post<{ url: string; headers: Record<string, string> }>(`${base}/${only.hash}/upload-url`, {});
     const put = await fetch(target.url, { method: 'PUT', headers: target.headers, body: only.file });
-    if (!put.ok) throw new ApiError(put.status, 'UPLOAD_STORAGE_REFUSED', `Storage refused ${only.path} (HTTP ${put.status}). Try again, or deploy it with the CLI.`);
+    if (!put.ok)
+      throw new ApiError(
+        put.status,
+        'UPLOAD_STORAGE_REFUSED',
+        `Storage refused ${only.path} (HTTP ${put.status}). Try again, or deploy it with the CLI.`,
+      );
     await api.post(`${base}/${only.hash}/complete`, {});
   } else if (group.length === 1 && only.size > BATCH_FILE_MAX_BYTES) {
     await api.call('PUT', `${base}/${only.hash}`, { rawBody: only.file, headers: { 'content-type': 'application/octet-stream' } });
@@ -119,7 +124,13 @@ async function sendGroup(api: ApiClient, uploadId: string, group: Hashed[]): Pro
   }
 }
 
-async function sendMissing(api: ApiClient, session: Session, byHash: Map<string, Hashed>, onProgress: (p: DeployProgress) => void, hashes: string[]) {
+async function sendMissing(
+  api: ApiClient,
+  session: Session,
+  byHash: Map<string, Hashed>,
+  onProgress: (p: DeployProgress) => void,
+  hashes: string[],
+) {
   const toSend = [...new Set(hashes)].map((h) => byHash.get(h)).filter((f): f is Hashed => f !== undefined);
   const total = toSend.reduce((sum, f) => sum + f.size, 0);
   let sent = 0;
@@ -161,13 +172,15 @@ export async function deployFolder(
   const byHash = new Map(hashed.map((f) => [f.hash, f]));
   await sendMissing(api, session, byHash, onProgress, session.missing);
   onProgress({ phase: 'publishing', done: 0, total: 1 });
-  const finalize = () => api.post<{ project_id: string; deployment_id: string; url: string }>(`/uploads/${encodeURIComponent(session.upload_id)}/finalize`, {});
+  const finalize = () =>
+    api.post<{ project_id: string; deployment_id: string; url: string }>(`/uploads/${encodeURIComponent(session.upload_id)}/finalize`, {});
   let result;
   try {
     result = await finalize();
   } catch (error) {
     // Bytes held at begin can be gone by finalize (their project was deleted meanwhile): send them, once.
-    const missing = (error as ApiError).code === 'UPLOAD_INCOMPLETE' ? ((error as ApiError).details as { missing?: string[] })?.missing : null;
+    const missing =
+      (error as ApiError).code === 'UPLOAD_INCOMPLETE' ? ((error as ApiError).details as { missing?: string[] })?.missing : null;
     if (!missing?.length) throw error;
     await sendMissing(api, session, byHash, onProgress, missing);
     result = await finalize();

@@ -17,7 +17,11 @@ export interface ClientOptions {
   forcePathStyle?: boolean;
 }
 
-export function lazyClient<T>(name: string, create: (opts: ClientOptions) => T, endpointOf: () => string | undefined = config.awsEndpoint): () => T {
+export function lazyClient<T>(
+  name: string,
+  create: (opts: ClientOptions) => T,
+  endpointOf: () => string | undefined = config.awsEndpoint,
+): () => T {
   return () => {
     const endpoint = endpointOf();
     const key = `${name}|${endpoint ?? ''}|${config.awsRegion()}`;

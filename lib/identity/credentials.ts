@@ -142,7 +142,8 @@ export async function revokeApiKey(teamId: string, keyId: string): Promise<ApiKe
         Key: { pk: item.pk, sk: item.sk },
         UpdateExpression: 'SET revoked_at = :now',
         // A live key holds revoked_at as null.
-        ConditionExpression: 'attribute_exists(pk) AND team_id = :team AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
+        ConditionExpression:
+          'attribute_exists(pk) AND team_id = :team AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
         ExpressionAttributeValues: { ':now': new Date().toISOString(), ':team': teamId, ':null': 'NULL' },
         ReturnValues: 'ALL_NEW',
       }),

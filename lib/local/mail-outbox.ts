@@ -67,7 +67,9 @@ export async function startMailOutbox(forwardTo: string, onMail: (mail: OutboxMa
             onMail(mail);
           }
           // fetch has decoded the body: its length and encoding headers no longer describe it.
-          const replyHeaders = [...reply.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding'].includes(name));
+          const replyHeaders = [...reply.headers].filter(
+            ([name]) => !['content-length', 'content-encoding', 'transfer-encoding'].includes(name),
+          );
           res.writeHead(reply.status, Object.fromEntries(replyHeaders));
           res.end(Buffer.from(await reply.arrayBuffer()));
         } catch {

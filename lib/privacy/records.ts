@@ -14,7 +14,13 @@ import { queryAll } from '../db/query.ts';
  */
 
 // Invitations are team records of their own (lib/teams/invitations.ts); the export reads them from there.
-export { createInvitation, invitationStatus, listInvitationsForEmail, type Invitation, type InvitationStatus } from '../teams/invitations.ts';
+export {
+  createInvitation,
+  invitationStatus,
+  listInvitationsForEmail,
+  type Invitation,
+  type InvitationStatus,
+} from '../teams/invitations.ts';
 
 export type EmailChangeStatus = 'pending' | 'expired' | 'confirmed' | 'frozen';
 

@@ -51,7 +51,15 @@ export function systemChromiumLaunchOptions(): LaunchOptions {
   if (!executablePath) throw new Error('no Chromium binary (set CHROMIUM_PATH)');
   return {
     executablePath,
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-dev-shm-usage',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   };
 }
 

@@ -69,7 +69,9 @@ export async function createTeam(input: { name: string; ownerUserId: string; per
                 TableName: config.tableName(),
                 Key: keys.user(input.ownerUserId),
                 UpdateExpression: 'SET default_team_id = if_not_exists(default_team_id, :team)',
-                ConditionExpression: input.personal ? 'attribute_exists(pk) AND attribute_not_exists(default_team_id)' : 'attribute_exists(pk)',
+                ConditionExpression: input.personal
+                  ? 'attribute_exists(pk) AND attribute_not_exists(default_team_id)'
+                  : 'attribute_exists(pk)',
                 ExpressionAttributeValues: { ':team': team.id },
               },
             },

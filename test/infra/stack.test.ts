@@ -601,7 +601,9 @@ const findRouteUses = (key: string) => rows.find((row) => routeKey(row) === key)
 
 describe('the console', () => {
   it('serves the built dashboard from a private bucket and /api/* from the HTTP API on one CloudFront origin', () => {
-    const consoles = ofType('AWS::CloudFront::Distribution').filter(([, d]) => String(d.Properties.DistributionConfig.Comment).startsWith('Slipway console'));
+    const consoles = ofType('AWS::CloudFront::Distribution').filter(([, d]) =>
+      String(d.Properties.DistributionConfig.Comment).startsWith('Slipway console'),
+    );
     expect(consoles).toHaveLength(1);
     const config = consoles[0]![1].Properties.DistributionConfig;
     expect(config.Comment).toBe('Slipway console: app.sites.example.test');
@@ -621,7 +623,9 @@ describe('the console', () => {
     expect(s3Origin.OriginAccessControlId).toBeDefined();
     expect(config.DefaultCacheBehavior.FunctionAssociations).toHaveLength(1);
     template.resourceCountIs('Custom::CDKBucketDeployment', 1);
-    for (const [id, fn] of platformFunctions()) expect(fn.Properties.Environment.Variables.CONSOLE_URL, id).toBe('https://app.sites.example.test');
+    for (const [id, fn] of platformFunctions()) {
+      expect(fn.Properties.Environment.Variables.CONSOLE_URL, id).toBe('https://app.sites.example.test');
+    }
   });
 });
 

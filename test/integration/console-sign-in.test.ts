@@ -30,7 +30,10 @@ describe('e-mail sign-in links', () => {
     expect(mail.text).toContain(`${platform.consoleUrl}/sign-in#token=`);
     expect(mail.text).toContain('expires in 15 minutes');
 
-    const reply = await callFrom(platform, ip, 'POST', SIGN_IN, { body: { token: latestSignInToken(platform, email) }, headers: asConsole() });
+    const reply = await callFrom(platform, ip, 'POST', SIGN_IN, {
+      body: { token: latestSignInToken(platform, email) },
+      headers: asConsole(),
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.data).toMatchObject({ email, email_verified: true, is_platform_admin: false });
     const user = await getUserByEmail(email);
@@ -41,14 +44,19 @@ describe('e-mail sign-in links', () => {
 
     const teams = await callFrom(platform, ip, 'GET', '/api/v1/me/teams', { headers: { cookie: cookiePair(reply.headers['set-cookie']) } });
     expect(teams.status).toBe(200);
-    expect(teams.body.data).toEqual([expect.objectContaining({ id: memberships[0]!.team_id, role: 'owner', name: `${email.split('@')[0]}'s team` })]);
+    expect(teams.body.data).toEqual([
+      expect.objectContaining({ id: memberships[0]!.team_id, role: 'owner', name: `${email.split('@')[0]}'s team` }),
+    ]);
   });
 
   it('sets the session in an HttpOnly, SameSite=Lax cookie (not Secure on localhost), never in the body', async () => {
     const email = newAddress();
     const ip = freshIp();
     await callFrom(platform, ip, 'POST', LINK, { body: { email } });
-    const reply = await callFrom(platform, ip, 'POST', SIGN_IN, { body: { token: latestSignInToken(platform, email) }, headers: asConsole() });
+    const reply = await callFrom(platform, ip, 'POST', SIGN_IN, {
+      body: { token: latestSignInToken(platform, email) },
+      headers: asConsole(),
+    });
     const setCookie = reply.headers['set-cookie'] as string[];
     expect(setCookie).toHaveLength(1);
     expect(setCookie[0]).toMatch(/^slipway_session=slw_s_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax$/);
@@ -60,7 +68,9 @@ describe('e-mail sign-in links', () => {
     const ip = freshIp();
     await callFrom(platform, ip, 'POST', LINK, { body: { email } });
     const token = latestSignInToken(platform, email);
-    const replies = await Promise.all([1, 2, 3].map(() => callFrom(platform, ip, 'POST', SIGN_IN, { body: { token }, headers: asConsole() })));
+    const replies = await Promise.all(
+      [1, 2, 3].map(() => callFrom(platform, ip, 'POST', SIGN_IN, { body: { token }, headers: asConsole() })),
+    );
     expect(replies.map((r) => r.status).sort()).toEqual([200, 400, 400]);
     for (const refused of replies.filter((r) => r.status === 400)) {
       expectError(refused, 400, 'SIGN_IN_LINK_INVALID');
@@ -95,8 +105,16 @@ describe('e-mail sign-in links', () => {
 
   it('malformed and unknown tokens, and bad addresses, are refused with the envelope', async () => {
     const ip = freshIp();
-    expectError(await callFrom(platform, ip, 'POST', SIGN_IN, { body: { token: 'nope' }, headers: asConsole() }), 400, 'SIGN_IN_LINK_INVALID');
-    expectError(await callFrom(platform, ip, 'POST', SIGN_IN, { body: { token: 'A'.repeat(43) }, headers: asConsole() }), 400, 'SIGN_IN_LINK_INVALID');
+    expectError(
+      await callFrom(platform, ip, 'POST', SIGN_IN, { body: { token: 'nope' }, headers: asConsole() }),
+      400,
+      'SIGN_IN_LINK_INVALID',
+    );
+    expectError(
+      await callFrom(platform, ip, 'POST', SIGN_IN, { body: { token: 'A'.repeat(43) }, headers: asConsole() }),
+      400,
+      'SIGN_IN_LINK_INVALID',
+    );
     const bad = await callFrom(platform, ip, 'POST', LINK, { body: { email: 'not an address' } });
     expectError(bad, 400, 'VALIDATION_FAILED');
     expect(bad.body.details.fields.map((f: { field: string }) => f.field)).toEqual(['email']);
@@ -161,7 +179,11 @@ describe('the session cookie', () => {
   it('does not carry an API key, and a bearer token still works from any origin (CLI, API keys)', async () => {
     const { user, token } = await makeUser();
     const ip = freshIp();
-    expectError(await callFrom(platform, ip, 'GET', '/api/v1/me', { headers: { cookie: `slipway_session=slw_k_${'A'.repeat(43)}` } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await callFrom(platform, ip, 'GET', '/api/v1/me', { headers: { cookie: `slipway_session=slw_k_${'A'.repeat(43)}` } }),
+      401,
+      'UNAUTHENTICATED',
+    );
     const bearer = await callFrom(platform, ip, 'POST', '/api/v1/notices/seen', {
       body: { seen_at: new Date().toISOString() },
       headers: { authorization: `Bearer ${token}`, origin: 'http://elsewhere.example' },

@@ -21,7 +21,11 @@ describe('team members', () => {
       [m.member.user.user_id, 'member'],
     ]);
     expect(reply.body.data[0]).toMatchObject({ email: m.owner.user.email, name: 'Owner', joined_at: expect.any(String) });
-    expectError(await platform.api('GET', '/api/v1/team/members', { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }), 403, 'FORBIDDEN');
+    expectError(
+      await platform.api('GET', '/api/v1/team/members', { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }),
+      403,
+      'FORBIDDEN',
+    );
   });
 
   it('an admin changes roles and removes members, never the owner; a member may not', async () => {
@@ -54,18 +58,32 @@ describe('invitations', () => {
     const email = `invitee-${Date.now()}@example.test`;
     const created = await platform.api('POST', '/api/v1/team/invitations', { token: m.admin.token, body: { email, role: 'member' } });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ email, role: 'member', status: 'pending', team_id: m.team.id, invited_by: m.admin.user.user_id });
+    expect(created.body.data).toMatchObject({
+      email,
+      role: 'member',
+      status: 'pending',
+      team_id: m.team.id,
+      invited_by: m.admin.user.user_id,
+    });
     const mail = platform.outbox.mails().find((x) => x.to.includes(email))!;
     expect(mail.subject).toBe(`Join ${m.team.name} on Slipway`);
     expect(mail.text).toContain(`${platform.consoleUrl}/invitations`);
 
-    expectError(await platform.api('POST', '/api/v1/team/invitations', { token: m.admin.token, body: { email, role: 'member' } }), 409, 'INVITATION_PENDING');
+    expectError(
+      await platform.api('POST', '/api/v1/team/invitations', { token: m.admin.token, body: { email, role: 'member' } }),
+      409,
+      'INVITATION_PENDING',
+    );
     expectError(
       await platform.api('POST', '/api/v1/team/invitations', { token: m.admin.token, body: { email: m.member.user.email, role: 'admin' } }),
       409,
       'ALREADY_A_MEMBER',
     );
-    expectError(await platform.api('POST', '/api/v1/team/invitations', { token: m.member.token, body: { email, role: 'member' } }), 403, 'FORBIDDEN');
+    expectError(
+      await platform.api('POST', '/api/v1/team/invitations', { token: m.member.token, body: { email, role: 'member' } }),
+      403,
+      'FORBIDDEN',
+    );
 
     const listed = await platform.api('GET', '/api/v1/team/invitations', { token: m.admin.token });
     expect(listed.body.data.map((i: { email: string }) => i.email)).toEqual([email]);
@@ -80,24 +98,42 @@ describe('invitations', () => {
     expect([a.status, b.status].sort()).toEqual([200, 409]);
     expect((await getMembership(m.team.id, user.user_id))?.role).toBe('member');
     expect((await platform.api('GET', '/api/v1/me/invitations', { headers: { cookie } })).body.data).toEqual([]);
-    expectError(await platform.api('DELETE', `/api/v1/team/invitations/${created.body.data.id}`, { token: m.admin.token }), 409, 'INVITATION_NOT_PENDING');
+    expectError(
+      await platform.api('DELETE', `/api/v1/team/invitations/${created.body.data.id}`, { token: m.admin.token }),
+      409,
+      'INVITATION_NOT_PENDING',
+    );
   });
 
   it('an invitation to someone else cannot be accepted; a revoked one is gone', async () => {
     const m = await makeTeamWithRoles();
-    const created = await platform.api('POST', '/api/v1/team/invitations', { token: m.owner.token, body: { email: `x-${Date.now()}@example.test`, role: 'admin' } });
+    const created = await platform.api('POST', '/api/v1/team/invitations', {
+      token: m.owner.token,
+      body: { email: `x-${Date.now()}@example.test`, role: 'admin' },
+    });
     const stranger = await makeUser();
-    expectError(await platform.api('POST', `/api/v1/me/invitations/${created.body.data.id}/accept`, { token: stranger.token }), 404, 'INVITATION_NOT_FOUND');
+    expectError(
+      await platform.api('POST', `/api/v1/me/invitations/${created.body.data.id}/accept`, { token: stranger.token }),
+      404,
+      'INVITATION_NOT_FOUND',
+    );
     expect((await platform.api('DELETE', `/api/v1/team/invitations/${created.body.data.id}`, { token: m.admin.token })).status).toBe(200);
     expect((await platform.api('GET', '/api/v1/team/invitations', { token: m.admin.token })).body.data).toEqual([]);
-    expectError(await platform.api('DELETE', `/api/v1/team/invitations/${created.body.data.id}`, { token: m.admin.token }), 404, 'INVITATION_NOT_FOUND');
+    expectError(
+      await platform.api('DELETE', `/api/v1/team/invitations/${created.body.data.id}`, { token: m.admin.token }),
+      404,
+      'INVITATION_NOT_FOUND',
+    );
   });
 });
 
 describe('API keys', () => {
   it('are made with the token shown once, listed without it, work as bearer tokens and stop when revoked', async () => {
     const m = await makeTeamWithRoles();
-    const created = await platform.api('POST', '/api/v1/team/api-keys', { token: m.admin.token, body: { name: 'CI deploys', role: 'member' } });
+    const created = await platform.api('POST', '/api/v1/team/api-keys', {
+      token: m.admin.token,
+      body: { name: 'CI deploys', role: 'member' },
+    });
     expect(created.status).toBe(201);
     const key = created.body.data;
     expect(key).toMatchObject({ name: 'CI deploys', role: 'member', created_by: m.admin.user.user_id, revoked_at: null });
@@ -107,15 +143,31 @@ describe('API keys', () => {
     const listed = await platform.api('GET', '/api/v1/team/api-keys', { token: m.owner.token });
     // The team's first key is the one the test helper made.
     expect(listed.body.data).toHaveLength(2);
-    expect(listed.body.data[1]).toEqual({ id: key.id, name: 'CI deploys', role: 'member', prefix: key.prefix, created_at: key.created_at, created_by: m.admin.user.user_id, revoked_at: null });
+    expect(listed.body.data[1]).toEqual({
+      id: key.id,
+      name: 'CI deploys',
+      role: 'member',
+      prefix: key.prefix,
+      created_at: key.created_at,
+      created_by: m.admin.user.user_id,
+      revoked_at: null,
+    });
     expect(listed.text).not.toContain(key.token);
 
     expect((await platform.api('GET', '/api/v1/projects', { token: key.token })).status).toBe(200);
     // A key manages no keys, and a member manages none either.
     expectError(await platform.api('GET', '/api/v1/team/api-keys', { token: key.token }), 403, 'SESSION_REQUIRED');
     expectError(await platform.api('POST', '/api/v1/team/api-keys', { token: m.member.token, body: { name: 'x' } }), 403, 'FORBIDDEN');
-    expectError(await platform.api('DELETE', `/api/v1/team/api-keys/${key.id}`, { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }), 403, 'FORBIDDEN');
-    expectError(await platform.api('POST', '/api/v1/team/api-keys', { token: m.admin.token, body: { name: '' } }), 400, 'VALIDATION_FAILED');
+    expectError(
+      await platform.api('DELETE', `/api/v1/team/api-keys/${key.id}`, { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }),
+      403,
+      'FORBIDDEN',
+    );
+    expectError(
+      await platform.api('POST', '/api/v1/team/api-keys', { token: m.admin.token, body: { name: '' } }),
+      400,
+      'VALIDATION_FAILED',
+    );
 
     const revoked = await platform.api('DELETE', `/api/v1/team/api-keys/${key.id}`, { token: m.admin.token });
     expect(revoked.status).toBe(200);

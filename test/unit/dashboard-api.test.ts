@@ -23,7 +23,11 @@ describe("the console's API client", () => {
     expect(await api.post('/projects/p1/promote', { deployment_id: 'd1' })).toEqual({ ok: true });
     expect(calls[0]!.url).toBe('/api/v1/projects/p1/promote');
     expect(calls[0]!.init).toMatchObject({ method: 'POST', credentials: 'same-origin', body: '{"deployment_id":"d1"}' });
-    expect(calls[0]!.init.headers).toMatchObject({ 'x-team-id': 'team-1', 'content-type': 'application/json', 'x-platform-client': 'dashboard' });
+    expect(calls[0]!.init.headers).toMatchObject({
+      'x-team-id': 'team-1',
+      'content-type': 'application/json',
+      'x-platform-client': 'dashboard',
+    });
   });
 
   it('sends no X-Team-Id when told the call is not about a team', async () => {
@@ -37,7 +41,12 @@ describe("the console's API client", () => {
       envelope(400, {
         code: 'VALIDATION_FAILED',
         error: 'The request is invalid.',
-        details: { fields: [{ field: 'project.name', message: 'The name must not be blank', code: 'custom' }, { field: 'query.limit', message: 'Too big.' }] },
+        details: {
+          fields: [
+            { field: 'project.name', message: 'The name must not be blank', code: 'custom' },
+            { field: 'query.limit', message: 'Too big.' },
+          ],
+        },
         meta,
       }),
     );
@@ -53,7 +62,11 @@ describe("the console's API client", () => {
 
   it('adds how long to wait to a 429', async () => {
     const problem = await problemFrom(
-      envelope(429, { code: 'SIGN_IN_LINK_LIMITED', error: 'Too many sign-in links requested.', details: null, meta }, { 'retry-after': '1800' }),
+      envelope(
+        429,
+        { code: 'SIGN_IN_LINK_LIMITED', error: 'Too many sign-in links requested.', details: null, meta },
+        { 'retry-after': '1800' },
+      ),
     );
     expect(problem.message).toBe('Too many sign-in links requested. Try again in 30 minutes.');
     expect(problem.retryAfter).toBe(1800);
@@ -67,7 +80,10 @@ describe("the console's API client", () => {
     expect(odd.message).toBe('The platform gave an answer the console does not understand (HTTP 418).');
     const { api } = clientAnswering(() => Promise.reject(new TypeError('Failed to fetch')));
     const offline = await api.get('/projects').catch((e: unknown) => e);
-    expect(offline).toMatchObject({ code: 'NETWORK_ERROR', message: 'The platform could not be reached. Check your connection and try again.' });
+    expect(offline).toMatchObject({
+      code: 'NETWORK_ERROR',
+      message: 'The platform could not be reached. Check your connection and try again.',
+    });
     expect(describeError(new Error('internal detail'))).toBe('Something went wrong in the console. Reload the page and try again.');
   });
 

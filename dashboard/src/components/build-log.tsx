@@ -51,7 +51,11 @@ export function BuildLog(props: { projectId: string; deploymentId: string; statu
     <section aria-labelledby="build-log-title">
       <h2 id="build-log-title">Build log</h2>
       <p role="status">
-        {live === 'following' ? 'Following the build as it runs…' : live === 'unavailable' ? 'Live following of builds is not available on this platform yet.' : ''}
+        {live === 'following'
+          ? 'Following the build as it runs…'
+          : live === 'unavailable'
+            ? 'Live following of builds is not available on this platform yet.'
+            : ''}
       </p>
       <ErrorNote error={error} />
       {lines.length ? (

@@ -4,6 +4,12 @@ import { api } from '../session.ts';
 import { ErrorNote, formatBytes, Progress } from '../ui.tsx';
 import { deployFolder, filesFromDrop, filesFromInput, type DeployProgress, type DeployTarget, type PickedFile } from '../upload.ts';
 
+function progressCount(p: DeployProgress): string {
+  if (p.phase === 'uploading') return ` (${formatBytes(p.done)} of ${formatBytes(p.total)})`;
+  if (p.phase === 'hashing') return ` (${p.done} of ${p.total})`;
+  return '';
+}
+
 const PHASE: Record<DeployProgress['phase'], string> = {
   hashing: 'Hashing files in your browser',
   uploading: 'Sending the files the platform does not hold yet',
@@ -61,9 +67,6 @@ export function DropZone(props: {
         }}
       >
         <p>Drop your site's folder here (its index.html at the top), or</p>
-        <label for={`${id}-pick`} class="button-like">
-          Choose a folder
-        </label>
         <input
           id={`${id}-pick`}
           class="visually-hidden"
@@ -78,10 +81,14 @@ export function DropZone(props: {
             input.value = '';
           }}
         />
+        {/* After the input: its focus ring is drawn on this label (input:focus-visible + label). */}
+        <label for={`${id}-pick`} class="button-like">
+          Choose a folder
+        </label>
       </div>
       {progress && (
         <Progress
-          label={`${PHASE[progress.phase]}${progress.phase === 'uploading' ? ` (${formatBytes(progress.done)} of ${formatBytes(progress.total)})` : progress.phase === 'hashing' ? ` (${progress.done} of ${progress.total})` : ''}`}
+          label={`${PHASE[progress.phase]}${progressCount(progress)}`}
           value={progress.phase === 'done' ? 1 : progress.done}
           max={progress.phase === 'done' ? 1 : progress.total}
         />

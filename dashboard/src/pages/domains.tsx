@@ -33,7 +33,11 @@ export interface Domain {
 }
 
 /** States the platform moves on its own (verification, TLS): the page asks again until they settle. */
-const unsettled = (d: Domain) => d.status === 'pending_verification' || d.status === 'awaiting_delegation' || d.ssl_status === 'pending' || d.ssl_status === 'provisioning';
+const unsettled = (d: Domain) =>
+  d.status === 'pending_verification' ||
+  d.status === 'awaiting_delegation' ||
+  d.ssl_status === 'pending' ||
+  d.ssl_status === 'provisioning';
 const REFRESH_MS = 10_000;
 
 export function DomainsTab(props: { project: Project }) {
@@ -69,12 +73,29 @@ export function DomainsTab(props: { project: Project }) {
           }}
         >
           <h3>Add a domain</h3>
-          <Field label="Domain" name="domain" placeholder="www.example.com" value={domain} required error={add.fields.domain}
-            onInput={(e) => setDomain((e.target as HTMLInputElement).value)} />
-          <Select label="DNS" name="connection_mode" value={mode} onChange={setMode}
-            options={[['byo_dns', 'I keep my DNS provider (records to set)'], ['managed_dns', 'The platform hosts the DNS zone (name servers to set)']]} />
+          <Field
+            label="Domain"
+            name="domain"
+            placeholder="www.example.com"
+            value={domain}
+            required
+            error={add.fields.domain}
+            onInput={(e) => setDomain((e.target as HTMLInputElement).value)}
+          />
+          <Select
+            label="DNS"
+            name="connection_mode"
+            value={mode}
+            onChange={setMode}
+            options={[
+              ['byo_dns', 'I keep my DNS provider (records to set)'],
+              ['managed_dns', 'The platform hosts the DNS zone (name servers to set)'],
+            ]}
+          />
           <ErrorNote error={add.error} />
-          <button type="submit" disabled={add.busy}>{add.busy ? 'Adding…' : 'Add domain'}</button>
+          <button type="submit" disabled={add.busy}>
+            {add.busy ? 'Adding…' : 'Add domain'}
+          </button>
         </form>
       )}
       {canAdmin(session) && (
@@ -85,12 +106,28 @@ export function DomainsTab(props: { project: Project }) {
           }}
         >
           <h3>Primary domain</h3>
-          <Select label="Primary domain" name="primary_domain_id" value={primaryId} onChange={setPrimaryId} error={primary.fields.primary_domain_id}
-            options={[['', 'None: every hostname serves the site'], ...verified.map((d) => [d.id, d.domain] as [string, string])]} />
-          <Select label="The platform address" name="platform_url_mode" value={urlMode} onChange={setUrlMode}
-            options={[['redirect', 'Redirects to the primary domain (301, cached 30 days)'], ['serve', 'Serves the site too']]} />
+          <Select
+            label="Primary domain"
+            name="primary_domain_id"
+            value={primaryId}
+            onChange={setPrimaryId}
+            error={primary.fields.primary_domain_id}
+            options={[['', 'None: every hostname serves the site'], ...verified.map((d) => [d.id, d.domain] as [string, string])]}
+          />
+          <Select
+            label="The platform address"
+            name="platform_url_mode"
+            value={urlMode}
+            onChange={setUrlMode}
+            options={[
+              ['redirect', 'Redirects to the primary domain (301, cached 30 days)'],
+              ['serve', 'Serves the site too'],
+            ]}
+          />
           <ErrorNote error={primary.error} />
-          <button type="submit" disabled={primary.busy}>Save primary domain</button>
+          <button type="submit" disabled={primary.busy}>
+            Save primary domain
+          </button>
         </form>
       )}
     </section>
@@ -155,8 +192,13 @@ function GeoPolicy(props: { d: Domain; onSaved: (d: Domain) => void }) {
       onSubmit={async (e) => {
         e.preventDefault();
         setNote(null);
-        const list = countries.split(/[\s,]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
-        const saved = await action.run(() => api.patch<Domain>(`/domains/${props.d.id}/geo-filter`, { geo_mode: mode, geo_countries: mode === 'off' ? [] : list }));
+        const list = countries
+          .split(/[\s,]+/)
+          .map((c) => c.trim().toUpperCase())
+          .filter(Boolean);
+        const saved = await action.run(() =>
+          api.patch<Domain>(`/domains/${props.d.id}/geo-filter`, { geo_mode: mode, geo_countries: mode === 'off' ? [] : list }),
+        );
         if (saved) {
           setNote('Country rules saved.');
           props.onSaved(saved);
@@ -164,13 +206,30 @@ function GeoPolicy(props: { d: Domain; onSaved: (d: Domain) => void }) {
       }}
     >
       <h2>Country rules</h2>
-      <Select label="Rule" name="geo_mode" value={mode} onChange={setMode}
-        options={[['off', 'Every country'], ['allowlist', 'Only these countries'], ['blocklist', 'Every country but these']]} error={action.fields.geo_mode} />
-      <Field label="Countries (ISO codes like DE, US)" name="geo_countries" value={countries} error={action.fields.geo_countries}
-        onInput={(e) => setCountries((e.target as HTMLInputElement).value)} />
+      <Select
+        label="Rule"
+        name="geo_mode"
+        value={mode}
+        onChange={setMode}
+        options={[
+          ['off', 'Every country'],
+          ['allowlist', 'Only these countries'],
+          ['blocklist', 'Every country but these'],
+        ]}
+        error={action.fields.geo_mode}
+      />
+      <Field
+        label="Countries (ISO codes like DE, US)"
+        name="geo_countries"
+        value={countries}
+        error={action.fields.geo_countries}
+        onInput={(e) => setCountries((e.target as HTMLInputElement).value)}
+      />
       <ErrorNote error={action.error} />
       {note && <Notice>{note}</Notice>}
-      <button type="submit" disabled={action.busy}>Save country rules</button>
+      <button type="submit" disabled={action.busy}>
+        Save country rules
+      </button>
     </form>
   );
 }
@@ -183,10 +242,11 @@ export function DomainPage(props: { id: string }) {
   useInterval(refresh, REFRESH_MS, !!d.data && unsettled(d.data));
   if (!d.data) return <Page title="Domain">{d.error ? <ErrorNote error={d.error} /> : <Loading what="the domain" />}</Page>;
   const dom = d.data;
-  const act = (path: string) => action.run(async () => {
-    await api.post(path, {});
-    await d.reload();
-  });
+  const act = (path: string) =>
+    action.run(async () => {
+      await api.post(path, {});
+      await d.reload();
+    });
   return (
     <Page title={dom.domain}>
       <p>
@@ -194,7 +254,10 @@ export function DomainPage(props: { id: string }) {
       </p>
       <dl class="facts" aria-live="polite">
         <dt>Verification</dt>
-        <dd>{dom.status.replace(/_/g, ' ')}{dom.last_verification_attempt ? ` (last checked ${formatTime(dom.last_verification_attempt)})` : ''}</dd>
+        <dd>
+          {dom.status.replace(/_/g, ' ')}
+          {dom.last_verification_attempt ? ` (last checked ${formatTime(dom.last_verification_attempt)})` : ''}
+        </dd>
         <dt>SSL certificate</dt>
         <dd>
           {dom.ssl_status}
@@ -203,12 +266,22 @@ export function DomainPage(props: { id: string }) {
         </dd>
       </dl>
       {unsettled(dom) && <p class="hint">This page checks again every {REFRESH_MS / 1000} seconds.</p>}
-      {dom.debug_url && <p><a href={dom.debug_url}>Diagnose the certificate</a></p>}
+      {dom.debug_url && (
+        <p>
+          <a href={dom.debug_url}>Diagnose the certificate</a>
+        </p>
+      )}
       <ErrorNote error={action.error} />
       <div class="actions">
-        {dom.status !== 'verified' && <button type="button" disabled={action.busy} onClick={() => act(`/domains/${dom.id}/verify`)}>Check DNS now</button>}
+        {dom.status !== 'verified' && (
+          <button type="button" disabled={action.busy} onClick={() => act(`/domains/${dom.id}/verify`)}>
+            Check DNS now
+          </button>
+        )}
         {dom.status === 'verified' && dom.ssl_status !== 'issued' && (
-          <button type="button" disabled={action.busy} onClick={() => act(`/domains/${dom.id}/retry-ssl`)}>Retry SSL</button>
+          <button type="button" disabled={action.busy} onClick={() => act(`/domains/${dom.id}/retry-ssl`)}>
+            Retry SSL
+          </button>
         )}
       </div>
       <Records d={dom} />

@@ -16,7 +16,7 @@ interface ImportResult {
   environment: string;
   created: string[];
   updated: string[];
-  rejected: ({ line?: number; name?: string; message: string })[];
+  rejected: { line?: number; name?: string; message: string }[];
 }
 
 /** Environment variables: names only; values go in and are never shown back. */
@@ -24,7 +24,10 @@ export function EnvTab(props: { project: Project }) {
   const [environment, setEnvironment] = useState<string>('production');
   const [content, setContent] = useState('');
   const [result, setResult] = useState<ImportResult | null>(null);
-  const list = useLoad(() => api.get<{ variables: Variable[] }>(`/projects/${props.project.id}/env?environment=${environment}`), [props.project.id, environment]);
+  const list = useLoad(
+    () => api.get<{ variables: Variable[] }>(`/projects/${props.project.id}/env?environment=${environment}`),
+    [props.project.id, environment],
+  );
   const action = useAction();
   return (
     <section aria-labelledby="env-title">
@@ -72,9 +75,15 @@ export function EnvTab(props: { project: Project }) {
         }}
       >
         <h3>Import .env text</h3>
-        <TextArea label="Contents of a .env file" name="content" rows={6} value={content} error={action.fields.content}
+        <TextArea
+          label="Contents of a .env file"
+          name="content"
+          rows={6}
+          value={content}
+          error={action.fields.content}
           hint="One NAME=value per line; comments and blank lines are skipped."
-          onInput={(e) => setContent((e.target as HTMLTextAreaElement).value)} />
+          onInput={(e) => setContent((e.target as HTMLTextAreaElement).value)}
+        />
         <ErrorNote error={action.error} />
         <button type="submit" disabled={action.busy || !content.trim()}>
           {action.busy ? 'Importing…' : `Import into ${environment}`}
@@ -82,9 +91,10 @@ export function EnvTab(props: { project: Project }) {
       </form>
       {result && (
         <Notice>
-          Imported into {result.environment}: {result.created.length} created ({result.created.join(', ') || 'none'}), {result.updated.length} updated
-          ({result.updated.join(', ') || 'none'}).
-          {result.rejected.length > 0 && ` ${result.rejected.length} skipped. ${result.rejected.map((r) => `${r.name ?? `line ${r.line}`}: ${r.message}`).join(' ')}`}
+          Imported into {result.environment}: {result.created.length} created ({result.created.join(', ') || 'none'}),{' '}
+          {result.updated.length} updated ({result.updated.join(', ') || 'none'}).
+          {result.rejected.length > 0 &&
+            ` ${result.rejected.length} skipped. ${result.rejected.map((r) => `${r.name ?? `line ${r.line}`}: ${r.message}`).join(' ')}`}
         </Notice>
       )}
     </section>

@@ -38,7 +38,10 @@ function decodeBody(base64: string | undefined): string {
 function FunctionCard(props: { project: Project; fn: Fn }) {
   const { project, fn } = props;
   const [body, setBody] = useState('');
-  const list = useLoad(() => api.get<{ invocations: Invocation[] }>(`/projects/${project.id}/functions/${encodeURIComponent(fn.name)}/invocations`), [fn.name]);
+  const list = useLoad(
+    () => api.get<{ invocations: Invocation[] }>(`/projects/${project.id}/functions/${encodeURIComponent(fn.name)}/invocations`),
+    [fn.name],
+  );
   const action = useAction();
   return (
     <li class="card wide">
@@ -50,16 +53,26 @@ function FunctionCard(props: { project: Project; fn: Fn }) {
         onSubmit={async (e) => {
           e.preventDefault();
           const queued = await action.run(() =>
-            api.call<{ invocation_id: string }>('POST', `/public/functions/${encodeURIComponent(project.subdomain)}/${encodeURIComponent(fn.name)}`, {
-              rawBody: body,
-              headers: { 'content-type': 'application/json' },
-              team: null,
-            }),
+            api.call<{ invocation_id: string }>(
+              'POST',
+              `/public/functions/${encodeURIComponent(project.subdomain)}/${encodeURIComponent(fn.name)}`,
+              {
+                rawBody: body,
+                headers: { 'content-type': 'application/json' },
+                team: null,
+              },
+            ),
           );
           if (queued) navigate(`/projects/${project.id}/functions/${invocationItem(fn.name, queued.invocation_id)}`);
         }}
       >
-        <TextArea label={`Request body for ${fn.name}`} name="body" rows={3} value={body} onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)} />
+        <TextArea
+          label={`Request body for ${fn.name}`}
+          name="body"
+          rows={3}
+          value={body}
+          onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)}
+        />
         <ErrorNote error={action.error} />
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Queuing…' : 'Run as a queued invocation'}
@@ -71,7 +84,8 @@ function FunctionCard(props: { project: Project; fn: Fn }) {
       <ul>
         {list.data?.invocations.map((i) => (
           <li key={i.id}>
-            <Link href={`/projects/${project.id}/functions/${invocationItem(fn.name, i.id)}`}>{shortId(i.id)}</Link> {i.status} · {formatTime(i.created_at)}
+            <Link href={`/projects/${project.id}/functions/${invocationItem(fn.name, i.id)}`}>{shortId(i.id)}</Link> {i.status} ·{' '}
+            {formatTime(i.created_at)}
           </li>
         ))}
       </ul>
@@ -88,7 +102,9 @@ export function FunctionsTab(props: { project: Project }) {
       {fns.loading && !fns.data && <Loading what="functions" />}
       {fns.data?.functions.length === 0 && <p>The live deployment has no functions: add .js or .ts files to its functions/ folder.</p>}
       <ul class="cards">
-        {fns.data?.functions.map((fn) => <FunctionCard key={fn.name} project={props.project} fn={fn} />)}
+        {fns.data?.functions.map((fn) => (
+          <FunctionCard key={fn.name} project={props.project} fn={fn} />
+        ))}
       </ul>
     </section>
   );
@@ -99,7 +115,10 @@ export function InvocationView(props: { project: Project; item: string }) {
   const at = props.item.lastIndexOf('@');
   const name = decodeURIComponent(props.item.slice(0, at));
   const id = props.item.slice(at + 1);
-  const inv = useLoad(() => api.get<Invocation>(`/projects/${props.project.id}/functions/${encodeURIComponent(name)}/invocations/${id}`), [name, id]);
+  const inv = useLoad(
+    () => api.get<Invocation>(`/projects/${props.project.id}/functions/${encodeURIComponent(name)}/invocations/${id}`),
+    [name, id],
+  );
   const refresh = useCallback(() => void inv.reload(), [inv.reload]);
   useInterval(refresh, 1000, !!inv.data && !TERMINAL.has(inv.data.status));
   const data = inv.data;
@@ -115,7 +134,10 @@ export function InvocationView(props: { project: Project; item: string }) {
       {!data && !inv.error && <Loading what="the invocation" />}
       {data && (
         <>
-          <p role="status">Status: {data.status}{TERMINAL.has(data.status) ? '' : ' (refreshing)'}</p>
+          <p role="status">
+            Status: {data.status}
+            {TERMINAL.has(data.status) ? '' : ' (refreshing)'}
+          </p>
           {data.error_message && <p class="error">{data.error_message}</p>}
           {data.response_status !== undefined && (
             <>

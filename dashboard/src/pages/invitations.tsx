@@ -25,14 +25,18 @@ export function InvitationsPage() {
         {list.data?.map((i) => (
           <li key={i.id}>
             {i.team_name ?? 'A team'} invites you as {i.role} (until {formatTime(i.expires_at)}){' '}
-            <button type="button" disabled={action.busy} onClick={async () => {
-              const ok = await action.run(() => api.post(`/me/invitations/${i.id}/accept`, {}, { team: null }));
-              if (ok) {
-                await loadSession();
-                chooseTeam(i.team_id);
-                navigate('/');
-              }
-            }}>
+            <button
+              type="button"
+              disabled={action.busy}
+              onClick={async () => {
+                const ok = await action.run(() => api.post(`/me/invitations/${i.id}/accept`, {}, { team: null }));
+                if (ok) {
+                  await loadSession();
+                  chooseTeam(i.team_id);
+                  navigate('/');
+                }
+              }}
+            >
               Join {i.team_name ?? 'the team'}
             </button>
           </li>

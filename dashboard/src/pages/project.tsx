@@ -30,7 +30,7 @@ function DeploymentRow(props: { d: Deployment; projectId: string; onPromote: (id
       <td>{d.status}</td>
       <td>{d.trigger ?? 'upload'}</td>
       <td>{d.branch ?? '—'}</td>
-      <td>{d.commit_sha ? `${d.commit_sha.slice(0, 7)} ${d.commit_message ?? ''}` : d.label ?? '—'}</td>
+      <td>{d.commit_sha ? `${d.commit_sha.slice(0, 7)} ${d.commit_message ?? ''}` : (d.label ?? '—')}</td>
       <td>{formatTime(d.created_at)}</td>
       <td>
         {!d.is_live && d.status === 'ready' && (
@@ -58,7 +58,11 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
     });
   return (
     <>
-      <DropZone label="Deploy a new version" target={() => ({ projectId: project.id })} onDeployed={() => void list.reload().then(props.reloadProject)} />
+      <DropZone
+        label="Deploy a new version"
+        target={() => ({ projectId: project.id })}
+        onDeployed={() => void list.reload().then(props.reloadProject)}
+      />
       <section aria-labelledby="deployments-title">
         <h2 id="deployments-title">Deployments</h2>
         {liveIndex >= 0 && previous && (
@@ -83,7 +87,9 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
               </tr>
             </thead>
             <tbody>
-              {deployments.map((d) => <DeploymentRow key={d.id} d={d} projectId={project.id} onPromote={promote} busy={action.busy} />)}
+              {deployments.map((d) => (
+                <DeploymentRow key={d.id} d={d} projectId={project.id} onPromote={promote} busy={action.busy} />
+              ))}
             </tbody>
           </table>
         )}
@@ -93,7 +99,10 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
 }
 
 function DeploymentDetail(props: { projectId: string; id: string }) {
-  const d = useLoad(() => api.get<Deployment & { build_log: string[]; functions: string[] }>(`/projects/${props.projectId}/deployments/${props.id}`), [props.id]);
+  const d = useLoad(
+    () => api.get<Deployment & { build_log: string[]; functions: string[] }>(`/projects/${props.projectId}/deployments/${props.id}`),
+    [props.id],
+  );
   if (d.error) return <ErrorNote error={d.error} />;
   if (!d.data) return <Loading what="the deployment" />;
   return (
@@ -101,15 +110,22 @@ function DeploymentDetail(props: { projectId: string; id: string }) {
       <h2 id="deployment-title">Deployment {shortId(d.data.id)}</h2>
       <dl class="facts">
         <dt>Status</dt>
-        <dd>{d.data.status}{d.data.is_live ? ' (live)' : ''}</dd>
+        <dd>
+          {d.data.status}
+          {d.data.is_live ? ' (live)' : ''}
+        </dd>
         <dt>Files</dt>
-        <dd>{d.data.file_count} ({formatBytes(d.data.total_bytes)})</dd>
+        <dd>
+          {d.data.file_count} ({formatBytes(d.data.total_bytes)})
+        </dd>
         <dt>Functions</dt>
         <dd>{d.data.functions.join(', ') || 'none'}</dd>
         {d.data.preview_url && (
           <>
             <dt>Preview</dt>
-            <dd><a href={d.data.preview_url}>{d.data.preview_url}</a></dd>
+            <dd>
+              <a href={d.data.preview_url}>{d.data.preview_url}</a>
+            </dd>
           </>
         )}
       </dl>
@@ -120,7 +136,12 @@ function DeploymentDetail(props: { projectId: string; id: string }) {
 
 export function ProjectPage(props: { id: string; tab: string; item: string | null }) {
   const project = useLoad(() => api.get<Project>(`/projects/${props.id}`), [props.id]);
-  if (project.error && !project.data) return <Page title="Project"><ErrorNote error={project.error} /></Page>;
+  if (project.error && !project.data)
+    return (
+      <Page title="Project">
+        <ErrorNote error={project.error} />
+      </Page>
+    );
   if (!project.data) return <Loading what="the project" />;
   const p = project.data;
   const tab = props.tab;

@@ -34,16 +34,13 @@ export interface Deployment {
 
 function ProjectCard(props: { project: Project }) {
   const { project } = props;
-  const extra = useLoad(
-    async () => {
-      const [deployments, screenshot] = await Promise.all([
-        api.get<{ deployments: Deployment[] }>(`/projects/${project.id}/deployments`),
-        api.get<{ screenshot: { image_url: string } | null }>(`/projects/${project.id}/screenshot`),
-      ]);
-      return { last: deployments.deployments[0] ?? null, screenshot: screenshot.screenshot };
-    },
-    [project.id],
-  );
+  const extra = useLoad(async () => {
+    const [deployments, screenshot] = await Promise.all([
+      api.get<{ deployments: Deployment[] }>(`/projects/${project.id}/deployments`),
+      api.get<{ screenshot: { image_url: string } | null }>(`/projects/${project.id}/screenshot`),
+    ]);
+    return { last: deployments.deployments[0] ?? null, screenshot: screenshot.screenshot };
+  }, [project.id]);
   return (
     <li class="card">
       {extra.data?.screenshot ? (
@@ -61,7 +58,9 @@ function ProjectCard(props: { project: Project }) {
         <dt>Live deployment</dt>
         <dd>{shortId(project.live_deployment_id)}</dd>
         <dt>Last deployment</dt>
-        <dd>{extra.data?.last ? `${extra.data.last.status}, ${formatTime(extra.data.last.created_at)}` : extra.loading ? '…' : 'none yet'}</dd>
+        <dd>
+          {extra.data?.last ? `${extra.data.last.status}, ${formatTime(extra.data.last.created_at)}` : extra.loading ? '…' : 'none yet'}
+        </dd>
       </dl>
       <ErrorNote error={extra.error} />
     </li>
@@ -72,12 +71,21 @@ export function ProjectsPage() {
   const session = useSession();
   const projects = useLoad(() => api.get<{ projects: Project[] }>('/projects?limit=100'), [session.team?.id]);
   return (
-    <Page title="Projects" actions={<Link href="/new" class="button-like">New project</Link>}>
+    <Page
+      title="Projects"
+      actions={
+        <Link href="/new" class="button-like">
+          New project
+        </Link>
+      }
+    >
       <ErrorNote error={projects.error} />
       {projects.loading && !projects.data && <Loading what="projects" />}
       {projects.data && projects.data.projects.length === 0 && <p>No projects yet. Create one by dropping a folder.</p>}
       <ul class="cards">
-        {projects.data?.projects.map((p) => <ProjectCard key={p.id} project={p} />)}
+        {projects.data?.projects.map((p) => (
+          <ProjectCard key={p.id} project={p} />
+        ))}
       </ul>
     </Page>
   );
@@ -90,7 +98,14 @@ export function NewProjectPage() {
   return (
     <Page title="New project">
       <p>Name the project, then drop its folder. The files are hashed here and only those the platform lacks are sent.</p>
-      <Field label="Project name" name="project.name" value={name} required error={nameError} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+      <Field
+        label="Project name"
+        name="project.name"
+        value={name}
+        required
+        error={nameError}
+        onInput={(e) => setName((e.target as HTMLInputElement).value)}
+      />
       <Field
         label="Subdomain (optional)"
         name="project.subdomain"

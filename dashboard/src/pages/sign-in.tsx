@@ -50,8 +50,16 @@ export function SignInPage() {
           if (done) setSentTo(email);
         }}
       >
-        <Field label="E-mail address" name="email" type="email" autoComplete="email" required value={email} error={action.fields.email}
-          onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+        <Field
+          label="E-mail address"
+          name="email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          error={action.fields.email}
+          onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+        />
         <ErrorNote error={action.error} />
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Sending…' : 'Send me a sign-in link'}
@@ -62,7 +70,8 @@ export function SignInPage() {
           A sign-in link is on its way to {sentTo}. Open it in this browser.
           {local && (
             <>
-              {' '}On the local platform no mail leaves the machine: the link is printed in the platform's log and listed in the{' '}
+              {' '}
+              On the local platform no mail leaves the machine: the link is printed in the platform's log and listed in the{' '}
               <a href="/_local/outbox">local outbox</a>.
             </>
           )}
