@@ -6,11 +6,12 @@ import { ErrorNote } from '../ui.tsx';
  * A deployment's build log, followed while the build runs.
  *
  * Kept apart on purpose: builds (a separate piece of work) add
- * `GET /api/v1/projects/{id}/deployments/{deployment_id}/build-log?after={line}`,
- * answering `{lines: string[], next: number, done: boolean}`; this component
- * polls it every two seconds until `done`. Until that endpoint exists it shows
- * the lines the deployment itself carries (`build_log` of the deployment, the
- * functions build) and says that live following is not available.
+ * `GET /api/v1/projects/{id}/deployments/{deployment_id}/log?cursor={line}`,
+ * answering `{lines: string[], next_cursor: number, done: boolean}`; this
+ * component polls it every two seconds until `done`. Where that endpoint does
+ * not exist yet (404 ROUTE_NOT_FOUND), it shows the lines the deployment
+ * itself carries (`build_log`, the functions build) and says that live
+ * following is not available.
  */
 const FOLLOW_MS = 2000;
 const RUNNING = new Set(['queued', 'building', 'uploading']);
@@ -24,12 +25,12 @@ export function BuildLog(props: { projectId: string; deploymentId: string; statu
   useEffect(() => {
     if (live !== 'following') return undefined;
     let stopped = false;
-    const path = `/projects/${props.projectId}/deployments/${props.deploymentId}/build-log`;
+    const path = `/projects/${props.projectId}/deployments/${props.deploymentId}/log`;
     const tick = async () => {
       try {
-        const page = await api.get<{ lines: string[]; next: number; done: boolean }>(`${path}?after=${next.current}`);
+        const page = await api.get<{ lines: string[]; next_cursor: number; done: boolean }>(`${path}?cursor=${next.current}`);
         if (stopped) return;
-        next.current = page.next;
+        next.current = page.next_cursor;
         if (page.lines.length) setLines((old) => [...old, ...page.lines]);
         if (page.done) setLive('finished');
         else timer = setTimeout(tick, FOLLOW_MS);
