@@ -1,6 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { sendSignInLink } from '../../../lib/identity/sign-in.ts';
+import { sendSignInLink } from '../../../lib/identity/sign-in-mail.ts';
 
 const body = z.strictObject({ email: z.email().check(z.maxLength(254)) });
 

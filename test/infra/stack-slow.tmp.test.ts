@@ -1,0 +1,684 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { App, Stack, type CfnElement } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, secretDefinitions, tableDefinition, type SecretName } from '../../lib/resources.ts';
+import { fallbackRoute, routeKey, routes, type ResourceUse, type RouteRow } from '../../lib/http/routes.ts';
+import { workers, type WorkerRow } from '../../lib/workers.ts';
+import {
+  bucketReadActions,
+  bucketWriteActions,
+  scheduleWriteActions,
+  tableReadActions,
+  tableWriteActions,
+} from '../../infra/grants.ts';
+import { bundleSettings, repoRoot, requireBanner } from '../../infra/bundling.ts';
+import { readSettings } from '../../infra/context.ts';
+import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
+import { SlipwayState } from '../../infra/state.ts';
+import { SlipwayWorkers } from '../../infra/workers.ts';
+import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as statementsOfRoleIn } from '../support/iam-policies.ts';
+
+/**
+ * The stack is synthesized once for the whole file, with every handler
+ * bundled by esbuild exactly as `cdk synth` does.
+ */
+const corsOrigin = 'https://dashboard.example.test';
+const rows = routes as readonly RouteRow[];
+let stack: SlipwayStack;
+let template: Template;
+let templateFile: string;
+let outdir: string;
+type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-'));
+  const built = buildSlipwayApp({
+    outdir,
+    context: { corsOrigins: corsOrigin, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' },
+  });
+  stack = built.stack;
+  // Synthesis runs the cdk-nag plugin and throws on any unacknowledged finding.
+  const assembly = built.app.synth();
+  templateFile = assembly.getStackByName(stack.stackName).templateFullPath;
+  template = Template.fromJSON(JSON.parse(fs.readFileSync(templateFile, 'utf8')));
+  resources = template.toJSON().Resources;
+}, 1_800_000);
+
+afterAll(() => {
+  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
+});
+
+/** What each use may grant; a role holding anything else is over-privileged. */
+const allowedFor: Record<ResourceUse, readonly string[]> = {
+  'table:read': tableReadActions,
+  'table:write': tableWriteActions,
+  'table:analytics': ['dynamodb:UpdateItem'],
+  'sites:read': [...bucketReadActions, 's3:ListBucket'],
+  'sites:write': [...bucketWriteActions, 's3:ListBucket'],
+  'bundles:read': [...bucketReadActions, 's3:ListBucket'],
+  'bundles:write': [...bucketWriteActions, 's3:ListBucket'],
+  'invocations:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'deletions:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'screenshots:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'abuseScans:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
+  'mail:send': ['ses:SendEmail'],
+  'secrets:gitState': ['secretsmanager:GetSecretValue'],
+  'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
+  'secrets:billingWebhook': ['secretsmanager:GetSecretValue'],
+  'dns:zones': ['route53:CreateHostedZone', 'route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
+  'tls:provision': [
+    'acm:RequestCertificate',
+    'acm:AddTagsToCertificate',
+    'acm:DescribeCertificate',
+    'acm:DeleteCertificate',
+    'cloudfront:CreateDistribution',
+    'cloudfront:GetDistribution',
+    'cloudfront:GetDistributionConfig',
+    'cloudfront:UpdateDistribution',
+    'cloudfront:DeleteDistribution',
+    'cloudfront:ListDistributions',
+    'route53:ChangeResourceRecordSets',
+    'sqs:SendMessage',
+    'sqs:GetQueueAttributes',
+    'sqs:GetQueueUrl',
+  ],
+  'cdn:distributions': ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
+};
+const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+
+const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+/** The platform's Lambda functions: every one but CDK's own handler that copies the console's files into its bucket. */
+const platformFunctions = () => ofType('AWS::Lambda::Function').filter(([id]) => !id.startsWith('CustomCDKBucketDeployment'));
+
+const actionsOfRole = (roleId: string, of: Record<string, Resource> = resources) => actionsOfRoleIn(of, roleId);
+
+/** The integration behind a route resource, and the function that integration calls. */
+function functionBehindRoute(route: Resource): string {
+  const target = JSON.stringify(route.Properties.Target);
+  const integrationId = Object.keys(resources).find(
+    (id) => resources[id]!.Type === 'AWS::ApiGatewayV2::Integration' && target.includes(`"Ref":"${id}"`),
+  );
+  expect(integrationId, `integration for ${route.Properties.RouteKey}`).toBeDefined();
+  const uri = resources[integrationId!]!.Properties.IntegrationUri;
+  expect(uri).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
+  return uri['Fn::GetAtt'][0];
+}
+
+describe('API: one Lambda per route row', () => {
+  it('makes exactly one function per route row, on Node 22 arm64 (or the architecture its run-time packages were installed for), described by its route key', () => {
+    const routeFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description).startsWith('Slipway route '));
+    expect(routeFunctions).toHaveLength(rows.length);
+    for (const row of rows) {
+      const fn = stack.api.routeFunctions.get(routeKey(row));
+      expect(fn, routeKey(row)).toBeDefined();
+      const resource = resources[logicalId(fn!.fn)]!;
+      expect(resource.Properties).toMatchObject({
+        Description: `Slipway route ${routeKey(row)}`,
+        Runtime: 'nodejs22.x',
+        Architectures: [row.runtimePackages?.architecture ?? 'arm64'],
+        Handler: 'index.handler',
+        MemorySize: row.memoryMb ?? 512,
+        Timeout: row.timeoutSeconds ?? 10,
+      });
+    }
+    const ids = new Set(rows.map((row) => logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn)));
+    expect(ids.size).toBe(rows.length);
+  });
+
+  it('wires each route key to its own function', () => {
+    const routeResources = ofType('AWS::ApiGatewayV2::Route');
+    for (const row of rows) {
+      const matching = routeResources.filter(([, r]) => r.Properties.RouteKey === `${row.method} ${row.path}`);
+      expect(matching, routeKey(row)).toHaveLength(1);
+      expect(functionBehindRoute(matching[0]![1])).toBe(logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn));
+      expect(matching[0]![1].Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+    }
+    // Row routes plus $default, nothing else.
+    expect(routeResources).toHaveLength(rows.length + 1);
+  });
+
+  it('sends every unmatched request to the fallback handler through $default', () => {
+    const defaults = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => r.Properties.RouteKey === '$default');
+    expect(defaults).toHaveLength(1);
+    expect(functionBehindRoute(defaults[0]![1])).toBe(logicalId(stack.api.fallbackFunction.fn));
+    expect(fallbackRoute.uses).toEqual([]);
+  });
+
+  it('lets API Gateway invoke each function only from its own route', () => {
+    for (const row of rows) {
+      const fnId = logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn);
+      const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(`"${fnId}"`));
+      expect(permissions).toHaveLength(1);
+      expect(permissions[0]![1].Properties.Principal).toBe('apigateway.amazonaws.com');
+      // Scoped to this API and this route's path (any stage).
+      const sourceArn = JSON.stringify(permissions[0]![1].Properties.SourceArn);
+      expect(sourceArn).toContain(`{"Ref":"${logicalId(stack.api.httpApi)}"},"/*/*${row.path}"]`);
+    }
+  });
+
+  it('answers CORS preflights for the configured origins', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: Match.objectLike({
+        AllowOrigins: [corsOrigin],
+        AllowCredentials: true,
+        AllowMethods: Match.arrayWith(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+        AllowHeaders: Match.arrayWith(['authorization', 'content-type', 'x-team-id']),
+      }),
+    });
+  });
+
+  it('logs every request of the auto-deployed $default stage', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('\\$context\\.requestId') },
+    });
+  });
+});
+
+describe('bundles', () => {
+  it('load the credential providers left out of the bundle only lazily, never at import', () => {
+    const bundles = fs
+      .readdirSync(outdir)
+      .filter((dir) => dir.startsWith('asset.') && fs.existsSync(path.join(outdir, dir, 'index.mjs')))
+      .map((dir) => fs.readFileSync(path.join(outdir, dir, 'index.mjs'), 'utf8'));
+    expect(bundles.length).toBeGreaterThanOrEqual(rows.length);
+    for (const code of bundles) {
+      expect(code.startsWith(requireBanner)).toBe(true);
+      for (const external of bundleSettings.externalModules) {
+        // A static import would fail at cold start on Lambda, where these packages are absent.
+        expect(code).not.toMatch(new RegExp(`(from|import)\\s*"${external.replace(/[/.]/g, '\\$&')}"`));
+      }
+    }
+  });
+});
+
+describe('workers', () => {
+  it('makes one function per worker row and wires its trigger', () => {
+    for (const row of workers) {
+      const fn = stack.workers.workerFunctions.get(row.name);
+      expect(fn, row.name).toBeDefined();
+      const fnId = logicalId(fn!.fn);
+      // A container-image worker runs its image's Node 22 (test/infra/screenshots-capture.test.ts).
+      expect(resources[fnId]!.Properties).toMatchObject(
+        row.image ? { Description: `Slipway worker ${row.name}`, PackageType: 'Image' } : { Description: `Slipway worker ${row.name}`, Runtime: 'nodejs22.x' },
+      );
+      if (row.trigger.kind === 'queue') {
+        const queueId = logicalId(stack.state.queues[row.trigger.queue]);
+        template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+          FunctionName: { Ref: fnId },
+          EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+          BatchSize: row.trigger.batchSize,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        });
+      } else {
+        const schedulerRoleId = logicalId(stack.state.schedulerRole);
+        expect(actionsOfRole(schedulerRoleId)).toContain('lambda:InvokeFunction');
+        template.hasResourceProperties('AWS::IAM::Policy', {
+          Roles: [{ Ref: schedulerRoleId }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [fnId, 'Arn'] } }),
+            ]),
+          },
+        });
+        // Every function allowed to create schedules learns this target's ARN.
+        const arnVar = row.trigger.targetArnEnvVar;
+        const fixedName = resources[fnId]!.Properties.FunctionName as string;
+        const schedulingFunctions = [
+          ...rows.filter((r) => r.uses.includes('scheduler:write')).map((r) => stack.api.routeFunctions.get(routeKey(r))!),
+          ...workers.filter((w) => w.uses.includes('scheduler:write')).map((w) => stack.workers.workerFunctions.get(w.name)!),
+        ];
+        for (const scheduling of schedulingFunctions) {
+          const value = JSON.stringify(resources[logicalId(scheduling.fn)]!.Properties.Environment.Variables[arnVar]);
+          expect(value, `${arnVar} of ${scheduling.node.path}`).toContain(`:function:${fixedName}`);
+        }
+      }
+    }
+    const workerFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description).startsWith('Slipway worker '));
+    expect(workerFunctions).toHaveLength(workers.length);
+  });
+
+  it('lets only EventBridge Scheduler of this account assume the scheduler role', () => {
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [
+          Match.objectLike({
+            Principal: { Service: 'scheduler.amazonaws.com' },
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          }),
+        ],
+      },
+    });
+  });
+});
+
+describe('worker rows the table does not hold yet', () => {
+  // The worker table grows as features land; the wiring of each trigger kind is checked on stand-in rows.
+  const standIn = (rows: WorkerRow[]) => {
+    const probe = new Stack(new App(), 'WorkerProbe');
+    const state = new SlipwayState(probe, 'State');
+    const workersConstruct = new SlipwayWorkers(probe, 'Workers', {
+      grants: { state, mailFrom: 'no-reply@example.test' },
+      environment: {},
+      environmentFor: () => ({}),
+      rows,
+    });
+    return { probe, state, workersConstruct };
+  };
+
+  it('consumes a queue row through an event source mapping that reports batch item failures', () => {
+    const { probe, state, workersConstruct } = standIn([
+      { name: 'probe-consumer', handler: fallbackRoute.handler, trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 5 }, uses: ['table:read'], timeoutSeconds: 30 },
+    ]);
+    const probeTemplate = Template.fromStack(probe);
+    const fn = workersConstruct.workerFunctions.get('probe-consumer')!;
+    probeTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: probe.getLogicalId(fn.fn.node.defaultChild as CfnElement) },
+      EventSourceArn: { 'Fn::GetAtt': [probe.getLogicalId(state.queues.sslRetries.node.defaultChild as CfnElement), 'Arn'] },
+      BatchSize: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('maps every resource use to IAM that cdk-nag accepts, and a scheduled row gets invoked by the scheduler role', () => {
+    const everyUse = Object.keys(allowedFor) as ResourceUse[];
+    const { probe, state, workersConstruct } = standIn([
+      { name: 'probe-everything', handler: fallbackRoute.handler, trigger: { kind: 'schedule', targetArnEnvVar: 'PROBE_TARGET_ARN' }, uses: everyUse },
+    ]);
+    const report = new AwsSolutionsChecks().validateScope(probe);
+    expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+    const probeTemplate = Template.fromStack(probe);
+    const fn = workersConstruct.workerFunctions.get('probe-everything')!;
+    const roleId = probe.getLogicalId(fn.role.node.defaultChild as CfnElement);
+    const granted = actionsOfRole(roleId, probeTemplate.toJSON().Resources);
+    expect([...granted].sort()).toEqual([...new Set([...logWrites, ...everyUse.flatMap((use) => allowedFor[use])])].sort());
+    probeTemplate.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'WorkerProbe-probe-everything' });
+    probeTemplate.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: probe.getLogicalId(state.schedulerRole.node.defaultChild as CfnElement) }],
+      PolicyDocument: { Statement: [Match.objectLike({ Action: 'lambda:InvokeFunction' })] },
+    });
+  });
+
+  it('refuses a queue consumer whose timeout outlasts the queue visibility timeout', () => {
+    expect(() =>
+      standIn([
+        { name: 'slow-consumer', handler: fallbackRoute.handler, trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 1 }, uses: [], timeoutSeconds: queueDefinitions.sslRetries.visibilityTimeoutSeconds + 1 },
+      ]),
+    ).toThrow(/exceeds the visibility timeout/);
+  });
+});
+
+describe('state', () => {
+  it('has one on-demand table with TTL, point-in-time recovery, deletion protection and the shared GSIs', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: tableDefinition.ttlAttribute, Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
+        KeySchema: [
+          { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+          { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: tableDefinition.globalSecondaryIndexes.map((gsi) => ({
+          IndexName: gsi.indexName,
+          KeySchema: [
+            { AttributeName: gsi.partitionKey, KeyType: 'HASH' },
+            { AttributeName: gsi.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        })),
+      },
+    });
+  });
+
+  it('blocks public access, encrypts and refuses plain HTTP on every bucket', () => {
+    const buckets = ofType('AWS::S3::Bucket');
+    // The data buckets of lib/resources.ts plus the server access log bucket and the console's files.
+    expect(buckets).toHaveLength(Object.keys(bucketDefinitions).length + 2);
+    for (const [id, bucket] of buckets) {
+      expect(bucket.Properties.PublicAccessBlockConfiguration, id).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+      const policies = ofType('AWS::S3::BucketPolicy').filter(([, p]) => JSON.stringify(p.Properties.Bucket) === JSON.stringify({ Ref: id }));
+      expect(policies, id).toHaveLength(1);
+      expect(policies[0]![1].Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+    }
+    for (const bucket of Object.values(stack.state.buckets)) {
+      expect(resources[logicalId(bucket)]!.Properties).toMatchObject({
+        VersioningConfiguration: { Status: 'Enabled' },
+        LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack.state.accessLogsBucket) } },
+      });
+    }
+  });
+
+  it('expires what upload sessions leave in the bundles bucket, and nothing of the sites bucket', () => {
+    const rules = (name: keyof typeof bucketDefinitions) =>
+      resources[logicalId(stack.state.buckets[name])]!.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
+    expect(rules('bundles')).toContainEqual(expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 9, Status: 'Enabled' }));
+    // Queued invocations' request, result and console output: 7 days (spec Limits).
+    expect(rules('bundles')).toContainEqual(expect.objectContaining({ Prefix: 'invocations/', ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 1 }, Status: 'Enabled' }));
+    expect(rules('sites').some((rule) => 'ExpirationInDays' in rule)).toBe(false);
+  });
+
+  it('gives every queue a dead-letter queue, encryption and TLS-only access', () => {
+    for (const [name, definition] of Object.entries(queueDefinitions) as [keyof typeof queueDefinitions, (typeof queueDefinitions)[keyof typeof queueDefinitions]][]) {
+      const queue = resources[logicalId(stack.state.queues[name])]!;
+      expect(queue.Properties).toMatchObject({
+        VisibilityTimeout: definition.visibilityTimeoutSeconds,
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stack.state.deadLetterQueues[name]), 'Arn'] },
+          maxReceiveCount: definition.maxReceiveCount,
+        },
+      });
+    }
+    for (const [id] of ofType('AWS::SQS::Queue')) {
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('has the schedule group', () => {
+    template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
+  });
+
+  it('gives every function the variables that name the resources', () => {
+    const names = [
+      tableDefinition.envVar,
+      ...Object.values(bucketDefinitions).map((b) => b.envVar),
+      ...Object.values(queueDefinitions).map((q) => q.envVar),
+      scheduleGroupDefinition.envVar,
+      scheduleGroupDefinition.roleEnvVar,
+    ];
+    for (const [id, fn] of platformFunctions()) {
+      const variables = fn.Properties.Environment.Variables;
+      for (const name of names) expect(variables[name], `${name} of ${id}`).toBeDefined();
+      expect(variables, id).toMatchObject({
+        SITE_DOMAIN: 'sites.example.test',
+        FUNCTION_DOMAIN: 'fn.example.test',
+        CORS_ORIGINS: corsOrigin,
+        MAIL_FROM: 'no-reply@sites.example.test',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    }
+  });
+});
+
+describe('least privilege', () => {
+
+  it('gives a table:read-only route no write action on the table', () => {
+    const readOnly = rows.filter((row) => row.uses.includes('table:read') && !row.uses.includes('table:write'));
+    expect(readOnly.length).toBeGreaterThan(0);
+    for (const row of readOnly) {
+      const actions = actionsOfRole(logicalId(stack.api.routeFunctions.get(routeKey(row))!.role));
+      expect(actions, routeKey(row)).toContain('dynamodb:GetItem');
+      for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']) {
+        expect(actions, routeKey(row)).not.toContain(write);
+      }
+    }
+  });
+
+  it('grants each route and worker only what its row uses', () => {
+    const all = [
+      ...rows.map((row) => ({ name: routeKey(row), uses: row.uses, fn: stack.api.routeFunctions.get(routeKey(row))! })),
+      { name: '$default', uses: fallbackRoute.uses, fn: stack.api.fallbackFunction },
+      ...workers.map((row) => ({
+        name: row.name,
+        // A queue consumer also receives and deletes from its queue (granted by the event source).
+        uses: row.uses,
+        extra: [
+          ...(row.trigger.kind === 'queue' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : []),
+          // The invocations worker runs each invocation as a Fargate task (test/infra/functions-queued-cloud.test.ts scopes these).
+          ...(row.name === 'function-invocations' ? ['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask', 'iam:PassRole'] : []),
+        ],
+        fn: stack.workers.workerFunctions.get(row.name)!,
+      })),
+    ];
+    for (const { name, uses, fn, ...rest } of all) {
+      const allowed = new Set([...logWrites, ...uses.flatMap((use) => allowedFor[use]), ...((rest as { extra?: string[] }).extra ?? [])]);
+      const granted = actionsOfRole(logicalId(fn.role));
+      for (const action of granted) expect(allowed.has(action), `${name} holds ${action}`).toBe(true);
+      for (const action of logWrites) expect(granted, name).toContain(action);
+    }
+  });
+
+  /**
+   * Actions AWS offers no resource-level scoping for, which a VPC Lambda (its
+   * network interfaces), the router creating such Lambdas, and a Fargate task
+   * pulling its image cannot do without: only these may stand on Resource '*'.
+   */
+  const unscopableActions = new Set([
+    // Creates a hosted zone, which has no ARN before it exists (managed-DNS domains).
+    'route53:CreateHostedZone',
+    // Requests a certificate, which has no ARN before it exists; lists the account's distributions (custom-domain TLS).
+    'acm:RequestCertificate',
+    'cloudfront:ListDistributions',
+    'ec2:CreateNetworkInterface',
+    'ec2:DescribeNetworkInterfaces',
+    'ec2:DescribeSubnets',
+    'ec2:DeleteNetworkInterface',
+    'ec2:AssignPrivateIpAddresses',
+    'ec2:UnassignPrivateIpAddresses',
+    'ec2:DescribeSecurityGroups',
+    'ec2:DescribeVpcs',
+    'ecr:GetAuthorizationToken',
+  ]);
+
+  it('never grants a wildcard action, nor a wildcard resource beyond the actions AWS cannot scope', () => {
+    for (const { id, statements } of policyDocuments(resources)) {
+      for (const statement of statements) {
+        const actions = [statement.Action].flat() as string[];
+        for (const action of actions) expect(action, id).not.toMatch(/\*/);
+        if ([statement.Resource].flat().includes('*')) {
+          expect(actions.filter((action) => !unscopableActions.has(action)), id).toEqual([]);
+        }
+      }
+    }
+    // No function role carries an AWS managed policy (AWSLambdaBasicExecutionRole would allow every log group).
+    for (const [id, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+  });
+});
+
+describe('secrets', () => {
+  const secretNames = Object.keys(secretDefinitions) as SecretName[];
+  /** Every function of the stack with the `uses` of its row. */
+  const everyFunction = () => [
+    ...rows.map((row) => ({ name: routeKey(row), uses: row.uses as readonly ResourceUse[], fn: stack.api.routeFunctions.get(routeKey(row))! })),
+    { name: '$default', uses: fallbackRoute.uses, fn: stack.api.fallbackFunction },
+    ...workers.map((row) => ({ name: row.name, uses: row.uses, fn: stack.workers.workerFunctions.get(row.name)! })),
+  ];
+  const statementsOfRole = (roleId: string) => statementsOfRoleIn(resources, roleId);
+
+  it('creates one generated secret per definition; the encryption key outlives the stack and is 64 hex characters', () => {
+    template.resourceCountIs('AWS::SecretsManager::Secret', secretNames.length);
+    const gitState = resources[logicalId(stack.state.secrets.gitState)]!;
+    expect(gitState.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    const envKey = resources[logicalId(stack.state.secrets.envEncryption)] as Resource & { DeletionPolicy?: string; UpdateReplacePolicy?: string };
+    expect(envKey.Type).toBe('AWS::SecretsManager::Secret');
+    expect(envKey.Properties.GenerateSecretString).toEqual({
+      PasswordLength: 64,
+      ExcludeUppercase: true,
+      ExcludePunctuation: true,
+      IncludeSpace: false,
+      ExcludeCharacters: 'ghijklmnopqrstuvwxyz',
+    });
+    expect(envKey.DeletionPolicy).toBe('Retain');
+    expect(envKey.UpdateReplacePolicy).toBe('Retain');
+  });
+
+  it('lets only the functions whose row uses a secret read it, that secret only, and gives them its ARN', () => {
+    const readers = new Map<SecretName, string[]>(secretNames.map((name) => [name, []]));
+    for (const { name, uses, fn } of everyFunction()) {
+      const statements = statementsOfRole(logicalId(fn.role)).filter((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
+      const variables = resources[logicalId(fn.fn)]!.Properties.Environment.Variables as Record<string, unknown>;
+      const used = secretNames.filter((secret) => uses.includes(`secrets:${secret}`));
+      expect(statements.flatMap((s) => [s.Resource].flat()), name).toEqual(used.map((secret) => ({ Ref: logicalId(stack.state.secrets[secret]) })));
+      for (const statement of statements) expect(statement.Action, name).toBe('secretsmanager:GetSecretValue');
+      for (const secret of secretNames) {
+        const { envVar, arnEnvVar } = secretDefinitions[secret];
+        // The value never travels in the function configuration, only the ARN, and only to a reader.
+        expect(variables[envVar], `${name} ${envVar}`).toBeUndefined();
+        expect(variables[arnEnvVar], `${name} ${arnEnvVar}`).toEqual(used.includes(secret) ? { Ref: logicalId(stack.state.secrets[secret]) } : undefined);
+      }
+      for (const secret of used) readers.get(secret)!.push(name);
+    }
+    expect(readers.get('gitState')).toEqual(['GET /api/v1/auth/git-host/connect']);
+    expect(readers.get('envEncryption')!.sort()).toEqual(['POST /api/v1/projects/{id}/env/bulk', 'PUT /api/v1/projects/{id}/env/{name}']);
+    expect(readers.get('billingWebhook')).toEqual(['POST /api/v1/webhooks/billing']);
+    // Listing names reveals no value: it neither decrypts nor holds the key.
+    expect(findRouteUses('GET /api/v1/projects/{id}/env')).not.toContain('secrets:envEncryption');
+    // No other role in the stack (site serving, custom resources) reads any secret.
+    const functionRoles = new Set(everyFunction().map(({ fn }) => logicalId(fn.role)));
+    for (const { id, roles, statements } of policyDocuments(resources)) {
+      if (roles.every((role) => functionRoles.has(role))) continue;
+      for (const statement of statements) expect([statement.Action].flat(), id).not.toContain('secretsmanager:GetSecretValue');
+    }
+  });
+
+  it('passes the e-mail confirmation page to every function, defaulting to the dashboard under the site domain', () => {
+    for (const [id, fn] of platformFunctions()) {
+      expect(fn.Properties.Environment.Variables.EMAIL_CONFIRM_URL, id).toBe('https://app.sites.example.test/confirm-email');
+    }
+    // The stack passes what readSettings gives; a context value replaces the default, and a non-URL stops synthesis.
+    const settingsWith = (context: Record<string, string>) => readSettings(new App({ context }));
+    expect(settingsWith({ emailConfirmUrl: 'https://dashboard.example.test/account/confirm' }).emailConfirmUrl).toBe(
+      'https://dashboard.example.test/account/confirm',
+    );
+    expect(settingsWith({}).emailConfirmUrl).toBe('https://app.slipway.site/confirm-email');
+    expect(() => settingsWith({ emailConfirmUrl: 'app.example.test/confirm' })).toThrow('emailConfirmUrl: "app.example.test/confirm" is not an http(s) URL');
+  });
+
+  it('passes the abuse intake switch and its hourly limits to every function, with their defaults', () => {
+    for (const [id, fn] of platformFunctions()) {
+      expect(fn.Properties.Environment.Variables, id).toMatchObject({
+        ABUSE_INTAKE: 'on',
+        ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR: '10',
+        ABUSE_REPORTS_PLATFORM_PER_HOUR: '500',
+      });
+    }
+    const settingsWith = (context: Record<string, unknown>) => readSettings(new App({ context }));
+    expect(settingsWith({ abuseIntake: 'off', abuseReportsPerSubmitterPerHour: '3', abuseReportsPlatformPerHour: 50 })).toMatchObject({
+      abuseIntake: 'off',
+      abuseReportsPerSubmitterPerHour: 3,
+      abuseReportsPlatformPerHour: 50,
+    });
+    expect(() => settingsWith({ abuseIntake: 'maybe' })).toThrow('abuseIntake: "maybe" is not on or off');
+    expect(() => settingsWith({ abuseReportsPlatformPerHour: '0' })).toThrow('abuseReportsPlatformPerHour: must be a whole number of at least 1');
+  });
+});
+
+const findRouteUses = (key: string) => rows.find((row) => routeKey(row) === key)!.uses as readonly ResourceUse[];
+
+describe('the console', () => {
+  it('serves the built dashboard from a private bucket and /api/* from the HTTP API on one CloudFront origin', () => {
+    const consoles = ofType('AWS::CloudFront::Distribution').filter(([, d]) =>
+      String(d.Properties.DistributionConfig.Comment).startsWith('Slipway console'),
+    );
+    expect(consoles).toHaveLength(1);
+    const config = consoles[0]![1].Properties.DistributionConfig;
+    expect(config.Comment).toBe('Slipway console: app.sites.example.test');
+    expect(config.DefaultRootObject).toBe('index.html');
+    const api = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/api/*');
+    expect(api).toMatchObject({
+      AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+      // Managed policies: CachingDisabled, and AllViewerExceptHostHeader (cookies, query and headers reach the API).
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+      ViewerProtocolPolicy: 'https-only',
+    });
+    const apiOrigin = config.Origins.find((o: { Id: string }) => o.Id === api.TargetOriginId);
+    expect(JSON.stringify(apiOrigin.DomainName)).toContain(logicalId(stack.api.httpApi));
+    expect(JSON.stringify(apiOrigin.DomainName)).toContain('execute-api');
+    const s3Origin = config.Origins.find((o: { Id: string }) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
+    expect(s3Origin.OriginAccessControlId).toBeDefined();
+    expect(config.DefaultCacheBehavior.FunctionAssociations).toHaveLength(1);
+    template.resourceCountIs('Custom::CDKBucketDeployment', 1);
+    for (const [id, fn] of platformFunctions()) {
+      expect(fn.Properties.Environment.Variables.CONSOLE_URL, id).toBe('https://app.sites.example.test');
+    }
+  });
+});
+
+describe('compliance', () => {
+  it('stays under CloudFormation\'s 500 resources per stack, every function role keeping its grants inline', () => {
+    expect(Object.keys(resources).length).toBeLessThan(500);
+    const functions = [
+      ...stack.api.routeFunctions.values(),
+      stack.api.fallbackFunction,
+      ...stack.workers.workerFunctions.values(),
+    ];
+    for (const fn of functions) {
+      const roleId = logicalId(fn.role);
+      expect(resources[roleId]!.Properties.Policies.map((p: { PolicyName: string }) => p.PolicyName), fn.node.path).toEqual(['Grants']);
+      expect(policyDocuments(resources).filter((p) => p.roles.includes(roleId)).map((p) => p.id), fn.node.path).toEqual([`${roleId}/Grants`]);
+    }
+  });
+
+  it('passes cfn-lint with no finding', async () => {
+    // cfn-lint's exit code is a bit mask: 2 = error, 4 = warning, 8 = informational.
+    // cwd: the repository's .cfnlintrc.yaml applies (it ignores W3005 only, with its reason).
+    const result = await promisify(execFile)('cfn-lint', ['--format', 'json', templateFile], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 }).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+    );
+    expect(typeof result.code).toBe('number');
+    const findings = JSON.parse(result.stdout || '[]') as { Rule: { Id: string }; Level: string; Message: string }[];
+    expect(findings.filter((f) => f.Level === 'Error')).toEqual([]);
+    // No warning or informational finding either.
+    expect(findings.map((f) => `${f.Rule.Id} ${f.Message}`)).toEqual([]);
+    expect(result.code).toBe(0);
+  }, 120_000);
+
+  it('has no unacknowledged cdk-nag AwsSolutions finding', () => {
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
+  it('would report a finding the stack does not acknowledge (the check is live)', () => {
+    const probe = new Stack(new App(), 'Probe');
+    new s3.Bucket(probe, 'Open', { enforceSSL: false });
+    const report = new AwsSolutionsChecks().validateScope(probe);
+    expect(report.violations.map((v) => v.ruleName)).toEqual(expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']));
+  });
+
+  it('gives every acknowledged cdk-nag finding a written reason', () => {
+    const acknowledgements = stack.node
+      .findAll()
+      .flatMap((c) => c.node.metadata.filter((m) => m.type === 'aws:cdk:acknowledged-rules').map((m) => m.data as Record<string, string>));
+    expect(acknowledgements.length).toBeGreaterThan(0);
+    for (const entry of acknowledgements) {
+      for (const [id, reason] of Object.entries(entry)) expect(reason.length, id).toBeGreaterThan(40);
+    }
+  });
+});
