@@ -24,6 +24,7 @@ export class SlipwayStack extends Stack {
   readonly api: SlipwayApi;
   readonly workers: SlipwayWorkers;
   readonly functions: FunctionsRuntime;
+  readonly console: ConsoleHosting;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -69,7 +70,7 @@ export class SlipwayStack extends Stack {
 
     this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
-    new ConsoleHosting(this, 'Console', {
+    this.console = new ConsoleHosting(this, 'Console', {
       httpApi: this.api.httpApi,
       domain: settings.consoleDomain,
       certificateArn: this.node.tryGetContext('consoleCertificateArn'),
