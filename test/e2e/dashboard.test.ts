@@ -207,6 +207,25 @@ describe('the console in a real browser', () => {
     await saveScreenshot(page, '07-ownership-transferred');
   });
 
+  it('passes the accessibility check on every other page', async () => {
+    current = page;
+    failedShots();
+    const pages: [string, string | RegExp][] = [
+      [`/projects/${state.projectId}/functions`, 'Functions'],
+      [`/projects/${state.projectId}/analytics`, 'Analytics'],
+      [`/projects/${state.projectId}/domains`, 'Domains'],
+      [`/projects/${state.projectId}/settings`, 'Settings'],
+      ['/account', 'Notices'],
+      ['/invitations', 'Invitations'],
+    ];
+    for (const [path, heading] of pages) {
+      await page.goto(`${platform.consoleUrl}${path}`);
+      await page.getByRole('heading', { name: heading }).first().waitFor();
+      await expectAccessible(page, path);
+    }
+    await saveScreenshot(page, '08-every-page');
+  });
+
   it('files an abuse report signed out', async () => {
     const visitor = await browser.newContext();
     const p = await visitor.newPage();
@@ -227,7 +246,7 @@ describe('the console in a real browser', () => {
     await p.getByLabel('Addresses of the content (one per line)').fill(`${state.siteUrl}/about.html`);
     await p.getByRole('button', { name: 'Send the report' }).click();
     await p.getByRole('heading', { name: 'Report received' }).waitFor();
-    await saveScreenshot(p, '08-abuse-report-filed');
+    await saveScreenshot(p, '09-abuse-report-filed');
     await visitor.close();
   });
 
@@ -259,7 +278,7 @@ describe('the console in a real browser', () => {
       .toBeGreaterThan(0);
     await card.getByText('1 abuse report').first().waitFor();
     await expectAccessible(p, 'admin');
-    await saveScreenshot(p, '09-admin-review');
+    await saveScreenshot(p, '10-admin-review');
     await card.first().getByLabel(`Resolution for ${host}`).fill('Phishing confirmed; site taken down.');
     await card
       .first()
