@@ -224,7 +224,8 @@ describe('the console in a real browser', () => {
       await expectAccessible(page, path);
     }
     await saveScreenshot(page, '08-every-page');
-  });
+    // Six page loads with an axe run each: more than one flow's time on a loaded machine.
+  }, 120_000);
 
   it('files an abuse report signed out', async () => {
     const visitor = await browser.newContext();
