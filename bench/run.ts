@@ -1,9 +1,11 @@
 import * as os from 'node:os';
 import { runDashboardBench } from './dashboard.ts';
+import { runBuildsBench } from './builds.ts';
 import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
 import { runQueuedBench } from './queued.ts';
+import { runServingBench } from './serving.ts';
 import { runSynthBench } from './synth.ts';
 
 /**
@@ -19,6 +21,8 @@ const benchmarks: Record<string, () => Promise<void>> = {
   functions: runFunctionsBench,
   queued: runQueuedBench,
   dashboard: runDashboardBench,
+  serving: runServingBench,
+  builds: runBuildsBench,
 };
 
 // A screenshot capture per publish would run a browser beside what is being measured.

@@ -140,7 +140,7 @@ export class InlineGrantsRole extends iam.Role {
 export class HandlerFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: iam.Role;
-  readonly logGroup: logs.LogGroup;
+  readonly logGroup: logs.ILogGroup;
 
   constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
     super(scope, id);

@@ -14,6 +14,7 @@ import { SlipwayApi } from './api.ts';
 import { readSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
 import { FunctionsRuntime } from './functions-runtime.ts';
+import { BuildsRuntime } from './builds.ts';
 import { SiteServing } from './site-serving.ts';
 import { ConsoleHosting } from './console.ts';
 import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
@@ -43,6 +44,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.screenshots.envVar]: queues.screenshots.queueUrl,
       [queueDefinitions.abuseScans.envVar]: queues.abuseScans.queueUrl,
       [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
+      [queueDefinitions.builds.envVar]: queues.builds.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,
@@ -87,6 +89,10 @@ export class SlipwayStack extends Stack {
     // The queued door's worker starts a runner task per invocation.
     const invocationsWorker = this.workers.workerFunctions.get('function-invocations');
     if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker.fn);
+    // The builds worker starts and follows builds in the CodeBuild project.
+    const builds = new BuildsRuntime(this, 'Builds', { functions: this.functions });
+    const buildsWorker = this.workers.workerFunctions.get('builds');
+    if (buildsWorker) builds.connectBuildsWorker(buildsWorker.fn);
     // The capture worker reports each screenshot through the public result endpoint, with the job's token.
     this.workers.workerFunctions.get('screenshots-capture')?.fn.addEnvironment('API_BASE_URL', this.api.stage.url);
 

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
+import { countTableWrites } from './table-writes.ts';
 
 /**
  * SDK clients are created once per container, lazily, on first use, and
@@ -34,9 +35,9 @@ export function lazyClient<T>(
   };
 }
 
-export const dynamo = /* @__PURE__ */ lazyClient('dynamodb', (opts) =>
-  DynamoDBDocumentClient.from(new DynamoDBClient({ region: opts.region, endpoint: opts.endpoint }), {
-    marshallOptions: { removeUndefinedValues: true },
-  }),
-);
+export const dynamo = /* @__PURE__ */ lazyClient('dynamodb', (opts) => {
+  const client = new DynamoDBClient({ region: opts.region, endpoint: opts.endpoint });
+  client.middlewareStack.add(countTableWrites as never, { step: 'initialize', name: 'countTableWrites' });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+});
 

@@ -11,6 +11,7 @@ import { CliError } from './operator-env.ts';
 import { functionDependencies } from './function-deps.ts';
 import { HashCache, statFacts, type StatFacts } from './hash-cache.ts';
 import { multipartForm } from './http.ts';
+import { refuseUnbuiltApp } from './publishable.ts';
 
 /** Folders and files never deployed: VCS data, dependencies, macOS litter. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -150,6 +151,8 @@ export interface DeployOptions {
   quiet?: boolean;
   /** Reuse and keep the folder's file hashes (lib/cli/hash-cache.ts); default true. */
   hashCache?: boolean;
+  /** Called once begin-upload answered: the project exists from then on, whatever happens to this deploy. */
+  onBegin?: (session: UploadSession) => void;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -327,6 +330,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const scanStartedMs = Date.now();
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
+  refuseUnbuiltApp(options.dir, options.dir);
   // node_modules/ is skipped, except the files the functions/ entries import (lib/cli/function-deps.ts).
   const dependencies = await functionDependencies(options.dir);
   for (const warning of dependencies.warnings) out?.write(`${warning}\n`);
@@ -367,6 +371,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   begin.catch(() => undefined);
   if (cache) await new Promise<void>((resolve) => setTimeout(() => resolve(cache.save()), 10));
   const session = await begin;
+  options.onBegin?.(session);
 
   const beginMs = lap();
   const byHash = new Map<string, SiteFile>();

@@ -1,10 +1,10 @@
-import { readFileSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { ApiCallError, ApiClient } from './api-client.ts';
 import { client, interactive, parse } from './args.ts';
 import { httpSend, type HttpAnswer } from './http.ts';
 import { CliError, UsageError } from './operator-env.ts';
-import { linkedProject } from './settings.ts';
+import { projectOfFolder } from './settings.ts';
+import { printBuildLog } from './builds.ts';
 
 /**
  * The functions commands of the CLI: `functions` lists a project's functions
@@ -15,18 +15,7 @@ import { linkedProject } from './settings.ts';
  * platform credential.
  */
 
-function projectOf(flag: string | undefined, api: ApiClient): string {
-  if (flag) return flag;
-  let dir = resolve('.');
-  try {
-    dir = realpathSync(dir);
-  } catch {
-    // Keep the resolved path.
-  }
-  const linked = linkedProject(dir, api.baseUrl);
-  if (!linked) throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
-  return linked;
-}
+export const projectOf = (flag: string | undefined, api: ApiClient) => projectOfFolder(flag, api.baseUrl);
 
 interface FunctionView {
   name: string;
@@ -121,6 +110,29 @@ async function projectAndFunctions(api: ApiClient, projectId: string) {
   return { project, functions };
 }
 
+/** Polls an invocation to its end, backing off to one poll in 3 s (the door's 20 a minute per address); exit 1 unless it completed. */
+async function waitForInvocation(baseUrl: string, pollPath: string, id: string, json: boolean | undefined): Promise<number> {
+  const frames = ['|', '/', '-', '\\'];
+  const spin = interactive() && !json;
+  let frame = 0;
+  const spinner = spin ? setInterval(() => process.stderr.write(`\r${frames[frame++ % frames.length]} waiting for ${id}`), 120) : null;
+  let inv: any;
+  try {
+    for (let delay = 200; ; delay = Math.min(3000, delay * 2)) {
+      await sleep(delay);
+      inv = await publicCall(baseUrl, 'GET', pollPath);
+      if (TERMINAL.has(inv.status)) break;
+    }
+  } finally {
+    if (spinner) {
+      clearInterval(spinner);
+      process.stderr.write('\r\x1b[K');
+    }
+  }
+  process.stdout.write(json ? `${JSON.stringify(inv, null, 2)}\n` : describeInvocation(inv));
+  return inv.status === 'completed' ? 0 : 1;
+}
+
 export const functionCommands: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
   functions: {
     usage: 'functions [--project ID] [--json]',
@@ -149,58 +161,48 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
   },
 
   invoke: {
-    usage: 'invoke NAME [--project ID] [--data @FILE|JSON] [--wait] [--json]',
+    usage: 'invoke NAME [--project ID] [--data @FILE|JSON] [--wait] [--poll INVOCATION_ID] [--json]',
     run: async (args) => {
       const { values: o, positionals } = parse(
         args,
-        { project: { type: 'string' }, data: { type: 'string' }, wait: { type: 'boolean' }, json: { type: 'boolean' } },
+        {
+          project: { type: 'string' },
+          data: { type: 'string' },
+          wait: { type: 'boolean' },
+          poll: { type: 'string' },
+          json: { type: 'boolean' },
+        },
         1,
       );
       const name = positionals[0];
       if (!name) throw new UsageError('Name the function: slipway invoke NAME');
+      if (o.poll !== undefined && o.data !== undefined) throw new UsageError('--poll follows a call already made; it sends no --data.');
       const api = client();
       const project = await api.call<ProjectView>('GET', `/api/v1/projects/${encodeURIComponent(projectOf(o.project, api))}`);
-      const queued = await publicCall(
-        api.baseUrl,
-        'POST',
-        `/api/v1/public/functions/${encodeURIComponent(project.subdomain)}/${encodeURIComponent(name)}`,
-        requestBody(o.data),
-      );
-      if (!o.wait) {
-        if (o.json) process.stdout.write(`${JSON.stringify(queued, null, 2)}\n`);
-        else process.stdout.write(`Queued invocation ${queued.invocation_id}.\nPoll: ${api.baseUrl}${queued.poll_url}\nOr wait for it: slipway invoke ${name} --wait\n`);
-        return 0;
+      const door = `/api/v1/public/functions/${encodeURIComponent(project.subdomain)}/${encodeURIComponent(name)}`;
+      if (o.poll !== undefined) return waitForInvocation(api.baseUrl, `${door}/invocations/${encodeURIComponent(o.poll)}`, o.poll, o.json);
+      const queued = await publicCall(api.baseUrl, 'POST', door, requestBody(o.data));
+      if (o.wait) return waitForInvocation(api.baseUrl, queued.poll_url, queued.invocation_id, o.json);
+      if (o.json) process.stdout.write(`${JSON.stringify(queued, null, 2)}\n`);
+      else {
+        // The hint follows this call: `--wait` would queue another one.
+        process.stdout.write(
+          `Queued invocation ${queued.invocation_id}.\nPoll: ${api.baseUrl}${queued.poll_url}\n` +
+            `Wait for its result: slipway invoke ${name} --poll ${queued.invocation_id}${o.project ? ` --project ${o.project}` : ''}\n`,
+        );
       }
-      // Poll, backing off to one poll in 3 s (the door's 20 a minute per address).
-      const frames = ['|', '/', '-', '\\'];
-      const spin = interactive() && !o.json;
-      let frame = 0;
-      const spinner = spin ? setInterval(() => process.stderr.write(`\r${frames[frame++ % frames.length]} waiting for ${queued.invocation_id}`), 120) : null;
-      let inv: any;
-      try {
-        for (let delay = 200; ; delay = Math.min(3000, delay * 2)) {
-          await sleep(delay);
-          inv = await publicCall(api.baseUrl, 'GET', queued.poll_url);
-          if (TERMINAL.has(inv.status)) break;
-        }
-      } finally {
-        if (spinner) {
-          clearInterval(spinner);
-          process.stderr.write('\r\x1b[K');
-        }
-      }
-      process.stdout.write(o.json ? `${JSON.stringify(inv, null, 2)}\n` : describeInvocation(inv));
-      return inv.status === 'completed' ? 0 : 1;
+      return 0;
     },
   },
 
   logs: {
-    usage: 'logs NAME INVOCATION_ID [--project ID] [--json]',
+    usage: 'logs NAME INVOCATION_ID [--project ID] [--json] | logs --build DEPLOYMENT_ID [--follow] [--project ID] [--json]',
     run: async (args) => {
-      const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 2);
-      const [name, id] = positionals;
-      if (!name || !id) throw new UsageError('Usage: slipway logs NAME INVOCATION_ID');
+      const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' }, build: { type: 'string' }, follow: { type: 'boolean' } }, 2);
       const api = client();
+      if (o.build) return printBuildLog(api, projectOf(o.project, api), o.build, { follow: o.follow, json: o.json });
+      const [name, id] = positionals;
+      if (!name || !id) throw new UsageError('Usage: slipway logs NAME INVOCATION_ID, or slipway logs --build DEPLOYMENT_ID');
       const projectId = projectOf(o.project, api);
       const inv = await api.call<any>(
         'GET',

@@ -1,8 +1,8 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { readLocalState } from '../local/state.ts';
-import { CliError } from './operator-env.ts';
+import { basename, dirname, join, resolve } from 'node:path';
+import { readLocalState, readRunningPlatform, runningPlatformPath } from '../local/state.ts';
+import { CliError, UsageError } from './operator-env.ts';
 
 /**
  * The user CLI's settings: the API address and token `slipway login` stores,
@@ -47,10 +47,35 @@ export function writeSettingsFile(settings: CliSettingsFile, file = settingsPath
   renameSync(temp, file);
 }
 
-/** API address: SLIPWAY_API_URL, else the login file, else the running local platform, else localhost:3000. */
+/** An API address and where it came from, for `login` to say. */
+export interface ApiAddress {
+  url: string;
+  source: string;
+}
+
+/** The local platform `npm run dev` runs, found from any folder (its user-level record), else from this folder's .slipway/. */
+function runningLocalPlatform(): ApiAddress | null {
+  const running = readRunningPlatform();
+  if (running) return { url: running.baseUrl, source: `the running local platform (${runningPlatformPath()})` };
+  const here = readLocalState()?.baseUrl;
+  return here ? { url: here, source: 'the local platform of this folder (.slipway/local.json)' } : null;
+}
+
+const trimmed = (address: ApiAddress): ApiAddress => ({ ...address, url: address.url.replace(/\/+$/, '') });
+
+/**
+ * API address: SLIPWAY_API_URL, else the login file, else the running local platform, else localhost:3000.
+ * `login` prefers the running platform to an address saved by an earlier login (`preferRunning`).
+ */
+export function apiAddress(settings = readSettingsFile(), options: { preferRunning?: boolean } = {}): ApiAddress {
+  if (process.env.SLIPWAY_API_URL) return trimmed({ url: process.env.SLIPWAY_API_URL, source: 'SLIPWAY_API_URL' });
+  const saved = settings.api_url ? { url: settings.api_url, source: `the address saved by the last login (${settingsPath()})` } : null;
+  const found = options.preferRunning ? (runningLocalPlatform() ?? saved) : (saved ?? runningLocalPlatform());
+  return trimmed(found ?? { url: DEFAULT_API_URL, source: 'the default address (no local platform is running)' });
+}
+
 export function apiUrl(settings = readSettingsFile()): string {
-  const url = process.env.SLIPWAY_API_URL || settings.api_url || readLocalState()?.baseUrl || DEFAULT_API_URL;
-  return url.replace(/\/+$/, '');
+  return apiAddress(settings).url;
 }
 
 /** Token: SLIPWAY_TOKEN, else the login file. */
@@ -60,14 +85,77 @@ export function apiToken(settings = readSettingsFile()): string {
   return token;
 }
 
-export function linkedProject(dir: string, api: string, settings = readSettingsFile()): string | null {
-  return settings.links?.[api]?.[dir] ?? null;
+/** Build output folders: deployed as themselves, but named and linked as the app folder around them. */
+export const BUILD_FOLDER_NAMES = new Set(['dist', 'build', 'out', 'public', '_site']);
+
+/** The app folder a build output folder belongs to (its parent), or null for any other folder. */
+export function enclosingApp(dir: string): string | null {
+  return BUILD_FOLDER_NAMES.has(basename(dir)) && dirname(dir) !== dir ? dirname(dir) : null;
 }
 
+/** The folder's own link, else (for a build folder) the link of the app folder around it. */
+export function linkedProject(dir: string, api: string, settings = readSettingsFile()): string | null {
+  const links = settings.links?.[api];
+  const app = enclosingApp(dir);
+  return links?.[dir] ?? (app ? links?.[app] : undefined) ?? null;
+}
+
+/**
+ * The project of a folder or of the nearest folder above it that has one: `rollback` in an app folder finds
+ * the project its `dist/` was deployed to, and in `src/` the app's.
+ */
+export function findLinkedProject(dir: string, api: string, settings = readSettingsFile()): string | null {
+  for (let at = dir; ; at = dirname(at)) {
+    const linked = settings.links?.[api]?.[at];
+    if (linked) return linked;
+    if (dirname(at) === at) return null;
+  }
+}
+
+/** Links the folder (and, for a build folder, its app folder) to the project. */
 export function linkProject(dir: string, api: string, projectId: string): void {
   const settings = readSettingsFile();
+  const app = enclosingApp(dir);
+  const folders = app ? [dir, app] : [dir];
   // A redeploy of a linked folder: nothing to write.
-  if (settings.links?.[api]?.[dir] === projectId) return;
-  settings.links = { ...settings.links, [api]: { ...settings.links?.[api], [dir]: projectId } };
+  if (folders.every((folder) => settings.links?.[api]?.[folder] === projectId)) return;
+  const mine = { ...settings.links?.[api] };
+  for (const folder of folders) mine[folder] = projectId;
+  settings.links = { ...settings.links, [api]: mine };
   writeSettingsFile(settings);
+}
+
+/** Forgets a link that names a project the platform no longer has (a provisional project that expired). */
+export function unlinkProject(dir: string, api: string, projectId: string): void {
+  const settings = readSettingsFile();
+  const mine = { ...settings.links?.[api] };
+  let changed = false;
+  for (const folder of [dir, enclosingApp(dir)]) {
+    if (folder && mine[folder] === projectId) {
+      delete mine[folder];
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  settings.links = { ...settings.links, [api]: mine };
+  writeSettingsFile(settings);
+}
+
+/** The folder's canonical path, the key of its project link. */
+export function folderKey(dir: string): string {
+  try {
+    return realpathSync(resolve(dir));
+  } catch {
+    return resolve(dir);
+  }
+}
+
+/** `--project`, else the project linked to this folder or the nearest folder above it. */
+export function projectOfFolder(flag: string | undefined, api: string): string {
+  if (flag) return flag;
+  const linked = findLinkedProject(folderKey('.'), api);
+  if (!linked) {
+    throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
+  }
+  return linked;
 }

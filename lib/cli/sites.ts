@@ -1,26 +1,28 @@
-import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { ApiCallError, ApiClient } from './api-client.ts';
 import { deploySite } from './deploy.ts';
 import { client, parse } from './args.ts';
-import { CliError, UsageError } from './operator-env.ts';
-import { apiUrl, linkedProject, linkProject, readSettingsFile, settingsPath, writeSettingsFile } from './settings.ts';
+import { CliError } from './operator-env.ts';
+import {
+  apiAddress,
+  enclosingApp,
+  folderKey,
+  linkedProject,
+  linkProject,
+  projectOfFolder,
+  readSettingsFile,
+  settingsPath,
+  unlinkProject,
+  writeSettingsFile,
+} from './settings.ts';
 
 /**
  * The user commands of the CLI: deploy, rollback, projects, login. They talk
  * to the API only (never to the table), with the token from SLIPWAY_TOKEN or
  * `slipway login`.
  */
-
-/** The folder's canonical path, the key of its project link. */
-function folderKey(dir: string): string {
-  try {
-    return realpathSync(resolve(dir));
-  } catch {
-    return resolve(dir);
-  }
-}
 
 function print(json: boolean | undefined, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : human);
@@ -50,12 +52,22 @@ interface DeploymentView {
 
 const deploymentId = (d: DeploymentView) => (d.id ?? d.deployment_id)!;
 
-function resolveProject(flag: string | undefined, api: ApiClient): string {
-  if (flag) return flag;
-  const linked = linkedProject(folderKey('.'), api.baseUrl);
-  if (!linked) throw new UsageError('Name the project with --project ID (`slipway projects` lists them), or run this in a folder you deployed.');
-  return linked;
+/** A project name for a folder: a build folder (dist/ ...) is named after its app (package.json name, else the app folder). */
+export function projectNameFor(dir: string): string {
+  const app = enclosingApp(dir);
+  if (!app) return basename(dir);
+  try {
+    const name = (JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { name?: unknown }).name;
+    if (typeof name === 'string' && name.trim() !== '') return name.trim();
+  } catch {
+    // No package.json, or not JSON: the folder's name.
+  }
+  return basename(app);
 }
+
+/** A link to a project the platform no longer has (a provisional project that expired before it published). */
+const goneProject = (error: unknown) =>
+  error instanceof ApiCallError && (error.code === 'PROJECT_NOT_FOUND' || error.code === 'PROJECT_EXPIRED');
 
 export const siteCommands: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
   deploy: {
@@ -70,16 +82,28 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
       const api = client();
       const key = folderKey(dir);
       // A folder deployed before publishes to the same project, unless told otherwise.
-      const projectId = o.project ?? (o.name || o.subdomain ? null : linkedProject(key, api.baseUrl));
-      const { functionSources, ...summary } = await deploySite(api, {
-        dir,
-        projectId,
-        name: o.name,
-        subdomain: o.subdomain,
-        label: o.label,
-        progress: process.stderr,
-      });
-      linkProject(key, api.baseUrl, summary.project_id);
+      const linked = o.project || o.name || o.subdomain ? null : linkedProject(key, api.baseUrl);
+      const deployTo = (projectId: string | null) =>
+        deploySite(api, {
+          dir,
+          projectId,
+          name: o.name ?? projectNameFor(key),
+          subdomain: o.subdomain,
+          label: o.label,
+          progress: process.stderr,
+          // Linked as soon as the project exists: a deploy that fails later (a functions build, a lost upload)
+          // is retried into the same project (POST /projects/{id}/uploads), never into a second one.
+          onBegin: (session) => linkProject(key, api.baseUrl, session.project_id),
+        });
+      let deployed;
+      try {
+        deployed = await deployTo(o.project ?? linked);
+      } catch (error) {
+        if (!linked || !goneProject(error)) throw error;
+        unlinkProject(key, api.baseUrl, linked);
+        deployed = await deployTo(null);
+      }
+      const { functionSources, ...summary } = deployed;
       // The deployment is live whatever happens here: a failed listing only leaves the function URLs out.
       // A folder with no functions/ sources has none: no request (it was a third of a repeat deploy's time).
       const functions = !functionSources
@@ -104,7 +128,7 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
     run: async (args) => {
       const { values: o } = parse(args, { project: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } });
       const api = client();
-      const projectId = resolveProject(o.project, api);
+      const projectId = projectOfFolder(o.project, api.baseUrl);
       let target = o.to;
       if (!target) {
         const project = await api.call<ProjectView>('GET', `/api/v1/projects/${encodeURIComponent(projectId)}`);
@@ -155,7 +179,11 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
     run: async (args) => {
       const { values: o } = parse(args, { token: { type: 'string' }, 'api-url': { type: 'string' } });
       const settings = readSettingsFile();
-      const url = (o['api-url'] ?? apiUrl(settings)).replace(/\/+$/, '');
+      const address = o['api-url']
+        ? { url: o['api-url'].replace(/\/+$/, ''), source: '--api-url' }
+        : apiAddress(settings, { preferRunning: true });
+      const url = address.url;
+      process.stderr.write(`Using the API at ${url} (from ${address.source}).\n`);
       let token = o.token ?? process.env.SLIPWAY_TOKEN;
       if (!token) {
         const rl = createInterface({ input: process.stdin, output: process.stdin.isTTY ? process.stderr : undefined });

@@ -58,6 +58,21 @@ export const keys = {
   }),
   /** A blob the team holds: which published object carries those bytes (lib/uploads/blobs.ts). */
   heldBlob: (teamId: string, hash: string) => ({ pk: `BLOB#${teamId}#${hash}`, sk: 'BLOB' }),
+  // Builds (lib/builds/, docs/builds.md)
+  /** One chunk of a build's log lines (lib/builds/build-records.ts): line `seq * BUILD_LOG_CHUNK_LINES` onwards. */
+  buildLogChunk: (deploymentId: string, seq: number) => ({ pk: `BUILDLOG#${deploymentId}`, sk: `CHUNK#${String(seq).padStart(6, '0')}` }),
+  /** The newest build of a project's branch (or merge request): a newer one cancels the build it names. */
+  branchBuild: (projectId: string, ref: string) => ({ pk: `PROJECT#${projectId}`, sk: `BRANCHBUILD#${ref}` }),
+  /** A team's running builds (deployment id -> expiry), for the per-team concurrency cap. */
+  teamBuildSlots: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'BUILDSLOTS' }),
+  /** A Git webhook delivery, recorded once by its id (lib/builds/delivery-records.ts); kept 30 days. */
+  gitDelivery: (provider: string, deliveryId: string) => ({ pk: `GITDELIVERY#${provider}#${deliveryId}`, sk: 'GITDELIVERY' }),
+  /** The projects connected to a repository: the project item's gsi2 keys, by normalised repository address. */
+  projectByRepo: (repoKey: string, projectId: string) => ({ gsi2pk: `GITREPO#${repoKey}`, gsi2sk: projectId }),
+  /** A preview_slug's platform-wide claim: holds `project_id`. */
+  previewSlugHold: (slug: string) => ({ pk: `PREVIEWSLUG#${slug}`, sk: 'PREVIEWSLUG' }),
+  /** What a preview host label of a project serves (a branch's or a merge request's latest ready preview). */
+  preview: (projectId: string, label: string) => ({ pk: `PROJECT#${projectId}`, sk: `PREVIEW#${label}` }),
   // Functions (lib/functions/model.ts)
   /** One function of one deployment. */
   function: (projectId: string, deploymentId: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `FUNCTION#${deploymentId}#${name}` }),

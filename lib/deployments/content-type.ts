@@ -3,7 +3,14 @@ import mime from 'mime';
 /** Types served as text get an explicit charset: browsers otherwise guess, and guess wrong for UTF-8 without a BOM. */
 const TEXT_TYPES = /^(text\/|application\/(javascript|json|xml|manifest\+json|ld\+json)|image\/svg\+xml)/;
 
+/**
+ * TypeScript and JSX sources: mime's `.ts` is an MPEG transport stream (video/mp2t), which made a deployed
+ * `/src/main.ts` play as a video. They are served as the text they are; a browser runs neither anyway.
+ */
+const SOURCE_TEXT = /\.(?:ts|tsx|mts|cts|jsx)$/i;
+
 function typeOf(path: string): string {
+  if (SOURCE_TEXT.test(path)) return 'text/plain; charset=utf-8';
   const type = mime.getType(path) ?? 'application/octet-stream';
   return TEXT_TYPES.test(type) ? `${type}; charset=utf-8` : type;
 }

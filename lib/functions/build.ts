@@ -127,6 +127,29 @@ export type FunctionsBuild =
   | { ok: false; log: string[] };
 
 /**
+ * Bundles one function from a folder on disk (`slipway dev`) with the build's own esbuild options, checks and
+ * size limit: what it refuses, the build at publish refuses too. Returns the bundle or the build-log lines.
+ */
+export async function bundleFunctionInFolder(
+  dir: string,
+  entry: FunctionEntry,
+  root: string,
+): Promise<{ code: Uint8Array } | { log: string[] }> {
+  const result = await bundle(await loadEsbuild(), dir, entry, root);
+  if ('failure' in result) return { log: result.failure };
+  if (result.code.byteLength > MAX_FUNCTION_BUNDLE_BYTES) {
+    return {
+      log: [
+        `[functions] Build failed: ${entry.name} bundles to ${formatBytes(result.code.byteLength)}, ` +
+          `over the ${formatBytes(MAX_FUNCTION_BUNDLE_BYTES)} limit; largest inputs:`,
+        ...largestInputs(result.metafile, root),
+      ],
+    };
+  }
+  return { code: result.code };
+}
+
+/**
  * Claims each function's hostname label for this project with a conditional
  * write: the first project wins, the same project claims again freely.
  * Returns the labels another project holds.
@@ -265,7 +288,6 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
     };
   }
 
-  const esbuild = await loadEsbuild();
   const dir = await mkdtemp(join(tmpdir(), 'slipway-functions-'));
   const log: string[] = [];
   const built: BuiltFunction[] = [];
@@ -273,17 +295,9 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
   try {
     await fetchSources(input, root, dir);
     for (const entry of entries) {
-      const result = await bundle(esbuild, dir, entry, root);
-      if ('failure' in result) {
-        log.push(...result.failure);
-        failed = true;
-        continue;
-      }
-      if (result.code.byteLength > MAX_FUNCTION_BUNDLE_BYTES) {
-        log.push(
-          `[functions] Build failed: ${entry.name} bundles to ${formatBytes(result.code.byteLength)}, over the ${formatBytes(MAX_FUNCTION_BUNDLE_BYTES)} limit; largest inputs:`,
-          ...largestInputs(result.metafile, root),
-        );
+      const result = await bundleFunctionInFolder(dir, entry, root);
+      if ('log' in result) {
+        log.push(...result.log);
         failed = true;
         continue;
       }

@@ -152,7 +152,7 @@ export async function createInvocation(fn: DeployedFunction, request: QueuedRequ
     }),
   );
   try {
-    await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) }));
+    await sendInvocationMessage(id);
   } catch (error) {
     await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.invocation(id) }));
     throw error;
@@ -369,6 +369,26 @@ export async function reclaimOpenInvocations(filter: (record: InvocationRecord) 
     if (done) ended++;
   }
   return ended;
+}
+
+function sendInvocationMessage(id: string) {
+  const message = { QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) };
+  return sqs().send(new SendMessageCommand(message));
+}
+
+/**
+ * Sends the message of every pending invocation again, so that each one a stopped platform left
+ * waiting runs after the start, whether or not the queue kept its message: the worker's claim is a
+ * conditional write, so the one of two messages that comes second does nothing. Returns how many.
+ */
+export async function requeuePendingInvocations(): Promise<number> {
+  let sent = 0;
+  for (const record of await listOpenInvocations()) {
+    if (record.status !== 'pending') continue;
+    await sendInvocationMessage(record.id);
+    sent++;
+  }
+  return sent;
 }
 
 // ---------------------------------------------------------------------------

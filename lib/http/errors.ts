@@ -206,6 +206,18 @@ export const errorCatalogue = {
     message: 'The event could not be processed on our side and was recorded; deliver it again later.',
   },
 
+  // Builds: Git webhooks, manual builds, the breaker, build logs (docs/builds.md)
+  GIT_WEBHOOK_SIGNATURE_INVALID: {
+    status: 401,
+    message: "The delivery's signature (X-Hub-Signature-256) or token (X-Gitlab-Token) is missing or matches the webhook secret of no project connected to this repository.",
+  },
+  GIT_WEBHOOK_PAYLOAD_INVALID: { status: 400, message: 'The body is not a JSON event of this type with a repository.' },
+  GIT_WEBHOOK_HEADERS_MISSING: { status: 400, message: 'The event type and delivery id headers are required (details.missing names them).' },
+  GIT_REPOSITORY_NOT_CONNECTED: { status: 409, message: 'The project has no git_repo_url: connect a repository before building.' },
+  PREVIEW_SLUG_INVALID: { status: 400, message: 'A preview_slug is 3 to 20 lowercase letters and digits.' },
+  PREVIEW_SLUG_TAKEN: { status: 409, message: 'This preview_slug is taken.' },
+  BUILD_LOG_CURSOR_INVALID: { status: 400, message: 'cursor must be a line number (a non-negative integer), as next_cursor gives it.' },
+
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },
   INVOCATION_NOT_FOUND: { status: 404, message: 'No such invocation of this function.' },

@@ -4,6 +4,8 @@ import { dashboardDist } from './dashboard-host.ts';
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
 import { localParts } from './wiring.ts';
+import { openLocalState } from './persistence.ts';
+import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from './state.ts';
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
 async function main() {
@@ -11,18 +13,26 @@ async function main() {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
   }
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => a !== '--fresh');
+  if (unknown.length > 0) throw new LocalPlatformError(`unknown option ${unknown[0]}; the one option is --fresh (start empty)`);
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
   if (!existsSync(join(dashboardDist(), 'index.html'))) {
     process.stdout.write('Building the console (dashboard/dist)...\n');
     const { buildDashboard } = await import('../../dashboard/build.mjs');
     await buildDashboard({ quiet: true });
   }
+  // Kept across restarts (.slipway/state/): moto's state and the secrets stored values are sealed with.
+  const state = openLocalState({ fresh: args.includes('--fresh') });
+  // A repository served on this machine (http on loopback) builds locally; the cloud accepts https on public addresses only.
+  process.env.GIT_ALLOW_LOOPBACK_HTTP ??= 'true';
   const parts = localParts();
   const platform = await startLocalPlatform({
     port,
     prefix: process.env.SLIPWAY_PREFIX ?? 'slipway-local',
     awsEndpoint: process.env.AWS_ENDPOINT_URL || undefined,
     writeState: true,
+    motoEnv: state.motoEnv,
     hostHandlers: parts.hostHandlers,
     drivers: parts.drivers,
     // Nothing is delivered locally: the link is printed here (and listed on the outbox page).
@@ -30,6 +40,8 @@ async function main() {
   });
   // Confirmation links open the console's page too (the default points at the cloud console).
   process.env.EMAIL_CONFIRM_URL ??= `${platform.consoleUrl}/confirm-email`;
+  // The CLI finds this platform from any folder by this record (a site's folder has no .slipway/).
+  writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
   const sandbox = parts.functions.sandboxReport();
   const lines = [
     '',
@@ -38,12 +50,15 @@ async function main() {
     `  API:           ${platform.baseUrl}/api/v1 (and ${platform.consoleUrl}/api/v1, the console's own origin)`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
+    `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
+    `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by the endpoint itself (secrets in ${state.dir})`}`,
+    `  Previews:      http://{branch}-{preview_slug}.previews.localhost:${platform.port} (builds: docs/builds.md)`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',
     'Create a first user and team (in another terminal):',
-    '  npm run slipway -- admin create-user --email you@example.com --name You',
-    '  npm run slipway -- admin create-team --name "My team" --owner <user_id>',
+    '  npm run -s slipway -- admin create-user --email you@example.com --name You',
+    '  npm run -s slipway -- admin create-team --name "My team" --owner <user_id>',
     `  curl -H "Authorization: Bearer <session_token>" ${platform.baseUrl}/api/v1/team/profile`,
     '',
     'Press Ctrl-C to stop.',
@@ -55,6 +70,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     process.stdout.write('\nStopping the local platform...\n');
+    removeRunningPlatform();
     await platform.stop();
     process.exit(0);
   };

@@ -28,7 +28,30 @@ async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
  * runner instances on this machine. A driver too: started with the platform
  * (the sandbox probe, the pre-started instances) and stopped with it.
  */
-export function localFunctionsRuntime(): { hostHandler: HostHandler; driver: LocalDriver & { sandboxReport(): string[] } } {
+/**
+ * Where the functions come from: the platform's live deployments (the default), or the folder
+ * `slipway dev` serves (its own builds, no table, no telemetry).
+ */
+export interface FunctionSource {
+  resolve: (host: string) => Promise<DeployedFunction | null>;
+  isEnrolled: (teamId: string) => Promise<boolean>;
+  loadBundle: (fn: DeployedFunction) => Promise<Buffer>;
+  telemetry: boolean;
+  /** Printed to the function's console lines' listener (`slipway dev` shows them). */
+  onConsole?: (fn: DeployedFunction, stream: 'stdout' | 'stderr', line: string) => void;
+}
+
+const deployedFunctions: FunctionSource = {
+  resolve: resolveFunctionByHost,
+  isEnrolled: isTeamEnrolledInFunctions,
+  loadBundle,
+  telemetry: true,
+};
+
+export function localFunctionsRuntime(source: FunctionSource = deployedFunctions): {
+  hostHandler: HostHandler;
+  driver: LocalDriver & { sandboxReport(): string[] };
+} {
   let host: ReturnType<typeof createLocalFunctionHost> | null = null;
   let door: FunctionDoor | null = null;
   const telemetry = new FunctionTelemetry();
@@ -36,8 +59,10 @@ export function localFunctionsRuntime(): { hostHandler: HostHandler; driver: Loc
   const ensure = () => {
     if (!door) {
       host = createLocalFunctionHost({
-        loadBundle,
+        loadBundle: source.loadBundle,
         onEvent: (event) => {
+          if (event.type === 'console') source.onConsole?.(event.fn, event.stream, event.line);
+          if (!source.telemetry) return;
           if (event.type === 'cold_start') telemetry.instanceStarted(event.fn, event.bootMs);
           else if (event.type === 'instance_stopped') telemetry.instanceStopped(event.fn, event.instanceSeconds, event.peakMemoryBytes);
           // Deaths under a request are counted by the door, once per request that failed (as in the cloud,
@@ -45,7 +70,12 @@ export function localFunctionsRuntime(): { hostHandler: HostHandler; driver: Loc
           else if (event.type === 'limit' && (event.kind === 'egress_refused' || event.kind === 'instance_cap_wait')) telemetry.limitHit(event.fn, event.kind);
         },
       });
-      door = createFunctionDoor({ host, resolve: resolveFunctionByHost, isEnrolled: isTeamEnrolledInFunctions, telemetry });
+      door = createFunctionDoor({
+        host,
+        resolve: source.resolve,
+        isEnrolled: source.isEnrolled,
+        telemetry: source.telemetry ? telemetry : undefined,
+      });
     }
     return door;
   };
@@ -87,9 +117,11 @@ export function localFunctionsRuntime(): { hostHandler: HostHandler; driver: Loc
       name: 'functions',
       // The sandbox starts on the first function request (or the start log's report): the many
       // platforms a test run starts for other parts do not each boot runner instances.
-      start: () => telemetry.start(),
+      start: () => {
+        if (source.telemetry) telemetry.start();
+      },
       stop: async () => {
-        await telemetry.stop();
+        if (source.telemetry) await telemetry.stop();
         await host?.stop();
       },
       sandboxReport: () => {

@@ -27,8 +27,13 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs: 
   throw new LocalPlatformError(`moto_server did not answer at ${endpoint} within ${timeoutMs} ms`);
 }
 
-/** Starts moto's AWS wire-protocol server on a free loopback port; `env` adds moto settings (a test of request signing turns its authentication on). */
+/**
+ * Starts moto's AWS wire-protocol server on a free loopback port; `env` adds moto settings (a test of request signing
+ * turns its authentication on; `npm run dev` names the file its state is kept in).
+ */
 export async function startMoto(options: { env?: Record<string, string> } = {}): Promise<MotoServer> {
+  // A moto that keeps its state saves it when stopped (lib/local/persistence.ts): give it time to write.
+  const stopGraceMs = options.env?.SLIPWAY_MOTO_STATE_FILE ? 120_000 : 3000;
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
   const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], {
@@ -72,7 +77,7 @@ export async function startMoto(options: { env?: Record<string, string> } = {}):
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+        setTimeout(() => child.kill('SIGKILL'), stopGraceMs).unref();
       }),
   };
 }

@@ -26,6 +26,8 @@ export interface LocalPlatformOptions {
   awsEndpoint?: string;
   /** Write the state file the operator CLI reads (the dev server does; tests don't). */
   writeState?: boolean;
+  /** Settings of the moto_server it starts: `npm run dev` passes those that keep its state (lib/local/persistence.ts). */
+  motoEnv?: Record<string, string>;
   hostHandlers?: HostHandler[];
   drivers?: (() => LocalDriver)[];
   /** Told each sign-in link the platform mails (`npm run dev` prints it). */
@@ -72,7 +74,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
 
   let moto: MotoServer | null = null;
-  const endpoint = options.awsEndpoint ?? (moto = await startMoto()).endpoint;
+  const endpoint = options.awsEndpoint ?? (moto = await startMoto({ env: options.motoEnv })).endpoint;
   const outbox = await startMailOutbox(endpoint, (mail) => {
     const link = signInLinkOf(mail);
     if (link) options.onSignInLink?.(mail.to[0] ?? '', link);
@@ -98,6 +100,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       FUNCTION_DOMAIN: 'fn.localhost',
       PUBLIC_SCHEME: 'http',
       PUBLIC_PORT_SUFFIX: `:${port}`,
+      // Every table write serving must see is made in this process: the site server may keep what it read (lib/sites/serving-cache.ts).
+      SITE_RECORD_CACHE: 'process',
       // Per-run secrets of the Git connect state and of environment variable encryption (a set value is kept,
       // so a developer on a persistent AWS endpoint can keep the same key across restarts).
       GIT_STATE_SECRET: process.env.GIT_STATE_SECRET || randomBytes(32).toString('base64url'),

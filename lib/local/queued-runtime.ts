@@ -2,7 +2,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import type { FunctionHost } from '../functions/host.ts';
-import { reclaimOpenInvocations } from '../functions/invocations.ts';
+import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/invocations.ts';
 import type { DeployedFunction } from '../functions/model.ts';
 import { useQueuedFunctionHost } from '../functions/queued-host.ts';
 import { logger } from '../http/logger.ts';
@@ -18,9 +18,10 @@ async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
 /**
  * The local platform's queued door: registers a sandboxed host for queued
  * runs (a fresh runner process per invocation; made on the first run, with
- * no pre-started instances), reclaims what a platform that died left pending
- * or running, then plays the queues' event source mappings. Stopping aborts
- * the runs in progress: they stay `running` and the next start reclaims them.
+ * no pre-started instances), reclaims what a stopped platform left running,
+ * queues again what it left pending, then plays the queues' event source
+ * mappings. Stopping aborts the runs in progress: they stay `running` and the
+ * next start reclaims them.
  */
 export function queuedRuntime(options: QueueDriverOptions = {}): LocalDriver & Pick<QueueDriver, 'idle' | 'pause' | 'resume'> & { reclaimed: Promise<number> } {
   let host: LocalFunctionHost | null = null;
@@ -42,8 +43,11 @@ export function queuedRuntime(options: QueueDriverOptions = {}): LocalDriver & P
       starting = (async () => {
         let count = 0;
         try {
-          count = await reclaimOpenInvocations();
-          if (count > 0) logger.warn('reclaimed queued invocations a stopped platform left open', { count });
+          // A run the stop cut short ends with the restart sentence; a call still waiting runs now.
+          count = await reclaimOpenInvocations((record) => record.status === 'running');
+          if (count > 0) logger.warn('reclaimed queued invocations a stopped platform left running', { count });
+          const waiting = await requeuePendingInvocations();
+          if (waiting > 0) logger.info('queued invocations a stopped platform left pending run now', { count: waiting });
         } catch (error) {
           logger.error('reclaiming open invocations failed', { error: (error as Error).message });
         }

@@ -10,6 +10,9 @@ import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';
 import { siteAnalytics } from './analytics.ts';
 import { customDomainHost, siteSubdomain } from './hostname.ts';
+import { RecordCache, siteObjects } from './serving-cache.ts';
+import { parsePreviewHost } from '../builds/preview-hosts.ts';
+import { previewDeployment, projectIdForPreviewSlug } from '../builds/preview-records.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` or for a
@@ -141,11 +144,11 @@ export function requestSegments(target: string): { segments: string[]; trailingS
  * no extension serves the file itself if deployed under that name, else
  * `path.html`, else `path/index.html`; any other path serves exactly itself.
  */
-export function resolveSitePath(target: string, files: Record<string, unknown>): string | null {
+export function resolveSitePath(target: string, files: Record<string, unknown> | ((path: string) => boolean)): string | null {
   const parsed = requestSegments(target);
   if (!parsed) return null;
   const { segments, trailingSlash } = parsed;
-  const has = (p: string) => Object.prototype.hasOwnProperty.call(files, p);
+  const has = typeof files === 'function' ? files : (p: string) => Object.prototype.hasOwnProperty.call(files, p);
   const joined = segments.join('/');
   if (trailingSlash) {
     const index = joined ? `${joined}/index.html` : 'index.html';
@@ -196,18 +199,40 @@ interface ServedDomain {
   geo_countries?: string[];
 }
 
+const records = new RecordCache<unknown>();
+
 async function getItem<T>(key: { pk: string; sk: string }): Promise<T | null> {
-  const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }));
-  return (out.Item as T | undefined) ?? null;
+  return (await records.get(`${key.pk}\n${key.sk}`, async () => {
+    const out = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }));
+    return (out.Item as T | undefined) ?? null;
+  })) as T | null;
 }
+
+/**
+ * Which project each subdomain's hold named when last read, per process. Only the project item is read
+ * on each request (consistently, for promote and rollback); the hold again only when that project no
+ * longer answers to the subdomain (it moved, or is gone), which is when a hold can name another project.
+ */
+const HOLD_CACHE_LIMIT = 1000;
+const holdCache = new Map<string, string>();
 
 /** The project holding a subdomain (via its hold item), or null. */
 async function projectForSubdomain(subdomain: string): Promise<ProjectRecord | null> {
+  const remembered = holdCache.get(subdomain);
+  if (remembered) {
+    const project = await getItem<ProjectRecord>(keys.project(remembered));
+    // A project being deleted may have released its hold to another: read the hold again.
+    if (project && project.subdomain === subdomain && project.status !== 'deleting') return project;
+    holdCache.delete(subdomain);
+  }
   const hold = await getItem<{ project_id?: string }>(keys.subdomainHold(subdomain));
   if (!hold?.project_id) return null;
   const project = await getItem<ProjectRecord>(keys.project(hold.project_id));
   // A hold whose project is gone, or that the project no longer answers to, serves nothing.
-  return project && project.subdomain === subdomain ? project : null;
+  if (!project || project.subdomain !== subdomain) return null;
+  if (holdCache.size >= HOLD_CACHE_LIMIT) holdCache.delete(holdCache.keys().next().value!);
+  holdCache.set(subdomain, project.id);
+  return project;
 }
 
 /**
@@ -315,20 +340,22 @@ async function routeManifest(teamId: string, slug: string, deploymentId: string)
 /** Per manifest and root: whether the deployment has a `{root}functions/` folder (a manifest never changes). */
 const functionsFolderCache = new WeakMap<RouteManifest, Map<string, boolean>>();
 
+function manifestHasFunctions(manifest: RouteManifest, root: string): boolean {
+  let byRoot = functionsFolderCache.get(manifest);
+  if (!byRoot) functionsFolderCache.set(manifest, (byRoot = new Map()));
+  let has = byRoot.get(root);
+  if (has === undefined) byRoot.set(root, (has = Object.keys(manifest.files).some((p) => p.startsWith(`${root}functions/`))));
+  return has;
+}
+
 /**
  * Function sources (`{root}functions/**`) and, in a deployment that has them, the packages sent for them
  * (`{root}node_modules/**`) stay in the route manifest, so the next deployment can reuse their objects, but
  * are never served: they answer as a missing file. A site without functions still serves its node_modules/.
  */
-function isFunctionsSource(manifest: RouteManifest, root: string, path: string): boolean {
-  const functionsDir = `${root}functions/`;
-  if (path.startsWith(functionsDir)) return true;
-  if (!path.startsWith(`${root}node_modules/`)) return false;
-  let byRoot = functionsFolderCache.get(manifest);
-  if (!byRoot) functionsFolderCache.set(manifest, (byRoot = new Map()));
-  let has = byRoot.get(root);
-  if (has === undefined) byRoot.set(root, (has = Object.keys(manifest.files).some((p) => p.startsWith(functionsDir))));
-  return has;
+function isFunctionsSource(path: string, root: string, hasFunctions: () => boolean): boolean {
+  if (path.startsWith(`${root}functions/`)) return true;
+  return path.startsWith(`${root}node_modules/`) && hasFunctions();
 }
 
 // --- replies --------------------------------------------------------------------------------
@@ -363,14 +390,20 @@ function primaryRedirect(location: string, head: boolean): SiteReply {
   return plain(301, `Moved Permanently: ${location}\n`, { location, 'cache-control': PRIMARY_REDIRECT_CACHE_CONTROL }, head);
 }
 
-async function objectReply(
-  status: 200 | 404,
-  manifest: RouteManifest,
-  path: string,
-  file: RouteManifestFile,
-  request: SiteRequest,
-  head: boolean,
-): Promise<SiteReply> {
+/** Where a served file's bytes come from: a deployment's objects, or a folder on disk (`slipway dev`). */
+export interface SiteFiles {
+  /** The site root inside the files (`root_directory`), '' or `dir/`. */
+  root: string;
+  has(path: string): boolean;
+  /** The file's facts; called for a path `has` accepted. */
+  file(path: string): RouteManifestFile;
+  /** Whether there is a `{root}functions/` folder (its node_modules/ is then not served either). */
+  hasFunctions(): boolean;
+  read(path: string, file: RouteManifestFile): Promise<Buffer | Readable>;
+}
+
+async function fileReply(status: 200 | 404, files: SiteFiles, path: string, request: SiteRequest, head: boolean): Promise<SiteReply> {
+  const file = files.file(path);
   const etag = `"${file.hash}"`;
   const headers: Record<string, string> = {
     'content-type': file.content_type || 'application/octet-stream',
@@ -382,10 +415,48 @@ async function objectReply(
   }
   headers['content-length'] = String(file.size);
   if (head) return { status, headers, body: null };
-  const key = manifestObjectKey(manifest, path, file);
-  if (!key) throw new Error(`route manifest of ${manifest.deployment_id} names an object outside the project: ${path}`);
-  const out = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: key }));
-  return { status, headers, body: out.Body as Readable };
+  return { status, headers, body: await files.read(path, file) };
+}
+
+/**
+ * The serving rules once the files are known, for a deployment and for a folder alike: the request path to a
+ * file (resolveSitePath), function sources never served, the site's 404.html else the platform's page.
+ */
+export async function serveSiteFiles(request: SiteRequest, files: SiteFiles): Promise<SiteReply> {
+  const head = request.method.toUpperCase() === 'HEAD';
+  const found = resolveSitePath(request.path, (p) => files.has(p));
+  const path = found && !isFunctionsSource(found, files.root, () => files.hasFunctions()) ? found : null;
+  if (path) return fileReply(200, files, path, request, head);
+  if (files.has('404.html')) return fileReply(404, files, '404.html', request, head);
+  return notFoundPage(head);
+}
+
+/** A method the site server does not answer (it serves GET and HEAD). */
+export function methodNotAllowed(method: string): SiteReply | null {
+  const upper = method.toUpperCase();
+  return upper === 'GET' || upper === 'HEAD' ? null : plain(405, 'Method Not Allowed\n', { allow: 'GET, HEAD' });
+}
+
+/** A deployment's files: its route manifest, its objects (kept in memory by hash, lib/sites/serving-cache.ts). */
+function deploymentFiles(manifest: RouteManifest, root: string): SiteFiles {
+  const has = (path: string) => Object.prototype.hasOwnProperty.call(manifest.files, path);
+  return {
+    root,
+    has,
+    file: (path) => manifest.files[path]!,
+    hasFunctions: () => manifestHasFunctions(manifest, root),
+    read: async (path, file) => {
+      const cached = siteObjects.get(file.hash);
+      if (cached) return cached;
+      const key = manifestObjectKey(manifest, path, file);
+      if (!key) throw new Error(`route manifest of ${manifest.deployment_id} names an object outside the project: ${path}`);
+      const out = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: key }));
+      if (!siteObjects.fits(file.size)) return out.Body as Readable;
+      const bytes = Buffer.from(await out.Body!.transformToByteArray());
+      siteObjects.set(file.hash, bytes);
+      return bytes;
+    },
+  };
 }
 
 /** Answers one request for a site. Never throws: a platform fault is a plain 500. */
@@ -406,12 +477,12 @@ export async function serveSite(request: SiteRequest): Promise<SiteReply> {
 }
 
 async function answer(request: SiteRequest, served: { project: ProjectRecord | null }): Promise<SiteReply> {
-  const method = request.method.toUpperCase();
-  const head = method === 'HEAD';
-  if (method !== 'GET' && !head) {
-    return plain(405, 'Method Not Allowed\n', { allow: 'GET, HEAD' });
-  }
+  const head = request.method.toUpperCase() === 'HEAD';
+  const refused = methodNotAllowed(request.method);
+  if (refused) return refused;
   try {
+    const preview = parsePreviewHost(request.host);
+    if (preview) return await answerPreview(request, preview, head);
     const subdomain = siteSubdomain(request.host);
     const customHost = subdomain ? null : customDomainHost(request.host);
     let project: ProjectRecord | null = null;
@@ -440,29 +511,43 @@ async function answer(request: SiteRequest, served: { project: ProjectRecord | n
     // A project that never published (a provisional one, say) has no site to count.
     if (!project.live_deployment_id) return notFoundPage(head);
     served.project = project;
-    const manifest = await routeManifest(project.team_id, project.slug, project.live_deployment_id);
-    if (!manifest) {
-      logger.error('live deployment has no route manifest', { project_id: project.id, deployment_id: project.live_deployment_id });
-      return serveError('route_manifest_missing', head);
-    }
-    // The slug is the storage key; a manifest naming another slug means the objects are elsewhere.
-    if (manifest.project_slug !== project.slug) {
-      logger.error('route manifest slug differs from the project slug', {
-        project_id: project.id,
-        deployment_id: project.live_deployment_id,
-        manifest_slug: manifest.project_slug,
-        project_slug: project.slug,
-      });
-      return serveError('slug_mismatch', head);
-    }
-    const found = resolveSitePath(request.path, manifest.files);
-    const path = found && !isFunctionsSource(manifest, rootPrefix(project.root_directory), found) ? found : null;
-    if (path) return await objectReply(200, manifest, path, manifest.files[path]!, request, head);
-    const custom = manifest.files['404.html'];
-    if (custom) return await objectReply(404, manifest, '404.html', custom, request, head);
-    return notFoundPage(head);
+    return await answerFromDeployment(request, project, project.live_deployment_id, head);
   } catch (error) {
     logger.error('serving a site failed', error as Error);
     return serveError('internal_error', head);
   }
+}
+
+/**
+ * A preview host (`{label}-{preview_slug}.previews.{site_domain}`): the project holding the slug (and
+ * still answering to it, so a changed slug stops serving the old hosts), then the deployment the label
+ * names. Previews have no custom domains, redirects or analytics.
+ */
+async function answerPreview(request: SiteRequest, preview: { label: string; slug: string }, head: boolean): Promise<SiteReply> {
+  const projectId = await projectIdForPreviewSlug(preview.slug);
+  const project = projectId ? await getItem<ProjectRecord & { preview_slug?: string | null }>(keys.project(projectId)) : null;
+  if (!project || project.status === 'deleting' || project.preview_slug !== preview.slug) return notFoundPage(head);
+  const deploymentId = await previewDeployment(project.id, preview.label);
+  if (!deploymentId) return notFoundPage(head);
+  return answerFromDeployment(request, project, deploymentId, head);
+}
+
+/** The file a request names in one deployment of a project, or its 404. */
+async function answerFromDeployment(request: SiteRequest, project: ProjectRecord, deploymentId: string, head: boolean): Promise<SiteReply> {
+  const manifest = await routeManifest(project.team_id, project.slug, deploymentId);
+  if (!manifest) {
+    logger.error('deployment has no route manifest', { project_id: project.id, deployment_id: deploymentId });
+    return serveError('route_manifest_missing', head);
+  }
+  // The slug is the storage key; a manifest naming another slug means the objects are elsewhere.
+  if (manifest.project_slug !== project.slug) {
+    logger.error('route manifest slug differs from the project slug', {
+      project_id: project.id,
+      deployment_id: deploymentId,
+      manifest_slug: manifest.project_slug,
+      project_slug: project.slug,
+    });
+    return serveError('slug_mismatch', head);
+  }
+  return await serveSiteFiles(request, deploymentFiles(manifest, rootPrefix(project.root_directory)));
 }

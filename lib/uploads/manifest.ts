@@ -1,5 +1,6 @@
 import { ApiError } from '../http/errors.ts';
 import { MAX_FILE_BYTES, type Plan } from '../plans.ts';
+import { builtOutputFolder, deployInsteadSentence, isSourceEntryPath } from './source-app.ts';
 
 /** One manifest entry: a file of the deployment, by path, with its content's SHA-256 and size. */
 export interface ManifestFile {
@@ -140,6 +141,17 @@ export function checkPublishable(files: ManifestFile[]): void {
     if (folders.length === 1) {
       throw new ApiError('UPLOAD_SITE_IN_SUBFOLDER', { details: { folder: folders[0], index_path: `${folders[0]}/index.html` } });
     }
+  }
+
+  // A bundler app's own folder (Vite's has no config file of its own): index.html loads /src/main.ts.
+  const entries = hasRootIndex && rootFiles.has('package.json') ? paths.filter(isSourceEntryPath) : [];
+  if (entries.length > 0) {
+    const all = new Set(paths);
+    const output = builtOutputFolder((folder) => all.has(`${folder}/index.html`));
+    throw new ApiError('UPLOAD_SOURCE_CODE', {
+      message: deployInsteadSentence('This upload', output),
+      details: { markers: ['package.json', ...entries.slice(0, 5)], deploy_instead: output },
+    });
   }
 
   const markers = [

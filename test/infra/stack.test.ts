@@ -71,6 +71,8 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'abuseScans:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
@@ -647,6 +649,27 @@ describe('the console', () => {
     for (const [id, fn] of platformFunctions()) {
       expect(fn.Properties.Environment.Variables.CONSOLE_URL, id).toBe('https://app.sites.example.test');
     }
+  });
+});
+
+describe('builds', () => {
+  it('runs builds in a CodeBuild project in the compute network, under a role denied every platform resource, started only by the builds worker', () => {
+    const [projectId, project] = ofType('AWS::CodeBuild::Project')[0]!;
+    expect(project.Properties.Environment).toMatchObject({ ComputeType: 'BUILD_GENERAL1_SMALL', PrivilegedMode: false });
+    expect(JSON.stringify(project.Properties.VpcConfig.SecurityGroupIds)).toContain(logicalId(stack.functions.computeSecurityGroup));
+    expect(project.Properties.Source.BuildSpec).toContain('node /slipway/build.mjs all');
+    const roleId = (project.Properties.ServiceRole as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
+    const deny = policyDocuments(resources)
+      .filter((p) => p.roles.includes(roleId))
+      .flatMap((p) => p.statements)
+      .find((statement) => statement.Sid === 'NoPlatformResources');
+    expect(deny?.Effect).toBe('Deny');
+    expect(JSON.stringify(deny?.Resource)).toContain(logicalId(stack.state.table));
+    const worker = stack.workers.workerFunctions.get('builds')!;
+    const statements = policyDocuments(resources).filter((p) => p.roles.includes(logicalId(worker.role))).flatMap((p) => p.statements);
+    const codebuild = statements.filter((statement) => [statement.Action].flat().some((a) => String(a).startsWith('codebuild:')));
+    expect(codebuild.map((statement) => statement.Resource)).toEqual([{ 'Fn::GetAtt': [projectId, 'Arn'] }]);
+    expect(resources[logicalId(worker.fn)]!.Properties.Environment.Variables.BUILDS_CODEBUILD_PROJECT).toEqual({ Ref: projectId });
   });
 });
 

@@ -241,7 +241,10 @@ describe('slipway login', () => {
     const home = freshConfigHome();
     const run = await runCli(['login', '--api-url', platform.baseUrl, '--token', 'slw_s_bad'], { XDG_CONFIG_HOME: home });
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`slipway: The API at ${platform.baseUrl} refused this token: Missing or invalid credentials. (UNAUTHENTICATED)\n`);
+    expect(run.stderr).toBe(
+      `Using the API at ${platform.baseUrl} (from --api-url).\n` +
+        `slipway: The API at ${platform.baseUrl} refused this token: Missing or invalid credentials. (UNAUTHENTICATED)\n`,
+    );
     expect(() => statSync(join(home, 'slipway', 'config.json'))).toThrow();
   });
 });

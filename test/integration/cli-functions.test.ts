@@ -63,6 +63,18 @@ describe('functions CLI', { timeout: 60_000 }, () => {
     expect(status).toBe('pending');
     expect(poll_url).toContain(invocation_id);
 
+    // The hint without --wait follows the call it made: `--poll ID` reads that invocation, it queues no new one.
+    const hinted = await runCli(['invoke', 'echo', '--project', projectId, '--data', '{"b":2}'], env);
+    expect(hinted.code, hinted.stderr).toBe(0);
+    const hintedId = /^Queued invocation (\S+)\.$/m.exec(hinted.stdout)![1]!;
+    const hint = /^Wait for its result: (slipway invoke .*)$/m.exec(hinted.stdout)![1]!;
+    expect(hint).toBe(`slipway invoke echo --poll ${hintedId} --project ${projectId}`);
+    const polled = await runCli([...hint.split(' ').slice(1), '--json'], env);
+    expect(polled.code, polled.stderr).toBe(0);
+    const polledInv = JSON.parse(polled.stdout);
+    expect(polledInv).toMatchObject({ id: hintedId, status: 'completed', response_status: 200 });
+    expect(Buffer.from(polledInv.response_body, 'base64').toString()).toBe('echo:{"b":2}');
+
     const failed = await runCli(['invoke', 'broken', '--project', projectId, '--wait', '--json'], env);
     expect(failed.code).toBe(1);
     const inv = JSON.parse(failed.stdout);

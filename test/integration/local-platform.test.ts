@@ -9,8 +9,16 @@ import { repoRoot } from '../../lib/local/api-server.ts';
 
 /** `npm run dev` and `npm run slipway -- admin ...`, run as a user runs them, as child processes. */
 const tsx = (script: string) => [process.execPath, ['--import', 'tsx', script]] as const;
-const stateFile = join(mkdtempSync(join(tmpdir(), 'slipway-dev-')), 'local.json');
-const baseEnv = { ...process.env, SLIPWAY_STATE_FILE: stateFile, AWS_ENDPOINT_URL: '' };
+const stateDir = mkdtempSync(join(tmpdir(), 'slipway-dev-'));
+const stateFile = join(stateDir, 'local.json');
+const baseEnv = {
+  ...process.env,
+  SLIPWAY_STATE_FILE: stateFile,
+  AWS_ENDPOINT_URL: '',
+  // What npm run dev keeps across restarts, and its record for the CLI: not the checkout's nor the user's.
+  SLIPWAY_LOCAL_STATE_DIR: join(stateDir, 'kept'),
+  XDG_STATE_HOME: join(stateDir, 'xdg-state'),
+};
 
 function startDev(env: Record<string, string | undefined>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const [cmd, args] = tsx('lib/local/dev.ts');
@@ -58,8 +66,11 @@ describe('npm run dev and the operator commands', () => {
 
   it('prints the base URL and how to create a first user', () => {
     expect(dev.output()).toContain(`API:           http://localhost:${port}/api/v1`);
-    expect(dev.output()).toContain('npm run slipway -- admin create-user --email you@example.com --name You');
+    expect(dev.output()).toContain('npm run -s slipway -- admin create-user --email you@example.com --name You');
+    expect(dev.output()).toMatch(/State: +started empty \(no saved state\)/);
     expect(existsSync(stateFile)).toBe(true);
+    // The record the CLI finds it by from any folder.
+    expect(existsSync(join(stateDir, 'xdg-state', 'slipway', 'local-platform.json'))).toBe(true);
   });
 
   it('creates a user, team, member, API key and session that the API then accepts', async () => {
@@ -110,6 +121,9 @@ describe('npm run dev and the operator commands', () => {
     dev.child.kill('SIGINT');
     expect(await dev.exited).toBe(0);
     expect(existsSync(stateFile)).toBe(false);
+    expect(existsSync(join(stateDir, 'xdg-state', 'slipway', 'local-platform.json'))).toBe(false);
+    // What it held is kept for the next start.
+    await waitFor(() => existsSync(join(stateDir, 'kept', 'moto.pickle')), 10_000);
     await expect(fetch(`http://localhost:${port}/api/v1/team/profile`)).rejects.toThrow();
     // With the platform gone, the operator CLI says so.
     const orphan = cli('admin', 'create-user', '--email', 'late@example.test');

@@ -35,6 +35,8 @@ export function runProgram(program: string, args: string[], env: Record<string, 
         SLIPWAY_RETRY_BASE_MS: '5',
         // Deploys cache file hashes (lib/cli/hash-cache.ts): in a folder of the tests', not the user's ~/.cache.
         XDG_CACHE_HOME: join(tmpdir(), 'slipway-test-cache'),
+        // The record of a developer's running `npm run dev` (lib/local/state.ts) must not leak in either.
+        XDG_STATE_HOME: join(tmpdir(), 'slipway-no-user-state'),
         ...env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],

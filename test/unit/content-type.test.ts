@@ -12,6 +12,11 @@ describe('contentTypeFor', () => {
     ['fonts/a.woff2', 'font/woff2'],
     ['file.unknownext', 'application/octet-stream'],
     ['LICENSE', 'application/octet-stream'],
+    // Sources, never video (mime says video/mp2t for .ts).
+    ['src/main.ts', 'text/plain; charset=utf-8'],
+    ['src/App.tsx', 'text/plain; charset=utf-8'],
+    ['src/App.jsx', 'text/plain; charset=utf-8'],
+    ['lib/x.MTS', 'text/plain; charset=utf-8'],
   ])('%s is served as %s', (path, type) => expect(contentTypeFor(path)).toBe(type));
 
   // Remembered per extension: the answer must be mime's for every path shape, asked in any order.

@@ -4,6 +4,7 @@ import { plans } from '../../lib/plans.ts';
 import { atExpression } from '../../lib/aws/schedules.ts';
 import { subdomainFrom, subdomainProblem, withSuffix } from '../../lib/projects/subdomain.ts';
 import { checkManifest, checkPublishable } from '../../lib/uploads/manifest.ts';
+import { sourceScriptsOf } from '../../lib/uploads/source-app.ts';
 
 const free = { ...plans.free, name: 'free' as const };
 const h = (n: number) => n.toString(16).padStart(64, '0');
@@ -90,12 +91,35 @@ describe('checkPublishable', () => {
     [['package.json', 'src/index.ts', 'dist/index.html'], 'UPLOAD_SITE_IN_SUBFOLDER'],
     [['index.html', 'vite.config.ts', 'src/main.ts', 'package.json'], 'UPLOAD_SOURCE_CODE'],
     [['index.html', 'package.json'], null],
+    // Vite's own template: no config file, index.html loads /src/main.ts.
+    [['index.html', 'package.json', 'src/main.ts', 'src/style.css', 'public/vite.svg'], 'UPLOAD_SOURCE_CODE'],
+    [['index.html', 'package.json', 'src/main.tsx', 'dist/index.html'], 'UPLOAD_SOURCE_CODE'],
+    [['index.html', 'package.json', 'src/app.js'], null],
     [['index.php'], 'UPLOAD_PHP_SITE'],
     [['wp/index.php', 'wp/x.css'], 'UPLOAD_PHP_SITE'],
     [['index.html', 'contact.php'], null],
     [['about.php', 'x.css'], 'UPLOAD_PHP_SITE'],
   ] as const)('%j -> %s', (paths, code) => {
     expect(codeOf(() => checkPublishable(files(...paths)))).toBe(code);
+  });
+});
+
+describe('an unbuilt app', () => {
+  it('names the build output to deploy instead when the upload holds one', () => {
+    try {
+      checkPublishable(files('index.html', 'package.json', 'src/main.tsx', 'dist/index.html', 'dist/assets/a.js'));
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ApiError).code).toBe('UPLOAD_SOURCE_CODE');
+      expect((error as ApiError).message).toBe("This upload is an app's source, not its build: deploy its build output dist/ instead.");
+      expect((error as ApiError).details).toEqual({ markers: ['package.json', 'src/main.tsx'], deploy_instead: 'dist' });
+    }
+  });
+
+  it('finds the source scripts an index.html loads, not built ones nor URLs', () => {
+    const html = `<script type="module" src="/src/main.ts"></script><script src='./src/App.tsx?v=1'></script>
+      <script src=/assets/index-abc.js></script><script src="https://cdn.example/x.ts"></script>`;
+    expect(sourceScriptsOf(html)).toEqual(['/src/main.ts', './src/App.tsx?v=1']);
   });
 });
 

@@ -159,11 +159,231 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
 
         _Table.query = query
 
+    # Services whose state the local platform keeps across a restart (lib/local/persistence.ts): what it
+    # provisions and calls. IAM is left out: moto fills it with thousands of managed policies of its own.
+    _KEPT_SERVICES = ("dynamodb", "s3", "sqs", "scheduler", "ses", "sesv2", "cloudfront", "acm", "route53")
+    # Calls that change nothing worth keeping: they do not mark the state as changed. (A receive only moves a
+    # message's visibility, which a restart may forget.)
+    _READ_TARGETS = (
+        "DynamoDB_20120810.GetItem", "DynamoDB_20120810.Query", "DynamoDB_20120810.Scan",
+        "DynamoDB_20120810.BatchGetItem", "DynamoDB_20120810.DescribeTable", "DynamoDB_20120810.DescribeTimeToLive",
+        "AmazonSQS.ReceiveMessage", "AmazonSQS.GetQueueAttributes", "AmazonSQS.GetQueueUrl", "AmazonSQS.ListQueues",
+    )
+
+    def _kept_backends():
+        """The attributes of every backend of the kept services, by (service, account, region)."""
+        from moto.backends import get_backend
+
+        backends = {}
+        for service in _KEPT_SERVICES:
+            for account, regions in list(get_backend(service).items()):
+                for region, backend in list(regions.items()):
+                    backends[(service, account, region)] = backend.__dict__
+        return backends
+
+    def _restore_backends(saved):
+        """Puts saved attributes back into the fresh backends, before the first request."""
+        from moto.backends import get_backend
+
+        for (service, account, region), attributes in saved.items():
+            get_backend(service)[account][region].__dict__.update(attributes)
+            if service == "sqs":
+                # What the stopped platform had received and not deleted is nobody's now: visible again at
+                # once, rather than after its visibility timeout (up to 15 minutes of a stalled queue).
+                for queue in attributes.get("queues", {}).values():
+                    for message in getattr(queue, "_messages", []):
+                        message.visible_at = 0.0
+                    getattr(queue, "_pending_messages", set()).clear()
+            if service == "s3":
+                # Which account owns each bucket name is kept beside the backends, not in them: without
+                # it, the platform's CreateBucket at start would replace each bucket with an empty one.
+                for bucket in attributes.get("buckets", {}):
+                    get_backend("s3").bucket_accounts[bucket] = account
+
+    def _report(status_path, resumed, reason):
+        """What the platform prints at start: whether the saved state was resumed, and why not."""
+        import json
+
+        with open(status_path, "w") as out:
+            json.dump({"resumed": resumed, "reason": reason}, out)
+
+    def _write_private(path, blob):
+        """Writes then renames, owner only: the table holds token hashes and sealed secrets."""
+        temp = f"{path}.{os.getpid()}.tmp"
+        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+            out.write(blob)
+        os.replace(temp, path)
+
+    def _watch(seconds, changed, save):
+        """Saves every `seconds` while something changed, and once more when the platform is gone.
+
+        The platform that started this moto is its parent: if it dies without stopping it (killed), the state
+        is saved and moto exits rather than run on as an orphan that Ctrl-C no longer reaches.
+        """
+        import time
+
+        parent = os.getppid()
+        due = time.monotonic() + seconds if seconds > 0 else None
+        while True:
+            time.sleep(0.25)
+            if os.getppid() != parent:
+                save()
+                os._exit(0)
+            if due is not None and time.monotonic() >= due:
+                due = time.monotonic() + seconds
+                if changed.is_set():
+                    save()
+
+    def _persistence(application):
+        """Keeps moto's state in a file across a stop and a start (SLIPWAY_MOTO_STATE_FILE).
+
+        moto keeps everything in memory and has no snapshot of its own (its recorder replays requests,
+        server-made ids and times included). Its backends are plain Python objects: their attributes are
+        pickled and put back into the fresh backends before the first request. Saved at SIGTERM (the
+        platform's stop), every SLIPWAY_MOTO_SNAPSHOT_SECONDS while something changed, and when the platform
+        is gone. Ctrl-C reaches this process too: ignored, so the platform's own stop comes first.
+        """
+        import copyreg
+        import pickle
+        import signal
+        import sys
+        import time
+
+        import moto
+
+        # Locks inside backends (an SQS queue's) are made anew, unlocked.
+        copyreg.pickle(type(threading.RLock()), lambda lock: (threading.RLock, ()))
+        copyreg.pickle(type(threading.Lock()), lambda lock: (threading.Lock, ()))
+
+        path = os.environ["SLIPWAY_MOTO_STATE_FILE"]
+        status_path = path + ".status.json"
+        save_lock = threading.Lock()
+        changed = threading.Event()
+
+        report = lambda resumed, reason: _report(status_path, resumed, reason)  # noqa: E731
+
+        def load():
+            if not os.path.exists(path):
+                return report(False, "no saved state")
+            try:
+                with open(path, "rb") as source:
+                    saved = pickle.load(source)
+                if saved.get("moto") != moto.__version__:
+                    raise ValueError(f"saved by moto {saved.get('moto')}, this is moto {moto.__version__}")
+                _restore_backends(saved["backends"])
+                report(True, f"saved at {saved.get('saved_at')}")
+            except Exception as error:  # a state this moto cannot read: set aside, start empty
+                os.replace(path, path + ".unreadable")
+                report(False, f"the saved state could not be read ({error}); it was moved to {path}.unreadable")
+
+        def save():
+            with save_lock:
+                changed.clear()
+                backends = _kept_backends()
+                for attempt in range(5):
+                    try:
+                        blob = pickle.dumps({"moto": moto.__version__, "saved_at": time.time(), "backends": backends})
+                        break
+                    except RuntimeError:  # a request changed a dict while it was pickled: again
+                        time.sleep(0.05)
+                else:
+                    changed.set()
+                    return
+                _write_private(path, blob)
+
+        def save_logged():
+            try:
+                save()
+            except Exception as error:
+                sys.stderr.write(f"slipway: saving moto's state failed: {error}\n")
+
+        def stop(signum, frame):
+            try:
+                save()
+            finally:
+                os._exit(0)
+
+        load()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, stop)
+        seconds = float(os.environ.get("SLIPWAY_MOTO_SNAPSHOT_SECONDS") or 30)
+        threading.Thread(target=_watch, args=(seconds, changed, save_logged), daemon=True).start()
+
+        def application_marking_changes(environ, start_response):
+            method = environ.get("REQUEST_METHOD", "GET")
+            if method not in ("GET", "HEAD") and environ.get("HTTP_X_AMZ_TARGET", "") not in _READ_TARGETS:
+                changed.set()
+            return application(environ, start_response)
+
+        return application_marking_changes
+
+    def _schedule_group_conflict():
+        """Makes moto's CreateScheduleGroup refuse a name that exists, as EventBridge Scheduler does (409 Conflict).
+
+        moto 5.2 replaces the group with an empty one instead, dropping its schedules: the local platform
+        provisions its group at every start, which emptied the group of a state kept across a restart.
+        """
+        from moto.core.exceptions import JsonRESTError
+        from moto.scheduler.models import EventBridgeSchedulerBackend
+
+        class ConflictException(JsonRESTError):
+            code = 409
+
+        _create = EventBridgeSchedulerBackend.create_schedule_group
+
+        def create_schedule_group(self, name, tags):
+            if name in self.schedule_groups:
+                raise ConflictException("ConflictException", f"Schedule group {name} already exists.")
+            return _create(self, name, tags)
+
+        EventBridgeSchedulerBackend.create_schedule_group = create_schedule_group
+
+    def _codebuild_builds():
+        """Makes moto's CodeBuild builds run until stopped, and report the environment they were started with.
+
+        moto 5.2's StartBuild drops `environmentVariablesOverride` (real CodeBuild's BatchGetBuilds
+        reports a build's effective `environment.environmentVariables`), and its BatchGetBuilds
+        reports every build SUCCEEDED from the first look, though no container ran. A build here
+        stays IN_PROGRESS until StopBuild, as a real one does while its container works; the
+        platform judges a build by the result object its build script writes (lib/builds/cloud-host.ts),
+        and a test plays the container from the recorded environment.
+        """
+        import json as _json
+
+        from moto.codebuild import models as _cb_models
+        from moto.codebuild import responses as _cb_responses
+
+        def batch_get_builds(self, ids):
+            return [build for history in self.build_metadata_history.values() for build in history if build["id"] in ids]
+
+        _cb_models.CodeBuildBackend.batch_get_builds = batch_get_builds
+        _start_build = _cb_responses.CodeBuildResponse.start_build
+
+        def start_build(self):
+            build = _json.loads(_start_build(self))["build"]
+            overrides = self._get_param("environmentVariablesOverride") or []
+            timeout = self._get_param("timeoutInMinutesOverride")
+            for history in self.codebuild_backend.build_metadata_history.values():
+                for recorded in history:
+                    if recorded["id"] == build["id"]:
+                        recorded["environment"] = dict(recorded["environment"], environmentVariables=overrides)
+                        if timeout:
+                            recorded["timeoutInMinutes"] = timeout
+                        build = recorded
+            return _json.dumps({"build": build})
+
+        _cb_responses.CodeBuildResponse.start_build = start_build
+
     def run_simple(hostname, port, application, *args, **kwargs):
         _cached_module_list()
         _partition_queries()
         _item_level_transaction_rollback()
         _ecs_task_network_interface()
-        return _run_simple(hostname, port, _serialize_dynamodb(application), *args, **kwargs)
+        _schedule_group_conflict()
+        _codebuild_builds()
+        application = _serialize_dynamodb(application)
+        if os.environ.get("SLIPWAY_MOTO_STATE_FILE"):
+            application = _persistence(application)
+        return _run_simple(hostname, port, application, *args, **kwargs)
 
     _serving.run_simple = run_simple

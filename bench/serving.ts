@@ -1,0 +1,96 @@
+import { spawn, execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createApiKey } from '../lib/identity/credentials.ts';
+import { createUser } from '../lib/identity/users.ts';
+import { repoRoot } from '../lib/local/api-server.ts';
+import { startLocalPlatform } from '../lib/local/platform.ts';
+import { freePort } from '../lib/local/ports.ts';
+import { localParts } from '../lib/local/wiring.ts';
+import { createTeam } from '../lib/teams/teams.ts';
+import { runDevReloadBench } from './dev-reload.ts';
+import { deploySiteFiles } from './support.ts';
+
+/**
+ * Serving figures (issue 21): a cached page of a published site on the local
+ * platform ({subdomain}.localhost, moto_server of its own) with 10 keep-alive
+ * connections, beside sirv-cli (a bare static server, a dev dependency)
+ * serving the same file in the same run; then `slipway dev`'s time from a
+ * saved function file to its new answer. Goals: at least 1,000 requests/s for
+ * the page, under 300 ms for the reload. The load comes from bench/load.mjs in
+ * a process of its own.
+ */
+const SECONDS = Number(process.env.BENCH_SERVING_SECONDS ?? 10);
+const CONNECTIONS = 10;
+const PAGE =
+  '<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head>' +
+  `<body>${'<p>Lorem ipsum dolor sit amet.</p>'.repeat(120)}</body></html>\n`;
+
+interface LoadFigures {
+  requests: number;
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  statuses: Record<string, number>;
+}
+
+async function load(url: string, host: string): Promise<LoadFigures> {
+  const args = [join(repoRoot, 'bench', 'load.mjs'), url, host, String(SECONDS), String(CONNECTIONS)];
+  const { stdout } = await promisify(execFile)(process.execPath, args);
+  return JSON.parse(stdout) as LoadFigures;
+}
+
+const line = (name: string, f: LoadFigures) =>
+  `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(6)} req/s   p50 ${f.p50_ms.toFixed(2)} ms   p99 ${f.p99_ms.toFixed(2)} ms   ` +
+  `(${f.requests} requests, statuses ${JSON.stringify(f.statuses)}, ${f.errors} errors)`;
+
+async function platformFigures(): Promise<LoadFigures> {
+  const parts = localParts();
+  const prefix = `serve${randomBytes(3).toString('hex')}`;
+  const platform = await startLocalPlatform({ port: 0, prefix, hostHandlers: parts.hostHandlers, drivers: [] });
+  try {
+    const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
+    const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });
+    const token = await createApiKey(team.id);
+    const subdomain = `serve-${randomBytes(3).toString('hex')}`;
+    await deploySiteFiles(platform.baseUrl, token, { 'index.html': PAGE }, { name: subdomain, subdomain });
+    const host = `${subdomain}.localhost:${platform.port}`;
+    // One request first: the page is then served from memory, as a page anyone visits is.
+    await load(`http://127.0.0.1:${platform.port}/`, host).catch(() => undefined);
+    return await load(`http://127.0.0.1:${platform.port}/`, host);
+  } finally {
+    await platform.stop();
+  }
+}
+
+async function sirvFigures(): Promise<LoadFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-bench-sirv-'));
+  writeFileSync(join(dir, 'index.html'), PAGE);
+  const port = await freePort();
+  const bin = join(repoRoot, 'node_modules', 'sirv-cli', 'bin.js');
+  const sirv = spawn(process.execPath, [bin, dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { stdio: 'ignore' });
+  try {
+    for (let i = 0; i < 100; i++) {
+      if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return await load(`http://127.0.0.1:${port}/`, `127.0.0.1:${port}`);
+  } finally {
+    sirv.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runServingBench(): Promise<void> {
+  console.log(`A ${PAGE.length}-byte page, ${CONNECTIONS} connections, ${SECONDS} s each (goal: at least 1,000 req/s on the platform).`);
+  const platform = await platformFigures();
+  console.log(line('local platform ({subdomain}.localhost)', platform));
+  const bare = await sirvFigures();
+  console.log(line('sirv-cli (bare static server)', bare));
+  console.log(`platform / bare: ${(platform.rps / bare.rps).toFixed(2)}; goal 1,000 req/s: ${platform.rps >= 1000 ? 'met' : 'missed'}`);
+  await runDevReloadBench();
+}

@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * What `npm run dev` keeps across a stop and a start (issue 21, "nothing lost
+ * on restart"), in one folder (`.slipway/state/` of the checkout, ignored by git):
+ *
+ * - `moto.pickle`: everything the moto_server it starts holds (the table, the
+ *   buckets and their objects, the queues with their messages, the schedules,
+ *   domains' certificates and distributions), saved by moto itself at stop and
+ *   while it runs (lib/local/moto-python/sitecustomize.py says how and why).
+ * - `secrets.json`: the secrets the platform makes for itself (environment
+ *   variable encryption key, Git state secret, billing webhook secret). Stored
+ *   values are sealed with them: new ones per run would make every stored
+ *   variable unreadable after a restart.
+ *
+ * `npm run dev -- --fresh` empties the folder first.
+ */
+export const KEPT_SECRETS = {
+  ENV_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
+  GIT_STATE_SECRET: () => randomBytes(32).toString('base64url'),
+  BILLING_WEBHOOK_SECRET: () => `whsec_${randomBytes(24).toString('base64url')}`,
+} as const;
+
+export interface LocalStateFolder {
+  dir: string;
+  /** The environment that makes moto_server load and save its state (lib/local/moto.ts passes it on). */
+  motoEnv: Record<string, string>;
+  /** After moto started: whether it resumed a saved state, and the sentence the start log prints. */
+  outcome(): { resumed: boolean; sentence: string };
+}
+
+export function localStateDir(root = process.cwd()): string {
+  return process.env.SLIPWAY_LOCAL_STATE_DIR || join(root, '.slipway', 'state');
+}
+
+/**
+ * Sets each kept secret in `env` unless it is set already (a value the developer chose wins and is not
+ * stored): from the folder, else made now and stored (mode 0600).
+ */
+export function applyKeptSecrets(dir: string, env: NodeJS.ProcessEnv = process.env): void {
+  const file = join(dir, 'secrets.json');
+  let stored: Record<string, string> = {};
+  try {
+    stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch {
+    // None yet (or unreadable): made anew below.
+  }
+  let added = false;
+  for (const [name, make] of Object.entries(KEPT_SECRETS)) {
+    if (env[name]) continue;
+    if (typeof stored[name] !== 'string' || stored[name] === '') {
+      stored[name] = make();
+      added = true;
+    }
+    env[name] = stored[name];
+  }
+  if (!added) return;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
+/** Opens (or, with `fresh`, empties) the state folder of `npm run dev` and sets the kept secrets in the environment. */
+export function openLocalState(options: { dir?: string; fresh?: boolean } = {}): LocalStateFolder {
+  const dir = options.dir ?? localStateDir();
+  if (options.fresh) rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  applyKeptSecrets(dir);
+  const stateFile = join(dir, 'moto.pickle');
+  const statusFile = `${stateFile}.status.json`;
+  rmSync(statusFile, { force: true });
+  return {
+    dir,
+    motoEnv: { SLIPWAY_MOTO_STATE_FILE: stateFile },
+    outcome() {
+      let status: { resumed?: boolean; reason?: string } = {};
+      if (existsSync(statusFile)) {
+        try {
+          status = JSON.parse(readFileSync(statusFile, 'utf8')) as typeof status;
+        } catch {
+          // Half written: treated as not resumed.
+        }
+      }
+      if (status.resumed) return { resumed: true, sentence: `resumed the state saved in ${dir} (${status.reason ?? 'earlier'})` };
+      const why = options.fresh ? '--fresh' : (status.reason ?? 'no saved state');
+      return { resumed: false, sentence: `started empty (${why}); the state is kept in ${dir}` };
+    },
+  };
+}
