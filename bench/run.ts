@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { runDashboardBench } from './dashboard.ts';
 import { runBuildsBench } from './builds.ts';
 import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
@@ -19,6 +20,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   deploy: runDeployBench,
   functions: runFunctionsBench,
   queued: runQueuedBench,
+  dashboard: runDashboardBench,
   serving: runServingBench,
   builds: runBuildsBench,
 };

@@ -16,6 +16,7 @@ import { SlipwayState } from './state.ts';
 import { FunctionsRuntime } from './functions-runtime.ts';
 import { BuildsRuntime } from './builds.ts';
 import { SiteServing } from './site-serving.ts';
+import { ConsoleHosting } from './console.ts';
 import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
 
 /** The whole platform: state, the HTTP API (one Lambda per route), the workers, site serving and the functions runtime. */
@@ -24,6 +25,7 @@ export class SlipwayStack extends Stack {
   readonly api: SlipwayApi;
   readonly workers: SlipwayWorkers;
   readonly functions: FunctionsRuntime;
+  readonly console: ConsoleHosting;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -48,6 +50,8 @@ export class SlipwayStack extends Stack {
       SITE_DOMAIN: settings.siteDomain,
       FUNCTION_DOMAIN: settings.functionDomain,
       CORS_ORIGINS: settings.corsOrigins.join(','),
+      // The console's origin: its links in mail, and the one origin cookie-authenticated writes are taken from.
+      CONSOLE_URL: `https://${settings.consoleDomain}`,
       MAIL_FROM: settings.mailFrom,
       EMAIL_CONFIRM_URL: settings.emailConfirmUrl,
       ABUSE_INTAKE: settings.abuseIntake,
@@ -68,6 +72,12 @@ export class SlipwayStack extends Stack {
 
     this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
+    this.console = new ConsoleHosting(this, 'Console', {
+      httpApi: this.api.httpApi,
+      domain: settings.consoleDomain,
+      certificateArn: this.node.tryGetContext('consoleCertificateArn'),
+      accessLogsBucket: this.state.accessLogsBucket,
+    });
     new SiteServing(this, 'Sites', { grants, environment, siteDomain: settings.siteDomain, certificateArn: this.node.tryGetContext('siteCertificateArn') });
     this.functions = new FunctionsRuntime(this, 'Functions', {
       grants,

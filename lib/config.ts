@@ -49,6 +49,13 @@ export const config = {
       .filter(Boolean),
   /** Sender of platform e-mail (a verified SES identity). */
   mailFrom: () => optional('MAIL_FROM', 'no-reply@slipway.localhost'),
+  /**
+   * Where SES is reached, when not at the AWS endpoint: the local platform's outbox (lib/local/mail-outbox.ts),
+   * which records each mail and passes it on. Unset in the cloud.
+   */
+  mailEndpoint: () => process.env.SES_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL || undefined,
+  /** The dashboard's origin (scheme://host[:port]): its links in mail, and the only origin a cookie-authenticated write may come from. */
+  consoleUrl: () => optional('CONSOLE_URL', 'https://app.slipway.site').replace(/\/+$/, ''),
   /** Dashboard page that confirms an e-mail address; the link adds `?token=`. */
   emailConfirmUrl: () => optional('EMAIL_CONFIRM_URL', 'https://app.slipway.site/confirm-email'),
   // Integrations: Git hosting connect, SSO discovery, environment variables

@@ -7,6 +7,10 @@ export const keys = {
   membership: (teamId: string, userId: string) => ({ pk: `TEAM#${teamId}`, sk: `MEMBER#${userId}` }),
   membershipByUser: (userId: string, teamId: string) => ({ gsi1pk: `USER#${userId}`, gsi1sk: `TEAM#${teamId}` }),
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** A team's API keys (on their credential items), by key id. */
+  apiKeyByTeam: (teamId: string, keyId: string) => ({ gsi1pk: `TEAMAPIKEYS#${teamId}`, gsi1sk: `APIKEY#${keyId}` }),
+  /** An e-mail sign-in link, by the SHA-256 of its token (lib/identity/sign-in-links.ts). */
+  signInLink: (tokenHash: string) => ({ pk: `SIGNINLINK#${tokenHash}`, sk: 'SIGNINLINK' }),
   // Integrations: a project's environment variables, one item per environment and name
   envVariable: (projectId: string, environment: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `ENV#${environment}#${name}` }),
   envVariablePrefix: (projectId: string, environment?: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: environment ? `ENV#${environment}#` : 'ENV#' }),

@@ -24,6 +24,20 @@ export const errorCatalogue = {
   SESSION_REQUIRED: { status: 403, message: 'This action needs a signed-in user; API keys are refused.' },
   PLATFORM_ADMIN_REQUIRED: { status: 403, message: 'This action is for platform administrators.' },
   NO_CURRENT_TEAM: { status: 400, message: 'No team selected: send X-Team-Id or set a default team.' },
+  CROSS_SITE_REQUEST_REFUSED: {
+    status: 403,
+    message: "This request came from another site. Changes signed in with the console's cookie are taken only from the console itself.",
+  },
+  SIGN_IN_LINK_LIMITED: { status: 429, message: 'Too many sign-in links requested. Try again after the time in Retry-After.' },
+  SIGN_IN_LINK_INVALID: { status: 400, message: 'This sign-in link is invalid, expired or already used. Ask for a new one.' },
+
+  // The console's team administration: members, invitations, API keys
+  MEMBER_IS_OWNER: { status: 409, message: "The team's owner cannot be changed or removed here; transfer ownership first." },
+  INVITATION_NOT_FOUND: { status: 404, message: 'Invitation not found.' },
+  INVITATION_NOT_PENDING: { status: 409, message: 'This invitation was already accepted, revoked or has expired.' },
+  INVITATION_PENDING: { status: 409, message: 'This address already has a pending invitation to the team.' },
+  ALREADY_A_MEMBER: { status: 409, message: 'This person is already a member of the team.' },
+  API_KEY_NOT_FOUND: { status: 404, message: 'API key not found in this team.' },
 
   // Teams
   TEAM_NOT_FOUND: { status: 404, message: 'Team not found.' },

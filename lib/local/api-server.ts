@@ -87,6 +87,14 @@ export async function dispatchApiRequest(req: IncomingMessage, res: ServerRespon
   writeResult(res, result);
 }
 
+/** Answers a request as API Gateway and the route's Lambda would: body limit, preflight, dispatch. */
+export async function answerApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
+  if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
+  if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
+  await dispatchApiRequest(req, res, body);
+}
+
 export function createApiServer(hostHandlers: HostHandler[] = []): Server {
   return createServer((req, res) => {
     void (async () => {
@@ -94,10 +102,7 @@ export function createApiServer(hostHandlers: HostHandler[] = []): Server {
         for (const hostHandler of hostHandlers) {
           if (await hostHandler(req, res)) return;
         }
-        const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
-        if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
-        if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
-        await dispatchApiRequest(req, res, body);
+        await answerApiRequest(req, res);
       } catch (error) {
         // A handler crashing outside its pipeline: API Gateway would answer 500 too.
         logger.error('local API server error', error as Error);
