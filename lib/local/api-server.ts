@@ -95,6 +95,13 @@ const sourceApi: ApiAnswer = async (req, res, body) => {
   await dispatchApiRequest(req, res, body);
 };
 
+/** Answers a request as API Gateway and the route's Lambda would: body limit, then preflight or dispatch. */
+export async function answerApiRequest(req: IncomingMessage, res: ServerResponse, api: ApiAnswer = sourceApi): Promise<void> {
+  const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
+  if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
+  await api(req, res, body);
+}
+
 export function createApiServer(hostHandlers: HostHandler[] = [], api: () => ApiAnswer = () => sourceApi): Server {
   return createServer((req, res) => {
     void (async () => {
@@ -102,9 +109,7 @@ export function createApiServer(hostHandlers: HostHandler[] = [], api: () => Api
         for (const hostHandler of hostHandlers) {
           if (await hostHandler(req, res)) return;
         }
-        const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
-        if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
-        await api()(req, res, body);
+        await answerApiRequest(req, res, api());
       } catch (error) {
         // A handler crashing outside its pipeline: API Gateway would answer 500 too.
         logger.error('local API server error', error as Error);

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createApiServer, type ApiAnswer, type HostHandler } from './api-server.ts';
+import { dashboardHostHandler } from './dashboard-host.ts';
+import { signInLinkOf, startMailOutbox, type MailOutbox } from './mail-outbox.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
 import { localScheduleTargetEnv } from './scheduler-driver.ts';
@@ -32,6 +34,8 @@ export interface LocalPlatformOptions {
   drivers?: (() => LocalDriver)[];
   /** Run this cloud assembly (cdk.out) instead of the sources: the synthesized mode (lib/local/synth/). */
   synthesized?: { assemblyDir: string; alterTemplate?: (template: SynthesizedTemplate) => void };
+  /** Told each sign-in link the platform mails (`npm run dev` prints it). */
+  onSignInLink?: (email: string, url: string) => void;
 }
 
 export interface LocalPlatform {
@@ -42,6 +46,10 @@ export interface LocalPlatform {
   env: Record<string, string>;
   /** The synthesized mode's runtime (its Lambdas, their permission usage); null in the source mode. */
   synthesized: SynthesizedRuntime | null;
+  /** The console: http://app.localhost:PORT. */
+  consoleUrl: string;
+  /** The mail the platform sent (nothing is delivered locally). */
+  outbox: MailOutbox;
   stop(): Promise<void>;
 }
 
@@ -82,16 +90,30 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
   let moto: MotoServer | null = null;
   const endpoint = options.awsEndpoint ?? (moto = await startMoto({ env: options.motoEnv })).endpoint;
-  const hostHandlers = [...(options.hostHandlers ?? [])];
   let synthesized: SynthesizedRuntime | null = null;
+  // In the synthesized mode the Lambdas' mail passes the IAM proxy after the outbox, as SES checks the caller's role.
+  const outbox = await startMailOutbox(
+    () => synthesized?.awsEndpoint ?? endpoint,
+    (mail) => {
+      const link = signInLinkOf(mail);
+      if (link) options.onSignInLink?.(mail.to[0] ?? '', link);
+    },
+  );
   let api: ApiAnswer | undefined;
   // The synthesized mode's API is known once its template is provisioned, after the port is.
-  const server = createApiServer(hostHandlers, options.synthesized ? () => api! : undefined);
+  const apiOf = options.synthesized ? () => api! : undefined;
+  // The console first: its host is reserved (app is no project subdomain), and its /api/* falls through to the API.
+  const hostHandlers = [dashboardHostHandler(outbox, apiOf), ...(options.hostHandlers ?? [])];
+  const server = createApiServer(hostHandlers, apiOf);
   const drivers: LocalDriver[] = [];
   try {
     const port = await listen(server, options.port, options.host ?? '127.0.0.1');
     const local = {
       AWS_ENDPOINT_URL: endpoint,
+      // SES through the outbox, which keeps what was sent for the outbox page and passes it on.
+      SES_ENDPOINT_URL: outbox.endpoint,
+      // The console and its API on one origin (lib/local/dashboard-host.ts).
+      CONSOLE_URL: `http://app.localhost:${port}`,
       // Where local workers reach the API (the screenshot capture reports there).
       API_BASE_URL: `http://localhost:${port}`,
       SITE_DOMAIN: 'localhost',
@@ -113,7 +135,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       const { prefix } = options;
       synthesized = await startSynthesizedRuntime({ ...options.synthesized, endpoint, region: process.env.AWS_REGION, prefix });
       api = synthesized.api;
-      hostHandlers.unshift(...synthesized.hostHandlers);
+      // After the console's handler: app.localhost is the console's, not a site's.
+      hostHandlers.splice(1, 0, ...synthesized.hostHandlers);
     }
     const resources = synthesized?.env ?? (await sourceResources(endpoint, options.prefix));
     // In the synthesized mode the secrets' values are the ones Secrets Manager holds for the template's secrets.
@@ -134,6 +157,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       startedMoto: moto !== null,
       env,
       synthesized,
+      consoleUrl: env.CONSOLE_URL!,
+      outbox,
       stop: async () => {
         if (stopped) return;
         stopped = true;
@@ -144,6 +169,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         // After the last reply: its counts are written before the AWS endpoint goes.
         await siteAnalytics.stop();
         if (options.writeState) removeLocalState();
+        await outbox.stop();
         await moto?.stop();
       },
     };
@@ -151,6 +177,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     await Promise.all(drivers.map((d) => d.stop()));
     await synthesized?.stop();
     server.close();
+    await outbox.stop();
     await moto?.stop();
     throw error;
   }

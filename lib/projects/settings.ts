@@ -18,6 +18,7 @@ import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { getDomainItem } from '../domains/domains.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
+import { gitSettingsChanges } from '../builds/git-settings.ts';
 
 const optionalText = (max: number) => z.nullable(z.string().check(z.maxLength(max)));
 const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255))).check(z.maxLength(100));
@@ -31,7 +32,7 @@ const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255)
  */
 const READ_ONLY_FIELDS = [
   'id', 'team_id', 'production_url', 'status', 'repo_default_branch', 'auto_deploy_paused_at',
-  'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message', 'preview_slug',
+  'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message',
   'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id', 'cdn_edge_rule_guid',
   'cdn_not_found_edge_rule_guid', 'provisional_until', 'created_via', 'created_client', 'created_at', 'updated_at',
 ] as const;
@@ -67,6 +68,11 @@ export const projectSettingsSchema = z.partial(
     // A domain id, checked against the table (PRIMARY_DOMAIN_* codes); null clears it.
     primary_domain_id: z.nullable(z.string().check(z.maxLength(255))),
     analytics_enabled: z.boolean(),
+    // Write-only: sealed at rest, never returned; null clears it (lib/builds/git-settings.ts).
+    git_access_token: z.nullable(z.string().check(z.minLength(1), z.maxLength(4096))),
+    // Checked against PREVIEW_SLUG_PATTERN (PREVIEW_SLUG_INVALID); platform-wide unique (PREVIEW_SLUG_TAKEN).
+    // Null changes nothing (a whole-object save of a project that has no slug yet): a slug is never removed.
+    preview_slug: z.nullable(z.string().check(z.maxLength(255))),
     ...Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, z.unknown()])),
   }),
 );
@@ -136,6 +142,9 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   }
 
   const extra: object[] = [];
+  const git = gitSettingsChanges(item, changes);
+  set.push(...git.set);
+  Object.assign(values, git.values);
   const newName = changes.name !== undefined && changes.name !== item.name ? changes.name : undefined;
   if (newName !== undefined) {
     names['#name'] = 'name';
@@ -233,13 +242,14 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
             Update: {
               TableName: table,
               Key: keys.project(projectId),
-              UpdateExpression: `SET ${set.join(', ')}`,
+              UpdateExpression: `SET ${set.join(', ')}${git.remove.length > 0 ? ` REMOVE ${git.remove.join(', ')}` : ''}`,
               ConditionExpression: conditions.join(' AND '),
               ExpressionAttributeNames: names,
               ExpressionAttributeValues: values,
             },
           },
           ...(extra as never[]),
+          ...(git.slugItems as never[]),
         ],
       }),
     );
@@ -249,6 +259,9 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
       throw primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ?? new ApiError('CONFLICT', { message: 'The domain changed while this request ran. Reload and try again.' });
     }
     if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name: newName } });
+    if (git.slugItems.length > 0 && conditionFailedAt(error, 1 + extra.length)) {
+      throw new ApiError('PREVIEW_SLUG_TAKEN', { details: { preview_slug: changes.preview_slug } });
+    }
     if (newSubdomain !== undefined && conditionFailedAt(error, subdomainIndex)) {
       throw new ApiError('SUBDOMAIN_TAKEN', {
         details: { subdomain: newSubdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },

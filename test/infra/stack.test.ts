@@ -71,6 +71,8 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'abuseScans:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
@@ -99,6 +101,13 @@ const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+/**
+ * CDK's own handler that copies the console's built files into their bucket at
+ * deploy (BucketDeployment): its function, role and policy. It is no platform
+ * function; what it may do is checked on its own ('the console' below).
+ */
+const isConsoleDeployer = (id: string) => id.startsWith('CustomCDKBucketDeployment');
+const platformFunctions = () => ofType('AWS::Lambda::Function').filter(([id]) => !isConsoleDeployer(id));
 
 const actionsOfRole = (roleId: string, of: Record<string, Resource> = resources) => actionsOfRoleIn(of, roleId);
 
@@ -154,15 +163,37 @@ describe('API: one Lambda per route row', () => {
     expect(fallbackRoute.uses).toEqual([]);
   });
 
-  it('lets API Gateway invoke each function only from its own route', () => {
-    for (const row of rows) {
-      const fnId = logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn);
-      const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(`"${fnId}"`));
-      expect(permissions).toHaveLength(1);
-      expect(permissions[0]![1].Properties.Principal).toBe('apigateway.amazonaws.com');
-      // Scoped to this API and this route's path (any stage).
-      const sourceArn = JSON.stringify(permissions[0]![1].Properties.SourceArn);
-      expect(sourceArn).toContain(`{"Ref":"${logicalId(stack.api.httpApi)}"},"/*/*${row.path}"]`);
+  it('lets API Gateway, and only API Gateway, invoke the route functions, through invoke roles that name exactly them', () => {
+    const apiFunctions = [...rows.map((row) => stack.api.routeFunctions.get(routeKey(row))!), stack.api.fallbackFunction];
+    const apiFunctionIds = apiFunctions.map((fn) => logicalId(fn.fn));
+    // No resource-based permission: one per route would cost a resource each, against the 500 of a stack.
+    const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => apiFunctionIds.some((id) => JSON.stringify(p.Properties.FunctionName).includes(`"${id}"`)));
+    expect(permissions).toEqual([]);
+    const invoked = new Map<string, string>();
+    for (const [id, integration] of ofType('AWS::ApiGatewayV2::Integration')) {
+      const fnId = integration.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
+      expect(integration.Properties, id).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+      const credentials = integration.Properties.CredentialsArn;
+      expect(credentials, id).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
+      const roleId = credentials['Fn::GetAtt'][0] as string;
+      const role = resources[roleId]!;
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'apigateway.amazonaws.com' } },
+      ]);
+      // The role may invoke this integration's function: its ARN exactly (no version, no wildcard).
+      const statements = statementsOfRoleIn(resources, roleId);
+      expect(statements.every((st) => st.Action === 'lambda:InvokeFunction' && st.Effect === 'Allow'), roleId).toBe(true);
+      expect(statements.flatMap((st) => [st.Resource].flat()), roleId).toContainEqual({ 'Fn::GetAtt': [fnId, 'Arn'] });
+      invoked.set(fnId, roleId);
+    }
+    expect([...invoked.keys()].sort()).toEqual([...apiFunctionIds].sort());
+    // Every invoke role names route functions and nothing else.
+    for (const roleId of new Set(invoked.values())) {
+      // All of a role's grants in the policies read above: none moved to an overflow managed policy.
+      expect(ofType('AWS::IAM::ManagedPolicy').filter(([, p]) => JSON.stringify(p.Properties.Roles ?? []).includes(`"${roleId}"`)), roleId).toEqual([]);
+      for (const resource of statementsOfRoleIn(resources, roleId).flatMap((st) => [st.Resource].flat()) as { 'Fn::GetAtt': [string, string] }[]) {
+        expect(apiFunctionIds, roleId).toContain(resource['Fn::GetAtt'][0]);
+      }
     }
   });
 
@@ -294,7 +325,8 @@ describe('worker rows the table does not hold yet', () => {
   });
 
   it('maps every resource use to IAM that cdk-nag accepts, and a scheduled row gets invoked by the scheduler role', () => {
-    const everyUse = Object.keys(allowedFor) as ResourceUse[];
+    // builds:run is granted by the CodeBuild project itself, to the builds worker (the 'builds' section checks it).
+    const everyUse = (Object.keys(allowedFor) as ResourceUse[]).filter((use) => use !== 'builds:run');
     const { probe, state, workersConstruct } = standIn([
       { name: 'probe-everything', handler: fallbackRoute.handler, trigger: { kind: 'schedule', targetArnEnvVar: 'PROBE_TARGET_ARN' }, uses: everyUse },
     ]);
@@ -349,8 +381,8 @@ describe('state', () => {
 
   it('blocks public access, encrypts and refuses plain HTTP on every bucket', () => {
     const buckets = ofType('AWS::S3::Bucket');
-    // The data buckets of lib/resources.ts plus the server access log bucket.
-    expect(buckets).toHaveLength(Object.keys(bucketDefinitions).length + 1);
+    // The data buckets of lib/resources.ts plus the server access log bucket and the console's files.
+    expect(buckets).toHaveLength(Object.keys(bucketDefinitions).length + 2);
     for (const [id, bucket] of buckets) {
       expect(bucket.Properties.PublicAccessBlockConfiguration, id).toEqual({
         BlockPublicAcls: true,
@@ -418,7 +450,7 @@ describe('state', () => {
       scheduleGroupDefinition.envVar,
       scheduleGroupDefinition.roleEnvVar,
     ];
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+    for (const [id, fn] of platformFunctions()) {
       const variables = fn.Properties.Environment.Variables;
       for (const name of names) expect(variables[name], `${name} of ${id}`).toBeDefined();
       expect(variables, id).toMatchObject({
@@ -489,12 +521,16 @@ describe('least privilege', () => {
     'ec2:UnassignPrivateIpAddresses',
     'ec2:DescribeSecurityGroups',
     'ec2:DescribeVpcs',
+    // A CodeBuild build in a VPC reads the VPC's DHCP options (CDK's VPC grant for a project).
+    'ec2:DescribeDhcpOptions',
     'ecr:GetAuthorizationToken',
   ]);
 
   it('never grants a wildcard action, nor a wildcard resource beyond the actions AWS cannot scope', () => {
     for (const { id, statements } of policyDocuments(resources)) {
-      for (const statement of statements) {
+      if (isConsoleDeployer(id)) continue;
+      // A denial narrows what a role may do, whatever its wildcards (the build role's NotAction deny list).
+      for (const statement of statements.filter((st) => st.Effect !== 'Deny')) {
         const actions = [statement.Action].flat() as string[];
         for (const action of actions) expect(action, id).not.toMatch(/\*/);
         if ([statement.Resource].flat().includes('*')) {
@@ -503,7 +539,9 @@ describe('least privilege', () => {
       }
     }
     // No function role carries an AWS managed policy (AWSLambdaBasicExecutionRole would allow every log group).
-    for (const [id, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+    for (const [id, role] of ofType('AWS::IAM::Role')) {
+      if (!isConsoleDeployer(id)) expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+    }
   });
 });
 
@@ -540,7 +578,10 @@ describe('secrets', () => {
       const statements = statementsOfRole(logicalId(fn.role)).filter((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
       const variables = resources[logicalId(fn.fn)]!.Properties.Environment.Variables as Record<string, unknown>;
       const used = secretNames.filter((secret) => uses.includes(`secrets:${secret}`));
-      expect(statements.flatMap((s) => [s.Resource].flat()), name).toEqual(used.map((secret) => ({ Ref: logicalId(stack.state.secrets[secret]) })));
+      const byRef = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
+      expect(statements.flatMap((s) => [s.Resource].flat()).sort(byRef), name).toEqual(
+        used.map((secret) => ({ Ref: logicalId(stack.state.secrets[secret]) })).sort(byRef),
+      );
       for (const statement of statements) expect(statement.Action, name).toBe('secretsmanager:GetSecretValue');
       for (const secret of secretNames) {
         const { envVar, arnEnvVar } = secretDefinitions[secret];
@@ -550,8 +591,18 @@ describe('secrets', () => {
       }
       for (const secret of used) readers.get(secret)!.push(name);
     }
-    expect(readers.get('gitState')).toEqual(['GET /api/v1/auth/git-host/connect']);
-    expect(readers.get('envEncryption')!.sort()).toEqual(['POST /api/v1/projects/{id}/env/bulk', 'PUT /api/v1/projects/{id}/env/{name}']);
+    // The builds worker mints forge tokens for a fetch (gitState) and decrypts the project's variables for a build (envEncryption).
+    expect(readers.get('gitState')!.sort()).toEqual(['GET /api/v1/auth/git-host/connect', 'builds']);
+    // The same key seals a project's Git webhook secret and access token: the routes that set or check them read it.
+    expect(readers.get('envEncryption')!.sort()).toEqual([
+      'POST /api/v1/projects',
+      'POST /api/v1/projects/{id}/env/bulk',
+      'POST /api/v1/projects/{id}/git/webhook-secret',
+      'POST /api/v1/webhooks/git/github',
+      'POST /api/v1/webhooks/git/gitlab',
+      'PUT /api/v1/projects/{id}/env/{name}',
+      'builds',
+    ]);
     expect(readers.get('billingWebhook')).toEqual(['POST /api/v1/webhooks/billing']);
     // Listing names reveals no value: it neither decrypts nor holds the key.
     expect(findRouteUses('GET /api/v1/projects/{id}/env')).not.toContain('secrets:envEncryption');
@@ -564,7 +615,7 @@ describe('secrets', () => {
   });
 
   it('passes the e-mail confirmation page to every function, defaulting to the dashboard under the site domain', () => {
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+    for (const [id, fn] of platformFunctions()) {
       expect(fn.Properties.Environment.Variables.EMAIL_CONFIRM_URL, id).toBe('https://app.sites.example.test/confirm-email');
     }
     // The stack passes what readSettings gives; a context value replaces the default, and a non-URL stops synthesis.
@@ -577,7 +628,7 @@ describe('secrets', () => {
   });
 
   it('passes the abuse intake switch and its hourly limits to every function, with their defaults', () => {
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+    for (const [id, fn] of platformFunctions()) {
       expect(fn.Properties.Environment.Variables, id).toMatchObject({
         ABUSE_INTAKE: 'on',
         ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR: '10',
@@ -596,6 +647,70 @@ describe('secrets', () => {
 });
 
 const findRouteUses = (key: string) => rows.find((row) => routeKey(row) === key)!.uses as readonly ResourceUse[];
+
+describe('the console', () => {
+  it('serves the built dashboard from a private bucket and /api/* from the HTTP API on one CloudFront origin', () => {
+    const consoles = ofType('AWS::CloudFront::Distribution').filter(([, d]) =>
+      String(d.Properties.DistributionConfig.Comment).startsWith('Slipway console'),
+    );
+    expect(consoles).toHaveLength(1);
+    const config = consoles[0]![1].Properties.DistributionConfig;
+    expect(config.Comment).toBe('Slipway console: app.sites.example.test');
+    expect(config.DefaultRootObject).toBe('index.html');
+    const api = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/api/*');
+    expect(api).toMatchObject({
+      AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+      // Managed policies: CachingDisabled, and AllViewerExceptHostHeader (cookies, query and headers reach the API).
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+      ViewerProtocolPolicy: 'https-only',
+    });
+    const apiOrigin = config.Origins.find((o: { Id: string }) => o.Id === api.TargetOriginId);
+    expect(JSON.stringify(apiOrigin.DomainName)).toContain(logicalId(stack.api.httpApi));
+    expect(JSON.stringify(apiOrigin.DomainName)).toContain('execute-api');
+    const s3Origin = config.Origins.find((o: { Id: string }) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
+    expect(s3Origin.OriginAccessControlId).toBeDefined();
+    expect(config.DefaultCacheBehavior.FunctionAssociations).toHaveLength(1);
+    template.resourceCountIs('Custom::CDKBucketDeployment', 1);
+    // CDK's copying handler reaches S3 only in the CDK asset bucket and the console's own bucket, and CloudFront only to invalidate.
+    const deployer = policyDocuments(resources).filter(({ id }) => isConsoleDeployer(id));
+    expect(deployer.length).toBeGreaterThan(0);
+    for (const statement of deployer.flatMap((d) => d.statements)) {
+      const actions = [statement.Action].flat() as string[];
+      const resourcesOf = JSON.stringify(statement.Resource);
+      if (actions.every((a) => a.startsWith('s3:'))) {
+        const inAssets = resourcesOf.includes('cdk-hnb659fds-assets');
+        expect(inAssets || resourcesOf.includes(logicalId(stack.console.bucket)), resourcesOf).toBe(true);
+      } else {
+        expect(actions.sort()).toEqual(['cloudfront:CreateInvalidation', 'cloudfront:GetInvalidation']);
+      }
+    }
+    for (const [id, fn] of platformFunctions()) {
+      expect(fn.Properties.Environment.Variables.CONSOLE_URL, id).toBe('https://app.sites.example.test');
+    }
+  });
+});
+
+describe('builds', () => {
+  it('runs builds in a CodeBuild project in the compute network, under a role denied every platform resource, started only by the builds worker', () => {
+    const [projectId, project] = ofType('AWS::CodeBuild::Project')[0]!;
+    expect(project.Properties.Environment).toMatchObject({ ComputeType: 'BUILD_GENERAL1_SMALL', PrivilegedMode: false });
+    expect(JSON.stringify(project.Properties.VpcConfig.SecurityGroupIds)).toContain(logicalId(stack.functions.computeSecurityGroup));
+    expect(project.Properties.Source.BuildSpec).toContain('node /slipway/build.mjs all');
+    const roleId = (project.Properties.ServiceRole as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
+    const deny = policyDocuments(resources)
+      .filter((p) => p.roles.includes(roleId))
+      .flatMap((p) => p.statements)
+      .find((statement) => statement.Sid === 'NoPlatformResources');
+    expect(deny?.Effect).toBe('Deny');
+    expect(JSON.stringify(deny?.Resource)).toContain(logicalId(stack.state.table));
+    const worker = stack.workers.workerFunctions.get('builds')!;
+    const statements = policyDocuments(resources).filter((p) => p.roles.includes(logicalId(worker.role))).flatMap((p) => p.statements);
+    const codebuild = statements.filter((statement) => [statement.Action].flat().some((a) => String(a).startsWith('codebuild:')));
+    expect(codebuild.map((statement) => statement.Resource)).toEqual([{ 'Fn::GetAtt': [projectId, 'Arn'] }]);
+    expect(resources[logicalId(worker.fn)]!.Properties.Environment.Variables.BUILDS_CODEBUILD_PROJECT).toEqual({ Ref: projectId });
+  });
+});
 
 describe('compliance', () => {
   it('stays under CloudFormation\'s 500 resources per stack, every function role keeping its grants inline', () => {

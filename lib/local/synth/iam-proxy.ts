@@ -120,6 +120,7 @@ export async function startIamProxy(options: {
   const denied: Denial[] = [];
 
   const simulate = async (principal: LambdaPrincipal, check: AuthorizationCheck, resource: string): Promise<Decision> => {
+    const boundary = principal.role.permissionBoundaryPolicies;
     const result = await runSimulation(
       {
         request: {
@@ -129,7 +130,7 @@ export async function startIamProxy(options: {
           contextVariables: check.context ?? {},
         },
         identityPolicies: principal.role.identityPolicies,
-        permissionBoundaryPolicies: principal.role.permissionBoundaryPolicies.length ? principal.role.permissionBoundaryPolicies : undefined,
+        permissionBoundaryPolicies: boundary.length ? boundary : undefined,
         serviceControlPolicies: [],
         resourceControlPolicies: [],
       },
@@ -163,7 +164,9 @@ export async function startIamProxy(options: {
         restProtocolChecks(request, options.arns);
     } catch (error) {
       if (!(error instanceof UnmappedRequestError)) throw error;
-      const message = `User: ${principal.role.roleArn} is not authorized: the local platform maps no IAM action for this request (${error.message})`;
+      const message =
+        `User: ${principal.role.roleArn} is not authorized: ` +
+        `the local platform maps no IAM action for this request (${error.message})`;
       denied.push({ functionName: principal.functionName, action: 'unmapped', resource: request.url.pathname, message });
       return message;
     }

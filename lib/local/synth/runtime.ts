@@ -26,6 +26,8 @@ export interface SynthesizedRuntime {
   env: Record<string, string>;
   api(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, body: Buffer): Promise<void>;
   hostHandlers: HostHandler[];
+  /** The IAM proxy in front of the AWS endpoint: where the Lambdas' calls go (the mail outbox forwards there). */
+  awsEndpoint: string;
   drivers: (() => LocalDriver)[];
   lambdaCount: number;
   skipped: { logicalId: string; reason: string }[];
@@ -182,6 +184,7 @@ export async function startSynthesizedRuntime(options: {
     env: await platformEnvironment(hosts, options.endpoint, region),
     api: templateApi(routes, () => templateCors(template, (process.env.CORS_ORIGINS ?? '').split(',').filter(Boolean)), lambdaOf),
     hostHandlers: [siteHost],
+    awsEndpoint: proxy.endpoint,
     drivers: [
       () => schedulerDriver({ targets: () => targets }),
       () => queueConsumerDriver(queueConsumers(template, values, (id) => hosts.get(id))),
