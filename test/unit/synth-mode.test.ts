@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { selectRoute, type TemplateRoute } from '../../lib/local/synth/api-gateway.ts';
+import { invokeRefusals } from '../../lib/local/synth/api-invoke.ts';
 import { restProtocolChecks } from '../../lib/local/synth/iam-requests-rest.ts';
 import { jsonProtocolChecks, type ArnContext, type WireRequest } from '../../lib/local/synth/iam-requests.ts';
 import { resolveString, resolveValue, UnresolvableIntrinsicError, type LocalStackValues } from '../../lib/local/synth/intrinsics.ts';
@@ -44,6 +45,7 @@ describe("API Gateway's route selection", () => {
       method: method!,
       segments: path!.split('/').filter(Boolean),
       functionLogicalId: routeKey,
+      credentialsRoleLogicalId: null,
       payloadFormatVersion: '2.0',
     };
   };
@@ -136,5 +138,61 @@ describe('the IAM action and resource of a request', () => {
         context: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
       },
     ]);
+  });
+});
+
+describe("API Gateway's right to invoke a route's Lambda", () => {
+  const arn = (id: string) => `arn:aws:lambda:us-east-1:123456789012:function:Slipway-${id}`;
+  const trust = (service: string) => ({
+    Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: service } }],
+  });
+  const template = {
+    assemblyDir: '',
+    stackName: 'Slipway',
+    resources: {
+      InvokeRole: { Type: 'AWS::IAM::Role', Properties: { AssumeRolePolicyDocument: trust('apigateway.amazonaws.com') } },
+      LambdaTrusting: { Type: 'AWS::IAM::Role', Properties: { AssumeRolePolicyDocument: trust('lambda.amazonaws.com') } },
+      Permitted: {
+        Type: 'AWS::Lambda::Permission',
+        Properties: {
+          FunctionName: { 'Fn::GetAtt': ['Open', 'Arn'] },
+          Action: 'lambda:InvokeFunction',
+          Principal: 'apigateway.amazonaws.com',
+        },
+      },
+    },
+  };
+  const role = (roleLogicalId: string, resources: string[]) => ({
+    roleLogicalId,
+    roleName: `Slipway-${roleLogicalId}`,
+    roleArn: `arn:aws:iam::123456789012:role/Slipway-${roleLogicalId}`,
+    identityPolicies: [
+      {
+        name: 'p',
+        policy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: resources }] },
+      },
+    ],
+    permissionBoundaryPolicies: [],
+  });
+  const roles = { InvokeRole: role('InvokeRole', [arn('Granted')]), LambdaTrusting: role('LambdaTrusting', [arn('Trusting')]) };
+
+  it('refuses a route whose role lacks the function ARN or does not trust API Gateway, or that has no role and no permission', async () => {
+    const refusals = await invokeRefusals(
+      template,
+      [
+        { routeKey: 'GET /granted', functionLogicalId: 'Granted', credentialsRoleLogicalId: 'InvokeRole' },
+        { routeKey: 'GET /other', functionLogicalId: 'Other', credentialsRoleLogicalId: 'InvokeRole' },
+        { routeKey: 'GET /trusting', functionLogicalId: 'Trusting', credentialsRoleLogicalId: 'LambdaTrusting' },
+        { routeKey: 'GET /open', functionLogicalId: 'Open', credentialsRoleLogicalId: null },
+        { routeKey: 'GET /closed', functionLogicalId: 'Closed', credentialsRoleLogicalId: null },
+      ],
+      roles,
+      { accountId: '123456789012', functionArn: arn },
+    );
+    expect(Object.fromEntries(refusals)).toEqual({
+      'GET /other': `InvokeRole is not allowed lambda:InvokeFunction on ${arn('Other')}`,
+      'GET /trusting': 'the trust policy of LambdaTrusting does not let API Gateway assume it',
+      'GET /closed': 'no permission lets API Gateway invoke the function',
+    });
   });
 });

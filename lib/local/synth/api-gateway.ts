@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { logger } from '../../http/logger.ts';
 import { toApiGatewayEvent, writeResult } from '../api-event.ts';
 import type { LambdaFunctionHost } from './lambda-host.ts';
 import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
@@ -10,6 +11,8 @@ export interface TemplateRoute {
   method: string;
   segments: string[];
   functionLogicalId: string;
+  /** The integration's credentials: the role API Gateway assumes to invoke the function (null: a permission on it). */
+  credentialsRoleLogicalId: string | null;
   payloadFormatVersion: string;
 }
 
@@ -55,6 +58,7 @@ export function templateRoutes(template: SynthesizedTemplate): TemplateRoute[] {
       method: method!,
       segments: path ? path.split('/').filter(Boolean) : [],
       functionLogicalId,
+      credentialsRoleLogicalId: integration.CredentialsArn ? refInside(integration.CredentialsArn, isType('AWS::IAM::Role')) : null,
       payloadFormatVersion: String(integration.PayloadFormatVersion ?? '1.0'),
     };
   });
@@ -150,8 +154,16 @@ export function answerTemplatePreflight(req: IncomingMessage, res: ServerRespons
   res.end();
 }
 
-/** The API as the template wires it: a request routed to its route's Lambda with the payload format 2.0 event. */
-export function templateApi(routes: TemplateRoute[], cors: () => CorsSettings | null, lambdaOf: (logicalId: string) => LambdaFunctionHost) {
+/**
+ * The API as the template wires it: a request routed to its route's Lambda with the payload format 2.0 event.
+ * `refusals` names the routes whose Lambda API Gateway would not be allowed to invoke (api-invoke.ts).
+ */
+export function templateApi(
+  routes: TemplateRoute[],
+  cors: () => CorsSettings | null,
+  lambdaOf: (logicalId: string) => LambdaFunctionHost,
+  refusals: Map<string, string> = new Map(),
+) {
   return async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> => {
     const method = (req.method ?? 'GET').toUpperCase();
     const settings = cors();
@@ -164,6 +176,12 @@ export function templateApi(routes: TemplateRoute[], cors: () => CorsSettings | 
       return void res.end(JSON.stringify({ message: 'Not Found' }));
     }
     const event = toApiGatewayEvent(req, body, { routeKey: selected.route.routeKey, pathParameters: selected.params });
+    const refusal = refusals.get(selected.route.routeKey);
+    if (refusal) {
+      logger.error('API Gateway cannot invoke the route', { routeKey: selected.route.routeKey, refusal });
+      res.writeHead(500, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ message: 'Internal Server Error' }));
+    }
     try {
       const result = (await lambdaOf(selected.route.functionLogicalId).invoke(event)) as
         | APIGatewayProxyStructuredResultV2

@@ -92,8 +92,12 @@ export function stagedAsset(assetDir: string): string {
   return target;
 }
 
-/** The access key a Lambda's credentials carry: it names the role, which is how the IAM proxy knows the caller. */
-export const accessKeyIdOf = (roleLogicalId: string) => `LOCALROLE${roleLogicalId}`;
+/**
+ * The access key a Lambda's credentials carry: it names the Lambda, which is how the IAM proxy knows the
+ * caller and its role. One key per Lambda, not per role: the API's routes share roles (infra/functions.ts
+ * SharedExecution), and the permission report is per Lambda.
+ */
+export const accessKeyIdOf = (functionName: string) => `LOCALFN${functionName}`;
 
 export interface TemplateLambdas {
   lambdas: SynthLambda[];
@@ -175,7 +179,7 @@ export function runtimeEnvironment(
     SLIPWAY_LOCAL_FUNCTION_ARN: fn.arn,
     TZ: 'UTC',
     PATH: process.env.PATH ?? '/usr/bin:/bin',
-    AWS_ACCESS_KEY_ID: accessKeyIdOf(fn.roleLogicalId),
+    AWS_ACCESS_KEY_ID: accessKeyIdOf(fn.name),
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_SESSION_TOKEN: `session-${fn.roleLogicalId}`,
     // The one variable a deployed Lambda lacks: every AWS call goes to the checking proxy.

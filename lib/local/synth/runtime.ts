@@ -8,6 +8,7 @@ import type { LocalDriver } from '../platform.ts';
 import { queueConsumerDriver, type QueueConsumer } from '../queue-driver.ts';
 import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
 import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
+import { invokeRefusals } from './api-invoke.ts';
 import { answerThroughDistribution, templateDistributions } from './cloudfront.ts';
 import { rolePolicies } from './iam-policies.ts';
 import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
@@ -154,7 +155,7 @@ export async function startSynthesizedRuntime(options: {
     runtimeEnvironment(fn, { region, endpoint: '', settings: pick(settings, localSettingVariables) }),
   );
   const principals = new Map<string, LambdaPrincipal>(
-    lambdas.map((fn) => [accessKeyIdOf(fn.roleLogicalId), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
+    lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
   );
   const proxy: IamProxy = await startIamProxy({ target: options.endpoint, principals, arns: arnContext(template, values) });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
@@ -170,6 +171,8 @@ export async function startSynthesizedRuntime(options: {
   await verifySenders(lambdas, options.endpoint, region);
 
   const routes = templateRoutes(template);
+  const functionArn = (logicalId: string) => lambdaOf(logicalId).fn.arn;
+  const refusals = await invokeRefusals(template, routes, roles, { accountId: LOCAL_ACCOUNT_ID, functionArn });
   const distributions = templateDistributions(template);
   const sites = distributions.find((d) => d.path.startsWith('Sites/'));
   const siteHost: HostHandler = async (req, res) => {
@@ -182,7 +185,7 @@ export async function startSynthesizedRuntime(options: {
   );
   return {
     env: await platformEnvironment(hosts, options.endpoint, region),
-    api: templateApi(routes, () => templateCors(template, (process.env.CORS_ORIGINS ?? '').split(',').filter(Boolean)), lambdaOf),
+    api: templateApi(routes, () => templateCors(template, (process.env.CORS_ORIGINS ?? '').split(',').filter(Boolean)), lambdaOf, refusals),
     hostHandlers: [siteHost],
     awsEndpoint: proxy.endpoint,
     drivers: [
