@@ -48,14 +48,20 @@ const getAttOf = (value: unknown): string | null => {
   return found ? found[1]! : null;
 };
 
+/**
+ * The distributions whose default origin is a Lambda function URL. One with a
+ * bucket origin (the console's: the built dashboard, /api/* to the HTTP API) is
+ * left to the platform's console host, which serves the same files and API.
+ */
 export function templateDistributions(template: SynthesizedTemplate): TemplateDistribution[] {
-  return resourcesOfType(template, 'AWS::CloudFront::Distribution').map(([logicalId, resource]) => {
+  return resourcesOfType(template, 'AWS::CloudFront::Distribution').flatMap(([logicalId, resource]) => {
     const config = resource.Properties!.DistributionConfig;
     const behavior = config.DefaultCacheBehavior;
     const association = (behavior.FunctionAssociations ?? []).find((a: any) => a.EventType === 'viewer-request');
     const functionId = association ? getAttOf(association.FunctionARN) : null;
     const code = functionId ? template.resources[functionId]?.Properties?.FunctionCode : null;
     const origin = config.Origins.find((o: any) => o.Id === behavior.TargetOriginId);
+    if (origin?.S3OriginConfig) return [];
     const urlId = getAttOf(origin?.DomainName);
     const originFunctionLogicalId = urlId ? getAttOf(template.resources[urlId]?.Properties?.TargetFunctionArn) : null;
     if (!originFunctionLogicalId)
@@ -64,12 +70,13 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
     const cacheHeaders = cachePolicyId
       ? template.resources[cachePolicyId]?.Properties?.CachePolicyConfig?.ParametersInCacheKeyAndForwardedToOrigin?.HeadersConfig?.Headers
       : undefined;
-    return {
+    const distribution: TemplateDistribution = {
       path: constructPath(resource),
       viewerRequest: code ? compileViewerFunction(String(code)) : null,
       originFunctionLogicalId,
       forwardedHeaders: behavior.OriginRequestPolicyId ? 'all-except-host' : (cacheHeaders ?? []).map((h: string) => h.toLowerCase()),
     };
+    return [distribution];
   });
 }
 

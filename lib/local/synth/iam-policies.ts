@@ -20,11 +20,25 @@ function refOf(value: unknown): string | null {
   return null;
 }
 
+/**
+ * AWS managed policies the template attaches, whose documents are AWS's, not
+ * the template's: as AWS publishes them. CDK's own constructs attach this one
+ * (the console's bucket deployment handler); ours attach none.
+ */
+const awsManagedPolicies: Record<string, NamedPolicy['policy']> = {
+  'service-role/AWSLambdaBasicExecutionRole': {
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents'], Resource: '*' }],
+  },
+};
+
 function managedPolicy(template: SynthesizedTemplate, reference: unknown, values: LocalStackValues): NamedPolicy {
   const logicalId = refOf(reference);
   const resource = logicalId ? template.resources[logicalId] : undefined;
   if (!logicalId || resource?.Type !== 'AWS::IAM::ManagedPolicy') {
-    // An AWS managed policy's document is not in the template; none of ours is attached.
+    const awsName = /^arn:aws:iam::aws:policy\/(.+)$/.exec(String(resolveValue(reference, values)))?.[1];
+    const known = awsName ? awsManagedPolicies[awsName] : undefined;
+    if (known) return { name: awsName!, policy: known };
     throw new Error(`Managed policy ${JSON.stringify(reference)} is not a policy of the template; the local platform cannot evaluate it`);
   }
   return { name: logicalId, policy: resolveValue(resource.Properties!.PolicyDocument, values) as NamedPolicy['policy'] };

@@ -60,6 +60,10 @@ export function placeholderResource(type: string, logicalId: string, values: Omi
       const ref = arn('ecs', `task-definition/${stackName}${logicalId}:1`);
       return { ref, attributes: { TaskDefinitionArn: ref } };
     }
+    case 'AWS::CodeBuild::Project': {
+      const name = `${stackName}-${logicalId}`;
+      return { ref: name, attributes: { Arn: arn('codebuild', `project/${name}`) } };
+    }
     case 'AWS::Lambda::LayerVersion':
       return { ref: arn('lambda', `layer:${stackName}-${logicalId}:1`), attributes: {} };
     case 'AWS::ApiGatewayV2::Api':
