@@ -162,8 +162,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       stop: async () => {
         if (stopped) return;
         stopped = true;
-        await Promise.all(drivers.map((d) => d.stop()));
-        await synthesized?.stop();
+        // Together: a driver waits for the invocations it started, which the synthesized runtime's stop ends.
+        await Promise.all([...drivers.map((d) => d.stop()), synthesized?.stop()]);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         // After the last reply: its counts are written before the AWS endpoint goes.
@@ -174,8 +174,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       },
     };
   } catch (error) {
-    await Promise.all(drivers.map((d) => d.stop()));
-    await synthesized?.stop();
+    await Promise.all([...drivers.map((d) => d.stop()), synthesized?.stop()]);
     server.close();
     await outbox.stop();
     await moto?.stop();

@@ -9,7 +9,8 @@ import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../supp
 /**
  * Removes one grant from one route's row, as if `table:write` were missing
  * from the `uses` of PATCH /api/v1/team/profile: the statement grantUses makes
- * for that use goes from the role of the route's Lambda in the template.
+ * for that use goes from the role of the route's Lambda in the template (a role
+ * the routes of the same uses share: infra/functions.ts SharedExecution).
  */
 const route = 'PATCH /api/v1/team/profile';
 function withoutTableWrite(template: SynthesizedTemplate): void {
@@ -43,7 +44,7 @@ describe('a route row without table:write', () => {
     expect(usage.functionName).toMatch(/^Slipway-ApiPatchTeamProfileFunction/);
     expect(usage.denied[0]!.message).toMatch(
       new RegExp(
-        '^User: arn:aws:sts::123456789012:assumed-role/Slipway-ApiPatchTeamProfileRole\\w+/Slipway-ApiPatchTeamProfileFunction\\w+ ' +
+        '^User: arn:aws:sts::123456789012:assumed-role/Slipway-ApiRouteExecutionRole\\w+/Slipway-ApiPatchTeamProfileFunction\\w+ ' +
           'is not authorized to perform: dynamodb:(UpdateItem|PutItem) on resource: arn:aws:dynamodb:us-east-1:123456789012:table/\\S+ ' +
           'because no identity-based policy allows the dynamodb:(UpdateItem|PutItem) action$',
       ),

@@ -209,10 +209,14 @@ export class LambdaFunctionHost {
     });
   }
 
+  /** Ends every environment; an invocation in progress fails (its caller, a queue's poller say, stops waiting). */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const resolve of this.waiting.splice(0)) resolve();
-    await Promise.all([...this.all].map((environment) => environment.worker.terminate()));
+    const environments = [...this.all];
+    const stopping = new LambdaInvokeError(this.fn.name, 'Runtime.Stopped', 'the local platform is stopping');
+    for (const environment of environments) this.end(environment, stopping);
+    await Promise.all(environments.map((environment) => environment.worker.terminate()));
     this.all.clear();
     this.idle.length = 0;
   }
