@@ -8,6 +8,7 @@ import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../../lib/functions/c
 import { queueDefinitions } from '../../lib/resources.ts';
 import { workers } from '../../lib/workers.ts';
 import { policyDocuments, statementsOfRole } from '../support/iam-policies.ts';
+import { withoutBundling } from '../support/stack-synth.ts';
 
 /**
  * The invocations worker as the stack makes it (cdk-nag runs at synthesis):
@@ -23,7 +24,8 @@ let resources: Record<string, Resource>;
 
 beforeAll(() => {
   outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-queued-'));
-  const built = buildSlipwayApp({ outdir, context: { siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' } });
+  const context = { ...withoutBundling, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' };
+  const built = buildSlipwayApp({ outdir, context });
   stack = built.stack;
   const assembly = built.app.synth();
   template = Template.fromJSON(JSON.parse(fs.readFileSync(assembly.getStackByName(stack.stackName).templateFullPath, 'utf8')));

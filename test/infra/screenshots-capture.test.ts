@@ -8,6 +8,7 @@ import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
 import { workers } from '../../lib/workers.ts';
 import { statementsOfRole } from '../support/iam-policies.ts';
+import { withoutBundling } from '../support/stack-synth.ts';
 
 /**
  * The cloud screenshot capture worker as the stack makes it (cdk-nag runs at
@@ -25,7 +26,8 @@ let assets: { dockerImages: Record<string, { source: { directory: string; platfo
 
 beforeAll(() => {
   outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-capture-'));
-  const built = buildSlipwayApp({ outdir, context: { siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' } });
+  const context = { ...withoutBundling, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' };
+  const built = buildSlipwayApp({ outdir, context });
   stack = built.stack;
   const assembly = built.app.synth();
   const artifact = assembly.getStackByName(stack.stackName);

@@ -23,11 +23,13 @@ import { readSettings } from '../../infra/context.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
+import { withoutBundling } from '../support/stack-synth.ts';
+import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
 import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as statementsOfRoleIn } from '../support/iam-policies.ts';
 
 /**
- * The stack is synthesized once for the whole file, with every handler
- * bundled by esbuild exactly as `cdk synth` does.
+ * The stack is synthesized once for the whole file, without bundling (the
+ * bundles are checked in the shared cloud assembly, below).
  */
 const corsOrigin = 'https://dashboard.example.test';
 const rows = routes as readonly RouteRow[];
@@ -42,7 +44,7 @@ beforeAll(() => {
   outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-'));
   const built = buildSlipwayApp({
     outdir,
-    context: { corsOrigins: corsOrigin, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' },
+    context: { ...withoutBundling, corsOrigins: corsOrigin, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' },
   });
   stack = built.stack;
   // Synthesis runs the cdk-nag plugin and throws on any unacknowledged finding.
@@ -220,11 +222,13 @@ describe('API: one Lambda per route row', () => {
 });
 
 describe('bundles', () => {
-  it('load the credential providers left out of the bundle only lazily, never at import', () => {
+  it('load the credential providers left out of the bundle only lazily, never at import', { timeout: 900_000 }, async () => {
+    // The bundles `cdk synth` made of the current sources (npm test's synthesized project made them before any test ran).
+    const assembly = await ensureSynthesized();
     const bundles = fs
-      .readdirSync(outdir)
-      .filter((dir) => dir.startsWith('asset.') && fs.existsSync(path.join(outdir, dir, 'index.mjs')))
-      .map((dir) => fs.readFileSync(path.join(outdir, dir, 'index.mjs'), 'utf8'));
+      .readdirSync(assembly)
+      .filter((dir) => dir.startsWith('asset.') && fs.existsSync(path.join(assembly, dir, 'index.mjs')))
+      .map((dir) => fs.readFileSync(path.join(assembly, dir, 'index.mjs'), 'utf8'));
     expect(bundles.length).toBeGreaterThanOrEqual(rows.length);
     for (const code of bundles) {
       expect(code.startsWith(requireBanner)).toBe(true);
@@ -299,7 +303,7 @@ describe('workers', () => {
 describe('worker rows the table does not hold yet', () => {
   // The worker table grows as features land; the wiring of each trigger kind is checked on stand-in rows.
   const standIn = (rows: WorkerRow[]) => {
-    const probe = new Stack(new App(), 'WorkerProbe');
+    const probe = new Stack(new App({ context: withoutBundling }), 'WorkerProbe');
     const state = new SlipwayState(probe, 'State');
     const workersConstruct = new SlipwayWorkers(probe, 'Workers', {
       grants: { state, mailFrom: 'no-reply@example.test' },
@@ -513,6 +517,8 @@ describe('least privilege', () => {
     // Requests a certificate, which has no ARN before it exists; lists the account's distributions (custom-domain TLS).
     'acm:RequestCertificate',
     'cloudfront:ListDistributions',
+    // Creates the distribution of a custom domain: like the two above, an action IAM authorizes against "*" only.
+    'cloudfront:CreateDistribution',
     'ec2:CreateNetworkInterface',
     'ec2:DescribeNetworkInterfaces',
     'ec2:DescribeSubnets',
