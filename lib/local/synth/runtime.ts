@@ -2,6 +2,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SQSEvent } from 'aws-lambda';
 import { secretDefinitions } from '../../resources.ts';
+import { parsePreviewHost } from '../../builds/preview-hosts.ts';
 import { customDomainHost, siteSubdomain } from '../../sites/serve.ts';
 import type { HostHandler } from '../api-server.ts';
 import type { LocalDriver } from '../platform.ts';
@@ -176,7 +177,9 @@ export async function startSynthesizedRuntime(options: {
   const distributions = templateDistributions(template);
   const sites = distributions.find((d) => d.path.startsWith('Sites/'));
   const siteHost: HostHandler = async (req, res) => {
-    if (!sites || (!siteSubdomain(req.headers.host) && !customDomainHost(req.headers.host))) return false;
+    // The hosts the sites distribution answers: *.{siteDomain}, *.previews.{siteDomain} and custom domains.
+    const host = req.headers.host;
+    if (!sites || (!siteSubdomain(host) && !parsePreviewHost(host) && !customDomainHost(host))) return false;
     await answerThroughDistribution(req, res, sites, lambdaOf);
     return true;
   };
