@@ -278,10 +278,17 @@ describe('HTTPS door: limits and failures', () => {
   });
 
   it('a handler that fills memory past 512 MB gets a 500, and the function answers again from a new instance', async () => {
-    const reply = await get('hog');
-    expectEnvelope(reply, 500, 'FUNCTION_FAILED');
+    // Near its cap the kernel reclaims the instance's own pages before it kills: seconds on a busy machine, past
+    // the short budget of the other cases (504); the budget is read per request, so this one gets the spec's.
+    process.env.FUNCTIONS_BUDGET_MS = '30000';
+    try {
+      const reply = await get('hog');
+      expectEnvelope(reply, 500, 'FUNCTION_FAILED');
+    } finally {
+      process.env.FUNCTIONS_BUDGET_MS = String(BUDGET_MS);
+    }
     expect((await get('hello')).status).toBe(200);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('HTTPS door: streaming, cookies, waitUntil', () => {
