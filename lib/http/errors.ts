@@ -17,6 +17,7 @@ export const errorCatalogue = {
   RATE_LIMITED: { status: 429, message: 'Too many requests. Try again later.' },
   INTERNAL_ERROR: { status: 500, message: 'Something went wrong on our side. Try again later.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable. Try again later.' },
+  PLATFORM_STARTING: { status: 503, message: 'The platform is starting. Try again after the time in Retry-After.' },
 
   // Authentication and authorization
   UNAUTHENTICATED: { status: 401, message: 'Missing or invalid credentials.' },

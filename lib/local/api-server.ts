@@ -87,10 +87,26 @@ export async function dispatchApiRequest(req: IncomingMessage, res: ServerRespon
   writeResult(res, result);
 }
 
-export function createApiServer(hostHandlers: HostHandler[] = []): Server {
+/**
+ * Whether the platform has finished starting. The server listens before its resources are provisioned (the
+ * port is part of the configuration it sets), so until then every request, on every hostname, answers 503
+ * with Retry-After: nothing is answered from half-set configuration, and nothing reads it early.
+ */
+export interface StartGate {
+  ready: boolean;
+}
+
+/** Seconds a caller is asked to wait while the platform starts (provisioning takes a few). */
+const STARTING_RETRY_AFTER_SECONDS = 1;
+
+export function createApiServer(hostHandlers: HostHandler[] = [], gate: StartGate = { ready: true }): Server {
   return createServer((req, res) => {
     void (async () => {
       try {
+        if (!gate.ready) {
+          req.resume();
+          return writeEnvelopeError(res, 'PLATFORM_STARTING', { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
+        }
         for (const hostHandler of hostHandlers) {
           if (await hostHandler(req, res)) return;
         }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { createApiServer, type HostHandler } from './api-server.ts';
+import { createApiServer, type HostHandler, type StartGate } from './api-server.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
 import { localScheduleTargetEnv } from './scheduler-driver.ts';
@@ -67,7 +67,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
   let moto: MotoServer | null = null;
   const endpoint = options.awsEndpoint ?? (moto = await startMoto({ env: options.motoEnv })).endpoint;
-  const server = createApiServer(options.hostHandlers ?? []);
+  const gate: StartGate = { ready: false };
+  const server = createApiServer(options.hostHandlers ?? [], gate);
   const drivers: LocalDriver[] = [];
   try {
     const port = await listen(server, options.port, options.host ?? '127.0.0.1');
@@ -100,6 +101,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       drivers.push(driver);
     }
     if (options.writeState) writeLocalState({ pid: process.pid, baseUrl, env });
+    // Only now is every request answered for real (the server has answered 503 PLATFORM_STARTING since it listened).
+    gate.ready = true;
     let stopped = false;
     return {
       baseUrl,

@@ -103,12 +103,13 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
 
   async function loop(row: WorkerRow): Promise<void> {
     const trigger = row.trigger as Extract<WorkerRow['trigger'], { kind: 'queue' }>;
-    const queueUrl = config.queueUrl(trigger.queue);
     const mod = (await import(pathToFileURL(join(repoRoot, row.handler)).href)) as { handler?: QueueHandler };
     if (typeof mod.handler !== 'function') throw new Error(`${row.handler} exports no handler`);
     const handler = mod.handler;
     const inFlight = new Set<Promise<void>>();
     while (!stopped) {
+      // Configuration, read where it is used: never a value taken before the platform set it.
+      const queueUrl = config.queueUrl(trigger.queue);
       const free = concurrency - inFlight.size;
       if (paused || free < trigger.batchSize) {
         await Promise.race([...inFlight, sleep(pollMs)]);

@@ -4,8 +4,8 @@ import {
   DeleteScheduleCommand,
   GetScheduleCommand,
   ListSchedulesCommand,
-  SchedulerClient,
 } from '@aws-sdk/client-scheduler';
+import { scheduler } from '../aws/scheduler.ts';
 import { config } from '../config.ts';
 import { logger } from '../http/logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
@@ -55,7 +55,6 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
   let stopped = false;
   const attempts = new Map<string, number>();
   const handlers = new Map<string, Promise<WorkerHandler>>();
-  let client: SchedulerClient | null = null;
 
   const rowsByArn = () => {
     const map = new Map<string, WorkerRow>();
@@ -78,7 +77,8 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
   async function tick(): Promise<void> {
     const endpoint = config.awsEndpoint();
     if (!endpoint) return;
-    client ??= new SchedulerClient({ region: config.awsRegion(), endpoint });
+    // The shared client of lib/aws/scheduler.ts, keyed by the endpoint configured now.
+    const client = scheduler();
     const group = config.scheduleGroup();
     const targets = rowsByArn();
     let token: string | undefined;
@@ -108,7 +108,7 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
         }
         attempts.delete(name);
         try {
-          await client!.send(new DeleteScheduleCommand({ Name: name, GroupName: group }));
+          await client.send(new DeleteScheduleCommand({ Name: name, GroupName: group }));
         } catch (error) {
           if ((error as Error).name !== 'ResourceNotFoundException') throw error;
         }
@@ -135,7 +135,6 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
       stopped = true;
       if (timer) clearTimeout(timer);
       await running;
-      client?.destroy();
     },
   };
 }

@@ -44,6 +44,11 @@ export async function startTestPlatform(options: { drivers?: (() => LocalDriver)
     hostHandlers: parts.hostHandlers,
     drivers: options.drivers ?? parts.drivers,
   });
+  return asTestPlatform(platform);
+}
+
+/** A started platform with the test client of its API. */
+export function asTestPlatform(platform: LocalPlatform): TestPlatform {
   return {
     ...platform,
     async api(method, path, { token, body, rawBody, headers = {} } = {}) {
