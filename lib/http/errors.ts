@@ -90,6 +90,7 @@ export const errorCatalogue = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used with a different request body.' },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still being processed. Retry shortly.' },
   PROJECT_NOT_FOUND: { status: 404, message: 'Project not found.' },
+  PROJECT_ID_INVALID: { status: 400, message: 'The project id in the path must be a project UUID.' },
   PROJECT_SLUG_IMMUTABLE: { status: 400, message: 'A project slug cannot be changed: it is the storage key of every deployment.' },
   PROJECT_EXPIRED: { status: 409, message: 'This provisional project expired before anything was published. Begin a new upload.' },
   UPLOAD_NOT_FOUND: { status: 404, message: 'Upload session not found.' },
@@ -173,6 +174,7 @@ export const errorCatalogue = {
 
   // Administration (platform administrators)
   ADMIN_TEAM_ID_INVALID: { status: 400, message: 'The team id in the path must be a team UUID.' },
+  FAILED_WEBHOOK_EVENT_ID_INVALID: { status: 400, message: 'The failed webhook event id in the path must be a UUID.' },
   ABUSE_SCAN_NOT_FOUND: { status: 404, message: 'No finished abuse scan has this id.' },
   ABUSE_SCAN_ALREADY_REVIEWED: { status: 409, message: 'This abuse scan was already reviewed; details.review_status says how.' },
   ABUSE_SCAN_SUPERSEDED: { status: 409, message: 'A later scan of this project and branch replaced this one; review that one (details.latest_scan_id).' },

@@ -152,11 +152,16 @@ describe('legal hold (POST /api/v1/admin/teams/{id}/legal-hold)', () => {
     }
   });
 
-  it('400 for a body without a boolean hold; 404 for an unknown team; 403 for everyone but platform administrators', async () => {
+  it('400 for a body without a boolean hold or a path id that is not a UUID; 404 for an unknown team; 403 for everyone but platform administrators', async () => {
     const m = await makeTeamWithRoles();
     for (const body of [{}, { hold: 'yes' }, { hold: true, extra: 1 }]) expectError(await hold(m.team.id, body), 400, 'VALIDATION_FAILED');
     expectError(await hold('00000000-0000-4000-8000-000000000000', { hold: true }), 404, 'TEAM_NOT_FOUND');
-    expectError(await hold('not-a-team', { hold: true }), 404, 'TEAM_NOT_FOUND');
+    // The spec's path id is a team UUID: a slug or anything else is a bad request, not an unknown team.
+    for (const id of ['not-a-team', m.team.slug, `${m.team.id}x`]) {
+      const reply = await hold(id, { hold: true });
+      expectError(reply, 400, 'ADMIN_TEAM_ID_INVALID');
+      expect(reply.body.details).toEqual({ param: 'id' });
+    }
     for (const actor of [m.owner, m.admin, m.member, m.apiKey]) {
       expectError(await hold(m.team.id, { hold: true }, actor.token), 403, 'PLATFORM_ADMIN_REQUIRED');
       expectError(await deletions(actor.token), 403, 'PLATFORM_ADMIN_REQUIRED');
