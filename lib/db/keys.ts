@@ -128,6 +128,8 @@ export const keys = {
   /** A webhook event that failed, one per provider event (a redelivery updates it). */
   failedWebhookEvent: (provider: string, providerEventId: string) => ({ pk: `WEBHOOKFAILURE#${provider}#${providerEventId}`, sk: 'WEBHOOKFAILURE' }),
   failedWebhookQueue: (createdAt: string, id: string) => ({ gsi2pk: 'FAILEDWEBHOOKS', gsi2sk: `${createdAt}#${id}` }),
+  /** A failed webhook event by its own id (the admin's retry and dismiss name the row by it). */
+  failedWebhookById: (id: string) => ({ gsi1pk: `FAILEDWEBHOOK#${id}`, gsi1sk: 'FAILEDWEBHOOK' }),
   /** A webhook event that was applied, one per provider event: written with its change, so a redelivery applies nothing. */
   processedWebhookEvent: (provider: string, providerEventId: string) => ({ pk: `WEBHOOKEVENT#${provider}#${providerEventId}`, sk: 'WEBHOOKEVENT' }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),

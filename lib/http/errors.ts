@@ -175,6 +175,11 @@ export const errorCatalogue = {
   // Administration (platform administrators)
   ADMIN_TEAM_ID_INVALID: { status: 400, message: 'The team id in the path must be a team UUID.' },
   FAILED_WEBHOOK_EVENT_ID_INVALID: { status: 400, message: 'The failed webhook event id in the path must be a UUID.' },
+  FAILED_WEBHOOK_EVENT_NOT_FOUND: { status: 404, message: 'No failed webhook event has this id (it may have been retried or dismissed).' },
+  FAILED_WEBHOOK_EVENT_NOT_RETRYABLE: {
+    status: 409,
+    message: "This event was recorded without its payload (too large to keep, or from before payloads were kept); resend it from the provider's dashboard.",
+  },
   ABUSE_SCAN_NOT_FOUND: { status: 404, message: 'No finished abuse scan has this id.' },
   ABUSE_SCAN_ALREADY_REVIEWED: { status: 409, message: 'This abuse scan was already reviewed; details.review_status says how.' },
   ABUSE_SCAN_SUPERSEDED: { status: 409, message: 'A later scan of this project and branch replaced this one; review that one (details.latest_scan_id).' },

@@ -158,6 +158,22 @@ export const routes = [
     uses: ['table:read', 'table:write'],
   },
   {
+    // Processes a failed webhook event's kept payload again, as a delivery would (docs/attention.md).
+    method: 'POST',
+    path: '/api/v1/admin/failed-webhook-events/{id}/retry',
+    handler: 'handlers/http/admin/retry-failed-webhook-event.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    // Takes a failed webhook event out of the attention queue, unprocessed.
+    method: 'POST',
+    path: '/api/v1/admin/failed-webhook-events/{id}/dismiss',
+    handler: 'handlers/http/admin/dismiss-failed-webhook-event.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read', 'table:write'],
+  },
+  {
     // Takes a feedback out of the attention inbox; the first mark stands.
     method: 'POST',
     path: '/api/v1/admin/feedback/{id}/handled',
