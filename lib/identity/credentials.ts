@@ -1,4 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchWriteAll } from '../db/batch.ts';
+import { queryAll } from '../db/query.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -20,6 +22,9 @@ export interface CredentialRecord {
   revoked_at: string | null;
 }
 
+/** The index keys of a credential scoped to a team, so the team's purge finds it. */
+const teamScope = (teamId: string | null, tokenHash: string) => (teamId ? keys.tokenOfTeam(teamId, tokenHash) : {});
+
 export async function createSession(userId: string, teamId: string | null = null): Promise<string> {
   const token = newToken('session');
   const now = new Date();
@@ -36,7 +41,7 @@ export async function createSession(userId: string, teamId: string | null = null
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
-      Item: { ...keys.token(hashToken(token)), type: 'credential', ...record, ttl: epochSeconds(expires) },
+      Item: { ...keys.token(hashToken(token)), ...teamScope(teamId, hashToken(token)), type: 'credential', ...record, ttl: epochSeconds(expires) },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -57,7 +62,7 @@ export async function createApiKey(teamId: string, role: Exclude<TeamRole, 'owne
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
-      Item: { ...keys.token(hashToken(token)), type: 'credential', ...record },
+      Item: { ...keys.token(hashToken(token)), ...teamScope(teamId, hashToken(token)), type: 'credential', ...record },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -88,4 +93,21 @@ export async function lookupCredential(token: string): Promise<CredentialRecord 
   if (record.revoked_at) return null;
   if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) return null;
   return record;
+}
+
+/**
+ * Deletes every credential scoped to a team: its API keys and the sessions opened for it (a team's purge).
+ * Returns how many. A credential created before credentials carried the team's index key is not found here;
+ * authorization refuses an API key whose team is gone (lib/http/authorize.ts) all the same.
+ */
+export async function deleteTeamCredentials(teamId: string): Promise<number> {
+  const found = await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.tokenOfTeam(teamId, '').gsi1pk },
+    ProjectionExpression: 'pk, sk',
+  });
+  await batchWriteAll(found.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
+  return found.length;
 }

@@ -4,7 +4,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
+import { createApiKey, createSession } from '../../lib/identity/credentials.ts';
+import { hashToken } from '../../lib/identity/tokens.ts';
 import { purgeTeam } from '../../lib/teams/deletion.ts';
+import { createTeam } from '../../lib/teams/teams.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
@@ -112,6 +115,41 @@ describe('team deletion', () => {
     expect((await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/')).status).toBe(404);
     const other = await makeTeamWithRoles();
     await deploy(platform, other.owner.token, uniqueSite(), { name: uniqueName(), subdomain });
+  });
+
+  it("a purged team's API keys and the sessions opened for it are refused (401) and deleted; its members' other sessions still work", async () => {
+    const m = await makeTeamWithRoles();
+    const scoped = await createSession(m.member.user.user_id, m.team.id);
+    const secondKey = await createApiKey(m.team.id, 'member');
+    const elsewhere = await createTeam({ name: uniqueName('Elsewhere'), ownerUserId: m.member.user.user_id });
+    const unscoped = await createSession(m.member.user.user_id, elsewhere.id);
+    for (const token of [m.apiKey.token, secondKey, scoped]) expect((await platform.api('GET', '/api/v1/team/profile', { token })).status).toBe(200);
+
+    expect((await requestDeletion(m.owner.token)).status).toBe(202);
+    await makeOverdue(m.team.id);
+    expect(await purgeTeam(m.team.id)).toBe('purged');
+
+    for (const token of [m.apiKey.token, secondKey, scoped]) {
+      expectError(await platform.api('GET', '/api/v1/team/profile', { token }), 401, 'UNAUTHENTICATED');
+      expectError(await platform.api('GET', '/api/v1/projects', { token }), 401, 'UNAUTHENTICATED');
+      const item = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }));
+      expect(item.Item).toBeUndefined();
+    }
+    const other = await platform.api('GET', '/api/v1/team/profile', { token: unscoped });
+    expect(other.status).toBe(200);
+    expect(other.body.data.id).toBe(elsewhere.id);
+  });
+
+  it('an API key of a purged team that its purge could not find (made before credentials were indexed by team) is refused all the same', async () => {
+    const m = await makeTeamWithRoles();
+    // As a key written before this change: its item lacks the team's index key.
+    await dynamo().send(
+      new UpdateCommand({ TableName: config.tableName(), Key: keys.token(hashToken(m.apiKey.token)), UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }),
+    );
+    expect((await requestDeletion(m.owner.token)).status).toBe(202);
+    await makeOverdue(m.team.id);
+    expect(await purgeTeam(m.team.id)).toBe('purged');
+    expectError(await platform.api('GET', '/api/v1/team/profile', { token: m.apiKey.token }), 401, 'UNAUTHENTICATED');
   });
 });
 
