@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { getObject, putObject } from '../aws/s3-lite.ts';
+import { deleteKeys, getObject, putObject } from '../aws/s3-lite.ts';
+import { batchWriteAll } from '../db/batch.ts';
+import { queryAll } from '../db/query.ts';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -16,7 +18,8 @@ import type { DeployedFunction } from './model.ts';
  * The record is one table item `INVOCATION#{id}`, expiring by TTL after the
  * retention (7 days). The request, the result and the console output are
  * objects in the bundles bucket under `invocations/{team_id}/{id}/`, expired
- * by a lifecycle rule after the same 7 days. Reads treat a record whose TTL
+ * by a lifecycle rule after the same 7 days. A deleted project's invocations
+ * and their objects are deleted with it (deleteProjectInvocations). Reads treat a record whose TTL
  * has passed as gone (DynamoDB deletes expired items lazily).
  *
  * States: pending -> running (the worker's conditional claim) -> completed,
@@ -264,11 +267,43 @@ export async function finishInvocation(record: InvocationRecord, finish: Finish,
       }),
     );
   } catch (error) {
-    if (isConditionalCheckFailure(error)) return false;
-    throw error;
+    if (!isConditionalCheckFailure(error)) throw error;
+    // Its project was deleted while it ran (the record went with it): what this just stored goes too.
+    if (!(await getInvocation(record.id))) await deleteKeys(config.bucket('bundles'), [objectKey(record, 'result'), objectKey(record, 'console')]);
+    return false;
   }
   await releaseInflightSlot(record.team_id, record.id);
   return true;
+}
+
+const PARTS = ['request', 'result', 'console'] as const;
+/** S3 deletes at most this many keys in one request. */
+const DELETE_KEYS_MAX = 1000;
+
+/**
+ * Deletes a project's invocations with it (they do not wait for their TTL): for each of its function names,
+ * the stored request, result and console output objects, then the records; the in-flight slots of those
+ * still open are released. Safe to run again. Returns how many records it deleted.
+ */
+export async function deleteProjectInvocations(projectId: string, functionNames: Iterable<string>): Promise<number> {
+  const bucket = config.bucket('bundles');
+  let deleted = 0;
+  for (const name of new Set(functionNames)) {
+    const items = (await queryAll({
+      TableName: config.tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.invocationByFunction(projectId, name, '', '').gsi1pk },
+      ExpressionAttributeNames: { '#status': 'status' },
+      ProjectionExpression: 'id, team_id, #status',
+    })) as unknown as Pick<InvocationRecord, 'id' | 'team_id' | 'status'>[];
+    const objects = items.flatMap((item) => PARTS.map((part) => objectKey(item, part)));
+    for (let i = 0; i < objects.length; i += DELETE_KEYS_MAX) await deleteKeys(bucket, objects.slice(i, i + DELETE_KEYS_MAX));
+    await batchWriteAll(items.map((item) => ({ DeleteRequest: { Key: keys.invocation(item.id) } })));
+    await Promise.all(items.filter((item) => !TERMINAL.includes(item.status)).map((item) => releaseInflightSlot(item.team_id, item.id)));
+    deleted += items.length;
+  }
+  return deleted;
 }
 
 /** The public poll view (spec "Invocation"): no console output, ever. */

@@ -75,6 +75,18 @@ export const errorCatalogue = {
     message: 'A subdomain is 3 to 63 lowercase letters, digits and single hyphens, starting and ending with a letter or digit.',
   },
   SUBDOMAIN_RESERVED: { status: 400, message: 'This subdomain is reserved.' },
+  FUNCTION_HOSTNAME_TAKEN: {
+    status: 409,
+    message: "On this subdomain a function's hostname {name}-{subdomain} would be one another project holds; details.labels names them.",
+  },
+  FUNCTION_HOSTNAME_TOO_LONG: {
+    status: 400,
+    message: "On this subdomain a function's hostname label {name}-{subdomain} would be over 63 characters; details.labels names them.",
+  },
+  SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS: {
+    status: 409,
+    message: 'This project has more function names than a subdomain change moves at once; details.max says how many.',
+  },
   PROJECT_NAME_TAKEN: { status: 409, message: 'Your team already has a project with this name.' },
   INVALID_MANIFEST: { status: 400, message: 'The file manifest is invalid.' },
   UPLOAD_SITE_IN_SUBFOLDER: {
