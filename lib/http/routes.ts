@@ -29,6 +29,8 @@ export type ResourceUse =
   | 'dns:zones'
   /** Reads and updates the configuration of the domains' CloudFront distributions (their geo restriction). */
   | 'cdn:distributions'
+  /** Lists the account's distributions and their tags; disables and deletes those no domain names (the sweep). */
+  | 'cdn:sweep'
   /**
    * TLS of custom domains (lib/domains/tls.ts): ACM certificates, the domains'
    * CloudFront distributions, records in managed zones, and sending to the
@@ -158,18 +160,11 @@ export const routes = [
     uses: ['table:read', 'table:write'],
   },
   {
-    // Processes a failed webhook event's kept payload again, as a delivery would (docs/attention.md).
+    // `{"action": "retry"}` processes a failed webhook event's kept payload again, as a delivery would;
+    // `{"action": "dismiss"}` takes it out of the attention queue unprocessed (docs/attention.md).
     method: 'POST',
-    path: '/api/v1/admin/failed-webhook-events/{id}/retry',
-    handler: 'handlers/http/admin/retry-failed-webhook-event.ts',
-    access: access.platformAdmin(),
-    uses: ['table:read', 'table:write'],
-  },
-  {
-    // Takes a failed webhook event out of the attention queue, unprocessed.
-    method: 'POST',
-    path: '/api/v1/admin/failed-webhook-events/{id}/dismiss',
-    handler: 'handlers/http/admin/dismiss-failed-webhook-event.ts',
+    path: '/api/v1/admin/failed-webhook-events/{id}',
+    handler: 'handlers/http/admin/act-on-failed-webhook-event.ts',
     access: access.platformAdmin(),
     uses: ['table:read', 'table:write'],
   },

@@ -303,10 +303,10 @@ describe('redelivery', () => {
 });
 
 describe('admin actions on failed events (retry, dismiss)', () => {
-  const retry = (id: string, token: string | null = admin) =>
-    platform.api('POST', `/api/v1/admin/failed-webhook-events/${id}/retry`, { token: token ?? undefined });
-  const dismiss = (id: string, token: string | null = admin) =>
-    platform.api('POST', `/api/v1/admin/failed-webhook-events/${id}/dismiss`, { token: token ?? undefined });
+  const act = (action: string) => (id: string, token: string | null = admin) =>
+    platform.api('POST', `/api/v1/admin/failed-webhook-events/${id}`, { token: token ?? undefined, body: { action } });
+  const retry = act('retry');
+  const dismiss = act('dismiss');
   const corruptVersion = (teamId: string, version: unknown) =>
     dynamo().send(
       new UpdateCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), UpdateExpression: 'SET version = :v', ExpressionAttributeValues: { ':v': version } }),
@@ -335,6 +335,7 @@ describe('admin actions on failed events (retry, dismiss)', () => {
       id: row.id,
       provider_event_id: event.id,
       event_type: 'customer.subscription.created',
+      action: 'retry',
       outcome: 'applied',
       subscription: { status: 'past_due' },
     });
@@ -364,6 +365,7 @@ describe('admin actions on failed events (retry, dismiss)', () => {
       id: row.id,
       provider_event_id: event.id,
       event_type: 'customer.subscription.created',
+      action: 'dismiss',
       dismissed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       dismissed_by: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
@@ -396,8 +398,11 @@ describe('admin actions on failed events (retry, dismiss)', () => {
     expect((await dismiss(row.id)).status).toBe(200);
   });
 
-  it('400 for an id that is not a UUID, 404 for an unknown one, 403 for everyone but platform administrators, 401 without a token', async () => {
+  it('400 for an id that is not a UUID or an action that is neither; 404 for an unknown id; 403 for everyone but platform administrators; 401 without a token', async () => {
     const { row } = await failedOnOurSide();
+    for (const body of [{}, { action: 'replay' }, { action: 'retry', extra: 1 }]) {
+      expectError(await platform.api('POST', `/api/v1/admin/failed-webhook-events/${row.id}`, { token: admin, body }), 400, 'VALIDATION_FAILED');
+    }
     for (const call of [retry, dismiss]) {
       expectError(await call('not-an-id'), 400, 'FAILED_WEBHOOK_EVENT_ID_INVALID');
       expectError(await call(randomUUID()), 404, 'FAILED_WEBHOOK_EVENT_NOT_FOUND');
