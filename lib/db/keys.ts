@@ -79,8 +79,13 @@ export const keys = {
     gsi1pk: `FNINVOCATIONS#${projectId}#${name}`,
     gsi1sk: `${createdAt}#${invocationId}`,
   }),
-  /** Present only while an invocation is pending or running: what a restarted platform reclaims. */
-  openInvocation: (createdAt: string, invocationId: string) => ({ gsi2pk: 'OPENINVOCATIONS', gsi2sk: `${createdAt}#${invocationId}` }),
+  /**
+   * Present only while an invocation is pending or running: what a restarted platform reclaims. Spread over
+   * index partitions `OPENINVOCATIONS#{shard}` (lib/functions/invocations.ts OPEN_INVOCATION_SHARDS); records
+   * written before the sharding sit in the one partition `OPENINVOCATIONS`.
+   */
+  openInvocation: (shard: number, createdAt: string, invocationId: string) => ({ gsi2pk: `OPENINVOCATIONS#${shard}`, gsi2sk: `${createdAt}#${invocationId}` }),
+  openInvocationsUnsharded: () => ({ gsi2pk: 'OPENINVOCATIONS' }),
   /** A team's queued invocations in flight (id -> expiry), for the cap of 10. */
   functionInflight: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'FNINFLIGHT' }),
   /** A project's site analytics of one UTC day (lib/sites/analytics.ts); kept 400 days. */
