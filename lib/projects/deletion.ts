@@ -20,6 +20,7 @@ import { receivedEntryKeys } from '../uploads/received.ts';
 import type { UploadSessionRecord } from '../uploads/sessions.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
 import { forgetProjectScans } from '../abuse/scan-rows.ts';
+import { scanCachePrefix } from '../abuse/scan-cache.ts';
 import { claimsFor, releaseProjectHosts } from '../functions/host-claims.ts';
 import { deleteProjectInvocations } from '../functions/invocations.ts';
 
@@ -129,6 +130,7 @@ export async function removeProject(project: Record<string, unknown>): Promise<b
   await deleteProjectInvocations(projectId, functions.map((fn) => fn.name as string));
   await deletePrefix(config.bucket('bundles'), `functions/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
+  await deletePrefix(config.bucket('bundles'), scanCachePrefix(teamId, projectId));
   await deletePrefix(config.bucket('sites'), projectFolder);
   await deleteProjectAnalytics(projectId);
   // Its keyword scans leave the admin listing; the scan records stay, like the abuse reports naming it.
