@@ -120,6 +120,20 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
           "Each verified domain gets its own distribution at run time; the grant covers the account's distributions and only reads and updates their configuration.",
         );
         break;
+      case 'cdn:sweep':
+        // ListDistributions accepts no resource restriction; what the sweep changes is distributions only.
+        allow(['cloudfront:ListDistributions'], ['*']);
+        allow(
+          ['cloudfront:ListTagsForResource', 'cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
+          [stack.formatArn({ service: 'cloudfront', region: '', resource: 'distribution', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME })],
+        );
+        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'CloudFront ListDistributions accepts no resource-level restriction: listing is account-wide.');
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
+          "Domains' distributions are made at run time; the sweep reads their tags and takes down only those tagged for a domain that no longer names them.",
+        );
+        break;
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [
@@ -174,7 +188,15 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         allow(['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'], [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`]);
         // Create; and disable, then delete, the distribution of a removed domain.
         allow(
-          ['cloudfront:CreateDistribution', 'cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
+          [
+            'cloudfront:CreateDistribution',
+            // CreateDistributionWithTags: the distribution is tagged with its domain as it is made (the sweep reads it).
+            'cloudfront:TagResource',
+            'cloudfront:GetDistribution',
+            'cloudfront:GetDistributionConfig',
+            'cloudfront:UpdateDistribution',
+            'cloudfront:DeleteDistribution',
+          ],
           [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`],
         );
         allow(['route53:ChangeResourceRecordSets'], [`arn:${stack.partition}:route53:::hostedzone/*`]);

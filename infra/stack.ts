@@ -77,6 +77,9 @@ export class SlipwayStack extends Stack {
     // The queued door's worker starts a runner task per invocation.
     const invocationsWorker = this.workers.workerFunctions.get('function-invocations');
     if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker.fn);
+    // The cloud sweep removes the user-function Lambdas no record names.
+    const sweepWorker = this.workers.workerFunctions.get('cloud-sweep');
+    if (sweepWorker) this.functions.connectSweepWorker(sweepWorker.fn);
     // The capture worker reports each screenshot through the public result endpoint, with the job's token.
     this.workers.workerFunctions.get('screenshots-capture')?.fn.addEnvironment('API_BASE_URL', this.api.stage.url);
 

@@ -130,6 +130,17 @@ export const config = {
   abuseReportsPerSubmitterPerHour: () => positiveInteger('ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR', 10),
   /** Abuse reports the whole platform takes per hour, whoever sends them. */
   abuseReportsPlatformPerHour: () => positiveInteger('ABUSE_REPORTS_PLATFORM_PER_HOUR', 500),
+  // The sweep of cloud resources no record names (handlers/workers/cloud-sweep.ts)
+  /**
+   * A user-function Lambda younger than this is never swept: one being made may not have its record read yet.
+   * SWEEP_MIN_AGE_SECONDS; 0 in tests.
+   */
+  sweepMinAgeSeconds: () => {
+    const value = Number(process.env.SWEEP_MIN_AGE_SECONDS);
+    return process.env.SWEEP_MIN_AGE_SECONDS && Number.isInteger(value) && value >= 0 ? value : 1800;
+  },
+  /** Name prefix of the user-function Lambdas (the stack's functions runtime sets it); unset where there are none (locally). */
+  functionsLambdaPrefix: () => process.env.FUNCTIONS_LAMBDA_PREFIX || undefined,
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
   awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,

@@ -37,6 +37,18 @@ function dueAt(expression: string | undefined, timezone: string | undefined): nu
   return Date.parse(`${match[1]}Z`);
 }
 
+const RATE_UNIT_MS: Record<string, number> = { minute: 60_000, minutes: 60_000, hour: 3_600_000, hours: 3_600_000, day: 86_400_000, days: 86_400_000 };
+
+/**
+ * When a recurring `rate(N unit)` schedule next fires: one period after it last fired (or, the first time,
+ * after it was created), as EventBridge Scheduler fires it. Null for any other expression.
+ */
+export function rateDueAt(expression: string | undefined, since: number): number | null {
+  const match = /^rate\((\d+) (minutes?|hours?|days?)\)$/.exec(expression ?? '');
+  if (!match) return null;
+  return since + Number(match[1]) * RATE_UNIT_MS[match[2]!]!;
+}
+
 type WorkerHandler = (event: unknown) => Promise<unknown>;
 
 /** How many firings of one schedule are tried before it is dropped (EventBridge retries too, then gives up). */
@@ -46,7 +58,9 @@ const MAX_ATTEMPTS = 3;
  * Plays EventBridge Scheduler, which moto stores but never fires: polls the
  * schedule group, and when a one-time `at()` schedule is due, invokes the
  * handler file of the lib/workers.ts row its target names with the schedule's
- * Input, then deletes the schedule (ActionAfterCompletion DELETE).
+ * Input, then deletes the schedule (ActionAfterCompletion DELETE). A
+ * recurring `rate()` schedule (a `rate` row, provisioned with the platform)
+ * fires each period and stays.
  */
 export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver {
   const pollMs = options.pollMs ?? Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500);
@@ -54,11 +68,13 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
   let running: Promise<void> | null = null;
   let stopped = false;
   const attempts = new Map<string, number>();
+  /** When each recurring schedule last fired (its creation, until it first does). */
+  const lastFired = new Map<string, number>();
   const handlers = new Map<string, Promise<WorkerHandler>>();
 
   const rowsByArn = () => {
     const map = new Map<string, WorkerRow>();
-    for (const row of workers) if (row.trigger.kind === 'schedule') map.set(localWorkerArn(row.name), row);
+    for (const row of workers) if (row.trigger.kind === 'schedule' || row.trigger.kind === 'rate') map.set(localWorkerArn(row.name), row);
     return map;
   };
 
@@ -82,22 +98,32 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
     const group = config.scheduleGroup();
     const targets = rowsByArn();
     let token: string | undefined;
-    const due: { name: string; row: WorkerRow; input: unknown }[] = [];
+    const due: { name: string; row: WorkerRow; input: unknown; recurring: boolean }[] = [];
     do {
       const page = await client.send(new ListSchedulesCommand({ GroupName: group, NextToken: token }));
       for (const summary of page.Schedules ?? []) {
         const row = targets.get(summary.Target?.Arn ?? '');
         if (!row) continue;
         const schedule = await client.send(new GetScheduleCommand({ Name: summary.Name!, GroupName: group }));
-        const at = dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
+        const since = lastFired.get(summary.Name!) ?? schedule.CreationDate?.getTime() ?? Date.now();
+        const recurring = rateDueAt(schedule.ScheduleExpression, since);
+        const at = recurring ?? dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
         if (at === null || at > Date.now()) continue;
-        due.push({ name: summary.Name!, row, input: schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {} });
+        due.push({ name: summary.Name!, row, input: schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {}, recurring: recurring !== null });
       }
       token = page.NextToken;
     } while (token && !stopped);
 
     await Promise.all(
-      due.map(async ({ name, row, input }) => {
+      due.map(async ({ name, row, input, recurring }) => {
+        if (recurring) {
+          // A recurring schedule stays; a failed firing waits for the next period, as EventBridge's would.
+          lastFired.set(name, Date.now());
+          await (await handlerOf(row))(input).catch((error: unknown) =>
+            logger.error('scheduled worker failed', { worker: row.name, schedule: name, error: (error as Error).message }),
+          );
+          return;
+        }
         try {
           await (await handlerOf(row))(input);
         } catch (error) {
