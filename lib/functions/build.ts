@@ -18,6 +18,7 @@ import {
   type FunctionRecord,
 } from './model.ts';
 import { claimFunctionHosts } from './host-claims.ts';
+import { rootPrefix } from './root-directory.ts';
 import { functionIdFor } from './records.ts';
 
 /**
@@ -47,17 +48,7 @@ const FETCH_CONCURRENCY = 32;
 /** Largest inputs named when a bundle is over the limit. */
 const LARGEST_INPUTS_SHOWN = 5;
 
-/** A project's `root_directory` as a manifest path prefix: '' or `dir/`. */
-export function rootPrefix(rootDirectory: unknown): string {
-  if (typeof rootDirectory !== 'string') return '';
-  const trimmed = rootDirectory
-    .trim()
-    .replace(/\\/g, '/')
-    .split('/')
-    .filter((segment) => segment !== '' && segment !== '.')
-    .join('/');
-  return trimmed ? `${trimmed}/` : '';
-}
+export { rootPrefix } from './root-directory.ts';
 
 /** Manifest paths under `{root}functions/` and `{root}node_modules/`: what the build reads, and what is never served. */
 export function isFunctionsSource(path: string, root: string): boolean {
