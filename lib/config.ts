@@ -141,6 +141,14 @@ export const config = {
   },
   /** Name prefix of the user-function Lambdas (the stack's functions runtime sets it); unset where there are none (locally). */
   functionsLambdaPrefix: () => process.env.FUNCTIONS_LAMBDA_PREFIX || undefined,
+  /**
+   * Local platform: sandboxed runner processes kept started ahead of queued invocations (each invocation still
+   * gets one of its own, which exits when it returns). FUNCTIONS_QUEUED_PREFORK; 0 starts each on demand.
+   */
+  functionsQueuedPrefork: () => {
+    const value = Number(process.env.FUNCTIONS_QUEUED_PREFORK);
+    return process.env.FUNCTIONS_QUEUED_PREFORK && Number.isInteger(value) && value >= 0 ? value : 3;
+  },
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
   awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,
