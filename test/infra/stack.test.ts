@@ -247,7 +247,7 @@ describe('workers', () => {
           // A recurring row's own schedule, in the platform's group, invoking it through the scheduler role.
           template.hasResourceProperties('AWS::Scheduler::Schedule', {
             Name: row.name,
-            GroupName: { Ref: logicalId(stack.state.scheduleGroup) },
+            GroupName: stack.resolve(stack.state.scheduleGroup.scheduleGroupName),
             ScheduleExpression: `rate(${row.trigger.every})`,
             FlexibleTimeWindow: { Mode: 'OFF' },
             Target: { Arn: { 'Fn::GetAtt': [fnId, 'Arn'] }, RoleArn: { 'Fn::GetAtt': [schedulerRoleId, 'Arn'] }, Input: '{}' },
