@@ -151,7 +151,10 @@ export async function createInvocation(fn: DeployedFunction, request: QueuedRequ
     ttl: epochSeconds(expires),
   };
   const stored: StoredRequest = { method: request.method, query: request.query, headers: request.headers, body: request.body.toString('base64') };
-  await putJson(objectKey(record, 'request'), stored);
+  // The request object and the record together: the worker reads the request only once the message it gets
+  // below has let it claim the record.
+  const storing = putJson(objectKey(record, 'request'), stored);
+  storing.catch(() => undefined);
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
@@ -166,6 +169,7 @@ export async function createInvocation(fn: DeployedFunction, request: QueuedRequ
     }),
   );
   try {
+    await storing;
     await sendInvocationMessage(id);
   } catch (error) {
     await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.invocation(id) }));
@@ -188,25 +192,29 @@ export async function loadInvocationRequest(record: InvocationRecord): Promise<Q
 }
 
 /**
- * pending -> running, only from pending: a redelivered message, a second
- * consumer or a reclaim that got there first makes this false, and the
- * caller runs nothing.
+ * pending -> running, only from pending: the claimed record, or null when a
+ * redelivered message, a second consumer or a reclaim got there first (or the
+ * invocation is unknown or past its retention), and the caller runs nothing.
  */
-export async function claimInvocation(id: string, now = new Date()): Promise<boolean> {
+export async function claimInvocation(id: string, now = new Date()): Promise<InvocationRecord | null> {
+  if (!/^[0-9a-f-]{36}$/.test(id)) return null;
   try {
-    await dynamo().send(
+    // The claim reads the record too (one call where a read and a write were): a worker's first step.
+    const reply = await dynamo().send(
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.invocation(id),
         UpdateExpression: 'SET #status = :running, started_at = :now',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': now.toISOString() },
+        // Past its retention it is gone, whatever DynamoDB's lazy TTL deletion still holds.
+        ConditionExpression: '#status = :pending AND #ttl > :epoch',
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': now.toISOString(), ':epoch': epochSeconds(now) },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    return reply.Attributes as unknown as InvocationRecord;
   } catch (error) {
-    if (isConditionalCheckFailure(error)) return false;
+    if (isConditionalCheckFailure(error)) return null;
     throw error;
   }
 }
@@ -439,6 +447,7 @@ export const MAX_INFLIGHT_PER_TEAM = 10;
 /** A slot is pruned this long after it was taken if nothing released it. */
 const SLOT_LIFETIME_SECONDS = 15 * 60;
 
+/** Makes the team's in-flight item on its first use (another caller may make it first). */
 async function ensureInflightItem(teamId: string): Promise<void> {
   try {
     await dynamo().send(
@@ -477,16 +486,15 @@ async function pruneExpiredSlots(teamId: string, now: number): Promise<number> {
   return pruned;
 }
 
-/** Takes an in-flight slot for `slotId`; false when the team has 10. */
-export async function takeInflightSlot(teamId: string, slotId: string, now = new Date(), pruned = false): Promise<boolean> {
-  await ensureInflightItem(teamId);
+/** One conditional write: the slot, if the team's item exists and holds fewer than 10. */
+async function setSlot(teamId: string, slotId: string, now: Date): Promise<boolean> {
   try {
     await dynamo().send(
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.functionInflight(teamId),
         UpdateExpression: 'SET slots.#id = :expires',
-        ConditionExpression: 'size(slots) < :max',
+        ConditionExpression: 'attribute_exists(slots) AND size(slots) < :max',
         ExpressionAttributeNames: { '#id': slotId },
         ExpressionAttributeValues: { ':expires': epochSeconds(now) + SLOT_LIFETIME_SECONDS, ':max': MAX_INFLIGHT_PER_TEAM },
       }),
@@ -494,8 +502,18 @@ export async function takeInflightSlot(teamId: string, slotId: string, now = new
     return true;
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
+    return false;
   }
-  if (!pruned && (await pruneExpiredSlots(teamId, epochSeconds(now))) > 0) return takeInflightSlot(teamId, slotId, now, true);
+}
+
+/** Takes an in-flight slot for `slotId`; false when the team has 10. One write when a slot is free. */
+export async function takeInflightSlot(teamId: string, slotId: string, now = new Date()): Promise<boolean> {
+  if (await setSlot(teamId, slotId, now)) return true;
+  // Refused: the team's first invocation (its item is made now), or the cap (slots a platform that died never
+  // released are pruned, then it is tried once more).
+  await ensureInflightItem(teamId);
+  if (await setSlot(teamId, slotId, now)) return true;
+  if ((await pruneExpiredSlots(teamId, epochSeconds(now))) > 0) return setSlot(teamId, slotId, now);
   return false;
 }
 
