@@ -1,4 +1,6 @@
 import * as os from 'node:os';
+import { runDashboardBench } from './dashboard.ts';
+import { runBuildsBench } from './builds.ts';
 import { runDeployBench } from './deploy.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
@@ -18,7 +20,9 @@ const benchmarks: Record<string, () => Promise<void>> = {
   deploy: runDeployBench,
   functions: runFunctionsBench,
   queued: runQueuedBench,
+  dashboard: runDashboardBench,
   serving: runServingBench,
+  builds: runBuildsBench,
 };
 
 // A screenshot capture per publish would run a browser beside what is being measured.

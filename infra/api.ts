@@ -5,7 +5,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fallbackRoute, routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
-import { HandlerFunction, pascalCase } from './functions.ts';
+import { HandlerFunction, pascalCase, SharedExecution } from './functions.ts';
 import type { GrantContext } from './grants.ts';
 
 /** The API's prefix, left out of construct ids because every route carries it. */
@@ -53,6 +53,8 @@ export class SlipwayApi extends Construct {
 
   constructor(scope: Construct, id: string, props: SlipwayApiProps) {
     super(scope, id);
+    // Routes of the same uses share a role, and all routes one log group (infra/functions.ts SharedExecution).
+    const shared = new SharedExecution(this, 'RouteExecution', props.grants);
     const functionProps = (row: Pick<RouteRow, 'handler' | 'uses' | 'timeoutSeconds' | 'memoryMb' | 'runtimePackages'>, description: string) => ({
       handler: row.handler,
       description,
@@ -62,6 +64,7 @@ export class SlipwayApi extends Construct {
       runtimePackages: row.runtimePackages,
       environment: { ...props.environment, ...props.environmentFor(row.uses) },
       grants: props.grants,
+      shared,
     });
 
     this.fallbackFunction = new HandlerFunction(this, 'Fallback', functionProps(fallbackRoute, 'Slipway $default route'));

@@ -9,6 +9,8 @@ export interface DeploymentSettings {
   siteDomain: string;
   /** Functions are served at {name}-{subdomain}.{functionDomain}. */
   functionDomain: string;
+  /** The console's hostname: its CloudFront distribution serves the dashboard and /api/* (default `app.{siteDomain}`). */
+  consoleDomain: string;
   /** Browser origins allowed to call the API (the dashboard). Empty: no CORS. */
   corsOrigins: string[];
   /** Sender of platform e-mail (an SES identity of this account): the address, or its domain, must be verified. */
@@ -46,6 +48,10 @@ export function readSettings(scope: Construct): DeploymentSettings {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new Error(`corsOrigins: "${origin}" is not an origin (scheme://host[:port])`);
   }
   const siteDomain = text('siteDomain', settingDefaults.siteDomain);
+  const consoleDomain = text('consoleDomain', `app.${siteDomain}`).toLowerCase();
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/.test(consoleDomain)) {
+    throw new Error(`consoleDomain: "${consoleDomain}" is not a hostname`);
+  }
   const mailFrom = text('mailFrom', `no-reply@${siteDomain}`);
   if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(mailFrom)) throw new Error(`mailFrom: "${mailFrom}" is not an e-mail address`);
   const emailConfirmUrl = text('emailConfirmUrl', `https://app.${siteDomain}/confirm-email`);
@@ -67,6 +73,7 @@ export function readSettings(scope: Construct): DeploymentSettings {
     abuseReportsPerSubmitterPerHour: count('abuseReportsPerSubmitterPerHour', settingDefaults.abuseReportsPerSubmitterPerHour),
     abuseReportsPlatformPerHour: count('abuseReportsPlatformPerHour', settingDefaults.abuseReportsPlatformPerHour),
     siteDomain,
+    consoleDomain,
     functionDomain: text('functionDomain', settingDefaults.functionDomain),
     corsOrigins,
     mailFrom,

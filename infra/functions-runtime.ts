@@ -70,6 +70,8 @@ export class FunctionsRuntime extends Construct {
   readonly distribution: cloudfront.Distribution;
   /** Every user-function Lambda's name starts with it. */
   readonly functionNamePrefix: string;
+  /** Every resource of the platform: what user code (functions, builds) is denied. */
+  readonly platformResources: string[];
 
   constructor(scope: Construct, id: string, props: FunctionsRuntimeProps) {
     super(scope, id);
@@ -139,7 +141,7 @@ export class FunctionsRuntime extends Construct {
     });
 
     // --- What user code may do in AWS: nothing of the platform ---------------------------------
-    const platformResources = [
+    const platformResources = (this.platformResources = [
       state.table.tableArn,
       `${state.table.tableArn}/index/*`,
       ...Object.values(state.buckets).flatMap((bucket) => [bucket.bucketArn, bucket.arnForObjects('*')]),
@@ -149,7 +151,7 @@ export class FunctionsRuntime extends Construct {
       ...Object.values(state.deadLetterQueues).map((queue) => queue.queueArn),
       ...Object.values(state.secrets).map((secret) => secret.secretArn),
       state.schedulerRole.roleArn,
-    ];
+    ]);
     // Only Lambda's network-interface work is ever allowed; the platform's resources are denied even
     // if a grant were added to a role by mistake.
     const eniActions = [

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -40,6 +41,46 @@ export interface HandlerFunctionProps {
   functionName?: string;
   /** Packages copied from node_modules into the asset instead of bundled (lib/http/routes.ts RouteRow). */
   runtimePackages?: RouteRow['runtimePackages'];
+  /** A role and log group shared with functions of the same grants (SharedExecution), instead of its own. */
+  shared?: SharedExecution;
+}
+
+/**
+ * The execution roles and the log group of functions that may share them (the
+ * API's routes): one role per distinct set of `uses`, so a function's role
+ * still holds exactly its own grants, and one log group, whose entries name
+ * their route (lib/http/logger.ts). A stack holds at most 500 resources, and a
+ * role and a log group per route cost two of them each.
+ */
+export class SharedExecution extends Construct {
+  readonly logGroup: logs.LogGroup;
+  private readonly roles = new Map<string, InlineGrantsRole>();
+
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly grants: GrantContext,
+  ) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+  }
+
+  /** The role of functions with these uses; named by the uses, so adding a route never renames another's role. */
+  roleFor(uses: readonly ResourceUse[]): InlineGrantsRole {
+    const key = [...new Set(uses)].sort().join(',');
+    let role = this.roles.get(key);
+    if (!role) {
+      const name = createHash('sha256').update(key).digest('hex').slice(0, 10);
+      role = new InlineGrantsRole(this, `Role${name}`, {
+        description: `Runs the API routes that use: ${key || 'nothing'}`.slice(0, 1000),
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      });
+      this.logGroup.grantWrite(role);
+      grantUses(role, uses, this.grants);
+      this.roles.set(key, role);
+    }
+    return role;
+  }
 }
 
 /**
@@ -91,28 +132,35 @@ export class InlineGrantsRole extends iam.Role {
 }
 
 /**
- * One handler file as one Lambda, with its own role and log group: the role
- * holds only the log writes and the grants of the row's `uses`, so no two
- * handlers share permissions.
+ * One handler file as one Lambda, with its own role and log group, or those
+ * its SharedExecution gives it: either way the role holds only the log writes
+ * and the grants of the row's `uses`, so no handler gets a permission its row
+ * does not name.
  */
 export class HandlerFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: iam.Role;
-  readonly logGroup: logs.LogGroup;
+  readonly logGroup: logs.ILogGroup;
 
   constructor(scope: Construct, id: string, props: HandlerFunctionProps) {
     super(scope, id);
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.role = new InlineGrantsRole(this, 'Role', {
-      description: `Runs ${props.handler}`,
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    });
-    // Instead of AWSLambdaBasicExecutionRole (logs on every log group): this function's group only.
-    this.logGroup.grantWrite(this.role);
+    if (props.shared) {
+      this.logGroup = props.shared.logGroup;
+      this.role = props.shared.roleFor(props.uses);
+    } else {
+      this.logGroup = new logs.LogGroup(this, 'Logs', {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      this.role = new InlineGrantsRole(this, 'Role', {
+        description: `Runs ${props.handler}`,
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      });
+      // Instead of AWSLambdaBasicExecutionRole (logs on every log group): this function's group only.
+      this.logGroup.grantWrite(this.role);
+      grantUses(this.role, props.uses, props.grants);
+    }
 
     this.fn = new NodejsFunction(this, 'Function', {
       entry: path.join(repoRoot, props.handler),
@@ -137,7 +185,6 @@ export class HandlerFunction extends Construct {
       awsSdkConnectionReuse: false,
       environment: { ...props.environment, ...bundleRuntimeEnvironment },
     });
-    grantUses(this.role, props.uses, props.grants);
     Validations.of(this.fn).acknowledge({
       id: 'AwsSolutions-L1',
       reason: 'Node 22 is deliberate: the spec promises Node 22 to function authors, and the local platform pins the same major so tests run what Lambda runs.',

@@ -109,6 +109,12 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'geoFilters:send':
         state.queues.geoFilters.grantSendMessages(role);
         break;
+      case 'builds:send':
+        state.queues.builds.grantSendMessages(role);
+        break;
+      case 'builds:run':
+        // The CodeBuild project is made beside the workers (infra/builds.ts), which grants its own actions to the worker.
+        break;
       case 'cdn:distributions':
         // The configuration of existing distributions only: no creation, deletion or invalidation.
         allow(['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'], [

@@ -14,7 +14,9 @@ import { SlipwayApi } from './api.ts';
 import { readSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
 import { FunctionsRuntime } from './functions-runtime.ts';
+import { BuildsRuntime } from './builds.ts';
 import { SiteServing } from './site-serving.ts';
+import { ConsoleHosting } from './console.ts';
 import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
 
 /** The whole platform: state, the HTTP API (one Lambda per route), the workers, site serving and the functions runtime. */
@@ -23,6 +25,7 @@ export class SlipwayStack extends Stack {
   readonly api: SlipwayApi;
   readonly workers: SlipwayWorkers;
   readonly functions: FunctionsRuntime;
+  readonly console: ConsoleHosting;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -41,11 +44,14 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.screenshots.envVar]: queues.screenshots.queueUrl,
       [queueDefinitions.abuseScans.envVar]: queues.abuseScans.queueUrl,
       [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
+      [queueDefinitions.builds.envVar]: queues.builds.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,
       FUNCTION_DOMAIN: settings.functionDomain,
       CORS_ORIGINS: settings.corsOrigins.join(','),
+      // The console's origin: its links in mail, and the one origin cookie-authenticated writes are taken from.
+      CONSOLE_URL: `https://${settings.consoleDomain}`,
       MAIL_FROM: settings.mailFrom,
       EMAIL_CONFIRM_URL: settings.emailConfirmUrl,
       ABUSE_INTAKE: settings.abuseIntake,
@@ -66,6 +72,12 @@ export class SlipwayStack extends Stack {
 
     this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
+    this.console = new ConsoleHosting(this, 'Console', {
+      httpApi: this.api.httpApi,
+      domain: settings.consoleDomain,
+      certificateArn: this.node.tryGetContext('consoleCertificateArn'),
+      accessLogsBucket: this.state.accessLogsBucket,
+    });
     new SiteServing(this, 'Sites', { grants, environment, siteDomain: settings.siteDomain, certificateArn: this.node.tryGetContext('siteCertificateArn') });
     this.functions = new FunctionsRuntime(this, 'Functions', {
       grants,
@@ -80,6 +92,10 @@ export class SlipwayStack extends Stack {
     // The cloud sweep removes the user-function Lambdas no record names.
     const sweepWorker = this.workers.workerFunctions.get('cloud-sweep');
     if (sweepWorker) this.functions.connectSweepWorker(sweepWorker.fn);
+    // The builds worker starts and follows builds in the CodeBuild project.
+    const builds = new BuildsRuntime(this, 'Builds', { functions: this.functions });
+    const buildsWorker = this.workers.workerFunctions.get('builds');
+    if (buildsWorker) builds.connectBuildsWorker(buildsWorker.fn);
     // The capture worker reports each screenshot through the public result endpoint, with the job's token.
     this.workers.workerFunctions.get('screenshots-capture')?.fn.addEnvironment('API_BASE_URL', this.api.stage.url);
 

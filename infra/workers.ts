@@ -68,7 +68,11 @@ export class SlipwayWorkers extends Construct {
       if (row.image && trigger.kind === 'schedule') throw new Error(`Worker ${row.name}: a container-image worker is a queue consumer`);
       const fn = row.image
         ? new ImageHandlerFunction(this, constructId, { ...common, image: row.image })
-        : new HandlerFunction(this, constructId, { ...common, functionName: trigger.kind === 'schedule' ? scheduleTargetFunctionName(stack, row) : undefined });
+        : new HandlerFunction(this, constructId, {
+            ...common,
+            runtimePackages: row.runtimePackages,
+            functionName: trigger.kind === 'schedule' ? scheduleTargetFunctionName(stack, row) : undefined,
+          });
       this.workerFunctions.set(row.name, fn);
 
       if (trigger.kind === 'queue') {

@@ -49,6 +49,13 @@ export const config = {
       .filter(Boolean),
   /** Sender of platform e-mail (a verified SES identity). */
   mailFrom: () => optional('MAIL_FROM', 'no-reply@slipway.localhost'),
+  /**
+   * Where SES is reached, when not at the AWS endpoint: the local platform's outbox (lib/local/mail-outbox.ts),
+   * which records each mail and passes it on. Unset in the cloud.
+   */
+  mailEndpoint: () => process.env.SES_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL || undefined,
+  /** The dashboard's origin (scheme://host[:port]): its links in mail, and the only origin a cookie-authenticated write may come from. */
+  consoleUrl: () => optional('CONSOLE_URL', 'https://app.slipway.site').replace(/\/+$/, ''),
   /** Dashboard page that confirms an e-mail address; the link adds `?token=`. */
   emailConfirmUrl: () => optional('EMAIL_CONFIRM_URL', 'https://app.slipway.site/confirm-email'),
   // Integrations: Git hosting connect, SSO discovery, environment variables
@@ -149,6 +156,25 @@ export const config = {
     const value = Number(process.env.FUNCTIONS_QUEUED_PREFORK);
     return process.env.FUNCTIONS_QUEUED_PREFORK && Number.isInteger(value) && value >= 0 ? value : 3;
   },
+  // Builds (lib/builds/, docs/builds.md)
+  /** A build's time budget: past it the build is stopped and fails (15 minutes; tests shorten it). */
+  buildTimeBudgetMs: () => positiveInteger('BUILD_TIME_BUDGET_MS', 15 * 60 * 1000),
+  /** Memory cap of one build (the local sandbox's memory cgroup; the CodeBuild compute type in the cloud). */
+  buildMemoryMb: () => positiveInteger('BUILD_MEMORY_MB', 3072),
+  /** Lines of a build's log kept; past it one line says the log was cut, and the build goes on. */
+  buildLogMaxLines: () => positiveInteger('BUILD_LOG_MAX_LINES', 5000),
+  /** Builds of one team that run at once; a team's further builds wait in the queue (docs/builds.md). */
+  buildConcurrencyPerTeam: () => positiveInteger('BUILD_CONCURRENCY_PER_TEAM', 2),
+  /** How long one builds-worker call follows a running build before it hands the rest to a later message. */
+  buildFollowWindowMs: () => positiveInteger('BUILD_FOLLOW_WINDOW_MS', 120_000),
+  /** Between two looks at a running build (its log, its cancel flag) while following it. */
+  buildPollMs: () => positiveInteger('BUILD_POLL_MS', 1000),
+  /** Seconds a build waits in the queue when its team already runs as many builds as it may. */
+  buildRequeueDelaySeconds: () => Math.min(900, positiveInteger('BUILD_REQUEUE_DELAY_SECONDS', 5)),
+  /** Local use only: lets builds fetch http:// repositories on loopback addresses (a repository served on this machine). */
+  gitAllowLoopbackHttp: () => optional('GIT_ALLOW_LOOPBACK_HTTP', 'false') === 'true',
+  /** Where the local build host keeps each project's package-manager store, keyed by lockfile hash (default: a folder under the OS temp dir). */
+  buildCacheDir: () => process.env.BUILD_CACHE_DIR || undefined,
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
   awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,

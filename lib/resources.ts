@@ -34,6 +34,10 @@ export const bucketDefinitions = {
       { prefix: 'uploads/', days: 9 },
       // The bucket is versioned: the replaced version goes a day later, so nothing outlives 7 days by the general 30-day rule.
       { prefix: 'invocations/', days: 7, noncurrentDays: 1 },
+      // A build's job, log and output archive (lib/builds/cloud-host.ts): of no use once the build is recorded.
+      { prefix: 'builds/', days: 7, noncurrentDays: 1 },
+      // Package-manager stores of builds, per project and lockfile hash: a lockfile unchanged for a month builds cold once.
+      { prefix: 'build-cache/', days: 30, noncurrentDays: 1 },
     ],
   },
 } as const;
@@ -81,6 +85,13 @@ export const queueDefinitions = {
     // for about half an hour, then the message rests in the dead-letter queue and the next PATCH applies it.
     visibilityTimeoutSeconds: 60,
     maxReceiveCount: 30,
+  },
+  builds: {
+    id: 'BuildsQueue',
+    envVar: 'BUILDS_QUEUE_URL',
+    // Longer than the builds worker's 300 s timeout: a build being started or followed is never handed to a second consumer.
+    visibilityTimeoutSeconds: 360,
+    maxReceiveCount: 5,
   },
 } as const;
 

@@ -39,6 +39,8 @@ export interface WorkerRow {
    * leaves such a row to a driver of its own (lib/local/capture-driver.ts).
    */
   image?: { directory: string; runtimePackages: readonly string[]; architecture: 'x86_64' | 'arm64' };
+  /** Packages imported at run time from node_modules rather than the bundle (as a route row's, lib/http/routes.ts). */
+  runtimePackages?: { names: readonly string[]; architecture: 'x86_64' | 'arm64' };
 }
 
 export const workers: readonly WorkerRow[] = [
@@ -114,6 +116,22 @@ export const workers: readonly WorkerRow[] = [
     trigger: { kind: 'rate', every: '1 hour' },
     uses: ['table:read', 'cdn:sweep'],
     timeoutSeconds: 300,
+  },
+  {
+    // Builds (lib/builds/run.ts): claims each queued build, starts it on the build host (CodeBuild in the cloud) and follows it;
+    // a successful build publishes through the upload steps (finalize), so it uses what finalize uses.
+    name: 'builds',
+    handler: 'handlers/workers/builds.ts',
+    trigger: { kind: 'queue', queue: 'builds', batchSize: 1 },
+    uses: [
+      'table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write',
+      'screenshots:send', 'abuseScans:send', 'builds:send', 'builds:run', 'secrets:envEncryption', 'secrets:gitState',
+    ],
+    // One follow window (BUILD_FOLLOW_WINDOW_MS) and a publish; under the queue's 360 s visibility timeout.
+    timeoutSeconds: 300,
+    memoryMb: 2048,
+    // Publishing a production build runs the functions build, which imports esbuild at run time (as finalize does).
+    runtimePackages: { names: ['esbuild', '@esbuild/linux-x64'], architecture: 'x86_64' },
   },
   {
     // Screenshot of each publish (lib/screenshots/capture.ts): headless Chromium opens the site and the

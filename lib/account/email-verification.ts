@@ -1,8 +1,7 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { randomBytes } from 'node:crypto';
 import { dynamo } from '../aws/clients.ts';
-import { ses } from '../aws/ses.ts';
+import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
@@ -67,13 +66,7 @@ export async function resendConfirmation(user: User, sourceIp: string, log: Requ
 
   const mail = confirmationMail(user, confirmationLink(token));
   try {
-    await ses().send(
-      new SendEmailCommand({
-        FromEmailAddress: config.mailFrom(),
-        Destination: { ToAddresses: [user.email] },
-        Content: { Simple: { Subject: { Data: mail.subject }, Body: { Text: { Data: mail.text } } } },
-      }),
-    );
+    await sendTextMail(user.email, mail);
   } catch (error) {
     log.error('confirmation e-mail not sent', { error: (error as Error).name });
     await Promise.allSettled([giveBack(), dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: key }))]);

@@ -9,7 +9,8 @@ import { cancellationCodes, isTransactionCanceled } from '../db/errors.ts';
 export const RESEND_LIMITS = { account: 3, ip: 10 } as const;
 const WINDOW_SECONDS = 3600;
 
-interface Counter {
+export interface HourlyCounter {
+  /** Names the limit and its subject: `resend:account:{user_id}`, `sign-in:ip:{ip}` ... */
   scope: string;
   limit: number;
 }
@@ -20,24 +21,37 @@ function windowOf(now: Date) {
   return { start, end: start + WINDOW_SECONDS, nowSeconds };
 }
 
-function counters(userId: string, ip: string): Counter[] {
-  return [
-    { scope: `resend:account:${userId}`, limit: RESEND_LIMITS.account },
-    { scope: `resend:ip:${ip || 'unknown'}`, limit: RESEND_LIMITS.ip },
-  ];
+/**
+ * Takes one resend from both the account's and the IP address's allowance,
+ * or neither. Beyond either limit: 429 EMAIL_RESEND_LIMITED with Retry-After.
+ */
+export async function takeResendAllowance(userId: string, ip: string, now = new Date()): Promise<() => Promise<void>> {
+  return takeHourlyAllowance(
+    [
+      { scope: `resend:account:${userId}`, limit: RESEND_LIMITS.account },
+      { scope: `resend:ip:${ip || 'unknown'}`, limit: RESEND_LIMITS.ip },
+    ],
+    'EMAIL_RESEND_LIMITED',
+    now,
+  );
 }
 
 /**
- * Takes one resend from both the account's and the IP address's allowance,
- * or neither: one transaction of two conditional ADDs on fixed one-hour window
- * counters (`count < limit`), so parallel requests can never overshoot.
- * Counter items expire by TTL a while after their window closes.
- * Beyond either limit: 429 with Retry-After, the seconds until the window frees.
+ * Takes one from every counter's allowance, or from none: one transaction of
+ * conditional ADDs on fixed one-hour window counters (`count < limit`), so
+ * parallel requests can never overshoot. Counter items expire by TTL a while
+ * after their window closes. Beyond any limit: `code` (a 429) with
+ * Retry-After, the seconds until the window frees; `details.limit` names the
+ * first full counter by the second part of its scope (`ip` as `ip_address`).
  */
-export async function takeResendAllowance(userId: string, ip: string, now = new Date(), attempt = 1): Promise<() => Promise<void>> {
+export async function takeHourlyAllowance(
+  all: HourlyCounter[],
+  code: 'EMAIL_RESEND_LIMITED' | 'SIGN_IN_LINK_LIMITED',
+  now = new Date(),
+  attempt = 1,
+): Promise<() => Promise<void>> {
   const window = windowOf(now);
-  const all = counters(userId, ip);
-  const update = (c: Counter) => ({
+  const update = (c: HourlyCounter) => ({
     TableName: config.tableName(),
     Key: keys.rateWindow(c.scope, window.start),
     UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
@@ -54,14 +68,15 @@ export async function takeResendAllowance(userId: string, ip: string, now = new 
     // No failed condition: DynamoDB cancelled on a write conflict with a racing request; try again a few times.
     if (failed.length === 0 && attempt < 5 && reasons.includes('TransactionConflict')) {
       await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
-      return takeResendAllowance(userId, ip, now, attempt + 1);
+      return takeHourlyAllowance(all, code, now, attempt + 1);
     }
     if (failed.length === 0) throw error;
     const retryAfter = Math.max(1, window.end - window.nowSeconds);
-    throw new ApiError('EMAIL_RESEND_LIMITED', {
+    const subject = failed[0]!.scope.split(':')[1];
+    throw new ApiError(code, {
       headers: { 'Retry-After': String(retryAfter) },
       details: {
-        limit: failed[0]!.scope.startsWith('resend:account:') ? 'account' : 'ip_address',
+        limit: subject === 'ip' ? 'ip_address' : subject,
         max_per_hour: failed[0]!.limit,
         retry_after_seconds: retryAfter,
       },

@@ -18,9 +18,13 @@ export interface ClientOptions {
   forcePathStyle?: boolean;
 }
 
-export function lazyClient<T>(name: string, create: (opts: ClientOptions) => T): () => T {
+export function lazyClient<T>(
+  name: string,
+  create: (opts: ClientOptions) => T,
+  endpointOf: () => string | undefined = config.awsEndpoint,
+): () => T {
   return () => {
-    const endpoint = config.awsEndpoint();
+    const endpoint = endpointOf();
     const key = `${name}|${endpoint ?? ''}|${config.awsRegion()}`;
     let client = cache.get(key) as T | undefined;
     if (!client) {

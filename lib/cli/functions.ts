@@ -4,6 +4,7 @@ import { client, interactive, parse } from './args.ts';
 import { httpSend, type HttpAnswer } from './http.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { projectOfFolder } from './settings.ts';
+import { printBuildLog } from './builds.ts';
 
 /**
  * The functions commands of the CLI: `functions` lists a project's functions
@@ -14,7 +15,7 @@ import { projectOfFolder } from './settings.ts';
  * platform credential.
  */
 
-const projectOf = (flag: string | undefined, api: ApiClient) => projectOfFolder(flag, api.baseUrl);
+export const projectOf = (flag: string | undefined, api: ApiClient) => projectOfFolder(flag, api.baseUrl);
 
 interface FunctionView {
   name: string;
@@ -195,12 +196,13 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
   },
 
   logs: {
-    usage: 'logs NAME INVOCATION_ID [--project ID] [--json]',
+    usage: 'logs NAME INVOCATION_ID [--project ID] [--json] | logs --build DEPLOYMENT_ID [--follow] [--project ID] [--json]',
     run: async (args) => {
-      const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 2);
-      const [name, id] = positionals;
-      if (!name || !id) throw new UsageError('Usage: slipway logs NAME INVOCATION_ID');
+      const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' }, build: { type: 'string' }, follow: { type: 'boolean' } }, 2);
       const api = client();
+      if (o.build) return printBuildLog(api, projectOf(o.project, api), o.build, { follow: o.follow, json: o.json });
+      const [name, id] = positionals;
+      if (!name || !id) throw new UsageError('Usage: slipway logs NAME INVOCATION_ID, or slipway logs --build DEPLOYMENT_ID');
       const projectId = projectOf(o.project, api);
       const inv = await api.call<any>(
         'GET',

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { functionCommands, functionUsage } from './functions.ts';
+import { functionCommands, functionUsage, projectOf } from './functions.ts';
+import { buildCommands } from './builds.ts';
 import { ApiCallError } from './api-client.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { siteCommands, siteUsage } from './sites.ts';
@@ -12,6 +13,8 @@ import { devCommands } from './dev-command.ts';
  * failed), 2 the command line is wrong (unknown command, bad or missing
  * argument); `--help` on any command prints its usage and exits 0.
  */
+
+const builds = buildCommands(projectOf);
 
 const exitCodes = `Exit codes: 0 success, 1 the operation failed, 2 usage error (unknown command, bad or missing argument).`;
 
@@ -37,6 +40,7 @@ const usage = `Usage: slipway <command> [options]    (slipway <command> --help f
 Commands (against the API; token from SLIPWAY_TOKEN or "slipway login"):
 ${siteUsage}
 ${functionUsage}
+${Object.values(builds).map((c) => `  ${c.usage}`).join('\n')}
 
 On this machine, no account needed:
   ${devCommands.dev!.usage}
@@ -63,7 +67,11 @@ const descriptions: Record<string, string> = {
   invoke:
     'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).\n' +
     '--poll INVOCATION_ID polls a call already queued (the one a call without --wait printed) instead of queueing one.',
-  logs: "Prints an invocation's console output. --json prints the lines as an array.",
+  logs:
+    "Prints an invocation's console output, or with --build a build's log; --follow follows a running build until it ends\n" +
+    '(exit 1 unless it ended ready). --json prints the lines as an array.',
+  build: 'Starts a build of BRANCH (its head, or --commit SHA) from the project\'s repository; --follow prints its log until it ends.',
+  'auto-deploy': 'auto-deploy resume clears the failure breaker of the project (auto-deploy builds pushes again).',
   dev:
     'Serves the folder DIR (default: the current folder) and its functions/ on this machine as they would be served once\n' +
     'deployed: the same serving rules, build, sandboxed runner, door rules and limits. Prints the site\'s and each\n' +
@@ -71,7 +79,7 @@ const descriptions: Record<string, string> = {
   admin: 'Operator commands: they write the table directly (the running local platform, or TABLE_NAME and AWS credentials).',
 };
 
-const commands = { ...siteCommands, ...functionCommands, ...devCommands };
+const commands = { ...siteCommands, ...functionCommands, ...devCommands, ...builds };
 
 function commandHelp(name: string): string | null {
   if (name === 'admin') return `Usage:\n${adminUsage}\n\n${descriptions.admin}\n${exitCodes}\n`;

@@ -7,8 +7,14 @@ export const keys = {
   membership: (teamId: string, userId: string) => ({ pk: `TEAM#${teamId}`, sk: `MEMBER#${userId}` }),
   membershipByUser: (userId: string, teamId: string) => ({ gsi1pk: `USER#${userId}`, gsi1sk: `TEAM#${teamId}` }),
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
-  /** The credentials scoped to a team (its API keys, sessions opened for it): what its purge deletes. */
-  tokenOfTeam: (teamId: string, tokenHash: string) => ({ gsi1pk: `TEAMTOKENS#${teamId}`, gsi1sk: tokenHash }),
+  /**
+   * The credentials scoped to a team, in one gsi1 partition: its API keys by key id, the sessions opened for it
+   * by token hash. The listing reads the keys; the team's purge deletes the whole partition.
+   */
+  apiKeyByTeam: (teamId: string, keyId: string) => ({ gsi1pk: `TEAMAPIKEYS#${teamId}`, gsi1sk: `APIKEY#${keyId}` }),
+  sessionByTeam: (teamId: string, tokenHash: string) => ({ gsi1pk: `TEAMAPIKEYS#${teamId}`, gsi1sk: `SESSION#${tokenHash}` }),
+  /** An e-mail sign-in link, by the SHA-256 of its token (lib/identity/sign-in-links.ts). */
+  signInLink: (tokenHash: string) => ({ pk: `SIGNINLINK#${tokenHash}`, sk: 'SIGNINLINK' }),
   // Integrations: a project's environment variables, one item per environment and name
   envVariable: (projectId: string, environment: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `ENV#${environment}#${name}` }),
   envVariablePrefix: (projectId: string, environment?: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: environment ? `ENV#${environment}#` : 'ENV#' }),
@@ -56,6 +62,21 @@ export const keys = {
   }),
   /** A blob the team holds: which published object carries those bytes (lib/uploads/blobs.ts). */
   heldBlob: (teamId: string, hash: string) => ({ pk: `BLOB#${teamId}#${hash}`, sk: 'BLOB' }),
+  // Builds (lib/builds/, docs/builds.md)
+  /** One chunk of a build's log lines (lib/builds/build-records.ts): line `seq * BUILD_LOG_CHUNK_LINES` onwards. */
+  buildLogChunk: (deploymentId: string, seq: number) => ({ pk: `BUILDLOG#${deploymentId}`, sk: `CHUNK#${String(seq).padStart(6, '0')}` }),
+  /** The newest build of a project's branch (or merge request): a newer one cancels the build it names. */
+  branchBuild: (projectId: string, ref: string) => ({ pk: `PROJECT#${projectId}`, sk: `BRANCHBUILD#${ref}` }),
+  /** A team's running builds (deployment id -> expiry), for the per-team concurrency cap. */
+  teamBuildSlots: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'BUILDSLOTS' }),
+  /** A Git webhook delivery, recorded once by its id (lib/builds/delivery-records.ts); kept 30 days. */
+  gitDelivery: (provider: string, deliveryId: string) => ({ pk: `GITDELIVERY#${provider}#${deliveryId}`, sk: 'GITDELIVERY' }),
+  /** The projects connected to a repository: the project item's gsi2 keys, by normalised repository address. */
+  projectByRepo: (repoKey: string, projectId: string) => ({ gsi2pk: `GITREPO#${repoKey}`, gsi2sk: projectId }),
+  /** A preview_slug's platform-wide claim: holds `project_id`. */
+  previewSlugHold: (slug: string) => ({ pk: `PREVIEWSLUG#${slug}`, sk: 'PREVIEWSLUG' }),
+  /** What a preview host label of a project serves (a branch's or a merge request's latest ready preview). */
+  preview: (projectId: string, label: string) => ({ pk: `PROJECT#${projectId}`, sk: `PREVIEW#${label}` }),
   // Functions (lib/functions/model.ts)
   /** One function of one deployment. */
   function: (projectId: string, deploymentId: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `FUNCTION#${deploymentId}#${name}` }),

@@ -9,13 +9,18 @@ import { queryAll } from '../db/query.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { logger } from '../http/logger.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-rows.ts';
+import { readLogLines } from '../builds/build-log-records.ts';
+import { deploymentBuildFields, type DeploymentBuildFields, type DeploymentStatus } from '../builds/view.ts';
 
-export interface Deployment {
+export interface Deployment extends DeploymentBuildFields {
   id: string;
   project_id: string;
   team_id: string;
-  /** `failed`: its functions build failed, so it was never published (see `build_log`). */
-  status: 'uploading' | 'ready' | 'failed';
+  /**
+   * An upload is `uploading`, then `ready`, or `failed` when its functions build failed (see `build_log`).
+   * A build is `queued`, `building`, then `ready`, `failed` or `canceled`, or was recorded `skipped`.
+   */
+  status: DeploymentStatus;
   label: string | null;
   created_at: string;
   ready_at: string | null;
@@ -25,7 +30,8 @@ export interface Deployment {
   is_live: boolean;
 }
 
-function toDeployment(item: Record<string, unknown>, liveId: unknown): Deployment {
+function toDeployment(item: Record<string, unknown>, project: Record<string, unknown>): Deployment {
+  const liveId = project.live_deployment_id;
   return {
     id: item.id as string,
     project_id: item.project_id as string,
@@ -37,6 +43,7 @@ function toDeployment(item: Record<string, unknown>, liveId: unknown): Deploymen
     file_count: item.file_count as number,
     total_bytes: item.total_bytes as number,
     is_live: item.id === liveId,
+    ...deploymentBuildFields(item, project),
   };
 }
 
@@ -55,9 +62,11 @@ export async function getDeployment(project: Record<string, unknown>, deployment
     )
   ).Item;
   if (!item) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  // A build's log is in its own items (lib/builds/build-log-records.ts), capped; an upload's is its functions build's.
+  const buildLog = item.trigger ? await readLogLines(item.id as string, 0, (item.log_lines as number | undefined) ?? 0) : null;
   return {
-    ...toDeployment(item, project.live_deployment_id),
-    build_log: Array.isArray(item.build_log) ? (item.build_log as string[]) : [],
+    ...toDeployment(item, project),
+    build_log: buildLog ?? (Array.isArray(item.build_log) ? (item.build_log as string[]) : []),
     functions: Array.isArray(item.functions) ? (item.functions as string[]) : [],
   };
 }
@@ -70,7 +79,7 @@ export async function listDeployments(project: Record<string, unknown>): Promise
     ExpressionAttributeValues: { ':pk': keys.project(project.id as string).pk, ':deployment': 'DEPLOYMENT#' },
   });
   return items
-    .map((item) => toDeployment(item, project.live_deployment_id))
+    .map((item) => toDeployment(item, project))
     .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
 }
 

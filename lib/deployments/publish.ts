@@ -20,6 +20,7 @@ import { buildDeploymentFunctions, functionEntries, rootPrefix } from '../functi
 import { contentTypeFor } from './content-type.ts';
 import { deploymentPrefix, manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';
 import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
+import { projectActiveCheck } from '../projects/active-check.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;
@@ -53,17 +54,23 @@ const buildFailed = (buildLog: unknown) =>
   new ApiError('FUNCTIONS_BUILD_FAILED', { details: { build_log: Array.isArray(buildLog) ? buildLog : [] } });
 
 /** The answer for a closed session: its deployment, or the failure of its functions build. */
-/** The transaction item that frees a closed session's place among the team's open sessions (the plan's cap). */
-function releaseUploadSlot(teamId: string, uploadId: string) {
-  return {
-    Update: {
-      TableName: config.tableName(),
-      Key: keys.teamUploadSlots(teamId),
-      UpdateExpression: 'REMOVE slots.#upload SET version = if_not_exists(version, :zero) + :one',
-      ExpressionAttributeNames: { '#upload': uploadId },
-      ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+/**
+ * The transaction item that frees a closed session's place among the team's open sessions (the plan's cap);
+ * none for a build's session, which never took one.
+ */
+function releaseUploadSlot(teamId: string, session: UploadSessionRecord) {
+  if (session.holds_slot === false) return [];
+  return [
+    {
+      Update: {
+        TableName: config.tableName(),
+        Key: keys.teamUploadSlots(teamId),
+        UpdateExpression: 'REMOVE slots.#upload SET version = if_not_exists(version, :zero) + :one',
+        ExpressionAttributeNames: { '#upload': session.upload_id },
+        ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+      },
     },
-  };
+  ];
 }
 
 async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeResult> {
@@ -237,7 +244,9 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   };
 
   const root = rootPrefix(projectItem.root_directory);
-  const hasFunctions = !deploymentItem.functions_built_at && functionEntries(Object.keys(routeFiles), root).entries.length > 0;
+  // A preview commits beside production: it never moves live_deployment_id and never deploys functions.
+  const preview = session.target === 'preview';
+  const hasFunctions = !preview && !deploymentItem.functions_built_at && functionEntries(Object.keys(routeFiles), root).entries.length > 0;
   if (hasFunctions && copied > 0 && Date.now() - started > publishBudgetMs() / 2) {
     // Copying used most of this call: the build starts afresh in the next one.
     throw new ApiError('PUBLISH_IN_PROGRESS', {
@@ -245,7 +254,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
       headers: { 'retry-after': '1' },
     });
   }
-  const step = await buildFunctionsStep(session, projectItem, deploymentItem, routeManifest);
+  const step = preview ? { emptyBuild: true } : await buildFunctionsStep(session, projectItem, deploymentItem, routeManifest);
   if ('settled' in step) return step.settled;
 
   try {
@@ -265,14 +274,14 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const readyAt = new Date().toISOString();
   const url = productionUrl(projectItem.subdomain as string);
   // The screenshot job's and the keyword scan's records go live with the deployment (one transaction); their queueing follows it.
-  const screenshot = screenshotJobOfPublish({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url });
+  const screenshot = preview ? null : screenshotJobOfPublish({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url });
   const scan = abuseScanOfPublish({
     projectId: session.project_id,
     teamId,
     deploymentId: session.deployment_id,
     slug,
     subdomain: projectItem.subdomain as string,
-    branch: projectItem.default_branch as string | null,
+    branch: session.branch ?? (projectItem.default_branch as string | null),
     deployedAt: readyAt,
   });
   try {
@@ -294,26 +303,35 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
               TableName: table,
               Key: keys.deployment(session.project_id, session.deployment_id),
               UpdateExpression: `SET #status = :ready, ready_at = :now${step.emptyBuild ? ', build_log = :log, #functions = :none, functions_built_at = :now' : ''}`,
-              ConditionExpression: '#status = :uploading',
+              // A build's deployment publishes from `building` (lib/builds/), an upload's from `uploading`.
+              ConditionExpression: '#status IN (:uploading, :building)',
               ExpressionAttributeNames: { '#status': 'status', ...(step.emptyBuild ? { '#functions': 'functions' } : {}) },
-              ExpressionAttributeValues: { ':ready': 'ready', ':uploading': 'uploading', ':now': readyAt, ...(step.emptyBuild ? { ':log': [], ':none': [] } : {}) },
+              ExpressionAttributeValues: {
+                ':ready': 'ready',
+                ':uploading': 'uploading',
+                ':building': 'building',
+                ':now': readyAt,
+                ...(step.emptyBuild ? { ':log': [], ':none': [] } : {}),
+              },
             },
           },
-          {
-            // The expiry worker claims a project by setting status 'deleting' only while nothing
-            // is live; this condition makes publish and expiry exclusive, whichever comes first wins.
-            Update: {
-              TableName: table,
-              Key: keys.project(session.project_id),
-              UpdateExpression: 'SET live_deployment_id = :deployment, updated_at = :now REMOVE provisional_until',
-              ConditionExpression: '#status = :active',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':deployment': session.deployment_id, ':now': readyAt, ':active': 'active' },
-            },
-          },
-          releaseUploadSlot(teamId, session.upload_id),
+          preview
+            ? projectActiveCheck(session.project_id)
+            : {
+                // The expiry worker claims a project by setting status 'deleting' only while nothing
+                // is live; this condition makes publish and expiry exclusive, whichever comes first wins.
+                Update: {
+                  TableName: table,
+                  Key: keys.project(session.project_id),
+                  UpdateExpression: 'SET live_deployment_id = :deployment, updated_at = :now REMOVE provisional_until',
+                  ConditionExpression: '#status = :active',
+                  ExpressionAttributeNames: { '#status': 'status' },
+                  ExpressionAttributeValues: { ':deployment': session.deployment_id, ':now': readyAt, ':active': 'active' },
+                },
+              },
+          ...releaseUploadSlot(teamId, session),
           // A capture of what is now live, and the keyword scan of what was published (lib/abuse/scans.ts).
-          screenshot.transactItem,
+          ...(screenshot ? [screenshot.transactItem] : []),
           ...scan.transactItems,
         ],
       }),
@@ -335,12 +353,12 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const queued = Promise.all([
     // Activation and the paying-idle clock (lib/attention/team-state.ts).
     recordSuccessfulDeploy(teamId, new Date(readyAt), attention),
-    projectItem.provisional_until ? cancelProvisionalExpiry(session.project_id).catch(() => undefined) : undefined,
-    screenshot.queue(),
+    !preview && projectItem.provisional_until ? cancelProvisionalExpiry(session.project_id).catch(() => undefined) : undefined,
+    screenshot?.queue(),
     scan.queue(),
   ]);
   // What the next redeploy of the project references, remembered while those requests travel.
-  rememberLiveObjects(routeManifest);
+  if (!preview) rememberLiveObjects(routeManifest);
   await queued;
   // The committed transaction wrote exactly this: no need to read it back.
   return {
@@ -397,9 +415,15 @@ async function buildFunctionsStep(
           TableName: table,
           Key: keys.deployment(session.project_id, session.deployment_id),
           UpdateExpression: 'SET build_log = :log, #functions = :functions, functions_built_at = :now',
-          ConditionExpression: '#status = :uploading',
+          ConditionExpression: '#status IN (:uploading, :building)',
           ExpressionAttributeNames: { '#status': 'status', '#functions': 'functions' },
-          ExpressionAttributeValues: { ':log': build.log, ':functions': build.functions.map((f) => f.name), ':now': now, ':uploading': 'uploading' },
+          ExpressionAttributeValues: {
+            ':log': build.log,
+            ':functions': build.functions.map((f) => f.name),
+            ':now': now,
+            ':uploading': 'uploading',
+            ':building': 'building',
+          },
         }),
       );
     } catch (error) {
@@ -427,12 +451,12 @@ async function buildFunctionsStep(
               TableName: table,
               Key: keys.deployment(session.project_id, session.deployment_id),
               UpdateExpression: 'SET #status = :failed, build_log = :log, #functions = :none, failed_at = :now',
-              ConditionExpression: '#status = :uploading',
+              ConditionExpression: '#status IN (:uploading, :building)',
               ExpressionAttributeNames: { '#status': 'status', '#functions': 'functions' },
-              ExpressionAttributeValues: { ':failed': 'failed', ':uploading': 'uploading', ':log': build.log, ':none': [], ':now': now },
+              ExpressionAttributeValues: { ':failed': 'failed', ':uploading': 'uploading', ':building': 'building', ':log': build.log, ':none': [], ':now': now },
             },
           },
-          releaseUploadSlot(session.team_id, session.upload_id),
+          ...releaseUploadSlot(session.team_id, session),
         ],
       }),
     );

@@ -1,5 +1,5 @@
 import { lookupCredential, type CredentialRecord } from '../identity/credentials.ts';
-import { bearerToken } from '../identity/tokens.ts';
+import { bearerToken, hashToken } from '../identity/tokens.ts';
 import { getUser, type User } from '../identity/users.ts';
 import { getMembership } from '../teams/memberships.ts';
 import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
@@ -8,6 +8,10 @@ import { ApiError } from './errors.ts';
 
 export interface Principal {
   kind: 'session' | 'api_key';
+  /** Where the token came from: the Authorization header, or the console's session cookie. */
+  via: 'bearer' | 'cookie';
+  /** The SHA-256 of the token (what sign-out revokes). */
+  tokenHash: string;
   /** The signed-in user; null for an API key. */
   user: User | null;
   credential: CredentialRecord;
@@ -26,20 +30,26 @@ export interface TeamAccess {
   retiredSlug: boolean;
 }
 
-/** The caller behind an Authorization header; 401 for missing, malformed, unknown, expired or revoked. */
-export async function authenticate(authorization: string | undefined): Promise<Principal> {
-  const token = bearerToken(authorization);
+/**
+ * The caller behind an Authorization header, else behind the console's session
+ * cookie (which carries sessions only); 401 for missing, malformed, unknown,
+ * expired or revoked. A request with both is judged by its header alone.
+ */
+export async function authenticate(authorization: string | undefined, cookieToken: string | null = null): Promise<Principal> {
+  const via = authorization ? 'bearer' : 'cookie';
+  const token = authorization ? bearerToken(authorization) : cookieToken?.startsWith('slw_s_') ? cookieToken : null;
   const credential = token ? await lookupCredential(token) : null;
-  if (!credential) throw new ApiError('UNAUTHENTICATED');
+  if (!token || !credential) throw new ApiError('UNAUTHENTICATED');
+  const tokenHash = hashToken(token);
   if (credential.kind === 'api_key') {
     const ownTeam = credential.team_id ? getTeam(credential.team_id) : Promise.resolve(null);
     // Awaited only by a request that checks the team; a failed read is that check's failure.
     ownTeam.catch(() => undefined);
-    return { kind: 'api_key', user: null, credential, isPlatformAdmin: false, ownTeam };
+    return { kind: 'api_key', via, tokenHash, user: null, credential, isPlatformAdmin: false, ownTeam };
   }
   const user = credential.user_id ? await getUser(credential.user_id) : null;
   if (!user) throw new ApiError('UNAUTHENTICATED');
-  return { kind: 'session', user, credential, isPlatformAdmin: user.is_platform_admin };
+  return { kind: 'session', via, tokenHash, user, credential, isPlatformAdmin: user.is_platform_admin };
 }
 
 /** Applies the parts of a rule that need no team: session-only and platform-admin. */

@@ -25,6 +25,20 @@ export const errorCatalogue = {
   SESSION_REQUIRED: { status: 403, message: 'This action needs a signed-in user; API keys are refused.' },
   PLATFORM_ADMIN_REQUIRED: { status: 403, message: 'This action is for platform administrators.' },
   NO_CURRENT_TEAM: { status: 400, message: 'No team selected: send X-Team-Id or set a default team.' },
+  CROSS_SITE_REQUEST_REFUSED: {
+    status: 403,
+    message: "This request came from another site. Changes signed in with the console's cookie are taken only from the console itself.",
+  },
+  SIGN_IN_LINK_LIMITED: { status: 429, message: 'Too many sign-in links requested. Try again after the time in Retry-After.' },
+  SIGN_IN_LINK_INVALID: { status: 400, message: 'This sign-in link is invalid, expired or already used. Ask for a new one.' },
+
+  // The console's team administration: members, invitations, API keys
+  MEMBER_IS_OWNER: { status: 409, message: "The team's owner cannot be changed or removed here; transfer ownership first." },
+  INVITATION_NOT_FOUND: { status: 404, message: 'Invitation not found.' },
+  INVITATION_NOT_PENDING: { status: 409, message: 'This invitation was already accepted, revoked or has expired.' },
+  INVITATION_PENDING: { status: 409, message: 'This address already has a pending invitation to the team.' },
+  ALREADY_A_MEMBER: { status: 409, message: 'This person is already a member of the team.' },
+  API_KEY_NOT_FOUND: { status: 404, message: 'API key not found in this team.' },
 
   // Teams
   TEAM_NOT_FOUND: { status: 404, message: 'Team not found.' },
@@ -211,6 +225,18 @@ export const errorCatalogue = {
     status: 503,
     message: 'The event could not be processed on our side and was recorded; deliver it again later.',
   },
+
+  // Builds: Git webhooks, manual builds, the breaker, build logs (docs/builds.md)
+  GIT_WEBHOOK_SIGNATURE_INVALID: {
+    status: 401,
+    message: "The delivery's signature (X-Hub-Signature-256) or token (X-Gitlab-Token) is missing or matches the webhook secret of no project connected to this repository.",
+  },
+  GIT_WEBHOOK_PAYLOAD_INVALID: { status: 400, message: 'The body is not a JSON event of this type with a repository.' },
+  GIT_WEBHOOK_HEADERS_MISSING: { status: 400, message: 'The event type and delivery id headers are required (details.missing names them).' },
+  GIT_REPOSITORY_NOT_CONNECTED: { status: 409, message: 'The project has no git_repo_url: connect a repository before building.' },
+  PREVIEW_SLUG_INVALID: { status: 400, message: 'A preview_slug is 3 to 20 lowercase letters and digits.' },
+  PREVIEW_SLUG_TAKEN: { status: 409, message: 'This preview_slug is taken.' },
+  BUILD_LOG_CURSOR_INVALID: { status: 400, message: 'cursor must be a line number (a non-negative integer), as next_cursor gives it.' },
 
   // Functions, queued door (spec endpoint 10)
   TOO_MANY_CONCURRENT_INVOCATIONS: { status: 429, message: 'Too many concurrent invocations' },

@@ -3,6 +3,7 @@ import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { $ZodError, safeParse, type $ZodType, type output } from 'zod/v4/core';
 import { config } from '../config.ts';
+import { isCrossSiteWrite, sessionTokenFromCookies } from '../identity/session-cookie.ts';
 import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
 import { ApiError, isApiError, type ErrorCode } from './errors.ts';
@@ -216,7 +217,11 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
     let principal: Principal | null = null;
     let team: TeamAccess | null = null;
     if (rule.kind !== 'public') {
-      principal = await authenticate(headers.authorization);
+      principal = await authenticate(headers.authorization, sessionTokenFromCookies(event.cookies));
+      // The cookie is the one credential a browser attaches by itself: a write it carries must come from the console.
+      if (principal.via === 'cookie' && isCrossSiteWrite(event.requestContext?.http?.method ?? 'GET', headers)) {
+        throw new ApiError('CROSS_SITE_REQUEST_REFUSED');
+      }
       checkPrincipal(principal, rule);
       if (rule.kind === 'team' && rule.team === 'current') {
         team = await currentTeam(principal, rule.minRole, headers['x-team-id']);

@@ -23,6 +23,9 @@ export type ResourceUse =
   | 'abuseScans:send'
   | 'sslRetries:send'
   | 'geoFilters:send'
+  | 'builds:send'
+  /** Starts, reads and stops builds of the platform's CodeBuild project (the builds worker). */
+  | 'builds:run'
   | 'scheduler:write'
   | 'mail:send'
   /** Creates and deletes the Route 53 hosted zones of managed-DNS domains. */
@@ -102,6 +105,125 @@ export const routes = [
     handler: 'handlers/http/teams/cancel-team-deletion.ts',
     access: access.team('owner', { sessionOnly: true }),
     uses: ['table:read', 'table:write', 'scheduler:write'],
+  },
+  // The console's sign-in: e-mail links, the session cookie (docs/dashboard.md)
+  {
+    // The address is the proof: anyone may ask for a link; limited per address and per IP address like confirmation resends.
+    method: 'POST',
+    path: '/api/v1/auth/sign-in-link',
+    handler: 'handlers/http/auth/request-sign-in-link.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'mail:send'],
+  },
+  {
+    // The single-use token in the body is the credential; the reply sets the session cookie.
+    method: 'POST',
+    path: '/api/v1/auth/sign-in',
+    handler: 'handlers/http/auth/sign-in.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/auth/sign-out',
+    handler: 'handlers/http/auth/sign-out.ts',
+    access: access.signedIn({ sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/me',
+    handler: 'handlers/http/me/get-me.ts',
+    access: access.signedIn({ sessionOnly: true }),
+    uses: ['table:read'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/me/teams',
+    handler: 'handlers/http/me/list-my-teams.ts',
+    access: access.signedIn({ sessionOnly: true }),
+    uses: ['table:read'],
+  },
+  {
+    // Pending invitations to the signed-in person's own address.
+    method: 'GET',
+    path: '/api/v1/me/invitations',
+    handler: 'handlers/http/me/list-my-invitations.ts',
+    access: access.signedIn({ sessionOnly: true }),
+    uses: ['table:read'],
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/me/invitations/{id}/accept',
+    handler: 'handlers/http/me/accept-invitation.ts',
+    access: access.signedIn({ sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
+  },
+  // The console's team administration: members, invitations, API keys
+  {
+    method: 'GET',
+    path: '/api/v1/team/members',
+    handler: 'handlers/http/teams/list-members.ts',
+    access: access.team('member'),
+    uses: ['table:read'],
+  },
+  {
+    // Between admin and member; the owner's role moves only by the ownership transfer.
+    method: 'PATCH',
+    path: '/api/v1/team/members/{user_id}',
+    handler: 'handlers/http/teams/update-member.ts',
+    access: access.team('admin', { sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/team/members/{user_id}',
+    handler: 'handlers/http/teams/remove-member.ts',
+    access: access.team('admin', { sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/team/invitations',
+    handler: 'handlers/http/teams/list-invitations.ts',
+    access: access.team('admin'),
+    uses: ['table:read'],
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/team/invitations',
+    handler: 'handlers/http/teams/create-invitation.ts',
+    access: access.team('admin', { sessionOnly: true }),
+    uses: ['table:read', 'table:write', 'mail:send'],
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/team/invitations/{id}',
+    handler: 'handlers/http/teams/revoke-invitation.ts',
+    access: access.team('admin', { sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    // Keys are managed by people: an API key neither lists, makes nor revokes keys.
+    method: 'GET',
+    path: '/api/v1/team/api-keys',
+    handler: 'handlers/http/teams/list-api-keys.ts',
+    access: access.team('admin', { sessionOnly: true }),
+    uses: ['table:read'],
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/team/api-keys',
+    handler: 'handlers/http/teams/create-api-key.ts',
+    access: access.team('admin', { sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/team/api-keys/{id}',
+    handler: 'handlers/http/teams/revoke-api-key.ts',
+    access: access.team('admin', { sessionOnly: true }),
+    uses: ['table:read', 'table:write'],
   },
   // Administration (platform administrators only)
   {
@@ -527,6 +649,78 @@ export const routes = [
     handler: 'handlers/http/functions/poll-invocation.ts',
     access: access.public(),
     uses: ['table:read', 'table:write', 'bundles:read'],
+  },
+  // Builds (docs/builds.md): Git webhooks in, builds through the builds queue, their logs
+  {
+    // The delivery's signature under a connected project's webhook secret is the credential (checked in lib/builds/intake.ts).
+    method: 'POST',
+    path: '/api/v1/webhooks/git/github',
+    handler: 'handlers/http/webhooks/receive-github-event.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'builds:send', 'secrets:envEncryption'],
+    docs: {
+      note: 'GitHub webhook endpoint (push, pull_request, ping): 202 with what was queued and what was ignored, and why (docs/builds.md).',
+      requiredHeaders: {
+        'X-Hub-Signature-256': 'sha256=<hex HMAC-SHA256 of the raw body under the project webhook secret>',
+        'X-GitHub-Event': 'push, pull_request or ping (others are answered 202 and ignored)',
+        'X-GitHub-Delivery': 'the delivery id; a delivery is acted on once',
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks/git/gitlab',
+    handler: 'handlers/http/webhooks/receive-gitlab-event.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'builds:send', 'secrets:envEncryption'],
+    docs: {
+      note: 'GitLab webhook endpoint (Push Hook, Merge Request Hook): 202 with what was queued and what was ignored, and why (docs/builds.md).',
+      requiredHeaders: {
+        'X-Gitlab-Token': 'the project webhook secret',
+        'X-Gitlab-Event': 'Push Hook or Merge Request Hook (others are answered 202 and ignored)',
+        'X-Gitlab-Event-UUID': 'the delivery id; a delivery is acted on once',
+      },
+    },
+  },
+  {
+    // A project connected to a repository, made without an upload; settings link Git, so team admins and owners.
+    method: 'POST',
+    path: '/api/v1/projects',
+    handler: 'handlers/http/projects/create-project.ts',
+    access: access.team('admin'),
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
+  },
+  {
+    // A new webhook secret, answered once as data.secret; the previous one stops matching at once.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/git/webhook-secret',
+    handler: 'handlers/http/projects/rotate-webhook-secret.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
+  },
+  {
+    // A build by hand: 202 with the queued deployment.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/builds',
+    handler: 'handlers/http/projects/start-build.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'builds:send'],
+  },
+  {
+    // Clears the auto-deploy breaker (the only operation besides build outcomes that writes it).
+    method: 'POST',
+    path: '/api/v1/projects/{id}/auto-deploy/resume',
+    handler: 'handlers/http/projects/resume-auto-deploy.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    // A build's log from a line number on: the polling cursor a running build is followed with.
+    method: 'GET',
+    path: '/api/v1/projects/{id}/deployments/{deployment_id}/log',
+    handler: 'handlers/http/projects/get-build-log.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read'],
   },
   {
     // Any member who may deploy may roll back.

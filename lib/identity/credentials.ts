@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWriteAll } from '../db/batch.ts';
-import { queryAll } from '../db/query.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { queryAll } from '../db/query.ts';
 import type { TeamRole } from '../http/access.ts';
 import { hashToken, newToken, tokenKind } from './tokens.ts';
 
@@ -22,8 +24,8 @@ export interface CredentialRecord {
   revoked_at: string | null;
 }
 
-/** The index keys of a credential scoped to a team, so the team's purge finds it. */
-const teamScope = (teamId: string | null, tokenHash: string) => (teamId ? keys.tokenOfTeam(teamId, tokenHash) : {});
+/** The index keys of a session opened for a team, so the team's purge finds it. */
+const sessionScope = (teamId: string | null, tokenHash: string) => (teamId ? keys.sessionByTeam(teamId, tokenHash) : {});
 
 export async function createSession(userId: string, teamId: string | null = null): Promise<string> {
   const token = newToken('session');
@@ -41,14 +43,45 @@ export async function createSession(userId: string, teamId: string | null = null
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
-      Item: { ...keys.token(hashToken(token)), ...teamScope(teamId, hashToken(token)), type: 'credential', ...record, ttl: epochSeconds(expires) },
+      Item: {
+        ...keys.token(hashToken(token)),
+        ...sessionScope(teamId, hashToken(token)),
+        type: 'credential',
+        ...record,
+        ttl: epochSeconds(expires),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
   return token;
 }
 
+/** What a team's listing shows of an API key: never its token, which is shown once, when it is made. */
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  role: Exclude<TeamRole, 'owner'>;
+  /** The token's first characters, so a person can tell keys apart. */
+  prefix: string;
+  created_at: string;
+  created_by: string | null;
+  revoked_at: string | null;
+}
+
+/** Characters of a token shown in listings: the kind prefix and four random characters. */
+const SHOWN_PREFIX_LENGTH = 10;
+
+/** An API key's token (what the operator command and tests hand out). */
 export async function createApiKey(teamId: string, role: Exclude<TeamRole, 'owner'> = 'admin'): Promise<string> {
+  return (await issueApiKey(teamId, role)).token;
+}
+
+/** Makes an API key of a team: its token, to be shown once, and what the team's listing shows of it. */
+export async function issueApiKey(
+  teamId: string,
+  role: Exclude<TeamRole, 'owner'> = 'admin',
+  options: { name?: string; createdBy?: string | null } = {},
+): Promise<{ token: string; key: ApiKeySummary }> {
   const token = newToken('api_key');
   const record: CredentialRecord = {
     kind: 'api_key',
@@ -59,21 +92,89 @@ export async function createApiKey(teamId: string, role: Exclude<TeamRole, 'owne
     expires_at: null,
     revoked_at: null,
   };
+  const key: ApiKeySummary = {
+    id: randomUUID(),
+    name: options.name ?? 'API key',
+    role,
+    prefix: token.slice(0, SHOWN_PREFIX_LENGTH),
+    created_at: record.created_at,
+    created_by: options.createdBy ?? null,
+    revoked_at: null,
+  };
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
-      Item: { ...keys.token(hashToken(token)), ...teamScope(teamId, hashToken(token)), type: 'credential', ...record },
+      Item: { ...keys.token(hashToken(token)), ...keys.apiKeyByTeam(teamId, key.id), type: 'credential', ...record, ...key },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
-  return token;
+  return { token, key };
+}
+
+const summaryOf = (item: Record<string, unknown>): ApiKeySummary => ({
+  id: item.id as string,
+  name: item.name as string,
+  role: item.role as ApiKeySummary['role'],
+  prefix: item.prefix as string,
+  created_at: item.created_at as string,
+  created_by: (item.created_by as string | null) ?? null,
+  revoked_at: (item.revoked_at as string | null) ?? null,
+});
+
+/** A team's API keys, oldest first, revoked ones included (with `revoked_at`). */
+export async function listApiKeys(teamId: string): Promise<ApiKeySummary[]> {
+  const items = await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :key)',
+    ExpressionAttributeValues: { ':pk': keys.apiKeyByTeam(teamId, '').gsi1pk, ':key': 'APIKEY#' },
+  });
+  return items.map(summaryOf).sort((a, b) => a.created_at.localeCompare(b.created_at));
+}
+
+/**
+ * Revokes one of a team's API keys; null when the team has no key of that id.
+ * Revoking twice keeps the first `revoked_at`.
+ */
+export async function revokeApiKey(teamId: string, keyId: string): Promise<ApiKeySummary | null> {
+  const found = await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
+    ExpressionAttributeValues: { ':pk': keys.apiKeyByTeam(teamId, keyId).gsi1pk, ':sk': keys.apiKeyByTeam(teamId, keyId).gsi1sk },
+  });
+  const item = found[0];
+  if (!item) return null;
+  try {
+    const reply = await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: 'SET revoked_at = :now',
+        // A live key holds revoked_at as null.
+        ConditionExpression:
+          'attribute_exists(pk) AND team_id = :team AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
+        ExpressionAttributeValues: { ':now': new Date().toISOString(), ':team': teamId, ':null': 'NULL' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return summaryOf(reply.Attributes!);
+  } catch (error) {
+    if (!isConditionalCheckFailure(error)) throw error;
+    return summaryOf(item);
+  }
 }
 
 export async function revokeCredential(token: string): Promise<void> {
+  await revokeCredentialByHash(hashToken(token));
+}
+
+/** Revokes the credential whose token hashes to this (sign-out knows only the hash). */
+export async function revokeCredentialByHash(tokenHash: string): Promise<void> {
   await dynamo().send(
     new UpdateCommand({
       TableName: config.tableName(),
-      Key: keys.token(hashToken(token)),
+      Key: keys.token(tokenHash),
       UpdateExpression: 'SET revoked_at = :now',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':now': new Date().toISOString() },
@@ -105,7 +206,7 @@ export async function deleteTeamCredentials(teamId: string): Promise<number> {
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.tokenOfTeam(teamId, '').gsi1pk },
+    ExpressionAttributeValues: { ':pk': keys.apiKeyByTeam(teamId, '').gsi1pk },
     ProjectionExpression: 'pk, sk',
   });
   await batchWriteAll(found.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
@@ -20,14 +20,21 @@ export interface User {
 export class EmailTakenError extends Error {}
 
 /** Creates a user; the e-mail address is unique, enforced by a conditional write. */
-export async function createUser(input: { email: string; name?: string | null; isPlatformAdmin?: boolean }): Promise<User> {
+export async function createUser(input: {
+  email: string;
+  name?: string | null;
+  isPlatformAdmin?: boolean;
+  /** How the account came to be: `operator` (admin create-user) or `email_link` (a first sign-in). */
+  source?: 'operator' | 'email_link';
+  emailVerified?: boolean;
+}): Promise<User> {
   const user: User = {
     user_id: randomUUID(),
     email: input.email.trim().toLowerCase(),
     name: input.name ?? null,
-    email_verified: false,
+    email_verified: input.emailVerified ?? false,
     is_platform_admin: input.isPlatformAdmin ?? false,
-    source: 'operator',
+    source: input.source ?? 'operator',
     created_at: new Date().toISOString(),
   };
   try {
@@ -65,4 +72,28 @@ export async function getUser(userId: string): Promise<User | null> {
   if (!result.Item) return null;
   const { pk: _pk, sk: _sk, type: _type, ...user } = result.Item;
   return user as User;
+}
+
+/** The user holding an e-mail address (case-insensitive), or null. */
+export async function getUserByEmail(email: string): Promise<User | null> {
+  const result = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.userEmail(email.trim().toLowerCase()) }));
+  const userId = result.Item?.user_id as string | undefined;
+  return userId ? getUser(userId) : null;
+}
+
+/** Records that the person controls the account's address (they opened a link mailed to it). */
+export async function markEmailVerified(user: User): Promise<User> {
+  if (user.email_verified) return user;
+  const now = new Date().toISOString();
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: config.tableName(),
+      Key: keys.user(user.user_id),
+      UpdateExpression: 'SET email_verified = :true, email_verified_at = if_not_exists(email_verified_at, :now)',
+      // The address may have changed since the link went out: then it proves nothing about the new one.
+      ConditionExpression: 'email = :email',
+      ExpressionAttributeValues: { ':true': true, ':now': now, ':email': user.email },
+    }),
+  );
+  return { ...user, email_verified: true };
 }

@@ -87,6 +87,14 @@ export async function dispatchApiRequest(req: IncomingMessage, res: ServerRespon
   writeResult(res, result);
 }
 
+/** Answers a request as API Gateway and the route's Lambda would: body limit, preflight, dispatch. */
+export async function answerApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
+  if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
+  if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
+  await dispatchApiRequest(req, res, body);
+}
+
 /**
  * Whether the platform has finished starting. The server listens before its resources are provisioned (the
  * port is part of the configuration it sets), so until then every request, on every hostname, answers 503
@@ -110,10 +118,7 @@ export function createApiServer(hostHandlers: HostHandler[] = [], gate: StartGat
         for (const hostHandler of hostHandlers) {
           if (await hostHandler(req, res)) return;
         }
-        const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
-        if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
-        if ((req.method ?? '').toUpperCase() === 'OPTIONS') return answerPreflight(req, res);
-        await dispatchApiRequest(req, res, body);
+        await answerApiRequest(req, res);
       } catch (error) {
         // A handler crashing outside its pipeline: API Gateway would answer 500 too.
         logger.error('local API server error', error as Error);

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { dashboardDist } from './dashboard-host.ts';
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
 import { localParts } from './wiring.ts';
@@ -14,8 +17,15 @@ async function main() {
   const unknown = args.filter((a) => a !== '--fresh');
   if (unknown.length > 0) throw new LocalPlatformError(`unknown option ${unknown[0]}; the one option is --fresh (start empty)`);
   process.env.CORS_ORIGINS ??= 'http://localhost:5173';
+  if (!existsSync(join(dashboardDist(), 'index.html'))) {
+    process.stdout.write('Building the console (dashboard/dist)...\n');
+    const { buildDashboard } = await import('../../dashboard/build.mjs');
+    await buildDashboard({ quiet: true });
+  }
   // Kept across restarts (.slipway/state/): moto's state and the secrets stored values are sealed with.
   const state = openLocalState({ fresh: args.includes('--fresh') });
+  // A repository served on this machine (http on loopback) builds locally; the cloud accepts https on public addresses only.
+  process.env.GIT_ALLOW_LOOPBACK_HTTP ??= 'true';
   const parts = localParts();
   const platform = await startLocalPlatform({
     port,
@@ -25,18 +35,24 @@ async function main() {
     motoEnv: state.motoEnv,
     hostHandlers: parts.hostHandlers,
     drivers: parts.drivers,
+    // Nothing is delivered locally: the link is printed here (and listed on the outbox page).
+    onSignInLink: (email, url) => process.stdout.write(`Sign-in link for ${email}: ${url}\n`),
   });
+  // Confirmation links open the console's page too (the default points at the cloud console).
+  process.env.EMAIL_CONFIRM_URL ??= `${platform.consoleUrl}/confirm-email`;
   // The CLI finds this platform from any folder by this record (a site's folder has no .slipway/).
   writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
   const sandbox = parts.functions.sandboxReport();
   const lines = [
     '',
     'Slipway local platform is running.',
-    `  API:           ${platform.baseUrl}/api/v1`,
+    `  Console:       ${platform.consoleUrl} (sign in with any address; mail is listed at ${platform.consoleUrl}/_local/outbox)`,
+    `  API:           ${platform.baseUrl}/api/v1 (and ${platform.consoleUrl}/api/v1, the console's own origin)`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
     `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
     `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by the endpoint itself (secrets in ${state.dir})`}`,
+    `  Previews:      http://{branch}-{preview_slug}.previews.localhost:${platform.port} (builds: docs/builds.md)`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createApiServer, type HostHandler, type StartGate } from './api-server.ts';
+import { dashboardHostHandler } from './dashboard-host.ts';
+import { signInLinkOf, startMailOutbox, type MailOutbox } from './mail-outbox.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
 import { localScheduleTargetEnv } from './scheduler-driver.ts';
@@ -28,6 +30,8 @@ export interface LocalPlatformOptions {
   motoEnv?: Record<string, string>;
   hostHandlers?: HostHandler[];
   drivers?: (() => LocalDriver)[];
+  /** Told each sign-in link the platform mails (`npm run dev` prints it). */
+  onSignInLink?: (email: string, url: string) => void;
 }
 
 export interface LocalPlatform {
@@ -36,6 +40,10 @@ export interface LocalPlatform {
   awsEndpoint: string;
   startedMoto: boolean;
   env: Record<string, string>;
+  /** The console: http://app.localhost:PORT. */
+  consoleUrl: string;
+  /** The mail the platform sent (nothing is delivered locally). */
+  outbox: MailOutbox;
   stop(): Promise<void>;
 }
 
@@ -67,8 +75,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
   let moto: MotoServer | null = null;
   const endpoint = options.awsEndpoint ?? (moto = await startMoto({ env: options.motoEnv })).endpoint;
+  const outbox = await startMailOutbox(endpoint, (mail) => {
+    const link = signInLinkOf(mail);
+    if (link) options.onSignInLink?.(mail.to[0] ?? '', link);
+  });
+  // The console first: its host is reserved (app is no project subdomain), and its /api/* falls through to the API.
   const gate: StartGate = { ready: false };
-  const server = createApiServer(options.hostHandlers ?? [], gate);
+  const server = createApiServer([dashboardHostHandler(outbox), ...(options.hostHandlers ?? [])], gate);
   const drivers: LocalDriver[] = [];
   try {
     const port = await listen(server, options.port, options.host ?? '127.0.0.1');
@@ -78,6 +91,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
       ...localScheduleTargetEnv(),
       AWS_ENDPOINT_URL: endpoint,
+      // SES through the outbox, which keeps what was sent for the outbox page and passes it on.
+      SES_ENDPOINT_URL: outbox.endpoint,
+      // The console and its API on one origin (lib/local/dashboard-host.ts).
+      CONSOLE_URL: `http://app.localhost:${port}`,
       // Where local workers reach the API (the screenshot capture reports there).
       API_BASE_URL: `http://localhost:${port}`,
       SITE_DOMAIN: 'localhost',
@@ -110,6 +127,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       awsEndpoint: endpoint,
       startedMoto: moto !== null,
       env,
+      consoleUrl: env.CONSOLE_URL!,
+      outbox,
       stop: async () => {
         if (stopped) return;
         stopped = true;
@@ -119,12 +138,14 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         // After the last reply: its counts are written before the AWS endpoint goes.
         await siteAnalytics.stop();
         if (options.writeState) removeLocalState();
+        await outbox.stop();
         await moto?.stop();
       },
     };
   } catch (error) {
     await Promise.all(drivers.map((d) => d.stop()));
     server.close();
+    await outbox.stop();
     await moto?.stop();
     throw error;
   }

@@ -2,6 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { HostHandler } from './api-server.ts';
 import { logger } from '../http/logger.ts';
 import { customDomainHost, serveSite, siteSubdomain } from '../sites/serve.ts';
+import { parsePreviewHost } from '../builds/preview-hosts.ts';
 
 /** What a write to a client that closed the connection fails with. */
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
@@ -9,6 +10,7 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
 /**
  * The local platform's stand-in for CloudFront + the serve-site Lambda: requests
  * whose Host is `{subdomain}.{SITE_DOMAIN}` (locally `{subdomain}.localhost:PORT`)
+ * or `{label}-{preview_slug}.previews.{SITE_DOMAIN}` (a preview),
  * or a hostname that may be a custom domain (`www.example.com:PORT`: dotted, not
  * an IP address, not under the site or function domain) are answered by the
  * serving module; bare `localhost` (the API) and `*.fn.localhost` (the functions
@@ -16,7 +18,7 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * GEO_COUNTRY_HEADER request header, as CloudFront's would.
  */
 export const siteHostHandler: HostHandler = async (req, res) => {
-  if (!siteSubdomain(req.headers.host) && !customDomainHost(req.headers.host)) return false;
+  if (!siteSubdomain(req.headers.host) && !parsePreviewHost(req.headers.host) && !customDomainHost(req.headers.host)) return false;
   const reply = await serveSite({
     host: req.headers.host!,
     path: req.url ?? '/',

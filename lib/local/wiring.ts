@@ -3,6 +3,7 @@ import { localFunctionsRuntime } from './function-door.ts';
 import type { LocalDriver } from './platform.ts';
 import { queuedRuntime } from './queued-runtime.ts';
 import { captureDriver } from './capture-driver.ts';
+import { buildsRuntime } from './builds/builds-runtime.ts';
 import { schedulerDriver } from './scheduler-driver.ts';
 import { siteHostHandler } from './site-host.ts';
 
@@ -21,7 +22,9 @@ export function localParts(): { hostHandlers: HostHandler[]; drivers: (() => Loc
       () => schedulerDriver(),
       // Sandboxed runner instances of the functions HTTPS door; stopped with the platform.
       () => functions.driver,
-      // SQS event source mappings (queued function invocations), after reclaiming what a dead platform left open.
+      // The build host the builds queue's consumer runs builds on (sandboxed, like functions).
+      () => buildsRuntime(),
+      // SQS event source mappings (queued function invocations, builds), after reclaiming what a dead platform left open.
       () => queuedRuntime(),
       // Screenshots of published sites, taken with headless Chromium when there is one.
       () => captureDriver(),

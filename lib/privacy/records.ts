@@ -3,7 +3,6 @@ import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import type { TeamRole } from '../http/access.ts';
 import { queryAll } from '../db/query.ts';
 
 /**
@@ -14,18 +13,16 @@ import { queryAll } from '../db/query.ts';
  * queries, never scans.
  */
 
-export type InvitationStatus = 'pending' | 'accepted' | 'expired';
-export type EmailChangeStatus = 'pending' | 'expired' | 'confirmed' | 'frozen';
+// Invitations are team records of their own (lib/teams/invitations.ts); the export reads them from there.
+export {
+  createInvitation,
+  invitationStatus,
+  listInvitationsForEmail,
+  type Invitation,
+  type InvitationStatus,
+} from '../teams/invitations.ts';
 
-export interface Invitation {
-  id: string;
-  team_id: string;
-  email: string;
-  role: Exclude<TeamRole, 'owner'>;
-  created_at: string;
-  expires_at: string;
-  accepted_at: string | null;
-}
+export type EmailChangeStatus = 'pending' | 'expired' | 'confirmed' | 'frozen';
 
 export interface Feedback {
   id: string;
@@ -78,8 +75,6 @@ export interface StepUpGrant {
   expires_at: string;
 }
 
-/** Invitations last a week unless told otherwise. */
-const INVITATION_DAYS = 7;
 /** An e-mail change link works for a day; the old address's freeze link for a week. */
 const EMAIL_CHANGE_HOURS = 24;
 const FREEZE_LINK_DAYS = 7;
@@ -87,37 +82,6 @@ const STEP_UP_MINUTES = 15;
 
 async function put(item: Record<string, unknown>): Promise<void> {
   await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-}
-
-export async function createInvitation(input: {
-  teamId: string;
-  email: string;
-  role: Exclude<TeamRole, 'owner'>;
-  expiresAt?: Date;
-  acceptedAt?: Date | null;
-}): Promise<Invitation> {
-  const now = new Date();
-  const invitation: Invitation = {
-    id: randomUUID(),
-    team_id: input.teamId,
-    email: input.email.trim().toLowerCase(),
-    role: input.role,
-    created_at: now.toISOString(),
-    expires_at: (input.expiresAt ?? new Date(now.getTime() + INVITATION_DAYS * 86_400_000)).toISOString(),
-    accepted_at: input.acceptedAt ? input.acceptedAt.toISOString() : null,
-  };
-  await put({
-    ...keys.invitation(invitation.team_id, invitation.id),
-    ...keys.invitationByEmail(invitation.email, invitation.created_at, invitation.id),
-    type: 'invitation',
-    ...invitation,
-  });
-  return invitation;
-}
-
-export function invitationStatus(invitation: Invitation, now = new Date()): InvitationStatus {
-  if (invitation.accepted_at) return 'accepted';
-  return Date.parse(invitation.expires_at) <= now.getTime() ? 'expired' : 'pending';
 }
 
 export async function createFeedback(input: {
@@ -264,8 +228,6 @@ const byIndex = (gsi1pk: string, prefix: string) =>
     ExpressionAttributeValues: { ':pk': gsi1pk, ':prefix': prefix },
   });
 
-export const listInvitationsForEmail = async (email: string) =>
-  (await byIndex(keys.invitationByEmail(email, '', '').gsi1pk, 'INVITATION#')) as unknown as Invitation[];
 export const listFeedbackOfUser = async (userId: string) =>
   (await byIndex(keys.user(userId).pk, 'FEEDBACK#')) as unknown as Feedback[];
 export const listEmailChanges = async (userId: string) => (await userPartition(userId, 'EMAIL_CHANGE#')) as unknown as EmailChange[];

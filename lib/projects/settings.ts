@@ -20,6 +20,7 @@ import { getDomainItem } from '../domains/domains.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claims.ts';
 import { logger } from '../http/logger.ts';
+import { gitSettingsChanges } from '../builds/git-settings.ts';
 
 /** DynamoDB's limit of items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -36,7 +37,7 @@ const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255)
  */
 const READ_ONLY_FIELDS = [
   'id', 'team_id', 'production_url', 'status', 'repo_default_branch', 'auto_deploy_paused_at',
-  'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message', 'preview_slug',
+  'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message',
   'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id', 'cdn_edge_rule_guid',
   'cdn_not_found_edge_rule_guid', 'provisional_until', 'created_via', 'created_client', 'created_at', 'updated_at',
 ] as const;
@@ -72,6 +73,11 @@ export const projectSettingsSchema = z.partial(
     // A domain id, checked against the table (PRIMARY_DOMAIN_* codes); null clears it.
     primary_domain_id: z.nullable(z.string().check(z.maxLength(255))),
     analytics_enabled: z.boolean(),
+    // Write-only: sealed at rest, never returned; null clears it (lib/builds/git-settings.ts).
+    git_access_token: z.nullable(z.string().check(z.minLength(1), z.maxLength(4096))),
+    // Checked against PREVIEW_SLUG_PATTERN (PREVIEW_SLUG_INVALID); platform-wide unique (PREVIEW_SLUG_TAKEN).
+    // Null changes nothing (a whole-object save of a project that has no slug yet): a slug is never removed.
+    preview_slug: z.nullable(z.string().check(z.maxLength(255))),
     ...Object.fromEntries(READ_ONLY_FIELDS.map((f) => [f, z.unknown()])),
   }),
 );
@@ -141,6 +147,9 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   }
 
   const extra: object[] = [];
+  const git = gitSettingsChanges(item, changes);
+  set.push(...git.set);
+  Object.assign(values, git.values);
   const newName = changes.name !== undefined && changes.name !== item.name ? changes.name : undefined;
   if (newName !== undefined) {
     names['#name'] = 'name';
@@ -231,7 +240,10 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
     }
   }
   // The function hostnames move with the subdomain, in the same transaction (lib/functions/host-claims.ts).
-  const hostMoves = newSubdomain !== undefined ? await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, MAX_TRANSACTION_ITEMS - 1 - extra.length) : null;
+  const hostMoves =
+    newSubdomain === undefined
+      ? null
+      : await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, MAX_TRANSACTION_ITEMS - 1 - extra.length - git.slugItems.length);
   const hostIndex = 1 + extra.length;
   if (hostMoves) extra.push(...hostMoves.items);
   try {
@@ -242,13 +254,14 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
             Update: {
               TableName: table,
               Key: keys.project(projectId),
-              UpdateExpression: `SET ${set.join(', ')}`,
+              UpdateExpression: `SET ${set.join(', ')}${git.remove.length > 0 ? ` REMOVE ${git.remove.join(', ')}` : ''}`,
               ConditionExpression: conditions.join(' AND '),
               ExpressionAttributeNames: names,
               ExpressionAttributeValues: values,
             },
           },
           ...(extra as never[]),
+          ...(git.slugItems as never[]),
         ],
       }),
     );
@@ -258,6 +271,9 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
       throw primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ?? new ApiError('CONFLICT', { message: 'The domain changed while this request ran. Reload and try again.' });
     }
     if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name: newName } });
+    if (git.slugItems.length > 0 && conditionFailedAt(error, 1 + extra.length)) {
+      throw new ApiError('PREVIEW_SLUG_TAKEN', { details: { preview_slug: changes.preview_slug } });
+    }
     if (newSubdomain !== undefined && conditionFailedAt(error, subdomainIndex)) {
       throw new ApiError('SUBDOMAIN_TAKEN', {
         details: { subdomain: newSubdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },

@@ -40,6 +40,30 @@ export function chromiumPath(): string | null {
  */
 const UNWANTED_SERVERLESS_FLAGS = new Set(['--disable-web-security', '--allow-running-insecure-content']);
 
+/**
+ * How the platform launches this machine's Chromium (the capture driver, and
+ * the console's browser tests and bench): --no-sandbox, since Chromium's own
+ * sandbox needs user namespaces it cannot set up as root in a container; no
+ * background networking, component updates or sync, which a closed network
+ * refuses at every start.
+ */
+export function systemChromiumLaunchOptions(): LaunchOptions {
+  const executablePath = chromiumPath();
+  if (!executablePath) throw new Error('no Chromium binary (set CHROMIUM_PATH)');
+  return {
+    executablePath,
+    args: [
+      '--no-sandbox',
+      '--disable-dev-shm-usage',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  };
+}
+
 async function launchOptions(): Promise<LaunchOptions> {
   if (chromiumBuild() === 'serverless') {
     // Imported only here: on load it points LD_LIBRARY_PATH and the font path at what it unpacks into /tmp on Lambda.
@@ -47,10 +71,7 @@ async function launchOptions(): Promise<LaunchOptions> {
     // Its own list: --single-process and --no-zygote, which Lambda's sandboxless environment needs, --no-sandbox among them.
     return { executablePath: await serverless.executablePath(), args: serverless.args.filter((flag) => !UNWANTED_SERVERLESS_FLAGS.has(flag)) };
   }
-  const executablePath = chromiumPath();
-  if (!executablePath) throw new Error('no Chromium binary (set CHROMIUM_PATH)');
-  // --no-sandbox: Chromium's own sandbox needs user namespaces it cannot set up as root in a container.
-  return { executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] };
+  return systemChromiumLaunchOptions();
 }
 
 /**

@@ -11,6 +11,8 @@ import { rootPrefix } from '../functions/build.ts';
 import { siteAnalytics } from './analytics.ts';
 import { customDomainHost, siteSubdomain } from './hostname.ts';
 import { RecordCache, siteObjects } from './serving-cache.ts';
+import { parsePreviewHost } from '../builds/preview-hosts.ts';
+import { previewDeployment, projectIdForPreviewSlug } from '../builds/preview-records.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` or for a
@@ -479,6 +481,8 @@ async function answer(request: SiteRequest, served: { project: ProjectRecord | n
   const refused = methodNotAllowed(request.method);
   if (refused) return refused;
   try {
+    const preview = parsePreviewHost(request.host);
+    if (preview) return await answerPreview(request, preview, head);
     const subdomain = siteSubdomain(request.host);
     const customHost = subdomain ? null : customDomainHost(request.host);
     let project: ProjectRecord | null = null;
@@ -507,24 +511,43 @@ async function answer(request: SiteRequest, served: { project: ProjectRecord | n
     // A project that never published (a provisional one, say) has no site to count.
     if (!project.live_deployment_id) return notFoundPage(head);
     served.project = project;
-    const manifest = await routeManifest(project.team_id, project.slug, project.live_deployment_id);
-    if (!manifest) {
-      logger.error('live deployment has no route manifest', { project_id: project.id, deployment_id: project.live_deployment_id });
-      return serveError('route_manifest_missing', head);
-    }
-    // The slug is the storage key; a manifest naming another slug means the objects are elsewhere.
-    if (manifest.project_slug !== project.slug) {
-      logger.error('route manifest slug differs from the project slug', {
-        project_id: project.id,
-        deployment_id: project.live_deployment_id,
-        manifest_slug: manifest.project_slug,
-        project_slug: project.slug,
-      });
-      return serveError('slug_mismatch', head);
-    }
-    return await serveSiteFiles(request, deploymentFiles(manifest, rootPrefix(project.root_directory)));
+    return await answerFromDeployment(request, project, project.live_deployment_id, head);
   } catch (error) {
     logger.error('serving a site failed', error as Error);
     return serveError('internal_error', head);
   }
+}
+
+/**
+ * A preview host (`{label}-{preview_slug}.previews.{site_domain}`): the project holding the slug (and
+ * still answering to it, so a changed slug stops serving the old hosts), then the deployment the label
+ * names. Previews have no custom domains, redirects or analytics.
+ */
+async function answerPreview(request: SiteRequest, preview: { label: string; slug: string }, head: boolean): Promise<SiteReply> {
+  const projectId = await projectIdForPreviewSlug(preview.slug);
+  const project = projectId ? await getItem<ProjectRecord & { preview_slug?: string | null }>(keys.project(projectId)) : null;
+  if (!project || project.status === 'deleting' || project.preview_slug !== preview.slug) return notFoundPage(head);
+  const deploymentId = await previewDeployment(project.id, preview.label);
+  if (!deploymentId) return notFoundPage(head);
+  return answerFromDeployment(request, project, deploymentId, head);
+}
+
+/** The file a request names in one deployment of a project, or its 404. */
+async function answerFromDeployment(request: SiteRequest, project: ProjectRecord, deploymentId: string, head: boolean): Promise<SiteReply> {
+  const manifest = await routeManifest(project.team_id, project.slug, deploymentId);
+  if (!manifest) {
+    logger.error('deployment has no route manifest', { project_id: project.id, deployment_id: deploymentId });
+    return serveError('route_manifest_missing', head);
+  }
+  // The slug is the storage key; a manifest naming another slug means the objects are elsewhere.
+  if (manifest.project_slug !== project.slug) {
+    logger.error('route manifest slug differs from the project slug', {
+      project_id: project.id,
+      deployment_id: deploymentId,
+      manifest_slug: manifest.project_slug,
+      project_slug: project.slug,
+    });
+    return serveError('slug_mismatch', head);
+  }
+  return await serveSiteFiles(request, deploymentFiles(manifest, rootPrefix(project.root_directory)));
 }

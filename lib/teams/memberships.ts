@@ -1,10 +1,12 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import type { TeamRole } from '../http/access.ts';
 import { membershipItem } from './teams.ts';
 import { queryAll } from '../db/query.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { ApiError } from '../http/errors.ts';
 
 export interface Membership {
   team_id: string;
@@ -74,4 +76,66 @@ export async function getTeamOwner(teamId: string): Promise<Membership | null> {
     ExpressionAttributeValues: { ':pk': keys.team(teamId).pk, ':member': 'MEMBER#', ':owner': 'owner' },
   });
   return (items[0] as Membership | undefined) ?? null;
+}
+
+/** A team's memberships, by key from the team's partition. */
+export async function listTeamMemberships(teamId: string): Promise<Membership[]> {
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+    ExpressionAttributeValues: { ':pk': keys.team(teamId).pk, ':member': 'MEMBER#' },
+  });
+  return items.map((item) => ({
+    team_id: item.team_id as string,
+    user_id: item.user_id as string,
+    role: item.role as TeamRole,
+    created_at: item.created_at as string,
+    joined_at: item.joined_at as string,
+  }));
+}
+
+/** Why a conditional write on a membership was refused: no such member, or the member is the owner. */
+function membershipRefusal(error: unknown): never {
+  if (!isConditionalCheckFailure(error)) throw error;
+  const old = (error as { Item?: Record<string, unknown> }).Item;
+  throw new ApiError(old ? 'MEMBER_IS_OWNER' : 'MEMBER_NOT_FOUND');
+}
+
+/** Changes a member's role between admin and member; the owner's row is never touched (ownership moves by transfer). */
+export async function setMemberRole(teamId: string, userId: string, role: Exclude<TeamRole, 'owner'>): Promise<Membership> {
+  try {
+    const reply = await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.membership(teamId, userId),
+        UpdateExpression: 'SET #role = :role, role_changed_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND #role <> :owner',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':role': role, ':owner': 'owner', ':now': new Date().toISOString() },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return reply.Attributes as Membership;
+  } catch (error) {
+    return membershipRefusal(error);
+  }
+}
+
+/** Removes a member who is not the owner (a team is never left without one). */
+export async function removeMember(teamId: string, userId: string): Promise<void> {
+  try {
+    await dynamo().send(
+      new DeleteCommand({
+        TableName: config.tableName(),
+        Key: keys.membership(teamId, userId),
+        ConditionExpression: 'attribute_exists(pk) AND #role <> :owner',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':owner': 'owner' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  } catch (error) {
+    membershipRefusal(error);
+  }
 }

@@ -26,7 +26,14 @@ export const RETIRED_SLUG_DAYS = 30;
  * transaction; the slug is claimed by a conditional write, retried with a
  * suffix when another team holds it.
  */
-export async function createTeam(input: { name: string; ownerUserId: string }): Promise<Team> {
+export class UserHasTeamError extends Error {}
+
+/**
+ * `personal`: the team a first sign-in makes; created only while the user has
+ * no team yet (a condition on the user row), so two racing first sign-ins make
+ * one team and the other gets UserHasTeamError.
+ */
+export async function createTeam(input: { name: string; ownerUserId: string; personal?: boolean }): Promise<Team> {
   const now = new Date().toISOString();
   const base = slugFromName(input.name);
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -62,7 +69,9 @@ export async function createTeam(input: { name: string; ownerUserId: string }): 
                 TableName: config.tableName(),
                 Key: keys.user(input.ownerUserId),
                 UpdateExpression: 'SET default_team_id = if_not_exists(default_team_id, :team)',
-                ConditionExpression: 'attribute_exists(pk)',
+                ConditionExpression: input.personal
+                  ? 'attribute_exists(pk) AND attribute_not_exists(default_team_id)'
+                  : 'attribute_exists(pk)',
                 ExpressionAttributeValues: { ':team': team.id },
               },
             },
@@ -74,7 +83,10 @@ export async function createTeam(input: { name: string; ownerUserId: string }): 
       return team;
     } catch (error) {
       if (!isTransactionCanceled(error)) throw error;
-      if (conditionFailedAt(error, 3)) throw new Error(`No user ${input.ownerUserId}`);
+      if (conditionFailedAt(error, 3)) {
+        if (input.personal) throw new UserHasTeamError(`User ${input.ownerUserId} has a team`);
+        throw new Error(`No user ${input.ownerUserId}`);
+      }
       // Slug held by someone else: try again with a suffix.
     }
   }

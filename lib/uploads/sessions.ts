@@ -23,6 +23,7 @@ import { readManifest, type StoredManifest } from './stored-manifest.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { projectActiveCheck } from '../projects/active-check.ts';
+import { creationRefusal, newProjectItems } from '../projects/create.ts';
 
 /** How long an upload session accepts files and a finalize. */
 export function uploadSessionSeconds(): number {
@@ -64,6 +65,12 @@ export interface UploadSessionRecord {
   known_count: number;
   missing_count: number;
   total_bytes_to_send: number;
+  /** A build's session (lib/uploads/build-sessions.ts): publish as production or beside it as a preview. Uploads are production. */
+  target?: 'production' | 'preview';
+  /** A build's branch, the keyword scan's row key. */
+  branch?: string | null;
+  /** False for a build's session, which takes no place among the team's open upload sessions. */
+  holds_slot?: boolean;
 }
 
 /** The team fields begin-upload reads from the team item (plan, suspension). */
@@ -86,12 +93,12 @@ export interface BeginBody {
 
 
 
-function refuseSuspended(team: TeamStanding): void {
+export function refuseSuspended(team: TeamStanding): void {
   if (team.suspended_at) throw new ApiError('TEAM_SUSPENDED');
 }
 
 /** Manifest, publishability and the plan's upload allowance: all before anything is created. */
-function checkFiles(files: unknown, plan: Plan): CheckedManifest {
+export function checkFiles(files: unknown, plan: Plan): CheckedManifest {
   const manifest = checkManifest(files, plan);
   checkPublishable(manifest.files);
   if (manifest.totalBytes > plan.maxUploadBytes) {
@@ -161,14 +168,14 @@ function slotsPut(teamId: string, slots: Slots, uploadId: string, expiresEpoch: 
   };
 }
 
-interface PreparedSession {
+export interface PreparedSession {
   record: UploadSessionRecord;
   missing: string[];
   expiresEpoch: number;
 }
 
 /** Narrows `missing` to what the team does not hold, and stores the manifest with it. */
-async function prepareSession(input: {
+export async function prepareSession(input: {
   teamId: string;
   projectId: string;
   /** The project's slug: the middle segment of every key its uploads store (a new project's may still change). */
@@ -182,11 +189,13 @@ async function prepareSession(input: {
    * session scheduled); it runs while the team's holdings are looked up, and a refusal stores nothing.
    */
   admitted: Promise<unknown>;
+  /** A build's deployment, recorded before its files exist; an upload's is new. */
+  deploymentId?: string;
 }): Promise<PreparedSession> {
   // Awaited below, unless a lookup fails first: then its own failure must not count as unhandled.
   input.admitted.catch(() => undefined);
   const uploadId = randomUUID();
-  const deploymentId = randomUUID();
+  const deploymentId = input.deploymentId ?? randomUUID();
   const expires = new Date(input.now.getTime() + uploadSessionSeconds() * 1000);
   const hashes = [...input.manifest.blobs.keys()];
   // A redeploy mostly repeats what the project serves: one read of the live route manifest answers
@@ -265,7 +274,7 @@ function sessionPuts(prepared: PreparedSession) {
   ];
 }
 
-function teamNotSuspended(teamId: string) {
+export function teamNotSuspended(teamId: string) {
   return {
     ConditionCheck: {
       TableName: config.tableName(),
@@ -339,7 +348,6 @@ export async function beginUploadWithNewProject(input: {
   const admitted = admission.then(() => scheduleProvisionalExpiry(projectId, provisionalUntil));
   const prepared = await prepareSession({ teamId: team.id, projectId, projectSlug: subdomain, manifest, label: body.label ?? null, now, admitted });
   let slots = await admission;
-  const table = config.tableName();
 
   try {
     for (let attempt = 0; ; attempt++) {
@@ -357,31 +365,7 @@ export async function beginUploadWithNewProject(input: {
         await dynamo().send(
           new TransactWriteCommand({
             TransactItems: [
-              teamNotSuspended(team.id),
-              {
-                Update: {
-                  TableName: table,
-                  Key: keys.teamProjectCount(team.id),
-                  UpdateExpression: 'SET project_count = if_not_exists(project_count, :zero) + :one',
-                  ConditionExpression: 'attribute_not_exists(project_count) OR project_count < :limit',
-                  ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': plan.siteLimit },
-                },
-              },
-              {
-                Put: {
-                  TableName: table,
-                  Item: { ...keys.subdomainHold(subdomain), type: 'subdomain_hold', subdomain, project_id: projectId, team_id: team.id },
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                },
-              },
-              {
-                Put: {
-                  TableName: table,
-                  Item: { ...keys.projectName(team.id, name), type: 'project_name', name, project_id: projectId, team_id: team.id },
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                },
-              },
-              { Put: { TableName: table, Item: projectItem(record), ConditionExpression: 'attribute_not_exists(pk)' } },
+              ...newProjectItems(team.id, plan, record),
               // The slug is the subdomain this attempt holds, so the session stores files under it.
               ...sessionPuts({ ...prepared, record: { ...prepared.record, project_slug: record.slug } }),
               slotsPut(team.id, slots, prepared.record.upload_id, prepared.expiresEpoch),
@@ -391,14 +375,8 @@ export async function beginUploadWithNewProject(input: {
         return view(prepared, toProject(projectItem(record)));
       } catch (error) {
         if (!isTransactionCanceled(error)) throw error;
-        if (conditionFailedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
-        if (conditionFailedAt(error, 1)) {
-          throw new ApiError('PLAN_LIMIT_EXCEEDED', {
-            message: `The ${plan.name} plan allows ${plan.siteLimit} sites; this team has reached it.`,
-            details: { limit: 'sites', plan: plan.name, max_sites: plan.siteLimit },
-          });
-        }
-        if (conditionFailedAt(error, 3)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name } });
+        const refusal = creationRefusal(error, plan, name);
+        if (refusal) throw refusal;
         if (conditionFailedAt(error, 2)) {
           if (requested !== null) {
             throw new ApiError('SUBDOMAIN_TAKEN', { details: { subdomain, suggestions: await suggestSubdomains(subdomain, name) } });

@@ -71,6 +71,8 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'abuseScans:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
@@ -108,6 +110,13 @@ const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+/**
+ * CDK's own handler that copies the console's built files into their bucket at
+ * deploy (BucketDeployment): its function, role and policy. It is no platform
+ * function; what it may do is checked on its own ('the console' below).
+ */
+const isConsoleDeployer = (id: string) => id.startsWith('CustomCDKBucketDeployment');
+const platformFunctions = () => ofType('AWS::Lambda::Function').filter(([id]) => !isConsoleDeployer(id));
 
 const actionsOfRole = (roleId: string, of: Record<string, Resource> = resources) => actionsOfRoleIn(of, roleId);
 
@@ -369,8 +378,8 @@ describe('state', () => {
 
   it('blocks public access, encrypts and refuses plain HTTP on every bucket', () => {
     const buckets = ofType('AWS::S3::Bucket');
-    // The data buckets of lib/resources.ts plus the server access log bucket.
-    expect(buckets).toHaveLength(Object.keys(bucketDefinitions).length + 1);
+    // The data buckets of lib/resources.ts plus the server access log bucket and the console's files.
+    expect(buckets).toHaveLength(Object.keys(bucketDefinitions).length + 2);
     for (const [id, bucket] of buckets) {
       expect(bucket.Properties.PublicAccessBlockConfiguration, id).toEqual({
         BlockPublicAcls: true,
@@ -438,7 +447,7 @@ describe('state', () => {
       scheduleGroupDefinition.envVar,
       scheduleGroupDefinition.roleEnvVar,
     ];
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+    for (const [id, fn] of platformFunctions()) {
       const variables = fn.Properties.Environment.Variables;
       for (const name of names) expect(variables[name], `${name} of ${id}`).toBeDefined();
       expect(variables, id).toMatchObject({
@@ -529,6 +538,7 @@ describe('least privilege', () => {
 
   it('never grants a wildcard action, nor a wildcard resource beyond the actions AWS cannot scope', () => {
     for (const { id, statements } of policyDocuments(resources)) {
+      if (isConsoleDeployer(id)) continue;
       for (const statement of statements) {
         const actions = [statement.Action].flat() as string[];
         for (const action of actions) expect(action, id).not.toMatch(/\*/);
@@ -538,7 +548,9 @@ describe('least privilege', () => {
       }
     }
     // No function role carries an AWS managed policy (AWSLambdaBasicExecutionRole would allow every log group).
-    for (const [id, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+    for (const [id, role] of ofType('AWS::IAM::Role')) {
+      if (!isConsoleDeployer(id)) expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+    }
   });
 });
 
@@ -599,7 +611,7 @@ describe('secrets', () => {
   });
 
   it('passes the e-mail confirmation page to every function, defaulting to the dashboard under the site domain', () => {
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+    for (const [id, fn] of platformFunctions()) {
       expect(fn.Properties.Environment.Variables.EMAIL_CONFIRM_URL, id).toBe('https://app.sites.example.test/confirm-email');
     }
     // The stack passes what readSettings gives; a context value replaces the default, and a non-URL stops synthesis.
@@ -612,7 +624,7 @@ describe('secrets', () => {
   });
 
   it('passes the abuse intake switch and its hourly limits to every function, with their defaults', () => {
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+    for (const [id, fn] of platformFunctions()) {
       expect(fn.Properties.Environment.Variables, id).toMatchObject({
         ABUSE_INTAKE: 'on',
         ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR: '10',
@@ -631,6 +643,70 @@ describe('secrets', () => {
 });
 
 const findRouteUses = (key: string) => rows.find((row) => routeKey(row) === key)!.uses as readonly ResourceUse[];
+
+describe('the console', () => {
+  it('serves the built dashboard from a private bucket and /api/* from the HTTP API on one CloudFront origin', () => {
+    const consoles = ofType('AWS::CloudFront::Distribution').filter(([, d]) =>
+      String(d.Properties.DistributionConfig.Comment).startsWith('Slipway console'),
+    );
+    expect(consoles).toHaveLength(1);
+    const config = consoles[0]![1].Properties.DistributionConfig;
+    expect(config.Comment).toBe('Slipway console: app.sites.example.test');
+    expect(config.DefaultRootObject).toBe('index.html');
+    const api = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/api/*');
+    expect(api).toMatchObject({
+      AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+      // Managed policies: CachingDisabled, and AllViewerExceptHostHeader (cookies, query and headers reach the API).
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+      ViewerProtocolPolicy: 'https-only',
+    });
+    const apiOrigin = config.Origins.find((o: { Id: string }) => o.Id === api.TargetOriginId);
+    expect(JSON.stringify(apiOrigin.DomainName)).toContain(logicalId(stack.api.httpApi));
+    expect(JSON.stringify(apiOrigin.DomainName)).toContain('execute-api');
+    const s3Origin = config.Origins.find((o: { Id: string }) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
+    expect(s3Origin.OriginAccessControlId).toBeDefined();
+    expect(config.DefaultCacheBehavior.FunctionAssociations).toHaveLength(1);
+    template.resourceCountIs('Custom::CDKBucketDeployment', 1);
+    // CDK's copying handler reaches S3 only in the CDK asset bucket and the console's own bucket, and CloudFront only to invalidate.
+    const deployer = policyDocuments(resources).filter(({ id }) => isConsoleDeployer(id));
+    expect(deployer.length).toBeGreaterThan(0);
+    for (const statement of deployer.flatMap((d) => d.statements)) {
+      const actions = [statement.Action].flat() as string[];
+      const resourcesOf = JSON.stringify(statement.Resource);
+      if (actions.every((a) => a.startsWith('s3:'))) {
+        const inAssets = resourcesOf.includes('cdk-hnb659fds-assets');
+        expect(inAssets || resourcesOf.includes(logicalId(stack.console.bucket)), resourcesOf).toBe(true);
+      } else {
+        expect(actions.sort()).toEqual(['cloudfront:CreateInvalidation', 'cloudfront:GetInvalidation']);
+      }
+    }
+    for (const [id, fn] of platformFunctions()) {
+      expect(fn.Properties.Environment.Variables.CONSOLE_URL, id).toBe('https://app.sites.example.test');
+    }
+  });
+});
+
+describe('builds', () => {
+  it('runs builds in a CodeBuild project in the compute network, under a role denied every platform resource, started only by the builds worker', () => {
+    const [projectId, project] = ofType('AWS::CodeBuild::Project')[0]!;
+    expect(project.Properties.Environment).toMatchObject({ ComputeType: 'BUILD_GENERAL1_SMALL', PrivilegedMode: false });
+    expect(JSON.stringify(project.Properties.VpcConfig.SecurityGroupIds)).toContain(logicalId(stack.functions.computeSecurityGroup));
+    expect(project.Properties.Source.BuildSpec).toContain('node /slipway/build.mjs all');
+    const roleId = (project.Properties.ServiceRole as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
+    const deny = policyDocuments(resources)
+      .filter((p) => p.roles.includes(roleId))
+      .flatMap((p) => p.statements)
+      .find((statement) => statement.Sid === 'NoPlatformResources');
+    expect(deny?.Effect).toBe('Deny');
+    expect(JSON.stringify(deny?.Resource)).toContain(logicalId(stack.state.table));
+    const worker = stack.workers.workerFunctions.get('builds')!;
+    const statements = policyDocuments(resources).filter((p) => p.roles.includes(logicalId(worker.role))).flatMap((p) => p.statements);
+    const codebuild = statements.filter((statement) => [statement.Action].flat().some((a) => String(a).startsWith('codebuild:')));
+    expect(codebuild.map((statement) => statement.Resource)).toEqual([{ 'Fn::GetAtt': [projectId, 'Arn'] }]);
+    expect(resources[logicalId(worker.fn)]!.Properties.Environment.Variables.BUILDS_CODEBUILD_PROJECT).toEqual({ Ref: projectId });
+  });
+});
 
 describe('compliance', () => {
   it('stays under CloudFormation\'s 500 resources per stack, every function role keeping its grants inline', () => {

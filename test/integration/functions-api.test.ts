@@ -81,6 +81,20 @@ describe('GET /api/v1/projects/{id}/deployments/{deployment_id}', { timeout: 60_
       is_live: true,
       build_log: [expect.stringMatching(/^\[functions\] Built alpha \(/), expect.stringMatching(/^\[functions\] Built zeta \(/)],
       functions: ['alpha', 'zeta'],
+      // A direct upload is not a build: the build fields are there, empty.
+      trigger: null,
+      target: null,
+      branch: null,
+      commit_sha: null,
+      commit_message: null,
+      merge_request: null,
+      preview_url: null,
+      queued_at: null,
+      started_at: null,
+      finished_at: null,
+      failure_message: null,
+      skip_reason: null,
+      log_lines: 2,
     });
   });
 

@@ -115,8 +115,14 @@ describe('GET /api/v1/projects/{id}/deployments', { timeout: 120_000 }, () => {
     expect(list.map((d: any) => d.status)).toEqual(['uploading', 'ready', 'ready']);
     expect(list.map((d: any) => d.is_live)).toEqual([false, true, false]);
     expect(Object.keys(list[0]).sort()).toEqual(
-      ['id', 'project_id', 'team_id', 'status', 'label', 'created_at', 'ready_at', 'file_count', 'total_bytes', 'is_live'].sort(),
+      [
+        'id', 'project_id', 'team_id', 'status', 'label', 'created_at', 'ready_at', 'file_count', 'total_bytes', 'is_live',
+        // the build fields every deployment carries; a direct upload's are null
+        'trigger', 'target', 'branch', 'commit_sha', 'commit_message', 'merge_request', 'preview_url',
+        'queued_at', 'started_at', 'finished_at', 'failure_message', 'skip_reason', 'log_lines',
+      ].sort(),
     );
+    expect(list[0]).toMatchObject({ trigger: null, branch: null, commit_sha: null, preview_url: null });
   });
 
   it('authorization: 401, 404 outside the team', async () => {

@@ -3,7 +3,7 @@
  * the inline policies of roles, where every function role keeps its grants
  * (infra/functions.ts InlineGrantsRole).
  */
-export type Statement = { Effect?: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
+export type Statement = { Sid?: string; Effect?: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 type Resource = { Type: string; Properties: Record<string, any> };
 
 /** Every policy document of the template, with the logical ids of the roles it applies to. */

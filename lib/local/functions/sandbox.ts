@@ -32,7 +32,7 @@ export const MEMORY_LIMIT_BYTES = FUNCTION_MEMORY_MB * 1024 * 1024;
 const PIDS_LIMIT = 128;
 /** The egress bridge's port inside an instance's own network namespace. */
 const EGRESS_PORT_IN_NAMESPACE = 3128;
-const NOBODY = 65534;
+export const NOBODY = 65534;
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 export const RUNNER_PATH = join(repoRoot, 'lib/functions/runner/runner.mjs');
@@ -180,7 +180,7 @@ export function probeSandbox(): SandboxCapabilities {
 /** Paths inside a bwrap sandbox. */
 const INSIDE = { node: '/opt/node', runner: '/opt/runner/runner.mjs', bundle: '/fn', sockets: '/run/slipway' };
 
-function bwrapArgs(nodePath: string, binds: string[]): string[] {
+export function bwrapArgs(nodePath: string, binds: string[]): string[] {
   return [
     '--unshare-all',
     '--die-with-parent',
@@ -259,7 +259,7 @@ function readNumber(file: string): number {
 }
 
 /** Kills what is left in a cgroup and removes it, retrying while the kernel says EBUSY. */
-async function removeCgroup(path: string): Promise<void> {
+export async function removeCgroup(path: string): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
     try {
       for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {

@@ -338,12 +338,49 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
 
         EventBridgeSchedulerBackend.create_schedule_group = create_schedule_group
 
+    def _codebuild_builds():
+        """Makes moto's CodeBuild builds run until stopped, and report the environment they were started with.
+
+        moto 5.2's StartBuild drops `environmentVariablesOverride` (real CodeBuild's BatchGetBuilds
+        reports a build's effective `environment.environmentVariables`), and its BatchGetBuilds
+        reports every build SUCCEEDED from the first look, though no container ran. A build here
+        stays IN_PROGRESS until StopBuild, as a real one does while its container works; the
+        platform judges a build by the result object its build script writes (lib/builds/cloud-host.ts),
+        and a test plays the container from the recorded environment.
+        """
+        import json as _json
+
+        from moto.codebuild import models as _cb_models
+        from moto.codebuild import responses as _cb_responses
+
+        def batch_get_builds(self, ids):
+            return [build for history in self.build_metadata_history.values() for build in history if build["id"] in ids]
+
+        _cb_models.CodeBuildBackend.batch_get_builds = batch_get_builds
+        _start_build = _cb_responses.CodeBuildResponse.start_build
+
+        def start_build(self):
+            build = _json.loads(_start_build(self))["build"]
+            overrides = self._get_param("environmentVariablesOverride") or []
+            timeout = self._get_param("timeoutInMinutesOverride")
+            for history in self.codebuild_backend.build_metadata_history.values():
+                for recorded in history:
+                    if recorded["id"] == build["id"]:
+                        recorded["environment"] = dict(recorded["environment"], environmentVariables=overrides)
+                        if timeout:
+                            recorded["timeoutInMinutes"] = timeout
+                        build = recorded
+            return _json.dumps({"build": build})
+
+        _cb_responses.CodeBuildResponse.start_build = start_build
+
     def run_simple(hostname, port, application, *args, **kwargs):
         _cached_module_list()
         _partition_queries()
         _item_level_transaction_rollback()
         _ecs_task_network_interface()
         _schedule_group_conflict()
+        _codebuild_builds()
         application = _serialize_dynamodb(application)
         if os.environ.get("SLIPWAY_MOTO_STATE_FILE"):
             application = _persistence(application)

@@ -1,0 +1,108 @@
+import { useId, useState } from 'preact/hooks';
+import { ApiError } from '../api.ts';
+import { api } from '../session.ts';
+import { ErrorNote, formatBytes, Progress } from '../ui.tsx';
+import { deployFolder, filesFromDrop, filesFromInput, type DeployProgress, type DeployTarget, type PickedFile } from '../upload.ts';
+
+function progressCount(p: DeployProgress): string {
+  if (p.phase === 'uploading') return ` (${formatBytes(p.done)} of ${formatBytes(p.total)})`;
+  if (p.phase === 'hashing') return ` (${p.done} of ${p.total})`;
+  return '';
+}
+
+const PHASE: Record<DeployProgress['phase'], string> = {
+  hashing: 'Hashing files in your browser',
+  uploading: 'Sending the files the platform does not hold yet',
+  publishing: 'Publishing',
+  done: 'Published',
+};
+
+/**
+ * Deploys a folder dropped on it, or picked with its button (the keyboard's
+ * way in). `before` may refuse to start (a new project needs its name).
+ */
+export function DropZone(props: {
+  target: () => DeployTarget | null;
+  onDeployed: (result: { project_id: string; deployment_id: string; url: string }) => void;
+  label: string;
+}) {
+  const id = useId();
+  const [over, setOver] = useState(false);
+  const [progress, setProgress] = useState<DeployProgress | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [fields, setFields] = useState<Record<string, string>>({});
+
+  async function deploy(files: PickedFile[]) {
+    setError(null);
+    setFields({});
+    const target = props.target();
+    if (!target) return;
+    if (files.length === 0) return setError('The folder is empty: drop a folder with an index.html.');
+    try {
+      const result = await deployFolder(api, target, files, setProgress);
+      props.onDeployed(result);
+    } catch (e) {
+      setProgress(null);
+      setError(e instanceof ApiError ? e.message : 'Reading the folder failed. Try again, or pick it with the button.');
+      if (e instanceof ApiError) setFields(e.fields);
+    }
+  }
+
+  const busy = progress !== null && progress.phase !== 'done';
+  return (
+    <section aria-labelledby={`${id}-title`} class="drop-section">
+      <h2 id={`${id}-title`}>{props.label}</h2>
+      <div
+        class={`drop-zone${over ? ' over' : ''}`}
+        data-testid="drop-zone"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={async (e) => {
+          e.preventDefault();
+          setOver(false);
+          if (!busy && e.dataTransfer) await deploy(await filesFromDrop(e.dataTransfer));
+        }}
+      >
+        <p>Drop your site's folder here (its index.html at the top), or</p>
+        <input
+          id={`${id}-pick`}
+          class="visually-hidden"
+          type="file"
+          // @ts-expect-error: webkitdirectory is not in the JSX types
+          webkitdirectory=""
+          multiple
+          disabled={busy}
+          onChange={async (e) => {
+            const input = e.target as HTMLInputElement;
+            if (input.files) await deploy(filesFromInput(input.files));
+            input.value = '';
+          }}
+        />
+        {/* After the input: its focus ring is drawn on this label (input:focus-visible + label). */}
+        <label for={`${id}-pick`} class="button-like">
+          Choose a folder
+        </label>
+      </div>
+      {progress && (
+        <Progress
+          label={`${PHASE[progress.phase]}${progressCount(progress)}`}
+          value={progress.phase === 'done' ? 1 : progress.done}
+          max={progress.phase === 'done' ? 1 : progress.total}
+        />
+      )}
+      <ErrorNote error={error} />
+      {Object.keys(fields).length > 0 && (
+        <ul class="field-errors">
+          {Object.entries(fields).map(([name, sentence]) => (
+            <li key={name}>
+              {name}: {sentence}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,160 @@
+import { useCallback, useState } from 'preact/hooks';
+import { Link, navigate } from '../router.tsx';
+import { api } from '../session.ts';
+import { ErrorNote, formatTime, Loading, shortId, TextArea, useAction, useInterval, useLoad } from '../ui.tsx';
+import type { Project } from './projects.tsx';
+
+interface Fn {
+  name: string;
+  url: string;
+  [field: string]: unknown;
+}
+
+interface Invocation {
+  id: string;
+  status: string;
+  created_at?: string;
+  started_at: string | null;
+  finished_at: string | null;
+  response_status?: number;
+  response_body?: string;
+  error_message?: string;
+  console?: { at: string; stream: string; line: string }[];
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'timed_out']);
+/** The item segment of an invocation's address: `{function}@{invocation id}`. */
+const invocationItem = (name: string, id: string) => `${encodeURIComponent(name)}@${id}`;
+
+function decodeBody(base64: string | undefined): string {
+  if (!base64) return '';
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
+  } catch {
+    return base64;
+  }
+}
+
+function FunctionCard(props: { project: Project; fn: Fn }) {
+  const { project, fn } = props;
+  const [body, setBody] = useState('');
+  const list = useLoad(
+    () => api.get<{ invocations: Invocation[] }>(`/projects/${project.id}/functions/${encodeURIComponent(fn.name)}/invocations`),
+    [fn.name],
+  );
+  const action = useAction();
+  return (
+    <li class="card wide">
+      <h3>{fn.name}</h3>
+      <p>
+        HTTPS: <a href={fn.url}>{fn.url}</a>
+      </p>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const queued = await action.run(() =>
+            api.call<{ invocation_id: string }>(
+              'POST',
+              `/public/functions/${encodeURIComponent(project.subdomain)}/${encodeURIComponent(fn.name)}`,
+              {
+                rawBody: body,
+                headers: { 'content-type': 'application/json' },
+                team: null,
+              },
+            ),
+          );
+          if (queued) navigate(`/projects/${project.id}/functions/${invocationItem(fn.name, queued.invocation_id)}`);
+        }}
+      >
+        <TextArea
+          label={`Request body for ${fn.name}`}
+          name="body"
+          rows={3}
+          value={body}
+          onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)}
+        />
+        <ErrorNote error={action.error} />
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Queuing…' : 'Run as a queued invocation'}
+        </button>
+      </form>
+      <h4>Recent queued invocations</h4>
+      <ErrorNote error={list.error} />
+      {list.data?.invocations.length === 0 && <p>None in the last 7 days.</p>}
+      <ul>
+        {list.data?.invocations.map((i) => (
+          <li key={i.id}>
+            <Link href={`/projects/${project.id}/functions/${invocationItem(fn.name, i.id)}`}>{shortId(i.id)}</Link> {i.status} ·{' '}
+            {formatTime(i.created_at)}
+          </li>
+        ))}
+      </ul>
+    </li>
+  );
+}
+
+export function FunctionsTab(props: { project: Project }) {
+  const fns = useLoad(() => api.get<{ functions: Fn[] }>(`/projects/${props.project.id}/functions`), [props.project.id]);
+  return (
+    <section aria-labelledby="functions-title">
+      <h2 id="functions-title">Functions</h2>
+      <ErrorNote error={fns.error} />
+      {fns.loading && !fns.data && <Loading what="functions" />}
+      {fns.data?.functions.length === 0 && <p>The live deployment has no functions: add .js or .ts files to its functions/ folder.</p>}
+      <ul class="cards">
+        {fns.data?.functions.map((fn) => (
+          <FunctionCard key={fn.name} project={props.project} fn={fn} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** One queued invocation with its result and console output, refreshed until it ends. */
+export function InvocationView(props: { project: Project; item: string }) {
+  const at = props.item.lastIndexOf('@');
+  const name = decodeURIComponent(props.item.slice(0, at));
+  const id = props.item.slice(at + 1);
+  const inv = useLoad(
+    () => api.get<Invocation>(`/projects/${props.project.id}/functions/${encodeURIComponent(name)}/invocations/${id}`),
+    [name, id],
+  );
+  const refresh = useCallback(() => void inv.reload(), [inv.reload]);
+  useInterval(refresh, 1000, !!inv.data && !TERMINAL.has(inv.data.status));
+  const data = inv.data;
+  return (
+    <section aria-labelledby="invocation-title">
+      <h2 id="invocation-title">
+        Invocation {shortId(id)} of {name}
+      </h2>
+      <p>
+        <Link href={`/projects/${props.project.id}/functions`}>All functions</Link>
+      </p>
+      <ErrorNote error={inv.error} />
+      {!data && !inv.error && <Loading what="the invocation" />}
+      {data && (
+        <>
+          <p role="status">
+            Status: {data.status}
+            {TERMINAL.has(data.status) ? '' : ' (refreshing)'}
+          </p>
+          {data.error_message && <p class="error">{data.error_message}</p>}
+          {data.response_status !== undefined && (
+            <>
+              <h3>Response {data.response_status}</h3>
+              <pre class="log">{decodeBody(data.response_body)}</pre>
+            </>
+          )}
+          <h3>Console output</h3>
+          {data.console && data.console.length > 0 ? (
+            <pre class="log" data-testid="console-output" tabIndex={0} aria-label="Console output">
+              {data.console.map((l) => `${l.stream === 'stderr' ? '! ' : ''}${l.line}`).join('\n')}
+            </pre>
+          ) : (
+            <p>{TERMINAL.has(data.status) ? 'The function wrote nothing to its console.' : 'Shown when the invocation ends.'}</p>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

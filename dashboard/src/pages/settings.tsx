@@ -1,0 +1,229 @@
+import { useState } from 'preact/hooks';
+import { navigate } from '../router.tsx';
+import { api, canAdmin, useSession } from '../session.ts';
+import { Checkbox, ErrorNote, Field, formatTime, Notice, Select, TextArea, useAction } from '../ui.tsx';
+import type { Project } from './projects.tsx';
+
+const FRAMEWORKS = ['nextjs', 'sveltekit', 'astro', 'hugo', 'vite', 'gatsby', 'jekyll', 'static-html', 'other'] as const;
+const PACKAGE_MANAGERS: [string, string][] = [
+  ['', 'Detect from the lockfile'],
+  ['npm', 'npm'],
+  ['pnpm', 'pnpm'],
+  ['yarn', 'yarn'],
+  ['bun', 'bun'],
+];
+const BRANCH_MODES: [string, string][] = [
+  ['all', 'Every branch'],
+  ['none', 'No branch'],
+  ['custom', 'Branches matching the lists below'],
+];
+const AUTH_MODES: [string, string][] = [
+  ['pat', 'Access token (pat)'],
+  ['forge_jwt', 'Short-lived forge token (forge_jwt)'],
+];
+
+type Draft = Record<string, string | boolean>;
+
+const text = (p: Project, f: string) => (p[f] as string | null | undefined) ?? '';
+const lines = (value: unknown) => (Array.isArray(value) ? value.join('\n') : '');
+
+function draftOf(p: Project): Draft {
+  return {
+    framework: text(p, 'framework') || 'other',
+    build_command: text(p, 'build_command'),
+    output_dir: text(p, 'output_dir'),
+    root_directory: text(p, 'root_directory'),
+    package_manager: text(p, 'package_manager'),
+    git_provider: text(p, 'git_provider'),
+    git_repo_url: text(p, 'git_repo_url'),
+    default_branch: text(p, 'default_branch'),
+    git_auth_mode: text(p, 'git_auth_mode') || 'pat',
+    forge_audience: text(p, 'forge_audience'),
+    auto_deploy_enabled: p.auto_deploy_enabled === true,
+    mr_previews_enabled: p.mr_previews_enabled === true,
+    preview_branch_mode: text(p, 'preview_branch_mode') || 'all',
+    preview_branch_include: lines(p.preview_branch_include),
+    preview_branch_exclude: lines(p.preview_branch_exclude),
+    analytics_enabled: p.analytics_enabled !== false,
+  };
+}
+
+/** What a save sends: empty text is null (unset), pattern lists are one per line. */
+function bodyOf(d: Draft) {
+  const orNull = (v: string | boolean) => (typeof v === 'string' && v.trim() === '' ? null : v);
+  const list = (v: string | boolean) =>
+    String(v)
+      .split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  return {
+    framework: d.framework,
+    build_command: orNull(d.build_command!),
+    output_dir: orNull(d.output_dir!),
+    root_directory: orNull(d.root_directory!),
+    package_manager: orNull(d.package_manager!),
+    git_provider: orNull(d.git_provider!),
+    git_repo_url: orNull(d.git_repo_url!),
+    default_branch: orNull(d.default_branch!),
+    git_auth_mode: d.git_auth_mode,
+    forge_audience: orNull(d.forge_audience!),
+    auto_deploy_enabled: d.auto_deploy_enabled,
+    mr_previews_enabled: d.mr_previews_enabled,
+    preview_branch_mode: d.preview_branch_mode,
+    preview_branch_include: list(d.preview_branch_include!),
+    preview_branch_exclude: list(d.preview_branch_exclude!),
+    analytics_enabled: d.analytics_enabled,
+  };
+}
+
+export function SettingsTab(props: { project: Project; onSaved: () => void }) {
+  const session = useSession();
+  const [draft, setDraft] = useState<Draft>(() => draftOf(props.project));
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const remove = useAction();
+  const p = props.project;
+  const input = (name: string, label: string, hint?: string) => (
+    <Field
+      label={label}
+      name={name}
+      value={draft[name] as string}
+      hint={hint}
+      error={action.fields[name]}
+      onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })}
+    />
+  );
+  const set = (name: string) => (value: string | boolean) => setDraft({ ...draft, [name]: value });
+  const readOnly = !canAdmin(session);
+  return (
+    <section aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      {readOnly && <Notice>Only team admins and owners can change settings; you can read them.</Notice>}
+      {p.auto_deploy_paused_at ? (
+        <Notice>
+          Auto-deploy is paused since {formatTime(p.auto_deploy_paused_at as string)} after {String(p.consecutive_build_failures)} failed
+          builds: {String(p.last_build_failure_message ?? '')}
+        </Notice>
+      ) : null}
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setSaved(false);
+          const done = await action.run(() => api.patch(`/projects/${p.id}`, bodyOf(draft)));
+          if (done) {
+            setSaved(true);
+            props.onSaved();
+          }
+        }}
+      >
+        <fieldset disabled={readOnly}>
+          <legend>Build</legend>
+          <Select
+            label="Framework"
+            name="framework"
+            value={draft.framework as string}
+            options={FRAMEWORKS}
+            onChange={set('framework')}
+            error={action.fields.framework}
+          />
+          {input('build_command', 'Build command')}
+          {input('output_dir', 'Output folder')}
+          {input('root_directory', 'Root directory', 'The functions/ folder is looked up inside it.')}
+          <Select
+            label="Package manager"
+            name="package_manager"
+            value={draft.package_manager as string}
+            options={PACKAGE_MANAGERS}
+            onChange={set('package_manager')}
+          />
+        </fieldset>
+        <fieldset disabled={readOnly}>
+          <legend>Git</legend>
+          {input('git_provider', 'Git provider')}
+          {input('git_repo_url', 'Repository URL')}
+          {input('default_branch', 'Production branch')}
+          <Select
+            label="Git access"
+            name="git_auth_mode"
+            value={draft.git_auth_mode as string}
+            options={AUTH_MODES}
+            onChange={set('git_auth_mode')}
+          />
+          {input('forge_audience', 'Forge audience', 'Not secret: check it against the forge settings of the integration.')}
+          <Checkbox
+            label="Deploy pushes automatically"
+            name="auto_deploy_enabled"
+            checked={draft.auto_deploy_enabled as boolean}
+            onChange={set('auto_deploy_enabled')}
+          />
+        </fieldset>
+        <fieldset disabled={readOnly}>
+          <legend>Preview branch policy</legend>
+          <Select
+            label="Which pushed branches build a preview"
+            name="preview_branch_mode"
+            value={draft.preview_branch_mode as string}
+            options={BRANCH_MODES}
+            onChange={set('preview_branch_mode')}
+          />
+          <TextArea
+            label="Include patterns (one per line)"
+            name="preview_branch_include"
+            rows={3}
+            value={draft.preview_branch_include as string}
+            error={action.fields.preview_branch_include}
+            onInput={(e) => set('preview_branch_include')((e.target as HTMLTextAreaElement).value)}
+          />
+          <TextArea
+            label="Exclude patterns (one per line)"
+            name="preview_branch_exclude"
+            rows={3}
+            value={draft.preview_branch_exclude as string}
+            error={action.fields.preview_branch_exclude}
+            onInput={(e) => set('preview_branch_exclude')((e.target as HTMLTextAreaElement).value)}
+          />
+          <Checkbox
+            label="Build previews of merge and pull requests"
+            name="mr_previews_enabled"
+            checked={draft.mr_previews_enabled as boolean}
+            onChange={set('mr_previews_enabled')}
+          />
+        </fieldset>
+        <fieldset disabled={readOnly}>
+          <legend>Analytics</legend>
+          <Checkbox
+            label="Collect site analytics (switching off deletes the collected rows)"
+            name="analytics_enabled"
+            checked={draft.analytics_enabled as boolean}
+            onChange={set('analytics_enabled')}
+          />
+        </fieldset>
+        <ErrorNote error={action.error} />
+        {saved && <Notice>Settings saved.</Notice>}
+        {!readOnly && (
+          <button type="submit" disabled={action.busy}>
+            {action.busy ? 'Saving…' : 'Save settings'}
+          </button>
+        )}
+      </form>
+      {!readOnly && (
+        <section aria-labelledby="danger-title" class="danger">
+          <h3 id="danger-title">Delete this project</h3>
+          <p>Its deployments, files and domains are removed. This cannot be undone.</p>
+          <ErrorNote error={remove.error} />
+          <button
+            type="button"
+            class="danger-button"
+            disabled={remove.busy}
+            onClick={async () => {
+              if (!confirm(`Delete ${p.name} for good?`)) return;
+              if (await remove.run(() => api.del(`/projects/${p.id}`))) navigate('/');
+            }}
+          >
+            Delete project
+          </button>
+        </section>
+      )}
+    </section>
+  );
+}

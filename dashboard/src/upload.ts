@@ -1,0 +1,190 @@
+import { ApiError, type ApiClient } from './api.ts';
+
+/**
+ * Deploying a folder from the browser, as the CLI does: hash every file
+ * (SHA-256 in the browser), open an upload session with the manifest, send
+ * only the files the platform lacks (small ones many to a multipart request,
+ * larger ones one to a PUT, the largest by upload URL), then finalize.
+ */
+export interface PickedFile {
+  path: string;
+  file: File;
+}
+
+export interface DeployProgress {
+  phase: 'hashing' | 'uploading' | 'publishing' | 'done';
+  done: number;
+  total: number;
+}
+
+/** The platform's per-request limits (lib/plans.ts): 100 files or 4 MiB a batch; a PUT takes up to 4 MiB. */
+const BATCH_FILES = 100;
+const BATCH_BYTES = 4 * 1024 * 1024;
+const BATCH_FILE_MAX_BYTES = 1024 * 1024;
+const INLINE_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+/** When one folder is picked or dropped, its own name is not part of the site's paths. */
+function stripCommonFolder(files: PickedFile[]): PickedFile[] {
+  const firsts = new Set(files.map((f) => f.path.split('/')[0]));
+  if (firsts.size !== 1 || files.some((f) => !f.path.includes('/'))) return files;
+  return files.map((f) => ({ ...f, path: f.path.slice(f.path.indexOf('/') + 1) }));
+}
+
+/** Files of an `<input type=file webkitdirectory>`. */
+export function filesFromInput(list: FileList): PickedFile[] {
+  return stripCommonFolder([...list].map((file) => ({ path: file.webkitRelativePath || file.name, file })));
+}
+
+function readEntries(reader: FileSystemDirectoryReader): Promise<FileSystemEntry[]> {
+  return new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+}
+
+async function walk(entry: FileSystemEntry, prefix: string, out: PickedFile[]): Promise<void> {
+  if (entry.isFile) {
+    const file = await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject));
+    out.push({ path: `${prefix}${entry.name}`, file });
+    return;
+  }
+  const reader = (entry as FileSystemDirectoryEntry).createReader();
+  // readEntries answers in chunks until it answers none.
+  for (let chunk = await readEntries(reader); chunk.length > 0; chunk = await readEntries(reader)) {
+    for (const child of chunk) await walk(child, `${prefix}${entry.name}/`, out);
+  }
+}
+
+/** Files of a drop: folders walked through their entries, loose files by name. */
+export async function filesFromDrop(data: DataTransfer): Promise<PickedFile[]> {
+  const entries = [...data.items].map((item) => item.webkitGetAsEntry?.() ?? null);
+  const out: PickedFile[] = [];
+  if (entries.every((e) => e !== null)) {
+    for (const entry of entries) await walk(entry!, '', out);
+  } else {
+    for (const file of data.files) out.push({ path: file.name, file });
+  }
+  return stripCommonFolder(out);
+}
+
+async function sha256Hex(file: File): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', await file.arrayBuffer());
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+interface Hashed extends PickedFile {
+  hash: string;
+  size: number;
+}
+
+interface Session {
+  upload_id: string;
+  project_id: string;
+  missing: string[];
+  project?: { id: string };
+}
+
+function batches(files: Hashed[]): Hashed[][] {
+  const out: Hashed[][] = [];
+  let batch: Hashed[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    if (file.size > BATCH_FILE_MAX_BYTES) {
+      out.push([file]);
+      continue;
+    }
+    if (batch.length === BATCH_FILES || bytes + file.size > BATCH_BYTES) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(file);
+    bytes += file.size;
+  }
+  if (batch.length) out.push(batch);
+  return out;
+}
+
+async function sendGroup(api: ApiClient, uploadId: string, group: Hashed[]): Promise<void> {
+  const base = `/uploads/${encodeURIComponent(uploadId)}/files`;
+  const only = group[0]!;
+  if (group.length === 1 && only.size > INLINE_FILE_MAX_BYTES) {
+    const target = await api.post<{ url: string; headers: Record<string, string> }>(`${base}/${only.hash}/upload-url`, {});
+    const put = await fetch(target.url, { method: 'PUT', headers: target.headers, body: only.file });
+    if (!put.ok)
+      throw new ApiError(
+        put.status,
+        'UPLOAD_STORAGE_REFUSED',
+        `Storage refused ${only.path} (HTTP ${put.status}). Try again, or deploy it with the CLI.`,
+      );
+    await api.post(`${base}/${only.hash}/complete`, {});
+  } else if (group.length === 1 && only.size > BATCH_FILE_MAX_BYTES) {
+    await api.call('PUT', `${base}/${only.hash}`, { rawBody: only.file, headers: { 'content-type': 'application/octet-stream' } });
+  } else {
+    const form = new FormData();
+    for (const file of group) form.append(file.hash, file.file, file.path.split('/').pop());
+    await api.call('POST', base, { rawBody: form });
+  }
+}
+
+async function sendMissing(
+  api: ApiClient,
+  session: Session,
+  byHash: Map<string, Hashed>,
+  onProgress: (p: DeployProgress) => void,
+  hashes: string[],
+) {
+  const toSend = [...new Set(hashes)].map((h) => byHash.get(h)).filter((f): f is Hashed => f !== undefined);
+  const total = toSend.reduce((sum, f) => sum + f.size, 0);
+  let sent = 0;
+  onProgress({ phase: 'uploading', done: 0, total });
+  const groups = batches(toSend);
+  // A few requests at once: enough to fill the line, few enough for the API's per-team limits.
+  const queue = [...groups];
+  await Promise.all(
+    [0, 1, 2, 3].map(async () => {
+      for (let group = queue.shift(); group; group = queue.shift()) {
+        await sendGroup(api, session.upload_id, group);
+        sent += group.reduce((sum, f) => sum + f.size, 0);
+        onProgress({ phase: 'uploading', done: sent, total });
+      }
+    }),
+  );
+}
+
+export interface DeployTarget {
+  projectId?: string;
+  newProject?: { name: string; subdomain?: string };
+}
+
+export async function deployFolder(
+  api: ApiClient,
+  target: DeployTarget,
+  picked: PickedFile[],
+  onProgress: (p: DeployProgress) => void,
+): Promise<{ project_id: string; deployment_id: string; url: string }> {
+  const hashed: Hashed[] = [];
+  for (const [i, f] of picked.entries()) {
+    onProgress({ phase: 'hashing', done: i, total: picked.length });
+    hashed.push({ ...f, hash: await sha256Hex(f.file), size: f.file.size });
+  }
+  const manifest = hashed.map((f) => ({ path: f.path, hash: f.hash, size: f.size }));
+  const session = target.projectId
+    ? await api.post<Session>(`/projects/${encodeURIComponent(target.projectId)}/uploads`, { files: manifest })
+    : await api.post<Session>('/uploads', { files: manifest, project: target.newProject });
+  const byHash = new Map(hashed.map((f) => [f.hash, f]));
+  await sendMissing(api, session, byHash, onProgress, session.missing);
+  onProgress({ phase: 'publishing', done: 0, total: 1 });
+  const finalize = () =>
+    api.post<{ project_id: string; deployment_id: string; url: string }>(`/uploads/${encodeURIComponent(session.upload_id)}/finalize`, {});
+  let result;
+  try {
+    result = await finalize();
+  } catch (error) {
+    // Bytes held at begin can be gone by finalize (their project was deleted meanwhile): send them, once.
+    const missing =
+      (error as ApiError).code === 'UPLOAD_INCOMPLETE' ? ((error as ApiError).details as { missing?: string[] })?.missing : null;
+    if (!missing?.length) throw error;
+    await sendMissing(api, session, byHash, onProgress, missing);
+    result = await finalize();
+  }
+  onProgress({ phase: 'done', done: 1, total: 1 });
+  return result;
+}

@@ -1,0 +1,171 @@
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
+import { Construct } from 'constructs';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { repoRoot } from './bundling.ts';
+
+export interface ConsoleProps {
+  httpApi: apigwv2.HttpApi;
+  /** The console's hostname (context `consoleDomain`, default `app.{siteDomain}`). */
+  domain: string;
+  /** ACM certificate (us-east-1) of that hostname; context `consoleCertificateArn`. Without it, only the cloudfront.net name answers. */
+  certificateArn?: string;
+  accessLogsBucket: s3.IBucket;
+}
+
+/** The built console; `cdk synth` builds it with the repository's esbuild when it is not built yet. */
+function dashboardDist(): string {
+  const dist = join(repoRoot, 'dashboard', 'dist');
+  if (!existsSync(join(dist, 'index.html'))) {
+    execFileSync(process.execPath, [join(repoRoot, 'dashboard', 'build.mjs')], { stdio: 'inherit' });
+  }
+  return dist;
+}
+
+/**
+ * The console in the cloud: its built files in a private bucket, behind a
+ * CloudFront distribution on the console hostname that also routes `/api/*`
+ * to the HTTP API, so the console and the API share one origin (no CORS, a
+ * first-party session cookie). The app's own paths (no dot in the last
+ * segment) are answered with index.html by a viewer-request function; API
+ * replies pass untouched, so their error envelopes are never replaced.
+ */
+export class ConsoleHosting extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly distribution: cloudfront.Distribution;
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: ConsoleProps) {
+    super(scope, id);
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: props.accessLogsBucket,
+      serverAccessLogsPrefix: 'Console/',
+      // Only built files live here: each deploy puts them back.
+      removalPolicy: RemovalPolicy.DESTROY,
+      autoDeleteObjects: false,
+      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
+    });
+
+    const appPaths = new cloudfront.Function(this, 'AppPaths', {
+      comment: 'Console: paths of the single-page app are answered with index.html',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        'function handler(event) {\n' +
+          '  var request = event.request;\n' +
+          "  var last = request.uri.split('/').pop();\n" +
+          "  if (last.indexOf('.') === -1) request.uri = '/index.html';\n" +
+          '  return request;\n' +
+          '}\n',
+      ),
+    });
+
+    const certificate = props.certificateArn ? acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn) : undefined;
+    const apiDomain = `${props.httpApi.apiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`;
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: `Slipway console: ${props.domain}`,
+      ...(certificate ? { domainNames: [props.domain], certificate } : {}),
+      minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+      defaultRootObject: 'index.html',
+      defaultBehavior: {
+        origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+        responseHeadersPolicy: cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS,
+        compress: true,
+        functionAssociations: [{ function: appPaths, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+      },
+      additionalBehaviors: {
+        // The API on the console's origin: nothing cached, every method, cookies and headers passed (Host is the API's own).
+        '/api/*': {
+          origin: new origins.HttpOrigin(apiDomain, {
+            protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+            readTimeout: Duration.seconds(30),
+          }),
+          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+          cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+          compress: true,
+        },
+      },
+    });
+    this.url = certificate ? `https://${props.domain}` : `https://${this.distribution.distributionDomainName}`;
+
+    new s3deploy.BucketDeployment(this, 'Files', {
+      sources: [s3deploy.Source.asset(dashboardDist())],
+      destinationBucket: this.bucket,
+      distribution: this.distribution,
+      distributionPaths: ['/index.html'],
+      // Hashed bundles of earlier deploys stay: a page loaded before the deploy still finds its script.
+      prune: false,
+      memoryLimit: 256,
+    });
+
+    this.acknowledgeDeploymentHandler();
+
+    new CfnOutput(this, 'ConsoleDistributionDomain', {
+      value: this.distribution.distributionDomainName,
+      description: `Point ${props.domain} (CNAME or alias) at this name`,
+    });
+    for (const [rule, reason] of [
+      ['AwsSolutions-CFR1', 'The console is for every country; per-country rules belong to custom domains.'],
+      ['AwsSolutions-CFR2', 'WAF is an operator choice with its own cost; the API behind /api/* authorizes every route itself.'],
+      [
+        'AwsSolutions-CFR3',
+        'Access logs are an operator choice (cost, retention of visitor addresses); the API stage keeps its own access log.',
+      ],
+      [
+        'AwsSolutions-CFR4',
+        'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.',
+      ],
+    ] as const) {
+      Validations.of(this.distribution).acknowledge({ id: rule, reason });
+    }
+  }
+
+  /** CDK's own function that copies the built files in (one per stack, at its top level): what cdk-nag says of it, answered. */
+  private acknowledgeDeploymentHandler(): void {
+    const handler = Stack.of(this).node.children.find((child) => child.node.id.startsWith('Custom::CDKBucketDeployment'));
+    if (!handler) throw new Error("CDK's bucket deployment function was not found at the stack's top level");
+    const copies =
+      "CDK's BucketDeployment handler copies the console's built files from the CDK asset bucket into the console bucket at deploy time";
+    const acknowledgments: [string, string][] = [
+      [
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        `${copies}; CDK attaches this managed policy for its logs.`,
+      ],
+      ['AwsSolutions-L1', `${copies}; its runtime is the one CDK pins for it.`],
+      [
+        'AwsSolutions-IAM5[Resource::*]',
+        `${copies}; CDK grants it the CloudFront invalidation of index.html, which takes no resource-level restriction.`,
+      ],
+      ...['s3:GetObject*', 's3:GetBucket*', 's3:List*', 's3:DeleteObject*', 's3:Abort*'].map((action): [string, string] => [
+        `AwsSolutions-IAM5[Action::${action}]`,
+        `${copies}; these are CDK's grantRead and grantReadWrite action groups.`,
+      ]),
+      [
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
+        `${copies}; it reads the asset objects CDK uploaded.`,
+      ],
+      [
+        `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnElement)}.Arn>/*]`,
+        `${copies}; it writes the objects of this bucket only.`,
+      ],
+    ];
+    for (const [id, reason] of acknowledgments) Validations.of(handler).acknowledge({ id, reason });
+  }
+}

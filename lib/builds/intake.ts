@@ -1,0 +1,103 @@
+import { ApiError } from '../http/errors.ts';
+import { getTeam } from '../teams/teams.ts';
+import { deleteDelivery, recordDelivery, type GitProvider } from './delivery-records.ts';
+import { enqueueBuild, recordSkipped, type QueuedBuildView } from './enqueue.ts';
+import type { GitEvent } from './events.ts';
+import { openWebhookSecret } from './git-secrets.ts';
+import { takeDownPreview } from './preview-records.ts';
+import { markProductionBranchDeleted, notePush, projectsForRepo } from './project-git-records.ts';
+import { repoKey } from './repo-url.ts';
+import { decide, productionBranch, type ProjectRules } from './rules.ts';
+
+/**
+ * A Git webhook delivery (docs/builds.md): the projects its repository names
+ * are found by the repository index; the delivery must match the current
+ * secret of a project to act on it (no match at all: 401, nothing recorded);
+ * it is recorded once by its delivery id; then each matching project's rules
+ * decide what it builds.
+ */
+export interface Delivery {
+  provider: GitProvider;
+  eventType: string;
+  deliveryId: string;
+  event: GitEvent;
+  /** Whether the delivery is authentic under one project's secret. */
+  verify: (secret: string) => boolean;
+}
+
+export interface IgnoredEntry {
+  project_id: string | null;
+  reason: string;
+}
+
+export interface IntakeResult {
+  delivery_id: string;
+  event: string;
+  duplicate: boolean;
+  builds: QueuedBuildView[];
+  ignored: IgnoredEntry[];
+}
+
+async function matchingProjects(delivery: Delivery): Promise<Record<string, unknown>[]> {
+  const repoKeys = [...new Set(delivery.event.repoUrls.map(repoKey).filter((k): k is string => k !== null))];
+  const found = new Map<string, Record<string, unknown>>();
+  for (const key of repoKeys) for (const project of await projectsForRepo(key)) found.set(project.id as string, project);
+  return [...found.values()].filter((project) => {
+    const sealed = project.git_webhook_secret_sealed;
+    return typeof sealed === 'string' && delivery.verify(openWebhookSecret(project.id as string, sealed));
+  });
+}
+
+export async function receiveDelivery(delivery: Delivery): Promise<IntakeResult> {
+  const projects = await matchingProjects(delivery);
+  if (projects.length === 0) throw new ApiError('GIT_WEBHOOK_SIGNATURE_INVALID');
+  const result: IntakeResult = { delivery_id: delivery.deliveryId, event: delivery.eventType, duplicate: false, builds: [], ignored: [] };
+  const first = await recordDelivery({
+    provider: delivery.provider,
+    deliveryId: delivery.deliveryId,
+    eventType: delivery.eventType,
+    projectIds: projects.map((p) => p.id as string),
+  });
+  if (!first) return { ...result, duplicate: true, ignored: [{ project_id: null, reason: 'duplicate_delivery' }] };
+  try {
+    for (const project of projects) await actOnProject(project, delivery.event, result);
+  } catch (error) {
+    // Nothing is lost: the forge's retry of this delivery is processed afresh.
+    await deleteDelivery(delivery.provider, delivery.deliveryId).catch(() => undefined);
+    throw error;
+  }
+  return result;
+}
+
+async function actOnProject(project: Record<string, unknown>, event: GitEvent, result: IntakeResult): Promise<void> {
+  const projectId = project.id as string;
+  if (event.kind === 'push' && event.branch !== null) {
+    const production = productionBranch(project as unknown as ProjectRules, event.repoDefaultBranch) === event.branch;
+    await notePush(projectId, { repoDefaultBranch: event.repoDefaultBranch, productionBranchPushed: production && !event.deleted });
+  }
+  const team = await getTeam(project.team_id as string);
+  if (!team || (team as { suspended_at?: unknown }).suspended_at) {
+    result.ignored.push({ project_id: projectId, reason: 'team_suspended' });
+    return;
+  }
+  const decision = decide(project as unknown as ProjectRules, event);
+  if (decision.action === 'ignore') return void result.ignored.push({ project_id: projectId, reason: decision.reason });
+  if (decision.action === 'production_branch_deleted' || decision.action === 'take_down_preview') {
+    if (decision.action === 'production_branch_deleted') await markProductionBranchDeleted(projectId);
+    await takeDownPreview(projectId, decision.label);
+    result.ignored.push({ project_id: projectId, reason: decision.action === 'production_branch_deleted' ? 'production_branch_deleted' : 'preview_taken_down' });
+    return;
+  }
+  if (event.kind === 'other') return;
+  const request = {
+    project,
+    trigger: decision.trigger,
+    target: decision.target,
+    branch: event.branch!,
+    commitSha: event.commitSha,
+    commitMessage: event.commitMessage,
+    label: decision.label,
+    mergeRequest: event.kind === 'merge_request' ? event.number : null,
+  };
+  result.builds.push(decision.action === 'skip' ? await recordSkipped(request, decision.reason) : await enqueueBuild(request));
+}

@@ -1,0 +1,93 @@
+import { config } from '../config.ts';
+import { decryptEnvValue } from '../env/encryption.ts';
+import { queryAll } from '../db/query.ts';
+import { keys } from '../db/keys.ts';
+import { rootPrefix } from '../functions/build.ts';
+import { checkIssuerAddress } from '../sso/address-guard.ts';
+import type { BuildJob } from './host.ts';
+import { mintForgeToken, openAccessToken } from './git-secrets.ts';
+import { buildSettings } from './presets.ts';
+
+/**
+ * A build's job, assembled by the worker right before the host starts it:
+ * settings with the framework's defaults, the repository address checked,
+ * the credential of the project's `git_auth_mode`, and the project's
+ * environment variables of the build's environment, decrypted here and
+ * nowhere else.
+ */
+export class BuildSetupError extends Error {}
+
+/**
+ * In the cloud a repository is `https` on a public address (checked like SSO
+ * discovery: every resolved address public, no credentials in the URL); the
+ * local platform also accepts `http` on loopback (GIT_ALLOW_LOOPBACK_HTTP).
+ */
+export async function checkRepoUrl(address: string): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    throw new BuildSetupError(`The repository address is not a URL: ${address}`);
+  }
+  const check = await checkIssuerAddress(url, { allowLoopbackHttp: config.gitAllowLoopbackHttp() });
+  if (check.ok) return url;
+  const why = 'unresolvable' in check ? 'its host name does not resolve' : `it is refused (${check.refusal})`;
+  throw new BuildSetupError(`The repository ${url.host}${url.pathname} cannot be fetched: ${why}. Builds fetch https repositories on public addresses.`);
+}
+
+/** The Authorization header of the fetch, by `git_auth_mode` (empty is `pat`); null when the project has no credential. */
+export function gitAuthorization(project: Record<string, unknown>): string | null {
+  const projectId = project.id as string;
+  if (project.git_auth_mode === 'forge_jwt') {
+    if (typeof project.forge_audience !== 'string' || !project.forge_audience) throw new BuildSetupError('git_auth_mode is forge_jwt but forge_audience is empty.');
+    return `Bearer ${mintForgeToken({ projectId, audience: project.forge_audience })}`;
+  }
+  if (typeof project.git_access_token_sealed !== 'string') return null;
+  const token = openAccessToken(projectId, project.git_access_token_sealed);
+  return `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+}
+
+/** The project's variables of one environment, decrypted (only here, for a build about to start). */
+export async function buildEnvironment(projectId: string, environment: 'production' | 'preview'): Promise<Record<string, string>> {
+  const { pk, skPrefix } = keys.envVariablePrefix(projectId, environment);
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+  });
+  const env: Record<string, string> = {};
+  for (const item of items) {
+    if (!Array.isArray(item.targets) || !item.targets.includes('build')) continue;
+    const name = item.name as string;
+    env[name] = decryptEnvValue(item.value_sealed as string, { projectId, environment, name });
+  }
+  return env;
+}
+
+export async function prepareBuildJob(project: Record<string, unknown>, build: Record<string, unknown>): Promise<BuildJob> {
+  if (typeof project.git_repo_url !== 'string' || !project.git_repo_url) throw new BuildSetupError('The project has no git_repo_url to build from.');
+  const url = await checkRepoUrl(project.git_repo_url);
+  const production = build.target === 'production';
+  const settings = buildSettings(project);
+  return {
+    deploymentId: build.id as string,
+    projectId: project.id as string,
+    teamId: project.team_id as string,
+    git: {
+      url: url.href,
+      commit: (build.commit_sha as string | null) ?? null,
+      ref: build.branch as string,
+      authorization: gitAuthorization(project),
+      displayUrl: `${url.protocol}//${url.host}${url.pathname}`,
+    },
+    rootDirectory: (project.root_directory as string | null) ?? null,
+    rootPrefix: rootPrefix(project.root_directory),
+    packageManager: (project.package_manager as string | null) ?? null,
+    buildCommand: settings.buildCommand,
+    outputDir: settings.outputDir,
+    includeFunctions: production,
+    env: await buildEnvironment(project.id as string, production ? 'production' : 'preview'),
+    budgetMs: config.buildTimeBudgetMs(),
+    memoryMb: config.buildMemoryMb(),
+  };
+}

@@ -1,0 +1,81 @@
+import * as z from '../http/schema.ts';
+import { ApiError } from '../http/errors.ts';
+import { getProjectItem, toProject, type Project } from '../projects/projects.ts';
+import { UUID_PATTERN } from '../teams/slug.ts';
+import { resumeAutoDeploy } from './breaker-records.ts';
+import { readLogLines } from './build-log-records.ts';
+import { getBuild } from './build-records.ts';
+import { enqueueBuild, type QueuedBuildView } from './enqueue.ts';
+import { newWebhookSecret, sealWebhookSecret } from './git-secrets.ts';
+import { branchLabel } from './preview-hosts.ts';
+import { storeWebhookSecret } from './project-git-records.ts';
+import { productionBranch } from './rules.ts';
+
+/** The operations of the API on builds (docs/builds.md), behind thin handlers. */
+
+/** POST .../git/webhook-secret: a new secret, answered this once; deliveries signed with the old one stop matching. */
+export async function rotateWebhookSecret(project: Record<string, unknown>): Promise<{ secret: string }> {
+  const secret = newWebhookSecret();
+  if (!(await storeWebhookSecret(project.id as string, sealWebhookSecret(project.id as string, secret)))) throw new ApiError('PROJECT_NOT_FOUND');
+  return { secret };
+}
+
+export const startBuildSchema = z.strictObject({
+  branch: z.string().check(z.minLength(1), z.maxLength(255), z.refine((b) => !/[\s~^:?*[\\]|\.\.|^[-/]|\/$/.test(b), 'Not a Git branch name.')),
+  commit_sha: z.optional(z.string().check(z.regex(/^[0-9a-f]{40}$|^[0-9a-f]{64}$/, 'A full commit SHA, lowercase hex.'))),
+});
+
+/**
+ * POST .../builds: a build of `branch` (its head, or `commit_sha`) by hand:
+ * production when it is the production branch, else a preview. No branch
+ * policy and no breaker applies; a successful manual build clears the breaker.
+ */
+export async function startManualBuild(project: Record<string, unknown>, body: z.infer<typeof startBuildSchema>): Promise<QueuedBuildView> {
+  if (project.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+  if (typeof project.git_repo_url !== 'string' || !project.git_repo_url) throw new ApiError('GIT_REPOSITORY_NOT_CONNECTED');
+  const production = productionBranch({ default_branch: (project.default_branch as string | null) ?? null }, (project.repo_default_branch as string | null) ?? null) === body.branch;
+  return enqueueBuild({
+    project,
+    trigger: 'manual',
+    target: production ? 'production' : 'preview',
+    branch: body.branch,
+    commitSha: body.commit_sha ?? null,
+    commitMessage: null,
+    label: production ? null : branchLabel(body.branch),
+    mergeRequest: null,
+  });
+}
+
+/** POST .../auto-deploy/resume: the breaker cleared; answers the project. */
+export async function resumeProjectAutoDeploy(project: Record<string, unknown>): Promise<Project> {
+  await resumeAutoDeploy(project.id as string);
+  const item = await getProjectItem(project.id as string, true);
+  if (!item) throw new ApiError('PROJECT_NOT_FOUND');
+  return toProject(item);
+}
+
+export const buildLogQuerySchema = z.strictObject({
+  cursor: z.optional(z.string()),
+  limit: z.optional(z.string()),
+});
+
+/** Most lines one call returns. */
+const MAX_LOG_PAGE = 1000;
+
+/**
+ * GET .../deployments/{id}/log: the polling cursor. `lines` from line
+ * `cursor` on; `next_cursor` is where the next call starts; `done` says the
+ * build has ended, so nothing more will come once `next_cursor` is reached.
+ */
+export async function buildLogPage(project: Record<string, unknown>, deploymentId: string, query: z.infer<typeof buildLogQuerySchema>) {
+  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  const cursor = query.cursor === undefined ? 0 : Number(query.cursor);
+  if (!Number.isInteger(cursor) || cursor < 0) throw new ApiError('BUILD_LOG_CURSOR_INVALID');
+  const limit = Math.min(MAX_LOG_PAGE, Math.max(1, Number(query.limit ?? MAX_LOG_PAGE) || MAX_LOG_PAGE));
+  const build = await getBuild(project.id as string, deploymentId.toLowerCase());
+  if (!build) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  const status = build.status as string;
+  const done = !['queued', 'building'].includes(status);
+  const lines = build.trigger ? await readLogLines(build.id as string, cursor, limit) : (Array.isArray(build.build_log) ? (build.build_log as string[]) : []).slice(cursor, cursor + limit);
+  return { deployment_id: build.id, status, lines, cursor, next_cursor: cursor + lines.length, done };
+}

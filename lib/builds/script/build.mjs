@@ -1,0 +1,330 @@
+#!/usr/bin/env node
+// The one build script (docs/builds.md): the local sandbox and the CodeBuild image run this file.
+// It has no dependencies beyond Node's built-ins, git and tar. `node build.mjs fetch JOB` fetches the
+// commit; `node build.mjs build JOB` installs, builds and collects what to publish; `node build.mjs all`
+// does both, reading the job from the presigned URL in SLIPWAY_JOB_URL (the cloud).
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+
+/** Lines of a failed step's output searched for the line that says why. */
+const TAIL_LINES = 400;
+const LOCKFILES = [
+  ['pnpm-lock.yaml', 'pnpm'],
+  ['yarn.lock', 'yarn'],
+  ['bun.lock', 'bun'],
+  ['bun.lockb', 'bun'],
+  ['package-lock.json', 'npm'],
+  ['npm-shrinkwrap.json', 'npm'],
+];
+
+let secrets = [];
+const logLines = [];
+
+/** Every value of the build's environment variables is masked in each line it prints. */
+function mask(line) {
+  let out = line;
+  for (const value of secrets) out = out.split(value).join('***');
+  return out;
+}
+
+function log(line) {
+  const masked = mask(line);
+  logLines.push(masked);
+  process.stdout.write(`${masked}\n`);
+}
+
+class StepFailure extends Error {
+  constructor(phase, message, kind = 'user') {
+    super(message);
+    this.phase = phase;
+    this.kind = kind;
+  }
+}
+
+/** The line of a step's output that says why it failed: the first error-like one, else the last. */
+function errorLine(tail) {
+  const lines = tail.map((l) => l.trim()).filter(Boolean);
+  const hit = lines.find((l) => /\b(error|err!|failed|cannot|not found|unable)\b/i.test(l));
+  return (hit ?? lines[lines.length - 1] ?? '').slice(0, 300);
+}
+
+/** Runs a command, printing its masked output line by line; resolves to its exit code and last lines. */
+function run(command, args, options) {
+  return new Promise((resolvePromise) => {
+    const tail = [];
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], shell: options.shell ?? false });
+    for (const stream of [child.stdout, child.stderr]) {
+      let partial = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (text) => {
+        partial += text;
+        const lines = partial.split(/\r?\n/);
+        partial = lines.pop();
+        for (const line of lines) {
+          log(line);
+          tail.push(mask(line));
+          if (tail.length > TAIL_LINES) tail.shift();
+        }
+      });
+      stream.on('end', () => partial && (log(partial), tail.push(mask(partial))));
+    }
+    child.on('error', (error) => resolvePromise({ code: error.code === 'ENOENT' ? 127 : 1, tail: [...tail, `${command}: ${error.message}`] }));
+    child.on('close', (code, signal) => resolvePromise({ code: code ?? (signal ? 128 : 1), tail }));
+  });
+}
+
+function readJsonFile(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** The package manager: the project's setting, else package.json's packageManager, else the lockfile, else npm. */
+export function detectPackageManager(rootDir, setting) {
+  if (setting) return { name: setting, why: 'the project setting' };
+  const declared = readJsonFile(join(rootDir, 'package.json'))?.packageManager;
+  const name = typeof declared === 'string' ? declared.split('@')[0] : '';
+  if (['npm', 'pnpm', 'yarn', 'bun'].includes(name)) return { name, why: 'packageManager in package.json' };
+  for (const [file, manager] of LOCKFILES) if (existsSync(join(rootDir, file))) return { name: manager, why: file };
+  return { name: 'npm', why: 'no lockfile' };
+}
+
+/** The lockfile the install honours, if there is one. */
+export function lockfileOf(rootDir, manager) {
+  const names = LOCKFILES.filter(([, m]) => m === manager).map(([f]) => f);
+  return names.find((f) => existsSync(join(rootDir, f))) ?? null;
+}
+
+/** The install command: frozen to the lockfile when there is one. */
+function installCommand(manager, lockfile, rootDir) {
+  const frozen = lockfile !== null;
+  if (manager === 'npm') return ['npm', frozen ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']];
+  if (manager === 'pnpm') return ['pnpm', ['install', ...(frozen ? ['--frozen-lockfile'] : [])]];
+  if (manager === 'bun') return ['bun', ['install', ...(frozen ? ['--frozen-lockfile'] : [])]];
+  const berry = existsSync(join(rootDir, '.yarnrc.yml'));
+  return ['yarn', ['install', ...(frozen ? [berry ? '--immutable' : '--frozen-lockfile'] : [])]];
+}
+
+/** Where each package manager keeps its store, under the build's cache folder. */
+function cacheEnv(manager, cacheDir) {
+  if (!cacheDir) return {};
+  return {
+    npm: { npm_config_cache: join(cacheDir, 'npm'), npm_config_prefer_offline: 'true' },
+    pnpm: { npm_config_store_dir: join(cacheDir, 'pnpm') },
+    yarn: { YARN_CACHE_FOLDER: join(cacheDir, 'yarn') },
+    bun: { BUN_INSTALL_CACHE_DIR: join(cacheDir, 'bun') },
+  }[manager];
+}
+
+const OUT_OF_STEP = /in sync|frozen[- ]lockfile|lockfile.*(?:outdated|not up to date|needs to be updated|would have been modified)|--immutable/i;
+
+async function install(job, rootDir, env) {
+  if (!existsSync(join(rootDir, 'package.json'))) {
+    log('No package.json: nothing to install.');
+    return null;
+  }
+  const manager = detectPackageManager(rootDir, job.package_manager);
+  const lockfile = lockfileOf(rootDir, manager.name);
+  const [command, args] = installCommand(manager.name, lockfile, rootDir);
+  log(`Installing with ${manager.name} (${manager.why}): ${command} ${args.join(' ')}`);
+  const started = Date.now();
+  const result = await run(command, args, { cwd: rootDir, env: { ...env, ...cacheEnv(manager.name, job.cache_dir) } });
+  if (result.code === 0) {
+    log(`Install took ${Date.now() - started} ms.`);
+    return manager.name;
+  }
+  if (result.code === 127) throw new StepFailure('install', `Install failed: ${command} is not available in the build image.`);
+  if (lockfile && result.tail.some((l) => OUT_OF_STEP.test(l))) {
+    throw new StepFailure('install', `Install failed: ${lockfile} is out of step with package.json; update the lockfile and push again.`);
+  }
+  throw new StepFailure('install', `Install failed: ${command} ${args[0]} exited with code ${result.code}: ${errorLine(result.tail)}`);
+}
+
+async function buildStep(job, rootDir, env, manager) {
+  if (!job.build_command) {
+    log('No build command: the output folder is published as it is.');
+    return;
+  }
+  const command = job.build_command.replaceAll('{pm}', manager ?? 'npm');
+  log(`Running the build command: ${command}`);
+  const started = Date.now();
+  const result = await run(command, [], { cwd: rootDir, env, shell: '/bin/sh' });
+  log(`The build command took ${Date.now() - started} ms.`);
+  if (result.code !== 0) throw new StepFailure('build', `Build failed: \`${command}\` exited with code ${result.code}: ${errorLine(result.tail)}`);
+}
+
+/** Whether `inner` is `outer` or inside it (both real paths). */
+const within = (outer, inner) => inner === outer || inner.startsWith(`${outer}${sep}`);
+
+/** The node_modules package folders a set of packages needs, dependencies of dependencies included. */
+function dependencyClosure(rootDir, names) {
+  const found = new Set();
+  const queue = names.map((name) => ({ name, from: rootDir }));
+  while (queue.length > 0) {
+    const { name, from } = queue.shift();
+    let dir = null;
+    for (let at = from; within(rootDir, at); at = dirname(at)) {
+      const candidate = join(at, 'node_modules', name);
+      if (existsSync(join(candidate, 'package.json'))) {
+        dir = candidate;
+        break;
+      }
+      if (at === rootDir) break;
+    }
+    if (!dir || found.has(dir)) continue;
+    found.add(dir);
+    const pkg = readJsonFile(join(dir, 'package.json')) ?? {};
+    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) queue.push({ name: dep, from: dir });
+  }
+  return [...found];
+}
+
+/** Copies a folder without the entries `skip` names at its top. */
+function copyFolder(from, to, skip = []) {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from)) {
+    if (skip.includes(entry)) continue;
+    cpSync(join(from, entry), join(to, entry), { recursive: true, dereference: false, verbatimSymlinks: true });
+  }
+}
+
+/** The folder to publish: the output's files at its root, and (production) the functions with what they import. */
+function collect(job, sourceDir, rootDir, publishDir) {
+  const outDir = resolve(rootDir, job.output_dir || '.');
+  if (!existsSync(outDir) || !statSync(outDir).isDirectory()) {
+    throw new StepFailure('output', `No output folder: \`${job.output_dir}\` does not exist after the build.`);
+  }
+  if (!within(realpathSync(sourceDir), realpathSync(outDir))) throw new StepFailure('output', `The output folder \`${job.output_dir}\` is outside the repository.`);
+  const isRoot = realpathSync(outDir) === realpathSync(rootDir);
+  rmSync(publishDir, { recursive: true, force: true });
+  copyFolder(outDir, publishDir, ['.git', ...(isRoot ? ['node_modules', 'functions'] : [])]);
+  const functionsDir = join(rootDir, 'functions');
+  if (job.include_functions && existsSync(functionsDir)) {
+    const root = job.root_prefix ?? '';
+    copyFolder(functionsDir, join(publishDir, root, 'functions'));
+    const pkg = readJsonFile(join(rootDir, 'package.json')) ?? {};
+    for (const dir of dependencyClosure(rootDir, Object.keys(pkg.dependencies ?? {}))) {
+      cpSync(dir, join(publishDir, root, relative(rootDir, dir)), { recursive: true, filter: (src) => !src.slice(dir.length).includes(`${sep}node_modules${sep}`) });
+    }
+  }
+  const count = countFiles(publishDir);
+  if (count === 0) throw new StepFailure('output', `The output folder \`${job.output_dir}\` is empty.`);
+  log(`Collected ${count} files from ${job.output_dir || '.'}${job.include_functions && existsSync(functionsDir) ? ' and functions/' : ''}.`);
+  return count;
+}
+
+function countFiles(dir) {
+  let count = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) count += entry.isDirectory() ? countFiles(join(dir, entry.name)) : 1;
+  return count;
+}
+
+/** A bridge from 127.0.0.1:port to the platform's egress proxy socket (the sandbox's only way out). */
+function startEgressBridge(egress) {
+  if (!egress) return null;
+  const server = createServer((client) => {
+    const upstream = connect(egress.socket);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  server.listen(egress.port, '127.0.0.1');
+  return server;
+}
+
+/** The environment install and build run with: nothing of this process but PATH, and the project's variables. */
+function buildEnv(job) {
+  const proxy = job.egress ? `http://127.0.0.1:${job.egress.port}` : null;
+  return {
+    PATH: job.path ?? process.env.PATH,
+    HOME: job.home ?? process.env.HOME ?? '/tmp',
+    CI: 'true',
+    LANG: 'C.UTF-8',
+    // No background calls home: a build's network use is its install and its build command.
+    npm_config_update_notifier: 'false',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    ...(proxy ? { HTTPS_PROXY: proxy, https_proxy: proxy, HTTP_PROXY: proxy, http_proxy: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy } : {}),
+    ...job.env,
+  };
+}
+
+export async function buildPhase(job) {
+  secrets = Object.values(job.env ?? {}).filter((v) => typeof v === 'string' && v.length >= 3);
+  const sourceDir = resolve(job.source_dir);
+  const rootDir = resolve(sourceDir, job.root_directory || '.');
+  const bridge = startEgressBridge(job.egress);
+  const result = { outcome: 'succeeded', phase: 'done', failure_line: null, failure_kind: null, package_manager: null, file_count: 0 };
+  try {
+    if (!existsSync(rootDir) || !within(realpathSync(sourceDir), realpathSync(rootDir))) {
+      throw new StepFailure('install', `The root directory \`${job.root_directory}\` does not exist in the repository.`);
+    }
+    const env = buildEnv(job);
+    result.package_manager = await install(job, rootDir, env);
+    await buildStep(job, rootDir, env, result.package_manager);
+    result.file_count = collect(job, sourceDir, rootDir, resolve(job.publish_dir));
+    log('Build succeeded.');
+  } catch (error) {
+    Object.assign(result, failureOf(error));
+    log(result.failure_line);
+  } finally {
+    bridge?.close();
+  }
+  return result;
+}
+
+function failureOf(error) {
+  if (error instanceof StepFailure) return { outcome: 'failed', phase: error.phase, failure_line: error.message, failure_kind: error.kind };
+  return { outcome: 'failed', phase: 'platform', failure_line: `The build script failed: ${error.message}`, failure_kind: 'platform' };
+}
+
+/** Fetches exactly one commit, shallow; credentials travel in git's environment, never on a command line. */
+export async function fetchPhase(job) {
+  const dir = resolve(job.source_dir);
+  mkdirSync(dir, { recursive: true });
+  const auth = job.git.authorization ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: ${job.git.authorization}` } : {};
+  const env = { PATH: process.env.PATH, HOME: dirname(dir), GIT_TERMINAL_PROMPT: '0', ...auth };
+  const git = (args) => run('git', ['-c', 'http.followRedirects=false', '-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', '-c', 'protocol.http.allow=always', ...args], { cwd: dir, env });
+  log(`Fetching ${job.git.commit.slice(0, 12)} from ${job.git.display_url}`);
+  for (const args of [['init', '-q'], ['fetch', '-q', '--depth', '1', '--no-tags', job.git.url, job.git.commit], ['checkout', '-q', '--detach', 'FETCH_HEAD']]) {
+    const result = await git(args);
+    if (result.code !== 0) throw new StepFailure('fetch', `Fetch failed: git ${args[0]} exited with code ${result.code}: ${errorLine(result.tail)}`, 'platform');
+  }
+}
+
+/** Sha-256 of a file, hex: the key of a package store. */
+export function fileHash(path) {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+async function main() {
+  const [mode, jobFile] = process.argv.slice(2);
+  if (mode === 'all') {
+    const { runInCloud } = await import('./cloud.mjs');
+    return runInCloud({ fetchPhase, buildPhase, log, logLines, fileHash, detectPackageManager, lockfileOf });
+  }
+  const job = JSON.parse(readFileSync(jobFile, 'utf8'));
+  if (mode === 'fetch') {
+    try {
+      await fetchPhase(job);
+    } catch (error) {
+      log(error.message);
+      process.exitCode = 2;
+    }
+    return;
+  }
+  const result = await buildPhase(job);
+  writeFileSync(job.result_file, JSON.stringify(result));
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+  main().catch((error) => {
+    process.stderr.write(`build script: ${error.message}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,20 @@
+import { batchGetAll } from '../db/batch.ts';
+import { keys } from '../db/keys.ts';
+import { roleRank } from '../http/access.ts';
+import { listTeamMemberships } from './memberships.ts';
+
+/** A team's members with their names and addresses: the owner first, then by role and address. */
+export async function teamMembers(teamId: string) {
+  const memberships = await listTeamMemberships(teamId);
+  const users = memberships.length ? await batchGetAll(memberships.map((m) => keys.user(m.user_id))) : [];
+  const byId = new Map(users.map((u) => [u.user_id as string, u]));
+  return memberships
+    .map((m) => ({
+      user_id: m.user_id,
+      email: (byId.get(m.user_id)?.email as string | undefined) ?? null,
+      name: (byId.get(m.user_id)?.name as string | null | undefined) ?? null,
+      role: m.role,
+      joined_at: m.joined_at,
+    }))
+    .sort((a, b) => roleRank[b.role] - roleRank[a.role] || (a.email ?? '').localeCompare(b.email ?? ''));
+}

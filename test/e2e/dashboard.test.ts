@@ -1,0 +1,292 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { createUser } from '../../lib/identity/users.ts';
+import { getMembership, putMembership } from '../../lib/teams/memberships.ts';
+import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
+import { dropFolder, expectAccessible, launchChromium, saveScreenshot } from '../support/browser.ts';
+import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+
+/**
+ * The console end to end: Debian's Chromium, driven by playwright-core,
+ * against a whole local platform (the console on app.localhost, its API on the
+ * same origin, the queue workers and the functions sandbox). The flows run in
+ * order on one team, as a person would go through them; each saves a
+ * screenshot under test/.out/dashboard and checks the page with axe-core.
+ */
+let platform: TestPlatform;
+let browser: Browser;
+let owner: BrowserContext;
+let page: Page;
+let work: string;
+const email = `owner-${Date.now()}@example.test`;
+const state: { teamId?: string; projectId?: string; siteUrl?: string; firstDeployment?: string } = {};
+
+function siteFolder(name: string, heading: string): string {
+  const dir = join(work, name);
+  mkdirSync(join(dir, 'functions'), { recursive: true });
+  writeFileSync(
+    join(dir, 'index.html'),
+    `<!doctype html><html lang="en"><head><title>${heading}</title></head><body><h1>${heading}</h1></body></html>`,
+  );
+  writeFileSync(
+    join(dir, 'about.html'),
+    '<!doctype html><html lang="en"><head><title>About</title></head><body><p>About us</p></body></html>',
+  );
+  writeFileSync(
+    join(dir, 'functions', 'hello.js'),
+    [
+      'export default async (request) => {',
+      '  const body = await request.text();',
+      "  console.log('hello from the console test', body);",
+      "  return new Response('hi ' + body);",
+      '};',
+      '',
+    ].join('\n'),
+  );
+  return dir;
+}
+
+/** Asks for a sign-in link with the keyboard alone: Tab to the address field, type, Enter. */
+async function signIn(context: BrowserContext, address: string): Promise<Page> {
+  const p = await context.newPage();
+  await p.goto(`${platform.consoleUrl}/`);
+  await p.getByRole('heading', { name: 'Sign in' }).waitFor();
+  for (let tabs = 0; tabs < 10 && !(await p.evaluate('document.activeElement?.type === "email"')); tabs++) await p.keyboard.press('Tab');
+  await p.keyboard.type(address);
+  await p.keyboard.press('Enter');
+  await p.getByText(`A sign-in link is on its way to ${address}`).waitFor();
+  return p;
+}
+
+/** A page of a site, asked of the platform on loopback with the site's Host (Node resolves no *.localhost name). */
+function siteText(url: string): Promise<string> {
+  const { host, pathname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path: pathname, headers: { host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    }).on('error', reject);
+  });
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'slipway-console-'));
+  platform = await startTestPlatform();
+  browser = await launchChromium();
+  owner = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // The clipboard of the copy buttons, in a headless browser.
+  await owner.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: platform.consoleUrl });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await platform?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** The page a flow works in: what a failed flow's screenshot shows. */
+let current: Page | undefined;
+const failedShots = () =>
+  onTestFailed(async ({ task }) => {
+    if (current && !current.isClosed()) await saveScreenshot(current, `failed-${task.name.replace(/[^a-z0-9]+/gi, '-')}`);
+  });
+
+describe('the console in a real browser', () => {
+  it('signs in by the e-mail link (the local outbox lists it)', async () => {
+    page = await signIn(owner, email);
+    await expectAccessible(page, 'sign-in');
+    await page.getByRole('link', { name: 'local outbox' }).click();
+    await page.getByRole('heading', { name: 'Local outbox' }).waitFor();
+    await page
+      .getByRole('link', { name: `Sign in as ${email}` })
+      .first()
+      .click();
+    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    expect(page.url()).toBe(`${platform.consoleUrl}/`);
+    // The session is an HttpOnly cookie: no script on the page can read it.
+    expect(await page.evaluate('document.cookie')).toBe('');
+    const [cookie] = await owner.cookies();
+    expect(cookie).toMatchObject({ name: 'slipway_session', httpOnly: true, sameSite: 'Lax' });
+    await expectAccessible(page, 'projects');
+    await saveScreenshot(page, '01-signed-in');
+    // Asked by the page itself: its cookie goes along, and Node resolves no *.localhost name.
+    state.teamId = (
+      (await page.evaluate('fetch("/api/v1/me").then((r) => r.json())')) as { data: { default_team_id: string } }
+    ).data.default_team_id;
+    await setFunctionsEnrolment(state.teamId!, true);
+  });
+
+  it('creates a project by dropping a folder and sees it live', async () => {
+    await page.getByRole('link', { name: 'New project' }).click();
+    await page.getByLabel('Project name').fill('Console site');
+    await expectAccessible(page, 'new project');
+    await dropFolder(page, '[data-testid="drop-zone"]', siteFolder('v1', 'Version one'));
+    await page.getByRole('link', { name: 'Deployments', exact: true }).waitFor({ timeout: 60_000 });
+    state.projectId = new URL(page.url()).pathname.split('/')[2];
+    const production = page.getByRole('link', { name: /^http:\/\/console-site.*\.localhost:\d+$/ });
+    state.siteUrl = (await production.getAttribute('href'))!;
+    expect(await siteText(state.siteUrl)).toContain('<h1>Version one</h1>');
+    await page.getByRole('cell', { name: 'ready' }).first().waitFor();
+    state.firstDeployment = await page.locator('tbody tr').first().getByRole('link').innerText();
+    await expectAccessible(page, 'project');
+    await saveScreenshot(page, '02-project-live');
+  });
+
+  it('deploys a second version and rolls back to the first', async () => {
+    current = page;
+    failedShots();
+    await dropFolder(page, '[data-testid="drop-zone"]', siteFolder('v2', 'Version two'));
+    await page.getByRole('status').filter({ hasText: 'Published' }).waitFor({ timeout: 60_000 });
+    await expect.poll(() => siteText(state.siteUrl!), { timeout: 10_000 }).toContain('<h1>Version two</h1>');
+    await page.getByRole('button', { name: `Roll back to ${state.firstDeployment}` }).click();
+    await expect.poll(() => siteText(state.siteUrl!), { timeout: 10_000 }).toContain('<h1>Version one</h1>');
+    await page.locator('tbody tr', { hasText: state.firstDeployment! }).getByText('live').waitFor();
+    await saveScreenshot(page, '03-rolled-back');
+  });
+
+  it('adds a domain and reads the DNS records to set, with copy buttons', async () => {
+    await page.getByRole('link', { name: 'Domains' }).click();
+    await page.getByLabel('Domain', { exact: true }).fill('shop.console-test.com');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByRole('heading', { name: 'shop.console-test.com', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'DNS records to set' }).waitFor();
+    const rows = page.locator('tbody tr');
+    expect(await rows.count()).toBeGreaterThan(0);
+    await expect.poll(() => page.getByText('pending verification').count()).toBeGreaterThan(0);
+    const copy = page.getByRole('button', { name: /^Copy (CNAME|TXT) value$/ }).first();
+    await copy.click();
+    await page.getByRole('status').filter({ hasText: 'Copied' }).first().waitFor();
+    await expectAccessible(page, 'domain');
+    await saveScreenshot(page, '04-domain-records');
+    await page.getByRole('link', { name: "Back to the project's domains" }).click();
+  });
+
+  it("runs a function's queued invocation and reads its console output", async () => {
+    await page.getByRole('link', { name: 'Functions' }).click();
+    await page.getByRole('heading', { name: 'hello', level: 3 }).waitFor();
+    await page.getByLabel('Request body for hello').fill('{"from":"the console"}');
+    await page.getByRole('button', { name: 'Run as a queued invocation' }).click();
+    await page.getByText('Status: completed').waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.getByTestId('console-output').innerText()).toContain('hello from the console test {"from":"the console"}');
+    await page.getByText('hi {"from":"the console"}').waitFor();
+    await expectAccessible(page, 'invocation');
+    await saveScreenshot(page, '05-invocation-console');
+  });
+
+  it('imports environment variables from .env text and never shows their values', async () => {
+    await page.goto(`${platform.consoleUrl}/projects/${state.projectId}/env`);
+    await page
+      .getByLabel('Contents of a .env file')
+      .fill('# build settings\nAPI_URL=https://api.example.test\nSECRET_TOKEN=s3cr3t-value\n');
+    await page.getByRole('button', { name: 'Import into production' }).click();
+    await page.getByText('Imported into production: 2 created').waitFor();
+    await page.getByRole('cell', { name: 'SECRET_TOKEN' }).waitFor();
+    await page.getByRole('cell', { name: 'API_URL' }).waitFor();
+    expect(await page.content()).not.toContain('s3cr3t-value');
+    await expectAccessible(page, 'environment');
+    await saveScreenshot(page, '06-env-imported');
+  });
+
+  it('transfers ownership to another member', async () => {
+    const colleague = await createUser({ email: `colleague-${Date.now()}@example.test`, name: 'Colleague' });
+    await putMembership(state.teamId!, colleague.user_id, 'member');
+    await page.getByRole('link', { name: 'Team', exact: true }).click();
+    await page.getByRole('heading', { name: 'Transfer ownership' }).waitFor();
+    await page.getByLabel('New owner').selectOption(colleague.user_id);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Transfer ownership' }).click();
+    await page.getByRole('heading', { name: 'Transfer ownership' }).waitFor({ state: 'detached' });
+    expect((await getMembership(state.teamId!, colleague.user_id))?.role).toBe('owner');
+    await page.getByRole('combobox', { name: 'Team' }).locator('option', { hasText: '(admin)' }).waitFor({ state: 'attached' });
+    await expectAccessible(page, 'team');
+    await saveScreenshot(page, '07-ownership-transferred');
+  });
+
+  it('passes the accessibility check on every other page', async () => {
+    current = page;
+    failedShots();
+    const pages: [string, string | RegExp][] = [
+      [`/projects/${state.projectId}/functions`, 'Functions'],
+      [`/projects/${state.projectId}/analytics`, 'Analytics'],
+      [`/projects/${state.projectId}/domains`, 'Domains'],
+      [`/projects/${state.projectId}/settings`, 'Settings'],
+      ['/account', 'Notices'],
+      ['/invitations', 'Invitations'],
+    ];
+    for (const [path, heading] of pages) {
+      await page.goto(`${platform.consoleUrl}${path}`);
+      await page.getByRole('heading', { name: heading }).first().waitFor();
+      await expectAccessible(page, path);
+    }
+    await saveScreenshot(page, '08-every-page');
+    // Six page loads with an axe run each: more than one flow's time on a loaded machine.
+  }, 120_000);
+
+  it('files an abuse report signed out', async () => {
+    const visitor = await browser.newContext();
+    const p = await visitor.newPage();
+    current = p;
+    failedShots();
+    await p.goto(`${platform.consoleUrl}/report-abuse`);
+    await expectAccessible(p, 'abuse report');
+    await p.getByLabel('What is it').selectOption('phishing');
+    // An address the platform does not host is named next to the field.
+    await p.getByLabel('Addresses of the content (one per line)').fill('https://elsewhere.example.org/login');
+    await p.getByLabel('Why it is illegal or against the rules').fill('It imitates a bank sign-in page.');
+    await p.getByLabel('Your name').fill('Vera Visitor');
+    await p.getByLabel('Your e-mail address').fill('vera@example.test');
+    await p.getByLabel('I declare that this report is accurate and made in good faith').check();
+    await p.getByRole('button', { name: 'Send the report' }).click();
+    await p.getByText('Not on a site or function this platform hosts: https://elsewhere.example.org/login.').waitFor();
+    await expectAccessible(p, 'abuse report with errors');
+    await p.getByLabel('Addresses of the content (one per line)').fill(`${state.siteUrl}/about.html`);
+    await p.getByRole('button', { name: 'Send the report' }).click();
+    await p.getByRole('heading', { name: 'Report received' }).waitFor();
+    await saveScreenshot(p, '09-abuse-report-filed');
+    await visitor.close();
+  });
+
+  it('reviews the reported site as a platform administrator', async () => {
+    const adminEmail = `admin-${Date.now()}@example.test`;
+    await createUser({ email: adminEmail, name: 'Platform Admin', isPlatformAdmin: true });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await signIn(context, adminEmail);
+    current = p;
+    failedShots();
+    await p.goto(`${platform.consoleUrl}/_local/outbox`);
+    await p
+      .getByRole('link', { name: `Sign in as ${adminEmail}` })
+      .first()
+      .click();
+    await p.getByRole('link', { name: 'Admin' }).click();
+    const host = new URL(state.siteUrl!).hostname;
+    const card = p.locator('li.card', { hasText: host });
+    // The keyword scan of the publish is queued at finalize and finished by the abuse-scans worker.
+    await expect
+      .poll(
+        async () => {
+          await p.getByLabel('Show').selectOption('actioned');
+          await p.getByLabel('Show').selectOption('new');
+          return card.count();
+        },
+        { timeout: 30_000 },
+      )
+      .toBeGreaterThan(0);
+    await card.getByText('1 abuse report').first().waitFor();
+    await expectAccessible(p, 'admin');
+    await saveScreenshot(p, '10-admin-review');
+    await card.first().getByLabel(`Resolution for ${host}`).fill('Phishing confirmed; site taken down.');
+    await card
+      .first()
+      .getByRole('button', { name: `Mark ${host} actioned` })
+      .click();
+    await p.getByLabel('Show').selectOption('actioned');
+    await p.locator('li.card', { hasText: host }).first().waitFor();
+    await context.close();
+  });
+});

@@ -1,0 +1,76 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { TestPlatform } from './platform.ts';
+import { siteRequest } from './sites.ts';
+
+/**
+ * What the builds tests share: the platform settings that let a build fetch a
+ * repository served on loopback and keep its waits short, a tiny site whose
+ * build needs no network, and waiting for a build to end.
+ */
+export function useBuildSettings(overrides: Record<string, string> = {}): void {
+  process.env.GIT_ALLOW_LOOPBACK_HTTP = 'true';
+  process.env.BUILD_POLL_MS = '100';
+  process.env.BUILD_REQUEUE_DELAY_SECONDS = '1';
+  process.env.BUILD_CACHE_DIR = mkdtempSync(join(tmpdir(), 'slipway-build-cache-test-'));
+  Object.assign(process.env, overrides);
+}
+
+/** A site with no dependencies: `npm run build` writes dist/ (its page names the branch and GREETING). */
+export function staticSite(label: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    'package.json': JSON.stringify({ name: 'fixture-site', version: '1.0.0', private: true, scripts: { build: 'node build.mjs' } }),
+    'package-lock.json': JSON.stringify({ name: 'fixture-site', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'fixture-site', version: '1.0.0' } } }),
+    'build.mjs': [
+      "import { mkdirSync, writeFileSync } from 'node:fs';",
+      "mkdirSync('dist', { recursive: true });",
+      "console.log('building with API_TOKEN=' + process.env.API_TOKEN);",
+      `writeFileSync('dist/index.html', '<h1>${label} ' + (process.env.GREETING ?? 'no greeting') + '</h1>');`,
+    ].join('\n'),
+    ...extra,
+  };
+}
+
+export async function createGitProject(
+  platform: TestPlatform,
+  token: string,
+  settings: Record<string, unknown>,
+): Promise<{ project: Record<string, any>; secret: string }> {
+  const created = await platform.api('POST', '/api/v1/projects', {
+    token,
+    body: { name: `Built ${Math.random().toString(36).slice(2, 8)}`, default_branch: 'main', auto_deploy_enabled: true, framework: 'vite', ...settings },
+  });
+  expect(created.status, created.text).toBe(201);
+  const secret = await platform.api('POST', `/api/v1/projects/${created.body.data.id}/git/webhook-secret`, { token });
+  expect(secret.status, secret.text).toBe(200);
+  return { project: created.body.data, secret: secret.body.data.secret };
+}
+
+/** Polls a deployment until its status is one of `statuses`. */
+export async function waitForBuild(
+  platform: TestPlatform,
+  token: string,
+  projectId: string,
+  deploymentId: string,
+  statuses: string[] = ['ready', 'failed', 'canceled', 'skipped'],
+  timeoutMs = 60_000,
+): Promise<Record<string, any>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const reply = await platform.api('GET', `/api/v1/projects/${projectId}/deployments/${deploymentId}`, { token });
+    // A finished build has its finish time: the worker's last write, after the publish's own.
+    const settled = reply.status === 200 && statuses.includes(reply.body.data.status);
+    const terminal = ['ready', 'failed', 'canceled', 'skipped'].includes(reply.body.data?.status);
+    if (settled && (!terminal || reply.body.data.finished_at || reply.body.data.trigger === null)) return reply.body.data;
+    if (Date.now() > until) throw new Error(`build ${deploymentId} did not reach ${statuses.join('/')}: ${reply.text.slice(0, 2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
+/** GET on a site host of the local platform (`Host` set, the connection to 127.0.0.1). */
+export async function getSite(platform: TestPlatform, host: string, path = '/'): Promise<{ status: number; text: string }> {
+  const reply = await siteRequest(platform.port, `${host}:${platform.port}`, path);
+  return { status: reply.status, text: reply.text };
+}
