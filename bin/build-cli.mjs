@@ -6,7 +6,7 @@
 // Split in chunks (dist/chunks/): a command loads only what it runs. The user commands load about
 // 55 KB; the operator commands (admin), with the DynamoDB client, load theirs when asked for. One
 // bundle of everything was 490 KB that every command parsed, half of a repeat deploy's start.
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -38,3 +38,6 @@ await esbuild.build({
   logLevel: 'warning',
 });
 chmodSync(join(outdir, 'cli.mjs'), 0o755);
+// `slipway dev` starts each function instance on the runner, a program of its own read from a file
+// (lib/local/functions/sandbox.ts finds it beside the bundle).
+copyFileSync(join(root, 'lib', 'functions', 'runner', 'runner.mjs'), join(outdir, 'runner.mjs'));

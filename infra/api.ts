@@ -1,7 +1,8 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fallbackRoute, routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
@@ -29,6 +30,63 @@ export function routeConstructId(row: Pick<RouteRow, 'method' | 'path'>): string
 }
 
 const maxIntegrationSeconds = 30;
+
+/**
+ * How many route functions one invoke role may name: CDK moves statements past
+ * its estimate of a policy's size limit into extra managed policies (more
+ * resources); 40 function ARNs stay inside one policy.
+ */
+const functionsPerInvokeRole = 40;
+
+/**
+ * API Gateway invokes the route functions through roles it assumes (the
+ * integration's credentials), not through a resource-based permission on each
+ * function: a permission is one more CloudFormation resource per route, and the
+ * stack must stay under 500 resources. Each role names exactly its functions,
+ * so API Gateway can invoke the route functions and nothing else.
+ */
+class RouteInvokeRoles {
+  private current?: iam.Role;
+  private named = 0;
+  private count = 0;
+
+  constructor(private readonly scope: Construct) {}
+
+  roleFor(fn: lambda.IFunction): iam.Role {
+    if (!this.current || this.named === functionsPerInvokeRole) {
+      this.count += 1;
+      this.current = new iam.Role(this.scope, `InvokeRole${this.count}`, {
+        assumedBy: new iam.ServicePrincipal('apigateway.amazonaws.com'),
+        description: 'API Gateway invokes Slipway route functions with this role',
+      });
+      this.named = 0;
+    }
+    this.named += 1;
+    // The function's own ARN only: routes invoke $LATEST, never a version or alias.
+    this.current.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }));
+    return this.current;
+  }
+}
+
+/** A Lambda proxy integration (payload 2.0) that API Gateway calls with an invoke role's credentials. */
+class RoleInvokedLambdaIntegration extends apigwv2.HttpRouteIntegration {
+  constructor(
+    id: string,
+    private readonly fn: lambda.IFunction,
+    private readonly roles: RouteInvokeRoles,
+  ) {
+    super(id);
+  }
+
+  bind(): apigwv2.HttpRouteIntegrationConfig {
+    return {
+      type: apigwv2.HttpIntegrationType.AWS_PROXY,
+      uri: this.fn.functionArn,
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+      credentials: apigwv2.IntegrationCredentials.fromRole(this.roles.roleFor(this.fn)),
+    };
+  }
+}
 
 /** Mirrors the local API server's preflight answer (lib/local/api-server.ts) and the pipeline's CORS middleware. */
 const corsAllowHeaders = ['authorization', 'content-type', 'idempotency-key', 'x-team-id', 'x-platform-client', 'traceparent'];
@@ -68,6 +126,7 @@ export class SlipwayApi extends Construct {
     });
 
     this.fallbackFunction = new HandlerFunction(this, 'Fallback', functionProps(fallbackRoute, 'Slipway $default route'));
+    const invokeRoles = new RouteInvokeRoles(this);
 
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
       description: 'Slipway platform API',
@@ -90,7 +149,7 @@ export class SlipwayApi extends Construct {
               maxAge: Duration.minutes(10),
             }
           : undefined,
-      defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', this.fallbackFunction.fn),
+      defaultIntegration: new RoleInvokedLambdaIntegration('FallbackIntegration', this.fallbackFunction.fn, invokeRoles),
     });
 
     for (const row of routes as readonly RouteRow[]) {
@@ -106,7 +165,7 @@ export class SlipwayApi extends Construct {
       new apigwv2.HttpRoute(this, `${constructId}Route`, {
         httpApi: this.httpApi,
         routeKey: apigwv2.HttpRouteKey.with(row.path, apigwv2.HttpMethod[row.method]),
-        integration: new HttpLambdaIntegration(`${constructId}Integration`, fn.fn),
+        integration: new RoleInvokedLambdaIntegration(`${constructId}Integration`, fn.fn, invokeRoles),
       });
     }
 

@@ -16,7 +16,7 @@ export interface SiteServingProps {
   /** Sites are served at {subdomain}.{siteDomain}. */
   siteDomain: string;
   /**
-   * ACM certificate (us-east-1) for `*.{siteDomain}`; context `siteCertificateArn`.
+   * ACM certificate (us-east-1) for `*.{siteDomain}` and `*.previews.{siteDomain}`; context `siteCertificateArn`.
    * Without it the distribution has no alternate domain name and only answers on
    * its cloudfront.net name, which is not a site host: useful only to test the stack.
    */
@@ -102,7 +102,8 @@ export class SiteServing extends Construct {
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Slipway sites: *.${props.siteDomain}`,
-      ...(certificate ? { domainNames: [`*.${props.siteDomain}`], certificate } : {}),
+      // Previews answer at {label}-{slug}.previews.{siteDomain} (lib/builds/preview-hosts.ts): a wildcard covers one label only.
+      ...(certificate ? { domainNames: [`*.${props.siteDomain}`, `*.previews.${props.siteDomain}`], certificate } : {}),
       minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
@@ -121,7 +122,7 @@ export class SiteServing extends Construct {
 
     new CfnOutput(this, 'SitesDistributionDomain', {
       value: this.distribution.distributionDomainName,
-      description: `Point *.${props.siteDomain} (CNAME or alias) at this name`,
+      description: `Point *.${props.siteDomain} and *.previews.${props.siteDomain} (CNAME or alias) at this name`,
     });
 
     for (const [rule, reason] of [

@@ -28,7 +28,7 @@ describe('site serving in the cloud', () => {
   it('CloudFront answers *.{site_domain}, redirects HTTP to HTTPS, GET and HEAD only', () => {
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
-        Aliases: ['*.example.site'],
+        Aliases: ['*.example.site', '*.previews.example.site'],
         ViewerCertificate: Match.objectLike({ AcmCertificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0000', SslSupportMethod: 'sni-only' }),
         DefaultCacheBehavior: Match.objectLike({
           ViewerProtocolPolicy: 'redirect-to-https',

@@ -172,15 +172,37 @@ describe('API: one Lambda per route row', () => {
     expect(fallbackRoute.uses).toEqual([]);
   });
 
-  it('lets API Gateway invoke each function only from its own route', () => {
-    for (const row of rows) {
-      const fnId = logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn);
-      const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName).includes(`"${fnId}"`));
-      expect(permissions).toHaveLength(1);
-      expect(permissions[0]![1].Properties.Principal).toBe('apigateway.amazonaws.com');
-      // Scoped to this API and this route's path (any stage).
-      const sourceArn = JSON.stringify(permissions[0]![1].Properties.SourceArn);
-      expect(sourceArn).toContain(`{"Ref":"${logicalId(stack.api.httpApi)}"},"/*/*${row.path}"]`);
+  it('lets API Gateway, and only API Gateway, invoke the route functions, through invoke roles that name exactly them', () => {
+    const apiFunctions = [...rows.map((row) => stack.api.routeFunctions.get(routeKey(row))!), stack.api.fallbackFunction];
+    const apiFunctionIds = apiFunctions.map((fn) => logicalId(fn.fn));
+    // No resource-based permission: one per route would cost a resource each, against the 500 of a stack.
+    const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => apiFunctionIds.some((id) => JSON.stringify(p.Properties.FunctionName).includes(`"${id}"`)));
+    expect(permissions).toEqual([]);
+    const invoked = new Map<string, string>();
+    for (const [id, integration] of ofType('AWS::ApiGatewayV2::Integration')) {
+      const fnId = integration.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
+      expect(integration.Properties, id).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+      const credentials = integration.Properties.CredentialsArn;
+      expect(credentials, id).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
+      const roleId = credentials['Fn::GetAtt'][0] as string;
+      const role = resources[roleId]!;
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'apigateway.amazonaws.com' } },
+      ]);
+      // The role may invoke this integration's function: its ARN exactly (no version, no wildcard).
+      const statements = statementsOfRoleIn(resources, roleId);
+      expect(statements.every((st) => st.Action === 'lambda:InvokeFunction' && st.Effect === 'Allow'), roleId).toBe(true);
+      expect(statements.flatMap((st) => [st.Resource].flat()), roleId).toContainEqual({ 'Fn::GetAtt': [fnId, 'Arn'] });
+      invoked.set(fnId, roleId);
+    }
+    expect([...invoked.keys()].sort()).toEqual([...apiFunctionIds].sort());
+    // Every invoke role names route functions and nothing else.
+    for (const roleId of new Set(invoked.values())) {
+      // All of a role's grants in the policies read above: none moved to an overflow managed policy.
+      expect(ofType('AWS::IAM::ManagedPolicy').filter(([, p]) => JSON.stringify(p.Properties.Roles ?? []).includes(`"${roleId}"`)), roleId).toEqual([]);
+      for (const resource of statementsOfRoleIn(resources, roleId).flatMap((st) => [st.Resource].flat()) as { 'Fn::GetAtt': [string, string] }[]) {
+        expect(apiFunctionIds, roleId).toContain(resource['Fn::GetAtt'][0]);
+      }
     }
   });
 
@@ -323,7 +345,8 @@ describe('worker rows the table does not hold yet', () => {
   });
 
   it('maps every resource use to IAM that cdk-nag accepts, and a scheduled row gets invoked by the scheduler role', () => {
-    const everyUse = Object.keys(allowedFor) as ResourceUse[];
+    // builds:run is granted by the CodeBuild project itself, to the builds worker (the 'builds' section checks it).
+    const everyUse = (Object.keys(allowedFor) as ResourceUse[]).filter((use) => use !== 'builds:run');
     const { probe, state, workersConstruct } = standIn([
       { name: 'probe-everything', handler: fallbackRoute.handler, trigger: { kind: 'schedule', targetArnEnvVar: 'PROBE_TARGET_ARN' }, uses: everyUse },
     ]);
@@ -533,13 +556,16 @@ describe('least privilege', () => {
     'ec2:UnassignPrivateIpAddresses',
     'ec2:DescribeSecurityGroups',
     'ec2:DescribeVpcs',
+    // A CodeBuild build in a VPC reads the VPC's DHCP options (CDK's VPC grant for a project).
+    'ec2:DescribeDhcpOptions',
     'ecr:GetAuthorizationToken',
   ]);
 
   it('never grants a wildcard action, nor a wildcard resource beyond the actions AWS cannot scope', () => {
     for (const { id, statements } of policyDocuments(resources)) {
       if (isConsoleDeployer(id)) continue;
-      for (const statement of statements) {
+      // A denial narrows what a role may do, whatever its wildcards (the build role's NotAction deny list).
+      for (const statement of statements.filter((st) => st.Effect !== 'Deny')) {
         const actions = [statement.Action].flat() as string[];
         for (const action of actions) expect(action, id).not.toMatch(/\*/);
         if ([statement.Resource].flat().includes('*')) {
@@ -587,7 +613,10 @@ describe('secrets', () => {
       const statements = statementsOfRole(logicalId(fn.role)).filter((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
       const variables = resources[logicalId(fn.fn)]!.Properties.Environment.Variables as Record<string, unknown>;
       const used = secretNames.filter((secret) => uses.includes(`secrets:${secret}`));
-      expect(statements.flatMap((s) => [s.Resource].flat()), name).toEqual(used.map((secret) => ({ Ref: logicalId(stack.state.secrets[secret]) })));
+      const byRef = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
+      expect(statements.flatMap((s) => [s.Resource].flat()).sort(byRef), name).toEqual(
+        used.map((secret) => ({ Ref: logicalId(stack.state.secrets[secret]) })).sort(byRef),
+      );
       for (const statement of statements) expect(statement.Action, name).toBe('secretsmanager:GetSecretValue');
       for (const secret of secretNames) {
         const { envVar, arnEnvVar } = secretDefinitions[secret];
@@ -597,8 +626,18 @@ describe('secrets', () => {
       }
       for (const secret of used) readers.get(secret)!.push(name);
     }
-    expect(readers.get('gitState')).toEqual(['GET /api/v1/auth/git-host/connect']);
-    expect(readers.get('envEncryption')!.sort()).toEqual(['POST /api/v1/projects/{id}/env/bulk', 'PUT /api/v1/projects/{id}/env/{name}']);
+    // The builds worker mints forge tokens for a fetch (gitState) and decrypts the project's variables for a build (envEncryption).
+    expect(readers.get('gitState')!.sort()).toEqual(['GET /api/v1/auth/git-host/connect', 'builds']);
+    // The same key seals a project's Git webhook secret and access token: the routes that set or check them read it.
+    expect(readers.get('envEncryption')!.sort()).toEqual([
+      'POST /api/v1/projects',
+      'POST /api/v1/projects/{id}/env/bulk',
+      'POST /api/v1/projects/{id}/git/webhook-secret',
+      'POST /api/v1/webhooks/git/github',
+      'POST /api/v1/webhooks/git/gitlab',
+      'PUT /api/v1/projects/{id}/env/{name}',
+      'builds',
+    ]);
     expect(readers.get('billingWebhook')).toEqual(['POST /api/v1/webhooks/billing']);
     // Listing names reveals no value: it neither decrypts nor holds the key.
     expect(findRouteUses('GET /api/v1/projects/{id}/env')).not.toContain('secrets:envEncryption');

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { repoRoot } from '../../lib/local/api-server.ts';
 import { RACY_MARGIN_MS } from '../../lib/cli/hash-cache.ts';
 import { freshConfigHome, runProgram, type CliRun } from '../support/cli.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { doorRequest } from '../support/door.ts';
 import { siteRequest } from '../support/sites.ts';
 
 /**
@@ -127,4 +128,34 @@ describe('the slipway bin', () => {
     const racy = await runBin(['deploy', '--json']);
     expect(JSON.parse(racy.stdout)).toMatchObject({ files_hashed: 1, files_sent: 0 });
   });
+});
+
+describe('the slipway bin: dev', () => {
+  it('serves a folder and runs its function from outside the repository (the runner ships in dist/)', async () => {
+    const app = mkdtempSync(join(tmpdir(), 'slipway-bin-dev-'));
+    mkdirSync(join(app, 'functions'));
+    writeFileSync(join(app, 'index.html'), '<h1>dev</h1>');
+    writeFileSync(join(app, 'functions', 'hello.js'), "export default () => new Response('hello from the bin');\n");
+    const child = spawn(bin, ['dev', '.', '--port', '0'], {
+      cwd: app,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'ERROR' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      for (let i = 0; i < 300 && !/Ctrl-C stops/.test(output); i++) await new Promise((r) => setTimeout(r, 100));
+      const port = Number(/Site: +http:\/\/[^:]+:(\d+)\//.exec(output)?.[1]);
+      expect(port, output).toBeGreaterThan(0);
+      const name = /Function hello: +http:\/\/([^/]+)\//.exec(output)?.[1];
+      expect(name, output).toBeDefined();
+      const reply = await doorRequest(port, name!, '/');
+      expect(reply.text, output).toBe('hello from the bin');
+      expect(reply.status).toBe(200);
+    } finally {
+      child.kill('SIGINT');
+      await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+    }
+  }, 60_000);
 });

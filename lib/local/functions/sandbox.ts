@@ -35,7 +35,14 @@ const EGRESS_PORT_IN_NAMESPACE = 3128;
 export const NOBODY = 65534;
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-export const RUNNER_PATH = join(repoRoot, 'lib/functions/runner/runner.mjs');
+/**
+ * The runner: in the repository, lib/functions/runner/; in the built CLI (dist/cli.mjs and its
+ * chunks, where this module's URL is no longer under lib/), the copy bin/build-cli.mjs puts in dist/.
+ */
+export const RUNNER_PATH =
+  [fileURLToPath(new URL('./runner.mjs', import.meta.url)), fileURLToPath(new URL('../runner.mjs', import.meta.url))].find((path) =>
+    path.endsWith(join('dist', 'runner.mjs')) && existsSync(path),
+  ) ?? join(repoRoot, 'lib/functions/runner/runner.mjs');
 
 /** The real node binary: node_modules/node/bin/node (node@22) when present, else this process's. */
 export function nodeBinary(): string {
