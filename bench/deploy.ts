@@ -103,13 +103,15 @@ async function timeKeywordScans(input: { teamId: string; projectId: string; depl
   let started = performance.now();
   const full = await scanDeploymentFiles(target, { reuse: false });
   const fullMs = performance.now() - started;
-  await putObject({ bucket: config.bucket('bundles'), key: scanCacheKey(input.teamId, input.projectId), body: input.kept, contentType: 'application/json' });
+  const key = scanCacheKey(input.teamId, input.projectId);
+  await putObject({ bucket: config.bucket('bundles'), key, body: input.kept, contentType: 'application/json' });
   started = performance.now();
   const carried = await scanDeploymentFiles(target, { reuse: true });
   const carriedMs = performance.now() - started;
   const same = JSON.stringify({ ...full, files_read: 0 }) === JSON.stringify({ ...carried, files_read: 0 });
   console.log(
-    `keyword scan of the one-file redeploy (${full.files_scanned} text files scanned, caps ${full.truncated ? 'reached' : 'not reached'}): ` +
+    `keyword scan of the one-file redeploy (${full.files_scanned} text files scanned, ` +
+      `caps ${full.truncated ? 'reached' : 'not reached'}): ` +
       `reading every file ${fullMs.toFixed(0)} ms (${full.files_read} read), carrying earlier results forward ${carriedMs.toFixed(0)} ms ` +
       `(${carried.files_read} read); same result: ${same ? 'yes' : 'NO'}`,
   );
@@ -176,7 +178,14 @@ export async function runDeployBench(): Promise<void> {
     // A repeat deploy is a fraction of a second, where this machine's run-to-run swing is a tenth of one:
     // it is timed REPEATS times (one file changed each time); the target is judged on the median, and the
     // first repeat is shown on its own as well.
-    type Repeat = { seconds: number; files_sent: number; bytes_sent: number; files_hashed: number; deployment_id: string; timings_ms: Record<string, number> };
+    type Repeat = {
+      seconds: number;
+      files_sent: number;
+      bytes_sent: number;
+      files_hashed: number;
+      deployment_id: string;
+      timings_ms: Record<string, number>;
+    };
     const repeats: Repeat[] = [];
     let keptBeforeLast = '';
     for (let i = 0; i < REPEATS; i++) {
@@ -193,7 +202,8 @@ export async function runDeployBench(): Promise<void> {
       );
     }
     await settle();
-    await timeKeywordScans({ teamId: team.id, projectId: one.project_id, deploymentId: repeats.at(-1)!.deployment_id, kept: keptBeforeLast });
+    const last = repeats.at(-1)!.deployment_id;
+    await timeKeywordScans({ teamId: team.id, projectId: one.project_id, deploymentId: last, kept: keptBeforeLast });
     const secondSeconds = repeats.map((r) => r.seconds).sort((a, b) => a - b)[Math.floor(REPEATS / 2)]!;
     const filesSent = Math.max(...repeats.map((r) => r.files_sent));
     const filesRead = Math.max(...repeats.map((r) => r.files_hashed));

@@ -402,16 +402,21 @@ export class FunctionsRuntime extends Construct {
     const stack = Stack.of(this);
     worker.addEnvironment(cloudHostVariables.namePrefix, this.functionNamePrefix);
     worker.role!.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:ListFunctions'], resources: ['*'] }));
-    worker.role!.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['lambda:ListTags', 'lambda:DeleteFunction'],
-        resources: [stack.formatArn({ service: 'lambda', resource: 'function', resourceName: `${this.functionNamePrefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
-      }),
-    );
+    const prefixed = stack.formatArn({
+      service: 'lambda',
+      resource: 'function',
+      resourceName: `${this.functionNamePrefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const scoped = new iam.PolicyStatement({ actions: ['lambda:ListTags', 'lambda:DeleteFunction'], resources: [prefixed] });
+    worker.role!.addToPrincipalPolicy(scoped);
     const rendered = (value: string) => (Token.isUnresolved(value) ? `<AWS::${value === stack.region ? 'Region' : 'AccountId'}>` : value);
+    const account = `${rendered(stack.region)}:${rendered(stack.account)}`;
     Validations.of(worker.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${rendered(stack.region)}:${rendered(stack.account)}:function:${this.functionNamePrefix}*]`,
-      reason: "The router makes one Lambda per built function under the stack's prefix at run time; the sweep reads the tags of and deletes only those.",
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${account}:function:${this.functionNamePrefix}*]`,
+      reason:
+        "The router makes one Lambda per built function under the stack's prefix at run time; " +
+        'the sweep reads the tags of and deletes only those.',
     });
     Validations.of(worker.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

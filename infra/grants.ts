@@ -126,20 +126,39 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
           "Each verified domain gets its own distribution at run time; the grant covers the account's distributions and only reads and updates their configuration.",
         );
         break;
-      case 'cdn:sweep':
+      case 'cdn:sweep': {
         // ListDistributions accepts no resource restriction; what the sweep changes is distributions only.
         allow(['cloudfront:ListDistributions'], ['*']);
+        const distributions = stack.formatArn({
+          service: 'cloudfront',
+          region: '',
+          resource: 'distribution',
+          resourceName: '*',
+          arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+        });
         allow(
-          ['cloudfront:ListTagsForResource', 'cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
-          [stack.formatArn({ service: 'cloudfront', region: '', resource: 'distribution', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME })],
+          [
+            'cloudfront:ListTagsForResource',
+            'cloudfront:GetDistribution',
+            'cloudfront:GetDistributionConfig',
+            'cloudfront:UpdateDistribution',
+            'cloudfront:DeleteDistribution',
+          ],
+          [distributions],
         );
-        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'CloudFront ListDistributions accepts no resource-level restriction: listing is account-wide.');
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::*]',
+          'CloudFront ListDistributions accepts no resource-level restriction: listing is account-wide.',
+        );
         acknowledge(
           role,
           'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
-          "Domains' distributions are made at run time; the sweep reads their tags and takes down only those tagged for a domain that no longer names them.",
+          "Domains' distributions are made at run time; the sweep reads their tags and takes down only those " +
+            'tagged for a domain that no longer names them.',
         );
         break;
+      }
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [

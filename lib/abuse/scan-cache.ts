@@ -35,7 +35,8 @@ const scanCacheKey = (teamId: string, projectId: string) => `${scanCachePrefix(t
 export async function loadScanCache(teamId: string, projectId: string, fileMaxBytes: number): Promise<Map<string, BlobScan>> {
   let stored: ScanCacheObject;
   try {
-    stored = JSON.parse(await (await getObject(config.bucket('bundles'), scanCacheKey(teamId, projectId))).transformToString()) as ScanCacheObject;
+    const object = await getObject(config.bucket('bundles'), scanCacheKey(teamId, projectId));
+    stored = JSON.parse(await object.transformToString()) as ScanCacheObject;
   } catch (error) {
     if ((error instanceof S3LiteError && error.$metadata.httpStatusCode === 404) || error instanceof SyntaxError) return new Map();
     throw error;
@@ -44,14 +45,24 @@ export async function loadScanCache(teamId: string, projectId: string, fileMaxBy
   return new Map(Object.entries(stored.blobs ?? {}));
 }
 
-export async function saveScanCache(teamId: string, projectId: string, fileMaxBytes: number, blobs: Map<string, BlobScan>): Promise<void> {
+export async function saveScanCache(
+  teamId: string,
+  projectId: string,
+  fileMaxBytes: number,
+  blobs: Map<string, BlobScan>,
+): Promise<void> {
   const body: ScanCacheObject = { ruleset_version: RULESET_VERSION, file_max_bytes: fileMaxBytes, blobs: Object.fromEntries(blobs) };
-  await putObject({ bucket: config.bucket('bundles'), key: scanCacheKey(teamId, projectId), body: JSON.stringify(body), contentType: 'application/json' });
+  const key = scanCacheKey(teamId, projectId);
+  await putObject({ bucket: config.bucket('bundles'), key, body: JSON.stringify(body), contentType: 'application/json' });
 }
 
 /** One content's result from the tally of its own scan (the examples' paths are the deployment's, not the content's). */
 export function blobScanOf(tally: ScanTally, read: number, bytes: number, cut: boolean): BlobScan {
-  const matches = [...tally.byRule.values()].map((match) => ({ rule_id: match.rule_id, hits: match.hits, snippets: match.examples.map((e) => e.snippet) }));
+  const matches = [...tally.byRule.values()].map((match) => ({
+    rule_id: match.rule_id,
+    hits: match.hits,
+    snippets: match.examples.map((e) => e.snippet),
+  }));
   return { read, bytes, cut, matches };
 }
 

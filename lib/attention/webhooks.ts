@@ -47,7 +47,8 @@ export async function recordFailedWebhookEvent(
 ): Promise<FailedWebhookEvent> {
   const id = randomUUID();
   const at = now.toISOString();
-  const payload = input.payload !== undefined && Buffer.byteLength(input.payload) <= FAILED_WEBHOOK_PAYLOAD_MAX_BYTES ? input.payload : null;
+  const kept = input.payload !== undefined && Buffer.byteLength(input.payload) <= FAILED_WEBHOOK_PAYLOAD_MAX_BYTES;
+  const payload = kept ? input.payload! : null;
   const reply = await dynamo().send(
     new UpdateCommand({
       TableName: config.tableName(),

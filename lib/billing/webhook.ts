@@ -90,10 +90,17 @@ async function wasApplied(eventId: string): Promise<boolean> {
 }
 
 /** The event as the row keeps it for a retry: the envelope fields processing reads, in the provider's own shape. */
-const payloadOf = (event: ProviderEvent) => JSON.stringify({ id: event.id, type: event.type, created: event.created, data: { object: event.object } });
+const payloadOf = (event: ProviderEvent) =>
+  JSON.stringify({ id: event.id, type: event.type, created: event.created, data: { object: event.object } });
 
 const record = (event: ProviderEvent, errorMessage: string) =>
-  recordFailedWebhookEvent({ provider: BILLING_PROVIDER, providerEventId: event.id, eventType: event.type, errorMessage, payload: payloadOf(event) });
+  recordFailedWebhookEvent({
+    provider: BILLING_PROVIDER,
+    providerEventId: event.id,
+    eventType: event.type,
+    errorMessage,
+    payload: payloadOf(event),
+  });
 
 /**
  * An administrator's retry of a failed event's row: the event it kept is processed again, exactly as a

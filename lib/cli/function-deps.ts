@@ -108,8 +108,9 @@ function layOut(inputs: Inputs, entries: string[], warnings: string[]): Map<stri
       if (imported.external || target.includes(':') || !inputs[target]) continue;
       const targetPackage = packageRootOf(target);
       if (targetPackage === null) {
-        if (target.startsWith('../')) warnings.push(`functions: ${target} is outside the functions' folder and is not sent; the platform's build will not find it.`);
-        else queue.push([target, target]);
+        if (target.startsWith('../')) {
+          warnings.push(`functions: ${target} is outside the functions' folder and is not sent; the platform's build will not find it.`);
+        } else queue.push([target, target]);
       } else if (targetPackage === realPackage) {
         queue.push([target, logicalPackage! + target.slice(realPackage.length)]);
       } else {

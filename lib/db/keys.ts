@@ -105,7 +105,10 @@ export const keys = {
    * index partitions `OPENINVOCATIONS#{shard}` (lib/functions/invocations.ts OPEN_INVOCATION_SHARDS); records
    * written before the sharding sit in the one partition `OPENINVOCATIONS`.
    */
-  openInvocation: (shard: number, createdAt: string, invocationId: string) => ({ gsi2pk: `OPENINVOCATIONS#${shard}`, gsi2sk: `${createdAt}#${invocationId}` }),
+  openInvocation: (shard: number, createdAt: string, invocationId: string) => ({
+    gsi2pk: `OPENINVOCATIONS#${shard}`,
+    gsi2sk: `${createdAt}#${invocationId}`,
+  }),
   openInvocationsUnsharded: () => ({ gsi2pk: 'OPENINVOCATIONS' }),
   /** A team's queued invocations in flight (id -> expiry), for the cap of 10. */
   functionInflight: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'FNINFLIGHT' }),

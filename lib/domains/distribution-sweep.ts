@@ -50,7 +50,8 @@ async function isNamed(domainId: string, distributionId: string): Promise<boolea
 async function retire(id: string): Promise<'disabled' | 'deleted' | 'waiting'> {
   const current = await cloudfront().send(new GetDistributionConfigCommand({ Id: id }));
   if (current.DistributionConfig!.Enabled) {
-    await cloudfront().send(new UpdateDistributionCommand({ Id: id, IfMatch: current.ETag, DistributionConfig: { ...current.DistributionConfig!, Enabled: false } }));
+    const disabled = { ...current.DistributionConfig!, Enabled: false };
+    await cloudfront().send(new UpdateDistributionCommand({ Id: id, IfMatch: current.ETag, DistributionConfig: disabled }));
     return 'disabled';
   }
   const state = await cloudfront().send(new GetDistributionCommand({ Id: id }));

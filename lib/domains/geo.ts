@@ -176,7 +176,10 @@ export async function applyGeoPolicyToNewDistribution(item: Record<string, unkno
     await applyGeoPolicy(domainId);
   } catch (error) {
     if (isConditionalCheckFailure(error)) return;
-    logger.warn('geo policy not applied to the new distribution; queued for the geo-filters worker', { domain_id: domainId, error: (error as Error).name });
+    logger.warn('geo policy not applied to the new distribution; queued for the geo-filters worker', {
+      domain_id: domainId,
+      error: (error as Error).name,
+    });
     await requestGeoPolicyRetry(domainId).catch((sendError: unknown) =>
       logger.error('geo policy retry not queued', { domain_id: domainId, error: (sendError as Error).name }),
     );

@@ -152,7 +152,9 @@ export function functionLambdaName(prefix: string, fn: Pick<DeployedFunction, 'f
  * The `slipway:*` tags of a user-function Lambda: the sweep (lib/sweep.ts) finds the records that still name it
  * through the project (the team, on a Lambda made before the project was tagged).
  */
-export function functionLambdaTags(fn: Pick<DeployedFunction, 'function_id' | 'team_id' | 'project_id' | 'bundle_sha256'>): Record<string, string> {
+export function functionLambdaTags(
+  fn: Pick<DeployedFunction, 'function_id' | 'team_id' | 'project_id' | 'bundle_sha256'>,
+): Record<string, string> {
   return {
     'slipway:function-id': fn.function_id,
     'slipway:team-id': fn.team_id,

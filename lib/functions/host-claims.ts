@@ -140,10 +140,20 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
     claims,
     items: [
       ...claims.map((claim) => ({
-        Put: { TableName: table, Item: hostClaimItem(projectId, claim, now), ConditionExpression: CLAIMABLE.expression, ExpressionAttributeValues: { [CLAIMABLE.value]: projectId } },
+        Put: {
+          TableName: table,
+          Item: hostClaimItem(projectId, claim, now),
+          ConditionExpression: CLAIMABLE.expression,
+          ExpressionAttributeValues: { [CLAIMABLE.value]: projectId },
+        },
       })),
       ...release.map((label) => ({
-        Delete: { TableName: table, Key: keys.functionHost(label), ConditionExpression: 'project_id = :claimant', ExpressionAttributeValues: { ':claimant': projectId } },
+        Delete: {
+          TableName: table,
+          Key: keys.functionHost(label),
+          ConditionExpression: 'project_id = :claimant',
+          ExpressionAttributeValues: { ':claimant': projectId },
+        },
       })),
     ],
   };
@@ -153,7 +163,11 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
  * Releases every label the project holds but `keep` (its claims on subdomains it left, found by the index
  * key): after a subdomain change, the claims older code left behind; at deletion, all of them.
  */
-export async function releaseProjectHosts(projectId: string, keep: ReadonlySet<string> = new Set(), alsoLabels: Iterable<string> = []): Promise<void> {
+export async function releaseProjectHosts(
+  projectId: string,
+  keep: ReadonlySet<string> = new Set(),
+  alsoLabels: Iterable<string> = [],
+): Promise<void> {
   const labels = new Set([...(await projectHostLabels(projectId)), ...alsoLabels]);
   await releaseFunctionHosts(projectId, [...labels].filter((label) => !keep.has(label)));
 }

@@ -288,7 +288,9 @@ export async function finishInvocation(record: InvocationRecord, finish: Finish,
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     // Its project was deleted while it ran (the record went with it): what this just stored goes too.
-    if (!(await getInvocation(record.id))) await deleteKeys(config.bucket('bundles'), [objectKey(record, 'result'), objectKey(record, 'console')]);
+    if (!(await getInvocation(record.id))) {
+      await deleteKeys(config.bucket('bundles'), [objectKey(record, 'result'), objectKey(record, 'console')]);
+    }
     return false;
   }
   await releaseInflightSlot(record.team_id, record.id);
@@ -382,12 +384,18 @@ export async function listInvocations(projectId: string, name: string, limit = 5
     }));
 }
 
-/** Invocations still pending or running (what a restarted platform reclaims): every shard, and the partition of before the sharding. */
+/** Invocations still pending or running (what a restarted platform reclaims): every shard, and the partition of before sharding. */
 export async function listOpenInvocations(): Promise<InvocationRecord[]> {
-  const partitions = [...Array.from({ length: OPEN_INVOCATION_SHARDS }, (_, shard) => keys.openInvocation(shard, '', '').gsi2pk), keys.openInvocationsUnsharded().gsi2pk];
+  const shards = Array.from({ length: OPEN_INVOCATION_SHARDS }, (_, shard) => keys.openInvocation(shard, '', '').gsi2pk);
+  const partitions = [...shards, keys.openInvocationsUnsharded().gsi2pk];
   const pages = await Promise.all(
     partitions.map((partition) =>
-      queryAll({ TableName: config.tableName(), IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': partition } }),
+      queryAll({
+        TableName: config.tableName(),
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': partition },
+      }),
     ),
   );
   return pages.flat().filter((item) => item.type === 'invocation') as unknown as InvocationRecord[];

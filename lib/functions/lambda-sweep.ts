@@ -39,7 +39,8 @@ async function* functionsUnder(prefix: string): AsyncIterable<FunctionConfigurat
 
 /** The Lambda names a project's function records name; none when the project is gone or being deleted. */
 async function namesOfProject(prefix: string, projectId: string): Promise<Set<string>> {
-  const project = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  const read = new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true });
+  const project = (await dynamo().send(read)).Item;
   if (!project || project.status !== 'active') return new Set();
   const records = await queryAll({
     TableName: config.tableName(),
@@ -97,7 +98,8 @@ export async function sweepFunctionLambdas(options: { prefix: string; minAgeMs: 
     } catch (error) {
       if ((error as Error).name !== 'ResourceNotFoundException') throw error;
     }
-    logger.info('swept a user-function Lambda no record names', { function_name: name, project_id: projectId ?? null, team_id: teamId ?? null });
+    const swept = { function_name: name, project_id: projectId ?? null, team_id: teamId ?? null };
+    logger.info('swept a user-function Lambda no record names', swept);
     report.deleted.push(name);
   }
   return report;

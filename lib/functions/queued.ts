@@ -73,7 +73,12 @@ async function endIfAbandoned(id: string): Promise<void> {
   if (record?.status !== 'running') return;
   const started = Date.parse(record.started_at ?? record.created_at);
   if (Date.now() - started > functionBudgetMs() + STALE_RUNNING_SLACK_MS) {
-    await finishInvocation(record, { status: 'timed_out', error_message: INVOCATION_ERRORS.reclaimedRunning, result: bare(504), console: [] });
+    await finishInvocation(record, {
+      status: 'timed_out',
+      error_message: INVOCATION_ERRORS.reclaimedRunning,
+      result: bare(504),
+      console: [],
+    });
   }
 }
 

@@ -204,7 +204,9 @@ export const errorCatalogue = {
   FAILED_WEBHOOK_EVENT_NOT_FOUND: { status: 404, message: 'No failed webhook event has this id (it may have been retried or dismissed).' },
   FAILED_WEBHOOK_EVENT_NOT_RETRYABLE: {
     status: 409,
-    message: "This event was recorded without its payload (too large to keep, or from before payloads were kept); resend it from the provider's dashboard.",
+    message:
+      'This event was recorded without its payload (too large to keep, or from before payloads were kept); ' +
+      "resend it from the provider's dashboard.",
   },
   ABUSE_SCAN_NOT_FOUND: { status: 404, message: 'No finished abuse scan has this id.' },
   ABUSE_SCAN_ALREADY_REVIEWED: { status: 409, message: 'This abuse scan was already reviewed; details.review_status says how.' },

@@ -37,7 +37,14 @@ function dueAt(expression: string | undefined, timezone: string | undefined): nu
   return Date.parse(`${match[1]}Z`);
 }
 
-const RATE_UNIT_MS: Record<string, number> = { minute: 60_000, minutes: 60_000, hour: 3_600_000, hours: 3_600_000, day: 86_400_000, days: 86_400_000 };
+const RATE_UNIT_MS: Record<string, number> = {
+  minute: 60_000,
+  minutes: 60_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
 
 /**
  * When a recurring `rate(N unit)` schedule next fires: one period after it last fired (or, the first time,
@@ -109,7 +116,8 @@ export function schedulerDriver(options: { pollMs?: number } = {}): LocalDriver 
         const recurring = rateDueAt(schedule.ScheduleExpression, since);
         const at = recurring ?? dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
         if (at === null || at > Date.now()) continue;
-        due.push({ name: summary.Name!, row, input: schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {}, recurring: recurring !== null });
+        const input = schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {};
+        due.push({ name: summary.Name!, row, input, recurring: recurring !== null });
       }
       token = page.NextToken;
     } while (token && !stopped);

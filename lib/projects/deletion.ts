@@ -124,7 +124,8 @@ export async function removeProject(project: Record<string, unknown>): Promise<b
   }
   // Every hostname label the project holds (its index key), and those of its functions on its current subdomain
   // (claims written before they carried the index key): another project may take them at once.
-  await releaseProjectHosts(projectId, new Set(), claimsFor(functions.map((fn) => fn.name as string), project.subdomain as string).map((c) => c.label));
+  const current = claimsFor(functions.map((fn) => fn.name as string), project.subdomain as string).map((c) => c.label);
+  await releaseProjectHosts(projectId, new Set(), current);
   await removeProjectDomains(projectId);
   // Its queued invocations: records, stored requests, results and console output (not left to their TTL).
   await deleteProjectInvocations(projectId, functions.map((fn) => fn.name as string));

@@ -240,10 +240,8 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
     }
   }
   // The function hostnames move with the subdomain, in the same transaction (lib/functions/host-claims.ts).
-  const hostMoves =
-    newSubdomain === undefined
-      ? null
-      : await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, MAX_TRANSACTION_ITEMS - 1 - extra.length - git.slugItems.length);
+  const room = MAX_TRANSACTION_ITEMS - 1 - extra.length - git.slugItems.length;
+  const hostMoves = newSubdomain === undefined ? null : await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
   const hostIndex = 1 + extra.length;
   if (hostMoves) extra.push(...hostMoves.items);
   try {

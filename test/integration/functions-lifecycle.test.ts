@@ -12,6 +12,7 @@ import { doorRequest, functionHost } from '../support/door.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site, uniqueName } from '../support/uploads.ts';
+import { until } from '../support/wait.ts';
 
 /**
  * What a project's functions leave when its subdomain changes or it is deleted: they answer at
@@ -38,14 +39,6 @@ async function deployHello(team: Team, subdomain: string, says: string, extra: R
   const files = { 'index.html': `<h1>${says}</h1>`, 'functions/hello.js': `export default () => new Response(${JSON.stringify(says)});`, ...extra };
   const done = await deploy(platform, team.owner.token, site(files), { name: uniqueName('Fn'), subdomain });
   return done.begin.project_id as string;
-}
-
-async function until(check: () => Promise<boolean>, what: string, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 beforeAll(async () => {

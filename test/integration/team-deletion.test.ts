@@ -12,6 +12,7 @@ import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
 import { deploy, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { until } from '../support/wait.ts';
 
 /**
  * Team deletion and legal hold (spec: the state table of `pending_deletion`,
@@ -40,14 +41,6 @@ async function makeOverdue(teamId: string) {
       ExpressionAttributeValues: { ':past': new Date(Date.now() - 60_000).toISOString() },
     }),
   );
-}
-
-async function until(check: () => Promise<boolean>, what: string, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 beforeAll(async () => {

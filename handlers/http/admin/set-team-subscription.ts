@@ -15,7 +15,9 @@ const body = z.strictObject({
   ),
 });
 
-export const handler = defineHandler('PUT /api/v1/admin/teams/{id}/subscription', { body, uuidParams: { id: 'ADMIN_TEAM_ID_INVALID' } }, async ({ params, body }) => {
+const options = { body, uuidParams: { id: 'ADMIN_TEAM_ID_INVALID' } } as const;
+
+export const handler = defineHandler('PUT /api/v1/admin/teams/{id}/subscription', options, async ({ params, body }) => {
   const teamId = params.id!.toLowerCase();
   const team = await getTeam(teamId);
   if (!team) throw new ApiError('TEAM_NOT_FOUND');

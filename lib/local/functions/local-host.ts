@@ -660,7 +660,14 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     runQueued: (fn, request, budgetMs, signal) =>
       stopped
         ? Promise.resolve({ outcome: 'aborted', reply: null, console: [], runtimeMs: 0 })
-        : runQueuedInSandbox({ runner: () => runnerFor(fn), bundleFile: bundlePath(fn), fn, request, budgetMs, signal: AbortSignal.any([signal, stopping.signal]) }),
+        : runQueuedInSandbox({
+            runner: () => runnerFor(fn),
+            bundleFile: bundlePath(fn),
+            fn,
+            request,
+            budgetMs,
+            signal: AbortSignal.any([signal, stopping.signal]),
+          }),
     fallbacks: caps.fallbacks,
     instanceCount: (fn) => pools.get(`${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`)?.instances.filter((i) => i.state !== 'dead').length ?? 0,
     async stop() {

@@ -52,7 +52,8 @@ function place(sandbox: SandboxProcess, bundle: string, request: QueuedRequest):
     copyFileSync(bundle, sandbox.bundleFile);
   }
   const { method, query, headers, body } = request;
-  writeFileSync(join(dirname(sandbox.bundleFile), 'request.json'), JSON.stringify({ method, query, headers, body: body.toString('base64') }), { mode: 0o644 });
+  const file = join(dirname(sandbox.bundleFile), 'request.json');
+  writeFileSync(file, JSON.stringify({ method, query, headers, body: body.toString('base64') }), { mode: 0o644 });
   return `${dirname(sandbox.bundleInside)}/request.json`;
 }
 
@@ -98,7 +99,8 @@ export async function runQueuedInSandbox(options: QueuedRunOptions): Promise<Que
     const runtimeMs = elapsed();
     const got = result as RunnerResult | null;
     if (got && got.outcome !== 'start_failed') {
-      return { outcome: got.outcome, reply: { status: got.status, headers: got.headers, body: Buffer.from(got.body, 'base64') }, console: consoleLines, runtimeMs };
+      const reply = { status: got.status, headers: got.headers, body: Buffer.from(got.body, 'base64') };
+      return { outcome: got.outcome, reply, console: consoleLines, runtimeMs };
     }
     if (ending) return { outcome: ending, reply: null, console: consoleLines, runtimeMs };
     if (exit.outOfMemory) return { outcome: 'out_of_memory', reply: null, console: consoleLines, runtimeMs };
