@@ -10,6 +10,11 @@ import { repoRoot } from '../lib/local/api-server.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
 import { localParts } from '../lib/local/wiring.ts';
 import { createTeam } from '../lib/teams/teams.ts';
+import { scanCachePrefix } from '../lib/abuse/scan-cache.ts';
+import { scanDeploymentFiles } from '../lib/abuse/scans.ts';
+import { getObject, putObject } from '../lib/aws/s3-lite.ts';
+import { config } from '../lib/config.ts';
+import { getProjectItem } from '../lib/projects/projects.ts';
 
 /**
  * The deploy figures of the sites issue: a generated site of 5,000 files
@@ -81,6 +86,37 @@ const steps = (t: Record<string, number>, unit: 's' | 'ms' = 's') =>
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
+const scanCacheKey = (teamId: string, projectId: string) => `${scanCachePrefix(teamId, projectId)}blobs.json`;
+
+async function readScanCache(teamId: string, projectId: string): Promise<string> {
+  return (await getObject(config.bucket('bundles'), scanCacheKey(teamId, projectId))).transformToString();
+}
+
+/**
+ * The keyword scan of the last one-file redeploy, timed both ways in this run: reading every text file within
+ * the caps (as before results were carried forward), and carrying forward what the scans before it kept (the
+ * state the worker found, put back first: the worker has scanned this deployment since).
+ */
+async function timeKeywordScans(input: { teamId: string; projectId: string; deploymentId: string; kept: string }): Promise<void> {
+  const project = (await getProjectItem(input.projectId, true))!;
+  const target = { team_id: input.teamId, project_id: input.projectId, slug: project.slug as string, deployment_id: input.deploymentId };
+  let started = performance.now();
+  const full = await scanDeploymentFiles(target, { reuse: false });
+  const fullMs = performance.now() - started;
+  const key = scanCacheKey(input.teamId, input.projectId);
+  await putObject({ bucket: config.bucket('bundles'), key, body: input.kept, contentType: 'application/json' });
+  started = performance.now();
+  const carried = await scanDeploymentFiles(target, { reuse: true });
+  const carriedMs = performance.now() - started;
+  const same = JSON.stringify({ ...full, files_read: 0 }) === JSON.stringify({ ...carried, files_read: 0 });
+  console.log(
+    `keyword scan of the one-file redeploy (${full.files_scanned} text files scanned, ` +
+      `caps ${full.truncated ? 'reached' : 'not reached'}): ` +
+      `reading every file ${fullMs.toFixed(0)} ms (${full.files_read} read), carrying earlier results forward ${carriedMs.toFixed(0)} ms ` +
+      `(${carried.files_read} read); same result: ${same ? 'yes' : 'NO'}`,
+  );
+}
+
 export async function runDeployBench(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'slipway-bench-deploy-'));
   const site = join(work, 'site');
@@ -142,10 +178,20 @@ export async function runDeployBench(): Promise<void> {
     // A repeat deploy is a fraction of a second, where this machine's run-to-run swing is a tenth of one:
     // it is timed REPEATS times (one file changed each time); the target is judged on the median, and the
     // first repeat is shown on its own as well.
-    type Repeat = { seconds: number; files_sent: number; bytes_sent: number; files_hashed: number; timings_ms: Record<string, number> };
+    type Repeat = {
+      seconds: number;
+      files_sent: number;
+      bytes_sent: number;
+      files_hashed: number;
+      deployment_id: string;
+      timings_ms: Record<string, number>;
+    };
     const repeats: Repeat[] = [];
+    let keptBeforeLast = '';
     for (let i = 0; i < REPEATS; i++) {
       if (i > 0) await settle();
+      // What the scans kept before the last repeat: that deploy's keyword scan is timed below from this state.
+      if (i === REPEATS - 1) keptBeforeLast = await readScanCache(team.id, one.project_id);
       writeFileSync(changeable, randomBytes(2048));
       const second = await cli(['deploy', site, '--project', one.project_id, '--json']);
       if (second.code !== 0) throw new Error(`repeat deploy failed: ${second.stderr}`);
@@ -155,6 +201,9 @@ export async function runDeployBench(): Promise<void> {
         `deploy (repeat ${i + 1}): ${second.seconds.toFixed(2)} s, read ${two.files_hashed} file(s), sent ${two.files_sent} file(s), ${two.bytes_sent} bytes; steps ${steps(two.timings_ms, 'ms')}`,
       );
     }
+    await settle();
+    const last = repeats.at(-1)!.deployment_id;
+    await timeKeywordScans({ teamId: team.id, projectId: one.project_id, deploymentId: last, kept: keptBeforeLast });
     const secondSeconds = repeats.map((r) => r.seconds).sort((a, b) => a - b)[Math.floor(REPEATS / 2)]!;
     const filesSent = Math.max(...repeats.map((r) => r.files_sent));
     const filesRead = Math.max(...repeats.map((r) => r.files_hashed));

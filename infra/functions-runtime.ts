@@ -394,6 +394,37 @@ export class FunctionsRuntime extends Construct {
   }
 
   /**
+   * The sweep of user-function Lambdas (handlers/workers/cloud-sweep.ts): it learns the prefix, lists the
+   * account's functions (ListFunctions has no resource-level scope), reads the tags of and deletes only those
+   * under the prefix.
+   */
+  connectSweepWorker(worker: lambda.Function): void {
+    const stack = Stack.of(this);
+    worker.addEnvironment(cloudHostVariables.namePrefix, this.functionNamePrefix);
+    worker.role!.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:ListFunctions'], resources: ['*'] }));
+    const prefixed = stack.formatArn({
+      service: 'lambda',
+      resource: 'function',
+      resourceName: `${this.functionNamePrefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const scoped = new iam.PolicyStatement({ actions: ['lambda:ListTags', 'lambda:DeleteFunction'], resources: [prefixed] });
+    worker.role!.addToPrincipalPolicy(scoped);
+    const rendered = (value: string) => (Token.isUnresolved(value) ? `<AWS::${value === stack.region ? 'Region' : 'AccountId'}>` : value);
+    const account = `${rendered(stack.region)}:${rendered(stack.account)}`;
+    Validations.of(worker.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${account}:function:${this.functionNamePrefix}*]`,
+      reason:
+        "The router makes one Lambda per built function under the stack's prefix at run time; " +
+        'the sweep reads the tags of and deletes only those.',
+    });
+    Validations.of(worker.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Lambda ListFunctions accepts no resource-level restriction: listing is account-wide; the sweep acts on its prefix only.',
+    });
+  }
+
+  /**
    * What the queued-invocations worker needs to start a runner task: RunTask
    * of this task definition in this cluster, and passing its two roles to ECS.
    */

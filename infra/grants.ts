@@ -126,6 +126,39 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
           "Each verified domain gets its own distribution at run time; the grant covers the account's distributions and only reads and updates their configuration.",
         );
         break;
+      case 'cdn:sweep': {
+        // ListDistributions accepts no resource restriction; what the sweep changes is distributions only.
+        allow(['cloudfront:ListDistributions'], ['*']);
+        const distributions = stack.formatArn({
+          service: 'cloudfront',
+          region: '',
+          resource: 'distribution',
+          resourceName: '*',
+          arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+        });
+        allow(
+          [
+            'cloudfront:ListTagsForResource',
+            'cloudfront:GetDistribution',
+            'cloudfront:GetDistributionConfig',
+            'cloudfront:UpdateDistribution',
+            'cloudfront:DeleteDistribution',
+          ],
+          [distributions],
+        );
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::*]',
+          'CloudFront ListDistributions accepts no resource-level restriction: listing is account-wide.',
+        );
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
+          "Domains' distributions are made at run time; the sweep reads their tags and takes down only those " +
+            'tagged for a domain that no longer names them.',
+        );
+        break;
+      }
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [
@@ -181,7 +214,14 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         allow(['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'], [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`]);
         // Read and update; disable, then delete, the distribution of a removed domain.
         allow(
-          ['cloudfront:GetDistribution', 'cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution', 'cloudfront:DeleteDistribution'],
+          [
+            // CreateDistributionWithTags also needs TagResource: the distribution is tagged with its domain as it is made (the sweep reads it).
+            'cloudfront:TagResource',
+            'cloudfront:GetDistribution',
+            'cloudfront:GetDistributionConfig',
+            'cloudfront:UpdateDistribution',
+            'cloudfront:DeleteDistribution',
+          ],
           [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`],
         );
         allow(['route53:ChangeResourceRecordSets'], [`arn:${stack.partition}:route53:::hostedzone/*`]);

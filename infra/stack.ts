@@ -89,6 +89,9 @@ export class SlipwayStack extends Stack {
     // The queued door's worker starts a runner task per invocation.
     const invocationsWorker = this.workers.workerFunctions.get('function-invocations');
     if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker.fn);
+    // The cloud sweep removes the user-function Lambdas no record names.
+    const sweepWorker = this.workers.workerFunctions.get('cloud-sweep');
+    if (sweepWorker) this.functions.connectSweepWorker(sweepWorker.fn);
     // The builds worker starts and follows builds in the CodeBuild project.
     const builds = new BuildsRuntime(this, 'Builds', { functions: this.functions });
     const buildsWorker = this.workers.workerFunctions.get('builds');

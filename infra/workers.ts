@@ -1,10 +1,11 @@
 import { ArnFormat, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
 import type { ResourceUse } from '../lib/http/routes.ts';
 import { queueDefinitions } from '../lib/resources.ts';
-import { workers, type WorkerRow } from '../lib/workers.ts';
+import { rateExpression, workers, type WorkerRow } from '../lib/workers.ts';
 import { defaultTimeoutSeconds, HandlerFunction, ImageHandlerFunction, pascalCase } from './functions.ts';
 import type { GrantContext } from './grants.ts';
 
@@ -93,6 +94,17 @@ export class SlipwayWorkers extends Construct {
         props.grants.state.schedulerRole.addToPrincipalPolicy(
           new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.fn.functionArn] }),
         );
+        if (trigger.kind === 'rate') {
+          // The recurring schedule itself, in the platform's group (the local platform provisions the same one).
+          new scheduler.CfnSchedule(this, `${constructId}Schedule`, {
+            name: row.name,
+            groupName: props.grants.state.scheduleGroup.scheduleGroupName,
+            description: `Slipway worker ${row.name}, every ${trigger.every}`,
+            scheduleExpression: rateExpression(trigger),
+            flexibleTimeWindow: { mode: 'OFF' },
+            target: { arn: fn.fn.functionArn, roleArn: props.grants.state.schedulerRole.roleArn, input: '{}' },
+          });
+        }
       }
     }
   }

@@ -137,6 +137,25 @@ export const config = {
   abuseReportsPerSubmitterPerHour: () => positiveInteger('ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR', 10),
   /** Abuse reports the whole platform takes per hour, whoever sends them. */
   abuseReportsPlatformPerHour: () => positiveInteger('ABUSE_REPORTS_PLATFORM_PER_HOUR', 500),
+  // The sweep of cloud resources no record names (handlers/workers/cloud-sweep.ts)
+  /**
+   * A user-function Lambda younger than this is never swept: one being made may not have its record read yet.
+   * SWEEP_MIN_AGE_SECONDS; 0 in tests.
+   */
+  sweepMinAgeSeconds: () => {
+    const value = Number(process.env.SWEEP_MIN_AGE_SECONDS);
+    return process.env.SWEEP_MIN_AGE_SECONDS && Number.isInteger(value) && value >= 0 ? value : 1800;
+  },
+  /** Name prefix of the user-function Lambdas (the stack's functions runtime sets it); unset where there are none (locally). */
+  functionsLambdaPrefix: () => process.env.FUNCTIONS_LAMBDA_PREFIX || undefined,
+  /**
+   * Local platform: sandboxed runner processes kept started ahead of queued invocations (each invocation still
+   * gets one of its own, which exits when it returns). FUNCTIONS_QUEUED_PREFORK; 0 starts each on demand.
+   */
+  functionsQueuedPrefork: () => {
+    const value = Number(process.env.FUNCTIONS_QUEUED_PREFORK);
+    return process.env.FUNCTIONS_QUEUED_PREFORK && Number.isInteger(value) && value >= 0 ? value : 3;
+  },
   // Builds (lib/builds/, docs/builds.md)
   /** A build's time budget: past it the build is stopped and fails (15 minutes; tests shorten it). */
   buildTimeBudgetMs: () => positiveInteger('BUILD_TIME_BUDGET_MS', 15 * 60 * 1000),

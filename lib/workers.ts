@@ -14,7 +14,12 @@ export type WorkerTrigger =
    * variable through which the functions that create schedules learn this
    * worker's ARN.
    */
-  | { kind: 'schedule'; targetArnEnvVar: string };
+  | { kind: 'schedule'; targetArnEnvVar: string }
+  /**
+   * A recurring EventBridge Scheduler schedule (`rate(...)`) of the platform's group, invoking the worker with
+   * `{}`: made by the stack, and by local provisioning for the scheduler driver to fire.
+   */
+  | { kind: 'rate'; every: `${number} ${'minutes' | 'hours' | 'days'}` | `1 ${'minute' | 'hour' | 'day'}` };
 
 export interface WorkerRow {
   name: string;
@@ -80,7 +85,8 @@ export const workers: readonly WorkerRow[] = [
     name: 'abuse-scans',
     handler: 'handlers/workers/abuse-scans.ts',
     trigger: { kind: 'queue', queue: 'abuseScans', batchSize: 1 },
-    uses: ['table:read', 'table:write', 'sites:read'],
+    // bundles: the results it carries from one scan of a project to the next (lib/abuse/scan-cache.ts).
+    uses: ['table:read', 'table:write', 'sites:read', 'bundles:read', 'bundles:write'],
     timeoutSeconds: 120,
   },
   {
@@ -96,9 +102,20 @@ export const workers: readonly WorkerRow[] = [
     name: 'ssl-retries',
     handler: 'handlers/workers/ssl-retries.ts',
     trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 1 },
-    uses: ['table:read', 'table:write', 'tls:provision'],
+    // geoFilters:send: a geo policy CloudFront did not take onto a new distribution is retried by the geo-filters worker.
+    uses: ['table:read', 'table:write', 'tls:provision', 'geoFilters:send'],
     // Under the queue's 60 s visibility timeout: a handful of ACM, CloudFront and Route 53 calls.
     timeoutSeconds: 50,
+  },
+  {
+    // Removes cloud resources no record names any more: user-function Lambdas and custom domains' distributions
+    // (lib/functions/lambda-sweep.ts, lib/domains/distribution-sweep.ts); the stack grants the Lambda part
+    // (infra/functions-runtime.ts connectSweepWorker).
+    name: 'cloud-sweep',
+    handler: 'handlers/workers/cloud-sweep.ts',
+    trigger: { kind: 'rate', every: '1 hour' },
+    uses: ['table:read', 'cdn:sweep'],
+    timeoutSeconds: 300,
   },
   {
     // Builds (lib/builds/run.ts): claims each queued build, starts it on the build host (CodeBuild in the cloud) and follows it;
@@ -132,3 +149,6 @@ export const workers: readonly WorkerRow[] = [
     image: { directory: 'lib/screenshots/image', runtimePackages: ['playwright-core', '@sparticuz/chromium'], architecture: 'x86_64' },
   },
 ];
+
+/** The EventBridge Scheduler expression of a recurring row. */
+export const rateExpression = (trigger: Extract<WorkerTrigger, { kind: 'rate' }>) => `rate(${trigger.every})`;

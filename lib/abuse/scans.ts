@@ -13,6 +13,7 @@ import { manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { RULESET_VERSION } from './rules.ts';
 import { isScannedText, newTally, scanText, summarize } from './scan-text.ts';
+import { addBlobScan, blobScanOf, loadScanCache, saveScanCache, type BlobScan } from './scan-cache.ts';
 import {
   countProjectReports,
   getScan,
@@ -110,7 +111,7 @@ export function abuseScanOfPublish(input: QueueScanInput) {
 // ---------------------------------------------------------------------------
 // The worker
 
-async function readCapped(bucket: string, key: string, maxBytes: number): Promise<{ text: string; cut: boolean }> {
+async function readCapped(bucket: string, key: string, maxBytes: number): Promise<{ text: string; read: number; cut: boolean }> {
   const object = await getObject(bucket, key);
   const chunks: Buffer[] = [];
   let read = 0;
@@ -128,18 +129,37 @@ async function readCapped(bucket: string, key: string, maxBytes: number): Promis
     read += buf.length;
   }
   if (cut) stream.destroy();
-  return { text: Buffer.concat(chunks).toString('utf8'), cut };
+  return { text: Buffer.concat(chunks).toString('utf8'), read, cut };
 }
 
-/** Reads the deployment's text files within the caps and runs the rule set over them. */
-async function scanDeployment(scan: ScanRecord): Promise<{ files_scanned: number; truncated: boolean } & ReturnType<typeof summarize>> {
+/** Whether a content's earlier result is what reading it under this cap would give (the budget may cap it shorter). */
+const reusable = (blob: BlobScan, cap: number, fileCap: number) => (blob.cut ? cap >= fileCap : blob.read <= cap);
+
+export type DeploymentScan = { files_scanned: number; truncated: boolean; files_read: number } & ReturnType<typeof summarize>;
+
+/**
+ * Runs the rule set over the deployment's text files, in path order, within the caps. With `reuse`, a content
+ * the project's earlier scan already scanned (by hash, lib/abuse/scan-cache.ts) is not read again: its result
+ * is carried forward, exactly as reading it would have been; what this scan saw is kept for the next one.
+ * `files_read` counts the files read from storage.
+ */
+export async function scanDeploymentFiles(
+  scan: Pick<ScanRecord, 'team_id' | 'project_id' | 'slug' | 'deployment_id'>,
+  options: { reuse: boolean },
+): Promise<DeploymentScan> {
   const bucket = config.bucket('sites');
-  const manifest = JSON.parse(await (await getObject(bucket, routeManifestKey(scan.team_id, scan.slug, scan.deployment_id))).transformToString()) as RouteManifest;
-  const tally = newTally();
   const fileCap = scanFileMaxBytes();
+  const [manifestText, earlier] = await Promise.all([
+    getObject(bucket, routeManifestKey(scan.team_id, scan.slug, scan.deployment_id)).then((o) => o.transformToString()),
+    options.reuse ? loadScanCache(scan.team_id, scan.project_id, fileCap) : Promise.resolve(new Map<string, BlobScan>()),
+  ]);
+  const manifest = JSON.parse(manifestText) as RouteManifest;
+  const tally = newTally();
+  const kept = new Map<string, BlobScan>();
   const maxFiles = scanMaxFiles();
   let budget = scanMaxBytes();
   let filesScanned = 0;
+  let filesRead = 0;
   let truncated = false;
   for (const path of Object.keys(manifest.files).sort()) {
     const file = manifest.files[path]!;
@@ -151,13 +171,23 @@ async function scanDeployment(scan: ScanRecord): Promise<{ files_scanned: number
     const key = manifestObjectKey(manifest, path, file);
     if (!key) continue;
     const cap = Math.min(fileCap, budget);
-    const { text, cut } = await readCapped(bucket, key, cap);
-    if (cut) truncated = true;
-    budget -= Buffer.byteLength(text, 'utf8');
+    let blob = earlier.get(file.hash) ?? kept.get(file.hash);
+    if (!blob || !reusable(blob, cap, fileCap)) {
+      const { text, read, cut } = await readCapped(bucket, key, cap);
+      const own = newTally();
+      scanText(own, path, text);
+      blob = blobScanOf(own, read, Buffer.byteLength(text, 'utf8'), cut);
+      filesRead += 1;
+    }
+    // Only a result read under the full per-file cap is what a later scan may carry (the budget cuts differ).
+    if (cap >= fileCap || !blob.cut) kept.set(file.hash, blob);
+    addBlobScan(tally, path, blob);
+    if (blob.cut) truncated = true;
+    budget -= blob.bytes;
     filesScanned += 1;
-    scanText(tally, path, text);
   }
-  return { files_scanned: filesScanned, truncated, ...summarize(tally) };
+  if (options.reuse) await saveScanCache(scan.team_id, scan.project_id, fileCap, kept);
+  return { files_scanned: filesScanned, truncated, files_read: filesRead, ...summarize(tally) };
 }
 
 /**
@@ -170,9 +200,9 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
   const scan = await getScan(scanId);
   if (!scan || scan.status !== 'queued') return 'skipped';
 
-  let result: Awaited<ReturnType<typeof scanDeployment>>;
+  let result: DeploymentScan;
   try {
-    result = await scanDeployment(scan);
+    result = await scanDeploymentFiles(scan, { reuse: true });
   } catch (error) {
     if (!(error instanceof S3LiteError && error.$metadata.httpStatusCode === 404)) throw error;
     await dynamo()

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 
 /**
@@ -16,6 +17,11 @@ import { epochSeconds, keys } from '../db/keys.ts';
  * per provider event: a redelivery of an event that fails again updates its
  * error and keeps its first `id` and `created_at`; one that then succeeds
  * clears it.
+ *
+ * A row keeps the event it failed on (`payload`, the verified event as the
+ * provider sent it, when it fits an item), so a platform administrator can
+ * retry it once the cause is fixed, or dismiss it: both name the row by its
+ * `id` (index gsi1).
  */
 
 /** A failed event stays in the queue this long, then expires by TTL. */
@@ -24,6 +30,8 @@ export const FAILED_WEBHOOK_RETENTION_DAYS = 30;
 export const FAILED_WEBHOOK_LIMIT = 100;
 /** Longest error message kept. */
 const ERROR_MESSAGE_MAX = 2000;
+/** Largest event kept for a retry: an item holds 400 KB in all. A larger one is recorded without it (not retryable). */
+export const FAILED_WEBHOOK_PAYLOAD_MAX_BYTES = 256 * 1024;
 
 export interface FailedWebhookEvent {
   created_at: string;
@@ -34,22 +42,27 @@ export interface FailedWebhookEvent {
 }
 
 export async function recordFailedWebhookEvent(
-  input: { provider: string; providerEventId: string; eventType: string; errorMessage: string },
+  input: { provider: string; providerEventId: string; eventType: string; errorMessage: string; payload?: string },
   now = new Date(),
 ): Promise<FailedWebhookEvent> {
   const id = randomUUID();
   const at = now.toISOString();
+  const kept = input.payload !== undefined && Buffer.byteLength(input.payload) <= FAILED_WEBHOOK_PAYLOAD_MAX_BYTES;
+  const payload = kept ? input.payload! : null;
   const reply = await dynamo().send(
     new UpdateCommand({
       TableName: config.tableName(),
       Key: keys.failedWebhookEvent(input.provider, input.providerEventId),
-      // if_not_exists keeps the first id, created_at and queue position of a redelivered event.
+      // if_not_exists keeps the first id, created_at, queue position and id key of a redelivered event.
       UpdateExpression:
         'SET #type = :type, provider = :provider, provider_event_id = :eventId, event_type = :eventType, error_message = :error, ' +
-        'id = if_not_exists(id, :id), created_at = if_not_exists(created_at, :now), last_failed_at = :now, ' +
-        'gsi2pk = :queue, gsi2sk = if_not_exists(gsi2sk, :sort), #ttl = :ttl',
+        'id = if_not_exists(id, :id), created_at = if_not_exists(created_at, :now), last_failed_at = :now, payload = :payload, ' +
+        'gsi1pk = if_not_exists(gsi1pk, :byId), gsi1sk = :byIdSort, gsi2pk = :queue, gsi2sk = if_not_exists(gsi2sk, :sort), #ttl = :ttl',
       ExpressionAttributeNames: { '#type': 'type', '#ttl': 'ttl' },
       ExpressionAttributeValues: {
+        ':payload': payload,
+        ':byId': keys.failedWebhookById(id).gsi1pk,
+        ':byIdSort': keys.failedWebhookById(id).gsi1sk,
         ':type': 'failed_webhook_event',
         ':provider': input.provider,
         ':eventId': input.providerEventId,
@@ -64,7 +77,21 @@ export async function recordFailedWebhookEvent(
       ReturnValues: 'ALL_NEW',
     }),
   );
-  return toRow(reply.Attributes!);
+  const item = reply.Attributes!;
+  const byId = keys.failedWebhookById(item.id as string);
+  if (item.gsi1pk !== byId.gsi1pk) {
+    // A row recorded before rows had their id key, failing again: its key is made from its own first id.
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.failedWebhookEvent(input.provider, input.providerEventId),
+        UpdateExpression: 'SET gsi1pk = :byId',
+        ConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':byId': byId.gsi1pk, ':id': item.id },
+      }),
+    );
+  }
+  return toRow(item);
 }
 
 /** An event that failed before and has now been processed is no longer for the admins to look at. */
@@ -95,4 +122,59 @@ export async function listFailedWebhookEvents(now = new Date()): Promise<FailedW
     }),
   );
   return (reply.Items ?? []).map(toRow);
+}
+
+/** A failed event's row as stored, for the admin actions: its provider, event id and the event itself when kept. */
+export interface StoredFailedWebhookEvent extends FailedWebhookEvent {
+  provider: string;
+  /** The verified event it failed on; null when it was too large to keep, or failed before rows kept it. */
+  payload: string | null;
+}
+
+/** The failed event whose row has this `id`, or null (unknown, or expired). */
+export async function findFailedWebhookEvent(id: string, now = new Date()): Promise<StoredFailedWebhookEvent | null> {
+  const ref = keys.failedWebhookById(id.toLowerCase());
+  const reply = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
+      ExpressionAttributeValues: { ':pk': ref.gsi1pk, ':sk': ref.gsi1sk },
+    }),
+  );
+  const listed = reply.Items?.[0];
+  if (!listed) return null;
+  // The index is read eventually; the row itself, consistently (a retry or dismissal may have just removed it).
+  const item = (
+    await dynamo().send(
+      new GetCommand({
+        TableName: config.tableName(),
+        Key: keys.failedWebhookEvent(listed.provider as string, listed.provider_event_id as string),
+        ConsistentRead: true,
+      }),
+    )
+  ).Item;
+  if (!item || item.id !== listed.id || (typeof item.ttl === 'number' && item.ttl <= epochSeconds(now))) return null;
+  return { ...toRow(item), provider: item.provider as string, payload: typeof item.payload === 'string' ? item.payload : null };
+}
+
+/**
+ * An administrator's dismissal: the row leaves the queue. Conditional on it still being this row, so a
+ * dismissal racing a retry that cleared it (or another dismissal) answers false, and nothing else is removed.
+ */
+export async function dismissFailedWebhookEvent(row: StoredFailedWebhookEvent): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new DeleteCommand({
+        TableName: config.tableName(),
+        Key: keys.failedWebhookEvent(row.provider, row.provider_event_id),
+        ConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':id': row.id },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return false;
+    throw error;
+  }
 }

@@ -1,13 +1,13 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyWritten, setTeamSubscription, type Subscription } from '../attention/team-state.ts';
-import { clearFailedWebhookEvent, recordFailedWebhookEvent } from '../attention/webhooks.ts';
+import { clearFailedWebhookEvent, recordFailedWebhookEvent, type StoredFailedWebhookEvent } from '../attention/webhooks.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
 import type { RequestLogger } from '../http/logger.ts';
 import { getTeam } from '../teams/teams.ts';
-import { isSubscriptionEventType, subscriptionChangeOf, type ProviderEvent } from './subscription-events.ts';
+import { isSubscriptionEventType, providerEventOf, subscriptionChangeOf, type ProviderEvent } from './subscription-events.ts';
 
 /**
  * What the billing webhook does with a verified event (POST /api/v1/webhooks/billing,
@@ -89,8 +89,30 @@ async function wasApplied(eventId: string): Promise<boolean> {
   return reply.Item !== undefined;
 }
 
+/** The event as the row keeps it for a retry: the envelope fields processing reads, in the provider's own shape. */
+const payloadOf = (event: ProviderEvent) =>
+  JSON.stringify({ id: event.id, type: event.type, created: event.created, data: { object: event.object } });
+
 const record = (event: ProviderEvent, errorMessage: string) =>
-  recordFailedWebhookEvent({ provider: BILLING_PROVIDER, providerEventId: event.id, eventType: event.type, errorMessage });
+  recordFailedWebhookEvent({
+    provider: BILLING_PROVIDER,
+    providerEventId: event.id,
+    eventType: event.type,
+    errorMessage,
+    payload: payloadOf(event),
+  });
+
+/**
+ * An administrator's retry of a failed event's row: the event it kept is processed again, exactly as a
+ * delivery of it would be (once only, by the same marker), so the row leaves the queue when the event now
+ * applies (or turns out a duplicate or out of date), stays with a new `error_message` when it fails for good
+ * again, and a failure on our side is a 503 as for a delivery.
+ */
+export async function retryFailedBillingEvent(row: StoredFailedWebhookEvent, log: RequestLogger): Promise<BillingEventOutcome> {
+  const event = row.provider === BILLING_PROVIDER && row.payload !== null ? providerEventOf(JSON.parse(row.payload)) : null;
+  if (!event) throw new ApiError('FAILED_WEBHOOK_EVENT_NOT_RETRYABLE', { details: { id: row.id, provider: row.provider } });
+  return receiveBillingEvent(event, log);
+}
 
 /** A retry cannot help: recorded, and answered 2xx so the provider stops. If even the record fails, a retry can help after all. */
 async function failForGood(event: ProviderEvent, errorMessage: string, log: RequestLogger): Promise<BillingEventOutcome> {

@@ -317,6 +317,11 @@ class FileSender {
  */
 export const mayHaveFunctions = (files: { path: string }[]) => files.some((f) => f.path.startsWith('functions/') || f.path.includes('/functions/'));
 
+async function projectRootDirectory(api: ApiClient, projectId: string): Promise<string | null> {
+  const project = await api.call<{ root_directory?: string | null }>('GET', `/api/v1/projects/${encodeURIComponent(projectId)}`);
+  return project.root_directory ?? null;
+}
+
 export async function deploySite(api: ApiClient, options: DeployOptions): Promise<DeploySummary & { functionSources: boolean }> {
   const out = options.quiet ? undefined : options.progress;
   let mark = performance.now();
@@ -331,8 +336,11 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
   refuseUnbuiltApp(options.dir, options.dir);
-  // node_modules/ is skipped, except the files the functions/ entries import (lib/cli/function-deps.ts).
-  const dependencies = await functionDependencies(options.dir);
+  // node_modules/ is skipped, except the files the functions import (lib/cli/function-deps.ts), found where the
+  // platform's build looks: inside the project's root directory when it has one (asked only of a folder that
+  // has a functions/ folder somewhere; a new project has none).
+  const rootDirectory = options.projectId && mayHaveFunctions(listed) ? await projectRootDirectory(api, options.projectId) : null;
+  const dependencies = await functionDependencies(options.dir, rootDirectory);
   for (const warning of dependencies.warnings) out?.write(`${warning}\n`);
   if (dependencies.files.length > 0) {
     listed.push(...dependencies.files);

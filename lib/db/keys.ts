@@ -7,8 +7,12 @@ export const keys = {
   membership: (teamId: string, userId: string) => ({ pk: `TEAM#${teamId}`, sk: `MEMBER#${userId}` }),
   membershipByUser: (userId: string, teamId: string) => ({ gsi1pk: `USER#${userId}`, gsi1sk: `TEAM#${teamId}` }),
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
-  /** A team's API keys (on their credential items), by key id. */
+  /**
+   * The credentials scoped to a team, in one gsi1 partition: its API keys by key id, the sessions opened for it
+   * by token hash. The listing reads the keys; the team's purge deletes the whole partition.
+   */
   apiKeyByTeam: (teamId: string, keyId: string) => ({ gsi1pk: `TEAMAPIKEYS#${teamId}`, gsi1sk: `APIKEY#${keyId}` }),
+  sessionByTeam: (teamId: string, tokenHash: string) => ({ gsi1pk: `TEAMAPIKEYS#${teamId}`, gsi1sk: `SESSION#${tokenHash}` }),
   /** An e-mail sign-in link, by the SHA-256 of its token (lib/identity/sign-in-links.ts). */
   signInLink: (tokenHash: string) => ({ pk: `SIGNINLINK#${tokenHash}`, sk: 'SIGNINLINK' }),
   // Integrations: a project's environment variables, one item per environment and name
@@ -83,6 +87,8 @@ export const keys = {
    * otherwise produce one label. Holds `project_id` and `name`.
    */
   functionHost: (label: string) => ({ pk: `FNHOST#${label}`, sk: 'FNHOST' }),
+  /** The labels a project claims (lib/functions/host-claims.ts): released when its subdomain changes and when it is deleted. */
+  functionHostOfProject: (projectId: string, label: string) => ({ gsi1pk: `PROJECTFNHOSTS#${projectId}`, gsi1sk: label }),
   /** Functions telemetry of one function in one clock hour (lib/functions/telemetry.ts); kept 9 days. */
   functionStatsHour: (teamId: string, hour: string, functionId: string) => ({ pk: `FNSTATS#${teamId}`, sk: `HOUR#${hour}#${functionId}` }),
   /** A team's functions usage in one week (Monday, UTC). */
@@ -94,8 +100,16 @@ export const keys = {
     gsi1pk: `FNINVOCATIONS#${projectId}#${name}`,
     gsi1sk: `${createdAt}#${invocationId}`,
   }),
-  /** Present only while an invocation is pending or running: what a restarted platform reclaims. */
-  openInvocation: (createdAt: string, invocationId: string) => ({ gsi2pk: 'OPENINVOCATIONS', gsi2sk: `${createdAt}#${invocationId}` }),
+  /**
+   * Present only while an invocation is pending or running: what a restarted platform reclaims. Spread over
+   * index partitions `OPENINVOCATIONS#{shard}` (lib/functions/invocations.ts OPEN_INVOCATION_SHARDS); records
+   * written before the sharding sit in the one partition `OPENINVOCATIONS`.
+   */
+  openInvocation: (shard: number, createdAt: string, invocationId: string) => ({
+    gsi2pk: `OPENINVOCATIONS#${shard}`,
+    gsi2sk: `${createdAt}#${invocationId}`,
+  }),
+  openInvocationsUnsharded: () => ({ gsi2pk: 'OPENINVOCATIONS' }),
   /** A team's queued invocations in flight (id -> expiry), for the cap of 10. */
   functionInflight: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'FNINFLIGHT' }),
   /** A project's site analytics of one UTC day (lib/sites/analytics.ts); kept 400 days. */
@@ -147,6 +161,8 @@ export const keys = {
   /** A webhook event that failed, one per provider event (a redelivery updates it). */
   failedWebhookEvent: (provider: string, providerEventId: string) => ({ pk: `WEBHOOKFAILURE#${provider}#${providerEventId}`, sk: 'WEBHOOKFAILURE' }),
   failedWebhookQueue: (createdAt: string, id: string) => ({ gsi2pk: 'FAILEDWEBHOOKS', gsi2sk: `${createdAt}#${id}` }),
+  /** A failed webhook event by its own id (the admin's retry and dismiss name the row by it). */
+  failedWebhookById: (id: string) => ({ gsi1pk: `FAILEDWEBHOOK#${id}`, gsi1sk: 'FAILEDWEBHOOK' }),
   /** A webhook event that was applied, one per provider event: written with its change, so a redelivery applies nothing. */
   processedWebhookEvent: (provider: string, providerEventId: string) => ({ pk: `WEBHOOKEVENT#${provider}#${providerEventId}`, sk: 'WEBHOOKEVENT' }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),

@@ -9,6 +9,7 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../http/errors.ts';
+import { logger } from '../http/logger.ts';
 import { GEO_MODES, getDomainItem, type DomainRecord } from './domains.ts';
 
 export type GeoMode = (typeof GEO_MODES)[number];
@@ -152,6 +153,38 @@ export async function applyGeoPolicy(domainId: string): Promise<GeoApplyResult> 
 export const geoPolicyPending = (item: Record<string, unknown>) =>
   // A domain whose policy was never saved has nothing to apply (revision 0, applied 0).
   (item.geo_applied_revision === undefined ? 0 : item.geo_applied_revision) !== ((item.geo_revision as number | undefined) ?? 0);
+
+/**
+ * A distribution just made for a domain holds no geo restriction. A policy the domain already has (saved for an
+ * earlier distribution of it) is put on the new one now: no revision is recorded as applied to this distribution
+ * yet, then the policy is applied as a PATCH applies it; when CloudFront does not take it, the geo-filters
+ * worker tries again from its queue. Never throws: the distribution is made either way.
+ */
+export async function applyGeoPolicyToNewDistribution(item: Record<string, unknown>): Promise<void> {
+  if (item.geo_mode !== 'allowlist' && item.geo_mode !== 'blocklist') return;
+  const domainId = item.id as string;
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.domain(domainId),
+        UpdateExpression: 'SET geo_applied_revision = :none, geo_applied_at = :none',
+        ConditionExpression: 'distribution_id = :distribution',
+        ExpressionAttributeValues: { ':none': null, ':distribution': item.distribution_id },
+      }),
+    );
+    await applyGeoPolicy(domainId);
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return;
+    logger.warn('geo policy not applied to the new distribution; queued for the geo-filters worker', {
+      domain_id: domainId,
+      error: (error as Error).name,
+    });
+    await requestGeoPolicyRetry(domainId).catch((sendError: unknown) =>
+      logger.error('geo policy retry not queued', { domain_id: domainId, error: (sendError as Error).name }),
+    );
+  }
+}
 
 /** Asks the geo-filters worker to apply the domain's saved policy later (SQS redelivers it until CloudFront takes it). */
 export async function requestGeoPolicyRetry(domainId: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DeleteCertificateCommand, DescribeCertificateCommand, RequestCertificateCommand, type CertificateDetail } from '@aws-sdk/client-acm';
 import {
-  CreateDistributionCommand,
+  CreateDistributionWithTagsCommand,
   DeleteDistributionCommand,
   GetDistributionCommand,
   GetDistributionConfigCommand,
@@ -22,6 +22,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
 import { getDomainItem, type DomainRecord } from './domains.ts';
+import { applyGeoPolicyToNewDistribution } from './geo.ts';
 import { claimAttempt, SSL_ERROR_CODES, writeIfCurrent, type SslErrorCode } from './tls-attempts.ts';
 import { sendSslMessage, type SslMessage } from './tls-queue.ts';
 
@@ -36,6 +37,9 @@ import { sendSslMessage, type SslMessage } from './tls-queue.ts';
 
 // The list of ssl_error_code values lives with the claims (retry-ssl's bundle needs one sentence of it).
 export { SSL_ERROR_CODES, type SslErrorCode } from './tls-attempts.ts';
+
+/** The tag that names the domain a distribution was made for. */
+export const DOMAIN_ID_TAG = 'slipway:domain-id';
 
 /** The hosted zone id CloudFront's alias targets live in (fixed by AWS for every distribution). */
 const CLOUDFRONT_ALIAS_ZONE_ID = 'Z2FDTNDATAQYW2';
@@ -153,35 +157,46 @@ async function findDistributionByAlias(hostname: string): Promise<{ id: string; 
   return null;
 }
 
+/** The `slipway:*` tags of a domain's distribution: what the sweep reads to find its record. */
+export const distributionTags = (record: Pick<DomainRecord, 'id' | 'project_id' | 'team_id'>) => [
+  { Key: DOMAIN_ID_TAG, Value: record.id },
+  { Key: 'slipway:project-id', Value: record.project_id },
+  { Key: 'slipway:team-id', Value: record.team_id },
+];
+
 async function createDistribution(record: DomainRecord, certificateArn: string): Promise<{ id: string; domainName: string }> {
   const originId = 'project-site';
   try {
     const reply = await cloudfront().send(
-      new CreateDistributionCommand({
-        DistributionConfig: {
-          // The domain id: a second creation for the same domain is refused instead of making a twin.
-          CallerReference: record.id,
-          Comment: `Slipway custom domain ${record.domain}`,
-          Enabled: true,
-          Aliases: { Quantity: 1, Items: [record.domain] },
-          Origins: {
-            Quantity: 1,
-            Items: [
-              {
-                Id: originId,
-                DomainName: record.target,
-                CustomOriginConfig: { HTTPPort: 80, HTTPSPort: 443, OriginProtocolPolicy: 'https-only' },
-                CustomHeaders: { Quantity: 1, Items: [{ HeaderName: CUSTOM_HOST_HEADER, HeaderValue: record.domain }] },
-              },
-            ],
+      new CreateDistributionWithTagsCommand({
+        DistributionConfigWithTags: {
+          // Which domain it serves: the sweep (lib/sweep.ts) removes a distribution no domain names any more.
+          Tags: { Items: distributionTags(record) },
+          DistributionConfig: {
+            // The domain id: a second creation for the same domain is refused instead of making a twin.
+            CallerReference: record.id,
+            Comment: `Slipway custom domain ${record.domain}`,
+            Enabled: true,
+            Aliases: { Quantity: 1, Items: [record.domain] },
+            Origins: {
+              Quantity: 1,
+              Items: [
+                {
+                  Id: originId,
+                  DomainName: record.target,
+                  CustomOriginConfig: { HTTPPort: 80, HTTPSPort: 443, OriginProtocolPolicy: 'https-only' },
+                  CustomHeaders: { Quantity: 1, Items: [{ HeaderName: CUSTOM_HOST_HEADER, HeaderValue: record.domain }] },
+                },
+              ],
+            },
+            DefaultCacheBehavior: {
+              TargetOriginId: originId,
+              ViewerProtocolPolicy: 'redirect-to-https',
+              CachePolicyId: CACHING_DISABLED_POLICY_ID,
+              OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_POLICY_ID,
+            },
+            ViewerCertificate: { ACMCertificateArn: certificateArn, SSLSupportMethod: 'sni-only', MinimumProtocolVersion: 'TLSv1.2_2021' },
           },
-          DefaultCacheBehavior: {
-            TargetOriginId: originId,
-            ViewerProtocolPolicy: 'redirect-to-https',
-            CachePolicyId: CACHING_DISABLED_POLICY_ID,
-            OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_POLICY_ID,
-          },
-          ViewerCertificate: { ACMCertificateArn: certificateArn, SSLSupportMethod: 'sni-only', MinimumProtocolVersion: 'TLSv1.2_2021' },
         },
       }),
     );
@@ -291,7 +306,9 @@ async function provision(record: DomainRecord): Promise<StepResult> {
   if (!record.distribution_id) {
     const distribution = await createDistribution(record, arn);
     distributionDomain = distribution.domainName;
-    await recordDistribution(record.id, distribution.id);
+    const recorded = await recordDistribution(record.id, distribution.id);
+    // A policy the domain already holds goes onto its new distribution (a racing twin is the sweep's: lib/sweep.ts).
+    if (recorded.distribution_id === distribution.id) await applyGeoPolicyToNewDistribution(recorded);
   }
   if (distributionDomain && record.connection_mode === 'managed_dns' && record.hosted_zone_id) {
     await upsertRecord(

@@ -3,14 +3,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { BuildFailure, Message, Metafile } from 'esbuild';
-import { dynamo } from '../aws/clients.ts';
 import { getObject, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import {
   FUNCTION_NAME_PATTERN,
@@ -20,6 +17,8 @@ import {
   functionLabel,
   type FunctionRecord,
 } from './model.ts';
+import { claimFunctionHosts } from './host-claims.ts';
+import { rootPrefix } from './root-directory.ts';
 import { functionIdFor } from './records.ts';
 
 /**
@@ -49,17 +48,7 @@ const FETCH_CONCURRENCY = 32;
 /** Largest inputs named when a bundle is over the limit. */
 const LARGEST_INPUTS_SHOWN = 5;
 
-/** A project's `root_directory` as a manifest path prefix: '' or `dir/`. */
-export function rootPrefix(rootDirectory: unknown): string {
-  if (typeof rootDirectory !== 'string') return '';
-  const trimmed = rootDirectory
-    .trim()
-    .replace(/\\/g, '/')
-    .split('/')
-    .filter((segment) => segment !== '' && segment !== '.')
-    .join('/');
-  return trimmed ? `${trimmed}/` : '';
-}
+export { rootPrefix } from './root-directory.ts';
 
 /** Manifest paths under `{root}functions/` and `{root}node_modules/`: what the build reads, and what is never served. */
 export function isFunctionsSource(path: string, root: string): boolean {
@@ -147,34 +136,6 @@ export async function bundleFunctionInFolder(
     };
   }
   return { code: result.code };
-}
-
-/**
- * Claims each function's hostname label for this project with a conditional
- * write: the first project wins, the same project claims again freely.
- * Returns the labels another project holds.
- */
-async function claimHostnames(projectId: string, labels: { label: string; name: string }[]): Promise<string[]> {
-  const taken: string[] = [];
-  const now = new Date().toISOString();
-  await Promise.all(
-    labels.map(async ({ label, name }) => {
-      try {
-        await dynamo().send(
-          new PutCommand({
-            TableName: config.tableName(),
-            Item: { ...keys.functionHost(label), project_id: projectId, name, label, claimed_at: now },
-            ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
-            ExpressionAttributeValues: { ':project': projectId },
-          }),
-        );
-      } catch (error) {
-        if (!isConditionalCheckFailure(error)) throw error;
-        taken.push(label);
-      }
-    }),
-  );
-  return taken.sort();
 }
 
 /** Copies the build's sources (`{root}functions/**`, `{root}node_modules/**`) from the sites bucket into `dir`, root stripped. */
@@ -280,7 +241,7 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
       ),
     };
   }
-  const taken = await claimHostnames(input.projectId, labels);
+  const taken = await claimFunctionHosts(input.projectId, labels);
   if (taken.length > 0) {
     return {
       ok: false,

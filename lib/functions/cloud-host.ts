@@ -5,7 +5,6 @@ import {
   CreateFunctionCommand,
   GetFunctionCommand,
   InvokeWithResponseStreamCommand,
-  LambdaClient,
   waitUntilFunctionActiveV2,
   type InvokeWithResponseStreamResponseEvent,
 } from '@aws-sdk/client-lambda';
@@ -13,6 +12,7 @@ import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand, type 
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { lazyClient } from '../aws/clients.ts';
+import { lambda } from '../aws/lambda.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import {
@@ -146,6 +146,21 @@ export interface RunnerPrelude {
 export function functionLambdaName(prefix: string, fn: Pick<DeployedFunction, 'function_id' | 'bundle_sha256'>): string {
   const digest = createHash('sha256').update(`${fn.function_id}:${fn.bundle_sha256}`).digest('hex');
   return `${prefix}${digest}`.slice(0, 64);
+}
+
+/**
+ * The `slipway:*` tags of a user-function Lambda: the sweep (lib/sweep.ts) finds the records that still name it
+ * through the project (the team, on a Lambda made before the project was tagged).
+ */
+export function functionLambdaTags(
+  fn: Pick<DeployedFunction, 'function_id' | 'team_id' | 'project_id' | 'bundle_sha256'>,
+): Record<string, string> {
+  return {
+    'slipway:function-id': fn.function_id,
+    'slipway:team-id': fn.team_id,
+    'slipway:project-id': fn.project_id,
+    'slipway:bundle-sha256': fn.bundle_sha256,
+  };
 }
 
 /**
@@ -292,8 +307,6 @@ async function* payloadOf(events: AsyncIterable<InvokeWithResponseStreamResponse
   }
 }
 
-const lambda = lazyClient('lambda', (opts) => new LambdaClient({ region: opts.region, endpoint: opts.endpoint }));
-
 function variable(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set (the functions runtime of the stack sets it)`);
@@ -335,7 +348,7 @@ export function createCloudFunctionHost(): FunctionHost {
             },
             // context.env holds nothing the user set; the runner clears what Lambda itself puts there.
             Environment: { Variables: {} },
-            Tags: { 'slipway:function-id': fn.function_id, 'slipway:team-id': fn.team_id },
+            Tags: functionLambdaTags(fn),
           }),
         );
       } catch (createError) {

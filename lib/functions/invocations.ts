@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { getObject, putObject } from '../aws/s3-lite.ts';
+import { deleteKeys, getObject, putObject } from '../aws/s3-lite.ts';
+import { batchWriteAll } from '../db/batch.ts';
+import { queryAll } from '../db/query.ts';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -16,13 +18,14 @@ import type { DeployedFunction } from './model.ts';
  * The record is one table item `INVOCATION#{id}`, expiring by TTL after the
  * retention (7 days). The request, the result and the console output are
  * objects in the bundles bucket under `invocations/{team_id}/{id}/`, expired
- * by a lifecycle rule after the same 7 days. Reads treat a record whose TTL
+ * by a lifecycle rule after the same 7 days. A deleted project's invocations
+ * and their objects are deleted with it (deleteProjectInvocations). Reads treat a record whose TTL
  * has passed as gone (DynamoDB deletes expired items lazily).
  *
  * States: pending -> running (the worker's conditional claim) -> completed,
  * failed or timed_out (a conditional write from running). While pending or
- * running the record is in the `OPENINVOCATIONS` index partition, which a
- * restarted platform reclaims.
+ * running the record is in one of the OPEN_INVOCATION_SHARDS index partitions
+ * `OPENINVOCATIONS#{shard}`, which a restarted platform reclaims.
  */
 
 export type InvocationStatus = 'pending' | 'running' | 'completed' | 'failed' | 'timed_out';
@@ -46,6 +49,17 @@ export const MAX_QUEUED_BODY_BYTES = 1024 * 1024;
 /** Console output kept per invocation; beyond it lines are dropped and a last line says so. */
 export const MAX_CONSOLE_LINES = 1000;
 export const MAX_CONSOLE_BYTES = 256 * 1024;
+
+/**
+ * The open invocations' index (gsi2) is write-sharded over this many partitions, by the invocation id: every
+ * invocation writes its key there twice (made pending, then removed when it ends), and one partition of an
+ * index takes about 1,000 writes a second, so 16 hold about 8,000 invocations a second. The reclaim reads all
+ * of them at once.
+ */
+export const OPEN_INVOCATION_SHARDS = 16;
+
+/** The shard of an invocation: its id is random (UUID v4), so its first 32 bits spread evenly. */
+export const openInvocationShard = (id: string) => Number.parseInt(id.slice(0, 8), 16) % OPEN_INVOCATION_SHARDS;
 
 /** Request, result and console output are kept 7 days; FUNCTIONS_INVOCATION_RETENTION_MS shortens it for tests. */
 export function invocationRetentionMs(): number {
@@ -137,14 +151,17 @@ export async function createInvocation(fn: DeployedFunction, request: QueuedRequ
     ttl: epochSeconds(expires),
   };
   const stored: StoredRequest = { method: request.method, query: request.query, headers: request.headers, body: request.body.toString('base64') };
-  await putJson(objectKey(record, 'request'), stored);
+  // The request object and the record together: the worker reads the request only once the message it gets
+  // below has let it claim the record.
+  const storing = putJson(objectKey(record, 'request'), stored);
+  storing.catch(() => undefined);
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
       Item: {
         ...keys.invocation(id),
         ...keys.invocationByFunction(fn.project_id, fn.name, createdAt, id),
-        ...keys.openInvocation(createdAt, id),
+        ...keys.openInvocation(openInvocationShard(id), createdAt, id),
         type: 'invocation',
         ...record,
       },
@@ -152,6 +169,7 @@ export async function createInvocation(fn: DeployedFunction, request: QueuedRequ
     }),
   );
   try {
+    await storing;
     await sendInvocationMessage(id);
   } catch (error) {
     await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.invocation(id) }));
@@ -174,25 +192,29 @@ export async function loadInvocationRequest(record: InvocationRecord): Promise<Q
 }
 
 /**
- * pending -> running, only from pending: a redelivered message, a second
- * consumer or a reclaim that got there first makes this false, and the
- * caller runs nothing.
+ * pending -> running, only from pending: the claimed record, or null when a
+ * redelivered message, a second consumer or a reclaim got there first (or the
+ * invocation is unknown or past its retention), and the caller runs nothing.
  */
-export async function claimInvocation(id: string, now = new Date()): Promise<boolean> {
+export async function claimInvocation(id: string, now = new Date()): Promise<InvocationRecord | null> {
+  if (!/^[0-9a-f-]{36}$/.test(id)) return null;
   try {
-    await dynamo().send(
+    // The claim reads the record too (one call where a read and a write were): a worker's first step.
+    const reply = await dynamo().send(
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.invocation(id),
         UpdateExpression: 'SET #status = :running, started_at = :now',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': now.toISOString() },
+        // Past its retention it is gone, whatever DynamoDB's lazy TTL deletion still holds.
+        ConditionExpression: '#status = :pending AND #ttl > :epoch',
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': now.toISOString(), ':epoch': epochSeconds(now) },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    return reply.Attributes as unknown as InvocationRecord;
   } catch (error) {
-    if (isConditionalCheckFailure(error)) return false;
+    if (isConditionalCheckFailure(error)) return null;
     throw error;
   }
 }
@@ -264,11 +286,45 @@ export async function finishInvocation(record: InvocationRecord, finish: Finish,
       }),
     );
   } catch (error) {
-    if (isConditionalCheckFailure(error)) return false;
-    throw error;
+    if (!isConditionalCheckFailure(error)) throw error;
+    // Its project was deleted while it ran (the record went with it): what this just stored goes too.
+    if (!(await getInvocation(record.id))) {
+      await deleteKeys(config.bucket('bundles'), [objectKey(record, 'result'), objectKey(record, 'console')]);
+    }
+    return false;
   }
   await releaseInflightSlot(record.team_id, record.id);
   return true;
+}
+
+const PARTS = ['request', 'result', 'console'] as const;
+/** S3 deletes at most this many keys in one request. */
+const DELETE_KEYS_MAX = 1000;
+
+/**
+ * Deletes a project's invocations with it (they do not wait for their TTL): for each of its function names,
+ * the stored request, result and console output objects, then the records; the in-flight slots of those
+ * still open are released. Safe to run again. Returns how many records it deleted.
+ */
+export async function deleteProjectInvocations(projectId: string, functionNames: Iterable<string>): Promise<number> {
+  const bucket = config.bucket('bundles');
+  let deleted = 0;
+  for (const name of new Set(functionNames)) {
+    const items = (await queryAll({
+      TableName: config.tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.invocationByFunction(projectId, name, '', '').gsi1pk },
+      ExpressionAttributeNames: { '#status': 'status' },
+      ProjectionExpression: 'id, team_id, #status',
+    })) as unknown as Pick<InvocationRecord, 'id' | 'team_id' | 'status'>[];
+    const objects = items.flatMap((item) => PARTS.map((part) => objectKey(item, part)));
+    for (let i = 0; i < objects.length; i += DELETE_KEYS_MAX) await deleteKeys(bucket, objects.slice(i, i + DELETE_KEYS_MAX));
+    await batchWriteAll(items.map((item) => ({ DeleteRequest: { Key: keys.invocation(item.id) } })));
+    await Promise.all(items.filter((item) => !TERMINAL.includes(item.status)).map((item) => releaseInflightSlot(item.team_id, item.id)));
+    deleted += items.length;
+  }
+  return deleted;
 }
 
 /** The public poll view (spec "Invocation"): no console output, ever. */
@@ -328,24 +384,21 @@ export async function listInvocations(projectId: string, name: string, limit = 5
     }));
 }
 
-/** Invocations still pending or running (what a restarted platform reclaims). */
+/** Invocations still pending or running (what a restarted platform reclaims): every shard, and the partition of before sharding. */
 export async function listOpenInvocations(): Promise<InvocationRecord[]> {
-  const out: InvocationRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const reply = await dynamo().send(
-      new QueryCommand({
+  const shards = Array.from({ length: OPEN_INVOCATION_SHARDS }, (_, shard) => keys.openInvocation(shard, '', '').gsi2pk);
+  const partitions = [...shards, keys.openInvocationsUnsharded().gsi2pk];
+  const pages = await Promise.all(
+    partitions.map((partition) =>
+      queryAll({
         TableName: config.tableName(),
         IndexName: 'gsi2',
         KeyConditionExpression: 'gsi2pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.openInvocation('', '').gsi2pk },
-        ExclusiveStartKey: start,
+        ExpressionAttributeValues: { ':pk': partition },
       }),
-    );
-    for (const item of reply.Items ?? []) if (item.type === 'invocation') out.push(item as unknown as InvocationRecord);
-    start = reply.LastEvaluatedKey;
-  } while (start);
-  return out;
+    ),
+  );
+  return pages.flat().filter((item) => item.type === 'invocation') as unknown as InvocationRecord[];
 }
 
 /**
@@ -402,6 +455,7 @@ export const MAX_INFLIGHT_PER_TEAM = 10;
 /** A slot is pruned this long after it was taken if nothing released it. */
 const SLOT_LIFETIME_SECONDS = 15 * 60;
 
+/** Makes the team's in-flight item on its first use (another caller may make it first). */
 async function ensureInflightItem(teamId: string): Promise<void> {
   try {
     await dynamo().send(
@@ -440,16 +494,15 @@ async function pruneExpiredSlots(teamId: string, now: number): Promise<number> {
   return pruned;
 }
 
-/** Takes an in-flight slot for `slotId`; false when the team has 10. */
-export async function takeInflightSlot(teamId: string, slotId: string, now = new Date(), pruned = false): Promise<boolean> {
-  await ensureInflightItem(teamId);
+/** One conditional write: the slot, if the team's item exists and holds fewer than 10. */
+async function setSlot(teamId: string, slotId: string, now: Date): Promise<boolean> {
   try {
     await dynamo().send(
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.functionInflight(teamId),
         UpdateExpression: 'SET slots.#id = :expires',
-        ConditionExpression: 'size(slots) < :max',
+        ConditionExpression: 'attribute_exists(slots) AND size(slots) < :max',
         ExpressionAttributeNames: { '#id': slotId },
         ExpressionAttributeValues: { ':expires': epochSeconds(now) + SLOT_LIFETIME_SECONDS, ':max': MAX_INFLIGHT_PER_TEAM },
       }),
@@ -457,8 +510,18 @@ export async function takeInflightSlot(teamId: string, slotId: string, now = new
     return true;
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
+    return false;
   }
-  if (!pruned && (await pruneExpiredSlots(teamId, epochSeconds(now))) > 0) return takeInflightSlot(teamId, slotId, now, true);
+}
+
+/** Takes an in-flight slot for `slotId`; false when the team has 10. One write when a slot is free. */
+export async function takeInflightSlot(teamId: string, slotId: string, now = new Date()): Promise<boolean> {
+  if (await setSlot(teamId, slotId, now)) return true;
+  // Refused: the team's first invocation (its item is made now), or the cap (slots a platform that died never
+  // released are pruned, then it is tried once more).
+  await ensureInflightItem(teamId);
+  if (await setSlot(teamId, slotId, now)) return true;
+  if ((await pruneExpiredSlots(teamId, epochSeconds(now))) > 0) return setSlot(teamId, slotId, now);
   return false;
 }
 

@@ -88,11 +88,14 @@ export async function invoke(input: {
   request: QueuedRequest;
   telemetry: FunctionTelemetry;
 }): Promise<{ invocation_id: string; status: 'pending'; poll_url: string }> {
+  // The cap and the look-up at once; a refusal answers before anything the look-up found is used.
+  const lookup = liveFunction(input.subdomain, input.name);
+  lookup.catch(() => undefined);
   await rateCap(input.sourceIp, async () => {
-    const fn = await liveFunction(input.subdomain, input.name);
+    const fn = await lookup;
     if (fn) input.telemetry.limitHit(fn, 'queued_rate_limit');
   });
-  const fn = await liveFunction(input.subdomain, input.name);
+  const fn = await lookup;
   if (!fn) throw new ApiError('FUNCTION_NOT_FOUND');
   const id = randomUUID();
   if (!(await takeInflightSlot(fn.team_id, id))) {
@@ -115,14 +118,22 @@ export async function invoke(input: {
  * was removed is still readable.
  */
 export async function pollTarget(input: { subdomain: string; name: string; id: string; sourceIp: string; telemetry: FunctionTelemetry }): Promise<InvocationRecord> {
+  const sub = input.subdomain.toLowerCase();
+  // Read together, and beside the cap: a poll is the queued door's most frequent request. A refusal by the cap
+  // answers before anything read is used.
+  const reads = Promise.all([
+    dynamo()
+      .send(new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(sub), ConsistentRead: true }))
+      .then((reply) => reply.Item),
+    getInvocation(input.id.toLowerCase()),
+  ]);
+  reads.catch(() => undefined);
   await rateCap(input.sourceIp, async () => {
     const fn = await liveFunction(input.subdomain, input.name);
     if (fn) input.telemetry.limitHit(fn, 'queued_rate_limit');
   });
-  const sub = input.subdomain.toLowerCase();
-  const hold = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(sub), ConsistentRead: true }))).Item;
+  const [hold, record] = await reads;
   if (!hold || typeof hold.project_id !== 'string') throw new ApiError('FUNCTION_NOT_FOUND');
-  const record = await getInvocation(input.id.toLowerCase());
   if (!record || record.project_id !== hold.project_id || record.function_name !== input.name) throw new ApiError('INVOCATION_NOT_FOUND');
   if (!(await isTeamEnrolledInFunctions(record.team_id))) throw new ApiError('FUNCTION_NOT_FOUND');
   return record;

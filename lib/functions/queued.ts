@@ -8,7 +8,6 @@ import {
   joinHeaders,
   loadInvocationRequest,
   type Finish,
-  type InvocationRecord,
 } from './invocations.ts';
 import { functionBudgetMs } from './model.ts';
 import { isTeamEnrolledInFunctions, resolveFunctionInProject } from './resolve.ts';
@@ -68,27 +67,37 @@ export function finishOf(result: QueuedResult): Finish {
  * restart sentence. Resolves `aborted` when the platform stopped mid-run (the
  * message should be left for redelivery and the reclaim), else `done`.
  */
-export async function runInvocation(id: string, deps: RunDeps): Promise<'done' | 'skipped' | 'aborted'> {
+/** A message for an invocation this worker did not claim: a `running` one whose worker died long ago is ended. */
+async function endIfAbandoned(id: string): Promise<void> {
   const record = await getInvocation(id);
-  if (!record) return 'skipped';
-  if (record.status === 'running') {
-    const started = Date.parse(record.started_at ?? record.created_at);
-    if (Date.now() - started > functionBudgetMs() + STALE_RUNNING_SLACK_MS) {
-      await finishInvocation(record, { status: 'timed_out', error_message: INVOCATION_ERRORS.reclaimedRunning, result: bare(504), console: [] });
-    }
+  if (record?.status !== 'running') return;
+  const started = Date.parse(record.started_at ?? record.created_at);
+  if (Date.now() - started > functionBudgetMs() + STALE_RUNNING_SLACK_MS) {
+    await finishInvocation(record, {
+      status: 'timed_out',
+      error_message: INVOCATION_ERRORS.reclaimedRunning,
+      result: bare(504),
+      console: [],
+    });
+  }
+}
+
+export async function runInvocation(id: string, deps: RunDeps): Promise<'done' | 'skipped' | 'aborted'> {
+  const running = await claimInvocation(id);
+  if (!running) {
+    await endIfAbandoned(id);
     return 'skipped';
   }
-  if (record.status !== 'pending') return 'skipped';
-  const startedAt = new Date();
-  if (!(await claimInvocation(id, startedAt))) return 'skipped';
-  const running: InvocationRecord = { ...record, status: 'running', started_at: startedAt.toISOString() };
-
-  const fn = await resolveFunctionInProject(record.project_id, record.function_name);
-  if (!fn || !(await isTeamEnrolledInFunctions(fn.team_id))) {
+  // What the run needs, read at once: the live function, the team's enrolment and the stored request.
+  const [fn, enrolled, request] = await Promise.all([
+    resolveFunctionInProject(running.project_id, running.function_name),
+    isTeamEnrolledInFunctions(running.team_id),
+    loadInvocationRequest(running),
+  ]);
+  if (!fn || !enrolled) {
     await finishInvocation(running, { status: 'failed', error_message: INVOCATION_ERRORS.notDeployed, result: bare(500), console: [] });
     return 'done';
   }
-  const request = await loadInvocationRequest(record);
   if (!request) {
     await finishInvocation(running, { status: 'failed', error_message: INVOCATION_ERRORS.couldNotRun, result: bare(500), console: [] });
     return 'done';

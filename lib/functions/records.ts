@@ -52,6 +52,19 @@ export async function listFunctionRecords(projectId: string, deploymentId: strin
   return items.map(toFunctionRecord).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/** The name of every function any deployment of the project has (promote may make any of them live). */
+export async function listProjectFunctionNames(projectId: string): Promise<string[]> {
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': keys.project(projectId).pk, ':prefix': 'FUNCTION#' },
+    ExpressionAttributeNames: { '#name': 'name' },
+    ProjectionExpression: '#name',
+    ConsistentRead: true,
+  });
+  return [...new Set(items.map((item) => item.name as string))].sort();
+}
+
 /** Where a function answers: `{scheme}://{name}-{subdomain}.{function_domain}{port}/`. */
 export function functionUrl(name: string, subdomain: string): string {
   return `${config.publicScheme()}://${functionLabel(name, subdomain)}.${config.functionDomain()}${config.publicPortSuffix()}/`;

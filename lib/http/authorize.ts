@@ -78,7 +78,11 @@ export async function authorizeTeam(principal: Principal, minRole: TeamRole, idO
     principal.ownTeam && idOrSlug.toLowerCase() === principal.credential.team_id
       ? await principal.ownTeam.then((team) => (team ? { team, retiredSlug: false } : null))
       : await resolveTeam(idOrSlug);
-  if (!resolved) throw new ApiError('TEAM_NOT_FOUND');
+  if (!resolved) {
+    // An API key whose own team is gone (purged) is no credential any more.
+    if (principal.kind === 'api_key' && idOrSlug.toLowerCase() === principal.credential.team_id) throw new ApiError('UNAUTHENTICATED');
+    throw new ApiError('TEAM_NOT_FOUND');
+  }
   const role = await roleIn(principal, resolved.team.id);
   if (!role || roleRank[role] < roleRank[minRole]) throw new ApiError('FORBIDDEN');
   return { team: resolved.team, role, retiredSlug: resolved.retiredSlug };

@@ -17,6 +17,7 @@ export const errorCatalogue = {
   RATE_LIMITED: { status: 429, message: 'Too many requests. Try again later.' },
   INTERNAL_ERROR: { status: 500, message: 'Something went wrong on our side. Try again later.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable. Try again later.' },
+  PLATFORM_STARTING: { status: 503, message: 'The platform is starting. Try again after the time in Retry-After.' },
 
   // Authentication and authorization
   UNAUTHENTICATED: { status: 401, message: 'Missing or invalid credentials.' },
@@ -88,6 +89,18 @@ export const errorCatalogue = {
     message: 'A subdomain is 3 to 63 lowercase letters, digits and single hyphens, starting and ending with a letter or digit.',
   },
   SUBDOMAIN_RESERVED: { status: 400, message: 'This subdomain is reserved.' },
+  FUNCTION_HOSTNAME_TAKEN: {
+    status: 409,
+    message: "On this subdomain a function's hostname {name}-{subdomain} would be one another project holds; details.labels names them.",
+  },
+  FUNCTION_HOSTNAME_TOO_LONG: {
+    status: 400,
+    message: "On this subdomain a function's hostname label {name}-{subdomain} would be over 63 characters; details.labels names them.",
+  },
+  SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS: {
+    status: 409,
+    message: 'This project has more function names than a subdomain change moves at once; details.max says how many.',
+  },
   PROJECT_NAME_TAKEN: { status: 409, message: 'Your team already has a project with this name.' },
   INVALID_MANIFEST: { status: 400, message: 'The file manifest is invalid.' },
   UPLOAD_SITE_IN_SUBFOLDER: {
@@ -103,6 +116,7 @@ export const errorCatalogue = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used with a different request body.' },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still being processed. Retry shortly.' },
   PROJECT_NOT_FOUND: { status: 404, message: 'Project not found.' },
+  PROJECT_ID_INVALID: { status: 400, message: 'The project id in the path must be a project UUID.' },
   PROJECT_SLUG_IMMUTABLE: { status: 400, message: 'A project slug cannot be changed: it is the storage key of every deployment.' },
   PROJECT_EXPIRED: { status: 409, message: 'This provisional project expired before anything was published. Begin a new upload.' },
   UPLOAD_NOT_FOUND: { status: 404, message: 'Upload session not found.' },
@@ -186,6 +200,14 @@ export const errorCatalogue = {
 
   // Administration (platform administrators)
   ADMIN_TEAM_ID_INVALID: { status: 400, message: 'The team id in the path must be a team UUID.' },
+  FAILED_WEBHOOK_EVENT_ID_INVALID: { status: 400, message: 'The failed webhook event id in the path must be a UUID.' },
+  FAILED_WEBHOOK_EVENT_NOT_FOUND: { status: 404, message: 'No failed webhook event has this id (it may have been retried or dismissed).' },
+  FAILED_WEBHOOK_EVENT_NOT_RETRYABLE: {
+    status: 409,
+    message:
+      'This event was recorded without its payload (too large to keep, or from before payloads were kept); ' +
+      "resend it from the provider's dashboard.",
+  },
   ABUSE_SCAN_NOT_FOUND: { status: 404, message: 'No finished abuse scan has this id.' },
   ABUSE_SCAN_ALREADY_REVIEWED: { status: 409, message: 'This abuse scan was already reviewed; details.review_status says how.' },
   ABUSE_SCAN_SUPERSEDED: { status: 409, message: 'A later scan of this project and branch replaced this one; review that one (details.latest_scan_id).' },

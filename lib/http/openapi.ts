@@ -85,7 +85,9 @@ export async function buildOpenApiDocument(repoRoot: string) {
         ...(row.docs?.requiredHeaders
           ? { headers: z.object(Object.fromEntries(Object.entries(row.docs.requiredHeaders).map(([name, meaning]) => [name, z.string().describe(meaning)]))) }
           : {}),
-        ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
+        ...(params.length
+          ? { params: z.object(Object.fromEntries(params.map((p) => [p, schemas?.uuidParams.includes(p) ? z.uuid() : z.string()]))) }
+          : {}),
         ...(schemas?.query?._zod.def.type === 'object' ? { query: schemas.query as z.ZodObject } : {}),
         ...(schemas?.body ? { body: { content: { 'application/json': { schema: schemas.body as z.ZodType } } } } : {}),
         ...(schemas?.rawBody ? { body: { content: { [schemas.rawBody]: { schema: z.string() } } } } : {}),

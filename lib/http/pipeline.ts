@@ -57,6 +57,11 @@ interface HandlerOptions<BS extends $ZodType | undefined, QS extends $ZodType | 
   beforeValidation?: (body: unknown) => HandlerResult | undefined;
   /** The error code of a body that fails its schema (default VALIDATION_FAILED); `details.fields` as always. */
   validationError?: ErrorCode;
+  /**
+   * Path parameters the spec calls UUIDs, each with the 400 code its route answers when the value is not one
+   * (checked once the caller is authenticated, before the handler runs).
+   */
+  uuidParams?: Readonly<Record<string, ErrorCode>>;
 }
 
 type Infer<S> = S extends $ZodType ? output<S> : undefined;
@@ -67,7 +72,9 @@ interface PipelineState {
 }
 
 /** The request schemas each handler declared, by route key: the source of the OpenAPI document. */
-export const handlerSchemas = new Map<string, { body?: $ZodType; query?: $ZodType; rawBody: string | null }>();
+export const handlerSchemas = new Map<string, { body?: $ZodType; query?: $ZodType; rawBody: string | null; uuidParams: string[] }>();
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Per-invocation state, keyed by the Lambda context object of the invocation. */
 const pipelineState = new WeakMap<Context, PipelineState>();
@@ -167,7 +174,12 @@ export function defineHandler<BS extends $ZodType | undefined = undefined, QS ex
   options: HandlerOptions<BS, QS>,
   impl: (ctx: HandlerContext<Infer<BS>, Infer<QS>>) => Promise<HandlerResult>,
 ) {
-  handlerSchemas.set(key, { body: options.body, query: options.query, rawBody: options.rawBody ? (options.rawBody.mediaType ?? 'application/octet-stream') : null });
+  handlerSchemas.set(key, {
+    body: options.body,
+    query: options.query,
+    rawBody: options.rawBody ? (options.rawBody.mediaType ?? 'application/octet-stream') : null,
+    uuidParams: Object.keys(options.uuidParams ?? {}),
+  });
   let rule: Promise<RouteRow['access']> | undefined;
   return buildHandler(key, () => (rule ??= accessRuleOf(key)), options, impl);
 }
@@ -216,6 +228,11 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
       }
     }
 
+    const params = (event.pathParameters ?? {}) as Record<string, string>;
+    for (const [name, code] of Object.entries(options.uuidParams ?? {})) {
+      if (!UUID.test(params[name] ?? '')) throw new ApiError(code, { details: { param: name } });
+    }
+
     let body: unknown;
     let rawBody: Buffer = Buffer.alloc(0);
     if (options.rawBody) {
@@ -238,7 +255,7 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
       traceId: state.meta.trace_id,
       log: state.log,
       headers,
-      params: (event.pathParameters ?? {}) as Record<string, string>,
+      params,
       query: query as Infer<QS>,
       body: body as Infer<BS>,
       rawBody,

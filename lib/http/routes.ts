@@ -32,6 +32,8 @@ export type ResourceUse =
   | 'dns:zones'
   /** Reads and updates the configuration of the domains' CloudFront distributions (their geo restriction). */
   | 'cdn:distributions'
+  /** Lists the account's distributions and their tags; disables and deletes those no domain names (the sweep). */
+  | 'cdn:sweep'
   /**
    * TLS of custom domains (lib/domains/tls.ts): ACM certificates, the domains'
    * CloudFront distributions, records in managed zones, and sending to the
@@ -276,6 +278,15 @@ export const routes = [
     method: 'PUT',
     path: '/api/v1/admin/teams/{id}/subscription',
     handler: 'handlers/http/admin/set-team-subscription.ts',
+    access: access.platformAdmin(),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    // `{"action": "retry"}` processes a failed webhook event's kept payload again, as a delivery would;
+    // `{"action": "dismiss"}` takes it out of the attention queue unprocessed (docs/attention.md).
+    method: 'POST',
+    path: '/api/v1/admin/failed-webhook-events/{id}',
+    handler: 'handlers/http/admin/act-on-failed-webhook-event.ts',
     access: access.platformAdmin(),
     uses: ['table:read', 'table:write'],
   },

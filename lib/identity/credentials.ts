@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchWriteAll } from '../db/batch.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -23,6 +24,9 @@ export interface CredentialRecord {
   revoked_at: string | null;
 }
 
+/** The index keys of a session opened for a team, so the team's purge finds it. */
+const sessionScope = (teamId: string | null, tokenHash: string) => (teamId ? keys.sessionByTeam(teamId, tokenHash) : {});
+
 export async function createSession(userId: string, teamId: string | null = null): Promise<string> {
   const token = newToken('session');
   const now = new Date();
@@ -39,7 +43,13 @@ export async function createSession(userId: string, teamId: string | null = null
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),
-      Item: { ...keys.token(hashToken(token)), type: 'credential', ...record, ttl: epochSeconds(expires) },
+      Item: {
+        ...keys.token(hashToken(token)),
+        ...sessionScope(teamId, hashToken(token)),
+        type: 'credential',
+        ...record,
+        ttl: epochSeconds(expires),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -184,4 +194,21 @@ export async function lookupCredential(token: string): Promise<CredentialRecord 
   if (record.revoked_at) return null;
   if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) return null;
   return record;
+}
+
+/**
+ * Deletes every credential scoped to a team: its API keys and the sessions opened for it (a team's purge).
+ * Returns how many. A credential created before credentials carried the team's index key is not found here;
+ * authorization refuses an API key whose team is gone (lib/http/authorize.ts) all the same.
+ */
+export async function deleteTeamCredentials(teamId: string): Promise<number> {
+  const found = await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.apiKeyByTeam(teamId, '').gsi1pk },
+    ProjectionExpression: 'pk, sk',
+  });
+  await batchWriteAll(found.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
+  return found.length;
 }

@@ -102,10 +102,30 @@ export async function answerApiRequest(req: IncomingMessage, res: ServerResponse
   await api(req, res, body);
 }
 
-export function createApiServer(hostHandlers: HostHandler[] = [], api: () => ApiAnswer = () => sourceApi): Server {
+/**
+ * Whether the platform has finished starting. The server listens before its resources are provisioned (the
+ * port is part of the configuration it sets), so until then every request, on every hostname, answers 503
+ * with Retry-After: nothing is answered from half-set configuration, and nothing reads it early.
+ */
+export interface StartGate {
+  ready: boolean;
+}
+
+/** Seconds a caller is asked to wait while the platform starts (provisioning takes a few). */
+const STARTING_RETRY_AFTER_SECONDS = 1;
+
+export function createApiServer(
+  hostHandlers: HostHandler[] = [],
+  gate: StartGate = { ready: true },
+  api: () => ApiAnswer = () => sourceApi,
+): Server {
   return createServer((req, res) => {
     void (async () => {
       try {
+        if (!gate.ready) {
+          req.resume();
+          return writeEnvelopeError(res, 'PLATFORM_STARTING', { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
+        }
         for (const hostHandler of hostHandlers) {
           if (await hostHandler(req, res)) return;
         }

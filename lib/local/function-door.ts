@@ -80,11 +80,9 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
     return door;
   };
 
-  /** Read once, at the first request: the platform has set it by then. */
-  let functionDomain: string | null = null;
+  // The function domain is read on every request: it is configuration, and a platform sets it as it starts.
   const hostHandler: HostHandler = async (req, res: ServerResponse) => {
-    functionDomain ??= config.functionDomain();
-    if (!isFunctionHost(req.headers.host, functionDomain)) return false;
+    if (!isFunctionHost(req.headers.host)) return false;
     const caller = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) caller.abort();

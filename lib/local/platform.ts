@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { createApiServer, type ApiAnswer, type HostHandler } from './api-server.ts';
+import { createApiServer, type ApiAnswer, type HostHandler, type StartGate } from './api-server.ts';
 import { dashboardHostHandler } from './dashboard-host.ts';
 import { signInLinkOf, startMailOutbox, type MailOutbox } from './mail-outbox.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
@@ -104,7 +104,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const apiOf = options.synthesized ? () => api! : undefined;
   // The console first: its host is reserved (app is no project subdomain), and its /api/* falls through to the API.
   const hostHandlers = [dashboardHostHandler(outbox, apiOf), ...(options.hostHandlers ?? [])];
-  const server = createApiServer(hostHandlers, apiOf);
+  const gate: StartGate = { ready: false };
+  const server = createApiServer(hostHandlers, gate, apiOf);
   const drivers: LocalDriver[] = [];
   try {
     const port = await listen(server, options.port, options.host ?? '127.0.0.1');
@@ -149,6 +150,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       drivers.push(driver);
     }
     if (options.writeState) writeLocalState({ pid: process.pid, baseUrl, env });
+    // Only now is every request answered for real (the server has answered 503 PLATFORM_STARTING since it listened).
+    gate.ready = true;
     let stopped = false;
     return {
       baseUrl,

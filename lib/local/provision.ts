@@ -6,11 +6,13 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { CreateScheduleCommand, CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { config } from '../config.ts';
 import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from '../resources.ts';
+import { rateExpression, workers } from '../workers.ts';
+import { localWorkerArn } from './scheduler-driver.ts';
 
 export interface ProvisionOptions {
   endpoint: string;
@@ -108,6 +110,23 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
   }
   env[scheduleGroupDefinition.envVar] = groupName;
   env[scheduleGroupDefinition.roleEnvVar] = `arn:aws:iam::123456789012:role/${prefix}-scheduler`;
+  // The recurring schedules of `rate` rows, as the stack makes them; the scheduler driver fires them.
+  for (const row of workers) {
+    if (row.trigger.kind !== 'rate') continue;
+    try {
+      await scheduler.send(
+        new CreateScheduleCommand({
+          Name: row.name,
+          GroupName: groupName,
+          ScheduleExpression: rateExpression(row.trigger),
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          Target: { Arn: localWorkerArn(row.name), RoleArn: env[scheduleGroupDefinition.roleEnvVar], Input: '{}' },
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'ConflictException') throw error;
+    }
+  }
 
   // SES sends only from a verified identity: the platform's sender address.
   const sesv2 = new SESv2Client(clientOpts);

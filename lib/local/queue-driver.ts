@@ -187,12 +187,13 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
   }
 
   async function loop(consumer: QueueConsumer): Promise<void> {
-    const queueUrl = consumer.queueUrl();
     const handler = await consumer.handler();
     const inFlight = new Set<Promise<void>>();
     const limit = Math.min(concurrency, consumer.maxConcurrency ?? concurrency);
     const { batchSize } = consumer;
     while (!stopped) {
+      // Configuration, read where it is used: never a value taken before the platform set it.
+      const queueUrl = consumer.queueUrl();
       const free = limit - inFlight.size;
       if (paused || free < 1) {
         await Promise.race([...inFlight, sleep(pollMs)]);

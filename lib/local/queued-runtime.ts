@@ -17,15 +17,15 @@ async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
 
 /**
  * The local platform's queued door: registers a sandboxed host for queued
- * runs (a fresh runner process per invocation; made on the first run, with
- * no pre-started instances), reclaims what a stopped platform left running,
- * queues again what it left pending, then plays the queues' event source
- * mappings. Stopping aborts the runs in progress: they stay `running` and the
- * next start reclaims them.
+ * runs (a runner process of its own per invocation, taken from a few started
+ * ahead of need: FUNCTIONS_QUEUED_PREFORK; the host is made on the first run),
+ * reclaims what a stopped platform left running, queues again what it left
+ * pending, then plays the queues' event source mappings. Stopping aborts the
+ * runs in progress: they stay `running` and the next start reclaims them.
  */
 export function queuedRuntime(options: QueueDriverOptions = {}): LocalDriver & Pick<QueueDriver, 'idle' | 'pause' | 'resume'> & { reclaimed: Promise<number> } {
   let host: LocalFunctionHost | null = null;
-  const ensure = () => (host ??= createLocalFunctionHost({ loadBundle, prefork: 0 }));
+  const ensure = () => (host ??= createLocalFunctionHost({ loadBundle, prefork: config.functionsQueuedPrefork() }));
   const lazy: FunctionHost = {
     forwardHttp: (fn, request, signal) => ensure().forwardHttp(fn, request, signal),
     runQueued: (fn, request, budgetMs, signal) => ensure().runQueued(fn, request, budgetMs, signal),

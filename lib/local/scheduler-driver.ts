@@ -4,8 +4,8 @@ import {
   DeleteScheduleCommand,
   GetScheduleCommand,
   ListSchedulesCommand,
-  SchedulerClient,
 } from '@aws-sdk/client-scheduler';
+import { scheduler } from '../aws/scheduler.ts';
 import { config } from '../config.ts';
 import { logger } from '../http/logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
@@ -37,23 +37,37 @@ function dueAt(expression: string | undefined, timezone: string | undefined): nu
   return Date.parse(`${match[1]}Z`);
 }
 
+const RATE_UNIT_MS: Record<string, number> = {
+  minute: 60_000,
+  minutes: 60_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
+
+/**
+ * When a recurring `rate(N unit)` schedule next fires: one period after it last fired (or, the first time,
+ * after it was created), as EventBridge Scheduler fires it. Null for any other expression.
+ */
+export function rateDueAt(expression: string | undefined, since: number): number | null {
+  const match = /^rate\((\d+) (minutes?|hours?|days?)\)$/.exec(expression ?? '');
+  if (!match) return null;
+  return since + Number(match[1]) * RATE_UNIT_MS[match[2]!]!;
+}
+
 type WorkerHandler = (event: unknown) => Promise<unknown>;
 
 /** How many firings of one schedule are tried before it is dropped (EventBridge retries too, then gives up). */
 const MAX_ATTEMPTS = 3;
 
-/**
- * Plays EventBridge Scheduler, which moto stores but never fires: polls the
- * schedule group, and when a one-time `at()` schedule is due, invokes the
- * handler file of the lib/workers.ts row its target names with the schedule's
- * Input, then deletes the schedule (ActionAfterCompletion DELETE).
- */
+/** What a schedule fires: a worker row's handler here, the template's Lambda in the synthesized mode. */
 export interface ScheduleTarget {
   name: string;
   invoke(input: unknown): Promise<unknown>;
 }
 
-/** The schedule-triggered rows of lib/workers.ts, by the local ARN their schedules name. */
+/** The schedule- and rate-triggered rows of lib/workers.ts, by the local ARN their schedules name. */
 export function workerRowTargets(): Map<string, ScheduleTarget> {
   const handlers = new Map<string, Promise<WorkerHandler>>();
   const handlerOf = (row: WorkerRow) => {
@@ -69,60 +83,84 @@ export function workerRowTargets(): Map<string, ScheduleTarget> {
   };
   const map = new Map<string, ScheduleTarget>();
   for (const row of workers) {
-    if (row.trigger.kind !== 'schedule') continue;
+    if (row.trigger.kind !== 'schedule' && row.trigger.kind !== 'rate') continue;
     map.set(localWorkerArn(row.name), { name: row.name, invoke: async (input) => (await handlerOf(row))(input) });
   }
   return map;
 }
 
+/**
+ * Plays EventBridge Scheduler, which moto stores but never fires: polls the
+ * schedule group, and when a one-time `at()` schedule is due, invokes its
+ * target with the schedule's Input, then deletes the schedule
+ * (ActionAfterCompletion DELETE). A recurring `rate()` schedule (a `rate` row,
+ * provisioned with the platform) fires each period and stays.
+ */
 export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<string, ScheduleTarget> } = {}): LocalDriver {
   const pollMs = options.pollMs ?? Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500);
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let stopped = false;
   const attempts = new Map<string, number>();
-  let client: SchedulerClient | null = null;
+  /** When each recurring schedule last fired (its creation, until it first does). */
+  const lastFired = new Map<string, number>();
   let targetsByArn: Map<string, ScheduleTarget> | null = null;
 
-  async function tick(): Promise<void> {
-    const endpoint = config.awsEndpoint();
-    if (!endpoint) return;
-    client ??= new SchedulerClient({ region: config.awsRegion(), endpoint });
+  type Due = { name: string; target: ScheduleTarget; input: unknown; recurring: boolean };
+
+  async function dueSchedules(): Promise<Due[]> {
+    // The shared client of lib/aws/scheduler.ts, keyed by the endpoint configured now.
+    const client = scheduler();
     const group = config.scheduleGroup();
     const targets = (targetsByArn ??= (options.targets ?? workerRowTargets)());
     let token: string | undefined;
-    const due: { name: string; target: ScheduleTarget; input: unknown }[] = [];
+    const due: Due[] = [];
     do {
       const page = await client.send(new ListSchedulesCommand({ GroupName: group, NextToken: token }));
       for (const summary of page.Schedules ?? []) {
         const target = targets.get(summary.Target?.Arn ?? '');
         if (!target) continue;
         const schedule = await client.send(new GetScheduleCommand({ Name: summary.Name!, GroupName: group }));
-        const at = dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
+        const since = lastFired.get(summary.Name!) ?? schedule.CreationDate?.getTime() ?? Date.now();
+        const recurring = rateDueAt(schedule.ScheduleExpression, since);
+        const at = recurring ?? dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
         if (at === null || at > Date.now()) continue;
-        due.push({ name: summary.Name!, target, input: schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {} });
+        const input = schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {};
+        due.push({ name: summary.Name!, target, input, recurring: recurring !== null });
       }
       token = page.NextToken;
     } while (token && !stopped);
+    return due;
+  }
 
-    await Promise.all(
-      due.map(async ({ name, target, input }) => {
-        try {
-          await target.invoke(input);
-        } catch (error) {
-          const tries = (attempts.get(name) ?? 0) + 1;
-          attempts.set(name, tries);
-          logger.error('scheduled worker failed', { worker: target.name, schedule: name, attempt: tries, error: (error as Error).message });
-          if (tries < MAX_ATTEMPTS) return;
-        }
-        attempts.delete(name);
-        try {
-          await client!.send(new DeleteScheduleCommand({ Name: name, GroupName: group }));
-        } catch (error) {
-          if ((error as Error).name !== 'ResourceNotFoundException') throw error;
-        }
-      }),
-    );
+  async function fire({ name, target, input, recurring }: Due): Promise<void> {
+    if (recurring) {
+      // A recurring schedule stays; a failed firing waits for the next period, as EventBridge's would.
+      lastFired.set(name, Date.now());
+      await target
+        .invoke(input)
+        .catch((error: unknown) => logger.error('scheduled worker failed', { worker: target.name, schedule: name, error: (error as Error).message }));
+      return;
+    }
+    try {
+      await target.invoke(input);
+    } catch (error) {
+      const tries = (attempts.get(name) ?? 0) + 1;
+      attempts.set(name, tries);
+      logger.error('scheduled worker failed', { worker: target.name, schedule: name, attempt: tries, error: (error as Error).message });
+      if (tries < MAX_ATTEMPTS) return;
+    }
+    attempts.delete(name);
+    try {
+      await scheduler().send(new DeleteScheduleCommand({ Name: name, GroupName: config.scheduleGroup() }));
+    } catch (error) {
+      if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+    }
+  }
+
+  async function tick(): Promise<void> {
+    if (!config.awsEndpoint()) return;
+    await Promise.all((await dueSchedules()).map(fire));
   }
 
   const loop = () => {
@@ -144,7 +182,6 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
       stopped = true;
       if (timer) clearTimeout(timer);
       await running;
-      client?.destroy();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { deleteObject, getObject } from '../aws/s3-lite.ts';
 import { sqs } from '../aws/sqs.ts';
@@ -20,6 +20,9 @@ import { receivedEntryKeys } from '../uploads/received.ts';
 import type { UploadSessionRecord } from '../uploads/sessions.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
 import { forgetProjectScans } from '../abuse/scan-rows.ts';
+import { scanCachePrefix } from '../abuse/scan-cache.ts';
+import { claimsFor, releaseProjectHosts } from '../functions/host-claims.ts';
+import { deleteProjectInvocations } from '../functions/invocations.ts';
 
 /**
  * Deleting a project: `DELETE /api/v1/projects/{id}` sets `deleting` (one
@@ -119,25 +122,16 @@ export async function removeProject(project: Record<string, unknown>): Promise<b
     await deleteItems([keys.uploadSession(session.upload_id as string), ...(await receivedEntryKeys(session.upload_id as string))]);
     await deleteObject(config.bucket('bundles'), session.manifest_key as string).catch(() => undefined);
   }
-  // Hostname labels this project claimed under its current subdomain (`{name}-{subdomain}`).
-  const labels = new Set(functions.map((fn) => `${fn.name as string}-${project.subdomain as string}`));
-  for (const label of labels) {
-    await dynamo()
-      .send(
-        new DeleteCommand({
-          TableName: table,
-          Key: keys.functionHost(label),
-          ConditionExpression: 'project_id = :project',
-          ExpressionAttributeValues: { ':project': projectId },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailure(error)) throw error;
-      });
-  }
+  // Every hostname label the project holds (its index key), and those of its functions on its current subdomain
+  // (claims written before they carried the index key): another project may take them at once.
+  const current = claimsFor(functions.map((fn) => fn.name as string), project.subdomain as string).map((c) => c.label);
+  await releaseProjectHosts(projectId, new Set(), current);
   await removeProjectDomains(projectId);
+  // Its queued invocations: records, stored requests, results and console output (not left to their TTL).
+  await deleteProjectInvocations(projectId, functions.map((fn) => fn.name as string));
   await deletePrefix(config.bucket('bundles'), `functions/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
+  await deletePrefix(config.bucket('bundles'), scanCachePrefix(teamId, projectId));
   await deletePrefix(config.bucket('sites'), projectFolder);
   await deleteProjectAnalytics(projectId);
   // Its keyword scans leave the admin listing; the scan records stay, like the abuse reports naming it.

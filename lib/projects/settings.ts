@@ -18,7 +18,12 @@ import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { getDomainItem } from '../domains/domains.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
+import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claims.ts';
+import { logger } from '../http/logger.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
+
+/** DynamoDB's limit of items in one transaction. */
+const MAX_TRANSACTION_ITEMS = 100;
 
 const optionalText = (max: number) => z.nullable(z.string().check(z.maxLength(max)));
 const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255))).check(z.maxLength(100));
@@ -234,6 +239,11 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
       });
     }
   }
+  // The function hostnames move with the subdomain, in the same transaction (lib/functions/host-claims.ts).
+  const room = MAX_TRANSACTION_ITEMS - 1 - extra.length - git.slugItems.length;
+  const hostMoves = newSubdomain === undefined ? null : await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
+  const hostIndex = 1 + extra.length;
+  if (hostMoves) extra.push(...hostMoves.items);
   try {
     await dynamo().send(
       new TransactWriteCommand({
@@ -267,12 +277,20 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
         details: { subdomain: newSubdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
       });
     }
+    const taken = hostMoves?.claims.filter((_, i) => conditionFailedAt(error, hostIndex + i)).map((c) => c.label) ?? [];
+    if (taken.length > 0) throw new ApiError('FUNCTION_HOSTNAME_TAKEN', { details: { subdomain: newSubdomain, labels: taken } });
     if (conditionFailedAt(error, 0)) {
       const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
       if (!current || current.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
       throw new ApiError('CONFLICT', { message: 'The project changed while this request ran. Reload and try again.' });
     }
     throw error;
+  }
+  if (hostMoves) {
+    // Claims on subdomains the project left before claims moved with it (older code kept them): free them too.
+    await releaseProjectHosts(projectId, new Set(hostMoves.claims.map((c) => c.label))).catch((error: unknown) =>
+      logger.warn('stale function host claims not released', { project_id: projectId, error: (error as Error).message }),
+    );
   }
   // Off means no data kept: the rows go after the flag is down, so no flush can write them back (lib/sites/analytics.ts).
   // Saving `false` again deletes again, which finishes a deletion an earlier failure left half done.

@@ -12,7 +12,8 @@ import type { CaptureMessage } from './jobs.ts';
  */
 
 export const CAPTURE_VIEWPORT = { width: 1280, height: 800 } as const;
-const PAGE_TIMEOUT_MS = Number(process.env.SCREENSHOT_PAGE_TIMEOUT_MS || 20_000);
+/** How long a page may take to load (SCREENSHOT_PAGE_TIMEOUT_MS), read at each capture. */
+const pageTimeoutMs = () => Number(process.env.SCREENSHOT_PAGE_TIMEOUT_MS || 20_000);
 
 /**
  * Which Chromium: `system` (the default) is a binary on this machine,
@@ -99,7 +100,7 @@ export async function captureJob(message: CaptureMessage, apiBaseUrl: string): P
     const page = await browser.newPage({ viewport: CAPTURE_VIEWPORT, serviceWorkers: 'block' });
     await shutOutRuntimeApi(page.context());
     try {
-      const response = await page.goto(message.url, { timeout: PAGE_TIMEOUT_MS, waitUntil: 'load' });
+      const response = await page.goto(message.url, { timeout: pageTimeoutMs(), waitUntil: 'load' });
       const png = await page.screenshot({ type: 'png' });
       report = { body: png, type: 'image/png', httpStatus: response?.status() ?? null };
     } catch (error) {

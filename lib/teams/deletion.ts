@@ -8,6 +8,7 @@ import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { ApiError } from '../http/errors.ts';
 import { removeProject } from '../projects/deletion.ts';
+import { deleteTeamCredentials } from '../identity/credentials.ts';
 
 /**
  * A team's deletion (spec: Team deletion and legal hold). The owner asks for
@@ -212,6 +213,8 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
     return 'kept';
   }
   // From here the team is ours to delete; a retry after a crash resumes at this point.
+  // Its API keys and the sessions opened for it go first: nothing acts in a team being purged.
+  await deleteTeamCredentials(teamId);
   const projects = await queryAll({
     TableName: table,
     IndexName: 'gsi1',

@@ -87,6 +87,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
     'acm:DescribeCertificate',
     'acm:DeleteCertificate',
     'cloudfront:CreateDistribution',
+    'cloudfront:TagResource',
     'cloudfront:GetDistribution',
     'cloudfront:GetDistributionConfig',
     'cloudfront:UpdateDistribution',
@@ -98,6 +99,14 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
     'sqs:GetQueueUrl',
   ],
   'cdn:distributions': ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
+  'cdn:sweep': [
+    'cloudfront:ListDistributions',
+    'cloudfront:ListTagsForResource',
+    'cloudfront:GetDistribution',
+    'cloudfront:GetDistributionConfig',
+    'cloudfront:UpdateDistribution',
+    'cloudfront:DeleteDistribution',
+  ],
 };
 const logWrites = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
@@ -269,6 +278,17 @@ describe('workers', () => {
             ]),
           },
         });
+        if (row.trigger.kind === 'rate') {
+          // A recurring row's own schedule, in the platform's group, invoking it through the scheduler role.
+          template.hasResourceProperties('AWS::Scheduler::Schedule', {
+            Name: row.name,
+            GroupName: stack.resolve(stack.state.scheduleGroup.scheduleGroupName),
+            ScheduleExpression: `rate(${row.trigger.every})`,
+            FlexibleTimeWindow: { Mode: 'OFF' },
+            Target: { Arn: { 'Fn::GetAtt': [fnId, 'Arn'] }, RoleArn: { 'Fn::GetAtt': [schedulerRoleId, 'Arn'] }, Input: '{}' },
+          });
+          continue;
+        }
         // Every function allowed to create schedules learns this target's ARN.
         const arnVar = row.trigger.targetArnEnvVar;
         const fixedName = resources[fnId]!.Properties.FunctionName as string;
@@ -494,6 +514,8 @@ describe('least privilege', () => {
           ...(row.trigger.kind === 'queue' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : []),
           // The invocations worker runs each invocation as a Fargate task (test/infra/functions-queued-cloud.test.ts scopes these).
           ...(row.name === 'function-invocations' ? ['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask', 'iam:PassRole'] : []),
+          // The sweep lists and deletes user-function Lambdas (FunctionsRuntime.connectSweepWorker; scoped in its own test below).
+          ...(row.name === 'cloud-sweep' ? ['lambda:ListFunctions', 'lambda:ListTags', 'lambda:DeleteFunction'] : []),
         ],
         fn: stack.workers.workerFunctions.get(row.name)!,
       })),
@@ -504,6 +526,17 @@ describe('least privilege', () => {
       for (const action of granted) expect(allowed.has(action), `${name} holds ${action}`).toBe(true);
       for (const action of logWrites) expect(granted, name).toContain(action);
     }
+  });
+
+  it("lets the cloud sweep read the tags of and delete only the user functions' Lambdas, and tells it their prefix", () => {
+    const sweep = stack.workers.workerFunctions.get('cloud-sweep')!;
+    const statements = statementsOfRoleIn(resources, logicalId(sweep.role));
+    const scoped = statements.filter((s) => [s.Action].flat().some((a) => a === 'lambda:DeleteFunction'));
+    expect(scoped).toHaveLength(1);
+    expect([scoped[0]!.Action].flat().sort()).toEqual(['lambda:DeleteFunction', 'lambda:ListTags']);
+    expect(JSON.stringify(scoped[0]!.Resource)).toContain(`:function:${stack.functions.functionNamePrefix}*`);
+    const env = resources[logicalId(sweep.fn)]!.Properties.Environment.Variables;
+    expect(env.FUNCTIONS_LAMBDA_PREFIX).toBe(stack.functions.functionNamePrefix);
   });
 
   /**
@@ -519,6 +552,8 @@ describe('least privilege', () => {
     'cloudfront:ListDistributions',
     // Creates the distribution of a custom domain: like the two above, an action IAM authorizes against "*" only.
     'cloudfront:CreateDistribution',
+    // Lists the account's Lambdas (the cloud sweep; it deletes only those under the user functions' prefix).
+    'lambda:ListFunctions',
     'ec2:CreateNetworkInterface',
     'ec2:DescribeNetworkInterfaces',
     'ec2:DescribeSubnets',

@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { runAbuseScan } from '../../lib/abuse/scans.ts';
+import { scanCachePrefix } from '../../lib/abuse/scan-cache.ts';
+import { runAbuseScan, scanDeploymentFiles } from '../../lib/abuse/scans.ts';
+import { getObject, putObject } from '../../lib/aws/s3-lite.ts';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
@@ -204,6 +206,70 @@ describe('a publish is scanned off the publish path', () => {
       expect(row).toMatchObject({ truncated: true, files_scanned: 2, score: 5 });
       // The loader past the first 4 KiB was not read.
       expect(row.matches.map((m: any) => m.rule_id)).toEqual(['phishing.password-field']);
+    } finally {
+      delete process.env.ABUSE_SCAN_FILE_MAX_BYTES;
+    }
+  }, 60_000);
+});
+
+describe('a redeploy is scanned by what changed', () => {
+  it('reads only the contents the project\'s earlier scan did not see, and records exactly what a full read finds', async () => {
+    const subdomain = `incr-${randomBytes(3).toString('hex')}`;
+    const files: Record<string, string> = {
+      'index.html': `<h1>Sign in to your PayPal</h1><form><input type="password"></form>`,
+      'js/send.js': `fetch("${TELEGRAM}");`,
+      'js/copy.js': `fetch("${TELEGRAM}");`,
+    };
+    for (let i = 0; i < 8; i++) files[`pages/p${i}.html`] = `<p>page ${i} ${randomBytes(4).toString('hex')}</p><input type="password">`;
+    const deployed = await deploy(platform, roles.owner.token, site(files), { name: `Incremental ${subdomain}`, subdomain });
+    const projectId = deployed.begin.project_id as string;
+    await listedScanOf(deployed.finalize.deployment_id);
+
+    // One file changed: it gains a drainer call.
+    files['pages/p3.html'] = `<p>changed</p><script>setApprovalForAll(x, true)</script>`;
+    const second = await publishAgain(projectId, site(files));
+    const row = await listedScanOf(second);
+    const target = { team_id: roles.team.id, project_id: projectId, slug: deployed.begin.project.slug as string, deployment_id: second };
+    const full = await scanDeploymentFiles(target, { reuse: false });
+    // 11 text files, 10 contents: js/send.js and js/copy.js are the same bytes, read once even by a full scan.
+    expect(full.files_scanned).toBe(11);
+    expect(full.files_read).toBe(10);
+    expect(row).toMatchObject({ files_scanned: full.files_scanned, truncated: full.truncated, matches: full.matches, score: full.score, priority: full.priority });
+    expect(row.matches.map((m: any) => m.rule_id)).toContain('malware.crypto-drainer');
+
+    // What the worker's scan of this deployment kept is all a scan of it needs: nothing is read again.
+    const again = await scanDeploymentFiles(target, { reuse: true });
+    expect(again.files_read).toBe(0);
+    expect({ ...again, files_read: 10 }).toEqual(full);
+
+    // A third deploy changing one file: with what the second deployment's scan kept (as the worker found it),
+    // its scan reads that file alone and finds what a full read finds.
+    const cacheKey = `${scanCachePrefix(roles.team.id, projectId)}blobs.json`;
+    const keptBySecond = await (await getObject(config.bucket('bundles'), cacheKey)).transformToString();
+    const third = await publishAgain(projectId, site({ ...files, 'js/send.js': `// gone` }));
+    await listedScanOf(third);
+    await putObject({ bucket: config.bucket('bundles'), key: cacheKey, body: keptBySecond, contentType: 'application/json' });
+    const thirdTarget = { ...target, deployment_id: third };
+    const incremental = await scanDeploymentFiles(thirdTarget, { reuse: true });
+    const thirdFull = await scanDeploymentFiles(thirdTarget, { reuse: false });
+    expect(incremental.files_read).toBe(1);
+    expect({ ...incremental, files_read: thirdFull.files_read }).toEqual(thirdFull);
+    // The examples keep the paths of this deployment, in path order (js/copy.js before js/send.js went).
+    expect(thirdFull.matches.find((m) => m.rule_id === 'phishing.credential-exfiltration')).toMatchObject({ hits: 1, examples: [{ path: 'js/copy.js' }] });
+  }, 90_000);
+
+  it('with the earlier results of another rule set or per-file cap, everything is read again', async () => {
+    const subdomain = `cap-${randomBytes(3).toString('hex')}`;
+    const deployed = await deploy(platform, roles.owner.token, site({ 'index.html': `<input type="password"> ${randomBytes(4).toString('hex')}` }), {
+      name: `Cap ${subdomain}`,
+      subdomain,
+    });
+    await listedScanOf(deployed.finalize.deployment_id);
+    const target = { team_id: roles.team.id, project_id: deployed.begin.project_id as string, slug: deployed.begin.project.slug as string, deployment_id: deployed.finalize.deployment_id };
+    expect((await scanDeploymentFiles(target, { reuse: true })).files_read).toBe(0);
+    process.env.ABUSE_SCAN_FILE_MAX_BYTES = '100000';
+    try {
+      expect((await scanDeploymentFiles(target, { reuse: true })).files_read).toBe(1);
     } finally {
       delete process.env.ABUSE_SCAN_FILE_MAX_BYTES;
     }

@@ -301,3 +301,114 @@ describe('redelivery', () => {
     }
   }, 30_000);
 });
+
+describe('admin actions on failed events (retry, dismiss)', () => {
+  const act = (action: string) => (id: string, token: string | null = admin) =>
+    platform.api('POST', `/api/v1/admin/failed-webhook-events/${id}`, { token: token ?? undefined, body: { action } });
+  const retry = act('retry');
+  const dismiss = act('dismiss');
+  const corruptVersion = (teamId: string, version: unknown) =>
+    dynamo().send(
+      new UpdateCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), UpdateExpression: 'SET version = :v', ExpressionAttributeValues: { ':v': version } }),
+    );
+  /** An event recorded as failed on our side (its team's subscription cannot be written), with its row's id. */
+  async function failedOnOurSide() {
+    const { team } = await newTeam();
+    await corruptVersion(team.id, 'corrupt');
+    const event = stripeEvent('customer.subscription.created', subscriptionObject(team.id, { status: 'past_due' }));
+    expectError(await deliver(event), 503, 'WEBHOOK_EVENT_NOT_PROCESSED');
+    const row = failedRow(await attention(), event.id);
+    expect(row).toBeDefined();
+    return { team, event, row };
+  }
+
+  it('retry processes the kept event again: once the cause is fixed it applies and the row leaves the queue', async () => {
+    const { team, event, row } = await failedOnOurSide();
+    // Still broken: a failure on our side again, answered as a delivery is; the row stays, with its id.
+    expectError(await retry(row.id), 503, 'WEBHOOK_EVENT_NOT_PROCESSED');
+    expect(failedRow(await attention(), event.id)).toMatchObject({ id: row.id });
+
+    await corruptVersion(team.id, 7);
+    const reply = await retry(row.id);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toMatchObject({
+      id: row.id,
+      provider_event_id: event.id,
+      event_type: 'customer.subscription.created',
+      action: 'retry',
+      outcome: 'applied',
+      subscription: { status: 'past_due' },
+    });
+    const data = await attention();
+    expect(failedRow(data, event.id)).toBeUndefined();
+    expect(listsHolding(data, team.id)).toEqual(['past_due']);
+    // The row is gone: a second retry finds nothing, and a delivery of the same event applies nothing twice.
+    expectError(await retry(row.id), 404, 'FAILED_WEBHOOK_EVENT_NOT_FOUND');
+    expect((await deliver(event)).body.data.outcome).toBe('duplicate');
+  });
+
+  it('retry of an event that still cannot be processed keeps the row (same id) with the new sentence', async () => {
+    const { team } = await newTeam();
+    const paused = stripeEvent('customer.subscription.updated', subscriptionObject(team.id, { status: 'paused' }));
+    const id = (await deliver(paused)).body.data.failed_webhook_event_id;
+    const reply = await retry(id);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toMatchObject({ id, provider_event_id: paused.id, outcome: 'failed', failed_webhook_event_id: id });
+    expect(failedRow(await attention(), paused.id)).toMatchObject({ id });
+  });
+
+  it('dismiss takes the row out of the queue unprocessed; a second dismissal or a retry of it is 404', async () => {
+    const { team, event, row } = await failedOnOurSide();
+    const reply = await dismiss(row.id);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toEqual({
+      id: row.id,
+      provider_event_id: event.id,
+      event_type: 'customer.subscription.created',
+      action: 'dismiss',
+      dismissed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      dismissed_by: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    const data = await attention();
+    expect(failedRow(data, event.id)).toBeUndefined();
+    expect(listsHolding(data, team.id)).toEqual([]);
+    expectError(await dismiss(row.id), 404, 'FAILED_WEBHOOK_EVENT_NOT_FOUND');
+    expectError(await retry(row.id), 404, 'FAILED_WEBHOOK_EVENT_NOT_FOUND');
+  });
+
+  it('racing admin actions: two dismissals remove the row once (one 200, one 404); two retries apply the event once', async () => {
+    const first = await failedOnOurSide();
+    const dismissals = await Promise.all([dismiss(first.row.id), dismiss(first.row.id)]);
+    expect(dismissals.map((r) => r.status).sort()).toEqual([200, 404]);
+
+    const second = await failedOnOurSide();
+    await corruptVersion(second.team.id, 3);
+    const retries = await Promise.all([retry(second.row.id), retry(second.row.id), retry(second.row.id)]);
+    const outcomes = retries.filter((r) => r.status === 200).map((r) => r.body.data.outcome);
+    expect(outcomes.filter((o) => o === 'applied')).toHaveLength(1);
+    for (const r of retries) if (r.status !== 200) expectError(r, 404, 'FAILED_WEBHOOK_EVENT_NOT_FOUND');
+    expect((await attentionItem(second.team.id)).version).toBe(4);
+    expect(failedRow(await attention(), second.event.id)).toBeUndefined();
+  });
+
+  it('a row kept without its event (too large, or recorded before events were kept) is 409 FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, and can be dismissed', async () => {
+    const { recordFailedWebhookEvent } = await import('../../lib/attention/webhooks.ts');
+    const row = await recordFailedWebhookEvent({ provider: 'stripe', providerEventId: `evt_${randomUUID()}`, eventType: 'customer.subscription.updated', errorMessage: 'Old row.' });
+    expectError(await retry(row.id), 409, 'FAILED_WEBHOOK_EVENT_NOT_RETRYABLE');
+    expect((await dismiss(row.id)).status).toBe(200);
+  });
+
+  it('400 for an id that is not a UUID or an action that is neither; 404 for an unknown id; 403 for everyone but platform administrators; 401 without a token', async () => {
+    const { row } = await failedOnOurSide();
+    for (const body of [{}, { action: 'replay' }, { action: 'retry', extra: 1 }]) {
+      expectError(await platform.api('POST', `/api/v1/admin/failed-webhook-events/${row.id}`, { token: admin, body }), 400, 'VALIDATION_FAILED');
+    }
+    for (const call of [retry, dismiss]) {
+      expectError(await call('not-an-id'), 400, 'FAILED_WEBHOOK_EVENT_ID_INVALID');
+      expectError(await call(randomUUID()), 404, 'FAILED_WEBHOOK_EVENT_NOT_FOUND');
+      expectError(await call(row.id, (await makeUser()).token), 403, 'PLATFORM_ADMIN_REQUIRED');
+      expectError(await call(row.id, null), 401, 'UNAUTHENTICATED');
+    }
+    expect(failedRow(await attention(), row.provider_event_id)).toMatchObject({ id: row.id });
+  });
+});

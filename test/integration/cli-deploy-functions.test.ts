@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -94,6 +94,69 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
     // The packages sent for the functions are not site files.
     const site = await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/node_modules/hono/package.json');
     expect(site.status).toBe(404);
+  });
+
+  it("honours the project's root_directory: the functions and the packages they import are collected inside it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-deploy-root-'));
+    write(dir, {
+      'index.html': '<h1>monorepo</h1>',
+      'app/functions/greet.js': "import greeting from 'tiny-greeting';\nexport default () => new Response(greeting('from app'));\n",
+    });
+    cpSync(join(packages, 'tiny-greeting'), join(dir, 'app/node_modules/tiny-greeting'), { recursive: true });
+    const sub = `root-${randomBytes(3).toString('hex')}`;
+    const first = await runCli(['deploy', dir, '--subdomain', sub, '--json'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const projectId = JSON.parse(first.stdout).project_id as string;
+    expect((await platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: m.apiKey.token, body: { root_directory: 'app' } })).status).toBe(200);
+
+    const again = await runCli(['deploy', dir, '--project', projectId, '--json'], env);
+    expect(again.code, again.stderr).toBe(0);
+    const summary = JSON.parse(again.stdout);
+    expect(summary.functions).toEqual([{ name: 'greet', url: `http://greet-${sub}.fn.localhost:${platform.port}/` }]);
+    const greet = await doorRequest(platform.port, `greet-${sub}.fn.localhost:${platform.port}`);
+    expect([greet.status, greet.text]).toEqual([200, 'from app from string']);
+  });
+
+  it("follows pnpm's symlinked node_modules: each package, and the packages it depends on, is sent where the build finds it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-deploy-pnpm-'));
+    write(dir, {
+      'index.html': '<h1>pnpm</h1>',
+      'functions/shout.js': "import shout from 'shouty';\nexport default () => new Response(shout('hey'));\n",
+      'functions/greet.js': "import greeting from 'tiny-greeting';\nexport default () => new Response(greeting('hi'));\n",
+      // pnpm's store: each package in node_modules/.pnpm/{name}@{version}/node_modules/{name}, its dependencies linked beside it.
+      'node_modules/.pnpm/shouty@1.0.0/node_modules/shouty/package.json': '{ "name": "shouty", "version": "1.0.0", "main": "lib/index.js" }',
+      'node_modules/.pnpm/shouty@1.0.0/node_modules/shouty/lib/index.js':
+        "const greeting = require('tiny-greeting');\nconst { loud } = require('./loud.js');\nmodule.exports = (word) => loud(greeting(word));\n",
+      'node_modules/.pnpm/shouty@1.0.0/node_modules/shouty/lib/loud.js': 'exports.loud = (text) => text.toUpperCase();\n',
+    });
+    cpSync(join(packages, 'tiny-greeting'), join(dir, 'node_modules/.pnpm/tiny-greeting@1.0.0/node_modules/tiny-greeting'), { recursive: true });
+    symlinkSync('../../tiny-greeting@1.0.0/node_modules/tiny-greeting', join(dir, 'node_modules/.pnpm/shouty@1.0.0/node_modules/tiny-greeting'));
+    // The project's direct dependencies, linked at the top.
+    symlinkSync('.pnpm/shouty@1.0.0/node_modules/shouty', join(dir, 'node_modules/shouty'));
+    symlinkSync('.pnpm/tiny-greeting@1.0.0/node_modules/tiny-greeting', join(dir, 'node_modules/tiny-greeting'));
+
+    const sub = `pnpm-${randomBytes(3).toString('hex')}`;
+    const run = await runCli(['deploy', dir, '--subdomain', sub, '--json'], env);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout);
+    const shout = await doorRequest(platform.port, `shout-${sub}.fn.localhost:${platform.port}`);
+    expect([shout.status, shout.text]).toEqual([200, 'HEY FROM STRING']);
+    const greet = await doorRequest(platform.port, `greet-${sub}.fn.localhost:${platform.port}`);
+    expect([greet.status, greet.text]).toEqual([200, 'hi from string']);
+
+    const project = await platform.api('GET', `/api/v1/projects/${summary.project_id}`, { token: m.apiKey.token });
+    const manifestReply = await s3().send(
+      new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(m.team.id, project.body.data.slug, summary.deployment_id) }),
+    );
+    const sent = Object.keys(JSON.parse(await manifestReply.Body!.transformToString()).files).filter((p) => p.startsWith('node_modules/'));
+    // Each package once, where a plain-file resolution from its importer finds it; nothing of the store's layout.
+    expect(sent.sort()).toEqual([
+      'node_modules/shouty/lib/index.js',
+      'node_modules/shouty/lib/loud.js',
+      'node_modules/shouty/package.json',
+      'node_modules/tiny-greeting/index.js',
+      'node_modules/tiny-greeting/package.json',
+    ]);
   });
 
   it('a failed functions build prints its build log and exits 1', async () => {

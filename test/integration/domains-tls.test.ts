@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { DescribeCertificateCommand } from '@aws-sdk/client-acm';
-import { GetDistributionCommand, ListDistributionsCommand } from '@aws-sdk/client-cloudfront';
+import { GetDistributionCommand, ListDistributionsCommand, ListTagsForResourceCommand } from '@aws-sdk/client-cloudfront';
 import { GetHostedZoneCommand, ListResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
 import { DeleteMessageCommand, GetQueueAttributesCommand, GetQueueUrlCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acm } from '../../lib/aws/acm.ts';
 import { dynamo } from '../../lib/aws/clients.ts';
@@ -19,6 +19,7 @@ import { errorCatalogue } from '../../lib/http/errors.ts';
 import { createApiKey } from '../../lib/identity/credentials.ts';
 import { queueDriver } from '../../lib/local/queue-driver.ts';
 import { workers } from '../../lib/workers.ts';
+import { distributionGeoRestriction } from '../support/cdn.ts';
 import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -239,6 +240,39 @@ describe('provisioning after verification', () => {
     const removed = await platform.api('DELETE', `/api/v1/domains/${d.id}`, { token: m.admin.token });
     expect(removed.status).toBe(200);
     await expect(route53().send(new GetHostedZoneCommand({ Id: zoneId }))).rejects.toMatchObject({ name: 'NoSuchHostedZone' });
+  }, 40_000);
+});
+
+describe('a domain that already holds a geo policy', () => {
+  it('gets it on the distribution made for it, and the distribution is tagged with its domain', async () => {
+    const d = await verifiedQuietly();
+    // A policy saved for an earlier distribution of this domain (and recorded as applied there), none now.
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.domain(d.id),
+        UpdateExpression: 'SET geo_mode = :mode, geo_countries = :countries, geo_revision = :rev, geo_applied_revision = :rev',
+        ExpressionAttributeValues: { ':mode': 'blocklist', ':countries': ['KP', 'RU'], ':rev': 3 },
+      }),
+    );
+    await attemptTls(await stored(d.id));
+    const issued = await waitFor(d.id, (x) => x.ssl_status === 'issued');
+    expect(issued).toMatchObject({ geo_mode: 'blocklist', geo_countries: ['KP', 'RU'], supports_geo_filtering: true });
+    const item = await stored(d.id);
+    expect(await distributionGeoRestriction(item.distribution_id as string)).toEqual({ RestrictionType: 'blacklist', Quantity: 2, Items: ['KP', 'RU'] });
+    expect(item.geo_applied_revision).toBe(3);
+    const arn = (await cloudfront().send(new GetDistributionCommand({ Id: item.distribution_id as string }))).Distribution!.ARN!;
+    const tags = (await cloudfront().send(new ListTagsForResourceCommand({ Resource: arn }))).Tags!.Items;
+    expect(tags).toEqual(expect.arrayContaining([{ Key: 'slipway:domain-id', Value: d.id }, { Key: 'slipway:project-id', Value: project.id }]));
+  }, 40_000);
+
+  it('a domain without a policy gets an unrestricted distribution, and nothing recorded as applied', async () => {
+    const d = await verifiedQuietly();
+    await attemptTls(await stored(d.id));
+    await waitFor(d.id, (x) => x.ssl_status === 'issued');
+    const item = await stored(d.id);
+    expect(await distributionGeoRestriction(item.distribution_id as string)).toMatchObject({ RestrictionType: 'none', Quantity: 0 });
+    expect(item.geo_applied_revision).toBeUndefined();
   }, 40_000);
 });
 

@@ -91,6 +91,9 @@ describe('POST /api/v1/projects/{id}/promote', { timeout: 120_000 }, () => {
     expectError(await promote(m.outsider.token, p.v2), 404, 'PROJECT_NOT_FOUND');
     expectError(await promote(m.platformAdmin.token, p.v2), 404, 'PROJECT_NOT_FOUND');
     expectError(await promote(m.member.token, p.v2, '00000000-0000-4000-8000-000000000000'), 404, 'PROJECT_NOT_FOUND');
+    // The spec's path id is a project UUID: anything else is a bad request (promote's errors are 400 and 404).
+    for (const id of ['not-a-project', p.slug, `${p.id}0`]) expectError(await promote(m.member.token, p.v2, id), 400, 'PROJECT_ID_INVALID');
+    expectError(await promote(undefined, p.v2, 'not-a-project'), 401, 'UNAUTHENTICATED');
     for (const who of ['owner', 'admin', 'member', 'apiKey'] as const) expect((await promote(m[who].token, p.v2)).status).toBe(200);
   });
 

@@ -4,11 +4,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
+import { createApiKey, createSession } from '../../lib/identity/credentials.ts';
+import { hashToken } from '../../lib/identity/tokens.ts';
 import { purgeTeam } from '../../lib/teams/deletion.ts';
+import { createTeam } from '../../lib/teams/teams.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
 import { deploy, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { until } from '../support/wait.ts';
 
 /**
  * Team deletion and legal hold (spec: the state table of `pending_deletion`,
@@ -37,14 +41,6 @@ async function makeOverdue(teamId: string) {
       ExpressionAttributeValues: { ':past': new Date(Date.now() - 60_000).toISOString() },
     }),
   );
-}
-
-async function until(check: () => Promise<boolean>, what: string, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 beforeAll(async () => {
@@ -113,6 +109,41 @@ describe('team deletion', () => {
     const other = await makeTeamWithRoles();
     await deploy(platform, other.owner.token, uniqueSite(), { name: uniqueName(), subdomain });
   });
+
+  it("a purged team's API keys and the sessions opened for it are refused (401) and deleted; its members' other sessions still work", async () => {
+    const m = await makeTeamWithRoles();
+    const scoped = await createSession(m.member.user.user_id, m.team.id);
+    const secondKey = await createApiKey(m.team.id, 'member');
+    const elsewhere = await createTeam({ name: uniqueName('Elsewhere'), ownerUserId: m.member.user.user_id });
+    const unscoped = await createSession(m.member.user.user_id, elsewhere.id);
+    for (const token of [m.apiKey.token, secondKey, scoped]) expect((await platform.api('GET', '/api/v1/team/profile', { token })).status).toBe(200);
+
+    expect((await requestDeletion(m.owner.token)).status).toBe(202);
+    await makeOverdue(m.team.id);
+    expect(await purgeTeam(m.team.id)).toBe('purged');
+
+    for (const token of [m.apiKey.token, secondKey, scoped]) {
+      expectError(await platform.api('GET', '/api/v1/team/profile', { token }), 401, 'UNAUTHENTICATED');
+      expectError(await platform.api('GET', '/api/v1/projects', { token }), 401, 'UNAUTHENTICATED');
+      const item = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }));
+      expect(item.Item).toBeUndefined();
+    }
+    const other = await platform.api('GET', '/api/v1/team/profile', { token: unscoped });
+    expect(other.status).toBe(200);
+    expect(other.body.data.id).toBe(elsewhere.id);
+  });
+
+  it('an API key of a purged team that its purge could not find (made before credentials were indexed by team) is refused all the same', async () => {
+    const m = await makeTeamWithRoles();
+    // As a key written before this change: its item lacks the team's index key.
+    await dynamo().send(
+      new UpdateCommand({ TableName: config.tableName(), Key: keys.token(hashToken(m.apiKey.token)), UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }),
+    );
+    expect((await requestDeletion(m.owner.token)).status).toBe(202);
+    await makeOverdue(m.team.id);
+    expect(await purgeTeam(m.team.id)).toBe('purged');
+    expectError(await platform.api('GET', '/api/v1/team/profile', { token: m.apiKey.token }), 401, 'UNAUTHENTICATED');
+  });
 });
 
 describe('legal hold (POST /api/v1/admin/teams/{id}/legal-hold)', () => {
@@ -152,11 +183,16 @@ describe('legal hold (POST /api/v1/admin/teams/{id}/legal-hold)', () => {
     }
   });
 
-  it('400 for a body without a boolean hold; 404 for an unknown team; 403 for everyone but platform administrators', async () => {
+  it('400 for a body without a boolean hold or a path id that is not a UUID; 404 for an unknown team; 403 for everyone but platform administrators', async () => {
     const m = await makeTeamWithRoles();
     for (const body of [{}, { hold: 'yes' }, { hold: true, extra: 1 }]) expectError(await hold(m.team.id, body), 400, 'VALIDATION_FAILED');
     expectError(await hold('00000000-0000-4000-8000-000000000000', { hold: true }), 404, 'TEAM_NOT_FOUND');
-    expectError(await hold('not-a-team', { hold: true }), 404, 'TEAM_NOT_FOUND');
+    // The spec's path id is a team UUID: a slug or anything else is a bad request, not an unknown team.
+    for (const id of ['not-a-team', m.team.slug, `${m.team.id}x`]) {
+      const reply = await hold(id, { hold: true });
+      expectError(reply, 400, 'ADMIN_TEAM_ID_INVALID');
+      expect(reply.body.details).toEqual({ param: 'id' });
+    }
     for (const actor of [m.owner, m.admin, m.member, m.apiKey]) {
       expectError(await hold(m.team.id, { hold: true }, actor.token), 403, 'PLATFORM_ADMIN_REQUIRED');
       expectError(await deletions(actor.token), 403, 'PLATFORM_ADMIN_REQUIRED');

@@ -52,6 +52,11 @@ export async function startTestPlatform(
     drivers: options.drivers ?? parts.drivers,
   });
   if (platform.synthesized) recordPermissionUsage(platform, inject('permissionUsageDir'));
+  return asTestPlatform(platform);
+}
+
+/** A started platform with the test client of its API. */
+export function asTestPlatform(platform: LocalPlatform): TestPlatform {
   return {
     ...platform,
     async api(method, path, { token, body, rawBody, headers = {} } = {}) {

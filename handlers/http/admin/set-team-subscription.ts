@@ -3,7 +3,6 @@ import * as z from '../../../lib/http/schema.ts';
 import { ApiError } from '../../../lib/http/errors.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { plans, type PlanName } from '../../../lib/plans.ts';
-import { UUID_PATTERN } from '../../../lib/teams/slug.ts';
 import { getTeam } from '../../../lib/teams/teams.ts';
 
 const body = z.strictObject({
@@ -16,8 +15,9 @@ const body = z.strictObject({
   ),
 });
 
-export const handler = defineHandler('PUT /api/v1/admin/teams/{id}/subscription', { body }, async ({ params, body }) => {
-  if (!UUID_PATTERN.test(params.id!)) throw new ApiError('ADMIN_TEAM_ID_INVALID');
+const options = { body, uuidParams: { id: 'ADMIN_TEAM_ID_INVALID' } } as const;
+
+export const handler = defineHandler('PUT /api/v1/admin/teams/{id}/subscription', options, async ({ params, body }) => {
   const teamId = params.id!.toLowerCase();
   const team = await getTeam(teamId);
   if (!team) throw new ApiError('TEAM_NOT_FOUND');

@@ -5,7 +5,10 @@ import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 
 const body = z.object({ deployment_id: z.string().check(z.minLength(1), z.maxLength(255)) });
 
-export const handler = defineHandler('POST /api/v1/projects/{id}/promote', { body }, async (ctx) => {
+// The spec calls the path id a project UUID (promote's errors are 400 and 404): anything else is a 400.
+const options = { body, uuidParams: { id: 'PROJECT_ID_INVALID' } } as const;
+
+export const handler = defineHandler('POST /api/v1/projects/{id}/promote', options, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
   return { data: await promoteDeployment(item, ctx.body.deployment_id) };
 });

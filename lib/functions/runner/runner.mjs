@@ -16,7 +16,12 @@
 //          loaded node:http and undici, then a pre-started blank instance is
 //          told {"type":"load","bundle":PATH,"url":URL} and answers
 //          {"type":"loaded"} or {"type":"load_failed","message":...}.
-//          --bundle and --url load at start instead.
+//          --bundle and --url load at start instead. A blank instance may be
+//          told {"type":"once","bundle":PATH,"url":URL,"request":PATH} instead:
+//          it runs that one queued invocation as `once` mode does, answers
+//          {"type":"result",...the result} and exits (the local host starts
+//          these processes ahead of need, so a queued call does not wait for
+//          node to boot, yet still has a process of its own).
 //   once   One request (queued door): reads {method, query, headers, body}
 //          (body base64) as JSON from --request FILE or --request-fd N, writes
 //          {status, headers, body, outcome} (body base64) as one JSON line to
@@ -616,8 +621,19 @@ async function serve(options) {
     server.listen(options.socket, resolve);
   });
   control?.send({ type: 'booted' });
+  let taken = false;
   control?.onMessage((message) => {
-    if (message.type === 'load' && !loaded) void load(message.bundle, message.url);
+    if (taken) return;
+    if (message.type === 'load') {
+      taken = true;
+      void load(message.bundle, message.url);
+    } else if (message.type === 'once') {
+      taken = true;
+      server.close();
+      void runOnce({ bundle: message.bundle, url: message.url, input: JSON.parse(readFileSync(message.request, 'utf8')) }).then((result) =>
+        control.sendAndExit({ type: 'result', ...result }),
+      );
+    }
   });
   if (options.bundle && options.url) await load(options.bundle, options.url);
 }
@@ -654,6 +670,8 @@ function openControl(fd = 3) {
   socket.on('error', () => process.exit(0));
   return {
     send: (message) => socket.write(`${JSON.stringify(message)}\n`),
+    // The line is written out before the process goes (a socket's writes are asynchronous).
+    sendAndExit: (message) => socket.end(`${JSON.stringify(message)}\n`, () => process.exit(0)),
     onMessage: (listener) => listeners.push(listener),
   };
 }
@@ -661,23 +679,27 @@ function openControl(fd = 3) {
 // ---------------------------------------------------------------------------
 // once: one queued invocation.
 
+/** One queued invocation: {method, query, headers, body (base64)} in, {status, headers, body, outcome} out. */
+async function runOnce({ bundle, url, input }) {
+  try {
+    const handler = await loadHandler(bundle);
+    const method = String(input.method ?? 'POST').toUpperCase();
+    const body = input.body ? Buffer.from(input.body, 'base64') : null;
+    const request = buildRequest({ method, publicUrl: url, query: input.query ?? '', headers: input.headers ?? [], body });
+    // On a queued call waitUntil does nothing: the process exits when the handler returns.
+    const context = Object.freeze({ env: Object.freeze({}), waitUntil() {} });
+    return await collectReply(await invokeHandler(handler, request, context), { method });
+  } catch (error) {
+    defaultLog(`invocation failed: ${describeError(error)}`);
+    return { status: 500, headers: [], body: '', outcome: 'start_failed' };
+  }
+}
+
 async function once(options) {
   await setUpProcess();
   const input = JSON.parse(readFileSync(options['request-fd'] !== undefined ? Number(options['request-fd']) : options.request, 'utf8'));
   const resultFd = options['result-fd'] !== undefined ? Number(options['result-fd']) : 3;
-  let result;
-  try {
-    const handler = await loadHandler(options.bundle);
-    const method = String(input.method ?? 'POST').toUpperCase();
-    const body = input.body ? Buffer.from(input.body, 'base64') : null;
-    const request = buildRequest({ method, publicUrl: options.url, query: input.query ?? '', headers: input.headers ?? [], body });
-    // On a queued call waitUntil does nothing: the process exits when the handler returns.
-    const context = Object.freeze({ env: Object.freeze({}), waitUntil() {} });
-    result = await collectReply(await invokeHandler(handler, request, context), { method });
-  } catch (error) {
-    defaultLog(`invocation failed: ${describeError(error)}`);
-    result = { status: 500, headers: [], body: '', outcome: 'start_failed' };
-  }
+  const result = await runOnce({ bundle: options.bundle, url: options.url, input });
   writeSync(resultFd, `${JSON.stringify(result)}\n`);
   process.exit(0);
 }

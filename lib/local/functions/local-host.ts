@@ -18,7 +18,7 @@ import {
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../functions/host.ts';
 import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../functions/model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
-import { runQueuedInSandbox } from './queued-run.ts';
+import { runQueuedInSandbox, type StartedRunner } from './queued-run.ts';
 import { makeSandboxRoot, probeSandbox, spawnSandbox, type SandboxCapabilities, type SandboxProcess } from './sandbox.ts';
 
 /**
@@ -48,7 +48,10 @@ export type LocalHostEvent =
 export interface LocalFunctionHostOptions {
   loadBundle: (fn: DeployedFunction) => Promise<Buffer>;
   onEvent?: (event: LocalHostEvent) => void;
-  /** Blank instances kept started (FUNCTIONS_PREFORK, default 2; 0 starts every instance on demand). */
+  /**
+   * Blank processes kept started (FUNCTIONS_PREFORK, default 2; 0 starts every one on demand). The door's
+   * instances and the queued invocations' processes are taken from them.
+   */
   prefork?: number;
   /** The sandbox probe's result (tests); probed at creation otherwise. */
   capabilities?: SandboxCapabilities;
@@ -101,7 +104,7 @@ interface Blank {
   sandbox: SandboxProcess;
   proxy: EgressProxy | null;
   /** The function it serves, once assigned (egress refusals and console lines are reported for it). */
-  owner: { fn: DeployedFunction | null };
+  owner: { fn: DeployedFunction | null; console?: (stream: 'stdout' | 'stderr', line: string) => void };
   startedAt: number;
 }
 
@@ -190,7 +193,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       root,
       runnerPath,
       onConsole: (stream, line) => {
-        if (owner.fn) emit({ type: 'console', fn: owner.fn, stream, line });
+        if (owner.console) owner.console(stream, line);
+        else if (owner.fn) emit({ type: 'console', fn: owner.fn, stream, line });
         else logger.debug('function runner console', { stream, line });
       },
       prepareEgress: async (socketPath) => {
@@ -637,15 +641,33 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     }
   }
 
+  /** A pre-started blank process for one queued invocation, never an instance of the pools above. */
+  async function runnerFor(fn: DeployedFunction): Promise<StartedRunner> {
+    const blank = await takeBlank();
+    blank.owner.fn = fn;
+    return {
+      sandbox: blank.sandbox,
+      onConsole: (listener) => (blank.owner.console = listener),
+      dispose: () => disposeBlank(blank),
+    };
+  }
+
   refill();
 
   return {
     forwardHttp,
-    // Queued door: a fresh sandboxed process per invocation (lib/local/functions/queued-run.ts), never an instance above.
+    // Queued door: a sandboxed process of its own per invocation, started ahead of need (lib/local/functions/queued-run.ts).
     runQueued: (fn, request, budgetMs, signal) =>
       stopped
         ? Promise.resolve({ outcome: 'aborted', reply: null, console: [], runtimeMs: 0 })
-        : runQueuedInSandbox({ caps, root, runnerPath, bundleFile: bundlePath(fn), fn, request, budgetMs, signal: AbortSignal.any([signal, stopping.signal]) }),
+        : runQueuedInSandbox({
+            runner: () => runnerFor(fn),
+            bundleFile: bundlePath(fn),
+            fn,
+            request,
+            budgetMs,
+            signal: AbortSignal.any([signal, stopping.signal]),
+          }),
     fallbacks: caps.fallbacks,
     instanceCount: (fn) => pools.get(`${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`)?.instances.filter((i) => i.state !== 'dead').length ?? 0,
     async stop() {

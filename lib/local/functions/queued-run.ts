@@ -1,18 +1,20 @@
 import { copyFileSync, linkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ConsoleLine, QueuedRequest, QueuedResult } from '../../functions/host.ts';
 import type { DeployedFunction } from '../../functions/model.ts';
 import { logger } from '../../http/logger.ts';
-import { startEgressProxy, type EgressProxy } from './egress-proxy.ts';
-import { spawnSandbox, type SandboxCapabilities, type SandboxProcess } from './sandbox.ts';
+import type { SandboxProcess } from './sandbox.ts';
 
 /**
- * One queued invocation on this machine: a FRESH sandboxed runner process in
- * `once` mode (its own memory cgroup, bubblewrap, empty network namespace
- * with the egress proxy, node --permission), never an HTTPS-door instance.
- * The request is a file in the bundle folder, the result one JSON line on the
- * control channel; stdout and stderr are the console output. At the budget
- * the process is killed (`timed_out`).
+ * One queued invocation on this machine, in a sandboxed runner process of its
+ * own (its own memory cgroup, bubblewrap, empty network namespace with the
+ * egress proxy, node --permission), never an HTTPS-door instance, and gone when
+ * the handler returns (the spec's container per call). The process is started
+ * ahead of need by the host (node booted, undici loaded: lib/local/functions/local-host.ts),
+ * so the call does not wait for it: the bundle and the request are placed in
+ * its bundle folder, it is told to run them once, answers one result line on
+ * the control channel and exits. Its stdout and stderr are the console
+ * output. At the budget the process is killed (`timed_out`).
  */
 
 interface RunnerResult {
@@ -22,11 +24,19 @@ interface RunnerResult {
   outcome: 'response' | 'handler_error' | 'invalid_response' | 'start_failed';
 }
 
+/** A started, booted, blank runner process the host hands over for one invocation. */
+export interface StartedRunner {
+  sandbox: SandboxProcess;
+  /** Where its console lines go from now on. */
+  onConsole(listener: (stream: 'stdout' | 'stderr', line: string) => void): void;
+  /** Stops it (if it still runs) and removes what it left: its cgroups, folder and egress proxy. */
+  dispose(): Promise<void>;
+}
+
 export interface QueuedRunOptions {
-  caps: SandboxCapabilities;
-  root: string;
-  runnerPath: string;
-  /** The bundle on the host (the host's cache); linked into the sandbox. */
+  /** A blank runner process of this invocation's own. */
+  runner: () => Promise<StartedRunner>;
+  /** The bundle on the host (the host's cache); linked into the process's bundle folder. */
   bundleFile: Promise<string>;
   fn: DeployedFunction;
   request: QueuedRequest;
@@ -34,52 +44,40 @@ export interface QueuedRunOptions {
   signal: AbortSignal;
 }
 
+/** Puts the bundle and the request where the runner reads them (its bundle folder, read-only to it). */
+function place(sandbox: SandboxProcess, bundle: string, request: QueuedRequest): string {
+  try {
+    linkSync(bundle, sandbox.bundleFile);
+  } catch {
+    copyFileSync(bundle, sandbox.bundleFile);
+  }
+  const { method, query, headers, body } = request;
+  const file = join(dirname(sandbox.bundleFile), 'request.json');
+  writeFileSync(file, JSON.stringify({ method, query, headers, body: body.toString('base64') }), { mode: 0o644 });
+  return `${dirname(sandbox.bundleInside)}/request.json`;
+}
+
 export async function runQueuedInSandbox(options: QueuedRunOptions): Promise<QueuedResult> {
-  const started = Date.now();
+  let started = Date.now();
   const consoleLines: ConsoleLine[] = [];
   const elapsed = () => Date.now() - started;
   let bundle: string;
+  let runner: StartedRunner;
   try {
-    bundle = await options.bundleFile;
+    [bundle, runner] = await Promise.all([options.bundleFile, options.runner()]);
   } catch (error) {
-    logger.warn('queued run: bundle not available', { function_id: options.fn.function_id, error: String(error) });
-    return { outcome: 'start_failed', reply: null, console: consoleLines, runtimeMs: elapsed() };
-  }
-  if (options.signal.aborted) return { outcome: 'aborted', reply: null, console: consoleLines, runtimeMs: 0 };
-
-  let proxy: EgressProxy | null = null;
-  let sandbox: SandboxProcess;
-  try {
-    sandbox = await spawnSandbox(options.caps, {
-      root: options.root,
-      runnerPath: options.runnerPath,
-      onConsole: (stream, line) => consoleLines.push({ at: new Date().toISOString(), stream, line }),
-      prepareEgress: async (socketPath) => {
-        proxy = await startEgressProxy({ socketPath });
-      },
-      once: {
-        url: options.fn.url,
-        place: (dir) => {
-          const target = join(dir, 'bundle.mjs');
-          try {
-            linkSync(bundle, target);
-          } catch {
-            copyFileSync(bundle, target);
-          }
-          const { method, query, headers, body } = options.request;
-          writeFileSync(join(dir, 'request.json'), JSON.stringify({ method, query, headers, body: body.toString('base64') }), { mode: 0o644 });
-        },
-      },
-    });
-  } catch (error) {
-    await (proxy as EgressProxy | null)?.close();
     logger.warn('queued run: the runner could not start', { function_id: options.fn.function_id, error: String(error) });
     return { outcome: 'start_failed', reply: null, console: consoleLines, runtimeMs: elapsed() };
   }
-
+  if (options.signal.aborted) {
+    await runner.dispose();
+    return { outcome: 'aborted', reply: null, console: consoleLines, runtimeMs: 0 };
+  }
+  const { sandbox } = runner;
+  runner.onConsole((stream, line) => consoleLines.push({ at: new Date().toISOString(), stream, line }));
   let result: RunnerResult | null = null;
   sandbox.onMessage((message) => {
-    if (!result && 'outcome' in message) result = message as unknown as RunnerResult;
+    if (!result && message.type === 'result') result = message as unknown as RunnerResult;
   });
   // Every stdio pipe closed: the result line and the last console lines are in.
   const closed = new Promise<void>((resolve) => sandbox.child.once('close', () => resolve()));
@@ -89,7 +87,10 @@ export async function runQueuedInSandbox(options: QueuedRunOptions): Promise<Que
     ending = why;
     void sandbox.stop();
   };
-  const timer = setTimeout(() => stopFor('timed_out'), Math.max(0, options.budgetMs - elapsed()));
+  // The budget runs from the moment the handler is handed its request.
+  started = Date.now();
+  sandbox.send({ type: 'once', bundle: sandbox.bundleInside, url: options.fn.url, request: place(sandbox, bundle, options.request) });
+  const timer = setTimeout(() => stopFor('timed_out'), options.budgetMs);
   const onAbort = () => stopFor('aborted');
   options.signal.addEventListener('abort', onAbort, { once: true });
   try {
@@ -98,12 +99,8 @@ export async function runQueuedInSandbox(options: QueuedRunOptions): Promise<Que
     const runtimeMs = elapsed();
     const got = result as RunnerResult | null;
     if (got && got.outcome !== 'start_failed') {
-      return {
-        outcome: got.outcome,
-        reply: { status: got.status, headers: got.headers, body: Buffer.from(got.body, 'base64') },
-        console: consoleLines,
-        runtimeMs,
-      };
+      const reply = { status: got.status, headers: got.headers, body: Buffer.from(got.body, 'base64') };
+      return { outcome: got.outcome, reply, console: consoleLines, runtimeMs };
     }
     if (ending) return { outcome: ending, reply: null, console: consoleLines, runtimeMs };
     if (exit.outOfMemory) return { outcome: 'out_of_memory', reply: null, console: consoleLines, runtimeMs };
@@ -112,7 +109,6 @@ export async function runQueuedInSandbox(options: QueuedRunOptions): Promise<Que
   } finally {
     clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
-    await sandbox.stop();
-    await (proxy as EgressProxy | null)?.close();
+    await runner.dispose();
   }
 }

@@ -249,12 +249,6 @@ export interface SpawnOptions {
   onConsole?: (stream: 'stdout' | 'stderr', line: string) => void;
   /** Called before the runner starts, with the egress socket path to listen on. */
   prepareEgress?: (socketPath: string) => Promise<void>;
-  /**
-   * `once` mode (a queued invocation) instead of `serve`: `place` puts
-   * `bundle.mjs` and `request.json` in the bundle folder before the runner
-   * starts; the runner writes its one result line on the control channel.
-   */
-  once?: { url: string; place: (bundleDir: string) => void };
 }
 
 let sequence = 0;
@@ -366,11 +360,10 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
     `--allow-fs-read=${inside.runner}`,
     `--allow-fs-read=${inside.bundleDir}/`,
     inside.runner,
-    ...(options.once
-      ? ['once', '--bundle', `${inside.bundleDir}/bundle.mjs`, '--url', options.once.url, '--request', `${inside.bundleDir}/request.json`]
-      : ['serve', '--socket', `${inside.sockets}/http.sock`]),
+    'serve',
+    '--socket',
+    `${inside.sockets}/http.sock`,
   ];
-  options.once?.place(bundleDir);
 
   // The cgroups, made before the process so it joins them before node starts.
   const cgroups: string[] = [];
