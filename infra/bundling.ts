@@ -76,6 +76,8 @@ export const eventStreamHandlers: ReadonlySet<string> = new Set([
   // The builds worker's S3 client (build output, log and package store) imports it statically too: left out, the
   // worker would fail at import in /var/task (found by test/infra/bundles.test.ts once builds met the stricter check).
   'handlers/workers/builds.ts',
+  // The cloud sweep's Lambda client (list, tag reads, delete of user-function Lambdas) carries the streaming invoke too.
+  'handlers/workers/cloud-sweep.ts',
 ]);
 
 /** The modules one handler's bundle leaves out. */

@@ -75,7 +75,8 @@ export async function buildLogPage(project: Record<string, unknown>, deploymentI
   const build = await getBuild(project.id as string, deploymentId.toLowerCase());
   if (!build) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
   const status = build.status as string;
-  const done = !['queued', 'building'].includes(status);
+  // A build's publish makes the deployment ready before its last log line is written: its end is finished_at.
+  const done = !['queued', 'building'].includes(status) && (!build.trigger || typeof build.finished_at === 'string');
   const lines = build.trigger ? await readLogLines(build.id as string, cursor, limit) : (Array.isArray(build.build_log) ? (build.build_log as string[]) : []).slice(cursor, cursor + limit);
   return { deployment_id: build.id, status, lines, cursor, next_cursor: cursor + lines.length, done };
 }

@@ -266,8 +266,13 @@ describe('HTTPS door: limits and failures', () => {
     const started = Date.now();
     expectEnvelope(await get('slow'), 504, 'FUNCTION_TIMEOUT');
     expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_MS - 50);
-    await sleep(1200);
-    expect((await get('slow', '/?check')).text).toBe('1');
+    // The handler finishes 700 ms after the budget: poll for it (a fixed wait failed on a loaded machine).
+    let finished = '';
+    for (let i = 0; i < 50 && finished !== '1'; i++) {
+      await sleep(200);
+      finished = (await get('slow', '/?check')).text;
+    }
+    expect(finished).toBe('1');
   });
 
   it('the connection is cut when the budget ends mid-body', async () => {
