@@ -1,5 +1,6 @@
 import { access } from '../../lib/http/access.ts';
-import { ApiError } from '../../lib/http/errors.ts';
+import { ApiError } from '../../lib/errors/api-error.ts';
+import { METHOD_NOT_ALLOWED, ROUTE_NOT_FOUND } from '../../lib/errors/catalogue.ts';
 import { buildHandler } from '../../lib/http/pipeline.ts';
 import { allowedMethods } from '../../lib/http/routes.ts';
 
@@ -7,10 +8,10 @@ import { allowedMethods } from '../../lib/http/routes.ts';
 export const handler = buildHandler('$default', access.public(), {}, async ({ event }) => {
   const allowed = allowedMethods(event.rawPath);
   if (allowed.length > 0) {
-    throw new ApiError('METHOD_NOT_ALLOWED', {
+    throw new ApiError(METHOD_NOT_ALLOWED, {
       details: { allowed_methods: allowed },
       headers: { allow: allowed.join(', ') },
     });
   }
-  throw new ApiError('ROUTE_NOT_FOUND', { details: { path: event.rawPath } });
+  throw new ApiError(ROUTE_NOT_FOUND, { details: { path: event.rawPath } });
 });

@@ -4,7 +4,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ABUSE_REPORT_RATE_LIMITED } from '../errors/catalogue.ts';
 
 /**
  * Abuse-report intake limits: per submitter (the IP address, and the reporter's
@@ -108,7 +109,7 @@ export async function takeAbuseReportAllowance(sourceIp: string, reporterEmail: 
     if (!ok) {
       await release();
       const retryAfter = Math.max(1, window.end - window.nowSeconds);
-      throw new ApiError('ABUSE_REPORT_RATE_LIMITED', {
+      throw new ApiError(ABUSE_REPORT_RATE_LIMITED, {
         headers: { 'Retry-After': String(retryAfter) },
         details: { limit: counter.scope, max_per_hour: counter.limit, retry_after_seconds: retryAfter },
       });

@@ -5,7 +5,8 @@ import { dynamo } from '../aws/clients.ts';
 import { ses } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_NOT_RECORDED, ABUSE_REPORT_URL_NOT_HOSTED } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../http/logger.ts';
 import { resolveReportedUrl, type HostedTarget } from './hosts.ts';
 import { takeAbuseReportAllowance } from './limits.ts';
@@ -75,7 +76,7 @@ async function resolveTargets(urls: string[]): Promise<HostedTarget[]> {
   const unique = [...new Set(urls.map((u) => u.trim()))];
   const targets = await Promise.all(unique.map((url) => resolveReportedUrl(url)));
   const notHosted = unique.filter((_url, i) => targets[i] === null);
-  if (notHosted.length > 0) throw new ApiError('ABUSE_REPORT_URL_NOT_HOSTED', { details: { urls: notHosted } });
+  if (notHosted.length > 0) throw new ApiError(ABUSE_REPORT_URL_NOT_HOSTED, { details: { urls: notHosted } });
   return targets as HostedTarget[];
 }
 
@@ -139,7 +140,7 @@ async function sendReceipt(report: Parameters<typeof receiptMail>[0] & { reporte
  * gives its allowance back and answers 503 ABUSE_REPORT_NOT_RECORDED.
  */
 export async function submitAbuseReport(input: AbuseReportInput, sourceIp: string, log: RequestLogger): Promise<{ id: string }> {
-  if (!config.abuseIntakeEnabled()) throw new ApiError('ABUSE_INTAKE_UNAVAILABLE');
+  if (!config.abuseIntakeEnabled()) throw new ApiError(ABUSE_INTAKE_UNAVAILABLE);
   const reporterName = present(input.reporter_name);
   const reporterEmail = present(input.reporter_email)?.toLowerCase() ?? null;
 
@@ -149,7 +150,7 @@ export async function submitAbuseReport(input: AbuseReportInput, sourceIp: strin
   } catch (error) {
     if (error instanceof ApiError) throw error;
     log.error('abuse report hosts not checked', { error: (error as Error).name });
-    throw new ApiError('ABUSE_REPORT_NOT_RECORDED');
+    throw new ApiError(ABUSE_REPORT_NOT_RECORDED);
   }
 
   let giveBack: () => Promise<void>;
@@ -158,7 +159,7 @@ export async function submitAbuseReport(input: AbuseReportInput, sourceIp: strin
   } catch (error) {
     if (error instanceof ApiError) throw error;
     log.error('abuse report allowance not taken', { error: (error as Error).name });
-    throw new ApiError('ABUSE_REPORT_NOT_RECORDED');
+    throw new ApiError(ABUSE_REPORT_NOT_RECORDED);
   }
 
   const id = randomUUID();
@@ -206,7 +207,7 @@ export async function submitAbuseReport(input: AbuseReportInput, sourceIp: strin
   } catch (error) {
     log.error('abuse report not recorded', { error: (error as Error).name });
     await giveBack().catch(() => undefined);
-    throw new ApiError('ABUSE_REPORT_NOT_RECORDED');
+    throw new ApiError(ABUSE_REPORT_NOT_RECORDED);
   }
 
   // The listed keyword scans of the named projects count this report and move to the reported group (lib/abuse/scans.ts).

@@ -6,7 +6,8 @@ import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ABUSE_SCAN_ALREADY_REVIEWED, ABUSE_SCAN_NOT_FOUND, ABUSE_SCAN_SUPERSEDED } from '../errors/catalogue.ts';
 import { logger } from '../http/logger.ts';
 import type { RouteManifest } from '../sites/serve.ts';
 import { manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';
@@ -333,10 +334,10 @@ export async function reviewAbuseScan(
   decision: { review_status: Exclude<ReviewStatus, 'new'>; resolution?: string | null },
   handledBy: string,
 ): Promise<AbuseScanRow> {
-  if (!UUID_PATTERN.test(id)) throw new ApiError('ABUSE_SCAN_NOT_FOUND');
+  if (!UUID_PATTERN.test(id)) throw new ApiError(ABUSE_SCAN_NOT_FOUND);
   const table = config.tableName();
   const scan = await getScan(id.toLowerCase());
-  if (!scan || scan.status !== 'finished') throw new ApiError('ABUSE_SCAN_NOT_FOUND');
+  if (!scan || scan.status !== 'finished') throw new ApiError(ABUSE_SCAN_NOT_FOUND);
   const handledAt = new Date().toISOString();
   const resolution = decision.resolution?.trim() ? decision.resolution.trim() : null;
   const values = { ':status': decision.review_status, ':new': 'new', ':at': handledAt, ':by': handledBy, ':resolution': resolution };
@@ -368,8 +369,8 @@ export async function reviewAbuseScan(
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
     const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item;
-    if (latest?.scan_id !== scan.id) throw new ApiError('ABUSE_SCAN_SUPERSEDED', { details: { latest_scan_id: latest?.scan_id ?? null } });
-    throw new ApiError('ABUSE_SCAN_ALREADY_REVIEWED', { details: { review_status: latest.review_status } });
+    if (latest?.scan_id !== scan.id) throw new ApiError(ABUSE_SCAN_SUPERSEDED, { details: { latest_scan_id: latest?.scan_id ?? null } });
+    throw new ApiError(ABUSE_SCAN_ALREADY_REVIEWED, { details: { review_status: latest.review_status } });
   }
   const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item;
   // A publish may have replaced the listed scan since: then answer from the record, which holds the same decision.

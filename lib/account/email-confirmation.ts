@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { EMAIL_CONFIRMATION_INVALID } from '../errors/catalogue.ts';
 
 // Consuming a link lives apart from sending one, so the confirm handler's
 // bundle carries no SES client.
@@ -21,11 +22,11 @@ export const confirmationTokenHash = (token: string) => createHash('sha256').upd
  * the link was sent to.
  */
 export async function confirmEmail(token: string): Promise<{ user_id: string; email: string }> {
-  if (!CONFIRMATION_TOKEN_SHAPE.test(token)) throw new ApiError('EMAIL_CONFIRMATION_INVALID');
+  if (!CONFIRMATION_TOKEN_SHAPE.test(token)) throw new ApiError(EMAIL_CONFIRMATION_INVALID);
   const key = keys.emailConfirmation(confirmationTokenHash(token));
   const found = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key }));
   const record = found.Item;
-  if (!record) throw new ApiError('EMAIL_CONFIRMATION_INVALID');
+  if (!record) throw new ApiError(EMAIL_CONFIRMATION_INVALID);
   const now = new Date().toISOString();
   try {
     await dynamo().send(
@@ -55,7 +56,7 @@ export async function confirmEmail(token: string): Promise<{ user_id: string; em
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'TransactionCanceledException' || name === 'TransactionConflictException') {
-      throw new ApiError('EMAIL_CONFIRMATION_INVALID');
+      throw new ApiError(EMAIL_CONFIRMATION_INVALID);
     }
     throw error;
   }

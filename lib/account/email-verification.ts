@@ -4,7 +4,8 @@ import { dynamo } from '../aws/clients.ts';
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
 import type { User } from '../identity/users.ts';
 import type { RequestLogger } from '../http/logger.ts';
 import { confirmationTokenHash } from './email-confirmation.ts';
@@ -70,7 +71,7 @@ export async function resendConfirmation(user: User, sourceIp: string, log: Requ
   } catch (error) {
     log.error('confirmation e-mail not sent', { error: (error as Error).name });
     await Promise.allSettled([giveBack(), dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: key }))]);
-    throw new ApiError('EMAIL_DELIVERY_UNAVAILABLE');
+    throw new ApiError(EMAIL_DELIVERY_UNAVAILABLE);
   }
   return 'sent';
 }

@@ -2,8 +2,9 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { cancellationCodes, isTransactionCanceled } from '../db/errors.ts';
+import { EMAIL_RESEND_LIMITED, SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
 
 /** Confirmation-link resends, per the spec's Limits: 3 per account and 10 per IP address per hour. */
 export const RESEND_LIMITS = { account: 3, ip: 10 } as const;
@@ -31,7 +32,7 @@ export async function takeResendAllowance(userId: string, ip: string, now = new 
       { scope: `resend:account:${userId}`, limit: RESEND_LIMITS.account },
       { scope: `resend:ip:${ip || 'unknown'}`, limit: RESEND_LIMITS.ip },
     ],
-    'EMAIL_RESEND_LIMITED',
+    EMAIL_RESEND_LIMITED,
     now,
   );
 }
@@ -46,7 +47,7 @@ export async function takeResendAllowance(userId: string, ip: string, now = new 
  */
 export async function takeHourlyAllowance(
   all: HourlyCounter[],
-  code: 'EMAIL_RESEND_LIMITED' | 'SIGN_IN_LINK_LIMITED',
+  code: typeof EMAIL_RESEND_LIMITED | typeof SIGN_IN_LINK_LIMITED,
   now = new Date(),
   attempt = 1,
 ): Promise<() => Promise<void>> {

@@ -3,7 +3,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { FEEDBACK_NOT_FOUND, FEEDBACK_RATE_LIMITED } from '../errors/catalogue.ts';
 import { createFeedback, type Feedback } from '../privacy/records.ts';
 
 /**
@@ -54,7 +55,7 @@ async function takeFeedbackAllowance(userId: string, now: Date): Promise<() => P
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     const retryAfter = Math.max(1, start + WINDOW_SECONDS - nowSeconds);
-    throw new ApiError('FEEDBACK_RATE_LIMITED', {
+    throw new ApiError(FEEDBACK_RATE_LIMITED, {
       headers: { 'Retry-After': String(retryAfter) },
       details: { max_per_hour: FEEDBACK_PER_USER_PER_HOUR, retry_after_seconds: retryAfter },
     });
@@ -128,7 +129,7 @@ export interface HandledFeedback {
 export async function markFeedbackHandled(feedbackId: string, adminUserId: string, now = new Date()): Promise<HandledFeedback> {
   const table = config.tableName();
   const ref = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.feedbackRef(feedbackId) }))).Item;
-  if (!ref) throw new ApiError('FEEDBACK_NOT_FOUND');
+  if (!ref) throw new ApiError(FEEDBACK_NOT_FOUND);
   const key = keys.feedback(ref.team_id as string, feedbackId);
   try {
     const reply = await dynamo().send(
@@ -146,7 +147,7 @@ export async function markFeedbackHandled(feedbackId: string, adminUserId: strin
     if (!isConditionalCheckFailure(error)) throw error;
   }
   const current = (await dynamo().send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
-  if (!current) throw new ApiError('FEEDBACK_NOT_FOUND');
+  if (!current) throw new ApiError(FEEDBACK_NOT_FOUND);
   return { id: feedbackId, handled_at: current.handled_at as string, handled_by: current.handled_by as string };
 }
 

@@ -3,7 +3,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { SUBSCRIPTION_CHANGED } from '../errors/catalogue.ts';
 import { logger } from '../http/logger.ts';
 import type { PlanName } from '../plans.ts';
 
@@ -200,7 +201,7 @@ async function versionedUpdate(
       await jitter(attempt);
     }
   }
-  throw new ApiError('SUBSCRIPTION_CHANGED');
+  throw new ApiError(SUBSCRIPTION_CHANGED);
 }
 
 export function toSubscription(item: Record<string, unknown>): Subscription {

@@ -4,7 +4,8 @@ import { clearFailedWebhookEvent, recordFailedWebhookEvent, type StoredFailedWeb
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, WEBHOOK_EVENT_NOT_PROCESSED } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../http/logger.ts';
 import { getTeam } from '../teams/teams.ts';
 import { isSubscriptionEventType, providerEventOf, subscriptionChangeOf, type ProviderEvent } from './subscription-events.ts';
@@ -110,7 +111,7 @@ const record = (event: ProviderEvent, errorMessage: string) =>
  */
 export async function retryFailedBillingEvent(row: StoredFailedWebhookEvent, log: RequestLogger): Promise<BillingEventOutcome> {
   const event = row.provider === BILLING_PROVIDER && row.payload !== null ? providerEventOf(JSON.parse(row.payload)) : null;
-  if (!event) throw new ApiError('FAILED_WEBHOOK_EVENT_NOT_RETRYABLE', { details: { id: row.id, provider: row.provider } });
+  if (!event) throw new ApiError(FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, { details: { id: row.id, provider: row.provider } });
   return receiveBillingEvent(event, log);
 }
 
@@ -122,7 +123,7 @@ async function failForGood(event: ProviderEvent, errorMessage: string, log: Requ
     row = await record(event, errorMessage);
   } catch (error) {
     log.error('failed webhook event not recorded', { event_id: event.id, error: (error as Error).name });
-    throw new ApiError('WEBHOOK_EVENT_NOT_PROCESSED', { details: { event_id: event.id, reason: 'NOT_RECORDED' } });
+    throw new ApiError(WEBHOOK_EVENT_NOT_PROCESSED, { details: { event_id: event.id, reason: 'NOT_RECORDED' } });
   }
   return { outcome: 'failed', failed_webhook_event_id: row.id, error_message: row.error_message };
 }
@@ -137,5 +138,5 @@ async function notProcessed(event: ProviderEvent, error: unknown, log: RequestLo
   } catch (recordError) {
     log.error('failed webhook event not recorded', { event_id: event.id, error: (recordError as Error).name });
   }
-  throw new ApiError('WEBHOOK_EVENT_NOT_PROCESSED', { details: { event_id: event.id, reason } });
+  throw new ApiError(WEBHOOK_EVENT_NOT_PROCESSED, { details: { event_id: event.id, reason } });
 }

@@ -1,4 +1,5 @@
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { PREVIEW_SLUG_INVALID } from '../errors/catalogue.ts';
 import { keys } from '../db/keys.ts';
 import { sealAccessToken } from './git-secrets.ts';
 import { PREVIEW_SLUG_PATTERN } from './preview-hosts.ts';
@@ -35,7 +36,7 @@ export function gitSettingsChanges(
   }
   const slug = changes.preview_slug == null ? undefined : changes.preview_slug.trim().toLowerCase();
   if (slug !== undefined && slug !== item.preview_slug) {
-    if (!PREVIEW_SLUG_PATTERN.test(slug)) throw new ApiError('PREVIEW_SLUG_INVALID', { details: { preview_slug: changes.preview_slug } });
+    if (!PREVIEW_SLUG_PATTERN.test(slug)) throw new ApiError(PREVIEW_SLUG_INVALID, { details: { preview_slug: changes.preview_slug } });
     out.set.push('preview_slug = :previewSlug');
     out.values[':previewSlug'] = slug;
     out.slugItems.push(...previewSlugMoveItems(projectId, item.team_id as string, (item.preview_slug as string | null) ?? null, slug));

@@ -1,4 +1,5 @@
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { GIT_WEBHOOK_SIGNATURE_INVALID } from '../errors/catalogue.ts';
 import { getTeam } from '../teams/teams.ts';
 import { deleteDelivery, recordDelivery, type GitProvider } from './delivery-records.ts';
 import { enqueueBuild, recordSkipped, type QueuedBuildView } from './enqueue.ts';
@@ -50,7 +51,7 @@ async function matchingProjects(delivery: Delivery): Promise<Record<string, unkn
 
 export async function receiveDelivery(delivery: Delivery): Promise<IntakeResult> {
   const projects = await matchingProjects(delivery);
-  if (projects.length === 0) throw new ApiError('GIT_WEBHOOK_SIGNATURE_INVALID');
+  if (projects.length === 0) throw new ApiError(GIT_WEBHOOK_SIGNATURE_INVALID);
   const result: IntakeResult = { delivery_id: delivery.deliveryId, event: delivery.eventType, duplicate: false, builds: [], ignored: [] };
   const first = await recordDelivery({
     provider: delivery.provider,

@@ -1,5 +1,6 @@
 import * as z from '../http/schema.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { BUILD_LOG_CURSOR_INVALID, DEPLOYMENT_NOT_FOUND, GIT_REPOSITORY_NOT_CONNECTED, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { getProjectItem, toProject, type Project } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { resumeAutoDeploy } from './breaker-records.ts';
@@ -16,7 +17,7 @@ import { productionBranch } from './rules.ts';
 /** POST .../git/webhook-secret: a new secret, answered this once; deliveries signed with the old one stop matching. */
 export async function rotateWebhookSecret(project: Record<string, unknown>): Promise<{ secret: string }> {
   const secret = newWebhookSecret();
-  if (!(await storeWebhookSecret(project.id as string, sealWebhookSecret(project.id as string, secret)))) throw new ApiError('PROJECT_NOT_FOUND');
+  if (!(await storeWebhookSecret(project.id as string, sealWebhookSecret(project.id as string, secret)))) throw new ApiError(PROJECT_NOT_FOUND);
   return { secret };
 }
 
@@ -31,8 +32,8 @@ export const startBuildSchema = z.strictObject({
  * policy and no breaker applies; a successful manual build clears the breaker.
  */
 export async function startManualBuild(project: Record<string, unknown>, body: z.infer<typeof startBuildSchema>): Promise<QueuedBuildView> {
-  if (project.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
-  if (typeof project.git_repo_url !== 'string' || !project.git_repo_url) throw new ApiError('GIT_REPOSITORY_NOT_CONNECTED');
+  if (project.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
+  if (typeof project.git_repo_url !== 'string' || !project.git_repo_url) throw new ApiError(GIT_REPOSITORY_NOT_CONNECTED);
   const production = productionBranch({ default_branch: (project.default_branch as string | null) ?? null }, (project.repo_default_branch as string | null) ?? null) === body.branch;
   return enqueueBuild({
     project,
@@ -50,7 +51,7 @@ export async function startManualBuild(project: Record<string, unknown>, body: z
 export async function resumeProjectAutoDeploy(project: Record<string, unknown>): Promise<Project> {
   await resumeAutoDeploy(project.id as string);
   const item = await getProjectItem(project.id as string, true);
-  if (!item) throw new ApiError('PROJECT_NOT_FOUND');
+  if (!item) throw new ApiError(PROJECT_NOT_FOUND);
   return toProject(item);
 }
 
@@ -68,12 +69,12 @@ const MAX_LOG_PAGE = 1000;
  * build has ended, so nothing more will come once `next_cursor` is reached.
  */
 export async function buildLogPage(project: Record<string, unknown>, deploymentId: string, query: z.infer<typeof buildLogQuerySchema>) {
-  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const cursor = query.cursor === undefined ? 0 : Number(query.cursor);
-  if (!Number.isInteger(cursor) || cursor < 0) throw new ApiError('BUILD_LOG_CURSOR_INVALID');
+  if (!Number.isInteger(cursor) || cursor < 0) throw new ApiError(BUILD_LOG_CURSOR_INVALID);
   const limit = Math.min(MAX_LOG_PAGE, Math.max(1, Number(query.limit ?? MAX_LOG_PAGE) || MAX_LOG_PAGE));
   const build = await getBuild(project.id as string, deploymentId.toLowerCase());
-  if (!build) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  if (!build) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const status = build.status as string;
   // A build's publish makes the deployment ready before its last log line is written: its end is finished_at.
   const done = !['queued', 'building'].includes(status) && (!build.trigger || typeof build.finished_at === 'string');

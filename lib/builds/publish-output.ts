@@ -4,7 +4,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { finalizeUpload } from '../deployments/publish.ts';
-import { ApiError, isApiError } from '../http/errors.ts';
+import { ApiError, isApiError } from '../errors/api-error.ts';
+import { TEAM_NOT_FOUND } from '../errors/catalogue.ts';
 import { getTeam } from '../teams/teams.ts';
 import { beginBuildSession } from '../uploads/build-sessions.ts';
 import { storeUploadedFiles } from '../uploads/files.ts';
@@ -68,7 +69,7 @@ export async function publishBuildOutput(input: {
   outputDir: string;
 }): Promise<{ fileCount: number }> {
   const team = await getTeam(input.project.team_id as string);
-  if (!team) throw new ApiError('TEAM_NOT_FOUND');
+  if (!team) throw new ApiError(TEAM_NOT_FOUND);
   const files = await outputFiles(input.outputDir);
   const { session, missing } = await beginBuildSession({
     team: team as unknown as TeamStanding,

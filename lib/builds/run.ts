@@ -1,5 +1,5 @@
 import { config } from '../config.ts';
-import { isApiError } from '../http/errors.ts';
+import { isApiError } from '../errors/api-error.ts';
 import { logger } from '../http/logger.ts';
 import { getProjectItem } from '../projects/projects.ts';
 import { getTeam } from '../teams/teams.ts';

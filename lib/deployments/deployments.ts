@@ -2,7 +2,8 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { DEPLOYMENT_NOT_FOUND, DEPLOYMENT_NOT_READY, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { queryAll } from '../db/query.ts';
@@ -55,13 +56,13 @@ export interface DeploymentDetail extends Deployment {
 
 /** GET /api/v1/projects/{id}/deployments/{deployment_id}: a deployment of this project (another project's id is not found). */
 export async function getDeployment(project: Record<string, unknown>, deploymentId: string): Promise<DeploymentDetail> {
-  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const item = (
     await dynamo().send(
       new GetCommand({ TableName: config.tableName(), Key: keys.deployment(project.id as string, deploymentId.toLowerCase()), ConsistentRead: true }),
     )
   ).Item;
-  if (!item) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  if (!item) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   // A build's log is in its own items (lib/builds/build-log-records.ts), capped; an upload's is its functions build's.
   const buildLog = item.trigger ? await readLogLines(item.id as string, 0, (item.log_lines as number | undefined) ?? 0) : null;
   return {
@@ -91,14 +92,14 @@ export async function listDeployments(project: Record<string, unknown>): Promise
 export async function promoteDeployment(project: Record<string, unknown>, deploymentId: string) {
   const table = config.tableName();
   const projectId = project.id as string;
-  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   // The deployment is looked up inside this project's partition: another project's id is simply not found.
   const deployment = (
     await dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(projectId, deploymentId.toLowerCase()), ConsistentRead: true }))
   ).Item;
-  if (!deployment) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
+  if (!deployment) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   if (deployment.status !== 'ready') {
-    throw new ApiError('DEPLOYMENT_NOT_READY', { details: { deployment_id: deployment.id, status: deployment.status } });
+    throw new ApiError(DEPLOYMENT_NOT_READY, { details: { deployment_id: deployment.id, status: deployment.status } });
   }
   try {
     await dynamo().send(
@@ -128,14 +129,14 @@ export async function promoteDeployment(project: Record<string, unknown>, deploy
     );
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 0)) throw new ApiError('DEPLOYMENT_NOT_FOUND', { details: { deployment_id: deploymentId } });
-    throw new ApiError('PROJECT_NOT_FOUND');
+    if (conditionFailedAt(error, 0)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+    throw new ApiError(PROJECT_NOT_FOUND);
   }
   // A deployment live again brings its keyword scan back to the admin listing as new (lib/abuse/scans.ts).
   await reviveScanOfDeployment(projectId, deployment.id as string).catch((error: unknown) =>
     logger.warn('abuse scan of the promoted deployment not revived', { project_id: projectId, error: String(error) }),
   );
   const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
-  if (!updated) throw new ApiError('PROJECT_NOT_FOUND');
+  if (!updated) throw new ApiError(PROJECT_NOT_FOUND);
   return promoteView(toProject(updated));
 }

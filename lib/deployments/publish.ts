@@ -5,7 +5,8 @@ import { dynamo } from '../aws/clients.ts';
 import { copyObject, deleteKeys, listKeysPage, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { FUNCTIONS_BUILD_FAILED, PROJECT_EXPIRED, PUBLISH_IN_PROGRESS, UPLOAD_INCOMPLETE, UPLOAD_NOT_FOUND } from '../errors/catalogue.ts';
 import { productionUrl } from '../projects/projects.ts';
 import { screenshotJobOfPublish } from '../screenshots/jobs.ts';
 import { abuseScanOfPublish } from '../abuse/scans.ts';
@@ -51,7 +52,7 @@ export interface FinalizeResult {
 
 /** The answer of a finalize whose functions build failed: the same, every time the session is finalized again. */
 const buildFailed = (buildLog: unknown) =>
-  new ApiError('FUNCTIONS_BUILD_FAILED', { details: { build_log: Array.isArray(buildLog) ? buildLog : [] } });
+  new ApiError(FUNCTIONS_BUILD_FAILED, { details: { build_log: Array.isArray(buildLog) ? buildLog : [] } });
 
 /** The answer for a closed session: its deployment, or the failure of its functions build. */
 /**
@@ -78,7 +79,7 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
     dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(session.project_id) })),
     dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
   ]);
-  if (!project.Item || !deployment.Item) throw new ApiError('UPLOAD_NOT_FOUND');
+  if (!project.Item || !deployment.Item) throw new ApiError(UPLOAD_NOT_FOUND);
   if (deployment.Item.status === 'failed') throw buildFailed(deployment.Item.build_log);
   return {
     upload_id: session.upload_id,
@@ -147,9 +148,9 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     readManifest(session),
   ]);
   const projectItem = projectReply.Item;
-  if (!projectItem || projectItem.status !== 'active') throw new ApiError('PROJECT_EXPIRED');
+  if (!projectItem || projectItem.status !== 'active') throw new ApiError(PROJECT_EXPIRED);
   const deploymentItem = deploymentReply.Item;
-  if (!deploymentItem) throw new ApiError('UPLOAD_NOT_FOUND');
+  if (!deploymentItem) throw new ApiError(UPLOAD_NOT_FOUND);
   const slug = projectItem.slug as string;
   const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
   const projectFolder = `${teamId}/${slug}/`;
@@ -181,7 +182,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     const inFolder = (hash: string) => present.has(`${prefix}${manifest.placements.get(hash)!.path}`);
     const notReceived = unconfirmed.filter((hash) => !inFolder(hash));
     if (notReceived.length > 0) {
-      throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: notReceived, missing_count: notReceived.length } });
+      throw new ApiError(UPLOAD_INCOMPLETE, { details: { missing: notReceived, missing_count: notReceived.length } });
     }
     toCopy = toCopy.filter((blob) => !inFolder(blob.hash));
     lost = lost.filter((hash) => !inFolder(hash));
@@ -194,7 +195,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const inPlace = () => manifest.placements.size - toCopy.length - lost.length + copied;
   while (copied < toCopy.length) {
     if (copied > 0 && Date.now() - started > publishBudgetMs()) {
-      throw new ApiError('PUBLISH_IN_PROGRESS', {
+      throw new ApiError(PUBLISH_IN_PROGRESS, {
         details: { published_count: inPlace(), file_count: manifest.placements.size },
         headers: { 'retry-after': '1' },
       });
@@ -225,7 +226,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   // Bytes the team held at begin but no longer does (their project was deleted): the client sends them.
   const resend = [...lost, ...stale.map((blob) => blob.hash)].sort();
   if (resend.length > 0) {
-    throw new ApiError('UPLOAD_INCOMPLETE', { details: { missing: resend, missing_count: resend.length } });
+    throw new ApiError(UPLOAD_INCOMPLETE, { details: { missing: resend, missing_count: resend.length } });
   }
 
   const routeFiles: Record<string, RouteManifestFile> = {};
@@ -249,7 +250,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const hasFunctions = !preview && !deploymentItem.functions_built_at && functionEntries(Object.keys(routeFiles), root).entries.length > 0;
   if (hasFunctions && copied > 0 && Date.now() - started > publishBudgetMs() / 2) {
     // Copying used most of this call: the build starts afresh in the next one.
-    throw new ApiError('PUBLISH_IN_PROGRESS', {
+    throw new ApiError(PUBLISH_IN_PROGRESS, {
       details: { published_count: inPlace(), file_count: manifest.placements.size },
       headers: { 'retry-after': '1' },
     });
@@ -344,7 +345,7 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     if (!project || project.status !== 'active') {
       // The expiry won: the copies made above belong to nothing.
       await deletePrefix(sites, prefix).catch(() => undefined);
-      throw new ApiError('PROJECT_EXPIRED');
+      throw new ApiError(PROJECT_EXPIRED);
     }
     throw error;
   }

@@ -1,5 +1,6 @@
 import type { Principal, TeamAccess } from '../http/authorize.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { DOMAIN_NOT_FOUND } from '../errors/catalogue.ts';
 import { authorizeResourceTeam } from '../projects/access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getDomainItem } from './domains.ts';
@@ -14,9 +15,9 @@ export async function loadDomainForCaller(
   ctx: { principal: Principal | null; authorizeTeam(idOrSlug: string): Promise<TeamAccess> },
   domainId: string,
 ): Promise<{ item: Record<string, unknown>; access: TeamAccess }> {
-  if (!UUID_PATTERN.test(domainId)) throw new ApiError('DOMAIN_NOT_FOUND');
+  if (!UUID_PATTERN.test(domainId)) throw new ApiError(DOMAIN_NOT_FOUND);
   const item = await getDomainItem(domainId.toLowerCase());
-  if (!item || item.deleted_at) throw new ApiError('DOMAIN_NOT_FOUND');
-  const access = await authorizeResourceTeam(ctx, item.team_id as string, 'DOMAIN_NOT_FOUND');
+  if (!item || item.deleted_at) throw new ApiError(DOMAIN_NOT_FOUND);
+  const access = await authorizeResourceTeam(ctx, item.team_id as string, DOMAIN_NOT_FOUND);
   return { item, access };
 }

@@ -5,7 +5,8 @@ import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { DOMAIN_CHANGED, DOMAIN_NOT_FOUND, DOMAIN_TAKEN, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { projectActiveCheck } from '../projects/active-check.ts';
 
 export const CONNECTION_MODES = ['byo_dns', 'managed_dns'] as const;
@@ -270,10 +271,10 @@ export async function insertDomain(record: DomainRecord): Promise<void> {
     );
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 0)) throw new ApiError('DOMAIN_TAKEN', { details: { domain: record.domain } });
-    if (conditionFailedAt(error, 2)) throw new ApiError('PROJECT_NOT_FOUND');
+    if (conditionFailedAt(error, 0)) throw new ApiError(DOMAIN_TAKEN, { details: { domain: record.domain } });
+    if (conditionFailedAt(error, 2)) throw new ApiError(PROJECT_NOT_FOUND);
     // A racing transaction on the same items: the caller may retry and then learns who won.
-    throw new ApiError('DOMAIN_CHANGED');
+    throw new ApiError(DOMAIN_CHANGED);
   }
 }
 
@@ -343,7 +344,7 @@ export async function updateDomain(
     );
     return reply.Attributes!;
   } catch (error) {
-    if (isConditionalCheckFailure(error)) throw new ApiError('DOMAIN_CHANGED');
+    if (isConditionalCheckFailure(error)) throw new ApiError(DOMAIN_CHANGED);
     throw error;
   }
 }
@@ -415,10 +416,10 @@ export async function markDomainRemoved(record: Pick<DomainRecord, 'id' | 'domai
       break;
     } catch (error) {
       // Another removal got there first.
-      if (isTransactionCanceled(error) && conditionFailedAt(error, 0)) throw new ApiError('DOMAIN_NOT_FOUND');
+      if (isTransactionCanceled(error) && conditionFailedAt(error, 0)) throw new ApiError(DOMAIN_NOT_FOUND);
       // The project's primary domain changed between the read and the write: read it again.
       if (isTransactionCanceled(error) && conditionFailedAt(error, 2) && attempt < 3) continue;
-      if (isTransactionCanceled(error) && conditionFailedAt(error, 2)) throw new ApiError('DOMAIN_CHANGED');
+      if (isTransactionCanceled(error) && conditionFailedAt(error, 2)) throw new ApiError(DOMAIN_CHANGED);
       throw error;
     }
   }

@@ -8,7 +8,8 @@ import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { DOMAIN_NOT_FOUND, DOMAIN_NOT_ON_DEDICATED_ZONE, GEO_COUNTRIES_REQUIRED, GEO_COUNTRY_INVALID } from '../errors/catalogue.ts';
 import { logger } from '../http/logger.ts';
 import { GEO_MODES, getDomainItem, type DomainRecord } from './domains.ts';
 
@@ -37,10 +38,10 @@ export const isCountryCode = (code: string) => ISO_ALPHA2.has(code.toUpperCase()
  */
 export function normalizeGeoPolicy(mode: GeoMode, countries: string[] | undefined): GeoPolicy {
   const invalid = [...new Set((countries ?? []).filter((code) => !isCountryCode(code)))];
-  if (invalid.length > 0) throw new ApiError('GEO_COUNTRY_INVALID', { details: { invalid } });
+  if (invalid.length > 0) throw new ApiError(GEO_COUNTRY_INVALID, { details: { invalid } });
   if (mode === 'off') return { geo_mode: 'off', geo_countries: [] };
   const set = [...new Set((countries ?? []).map((code) => code.toUpperCase()))].sort();
-  if (set.length === 0) throw new ApiError('GEO_COUNTRIES_REQUIRED', { details: { geo_mode: mode } });
+  if (set.length === 0) throw new ApiError(GEO_COUNTRIES_REQUIRED, { details: { geo_mode: mode } });
   return { geo_mode: mode, geo_countries: set };
 }
 
@@ -72,8 +73,8 @@ export async function saveGeoPolicy(domainId: string, policy: GeoPolicy, now: Da
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     const item = await getDomainItem(domainId);
-    if (!item || item.deleted_at) throw new ApiError('DOMAIN_NOT_FOUND');
-    throw new ApiError('DOMAIN_NOT_ON_DEDICATED_ZONE');
+    if (!item || item.deleted_at) throw new ApiError(DOMAIN_NOT_FOUND);
+    throw new ApiError(DOMAIN_NOT_ON_DEDICATED_ZONE);
   }
 }
 

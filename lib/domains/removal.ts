@@ -1,7 +1,8 @@
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
-import { ApiError, isApiError } from '../http/errors.ts';
+import { ApiError, isApiError } from '../errors/api-error.ts';
+import { DNS_ZONE_UNAVAILABLE } from '../errors/catalogue.ts';
 import { logger } from '../http/logger.ts';
 import { markDomainRemoved } from './domains.ts';
 import { queueTeardown } from './tls-queue.ts';
@@ -17,7 +18,7 @@ export async function removeDomain(item: Record<string, unknown>, now = new Date
     try {
       await deleteManagedZone(item.hosted_zone_id as string);
     } catch (error) {
-      throw new ApiError('DNS_ZONE_UNAVAILABLE', { details: { reason: (error as Error).name } });
+      throw new ApiError(DNS_ZONE_UNAVAILABLE, { details: { reason: (error as Error).name } });
     }
   }
   const removed = await markDomainRemoved({ id: item.id as string, domain: item.domain as string, project_id: item.project_id as string }, now);

@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import { config } from '../config.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { DNS_LOOKUP_UNAVAILABLE } from '../errors/catalogue.ts';
 import { updateDomain, VERIFICATION_LABEL, type DomainRecord } from './domains.ts';
 import { logger } from '../http/logger.ts';
 import { queueFirstAttempt } from './tls-queue.ts';
@@ -27,7 +28,7 @@ async function lookUp<T>(query: () => Promise<T[]>): Promise<T[]> {
     return await query();
   } catch (error) {
     if (NO_RECORD.has((error as NodeJS.ErrnoException).code ?? '')) return [];
-    throw new ApiError('DNS_LOOKUP_UNAVAILABLE', { details: { reason: (error as NodeJS.ErrnoException).code ?? 'unknown' } });
+    throw new ApiError(DNS_LOOKUP_UNAVAILABLE, { details: { reason: (error as NodeJS.ErrnoException).code ?? 'unknown' } });
   }
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Readable, type Writable } from 'node:stream';
 import { meta } from '../http/envelope.ts';
-import { errorCatalogue, type ErrorCode } from '../http/errors.ts';
+import type { ErrorEntry } from '../errors/api-error.ts';
+import { FUNCTION_BODY_TOO_LARGE, FUNCTION_FAILED, FUNCTION_NOT_FOUND, FUNCTION_START_FAILED, FUNCTION_TIMEOUT } from '../errors/catalogue.ts';
 import { logger } from '../http/logger.ts';
 import { traceIdFrom } from '../http/trace.ts';
 import { FunctionHostError, type DoorForward, type FunctionHost } from './host.ts';
@@ -161,10 +162,9 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     const started = Date.now();
     // Shorthand methods, destructured: under tsx (keepNames) a named arrow costs a defineProperty per request.
     const { fail, limit } = {
-      fail(code: ErrorCode) {
-        const entry = errorCatalogue[code];
+      fail(entry: ErrorEntry) {
         const traceId = traceIdFrom(request.headers.find(([name]) => name === 'traceparent')?.[1]);
-        const body = JSON.stringify({ code, details: null, error: entry.message, meta: meta(randomUUID(), traceId) });
+        const body = JSON.stringify({ code: entry.code, details: null, error: entry.message, meta: meta(randomUUID(), traceId) });
         const out = open({
           statusCode: entry.status,
           headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), [COLD_START_HEADER]: 'false' },
@@ -180,7 +180,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     const { fn, publicHost } = await route(request.host);
     if (!fn) {
       request.body?.resume();
-      return fail('FUNCTION_NOT_FOUND');
+      return fail(FUNCTION_NOT_FOUND);
     }
 
     const declared = request.headers.find(([name]) => name === 'content-length')?.[1];
@@ -190,7 +190,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     } catch (error) {
       if (!(error instanceof BodyTooLarge)) throw error;
       limit(fn, 'body_413');
-      return fail('FUNCTION_BODY_TOO_LARGE');
+      return fail(FUNCTION_BODY_TOO_LARGE);
     }
 
     const headers: [string, string][] = request.headers
@@ -223,13 +223,13 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       } catch (error) {
         if (expired) {
           limit(fn, 'http_timeout');
-          return fail('FUNCTION_TIMEOUT');
+          return fail(FUNCTION_TIMEOUT);
         }
         if (request.signal?.aborted) return;
         if (error instanceof FunctionHostError) {
           if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') limit(fn, error.kind);
           logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
-          return fail(error.kind === 'start_failed' ? 'FUNCTION_START_FAILED' : 'FUNCTION_FAILED');
+          return fail(error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
         }
         throw error;
       }
@@ -238,7 +238,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         // The runner's bare 500 carries nothing the caller may see; the envelope says only that it failed.
         if (!Buffer.isBuffer(reply.body)) reply.body.resume();
         logger.info('function handler failed', { function_id: fn.function_id, outcome: reply.outcome });
-        return fail('FUNCTION_FAILED');
+        return fail(FUNCTION_FAILED);
       }
       const head: DoorReplyHead = { statusCode: reply.status, headers: {}, cookies: [] };
       for (const [rawName, value] of reply.headers) {
@@ -262,11 +262,11 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         stream.destroy();
         if (!expired) return;
         limit(fn, 'http_timeout');
-        return fail('FUNCTION_TIMEOUT');
+        return fail(FUNCTION_TIMEOUT);
       }
       if ('failed' in first) {
         logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(first.failed) });
-        return fail('FUNCTION_FAILED');
+        return fail(FUNCTION_FAILED);
       }
       if (first.ended) {
         const body = Buffer.concat(first.chunks);

@@ -5,7 +5,8 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { FUNCTION_HOSTNAME_TOO_LONG, SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS } from '../errors/catalogue.ts';
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH } from './model.ts';
 import { listProjectFunctionNames } from './records.ts';
 
@@ -125,14 +126,14 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
   const names = await listProjectFunctionNames(projectId);
   const claims = claimsFor(names, to);
   const tooLong = claims.filter((c) => c.label.length > MAX_FUNCTION_LABEL_LENGTH).map((c) => c.label);
-  if (tooLong.length > 0) throw new ApiError('FUNCTION_HOSTNAME_TOO_LONG', { details: { subdomain: to, labels: tooLong } });
+  if (tooLong.length > 0) throw new ApiError(FUNCTION_HOSTNAME_TOO_LONG, { details: { subdomain: to, labels: tooLong } });
   const newLabels = new Set(claims.map((c) => c.label));
   // Only the old labels this project holds are released (one item may not be both written and deleted).
   const old = claimsFor(names, from).filter((c) => !newLabels.has(c.label));
   const held = old.length === 0 ? [] : await batchGetAll(old.map((c) => keys.functionHost(c.label)), 'label, project_id');
   const release = held.filter((item) => item.project_id === projectId).map((item) => item.label as string);
   if (claims.length + release.length > maxItems) {
-    throw new ApiError('SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS', { details: { function_names: names.length, max: Math.floor(maxItems / 2) } });
+    throw new ApiError(SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS, { details: { function_names: names.length, max: Math.floor(maxItems / 2) } });
   }
   const now = new Date().toISOString();
   const table = config.tableName();

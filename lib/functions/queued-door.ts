@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { FUNCTION_NOT_FOUND, INVOCATION_NOT_FOUND, RATE_LIMITED, TOO_MANY_CONCURRENT_INVOCATIONS } from '../errors/catalogue.ts';
 import type { QueuedRequest } from './host.ts';
 import {
   createInvocation,
@@ -65,7 +66,7 @@ async function rateCap(ip: string, limitHit: () => Promise<void>): Promise<void>
   const retryAfter = await takeQueuedRate(ip);
   if (retryAfter === null) return;
   await limitHit();
-  throw new ApiError('RATE_LIMITED', {
+  throw new ApiError(RATE_LIMITED, {
     headers: { 'Retry-After': String(retryAfter) },
     details: { limit: 'queued_invocations_per_ip', max_per_minute: queuedRatePerMinute(), retry_after_seconds: retryAfter },
   });
@@ -96,11 +97,11 @@ export async function invoke(input: {
     if (fn) input.telemetry.limitHit(fn, 'queued_rate_limit');
   });
   const fn = await lookup;
-  if (!fn) throw new ApiError('FUNCTION_NOT_FOUND');
+  if (!fn) throw new ApiError(FUNCTION_NOT_FOUND);
   const id = randomUUID();
   if (!(await takeInflightSlot(fn.team_id, id))) {
     input.telemetry.limitHit(fn, 'queued_inflight_cap');
-    throw new ApiError('TOO_MANY_CONCURRENT_INVOCATIONS', { details: { max_in_flight: MAX_INFLIGHT_PER_TEAM } });
+    throw new ApiError(TOO_MANY_CONCURRENT_INVOCATIONS, { details: { max_in_flight: MAX_INFLIGHT_PER_TEAM } });
   }
   try {
     await createInvocation(fn, input.request, id);
@@ -133,8 +134,8 @@ export async function pollTarget(input: { subdomain: string; name: string; id: s
     if (fn) input.telemetry.limitHit(fn, 'queued_rate_limit');
   });
   const [hold, record] = await reads;
-  if (!hold || typeof hold.project_id !== 'string') throw new ApiError('FUNCTION_NOT_FOUND');
-  if (!record || record.project_id !== hold.project_id || record.function_name !== input.name) throw new ApiError('INVOCATION_NOT_FOUND');
-  if (!(await isTeamEnrolledInFunctions(record.team_id))) throw new ApiError('FUNCTION_NOT_FOUND');
+  if (!hold || typeof hold.project_id !== 'string') throw new ApiError(FUNCTION_NOT_FOUND);
+  if (!record || record.project_id !== hold.project_id || record.function_name !== input.name) throw new ApiError(INVOCATION_NOT_FOUND);
+  if (!(await isTeamEnrolledInFunctions(record.team_id))) throw new ApiError(FUNCTION_NOT_FOUND);
   return record;
 }

@@ -3,7 +3,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { SERVICE_UNAVAILABLE } from '../errors/catalogue.ts';
 import { getUser } from '../identity/users.ts';
 import { getTeamOwner } from '../teams/memberships.ts';
 import { FUNCTION_MEMORY_MB } from './model.ts';
@@ -114,7 +115,7 @@ function asDatabaseFailure(error: unknown): unknown {
     ) ||
     // No HTTP reply at all: the table's endpoint could not be reached.
     (status === undefined && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'TimeoutError'].some((code) => String((error as Error)?.message ?? e?.name).includes(code)));
-  return retryable ? new ApiError('SERVICE_UNAVAILABLE') : error;
+  return retryable ? new ApiError(SERVICE_UNAVAILABLE) : error;
 }
 
 interface FunctionAggregate {

@@ -4,7 +4,8 @@ import { getUser, type User } from '../identity/users.ts';
 import { getMembership } from '../teams/memberships.ts';
 import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
 import { roleRank, type AccessRule, type TeamRole } from './access.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { FORBIDDEN, NO_CURRENT_TEAM, PLATFORM_ADMIN_REQUIRED, SESSION_REQUIRED, TEAM_NOT_FOUND, UNAUTHENTICATED } from '../errors/catalogue.ts';
 
 export interface Principal {
   kind: 'session' | 'api_key';
@@ -39,7 +40,7 @@ export async function authenticate(authorization: string | undefined, cookieToke
   const via = authorization ? 'bearer' : 'cookie';
   const token = authorization ? bearerToken(authorization) : cookieToken?.startsWith('slw_s_') ? cookieToken : null;
   const credential = token ? await lookupCredential(token) : null;
-  if (!token || !credential) throw new ApiError('UNAUTHENTICATED');
+  if (!token || !credential) throw new ApiError(UNAUTHENTICATED);
   const tokenHash = hashToken(token);
   if (credential.kind === 'api_key') {
     const ownTeam = credential.team_id ? getTeam(credential.team_id) : Promise.resolve(null);
@@ -48,15 +49,15 @@ export async function authenticate(authorization: string | undefined, cookieToke
     return { kind: 'api_key', via, tokenHash, user: null, credential, isPlatformAdmin: false, ownTeam };
   }
   const user = credential.user_id ? await getUser(credential.user_id) : null;
-  if (!user) throw new ApiError('UNAUTHENTICATED');
+  if (!user) throw new ApiError(UNAUTHENTICATED);
   return { kind: 'session', via, tokenHash, user, credential, isPlatformAdmin: user.is_platform_admin };
 }
 
 /** Applies the parts of a rule that need no team: session-only and platform-admin. */
 export function checkPrincipal(principal: Principal, rule: AccessRule): void {
-  if (rule.kind === 'platformAdmin' && !principal.isPlatformAdmin) throw new ApiError('PLATFORM_ADMIN_REQUIRED');
+  if (rule.kind === 'platformAdmin' && !principal.isPlatformAdmin) throw new ApiError(PLATFORM_ADMIN_REQUIRED);
   if ((rule.kind === 'signedIn' || rule.kind === 'team') && rule.sessionOnly && principal.kind !== 'session') {
-    throw new ApiError('SESSION_REQUIRED');
+    throw new ApiError(SESSION_REQUIRED);
   }
 }
 
@@ -80,11 +81,11 @@ export async function authorizeTeam(principal: Principal, minRole: TeamRole, idO
       : await resolveTeam(idOrSlug);
   if (!resolved) {
     // An API key whose own team is gone (purged) is no credential any more.
-    if (principal.kind === 'api_key' && idOrSlug.toLowerCase() === principal.credential.team_id) throw new ApiError('UNAUTHENTICATED');
-    throw new ApiError('TEAM_NOT_FOUND');
+    if (principal.kind === 'api_key' && idOrSlug.toLowerCase() === principal.credential.team_id) throw new ApiError(UNAUTHENTICATED);
+    throw new ApiError(TEAM_NOT_FOUND);
   }
   const role = await roleIn(principal, resolved.team.id);
-  if (!role || roleRank[role] < roleRank[minRole]) throw new ApiError('FORBIDDEN');
+  if (!role || roleRank[role] < roleRank[minRole]) throw new ApiError(FORBIDDEN);
   return { team: resolved.team, role, retiredSlug: resolved.retiredSlug };
 }
 
@@ -100,12 +101,12 @@ export async function currentTeam(principal: Principal, minRole: TeamRole, xTeam
     if (xTeamId && xTeamId !== idOrSlug) {
       // An API key is bound to one team; naming another is not a way around it.
       const named = await resolveTeam(xTeamId);
-      if (!named) throw new ApiError('TEAM_NOT_FOUND');
-      if (named.team.id !== idOrSlug) throw new ApiError('FORBIDDEN');
+      if (!named) throw new ApiError(TEAM_NOT_FOUND);
+      if (named.team.id !== idOrSlug) throw new ApiError(FORBIDDEN);
     }
   } else {
     idOrSlug = xTeamId?.trim() || principal.credential.team_id || principal.user!.default_team_id;
   }
-  if (!idOrSlug) throw new ApiError('NO_CURRENT_TEAM');
+  if (!idOrSlug) throw new ApiError(NO_CURRENT_TEAM);
   return authorizeTeam(principal, minRole, idOrSlug);
 }

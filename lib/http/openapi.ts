@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@ast
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as z from 'zod';
-import { errorCatalogue } from './errors.ts';
+import { errorCatalogue } from '../errors/all.ts';
 import { handlerSchemas } from './pipeline.ts';
 import { routeKey, routes, type RouteRow } from './routes.ts';
 
@@ -61,7 +61,7 @@ export async function buildOpenApiDocument(repoRoot: string) {
   const meta = z.object({ request_id: z.string(), timestamp: z.string(), trace_id: z.string() });
   const errorEnvelope = registry.register(
     'ErrorEnvelope',
-    z.object({ code: z.enum(Object.keys(errorCatalogue) as [string, ...string[]]).or(z.string()), details: z.unknown(), error: z.string(), meta }),
+    z.object({ code: z.enum(Object.keys(errorCatalogue).sort() as [string, ...string[]]).or(z.string()), details: z.unknown(), error: z.string(), meta }),
   );
   for (const row of routes as readonly RouteRow[]) {
     const schemas = handlerSchemas.get(routeKey(row));
@@ -108,12 +108,13 @@ export async function buildOpenApiDocument(repoRoot: string) {
 /** The error catalogue as a Markdown table. */
 export function errorCatalogueMarkdown(): string {
   const rows = Object.entries(errorCatalogue)
-    .sort(([, a], [, b]) => a.status - b.status)
+    // By status, then code: a module namespace's key order differs between Node and the test runner.
+    .sort(([codeA, a], [codeB, b]) => a.status - b.status || codeA.localeCompare(codeB))
     .map(([code, { status, message }]) => `| \`${code}\` | ${status} | ${message.replaceAll('|', '\\|')} |`);
   return [
     '# API error codes',
     '',
-    'Generated from `lib/http/errors.ts` by `npm run docs`; do not edit by hand.',
+    'Generated from `lib/errors/catalogue.ts` by `npm run docs`; do not edit by hand.',
     'Every error reply is the envelope `{code, details, error, meta}`; `error` is the sentence below unless the',
     'endpoint gives a more specific one. Codes the spec names are spelled as the spec spells them.',
     '',

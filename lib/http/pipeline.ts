@@ -6,7 +6,8 @@ import { config } from '../config.ts';
 import { isCrossSiteWrite, sessionTokenFromCookies } from '../identity/session-cookie.ts';
 import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
-import { ApiError, isApiError, type ErrorCode } from './errors.ts';
+import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
+import { CROSS_SITE_REQUEST_REFUSED, INTERNAL_ERROR, INVALID_JSON, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, VALIDATION_FAILED } from '../errors/catalogue.ts';
 import { logger, requestLogger, type RequestLogger } from './logger.ts';
 import type { RouteRow } from './routes.ts';
 import { traceIdFrom } from './trace.ts';
@@ -56,12 +57,12 @@ interface HandlerOptions<BS extends $ZodType | undefined, QS extends $ZodType | 
    */
   beforeValidation?: (body: unknown) => HandlerResult | undefined;
   /** The error code of a body that fails its schema (default VALIDATION_FAILED); `details.fields` as always. */
-  validationError?: ErrorCode;
+  validationError?: ErrorEntry;
   /**
    * Path parameters the spec calls UUIDs, each with the 400 code its route answers when the value is not one
    * (checked once the caller is authenticated, before the handler runs).
    */
-  uuidParams?: Readonly<Record<string, ErrorCode>>;
+  uuidParams?: Readonly<Record<string, ErrorEntry>>;
 }
 
 type Infer<S> = S extends $ZodType ? output<S> : undefined;
@@ -105,20 +106,20 @@ function parseJsonBody(event: APIGatewayProxyEventV2, headers: Record<string, st
   const bytes = bodyBytes(event);
   if (bytes.length === 0) return undefined;
   if (bytes.length > maxBytes) {
-    throw new ApiError('PAYLOAD_TOO_LARGE', { details: { max_bytes: maxBytes } });
+    throw new ApiError(PAYLOAD_TOO_LARGE, { details: { max_bytes: maxBytes } });
   }
   const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && !type.endsWith('+json')) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { details: { content_type: type || null } });
+    throw new ApiError(UNSUPPORTED_MEDIA_TYPE, { details: { content_type: type || null } });
   }
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new ApiError('INVALID_JSON');
+    throw new ApiError(INVALID_JSON);
   }
 }
 
-function validate<S extends $ZodType>(schema: S, value: unknown, where: 'body' | 'query', code: ErrorCode = 'VALIDATION_FAILED'): output<S> {
+function validate<S extends $ZodType>(schema: S, value: unknown, where: 'body' | 'query', code: ErrorEntry = VALIDATION_FAILED): output<S> {
   const result = safeParse(schema, value);
   if (!result.success) throw new ApiError(code, { details: validationDetails(result.error, where === 'query' ? 'query' : undefined) });
   return result.data;
@@ -134,7 +135,7 @@ export function errorToResponse(error: unknown, m: Meta, log: RequestLogger): AP
     return errorResponse(400, { code: 'VALIDATION_FAILED', error: 'The request is invalid.', details: validationDetails(error) }, m);
   }
   log.error('unexpected error', error as Error);
-  const internal = new ApiError('INTERNAL_ERROR');
+  const internal = new ApiError(INTERNAL_ERROR);
   return errorResponse(internal.status, { code: internal.code, error: internal.message, details: null }, m);
 }
 
@@ -220,7 +221,7 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
       principal = await authenticate(headers.authorization, sessionTokenFromCookies(event.cookies));
       // The cookie is the one credential a browser attaches by itself: a write it carries must come from the console.
       if (principal.via === 'cookie' && isCrossSiteWrite(event.requestContext?.http?.method ?? 'GET', headers)) {
-        throw new ApiError('CROSS_SITE_REQUEST_REFUSED');
+        throw new ApiError(CROSS_SITE_REQUEST_REFUSED);
       }
       checkPrincipal(principal, rule);
       if (rule.kind === 'team' && rule.team === 'current') {
@@ -238,7 +239,7 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
     if (options.rawBody) {
       rawBody = bodyBytes(event);
       if (rawBody.length > options.rawBody.maxBytes) {
-        throw new ApiError('PAYLOAD_TOO_LARGE', { details: { max_bytes: options.rawBody.maxBytes } });
+        throw new ApiError(PAYLOAD_TOO_LARGE, { details: { max_bytes: options.rawBody.maxBytes } });
       }
     } else if (options.body) {
       const parsed = parseJsonBody(event, headers, options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES);

@@ -1,9 +1,11 @@
 import { takeHourlyAllowance } from '../account/resend-limits.ts';
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../http/logger.ts';
 import { createSignInLink, deleteSignInLink, SIGN_IN_LINK_MINUTES } from './sign-in-links.ts';
+import { SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
 
 /** Sign-in links, limited like confirmation resends: 3 per address and 10 per IP address per hour. */
 export const SIGN_IN_LIMITS = { address: 3, ip: 10 } as const;
@@ -42,7 +44,7 @@ export async function sendSignInLink(email: string, sourceIp: string, log: Reque
       { scope: `sign-in:address:${address}`, limit: SIGN_IN_LIMITS.address },
       { scope: `sign-in:ip:${sourceIp || 'unknown'}`, limit: SIGN_IN_LIMITS.ip },
     ],
-    'SIGN_IN_LINK_LIMITED',
+    SIGN_IN_LINK_LIMITED,
   );
   const { token } = await createSignInLink(address);
   try {
@@ -50,6 +52,6 @@ export async function sendSignInLink(email: string, sourceIp: string, log: Reque
   } catch (error) {
     log.error('sign-in e-mail not sent', { error: (error as Error).name });
     await Promise.allSettled([giveBack(), deleteSignInLink(token)]);
-    throw new ApiError('EMAIL_DELIVERY_UNAVAILABLE');
+    throw new ApiError(EMAIL_DELIVERY_UNAVAILABLE);
   }
 }

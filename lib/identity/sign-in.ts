@@ -1,5 +1,6 @@
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { SIGN_IN_LINK_INVALID } from '../errors/catalogue.ts';
 import { createTeam, UserHasTeamError } from '../teams/teams.ts';
 import { createSession } from './credentials.ts';
 import { consumeSignInLink } from './sign-in-links.ts';
@@ -41,7 +42,7 @@ async function ensurePersonalTeam(user: User): Promise<User> {
  */
 export async function signInWithLink(token: string): Promise<{ user: User; sessionToken: string }> {
   const email = await consumeSignInLink(token);
-  if (!email) throw new ApiError('SIGN_IN_LINK_INVALID');
+  if (!email) throw new ApiError(SIGN_IN_LINK_INVALID);
   let user = await accountOf(email);
   try {
     user = await markEmailVerified(user);

@@ -4,7 +4,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { config } from '../config.ts';
 import { errorResponse, meta } from '../http/envelope.ts';
-import { errorCatalogue } from '../http/errors.ts';
+import type { ErrorEntry } from '../errors/api-error.ts';
+import { INTERNAL_ERROR, PAYLOAD_TOO_LARGE, PLATFORM_STARTING } from '../errors/catalogue.ts';
 import { logger } from '../http/logger.ts';
 import { fallbackRoute, matchRoute, routeKey } from '../http/routes.ts';
 import { traceIdFrom } from '../http/trace.ts';
@@ -48,11 +49,10 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | n
   return tooLarge ? null : Buffer.concat(chunks);
 }
 
-function writeEnvelopeError(res: ServerResponse, code: keyof typeof errorCatalogue, headers: Record<string, string> = {}) {
-  const entry = errorCatalogue[code];
+function writeEnvelopeError(res: ServerResponse, entry: ErrorEntry, headers: Record<string, string> = {}) {
   writeResult(
     res,
-    errorResponse(entry.status, { code, error: entry.message, details: null }, meta(crypto.randomUUID(), traceIdFrom(undefined)), headers),
+    errorResponse(entry.status, { code: entry.code, error: entry.message, details: null }, meta(crypto.randomUUID(), traceIdFrom(undefined)), headers),
   );
 }
 
@@ -98,7 +98,7 @@ const sourceApi: ApiAnswer = async (req, res, body) => {
 /** Answers a request as API Gateway and the route's Lambda would: body limit, then preflight or dispatch. */
 export async function answerApiRequest(req: IncomingMessage, res: ServerResponse, api: ApiAnswer = sourceApi): Promise<void> {
   const body = await readBody(req, API_GATEWAY_MAX_BODY_BYTES);
-  if (body === null) return writeEnvelopeError(res, 'PAYLOAD_TOO_LARGE');
+  if (body === null) return writeEnvelopeError(res, PAYLOAD_TOO_LARGE);
   await api(req, res, body);
 }
 
@@ -124,7 +124,7 @@ export function createApiServer(
       try {
         if (!gate.ready) {
           req.resume();
-          return writeEnvelopeError(res, 'PLATFORM_STARTING', { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
+          return writeEnvelopeError(res, PLATFORM_STARTING, { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
         }
         for (const hostHandler of hostHandlers) {
           if (await hostHandler(req, res)) return;
@@ -133,7 +133,7 @@ export function createApiServer(
       } catch (error) {
         // A handler crashing outside its pipeline: API Gateway would answer 500 too.
         logger.error('local API server error', error as Error);
-        if (!res.headersSent) writeEnvelopeError(res, 'INTERNAL_ERROR');
+        if (!res.headersSent) writeEnvelopeError(res, INTERNAL_ERROR);
         else res.destroy();
       }
     })();

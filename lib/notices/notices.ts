@@ -3,7 +3,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { roleRank, type TeamRole } from '../http/access.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { NOTICE_NOT_FOUND, NOTICE_SEEN_AT_IN_FUTURE } from '../errors/catalogue.ts';
 import { queryAll } from '../db/query.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 
@@ -130,7 +131,7 @@ export async function listVisibleNotices(userId: string, teamId: string, role: T
  */
 export async function markNoticesSeen(userId: string, seenAt: Date, now = new Date()): Promise<string> {
   if (seenAt.getTime() - now.getTime() > SEEN_AT_MAX_FUTURE_MS) {
-    throw new ApiError('NOTICE_SEEN_AT_IN_FUTURE', { details: { seen_at: seenAt.toISOString(), max_future_seconds: SEEN_AT_MAX_FUTURE_MS / 1000 } });
+    throw new ApiError(NOTICE_SEEN_AT_IN_FUTURE, { details: { seen_at: seenAt.toISOString(), max_future_seconds: SEEN_AT_MAX_FUTURE_MS / 1000 } });
   }
   // One fixed-width ISO form, so the string comparison in the condition is a time comparison.
   const value = seenAt.toISOString();
@@ -163,7 +164,7 @@ export async function dismissNotice(userId: string, teamId: string, role: TeamRo
   const found = NOTICE_KEY_PATTERN.test(key)
     ? await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.notice(key) }))
     : null;
-  if (!found?.Item || !isVisible(toNotice(found.Item), role, now)) throw new ApiError('NOTICE_NOT_FOUND');
+  if (!found?.Item || !isVisible(toNotice(found.Item), role, now)) throw new ApiError(NOTICE_NOT_FOUND);
   const dismissedAt = now.toISOString();
   try {
     await dynamo().send(

@@ -1,5 +1,6 @@
 import type { Principal, TeamAccess } from '../http/authorize.ts';
-import { ApiError, isApiError, type ErrorCode } from '../http/errors.ts';
+import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
+import { PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { getMembership } from '../teams/memberships.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getProjectItem } from './projects.ts';
@@ -15,7 +16,7 @@ interface ResourceContext {
  * ids are not to be probed across teams (and promote's spec lists 400 and 404
  * only). A member whose role is below the rule gets 403.
  */
-export async function authorizeResourceTeam(ctx: ResourceContext, teamId: string, notFound: ErrorCode): Promise<TeamAccess> {
+export async function authorizeResourceTeam(ctx: ResourceContext, teamId: string, notFound: ErrorEntry): Promise<TeamAccess> {
   try {
     return await ctx.authorizeTeam(teamId);
   } catch (error) {
@@ -32,9 +33,9 @@ export async function authorizeResourceTeam(ctx: ResourceContext, teamId: string
 
 /** The project a path names, once the caller passed the route's rule on its team. */
 export async function loadProjectForCaller(ctx: ResourceContext, projectId: string): Promise<{ item: Record<string, unknown>; access: TeamAccess }> {
-  if (!UUID_PATTERN.test(projectId)) throw new ApiError('PROJECT_NOT_FOUND');
+  if (!UUID_PATTERN.test(projectId)) throw new ApiError(PROJECT_NOT_FOUND);
   const item = await getProjectItem(projectId.toLowerCase(), true);
-  if (!item) throw new ApiError('PROJECT_NOT_FOUND');
-  const access = await authorizeResourceTeam(ctx, item.team_id as string, 'PROJECT_NOT_FOUND');
+  if (!item) throw new ApiError(PROJECT_NOT_FOUND);
+  const access = await authorizeResourceTeam(ctx, item.team_id as string, PROJECT_NOT_FOUND);
   return { item, access };
 }

@@ -4,7 +4,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { CONFLICT, PLAN_LIMIT_EXCEEDED, PROJECT_NAME_TAKEN, SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN, TEAM_SUSPENDED } from '../errors/catalogue.ts';
 import * as z from '../http/schema.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
@@ -57,14 +58,14 @@ export function newProjectItems(teamId: string, plan: Plan, record: ProjectRecor
 
 /** The refusal a cancelled creation means, by which of newProjectItems' conditions failed (null: none of them). */
 export function creationRefusal(error: unknown, plan: Plan, name: string): ApiError | null {
-  if (conditionFailedAt(error, 0)) return new ApiError('TEAM_SUSPENDED');
+  if (conditionFailedAt(error, 0)) return new ApiError(TEAM_SUSPENDED);
   if (conditionFailedAt(error, 1)) {
-    return new ApiError('PLAN_LIMIT_EXCEEDED', {
+    return new ApiError(PLAN_LIMIT_EXCEEDED, {
       message: `The ${plan.name} plan allows ${plan.siteLimit} sites; this team has reached it.`,
       details: { limit: 'sites', plan: plan.name, max_sites: plan.siteLimit },
     });
   }
-  if (conditionFailedAt(error, 3)) return new ApiError('PROJECT_NAME_TAKEN', { details: { name } });
+  if (conditionFailedAt(error, 3)) return new ApiError(PROJECT_NAME_TAKEN, { details: { name } });
   return null;
 }
 
@@ -89,7 +90,7 @@ async function requestedSubdomain(body: CreateProjectBody): Promise<string | nul
   if (requested === null) return null;
   const problem = subdomainProblem(requested);
   if (problem) {
-    throw new ApiError(problem === 'invalid' ? 'SUBDOMAIN_INVALID' : 'SUBDOMAIN_RESERVED', {
+    throw new ApiError(problem === 'invalid' ? SUBDOMAIN_INVALID : SUBDOMAIN_RESERVED, {
       details: { subdomain: body.subdomain, suggestions: await suggestSubdomains(requested, body.name) },
     });
   }
@@ -147,10 +148,10 @@ export async function createProject(input: { team: { id: string; plan?: unknown 
       if (!isTransactionCanceled(error)) throw error;
       const refusal = creationRefusal(error, plan, input.body.name);
       if (refusal) throw refusal;
-      if (!conditionFailedAt(error, 2)) throw new ApiError('CONFLICT', { message: 'Too many concurrent changes; try again.' });
-      if (requested !== null) throw new ApiError('SUBDOMAIN_TAKEN', { details: { subdomain, suggestions: await suggestSubdomains(subdomain, input.body.name) } });
+      if (!conditionFailedAt(error, 2)) throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });
+      if (requested !== null) throw new ApiError(SUBDOMAIN_TAKEN, { details: { subdomain, suggestions: await suggestSubdomains(subdomain, input.body.name) } });
       subdomain = withSuffix(subdomainFrom(input.body.name), randomSuffix());
     }
   }
-  throw new ApiError('CONFLICT', { message: 'Too many concurrent changes; try again.' });
+  throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });
 }

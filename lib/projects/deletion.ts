@@ -10,7 +10,8 @@ import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { deletePrefix } from '../deployments/publish.ts';
 import { removeProjectDomains } from '../domains/removal.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
 import type { RouteManifest } from '../sites/serve.ts';
@@ -48,7 +49,7 @@ export async function requestProjectDeletion(projectId: string, now = new Date()
       }),
     );
   } catch (error) {
-    if (isConditionalCheckFailure(error)) throw new ApiError('PROJECT_NOT_FOUND');
+    if (isConditionalCheckFailure(error)) throw new ApiError(PROJECT_NOT_FOUND);
     throw error;
   }
   await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('deletions'), MessageBody: JSON.stringify({ kind: 'project', project_id: projectId }) }));

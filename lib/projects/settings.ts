@@ -3,7 +3,8 @@ import * as z from '../http/schema.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { CONFLICT, FUNCTION_HOSTNAME_TAKEN, PREVIEW_SLUG_TAKEN, PRIMARY_DOMAIN_NOT_IN_PROJECT, PRIMARY_DOMAIN_NOT_VERIFIED, PRIMARY_DOMAIN_REMOVED, PROJECT_NAME_TAKEN, PROJECT_NOT_FOUND, PROJECT_SLUG_IMMUTABLE, SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN } from '../errors/catalogue.ts';
 import {
   FRAMEWORKS,
   GIT_AUTH_MODES,
@@ -97,10 +98,10 @@ const WRITABLE = [
  * not removed, verified.
  */
 function primaryDomainProblem(domain: Record<string, unknown> | null, projectId: string): ApiError | null {
-  if (!domain || domain.project_id !== projectId) return new ApiError('PRIMARY_DOMAIN_NOT_IN_PROJECT');
-  if (domain.deleted_at) return new ApiError('PRIMARY_DOMAIN_REMOVED', { details: { domain_id: domain.id } });
+  if (!domain || domain.project_id !== projectId) return new ApiError(PRIMARY_DOMAIN_NOT_IN_PROJECT);
+  if (domain.deleted_at) return new ApiError(PRIMARY_DOMAIN_REMOVED, { details: { domain_id: domain.id } });
   if (domain.status !== 'verified') {
-    return new ApiError('PRIMARY_DOMAIN_NOT_VERIFIED', { details: { domain_id: domain.id, status: domain.status } });
+    return new ApiError(PRIMARY_DOMAIN_NOT_VERIFIED, { details: { domain_id: domain.id, status: domain.status } });
   }
   return null;
 }
@@ -122,9 +123,9 @@ async function readPrimaryCandidate(id: string): Promise<Record<string, unknown>
  */
 export async function updateProjectSettings(item: Record<string, unknown>, changes: ProjectSettings): Promise<Project> {
   if (changes.slug !== undefined && changes.slug !== item.slug) {
-    throw new ApiError('PROJECT_SLUG_IMMUTABLE', { details: { slug: item.slug } });
+    throw new ApiError(PROJECT_SLUG_IMMUTABLE, { details: { slug: item.slug } });
   }
-  if (item.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+  if (item.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
   const table = config.tableName();
   const projectId = item.id as string;
   const teamId = item.team_id as string;
@@ -182,7 +183,7 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   if (newSubdomain !== undefined) {
     const problem = subdomainProblem(newSubdomain);
     if (problem) {
-      throw new ApiError(problem === 'invalid' ? 'SUBDOMAIN_INVALID' : 'SUBDOMAIN_RESERVED', {
+      throw new ApiError(problem === 'invalid' ? SUBDOMAIN_INVALID : SUBDOMAIN_RESERVED, {
         details: { subdomain: changes.subdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
       });
     }
@@ -266,23 +267,23 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
     if (primaryId !== null && conditionFailedAt(error, primaryIndex)) {
-      throw primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ?? new ApiError('CONFLICT', { message: 'The domain changed while this request ran. Reload and try again.' });
+      throw primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ?? new ApiError(CONFLICT, { message: 'The domain changed while this request ran. Reload and try again.' });
     }
-    if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError('PROJECT_NAME_TAKEN', { details: { name: newName } });
+    if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError(PROJECT_NAME_TAKEN, { details: { name: newName } });
     if (git.slugItems.length > 0 && conditionFailedAt(error, 1 + extra.length)) {
-      throw new ApiError('PREVIEW_SLUG_TAKEN', { details: { preview_slug: changes.preview_slug } });
+      throw new ApiError(PREVIEW_SLUG_TAKEN, { details: { preview_slug: changes.preview_slug } });
     }
     if (newSubdomain !== undefined && conditionFailedAt(error, subdomainIndex)) {
-      throw new ApiError('SUBDOMAIN_TAKEN', {
+      throw new ApiError(SUBDOMAIN_TAKEN, {
         details: { subdomain: newSubdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
       });
     }
     const taken = hostMoves?.claims.filter((_, i) => conditionFailedAt(error, hostIndex + i)).map((c) => c.label) ?? [];
-    if (taken.length > 0) throw new ApiError('FUNCTION_HOSTNAME_TAKEN', { details: { subdomain: newSubdomain, labels: taken } });
+    if (taken.length > 0) throw new ApiError(FUNCTION_HOSTNAME_TAKEN, { details: { subdomain: newSubdomain, labels: taken } });
     if (conditionFailedAt(error, 0)) {
       const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
-      if (!current || current.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
-      throw new ApiError('CONFLICT', { message: 'The project changed while this request ran. Reload and try again.' });
+      if (!current || current.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
+      throw new ApiError(CONFLICT, { message: 'The project changed while this request ran. Reload and try again.' });
     }
     throw error;
   }
@@ -296,6 +297,6 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   // Saving `false` again deletes again, which finishes a deletion an earlier failure left half done.
   if (changes.analytics_enabled === false) await deleteProjectAnalytics(projectId);
   const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
-  if (!updated) throw new ApiError('PROJECT_NOT_FOUND');
+  if (!updated) throw new ApiError(PROJECT_NOT_FOUND);
   return toProject(updated);
 }

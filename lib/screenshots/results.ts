@@ -6,7 +6,8 @@ import { deleteObject, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { SCREENSHOT_IMAGE_DIMENSIONS, SCREENSHOT_IMAGE_INVALID, SCREENSHOT_JOB_FINISHED, UNAUTHENTICATED } from '../errors/catalogue.ts';
 import { hashToken } from './jobs.ts';
 
 /**
@@ -36,14 +37,14 @@ interface JobRecord {
 
 /** The job a token opens; 401 for an unknown job, an expired one or another token (nothing tells them apart). */
 export async function jobForToken(jobId: string, token: string | null): Promise<JobRecord> {
-  if (!token || !/^[0-9a-f-]{36}$/.test(jobId)) throw new ApiError('UNAUTHENTICATED');
+  if (!token || !/^[0-9a-f-]{36}$/.test(jobId)) throw new ApiError(UNAUTHENTICATED);
   const job = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.screenshotJob(jobId), ConsistentRead: true }))).Item as
     | JobRecord
     | undefined;
-  if (!job || job.ttl * 1000 < Date.now()) throw new ApiError('UNAUTHENTICATED');
+  if (!job || job.ttl * 1000 < Date.now()) throw new ApiError(UNAUTHENTICATED);
   const expected = Buffer.from(job.token_hash, 'hex');
-  if (!timingSafeEqual(expected, hashToken(token))) throw new ApiError('UNAUTHENTICATED');
-  if (job.status !== 'pending') throw new ApiError('SCREENSHOT_JOB_FINISHED');
+  if (!timingSafeEqual(expected, hashToken(token))) throw new ApiError(UNAUTHENTICATED);
+  if (job.status !== 'pending') throw new ApiError(SCREENSHOT_JOB_FINISHED);
   return job;
 }
 
@@ -54,10 +55,10 @@ export function checkPng(png: Buffer): { width: number; height: number } {
   try {
     ({ width, height } = PNG.sync.read(png));
   } catch {
-    throw new ApiError('SCREENSHOT_IMAGE_INVALID');
+    throw new ApiError(SCREENSHOT_IMAGE_INVALID);
   }
   if (width < SCREENSHOT_MIN.width || height < SCREENSHOT_MIN.height || width > SCREENSHOT_MAX.width || height > SCREENSHOT_MAX.height) {
-    throw new ApiError('SCREENSHOT_IMAGE_DIMENSIONS', { details: { width, height, min: SCREENSHOT_MIN, max: SCREENSHOT_MAX } });
+    throw new ApiError(SCREENSHOT_IMAGE_DIMENSIONS, { details: { width, height, min: SCREENSHOT_MIN, max: SCREENSHOT_MAX } });
   }
   return { width, height };
 }
@@ -103,7 +104,7 @@ export async function recordScreenshotResult(job: JobRecord, result: CaptureResu
     );
   } catch (error) {
     if (imageKey) await deleteObject(config.bucket('bundles'), imageKey).catch(() => undefined);
-    if (isConditionalCheckFailure(error)) throw new ApiError('SCREENSHOT_JOB_FINISHED');
+    if (isConditionalCheckFailure(error)) throw new ApiError(SCREENSHOT_JOB_FINISHED);
     throw error;
   }
   if (result.kind !== 'image') return;

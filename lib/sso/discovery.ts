@@ -1,5 +1,6 @@
 import { config } from '../config.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { INVALID_INPUT, SSO_DISCOVERY_INCOMPLETE, SSO_ISSUER_INVALID, SSO_ISSUER_MISMATCH, SSO_ISSUER_UNREACHABLE } from '../errors/catalogue.ts';
 import { checkIssuerAddress, refusalMessages, type Resolver } from './address-guard.ts';
 import { DocumentFetchError, fetchJsonDocument, type FetchFailure } from './fetch-document.ts';
 
@@ -49,13 +50,13 @@ const stripTrailingSlash = (value: string) => value.replace(/\/+$/, '');
 export function parseIssuerInput(body: unknown): { typed: string; url: URL } {
   const issuer = body !== null && typeof body === 'object' ? (body as Record<string, unknown>).issuer : undefined;
   if (issuer === undefined || issuer === null) {
-    throw new ApiError('INVALID_INPUT', { details: { field: 'issuer', reason: 'missing' } });
+    throw new ApiError(INVALID_INPUT, { details: { field: 'issuer', reason: 'missing' } });
   }
-  if (typeof issuer !== 'string') throw new ApiError('INVALID_INPUT', { details: { field: 'issuer', reason: 'not_a_string' } });
+  if (typeof issuer !== 'string') throw new ApiError(INVALID_INPUT, { details: { field: 'issuer', reason: 'not_a_string' } });
   const typed = issuer.trim();
-  if (!typed) throw new ApiError('INVALID_INPUT', { details: { field: 'issuer', reason: 'missing' } });
+  if (!typed) throw new ApiError(INVALID_INPUT, { details: { field: 'issuer', reason: 'missing' } });
   if (typed.length > MAX_ISSUER_LENGTH) {
-    throw new ApiError('INVALID_INPUT', {
+    throw new ApiError(INVALID_INPUT, {
       message: `issuer is at most ${MAX_ISSUER_LENGTH} characters.`,
       details: { field: 'issuer', reason: 'too_long', max_length: MAX_ISSUER_LENGTH },
     });
@@ -64,7 +65,7 @@ export function parseIssuerInput(body: unknown): { typed: string; url: URL } {
   try {
     url = new URL(typed);
   } catch {
-    throw new ApiError('INVALID_INPUT', {
+    throw new ApiError(INVALID_INPUT, {
       message: 'issuer is not an absolute URL, e.g. https://login.example.com/realms/acme.',
       details: { field: 'issuer', reason: 'not_a_url' },
     });
@@ -153,9 +154,9 @@ export async function discoverIdentityProvider(
   const checked = await checkIssuerAddress(url, { allowLoopbackHttp: config.ssoAllowLoopbackHttp(), resolve: options.resolve });
   if (!checked.ok) {
     if ('unresolvable' in checked) {
-      throw new ApiError('SSO_ISSUER_UNREACHABLE', { message: unreachableMessages.unresolvable, details: { reason: 'unresolvable' } });
+      throw new ApiError(SSO_ISSUER_UNREACHABLE, { message: unreachableMessages.unresolvable, details: { reason: 'unresolvable' } });
     }
-    throw new ApiError('SSO_ISSUER_INVALID', { message: refusalMessages[checked.refusal], details: { reason: checked.refusal } });
+    throw new ApiError(SSO_ISSUER_INVALID, { message: refusalMessages[checked.refusal], details: { reason: checked.refusal } });
   }
 
   // OpenID Connect Discovery 1.0 §4: the issuer, without its trailing slash, plus the well-known path.
@@ -169,10 +170,10 @@ export async function discoverIdentityProvider(
     });
   } catch (error) {
     if (!(error instanceof DocumentFetchError)) throw error;
-    throw new ApiError('SSO_ISSUER_UNREACHABLE', { message: unreachableMessages[error.failure.reason], details: error.failure });
+    throw new ApiError(SSO_ISSUER_UNREACHABLE, { message: unreachableMessages[error.failure.reason], details: error.failure });
   }
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
-    throw new ApiError('SSO_ISSUER_UNREACHABLE', { message: unreachableMessages.not_json, details: { reason: 'not_json' } });
+    throw new ApiError(SSO_ISSUER_UNREACHABLE, { message: unreachableMessages.not_json, details: { reason: 'not_json' } });
   }
   const doc = document as Record<string, unknown>;
 
@@ -181,7 +182,7 @@ export async function discoverIdentityProvider(
     ...REQUIRED_FIELDS.filter((field) => typeof doc[field] !== 'string' || !doc[field]),
   ];
   if (missing.length > 0) {
-    throw new ApiError('SSO_DISCOVERY_INCOMPLETE', {
+    throw new ApiError(SSO_DISCOVERY_INCOMPLETE, {
       message: `The discovery document lacks ${missing.join(', ')}.`,
       details: { missing },
     });
@@ -190,7 +191,7 @@ export async function discoverIdentityProvider(
   const reported = doc.issuer as string;
   // The only disagreement worth fixing for the admin is a trailing slash; anything else is another issuer.
   if (stripTrailingSlash(reported) !== stripTrailingSlash(typed)) {
-    throw new ApiError('SSO_ISSUER_MISMATCH', {
+    throw new ApiError(SSO_ISSUER_MISMATCH, {
       message: `The discovery document reports the issuer ${reported}, not the address entered.`,
       details: { entered: typed, reported },
     });

@@ -6,7 +6,8 @@ import { batchWriteAll } from '../db/batch.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { CONFLICT, TEAM_NOT_FOUND } from '../errors/catalogue.ts';
 import { removeProject } from '../projects/deletion.ts';
 import { deleteTeamCredentials } from '../identity/credentials.ts';
 
@@ -88,10 +89,10 @@ export async function requestTeamDeletion(teamId: string, userId: string, now = 
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     const item = await teamItem(teamId);
-    if (!item) throw new ApiError('TEAM_NOT_FOUND');
+    if (!item) throw new ApiError(TEAM_NOT_FOUND);
     // Already pending: the first request's deadline stands.
     if (item.status === 'pending_deletion') return stateOf(item);
-    throw new ApiError('CONFLICT', { message: 'The team is being purged.' });
+    throw new ApiError(CONFLICT, { message: 'The team is being purged.' });
   }
   await setOneTimeSchedule(teamPurgeScheduleName(teamId), new Date(purgeAfter), TEAM_PURGE_TARGET_ARN_ENV, { team_id: teamId } satisfies TeamPurgeInput);
   return stateOf((await teamItem(teamId))!);
@@ -113,8 +114,8 @@ export async function cancelTeamDeletion(teamId: string, now = new Date()): Prom
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     const item = await teamItem(teamId);
-    if (!item) throw new ApiError('TEAM_NOT_FOUND');
-    throw new ApiError('CONFLICT', {
+    if (!item) throw new ApiError(TEAM_NOT_FOUND);
+    throw new ApiError(CONFLICT, {
       message: item.status === 'purging' ? 'The team is being purged.' : 'The team has no deletion request to cancel.',
     });
   }
@@ -142,8 +143,8 @@ export async function setLegalHold(teamId: string, hold: boolean, adminUserId: s
     ).Attributes as Record<string, unknown>;
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
-    if (!(await teamItem(teamId))) throw new ApiError('TEAM_NOT_FOUND');
-    throw new ApiError('CONFLICT', { message: 'The team is being purged.' });
+    if (!(await teamItem(teamId))) throw new ApiError(TEAM_NOT_FOUND);
+    throw new ApiError(CONFLICT, { message: 'The team is being purged.' });
   }
   // Lifted on a team past its deadline: the purge it missed runs now.
   if (!hold && item.status === 'pending_deletion' && typeof item.purge_after === 'string' && Date.parse(item.purge_after) <= now.getTime()) {

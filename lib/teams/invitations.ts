@@ -6,7 +6,8 @@ import { keys } from '../db/keys.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { queryAll } from '../db/query.ts';
 import type { TeamRole } from '../http/access.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ALREADY_A_MEMBER, INVITATION_NOT_FOUND, INVITATION_NOT_PENDING } from '../errors/catalogue.ts';
 import { membershipItem } from './teams.ts';
 
 /**
@@ -115,7 +116,7 @@ export async function revokeInvitation(teamId: string, invitationId: string): Pr
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     const old = (error as { Item?: Record<string, unknown> }).Item;
-    throw new ApiError(old ? 'INVITATION_NOT_PENDING' : 'INVITATION_NOT_FOUND');
+    throw new ApiError(old ? INVITATION_NOT_PENDING : INVITATION_NOT_FOUND);
   }
 }
 
@@ -161,7 +162,7 @@ export async function acceptInvitation(invitation: Invitation, user: { user_id: 
     );
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 1) && !conditionFailedAt(error, 0)) throw new ApiError('ALREADY_A_MEMBER');
-    throw new ApiError('INVITATION_NOT_PENDING');
+    if (conditionFailedAt(error, 1) && !conditionFailedAt(error, 0)) throw new ApiError(ALREADY_A_MEMBER);
+    throw new ApiError(INVITATION_NOT_PENDING);
   }
 }

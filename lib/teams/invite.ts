@@ -1,7 +1,8 @@
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import type { TeamRole } from '../http/access.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ALREADY_A_MEMBER, EMAIL_DELIVERY_UNAVAILABLE, INVITATION_PENDING } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../http/logger.ts';
 import { getUserByEmail } from '../identity/users.ts';
 import { createInvitation, invitationStatus, listTeamInvitations, revokeInvitation, type Invitation } from './invitations.ts';
@@ -50,15 +51,15 @@ export async function inviteToTeam(
 ): Promise<Invitation> {
   const email = input.email.trim().toLowerCase();
   const [user, invitations] = await Promise.all([getUserByEmail(email), listTeamInvitations(team.id)]);
-  if (user && (await getMembership(team.id, user.user_id))) throw new ApiError('ALREADY_A_MEMBER');
-  if (invitations.some((i) => i.email === email && invitationStatus(i) === 'pending')) throw new ApiError('INVITATION_PENDING');
+  if (user && (await getMembership(team.id, user.user_id))) throw new ApiError(ALREADY_A_MEMBER);
+  if (invitations.some((i) => i.email === email && invitationStatus(i) === 'pending')) throw new ApiError(INVITATION_PENDING);
   const invitation = await createInvitation({ teamId: team.id, email, role: input.role, invitedBy: input.invitedBy });
   try {
     await sendTextMail(email, invitationMail(team, invitation));
   } catch (error) {
     log.error('invitation e-mail not sent', { error: (error as Error).name });
     await revokeInvitation(team.id, invitation.id).catch(() => undefined);
-    throw new ApiError('EMAIL_DELIVERY_UNAVAILABLE');
+    throw new ApiError(EMAIL_DELIVERY_UNAVAILABLE);
   }
   return invitation;
 }

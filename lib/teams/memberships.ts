@@ -6,7 +6,8 @@ import type { TeamRole } from '../http/access.ts';
 import { membershipItem } from './teams.ts';
 import { queryAll } from '../db/query.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { MEMBER_IS_OWNER, MEMBER_NOT_FOUND } from '../errors/catalogue.ts';
 
 export interface Membership {
   team_id: string;
@@ -98,7 +99,7 @@ export async function listTeamMemberships(teamId: string): Promise<Membership[]>
 function membershipRefusal(error: unknown): never {
   if (!isConditionalCheckFailure(error)) throw error;
   const old = (error as { Item?: Record<string, unknown> }).Item;
-  throw new ApiError(old ? 'MEMBER_IS_OWNER' : 'MEMBER_NOT_FOUND');
+  throw new ApiError(old ? MEMBER_IS_OWNER : MEMBER_NOT_FOUND);
 }
 
 /** Changes a member's role between admin and member; the owner's row is never touched (ownership moves by transfer). */

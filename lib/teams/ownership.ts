@@ -2,7 +2,8 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { MEMBER_NOT_FOUND, OWNERSHIP_TRANSFER_CONFLICT, OWNERSHIP_TRANSFER_TO_SELF } from '../errors/catalogue.ts';
 import { getMembership } from './memberships.ts';
 import { conditionFailedAt } from '../db/errors.ts';
 
@@ -14,11 +15,11 @@ import { conditionFailedAt } from '../db/errors.ts';
  * the second finds the caller no longer owner and is refused with 409.
  */
 export async function transferOwnership(teamId: string, currentOwnerId: string, newOwnerId: string): Promise<void> {
-  if (newOwnerId === currentOwnerId) throw new ApiError('OWNERSHIP_TRANSFER_TO_SELF');
+  if (newOwnerId === currentOwnerId) throw new ApiError(OWNERSHIP_TRANSFER_TO_SELF);
   const target = await getMembership(teamId, newOwnerId);
   // The owner row of the team is the caller's (the route demands role owner), so any other owner row is a race.
-  if (!target) throw new ApiError('MEMBER_NOT_FOUND', { details: { new_owner_id: newOwnerId } });
-  if (target.role === 'owner') throw new ApiError('OWNERSHIP_TRANSFER_CONFLICT');
+  if (!target) throw new ApiError(MEMBER_NOT_FOUND, { details: { new_owner_id: newOwnerId } });
+  if (target.role === 'owner') throw new ApiError(OWNERSHIP_TRANSFER_CONFLICT);
 
   const now = new Date().toISOString();
   try {
@@ -53,8 +54,8 @@ export async function transferOwnership(teamId: string, currentOwnerId: string, 
     if (name !== 'TransactionCanceledException' && name !== 'TransactionConflictException') throw error;
     // The target left the team while we ran: the same answer as if it had never been there.
     if (conditionFailedAt(error, 1) && !conditionFailedAt(error, 0)) {
-      if (!(await getMembership(teamId, newOwnerId))) throw new ApiError('MEMBER_NOT_FOUND', { details: { new_owner_id: newOwnerId } });
+      if (!(await getMembership(teamId, newOwnerId))) throw new ApiError(MEMBER_NOT_FOUND, { details: { new_owner_id: newOwnerId } });
     }
-    throw new ApiError('OWNERSHIP_TRANSFER_CONFLICT');
+    throw new ApiError(OWNERSHIP_TRANSFER_CONFLICT);
   }
 }

@@ -3,7 +3,8 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { CONFLICT, TEAM_NOT_FOUND, TEAM_SLUG_INVALID, TEAM_SLUG_RESERVED, TEAM_SLUG_TAKEN } from '../errors/catalogue.ts';
 import type { TeamRole } from '../http/access.ts';
 import { RESERVED_TEAM_SLUGS, UUID_PATTERN, isValidTeamSlug, slugFromName, withRandomSuffix } from './slug.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
@@ -135,8 +136,8 @@ export async function resolveTeam(idOrSlug: string): Promise<{ team: Team; retir
 }
 
 export function validateTeamSlug(slug: string): void {
-  if (!isValidTeamSlug(slug)) throw new ApiError('TEAM_SLUG_INVALID', { details: { slug } });
-  if (RESERVED_TEAM_SLUGS.has(slug)) throw new ApiError('TEAM_SLUG_RESERVED', { details: { slug } });
+  if (!isValidTeamSlug(slug)) throw new ApiError(TEAM_SLUG_INVALID, { details: { slug } });
+  if (RESERVED_TEAM_SLUGS.has(slug)) throw new ApiError(TEAM_SLUG_RESERVED, { details: { slug } });
 }
 
 /**
@@ -206,11 +207,11 @@ export async function updateTeamProfile(team: Team, changes: { name?: string; sl
     await dynamo().send(new TransactWriteCommand({ TransactItems: items }));
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 1)) throw new ApiError('TEAM_SLUG_TAKEN', { details: { slug: newSlug } });
-    throw new ApiError('CONFLICT', { message: 'The team changed while this request ran. Reload and try again.' });
+    if (conditionFailedAt(error, 1)) throw new ApiError(TEAM_SLUG_TAKEN, { details: { slug: newSlug } });
+    throw new ApiError(CONFLICT, { message: 'The team changed while this request ran. Reload and try again.' });
   }
   const updated = await getTeam(team.id);
-  if (!updated) throw new ApiError('TEAM_NOT_FOUND');
+  if (!updated) throw new ApiError(TEAM_NOT_FOUND);
   return updated;
 }
 

@@ -1,5 +1,6 @@
 import busboy from 'busboy';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { UNSUPPORTED_MEDIA_TYPE, UPLOAD_BATCH_INVALID } from '../errors/catalogue.ts';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES } from '../plans.ts';
 import type { UploadedFile } from './files.ts';
 
@@ -11,13 +12,13 @@ import type { UploadedFile } from './files.ts';
  */
 
 function invalid(problem: string, extra: Record<string, unknown> = {}): ApiError {
-  return new ApiError('UPLOAD_BATCH_INVALID', { details: { problem, ...extra } });
+  return new ApiError(UPLOAD_BATCH_INVALID, { details: { problem, ...extra } });
 }
 
 /** The files of a multipart/form-data batch body, or the refusal that says what is wrong with it. */
 export async function parseUploadBatch(contentType: string | undefined, body: Buffer): Promise<UploadedFile[]> {
   if (!/^multipart\/form-data\s*;/i.test(contentType ?? '')) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', {
+    throw new ApiError(UNSUPPORTED_MEDIA_TYPE, {
       message: 'The request body must be multipart/form-data, one file part per file, named by its hash.',
       details: { content_type: contentType ?? null },
     });

@@ -3,7 +3,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { CONFLICT, PROJECT_NOT_FOUND, TEAM_SUSPENDED } from '../errors/catalogue.ts';
 import { planOf } from '../plans.ts';
 import { projectActiveCheck } from '../projects/active-check.ts';
 import { SESSION_RETENTION_SECONDS } from './received.ts';
@@ -77,9 +78,9 @@ export async function beginBuildSession(input: {
     );
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
-    if (conditionFailedAt(error, 1)) throw new ApiError('PROJECT_NOT_FOUND');
-    throw new ApiError('CONFLICT', { message: 'The build was cancelled while its output was being published.' });
+    if (conditionFailedAt(error, 0)) throw new ApiError(TEAM_SUSPENDED);
+    if (conditionFailedAt(error, 1)) throw new ApiError(PROJECT_NOT_FOUND);
+    throw new ApiError(CONFLICT, { message: 'The build was cancelled while its output was being published.' });
   }
   return { session, missing: prepared.missing };
 }

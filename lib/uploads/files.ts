@@ -3,7 +3,8 @@ import pLimit from 'p-limit';
 import { putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { UPLOAD_CONTENT_MISMATCH, UPLOAD_SESSION_EXPIRED, UPLOAD_SESSION_FINALIZED } from '../errors/catalogue.ts';
 import { deployedObjectKey } from '../sites/storage-keys.ts';
 import { recordReceived } from './received.ts';
 import { placementOf, readManifest, type Placement } from './stored-manifest.ts';
@@ -11,9 +12,9 @@ import type { UploadSessionRecord } from './sessions.ts';
 
 /** An open, unexpired session, or the refusal that says why not. */
 export function requireOpenSession(session: UploadSessionRecord): void {
-  if (session.status === 'finalized') throw new ApiError('UPLOAD_SESSION_FINALIZED', { details: { upload_id: session.upload_id } });
+  if (session.status === 'finalized') throw new ApiError(UPLOAD_SESSION_FINALIZED, { details: { upload_id: session.upload_id } });
   if (Date.parse(session.expires_at) <= Date.now()) {
-    throw new ApiError('UPLOAD_SESSION_EXPIRED', { details: { upload_id: session.upload_id, expires_at: session.expires_at } });
+    throw new ApiError(UPLOAD_SESSION_EXPIRED, { details: { upload_id: session.upload_id, expires_at: session.expires_at } });
   }
 }
 
@@ -49,7 +50,7 @@ export async function storeUploadedFiles(session: UploadSessionRecord, uploads: 
     const placement = placementOf(manifest, hash);
     const actualHash = createHash('sha256').update(bytes).digest('hex');
     if (actualHash !== hash || bytes.length !== placement.size) {
-      throw new ApiError('UPLOAD_CONTENT_MISMATCH', {
+      throw new ApiError(UPLOAD_CONTENT_MISMATCH, {
         details: { expected_hash: hash, actual_hash: actualHash, expected_size: placement.size, actual_size: bytes.length },
       });
     }

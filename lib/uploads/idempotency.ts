@@ -3,7 +3,8 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED } from '../errors/catalogue.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 
 /**
@@ -50,7 +51,7 @@ export function requestHash(scope: string, body: unknown): string {
 export function idempotencyKey(headers: Record<string, string>): string | undefined {
   const key = headers['idempotency-key'];
   if (key === undefined) return undefined;
-  if (!KEY_PATTERN.test(key)) throw new ApiError('IDEMPOTENCY_KEY_INVALID');
+  if (!KEY_PATTERN.test(key)) throw new ApiError(IDEMPOTENCY_KEY_INVALID);
   return key;
 }
 
@@ -99,9 +100,9 @@ export async function idempotent<T>(input: {
     }
     const existing = (await dynamo().send(new GetCommand({ TableName: table, Key: recordKey, ConsistentRead: true }))).Item;
     if (!existing) continue; // released by a failed first request: claim it ourselves
-    if (existing.request_hash !== bodyHash) throw new ApiError('IDEMPOTENCY_KEY_REUSED');
+    if (existing.request_hash !== bodyHash) throw new ApiError(IDEMPOTENCY_KEY_REUSED);
     if (existing.state === 'completed') return input.replay(existing.stored as Record<string, unknown>);
-    if (Date.now() > deadline) throw new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', { headers: { 'retry-after': '1' } });
+    if (Date.now() > deadline) throw new ApiError(IDEMPOTENCY_KEY_IN_PROGRESS, { headers: { 'retry-after': '1' } });
     await new Promise((r) => setTimeout(r, 100));
   }
 

@@ -3,7 +3,8 @@ import type { Readable } from 'node:stream';
 import { copyObject, deleteObject, getObject, headObject, presignPut } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { UPLOAD_CONTENT_MISMATCH, UPLOAD_FILE_NOT_SENT } from '../errors/catalogue.ts';
 import { recordReceived } from './received.ts';
 import { placementKey, requireOpenSession, type ReceivedFile } from './files.ts';
 import { placementOf, readManifest, type Placement } from './stored-manifest.ts';
@@ -77,7 +78,7 @@ export async function completeLargeFile(session: UploadSessionRecord, hash: stri
         () => false,
       );
     if (stored) return { hash, size: placement.size };
-    throw new ApiError('UPLOAD_FILE_NOT_SENT', { details: { hash } });
+    throw new ApiError(UPLOAD_FILE_NOT_SENT, { details: { hash } });
   }
   const digest = createHash('sha256');
   let size = 0;
@@ -88,7 +89,7 @@ export async function completeLargeFile(session: UploadSessionRecord, hash: stri
   const actualHash = digest.digest('hex');
   if (actualHash !== hash || size !== placement.size) {
     await deleteObject(bundles, staged);
-    throw new ApiError('UPLOAD_CONTENT_MISMATCH', {
+    throw new ApiError(UPLOAD_CONTENT_MISMATCH, {
       details: { expected_hash: hash, actual_hash: actualHash, expected_size: placement.size, actual_size: size },
     });
   }

@@ -1,4 +1,5 @@
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { INVALID_MANIFEST, UPLOAD_PHP_SITE, UPLOAD_SITE_IN_SUBFOLDER, UPLOAD_SOURCE_CODE } from '../errors/catalogue.ts';
 import { MAX_FILE_BYTES, type Plan } from '../plans.ts';
 import { builtOutputFolder, deployInsteadSentence, isSourceEntryPath } from './source-app.ts';
 
@@ -56,7 +57,7 @@ function pathProblem(path: string): string | null {
 export function checkManifest(files: unknown, plan: Plan): CheckedManifest {
   const problems: Problem[] = [];
   const fail = (extra: Record<string, unknown> = {}): never => {
-    throw new ApiError('INVALID_MANIFEST', {
+    throw new ApiError(INVALID_MANIFEST, {
       details: { problems: problems.slice(0, MAX_PROBLEMS_REPORTED), problem_count: problems.length, ...extra },
     });
   };
@@ -132,14 +133,14 @@ export function checkPublishable(files: ManifestFile[]): void {
   const phpFiles = paths.filter((p) => /\.(php\d?|phtml)$/i.test(p));
   const phpEntry = paths.filter((p) => /^(?:[^/]+\/)?index\.php$/i.test(p));
   if (phpEntry.length > 0 || (phpFiles.length > 0 && !hasRootIndex)) {
-    throw new ApiError('UPLOAD_PHP_SITE', { details: { php_files: (phpEntry.length > 0 ? phpEntry : phpFiles).slice(0, 10) } });
+    throw new ApiError(UPLOAD_PHP_SITE, { details: { php_files: (phpEntry.length > 0 ? phpEntry : phpFiles).slice(0, 10) } });
   }
 
   if (!hasRootIndex) {
     const all = new Set(paths);
     const folders = [...topFolders].filter((folder) => all.has(`${folder}/index.html`));
     if (folders.length === 1) {
-      throw new ApiError('UPLOAD_SITE_IN_SUBFOLDER', { details: { folder: folders[0], index_path: `${folders[0]}/index.html` } });
+      throw new ApiError(UPLOAD_SITE_IN_SUBFOLDER, { details: { folder: folders[0], index_path: `${folders[0]}/index.html` } });
     }
   }
 
@@ -148,7 +149,7 @@ export function checkPublishable(files: ManifestFile[]): void {
   if (entries.length > 0) {
     const all = new Set(paths);
     const output = builtOutputFolder((folder) => all.has(`${folder}/index.html`));
-    throw new ApiError('UPLOAD_SOURCE_CODE', {
+    throw new ApiError(UPLOAD_SOURCE_CODE, {
       message: deployInsteadSentence('This upload', output),
       details: { markers: ['package.json', ...entries.slice(0, 5)], deploy_instead: output },
     });
@@ -161,6 +162,6 @@ export function checkPublishable(files: ManifestFile[]): void {
   const sourceDirs = SOURCE_DIRECTORIES.filter((d) => topFolders.has(d)).map((d) => `${d}/`);
   const buildConfig = markers.some((m) => BUILD_CONFIG.test(m));
   if ((markers.length > 0 && sourceDirs.length > 0 && (!hasRootIndex || buildConfig)) || (!hasRootIndex && buildConfig)) {
-    throw new ApiError('UPLOAD_SOURCE_CODE', { details: { markers: [...markers, ...sourceDirs] } });
+    throw new ApiError(UPLOAD_SOURCE_CODE, { details: { markers: [...markers, ...sourceDirs] } });
   }
 }

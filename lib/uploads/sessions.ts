@@ -4,7 +4,8 @@ import { dynamo } from '../aws/clients.ts';
 import { deleteObject, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { CONFLICT, PLAN_LIMIT_EXCEEDED, PROJECT_NOT_FOUND, SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN, TEAM_SUSPENDED, TOO_MANY_UPLOAD_SESSIONS, UPLOAD_NOT_FOUND } from '../errors/catalogue.ts';
 import { planOf, type Plan } from '../plans.ts';
 import {
   CREATED_CLIENTS,
@@ -94,7 +95,7 @@ export interface BeginBody {
 
 
 export function refuseSuspended(team: TeamStanding): void {
-  if (team.suspended_at) throw new ApiError('TEAM_SUSPENDED');
+  if (team.suspended_at) throw new ApiError(TEAM_SUSPENDED);
 }
 
 /** Manifest, publishability and the plan's upload allowance: all before anything is created. */
@@ -102,7 +103,7 @@ export function checkFiles(files: unknown, plan: Plan): CheckedManifest {
   const manifest = checkManifest(files, plan);
   checkPublishable(manifest.files);
   if (manifest.totalBytes > plan.maxUploadBytes) {
-    throw new ApiError('PLAN_LIMIT_EXCEEDED', {
+    throw new ApiError(PLAN_LIMIT_EXCEEDED, {
       message: `This upload is ${manifest.totalBytes} bytes; the ${plan.name} plan allows ${plan.maxUploadBytes} bytes per deployment.`,
       details: { limit: 'upload_bytes', plan: plan.name, max_bytes: plan.maxUploadBytes, total_bytes: manifest.totalBytes },
     });
@@ -131,7 +132,7 @@ function refuseTooManySessions(slots: Slots, plan: Plan): void {
   const open = Object.values(slots.live);
   if (open.length < plan.maxOpenUploadSessions) return;
   const retryAfter = Math.max(1, Math.min(...open) - epochSeconds(new Date()));
-  throw new ApiError('TOO_MANY_UPLOAD_SESSIONS', {
+  throw new ApiError(TOO_MANY_UPLOAD_SESSIONS, {
     details: { max_open_sessions: plan.maxOpenUploadSessions, plan: plan.name },
     headers: { 'retry-after': String(retryAfter) },
   });
@@ -327,7 +328,7 @@ export async function beginUploadWithNewProject(input: {
   if (requested !== null) {
     const problem = subdomainProblem(requested);
     if (problem) {
-      throw new ApiError(problem === 'invalid' ? 'SUBDOMAIN_INVALID' : 'SUBDOMAIN_RESERVED', {
+      throw new ApiError(problem === 'invalid' ? SUBDOMAIN_INVALID : SUBDOMAIN_RESERVED, {
         details: { subdomain: body.project.subdomain, suggestions: await suggestSubdomains(requested, name) },
       });
     }
@@ -379,7 +380,7 @@ export async function beginUploadWithNewProject(input: {
         if (refusal) throw refusal;
         if (conditionFailedAt(error, 2)) {
           if (requested !== null) {
-            throw new ApiError('SUBDOMAIN_TAKEN', { details: { subdomain, suggestions: await suggestSubdomains(subdomain, name) } });
+            throw new ApiError(SUBDOMAIN_TAKEN, { details: { subdomain, suggestions: await suggestSubdomains(subdomain, name) } });
           }
           // A derived subdomain is ours to pick: try another.
           subdomain = withSuffix(subdomainFrom(name), randomSuffix());
@@ -389,7 +390,7 @@ export async function beginUploadWithNewProject(input: {
           slots = await readSlots(team.id);
           refuseTooManySessions(slots, plan);
         }
-        if (attempt + 1 >= TRANSACTION_ATTEMPTS) throw new ApiError('CONFLICT', { message: 'Too many concurrent changes; try again.' });
+        if (attempt + 1 >= TRANSACTION_ATTEMPTS) throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });
       }
     }
   } catch (error) {
@@ -413,7 +414,7 @@ export async function beginUploadForProject(input: {
   const plan = planOf(team);
   const manifest = checkFiles(input.body.files, plan);
   const projectId = input.projectItem.id as string;
-  if (input.projectItem.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+  if (input.projectItem.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
 
   const now = new Date();
   let provisional = Boolean(input.projectItem.provisional_until);
@@ -465,10 +466,10 @@ export async function beginUploadForProject(input: {
         return view(prepared);
       } catch (error) {
         if (!isTransactionCanceled(error)) throw error;
-        if (conditionFailedAt(error, 0)) throw new ApiError('TEAM_SUSPENDED');
+        if (conditionFailedAt(error, 0)) throw new ApiError(TEAM_SUSPENDED);
         if (conditionFailedAt(error, 1)) {
           const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
-          if (!current || current.status !== 'active') throw new ApiError('PROJECT_NOT_FOUND');
+          if (!current || current.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
           // It published in between: no longer provisional.
           provisional = Boolean(current.provisional_until);
         }
@@ -477,7 +478,7 @@ export async function beginUploadForProject(input: {
           slots = await readSlots(team.id);
           refuseTooManySessions(slots, plan);
         }
-        if (attempt + 1 >= TRANSACTION_ATTEMPTS) throw new ApiError('CONFLICT', { message: 'Too many concurrent changes; try again.' });
+        if (attempt + 1 >= TRANSACTION_ATTEMPTS) throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });
       }
     }
   } catch (error) {
@@ -496,15 +497,15 @@ export async function getUploadSession(uploadId: string): Promise<(UploadSession
 /** The session a path names, once the caller passed the route's rule on its team (another team's is not found). */
 export async function loadUploadSessionForCaller(ctx: Parameters<typeof authorizeResourceTeam>[0], uploadId: string): Promise<UploadSessionRecord> {
   const session = UUID_PATTERN.test(uploadId) ? await getUploadSession(uploadId.toLowerCase()) : null;
-  if (!session) throw new ApiError('UPLOAD_NOT_FOUND');
-  await authorizeResourceTeam(ctx, session.team_id, 'UPLOAD_NOT_FOUND');
+  if (!session) throw new ApiError(UPLOAD_NOT_FOUND);
+  await authorizeResourceTeam(ctx, session.team_id, UPLOAD_NOT_FOUND);
   return session;
 }
 
 /** Rebuilds the begin-upload answer of a session (Idempotency-Key replays). */
 export async function replaySessionView(stored: Record<string, unknown>): Promise<UploadSessionView> {
   const session = await getUploadSession(stored.upload_id as string);
-  if (!session) throw new ApiError('UPLOAD_NOT_FOUND');
+  if (!session) throw new ApiError(UPLOAD_NOT_FOUND);
   const { missing } = await readManifest(session);
   return {
     upload_id: session.upload_id,

@@ -1,6 +1,7 @@
 import { getObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { UPLOAD_HASH_NOT_IN_MANIFEST } from '../errors/catalogue.ts';
 import type { ManifestFile } from './manifest.ts';
 import type { UploadSessionRecord } from './sessions.ts';
 
@@ -28,7 +29,7 @@ export interface ManifestIndex extends StoredManifest {
 /** Where the session stores a content; refused when the manifest does not name it (or it is no hash at all). */
 export function placementOf(manifest: ManifestIndex, hash: string): Placement {
   const placement = manifest.placements.get(hash);
-  if (!placement) throw new ApiError('UPLOAD_HASH_NOT_IN_MANIFEST', { details: { hash } });
+  if (!placement) throw new ApiError(UPLOAD_HASH_NOT_IN_MANIFEST, { details: { hash } });
   return placement;
 }
 

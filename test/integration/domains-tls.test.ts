@@ -15,7 +15,7 @@ import { keys } from '../../lib/db/keys.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
 import { updateDomain } from '../../lib/domains/domains.ts';
 import { attemptTls, handleSslMessage, SSL_ERROR_CODES } from '../../lib/domains/tls.ts';
-import { errorCatalogue } from '../../lib/http/errors.ts';
+import { errorCatalogue } from '../../lib/errors/all.ts';
 import { createApiKey } from '../../lib/identity/credentials.ts';
 import { queueDriver } from '../../lib/local/queue-driver.ts';
 import { workers } from '../../lib/workers.ts';

@@ -9,7 +9,8 @@ import {
   submitAbuseReport,
 } from '../../../lib/abuse/reports.ts';
 import { config } from '../../../lib/config.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_INVALID } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import * as z from '../../../lib/http/schema.ts';
 
@@ -43,11 +44,11 @@ export const handler = defineHandler(
   {
     body,
     maxJsonBytes: 64 * 1024,
-    validationError: 'ABUSE_REPORT_INVALID',
+    validationError: ABUSE_REPORT_INVALID,
     beforeValidation: (parsed) => {
       // A filled honeypot is a bot: the same reply a recorded report gets, and nothing is recorded, counted or mailed.
       if (honeypotFilled(parsed)) return { status: 201, data: { id: randomUUID() } };
-      if (!config.abuseIntakeEnabled()) throw new ApiError('ABUSE_INTAKE_UNAVAILABLE');
+      if (!config.abuseIntakeEnabled()) throw new ApiError(ABUSE_INTAKE_UNAVAILABLE);
       return undefined;
     },
   },

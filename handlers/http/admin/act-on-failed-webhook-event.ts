@@ -1,6 +1,7 @@
 import { dismissFailedWebhookEvent, findFailedWebhookEvent } from '../../../lib/attention/webhooks.ts';
 import { retryFailedBillingEvent } from '../../../lib/billing/webhook.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { FAILED_WEBHOOK_EVENT_ID_INVALID, FAILED_WEBHOOK_EVENT_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import * as z from '../../../lib/http/schema.ts';
 
@@ -13,10 +14,10 @@ const body = z.strictObject({ action: z.enum(['retry', 'dismiss']) });
  */
 export const handler = defineHandler(
   'POST /api/v1/admin/failed-webhook-events/{id}',
-  { body, uuidParams: { id: 'FAILED_WEBHOOK_EVENT_ID_INVALID' } },
+  { body, uuidParams: { id: FAILED_WEBHOOK_EVENT_ID_INVALID } },
   async ({ params, principal, body, log }) => {
     const row = await findFailedWebhookEvent(params.id!);
-    if (!row) throw new ApiError('FAILED_WEBHOOK_EVENT_NOT_FOUND');
+    if (!row) throw new ApiError(FAILED_WEBHOOK_EVENT_NOT_FOUND);
     const by = principal!.user!.user_id;
     const about = { id: row.id, provider_event_id: row.provider_event_id, event_type: row.event_type };
     if (body.action === 'retry') {
@@ -25,7 +26,7 @@ export const handler = defineHandler(
       return { data: { ...about, action: 'retry', ...result } };
     }
     // Gone meanwhile (a retry applied it, another admin dismissed it): nothing of this row is left to dismiss.
-    if (!(await dismissFailedWebhookEvent(row))) throw new ApiError('FAILED_WEBHOOK_EVENT_NOT_FOUND');
+    if (!(await dismissFailedWebhookEvent(row))) throw new ApiError(FAILED_WEBHOOK_EVENT_NOT_FOUND);
     // The row is gone; the log line is the record of who dismissed which provider event.
     log.info('failed webhook event dismissed', { ...about, provider: row.provider, by });
     return { data: { ...about, action: 'dismiss', dismissed_at: new Date().toISOString(), dismissed_by: by } };

@@ -1,6 +1,7 @@
 import { SUBSCRIPTION_STATUSES, setTeamSubscription } from '../../../lib/attention/team-state.ts';
 import * as z from '../../../lib/http/schema.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { ADMIN_TEAM_ID_INVALID, TEAM_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { plans, type PlanName } from '../../../lib/plans.ts';
 import { getTeam } from '../../../lib/teams/teams.ts';
@@ -15,12 +16,12 @@ const body = z.strictObject({
   ),
 });
 
-const options = { body, uuidParams: { id: 'ADMIN_TEAM_ID_INVALID' } } as const;
+const options = { body, uuidParams: { id: ADMIN_TEAM_ID_INVALID } } as const;
 
 export const handler = defineHandler('PUT /api/v1/admin/teams/{id}/subscription', options, async ({ params, body }) => {
   const teamId = params.id!.toLowerCase();
   const team = await getTeam(teamId);
-  if (!team) throw new ApiError('TEAM_NOT_FOUND');
+  if (!team) throw new ApiError(TEAM_NOT_FOUND);
   const subscription = await setTeamSubscription(teamId, {
     plan: body.plan,
     status: body.status,

@@ -3,7 +3,8 @@ import { config } from '../../../lib/config.ts';
 import { CONNECTION_MODES, discardDomain, insertDomain, newDomainRecord, toDomain, updateDomain } from '../../../lib/domains/domains.ts';
 import { parseCustomHostname } from '../../../lib/domains/hostname.ts';
 import { createManagedZone } from '../../../lib/domains/zones.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { DNS_ZONE_UNAVAILABLE, DOMAIN_INVALID, DOMAIN_RESERVED } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 
@@ -15,7 +16,7 @@ const body = z.object({
 export const handler = defineHandler('POST /api/v1/projects/{id}/domains', { body }, async (ctx) => {
   const { item: project } = await loadProjectForCaller(ctx, ctx.params.id!);
   const parsed = parseCustomHostname(ctx.body.domain);
-  if ('problem' in parsed) throw new ApiError(parsed.problem === 'reserved' ? 'DOMAIN_RESERVED' : 'DOMAIN_INVALID', { details: { domain: ctx.body.domain } });
+  if ('problem' in parsed) throw new ApiError(parsed.problem === 'reserved' ? DOMAIN_RESERVED : DOMAIN_INVALID, { details: { domain: ctx.body.domain } });
   const record = newDomainRecord({
     teamId: project.team_id as string,
     projectId: project.id as string,
@@ -37,7 +38,7 @@ export const handler = defineHandler('POST /api/v1/projects/{id}/domains', { bod
   } catch (error) {
     ctx.log.error('managed zone creation failed', { domain_id: record.id, error: (error as Error).name });
     await discardDomain(record);
-    throw new ApiError('DNS_ZONE_UNAVAILABLE');
+    throw new ApiError(DNS_ZONE_UNAVAILABLE);
   }
   const item = await updateDomain(record.id, 'awaiting_delegation', {
     hosted_zone_id: zone.hostedZoneId,

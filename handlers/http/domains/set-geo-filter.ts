@@ -2,7 +2,8 @@ import * as z from '../../../lib/http/schema.ts';
 import { loadDomainForCaller } from '../../../lib/domains/access.ts';
 import { GEO_MODES, getDomainItem, toDomain } from '../../../lib/domains/domains.ts';
 import { applyGeoPolicy, normalizeGeoPolicy, requestGeoPolicyRetry, saveGeoPolicy } from '../../../lib/domains/geo.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { DOMAIN_NOT_FOUND, DOMAIN_NOT_ON_DEDICATED_ZONE, GEO_POLICY_NOT_APPLIED } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 const body = z.object({
@@ -15,7 +16,7 @@ export const handler = defineHandler('PATCH /api/v1/domains/{id}/geo-filter', { 
   const { item } = await loadDomainForCaller(ctx, ctx.params.id!);
   const policy = normalizeGeoPolicy(ctx.body.geo_mode, ctx.body.geo_countries);
   // Checked here for the common case; saveGeoPolicy's condition decides when a removal races the save.
-  if (typeof item.distribution_id !== 'string') throw new ApiError('DOMAIN_NOT_ON_DEDICATED_ZONE');
+  if (typeof item.distribution_id !== 'string') throw new ApiError(DOMAIN_NOT_ON_DEDICATED_ZONE);
   const saved = await saveGeoPolicy(item.id as string, policy, new Date());
   try {
     const applied = await applyGeoPolicy(item.id as string);
@@ -25,7 +26,7 @@ export const handler = defineHandler('PATCH /api/v1/domains/{id}/geo-filter', { 
     }
     // Removed, or its distribution taken away, after the save: answered as if that had come first.
     const now = await getDomainItem(item.id as string);
-    throw new ApiError(!now || now.deleted_at ? 'DOMAIN_NOT_FOUND' : 'DOMAIN_NOT_ON_DEDICATED_ZONE');
+    throw new ApiError(!now || now.deleted_at ? DOMAIN_NOT_FOUND : DOMAIN_NOT_ON_DEDICATED_ZONE);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     ctx.log.warn('geo policy saved, not applied', { domain_id: item.id, error: (error as Error).name, message: (error as Error).message });
@@ -36,5 +37,5 @@ export const handler = defineHandler('PATCH /api/v1/domains/{id}/geo-filter', { 
     // The policy is saved and marked not applied either way; the next PATCH applies it.
     ctx.log.error('geo policy retry not queued', { domain_id: item.id, error: (error as Error).name });
   }
-  throw new ApiError('GEO_POLICY_NOT_APPLIED', { details: { domain: toDomain(saved) } });
+  throw new ApiError(GEO_POLICY_NOT_APPLIED, { details: { domain: toDomain(saved) } });
 });

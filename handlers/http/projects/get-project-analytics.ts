@@ -1,5 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { VALIDATION_FAILED } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 import { dayOf, readProjectAnalytics } from '../../../lib/sites/analytics.ts';
@@ -22,7 +23,7 @@ export const handler = defineHandler('GET /api/v1/projects/{id}/analytics', { qu
   const from = ctx.query.from ?? dayOf(new Date(Date.parse(to) - (DEFAULT_DAYS - 1) * 86_400_000));
   const days = (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1;
   if (days < 1 || days > MAX_ANALYTICS_DAYS) {
-    throw new ApiError('VALIDATION_FAILED', {
+    throw new ApiError(VALIDATION_FAILED, {
       details: {
         fields: [
           {

@@ -10,7 +10,8 @@ import {
   envTargetsSchema,
   parseEnvContent,
 } from '../../../lib/env/variables.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { ENV_IMPORT_EMPTY, ENV_IMPORT_TOO_MANY } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 // Encrypts the imported values: the key comes from Secrets Manager on cold start, before the first request.
@@ -30,9 +31,9 @@ export const handler = defineHandler(
     const { params, body, principal, log } = ctx;
     const { project } = await authorizeEnvProject(ctx, params.id!);
     const { variables, rejected } = parseEnvContent(body.content);
-    if (variables.length === 0) throw new ApiError('ENV_IMPORT_EMPTY', { details: { rejected } });
+    if (variables.length === 0) throw new ApiError(ENV_IMPORT_EMPTY, { details: { rejected } });
     if (variables.length > MAX_ENV_IMPORT_VARIABLES) {
-      throw new ApiError('ENV_IMPORT_TOO_MANY', { details: { count: variables.length, max: MAX_ENV_IMPORT_VARIABLES } });
+      throw new ApiError(ENV_IMPORT_TOO_MANY, { details: { count: variables.length, max: MAX_ENV_IMPORT_VARIABLES } });
     }
     const targets = body.targets ?? DEFAULT_ENV_TARGETS;
     const { created, updated } = await upsertEnvVariables(

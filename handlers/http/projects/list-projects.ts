@@ -1,5 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { VALIDATION_FAILED } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { decodeCursor, listTeamProjects } from '../../../lib/projects/projects.ts';
 import { keys } from '../../../lib/db/keys.ts';
@@ -15,7 +16,7 @@ export const handler = defineHandler('GET /api/v1/projects', { query }, async ({
     // A cursor is only ever a position in this team's own list.
     const key = decodeCursor(query.cursor);
     if (!key || key.gsi1pk !== keys.projectByTeam(teamId, '', '').gsi1pk) {
-      throw new ApiError('VALIDATION_FAILED', { details: { fields: [{ field: 'query.cursor', message: 'Unknown cursor.', code: 'custom' }] } });
+      throw new ApiError(VALIDATION_FAILED, { details: { fields: [{ field: 'query.cursor', message: 'Unknown cursor.', code: 'custom' }] } });
     }
   }
   const page = await listTeamProjects(teamId, { limit: query.limit, cursor: query.cursor });

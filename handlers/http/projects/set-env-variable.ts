@@ -3,7 +3,8 @@ import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariable } from '../../../lib/env/store.ts';
 import { DEFAULT_ENV_TARGETS, MAX_ENV_VALUE_BYTES, envEnvironmentSchema, envNameProblem, envTargetsSchema } from '../../../lib/env/variables.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { ENV_NAME_INVALID, ENV_NAME_RESERVED, ENV_VALUE_TOO_LARGE } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 // Encrypts the value: the key comes from Secrets Manager on cold start, before the first request.
@@ -23,9 +24,9 @@ export const handler = defineHandler(
     const { project } = await authorizeEnvProject(ctx, params.id!);
     const name = params.name!;
     const problem = envNameProblem(name);
-    if (problem === 'invalid_name') throw new ApiError('ENV_NAME_INVALID');
-    if (problem === 'reserved_name') throw new ApiError('ENV_NAME_RESERVED');
-    if (Buffer.byteLength(body.value) > MAX_ENV_VALUE_BYTES) throw new ApiError('ENV_VALUE_TOO_LARGE');
+    if (problem === 'invalid_name') throw new ApiError(ENV_NAME_INVALID);
+    if (problem === 'reserved_name') throw new ApiError(ENV_NAME_RESERVED);
+    if (Buffer.byteLength(body.value) > MAX_ENV_VALUE_BYTES) throw new ApiError(ENV_VALUE_TOO_LARGE);
     const { created, record } = await upsertEnvVariable({
       projectId: project.id,
       teamId: project.team_id,

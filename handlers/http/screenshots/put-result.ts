@@ -1,5 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
-import { ApiError } from '../../../lib/http/errors.ts';
+import { ApiError } from '../../../lib/errors/api-error.ts';
+import { SCREENSHOT_MEDIA_TYPE_UNSUPPORTED, VALIDATION_FAILED } from '../../../lib/errors/catalogue.ts';
 import { defineHandler, validationDetails } from '../../../lib/http/pipeline.ts';
 import { jobForToken, recordScreenshotResult, SCREENSHOT_MAX_BYTES, type CaptureResult } from '../../../lib/screenshots/results.ts';
 
@@ -9,7 +10,7 @@ function captureHttpStatus(value: string | undefined): number | null {
   if (value === undefined) return null;
   const status = /^\d{3}$/.test(value.trim()) ? Number(value.trim()) : NaN;
   if (!(status >= 100 && status <= 599)) {
-    throw new ApiError('VALIDATION_FAILED', {
+    throw new ApiError(VALIDATION_FAILED, {
       details: { fields: [{ field: 'headers.x-capture-http-status', message: 'An HTTP status code, 100 to 599.', code: 'custom' }] },
     });
   }
@@ -31,13 +32,13 @@ export const handler = defineHandler(
       try {
         parsed = JSON.parse(rawBody.toString('utf8'));
       } catch {
-        throw new ApiError('VALIDATION_FAILED', { details: { fields: [{ field: 'body', message: 'The body is not JSON.', code: 'invalid_json' }] } });
+        throw new ApiError(VALIDATION_FAILED, { details: { fields: [{ field: 'body', message: 'The body is not JSON.', code: 'invalid_json' }] } });
       }
       const checked = failure.safeParse(parsed);
-      if (!checked.success) throw new ApiError('VALIDATION_FAILED', { details: validationDetails(checked.error) });
+      if (!checked.success) throw new ApiError(VALIDATION_FAILED, { details: validationDetails(checked.error) });
       result = { kind: 'failure', error: checked.data.error, httpStatus: checked.data.http_status };
     } else {
-      throw new ApiError('SCREENSHOT_MEDIA_TYPE_UNSUPPORTED', { details: { content_type: type || null, accepted: ['image/png', 'application/json'] } });
+      throw new ApiError(SCREENSHOT_MEDIA_TYPE_UNSUPPORTED, { details: { content_type: type || null, accepted: ['image/png', 'application/json'] } });
     }
     await recordScreenshotResult(job, result);
     return { data: { message: 'Result recorded', job_id: job.id } };

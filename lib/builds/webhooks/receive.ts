@@ -1,4 +1,5 @@
-import { ApiError } from '../../http/errors.ts';
+import { ApiError } from '../../errors/api-error.ts';
+import { GIT_WEBHOOK_HEADERS_MISSING, GIT_WEBHOOK_PAYLOAD_INVALID, GIT_WEBHOOK_SIGNATURE_INVALID } from '../../errors/catalogue.ts';
 import type { GitProvider } from '../delivery-records.ts';
 import type { GitEvent } from '../events.ts';
 import { receiveDelivery, type IntakeResult } from '../intake.ts';
@@ -21,17 +22,17 @@ export async function receiveWebhook(input: {
   parse: (eventType: string, payload: Record<string, unknown>) => GitEvent | null;
   verify: (secret: string) => boolean;
 }): Promise<IntakeResult> {
-  if (!input.signature) throw new ApiError('GIT_WEBHOOK_SIGNATURE_INVALID', { details: { reason: 'missing' } });
+  if (!input.signature) throw new ApiError(GIT_WEBHOOK_SIGNATURE_INVALID, { details: { reason: 'missing' } });
   const missing = [!input.eventType && 'event', !input.deliveryId && 'delivery_id'].filter(Boolean);
-  if (missing.length > 0) throw new ApiError('GIT_WEBHOOK_HEADERS_MISSING', { details: { missing } });
+  if (missing.length > 0) throw new ApiError(GIT_WEBHOOK_HEADERS_MISSING, { details: { missing } });
   let payload: unknown;
   try {
     payload = JSON.parse(input.rawBody.toString('utf8'));
   } catch {
-    throw new ApiError('GIT_WEBHOOK_PAYLOAD_INVALID');
+    throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
   }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new ApiError('GIT_WEBHOOK_PAYLOAD_INVALID');
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
   const event = input.parse(input.eventType!, payload as Record<string, unknown>);
-  if (!event || event.repoUrls.length === 0) throw new ApiError('GIT_WEBHOOK_PAYLOAD_INVALID');
+  if (!event || event.repoUrls.length === 0) throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
   return receiveDelivery({ provider: input.provider, eventType: input.eventType!, deliveryId: input.deliveryId!.slice(0, 200), event, verify: input.verify });
 }
