@@ -9,7 +9,7 @@ if (!['127.0.0.1', 'localhost', '::1'].includes(target.hostname)) throw new Erro
 const agent = new Agent({ keepAlive: true, maxSockets: connections });
 const latencies = [];
 let errors = 0;
-let statuses = {};
+const statuses = {};
 const until = Date.now() + seconds * 1000;
 
 function once() {

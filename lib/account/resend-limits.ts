@@ -4,7 +4,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cancellationCodes, isTransactionCanceled } from '../db/errors.ts';
-import { EMAIL_RESEND_LIMITED, SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
+import { EMAIL_RESEND_LIMITED, type SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
 
 /** Confirmation-link resends, per the spec's Limits: 3 per account and 10 per IP address per hour. */
 export const RESEND_LIMITS = { account: 3, ip: 10 } as const;

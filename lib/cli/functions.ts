@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ApiCallError, ApiClient } from './api-client.ts';
+import { ApiCallError, type ApiClient } from './api-client.ts';
 import { client, interactive, parse } from './args.ts';
 import { httpSend, type HttpAnswer } from './http.ts';
 import { CliError, UsageError } from './operator-env.ts';

@@ -39,7 +39,7 @@ function withMeta(schema: unknown, seen = new Set<unknown>()): void {
       Object.assign(s, def.type === 'string' ? { format, minLength, maxLength } : { format });
     }
     for (const value of Object.values(def)) {
-      if (Array.isArray(value)) value.forEach((v) => withMeta(v, seen));
+      if (Array.isArray(value)) for (const v of value) withMeta(v, seen);
       else if (value && typeof value === 'object' && !('_zod' in value) && def.type === 'object') {
         for (const field of Object.values(value)) withMeta(field, seen);
       } else withMeta(value, seen);

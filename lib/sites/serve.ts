@@ -148,7 +148,7 @@ export function resolveSitePath(target: string, files: Record<string, unknown> |
   const parsed = requestSegments(target);
   if (!parsed) return null;
   const { segments, trailingSlash } = parsed;
-  const has = typeof files === 'function' ? files : (p: string) => Object.prototype.hasOwnProperty.call(files, p);
+  const has = typeof files === 'function' ? files : (p: string) => Object.hasOwn(files, p);
   const joined = segments.join('/');
   if (trailingSlash) {
     const index = joined ? `${joined}/index.html` : 'index.html';
@@ -439,7 +439,7 @@ export function methodNotAllowed(method: string): SiteReply | null {
 
 /** A deployment's files: its route manifest, its objects (kept in memory by hash, lib/sites/serving-cache.ts). */
 function deploymentFiles(manifest: RouteManifest, root: string): SiteFiles {
-  const has = (path: string) => Object.prototype.hasOwnProperty.call(manifest.files, path);
+  const has = (path: string) => Object.hasOwn(manifest.files, path);
   return {
     root,
     has,

@@ -106,7 +106,9 @@ describe('the door reply', () => {
 
 describe('the deployment package of a user-function Lambda', () => {
   const dirs: string[] = [];
-  afterAll(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
 
   it('names a Lambda by function and bundle, under the prefix, within 64 characters', () => {
     const name = functionLambdaName('Slipway-fn-', { function_id: 'f1', bundle_sha256: 'a'.repeat(64) });

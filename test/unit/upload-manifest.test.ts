@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../lib/errors/api-error.ts';
+import type { ApiError } from '../../lib/errors/api-error.ts';
 import { plans } from '../../lib/plans.ts';
 import { atExpression } from '../../lib/aws/schedules.ts';
 import { subdomainFrom, subdomainProblem, withSuffix } from '../../lib/projects/subdomain.ts';

@@ -17,7 +17,9 @@ interface Notices {
 
 /** Tells the header how many notices are unread; asked again when notices change. */
 const noticeListeners = new Set<() => void>();
-const noticesChanged = () => noticeListeners.forEach((l) => l());
+const noticesChanged = () => {
+  for (const listener of noticeListeners) listener();
+};
 
 export function useUnreadNotices(teamId: string | null): number {
   const [count, setCount] = useState(0);

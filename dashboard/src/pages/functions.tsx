@@ -147,6 +147,7 @@ export function InvocationView(props: { project: Project; item: string }) {
           )}
           <h3>Console output</h3>
           {data.console && data.console.length > 0 ? (
+            // biome-ignore lint/a11y: a scrollable log is focusable and named, so keyboard and screen-reader users reach it (axe: scrollable-region-focusable)
             <pre class="log" data-testid="console-output" tabIndex={0} aria-label="Console output">
               {data.console.map((l) => `${l.stream === 'stderr' ? '! ' : ''}${l.line}`).join('\n')}
             </pre>

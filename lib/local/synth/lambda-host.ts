@@ -114,15 +114,18 @@ export class LambdaFunctionHost {
     switch (message.type) {
       case 'result':
         settle();
-        return pending.resolve(message.value);
+        pending.resolve(message.value);
+        return;
       case 'error':
         settle();
         if (pending.stream)
           return void pending.stream.destroy(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
-        return pending.reject(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
+        pending.reject(new LambdaInvokeError(this.fn.name, message.error.name, message.error.message));
+        return;
       case 'head':
         pending.stream = new PassThrough();
-        return pending.resolve({ head: message.metadata, body: pending.stream } satisfies StreamedReply);
+        pending.resolve({ head: message.metadata, body: pending.stream } satisfies StreamedReply);
+        return;
       case 'chunk':
         if (!pending.stream) {
           // Written without a head: Lambda's function URL answers 200 with the bytes as they come.
