@@ -11,6 +11,7 @@ import type { RequestLogger } from '../http/logger.ts';
 import { resolveReportedUrl, type HostedTarget } from './hosts.ts';
 import { takeAbuseReportAllowance } from './limits.ts';
 import { refreshReportCount } from './scan-rows.ts';
+import type { AbuseCategory } from './categories.ts';
 
 /**
  * Abuse intake (spec endpoint 3): a notice-and-action mechanism built to
@@ -23,23 +24,7 @@ import { refreshReportCount } from './scan-rows.ts';
  * rules: docs/trust-and-safety.md.
  */
 
-/** The one documented list of categories (docs/trust-and-safety.md says what each covers). */
-export const ABUSE_CATEGORIES = [
-  'phishing',
-  'malware',
-  'fraud',
-  'child_sexual_abuse',
-  'terrorist_content',
-  'illegal_hate_speech',
-  'non_consensual_intimate_imagery',
-  'intellectual_property',
-  'privacy_violation',
-  'illegal_goods_or_services',
-  'spam',
-  'other_illegal_content',
-] as const;
-
-export type AbuseCategory = (typeof ABUSE_CATEGORIES)[number];
+export { ABUSE_CATEGORIES, type AbuseCategory } from './categories.ts';
 
 /** The category whose reporter may stay anonymous (DSA Article 16(2)(c)). */
 export const ANONYMOUS_CATEGORY: AbuseCategory = 'child_sexual_abuse';

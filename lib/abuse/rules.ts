@@ -1,4 +1,4 @@
-import type { AbuseCategory } from './reports.ts';
+import type { AbuseCategory } from './categories.ts';
 
 /**
  * The keyword scan rule set (issue 11 item 2): what the scan of each publish

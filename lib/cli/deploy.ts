@@ -9,9 +9,12 @@ import type { ApiCallError, ApiClient } from './api-client.ts';
 import { interactive } from './args.ts';
 import { CliError } from './operator-env.ts';
 import { functionDependencies } from './function-deps.ts';
-import { HashCache, statFacts, type StatFacts } from './hash-cache.ts';
+import type { SiteFile } from './site-file.ts';
+import { HashCache, statFacts } from './hash-cache.ts';
 import { multipartForm } from './http.ts';
 import { refuseUnbuiltApp } from './publishable.ts';
+
+export type { SiteFile } from './site-file.ts';
 
 /** Folders and files never deployed: VCS data, dependencies, macOS litter. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -22,15 +25,6 @@ const HASH_CONCURRENCY = 32;
 /** Upload requests in flight at once, by default. */
 export const UPLOAD_CONCURRENCY = 8;
 
-export interface SiteFile {
-  /** Manifest path: relative, `/`-separated, no leading slash. */
-  path: string;
-  absolute: string;
-  size: number;
-  hash: string;
-  /** The stat facts the file was listed with, for the hash cache (lib/cli/hash-cache.ts). */
-  facts?: StatFacts;
-}
 
 /**
  * Every deployable file under `dir`, sorted by path. Symlinked files are followed; symlinked folders are not (no loops).

@@ -3,7 +3,7 @@ import { builtinModules } from 'node:module';
 import { join, posix, resolve } from 'node:path';
 import type { Metafile } from 'esbuild';
 import { rootPrefix } from '../functions/root-directory.ts';
-import type { SiteFile } from './deploy.ts';
+import type { SiteFile } from './site-file.ts';
 
 /**
  * The npm packages a folder's functions import. `slipway deploy` skips

@@ -16,7 +16,7 @@ import { requireOpenSession } from '../uploads/files.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { receivedHashes } from '../uploads/received.ts';
 import { getUploadSession, type UploadSessionRecord } from '../uploads/sessions.ts';
-import type { RouteManifest, RouteManifestFile } from '../sites/serve.ts';
+import type { RouteManifest, RouteManifestFile } from '../sites/route-manifest.ts';
 import { buildDeploymentFunctions, functionEntries, rootPrefix } from '../functions/build.ts';
 import { contentTypeFor } from './content-type.ts';
 import { deploymentPrefix, manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';

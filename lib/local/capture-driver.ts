@@ -1,6 +1,6 @@
 import { chromiumPath } from '../screenshots/capture.ts';
 import { workers, type WorkerRow } from '../workers.ts';
-import type { LocalDriver } from './platform.ts';
+import type { LocalDriver } from './driver.ts';
 import { queueDriver, type QueueDriver } from './queue-driver.ts';
 
 /**

@@ -9,7 +9,8 @@ import { functionLabel, MAX_FUNCTION_LABEL_LENGTH, type DeployedFunction } from 
 import { functionUrl } from '../functions/records.ts';
 import { functionHostLabel } from '../functions/resolve.ts';
 import { logger } from '../http/logger.ts';
-import { methodNotAllowed, serveSiteFiles, type RouteManifestFile, type SiteFiles } from '../sites/serve.ts';
+import type { RouteManifestFile } from '../sites/route-manifest.ts';
+import { methodNotAllowed, serveSiteFiles, type SiteFiles } from '../sites/serve.ts';
 import type { HostHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './function-door.ts';
 

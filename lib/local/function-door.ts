@@ -8,7 +8,7 @@ import { isTeamEnrolledInFunctions, resolveFunctionByHost } from '../functions/r
 import { FunctionTelemetry } from '../functions/telemetry.ts';
 import type { HostHandler } from './api-server.ts';
 import { createLocalFunctionHost } from './functions/local-host.ts';
-import type { LocalDriver } from './platform.ts';
+import type { LocalDriver } from './driver.ts';
 
 /** Whether a Host header names `{label}.{function_domain}` (port ignored). */
 export function isFunctionHost(host: string | undefined, functionDomain = config.functionDomain()): boolean {

@@ -1,3 +1,4 @@
+import type { LocalDriver } from './driver.ts';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createApiServer, type ApiAnswer, type HostHandler, type StartGate } from './api-server.ts';
@@ -12,11 +13,6 @@ import type { SynthesizedTemplate } from './synth/template.ts';
 import { siteAnalytics } from '../sites/analytics.ts';
 
 /** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
-export interface LocalDriver {
-  name: string;
-  start(): void;
-  stop(): Promise<void>;
-}
 
 export interface LocalPlatformOptions {
   /** 0 picks a free port. */

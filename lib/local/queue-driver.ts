@@ -7,7 +7,7 @@ import { config } from '../config.ts';
 import { logger } from '../http/logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
-import type { LocalDriver } from './platform.ts';
+import type { LocalDriver } from './driver.ts';
 
 /**
  * Plays the SQS event source mapping of every queue-triggered row of

@@ -7,7 +7,7 @@ import type { DeployedFunction } from '../functions/model.ts';
 import { useQueuedFunctionHost } from '../functions/queued-host.ts';
 import { logger } from '../http/logger.ts';
 import { createLocalFunctionHost, type LocalFunctionHost } from './functions/local-host.ts';
-import type { LocalDriver } from './platform.ts';
+import type { LocalDriver } from './driver.ts';
 import { queueDriver, type QueueDriver, type QueueDriverOptions } from './queue-driver.ts';
 
 async function loadBundle(fn: DeployedFunction): Promise<Buffer> {

@@ -10,7 +10,7 @@ import { config } from '../config.ts';
 import { logger } from '../http/logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
-import type { LocalDriver } from './platform.ts';
+import type { LocalDriver } from './driver.ts';
 
 /**
  * The ARN a schedule-triggered worker gets on the local platform. Nothing

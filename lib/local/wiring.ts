@@ -1,6 +1,6 @@
 import type { HostHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './function-door.ts';
-import type { LocalDriver } from './platform.ts';
+import type { LocalDriver } from './driver.ts';
 import { queuedRuntime } from './queued-runtime.ts';
 import { captureDriver } from './capture-driver.ts';
 import { buildsRuntime } from './builds/builds-runtime.ts';

@@ -14,7 +14,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
-import type { RouteManifest } from '../sites/serve.ts';
+import type { RouteManifest } from '../sites/route-manifest.ts';
 import { forgetHeldBlobs, heldBlobs } from '../uploads/blobs.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { receivedEntryKeys } from '../uploads/received.ts';

@@ -6,6 +6,7 @@ import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { logger } from '../http/logger.ts';
+import type { RouteManifest, RouteManifestFile } from './route-manifest.ts';
 import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';
 import { siteAnalytics } from './analytics.ts';
@@ -46,28 +47,6 @@ export interface SiteReply {
   headers: Record<string, string>;
   /** null for HEAD, 304 and 405; a stream for deployed objects. */
   body: Buffer | Readable | null;
-}
-
-export interface RouteManifestFile {
-  hash: string;
-  size: number;
-  content_type: string;
-  /**
-   * Where the object is, relative to `{team_id}/{slug}/`, when it is not this
-   * deployment's own `{deployment_id}/{path}`: a file unchanged since an earlier
-   * deployment of the same project is served from that deployment's folder
-   * rather than copied again (`{earlier_deployment_id}/{its path}`).
-   */
-  object?: string;
-}
-
-export interface RouteManifest {
-  project_slug: string;
-  project_id: string;
-  team_id: string;
-  deployment_id: string;
-  created_at: string;
-  files: Record<string, RouteManifestFile>;
 }
 
 /** The serving error codes; they appear in the body and in `x-slipway-error`. */

@@ -1,4 +1,4 @@
-import type { RouteManifest, RouteManifestFile } from './serve.ts';
+import type { RouteManifest, RouteManifestFile } from './route-manifest.ts';
 
 /**
  * Where a deployment's objects live in the sites bucket. The project slug is

@@ -6,7 +6,7 @@ import { config } from '../config.ts';
 import { batchGetAll, batchWriteAll } from '../db/batch.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import type { RouteManifest } from '../sites/serve.ts';
+import type { RouteManifest } from '../sites/route-manifest.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
 
 /**

@@ -20,7 +20,10 @@ import { authorizeResourceTeam } from '../projects/access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { heldBlobs, liveObjects } from './blobs.ts';
 import { SESSION_RETENTION_SECONDS } from './received.ts';
+import type { UploadSessionRecord } from './session-record.ts';
 import { readManifest, type StoredManifest } from './stored-manifest.ts';
+
+export type { UploadSessionRecord } from './session-record.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { projectActiveCheck } from '../projects/active-check.ts';
@@ -48,31 +51,6 @@ export interface UploadSessionView {
   total_bytes_to_send: number;
 }
 
-export interface UploadSessionRecord {
-  upload_id: string;
-  deployment_id: string;
-  project_id: string;
-  /** The project's slug, immutable: uploads store their files under `{team_id}/{slug}/{deployment_id}/`. */
-  project_slug: string;
-  team_id: string;
-  status: 'open' | 'finalized';
-  label: string | null;
-  created_at: string;
-  expires_at: string;
-  /** BUNDLES key of the manifest JSON: a large manifest does not fit in one item. */
-  manifest_key: string;
-  file_count: number;
-  total_bytes: number;
-  known_count: number;
-  missing_count: number;
-  total_bytes_to_send: number;
-  /** A build's session (lib/uploads/build-sessions.ts): publish as production or beside it as a preview. Uploads are production. */
-  target?: 'production' | 'preview';
-  /** A build's branch, the keyword scan's row key. */
-  branch?: string | null;
-  /** False for a build's session, which takes no place among the team's open upload sessions. */
-  holds_slot?: boolean;
-}
 
 /** The team fields begin-upload reads from the team item (plan, suspension). */
 export interface TeamStanding {

@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { UPLOAD_HASH_NOT_IN_MANIFEST } from '../errors/catalogue.ts';
 import type { ManifestFile } from './manifest.ts';
-import type { UploadSessionRecord } from './sessions.ts';
+import type { UploadSessionRecord } from './session-record.ts';
 
 /** The session's manifest as begin-upload stored it (BUNDLES `manifest_key`): written once, never changed. */
 export interface StoredManifest {

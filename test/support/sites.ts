@@ -6,7 +6,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import type { RouteManifest } from '../../lib/sites/serve.ts';
+import type { RouteManifest } from '../../lib/sites/route-manifest.ts';
 import { deployedObjectKey, routeManifestKey } from '../../lib/sites/storage-keys.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { useBuildHost } from '../../builds/host.ts';
-import type { LocalDriver } from '../platform.ts';
+import type { LocalDriver } from '../driver.ts';
 import { createLocalBuildHost, type LocalBuildHost } from './local-build-host.ts';
 
 /**

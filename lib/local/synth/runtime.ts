@@ -5,7 +5,7 @@ import { secretDefinitions } from '../../resources.ts';
 import { parsePreviewHost } from '../../builds/preview-hosts.ts';
 import { customDomainHost, siteSubdomain } from '../../sites/serve.ts';
 import type { HostHandler } from '../api-server.ts';
-import type { LocalDriver } from '../platform.ts';
+import type { LocalDriver } from '../driver.ts';
 import { queueConsumerDriver, type QueueConsumer } from '../queue-driver.ts';
 import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
 import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
