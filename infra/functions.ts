@@ -49,7 +49,7 @@ export interface HandlerFunctionProps {
  * The execution roles and the log group of functions that may share them (the
  * API's routes): one role per distinct set of `uses`, so a function's role
  * still holds exactly its own grants, and one log group, whose entries name
- * their route (lib/http/logger.ts). A stack holds at most 500 resources, and a
+ * their route (lib/logger.ts). A stack holds at most 500 resources, and a
  * role and a log group per route cost two of them each.
  */
 export class SharedExecution extends Construct {

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runAbuseScan } from '../../lib/abuse/scans.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 
 /** Consumer of the abuse-scans queue: one message per publish's scan; a scan that fails is retried by SQS. */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {

@@ -4,7 +4,7 @@ import type { BuildMessage } from '../../lib/builds/enqueue.ts';
 import { buildHost, type BuildHost } from '../../lib/builds/host.ts';
 import { handleBuildMessage } from '../../lib/builds/run.ts';
 import { loadSecrets } from '../../lib/aws/secrets.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 
 // Environment variables are decrypted for a build; a forge token is signed with the Git state secret.
 await loadSecrets(['envEncryption', 'gitState']);

@@ -1,7 +1,7 @@
 import { config } from '../../lib/config.ts';
 import { sweepDomainDistributions, type DistributionSweepReport } from '../../lib/domains/distribution-sweep.ts';
 import { sweepFunctionLambdas, type LambdaSweepReport } from '../../lib/functions/lambda-sweep.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 
 /**
  * Target of the recurring schedule (row `cloud-sweep` of lib/workers.ts): removes the cloud resources no record

@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 import { deleteProject } from '../../lib/projects/deletion.ts';
 
 /** Consumer of the deletions queue: one message per project to remove; a failed one is retried by SQS. */

@@ -4,7 +4,7 @@ import type { FunctionHost } from '../../lib/functions/host.ts';
 import { queuedFunctionHost } from '../../lib/functions/queued-host.ts';
 import { runInvocation } from '../../lib/functions/queued.ts';
 import { FunctionTelemetry } from '../../lib/functions/telemetry.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 
 /**
  * The invocations queue's consumer (lib/workers.ts row `function-invocations`):

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { applyGeoPolicy } from '../../lib/domains/geo.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 
 /**
  * Consumer of the geo-filters queue: one message per domain whose saved geo

@@ -1,4 +1,4 @@
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 import { expireProvisionalProject } from '../../lib/projects/expiry.ts';
 import type { ProvisionalExpiryInput } from '../../lib/projects/provisional.ts';
 

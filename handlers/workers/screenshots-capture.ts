@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 import type { CaptureMessage } from '../../lib/screenshots/jobs.ts';
 import { captureJob } from '../../lib/screenshots/capture.ts';
 

@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { handleSslMessage } from '../../lib/domains/tls.ts';
 import type { SslMessage } from '../../lib/domains/tls-queue.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 
 /**
  * Consumer of the SSL-retries queue: each message is one TLS attempt of a

@@ -1,4 +1,4 @@
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 import { purgeTeam, type TeamPurgeInput } from '../../lib/teams/deletion.ts';
 
 /** Target of the one-time schedule set at a team's deletion request (and when a hold on an overdue team is lifted). */

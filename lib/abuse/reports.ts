@@ -7,7 +7,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_NOT_RECORDED, ABUSE_REPORT_URL_NOT_HOSTED } from '../errors/catalogue.ts';
-import type { RequestLogger } from '../http/logger.ts';
+import type { RequestLogger } from '../logger.ts';
 import { resolveReportedUrl, type HostedTarget } from './hosts.ts';
 import { takeAbuseReportAllowance } from './limits.ts';
 import { refreshReportCount } from './scan-rows.ts';

@@ -8,7 +8,7 @@ import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } f
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ABUSE_SCAN_ALREADY_REVIEWED, ABUSE_SCAN_NOT_FOUND, ABUSE_SCAN_SUPERSEDED } from '../errors/catalogue.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
 import { manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';

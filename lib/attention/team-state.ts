@@ -5,7 +5,7 @@ import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } f
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { SUBSCRIPTION_CHANGED } from '../errors/catalogue.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import type { PlanName } from '../plans.ts';
 
 /**

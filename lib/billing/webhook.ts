@@ -6,7 +6,7 @@ import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, WEBHOOK_EVENT_NOT_PROCESSED } from '../errors/catalogue.ts';
-import type { RequestLogger } from '../http/logger.ts';
+import type { RequestLogger } from '../logger.ts';
 import { getTeam } from '../teams/teams.ts';
 import { isSubscriptionEventType, providerEventOf, subscriptionChangeOf, type ProviderEvent } from './subscription-events.ts';
 

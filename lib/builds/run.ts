@@ -1,6 +1,6 @@
 import { config } from '../config.ts';
 import { isApiError } from '../errors/api-error.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { getProjectItem } from '../projects/projects.ts';
 import { getTeam } from '../teams/teams.ts';
 import { recordBuildSuccess, recordUserFailure } from './breaker-records.ts';

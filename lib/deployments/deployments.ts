@@ -8,7 +8,7 @@ import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { queryAll } from '../db/query.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-rows.ts';
 import { readLogLines } from '../builds/build-log-records.ts';
 import { deploymentBuildFields, type DeploymentBuildFields, type DeploymentStatus } from '../builds/view.ts';

@@ -8,7 +8,7 @@ import {
   type DistributionSummary,
 } from '@aws-sdk/client-cloudfront';
 import { cloudfront } from '../aws/cloudfront.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { getDomainItem } from './domains.ts';
 import { DOMAIN_ID_TAG } from './tls.ts';
 

@@ -10,7 +10,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_NOT_FOUND, DOMAIN_NOT_ON_DEDICATED_ZONE, GEO_COUNTRIES_REQUIRED, GEO_COUNTRY_INVALID } from '../errors/catalogue.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { type GEO_MODES, getDomainItem, type DomainRecord } from './domains.ts';
 
 export type GeoMode = (typeof GEO_MODES)[number];

@@ -3,7 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { getDomainItem } from './domains.ts';
 import { sendSslMessage } from './tls-queue.ts';
 

@@ -20,7 +20,7 @@ import { CUSTOM_HOST_HEADER } from '../sites/hostname.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { getDomainItem, type DomainRecord } from './domains.ts';
 import { applyGeoPolicyToNewDistribution } from './geo.ts';
 import { claimAttempt, SSL_ERROR_CODES, writeIfCurrent, type SslErrorCode } from './tls-attempts.ts';

@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DNS_LOOKUP_UNAVAILABLE } from '../errors/catalogue.ts';
 import { updateDomain, VERIFICATION_LABEL, type DomainRecord } from './domains.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { queueFirstAttempt } from './tls-queue.ts';
 import { normalizeName } from './zones.ts';
 

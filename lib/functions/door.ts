@@ -3,7 +3,7 @@ import { Readable, type Writable } from 'node:stream';
 import { meta } from '../http/envelope.ts';
 import type { ErrorEntry } from '../errors/api-error.ts';
 import { FUNCTION_BODY_TOO_LARGE, FUNCTION_FAILED, FUNCTION_NOT_FOUND, FUNCTION_START_FAILED, FUNCTION_TIMEOUT } from '../errors/catalogue.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { traceIdFrom } from '../http/trace.ts';
 import { FunctionHostError, type DoorForward, type FunctionHost } from './host.ts';
 import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';

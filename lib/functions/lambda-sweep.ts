@@ -5,7 +5,7 @@ import { lambda } from '../aws/lambda.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { functionLambdaName } from './cloud-host.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import type { FunctionHost, QueuedResult } from './host.ts';
 import {
   claimInvocation,

@@ -3,7 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
 import type { DeployedFunction } from './model.ts';
 

@@ -8,7 +8,7 @@ import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principa
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
 import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
 import { CROSS_SITE_REQUEST_REFUSED, INTERNAL_ERROR, INVALID_JSON, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, VALIDATION_FAILED } from '../errors/catalogue.ts';
-import { logger, requestLogger, type RequestLogger } from './logger.ts';
+import { logger, requestLogger, type RequestLogger } from '../logger.ts';
 import type { RouteRow } from './routes.ts';
 import { traceIdFrom } from './trace.ts';
 

@@ -3,7 +3,7 @@ import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
-import type { RequestLogger } from '../http/logger.ts';
+import type { RequestLogger } from '../logger.ts';
 import { createSignInLink, deleteSignInLink, SIGN_IN_LINK_MINUTES } from './sign-in-links.ts';
 import { SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
 

@@ -6,7 +6,7 @@ import { config } from '../config.ts';
 import { errorResponse, meta } from '../http/envelope.ts';
 import type { ErrorEntry } from '../errors/api-error.ts';
 import { INTERNAL_ERROR, PAYLOAD_TOO_LARGE, PLATFORM_STARTING } from '../errors/catalogue.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { fallbackRoute, matchRoute, routeKey } from '../http/routes.ts';
 import { traceIdFrom } from '../http/trace.ts';
 import { API_GATEWAY_MAX_BODY_BYTES, lambdaContext, toApiGatewayEvent, writeResult } from './api-event.ts';

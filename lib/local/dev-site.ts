@@ -8,7 +8,7 @@ import { bundleFunctionInFolder, functionEntries, INVALID_NAME_LINE } from '../f
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH, type DeployedFunction } from '../functions/model.ts';
 import { functionUrl } from '../functions/records.ts';
 import { functionHostLabel } from '../functions/resolve.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import type { RouteManifestFile } from '../sites/route-manifest.ts';
 import { methodNotAllowed, serveSiteFiles, type SiteFiles } from '../sites/serve.ts';
 import type { HostHandler } from './api-server.ts';

@@ -4,7 +4,7 @@ import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, ReceiveMessa
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
 import type { LocalDriver } from './driver.ts';

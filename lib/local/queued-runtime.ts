@@ -5,7 +5,7 @@ import type { FunctionHost } from '../functions/host.ts';
 import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/invocations.ts';
 import type { DeployedFunction } from '../functions/model.ts';
 import { useQueuedFunctionHost } from '../functions/queued-host.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { createLocalFunctionHost, type LocalFunctionHost } from './functions/local-host.ts';
 import type { LocalDriver } from './driver.ts';
 import { queueDriver, type QueueDriver, type QueueDriverOptions } from './queue-driver.ts';

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { scheduler } from '../aws/scheduler.ts';
 import { config } from '../config.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
 import type { LocalDriver } from './driver.ts';

@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import type { HostHandler } from './api-server.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { customDomainHost, serveSite, siteSubdomain } from '../sites/serve.ts';
 import { parsePreviewHost } from '../builds/preview-hosts.ts';
 

@@ -20,7 +20,7 @@ import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { getDomainItem } from '../domains/domains.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claims.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
 
 /** DynamoDB's limit of items in one transaction. */

@@ -5,7 +5,7 @@ import { presignGet } from '../aws/s3-lite.ts';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 
 /**
  * Screenshots of published sites. Each publish creates a capture job with a

@@ -4,7 +4,7 @@ import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import { queryAll } from '../db/query.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
 

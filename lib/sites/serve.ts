@@ -5,7 +5,7 @@ import { dynamo } from '../aws/clients.ts';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { logger } from '../http/logger.ts';
+import { logger } from '../logger.ts';
 import type { RouteManifest, RouteManifestFile } from './route-manifest.ts';
 import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 import { rootPrefix } from '../functions/build.ts';

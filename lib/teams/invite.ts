@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import type { TeamRole } from '../http/access.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ALREADY_A_MEMBER, EMAIL_DELIVERY_UNAVAILABLE, INVITATION_PENDING } from '../errors/catalogue.ts';
-import type { RequestLogger } from '../http/logger.ts';
+import type { RequestLogger } from '../logger.ts';
 import { getUserByEmail } from '../identity/users.ts';
 import { createInvitation, invitationStatus, listTeamInvitations, revokeInvitation, type Invitation } from './invitations.ts';
 import { getMembership } from './memberships.ts';

@@ -5,7 +5,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { decryptEnvValue } from '../../lib/env/encryption.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 

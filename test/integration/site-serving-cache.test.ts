@@ -4,7 +4,7 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 import { deployedObjectKey } from '../../lib/sites/storage-keys.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { putDeploymentFixture, putProjectFixture, setLiveDeployment, siteRequest, type SiteFixture } from '../support/sites.ts';

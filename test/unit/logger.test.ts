@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Logger } from '../../lib/http/logger.ts';
+import { Logger } from '../../lib/logger.ts';
 
 /** The structured logger: one JSON line per entry, levels, a request's keys, errors as fields. */
 function capture() {

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { access } from '../../lib/http/access.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/logger.ts';
 import { buildHandler } from '../../lib/http/pipeline.ts';
 
 const event = (headers: Record<string, string> = {}): APIGatewayProxyEventV2 =>

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, linkSync, mkdirSync, rmSync, writeFileSync, copy
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { logger } from '../../http/logger.ts';
+import { logger } from '../../logger.ts';
 import {
   creditPayload,
   FRAME,

@@ -2,7 +2,7 @@ import { copyFileSync, linkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ConsoleLine, QueuedRequest, QueuedResult } from '../../functions/host.ts';
 import type { DeployedFunction } from '../../functions/model.ts';
-import { logger } from '../../http/logger.ts';
+import { logger } from '../../logger.ts';
 import type { SandboxProcess } from './sandbox.ts';
 
 /**

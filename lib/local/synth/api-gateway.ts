@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { logger } from '../../http/logger.ts';
+import { logger } from '../../logger.ts';
 import { toApiGatewayEvent, writeResult } from '../api-event.ts';
 import type { LambdaFunctionHost } from './lambda-host.ts';
 import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
