@@ -1,24 +1,60 @@
-import {
-  ConflictException,
-  CreateScheduleCommand,
-  DeleteScheduleCommand,
-  ResourceNotFoundException,
-  UpdateScheduleCommand,
-} from '@aws-sdk/client-scheduler';
+import { randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
-import { scheduler } from './scheduler.ts';
+import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
 
 /**
  * One-time EventBridge Scheduler schedules in the platform's group, each
  * invoking a schedule worker of lib/workers.ts (named by the variable that
  * holds its ARN) with a JSON input. The worker re-checks its record, so a
  * stale or early firing changes nothing that should stay.
+ *
+ * The three calls are signed `fetch` calls in Scheduler's REST-JSON protocol
+ * (what the SDK's client speaks too): the client and its protocol code were
+ * about 30 KB of each bundle that publishes or deletes (finalize among them).
+ * Errors carry Scheduler's error type as `name`, as the SDK's do; network
+ * failures, 5xx and throttling are retried three times in all.
  */
+
+const MAX_ATTEMPTS = 3;
 
 export function atExpression(when: Date): string {
   // Rounded up to the next second: the schedule may fire late, never before `when`.
   const seconds = new Date(Math.ceil(when.getTime() / 1000) * 1000);
   return `at(${seconds.toISOString().slice(0, 19)})`;
+}
+
+async function schedulerCall(method: 'POST' | 'PUT' | 'DELETE', name: string, body?: object): Promise<void> {
+  const endpoint = config.awsEndpoint()?.replace(/\/+$/, '') ?? `https://scheduler.${config.awsRegion()}.amazonaws.com`;
+  const query = method === 'DELETE' ? `?groupName=${encodeURIComponent(config.scheduleGroup())}` : '';
+  const url = `${endpoint}/schedules/${encodeURIComponent(name)}${query}`;
+  const aws = signer('scheduler');
+  for (let attempt = 1; ; attempt++) {
+    let res: Response;
+    try {
+      const init = body ? { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : { method };
+      res = await fetch(await aws.sign(url, init));
+    } catch (error) {
+      if (error instanceof CredentialsMissingError || attempt >= MAX_ATTEMPTS) throw error;
+      await backoff(attempt);
+      continue;
+    }
+    const text = await res.text().catch(() => '');
+    if (res.ok) return;
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // A non-JSON answer: the status says enough.
+    }
+    // REST-JSON names the error in X-Amzn-ErrorType ("Name:uri"); some servers only in the body.
+    const type = res.headers.get('x-amzn-errortype') ?? String(parsed.__type ?? parsed.code ?? `Http${res.status}`);
+    const errorName = type.split(':')[0]!.split('#').pop()!;
+    if (attempt < MAX_ATTEMPTS && (res.status >= 500 || res.status === 429 || errorName === 'ThrottlingException')) {
+      await backoff(attempt);
+      continue;
+    }
+    throw new AwsLiteError(errorName, String(parsed.Message ?? parsed.message ?? text.slice(0, 200)), res.status);
+  }
 }
 
 const isNamed = (error: unknown, name: string) => (error as Error).name === name;
@@ -28,34 +64,33 @@ export async function setOneTimeSchedule(name: string, at: Date, targetArnEnv: s
   const targetArn = process.env[targetArnEnv];
   if (!targetArn) throw new Error(`Configuration variable ${targetArnEnv} is not set`);
   const params = {
-    Name: name,
     GroupName: config.scheduleGroup(),
     ScheduleExpression: atExpression(at),
     ScheduleExpressionTimezone: 'UTC',
-    FlexibleTimeWindow: { Mode: 'OFF' as const },
+    FlexibleTimeWindow: { Mode: 'OFF' },
     Target: { Arn: targetArn, RoleArn: config.schedulerRoleArn(), Input: JSON.stringify(input) },
     // UpdateSchedule replaces every field, so this is repeated there.
-    ActionAfterCompletion: 'DELETE' as const,
+    ActionAfterCompletion: 'DELETE',
   };
   try {
-    await scheduler().send(new UpdateScheduleCommand(params));
+    await schedulerCall('PUT', name, params);
     return;
   } catch (error) {
-    if (!(error instanceof ResourceNotFoundException) && !isNamed(error, 'ResourceNotFoundException')) throw error;
+    if (!isNamed(error, 'ResourceNotFoundException')) throw error;
   }
   try {
-    await scheduler().send(new CreateScheduleCommand(params));
+    await schedulerCall('POST', name, { ...params, ClientToken: randomUUID() });
   } catch (error) {
     // Created by another caller in between: move it to our time instead.
-    if (!(error instanceof ConflictException) && !isNamed(error, 'ConflictException')) throw error;
-    await scheduler().send(new UpdateScheduleCommand(params));
+    if (!isNamed(error, 'ConflictException')) throw error;
+    await schedulerCall('PUT', name, params);
   }
 }
 
 /** Deletes the schedule `name`; one that is already gone is fine. */
 export async function deleteOneTimeSchedule(name: string): Promise<void> {
   try {
-    await scheduler().send(new DeleteScheduleCommand({ Name: name, GroupName: config.scheduleGroup() }));
+    await schedulerCall('DELETE', name);
   } catch (error) {
     if (!isNamed(error, 'ResourceNotFoundException')) throw error;
   }
