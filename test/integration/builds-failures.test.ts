@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BREAKER_THRESHOLD, PAUSE_REASON, recordUserFailure } from '../../lib/builds/breaker-records.ts';
-import { setTeamPlan, setTeamSuspended } from '../../lib/teams/standing.ts';
-import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild } from '../support/builds.ts';
-import { startGitServer, type GitServer } from '../support/git-server.ts';
-import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { githubPushPayload, sendGithub } from '../support/webhooks.ts';
+import { setTeamSuspended } from '../../lib/teams/standing.ts';
+import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { makeTeamWithRoles } from '../support/platform.ts';
 
 /**
  * Failed builds (docs/builds.md): a lockfile out of step, a build command that
@@ -13,27 +11,11 @@ import { githubPushPayload, sendGithub } from '../support/webhooks.ts';
  */
 // Each test runs one or more real builds: seconds each, more on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });
-let platform: TestPlatform;
-let repo: GitServer;
-let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
+const ctx = useBuildsSuite();
 
-beforeAll(async () => {
-  useBuildSettings();
-  platform = await startTestPlatform();
-  repo = await startGitServer();
-  roles = await makeTeamWithRoles();
-  await setTeamPlan(roles.team.id, 'team');
-});
+const push = async (secret: string, sha: string) => (await ctx.push(secret, 'main', sha)).body.data;
 
-afterAll(async () => {
-  await repo?.close();
-  await platform?.stop();
-});
-
-const push = async (secret: string, sha: string, message = 'A change') =>
-  (await sendGithub(platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: repo.url, branch: 'main', sha, message }) })).body.data;
-
-const projectOf = async (id: string) => (await platform.api('GET', `/api/v1/projects/${id}`, { token: roles.member.token })).body.data;
+const projectOf = async (id: string) => (await ctx.platform.api('GET', `/api/v1/projects/${id}`, { token: ctx.roles.member.token })).body.data;
 
 /** A site whose build fails with the same error each time, after printing a changing number. */
 const failingSite = () => ({
@@ -44,19 +26,19 @@ const failingSite = () => ({
 
 describe('failed builds', () => {
   it('fails a build whose lockfile is out of step with package.json, with a clear line, and publishes nothing', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, build_command: 'npm run build', output_dir: 'dist' });
-    const good = await push(secret, repo.commit('main', staticSite('good')));
-    expect((await waitForBuild(platform, roles.member.token, project.id, good.builds[0].deployment_id)).status).toBe('ready');
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
+    const good = await push(secret, ctx.repo.commit('main', staticSite('good')));
+    expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, good.builds[0].deployment_id)).status).toBe('ready');
     // A dependency on a folder of the repository: npm ci finds the lockfile out of step without any network.
     const site = staticSite('bad', { 'local-dep/package.json': JSON.stringify({ name: 'local-dep', version: '1.0.0' }) });
     const manifest = JSON.parse(site['package.json']!);
     manifest.dependencies = { 'local-dep': 'file:./local-dep' };
-    const sha = repo.commit('main', { ...site, 'package.json': JSON.stringify(manifest) });
-    const failed = await waitForBuild(platform, roles.member.token, project.id, (await push(secret, sha)).builds[0].deployment_id);
+    const sha = ctx.repo.commit('main', { ...site, 'package.json': JSON.stringify(manifest) });
+    const failed = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, sha)).builds[0].deployment_id);
     expect(failed.status).toBe('failed');
     expect(failed.failure_message).toBe('Install failed: package-lock.json is out of step with package.json; update the lockfile and push again.');
     expect(failed.build_log).toContain(failed.failure_message);
-    expect((await getSite(platform, `${project.subdomain}.localhost`)).text).toBe('<h1>good no greeting</h1>');
+    expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>good no greeting</h1>');
     const after = await projectOf(project.id);
     expect(after.live_deployment_id).toBe(good.builds[0].deployment_id);
     expect(after.consecutive_build_failures).toBe(1);
@@ -64,10 +46,10 @@ describe('failed builds', () => {
   });
 
   it('trips the breaker at 3 failures of one signature, skips pushes while paused, and resumes', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
     for (let i = 1; i <= BREAKER_THRESHOLD; i++) {
-      const sha = repo.commit('main', { ...failingSite(), [`n${i}.txt`]: String(i) });
-      const build = await waitForBuild(platform, roles.member.token, project.id, (await push(secret, sha)).builds[0].deployment_id);
+      const sha = ctx.repo.commit('main', { ...failingSite(), [`n${i}.txt`]: String(i) });
+      const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, sha)).builds[0].deployment_id);
       expect(build.status).toBe('failed');
       expect(build.failure_message).toMatch(/^Build failed: `node build\.mjs` exited with code 2: Error: Cannot find module/);
       const state = await projectOf(project.id);
@@ -77,33 +59,33 @@ describe('failed builds', () => {
     const paused = await projectOf(project.id);
     expect(paused.auto_deploy_pause_reason).toBe(PAUSE_REASON);
     expect(paused.last_build_failure_message).toMatch(/^Build failed: `node build\.mjs` exited with code 2/);
-    const skipped = await push(secret, repo.commit('main', staticSite('fixed')));
+    const skipped = await push(secret, ctx.repo.commit('main', staticSite('fixed')));
     expect(skipped.builds).toEqual([expect.objectContaining({ status: 'skipped', skip_reason: 'auto_deploy_paused' })]);
 
     // A general update never writes the breaker, whatever it carries.
-    const patched = await platform.api('PATCH', `/api/v1/projects/${project.id}`, {
-      token: roles.admin.token,
+    const patched = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+      token: ctx.roles.admin.token,
       body: { ...paused, auto_deploy_paused_at: null, consecutive_build_failures: 0, last_build_failure_message: null, name: `${paused.name} 2` },
     });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.data.auto_deploy_paused_at).toBe(paused.auto_deploy_paused_at);
     expect(patched.body.data.consecutive_build_failures).toBe(BREAKER_THRESHOLD);
 
-    const resumed = await platform.api('POST', `/api/v1/projects/${project.id}/auto-deploy/resume`, { token: roles.admin.token });
+    const resumed = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/auto-deploy/resume`, { token: ctx.roles.admin.token });
     expect(resumed.status, resumed.text).toBe(200);
     expect(resumed.body.data).toMatchObject({ auto_deploy_paused_at: null, auto_deploy_pause_reason: null, consecutive_build_failures: 0, last_build_failure_message: null });
-    const member = await platform.api('POST', `/api/v1/projects/${project.id}/auto-deploy/resume`, { token: roles.member.token });
+    const member = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/auto-deploy/resume`, { token: ctx.roles.member.token });
     expect(member.status).toBe(403);
   });
 
   it('restarts the count at 1 for another signature; a settings save racing build outcomes never loses one', async () => {
-    const { project } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url });
+    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url });
     await recordUserFailure(project.id, { message: 'Build failed: a', signature: 'a' });
     await recordUserFailure(project.id, { message: 'Build failed: b', signature: 'b' });
     expect((await projectOf(project.id)).consecutive_build_failures).toBe(1);
     await Promise.all([
       ...Array.from({ length: 4 }, () => recordUserFailure(project.id, { message: 'Build failed: b', signature: 'b' })),
-      ...Array.from({ length: 4 }, (_, i) => platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { build_command: `make ${i}`, consecutive_build_failures: 0 } })),
+      ...Array.from({ length: 4 }, (_, i) => ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { build_command: `make ${i}`, consecutive_build_failures: 0 } })),
     ]);
     const after = await projectOf(project.id);
     expect(after.consecutive_build_failures).toBe(5);
@@ -111,17 +93,17 @@ describe('failed builds', () => {
   });
 
   it('a successful manual build clears the breaker; the API starts builds for team admins only', async () => {
-    const { project } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, build_command: 'npm run build', output_dir: 'dist' });
+    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
     for (let i = 0; i < BREAKER_THRESHOLD; i++) await recordUserFailure(project.id, { message: 'Build failed: x', signature: 'x' });
     expect((await projectOf(project.id)).auto_deploy_paused_at).toBeTruthy();
-    const sha = repo.commit('main', staticSite('manual'));
-    expect((await platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: roles.member.token, body: { branch: 'main' } })).status).toBe(403);
-    const bad = await platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: roles.admin.token, body: { branch: 'a..b' } });
+    const sha = ctx.repo.commit('main', staticSite('manual'));
+    expect((await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.member.token, body: { branch: 'main' } })).status).toBe(403);
+    const bad = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.admin.token, body: { branch: 'a..b' } });
     expect(bad.status).toBe(400);
-    const started = await platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: roles.admin.token, body: { branch: 'main' } });
+    const started = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.admin.token, body: { branch: 'main' } });
     expect(started.status, started.text).toBe(202);
     expect(started.body.data).toMatchObject({ trigger: 'manual', target: 'production', branch: 'main', commit_sha: null, status: 'queued' });
-    const build = await waitForBuild(platform, roles.member.token, project.id, started.body.data.deployment_id);
+    const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, started.body.data.deployment_id);
     expect(build.status, build.build_log.join('\n')).toBe('ready');
     expect(build.commit_sha).toBe(sha);
     expect(await projectOf(project.id)).toMatchObject({ auto_deploy_paused_at: null, consecutive_build_failures: 0 });
@@ -129,12 +111,12 @@ describe('failed builds', () => {
 
   it('builds nothing for a project whose team is suspended', async () => {
     const other = await makeTeamWithRoles();
-    const { project, secret } = await createGitProject(platform, other.admin.token, { git_repo_url: repo.url });
+    const { project, secret } = await createGitProject(ctx.platform, other.admin.token, { git_repo_url: ctx.repo.url });
     await setTeamSuspended(other.team.id, true);
-    const reply = await push(secret, repo.commit('main', staticSite('suspended')));
+    const reply = await push(secret, ctx.repo.commit('main', staticSite('suspended')));
     expect(reply.builds.filter((b: { project_id: string }) => b.project_id === project.id)).toEqual([]);
     expect(reply.ignored).toContainEqual({ project_id: project.id, reason: 'team_suspended' });
-    const listed = await platform.api('GET', `/api/v1/projects/${project.id}/deployments`, { token: other.admin.token });
+    const listed = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments`, { token: other.admin.token });
     expect(listed.body.data.deployments).toEqual([]);
   });
 });

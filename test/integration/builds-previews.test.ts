@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { setFunctionsEnrolment, setTeamPlan } from '../../lib/teams/standing.ts';
-import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild } from '../support/builds.ts';
-import { startGitServer, type GitServer } from '../support/git-server.ts';
-import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { githubPullRequestPayload, githubPushPayload, gitlabMergeRequestPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { githubPullRequestPayload, gitlabMergeRequestPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
 
 /**
  * Previews (docs/builds.md): which pushes build a preview, preview hosts and
@@ -14,30 +11,10 @@ import { githubPullRequestPayload, githubPushPayload, gitlabMergeRequestPayload,
  */
 // Each test runs one or more real builds: seconds each, more on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });
-let platform: TestPlatform;
-let repo: GitServer;
-let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
-
-beforeAll(async () => {
-  useBuildSettings();
-  platform = await startTestPlatform();
-  repo = await startGitServer();
-  roles = await makeTeamWithRoles();
-  await setFunctionsEnrolment(roles.team.id, true);
-  // More projects than the free plan's five.
-  await setTeamPlan(roles.team.id, 'team');
-});
-
-afterAll(async () => {
-  await repo?.close();
-  await platform?.stop();
-});
-
-const push = (secret: string, branch: string, sha: string | null, extra: { message?: string; deleted?: boolean; delivery?: string } = {}) =>
-  sendGithub(platform, { event: 'push', secret, delivery: extra.delivery, payload: githubPushPayload({ repoUrl: repo.url, branch, sha, ...extra }) });
+const ctx = useBuildsSuite({ functions: true });
 
 const deploymentsOf = async (projectId: string) =>
-  (await platform.api('GET', `/api/v1/projects/${projectId}/deployments`, { token: roles.member.token })).body.data.deployments as Record<string, any>[];
+  (await ctx.platform.api('GET', `/api/v1/projects/${projectId}/deployments`, { token: ctx.roles.member.token })).body.data.deployments as Record<string, any>[];
 
 const FUNCTION = {
   'functions/env.js': "export default (request, context) => Response.json({ context: Object.keys(context.env), process: Object.keys(process.env).filter((k) => k.includes('TOKEN')) });",
@@ -45,91 +22,91 @@ const FUNCTION = {
 
 describe('branch pushes', () => {
   it('builds a preview of another branch: served on its preview host, live untouched, no functions; production deploys functions without the variables', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, build_command: 'npm run build', output_dir: 'dist' });
-    await platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, { token: roles.admin.token, body: { value: 'prod-token-9876', environment: 'production' } });
-    await platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: roles.admin.token, body: { value: 'preview-hi', environment: 'preview' } });
-    const mainSha = repo.commit('main', staticSite('main', FUNCTION));
-    const live = (await push(secret, 'main', mainSha)).body.data.builds[0];
-    const liveBuild = await waitForBuild(platform, roles.member.token, project.id, live.deployment_id);
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, { token: ctx.roles.admin.token, body: { value: 'prod-token-9876', environment: 'production' } });
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: ctx.roles.admin.token, body: { value: 'preview-hi', environment: 'preview' } });
+    const mainSha = ctx.repo.commit('main', staticSite('main', FUNCTION));
+    const live = (await ctx.push(secret, 'main', mainSha)).body.data.builds[0];
+    const liveBuild = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, live.deployment_id);
     expect(liveBuild.status, liveBuild.build_log.join('\n')).toBe('ready');
-    const fn = await getSite(platform, `env-${project.subdomain}.fn.localhost`);
+    const fn = await getSite(ctx.platform, `env-${project.subdomain}.fn.localhost`);
     expect(fn.status).toBe(200);
     expect(JSON.parse(fn.text)).toEqual({ context: [], process: [] });
 
-    const sha = repo.commit('Feature/New_Look', staticSite('feature', FUNCTION));
-    const reply = await push(secret, 'Feature/New_Look', sha);
+    const sha = ctx.repo.commit('Feature/New_Look', staticSite('feature', FUNCTION));
+    const reply = await ctx.push(secret, 'Feature/New_Look', sha);
     expect(reply.status, reply.text).toBe(202);
     const queued = reply.body.data.builds[0];
     expect(queued).toMatchObject({ target: 'preview', branch: 'Feature/New_Look' });
-    const projectNow = (await platform.api('GET', `/api/v1/projects/${project.id}`, { token: roles.member.token })).body.data;
+    const projectNow = (await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token })).body.data;
     expect(projectNow.preview_slug).toMatch(/^[a-z0-9]{3,20}$/);
     const host = `feature-new-look-${projectNow.preview_slug}.previews.localhost`;
-    expect(queued.preview_url).toBe(`http://${host}:${platform.port}`);
+    expect(queued.preview_url).toBe(`http://${host}:${ctx.platform.port}`);
 
-    const build = await waitForBuild(platform, roles.member.token, project.id, queued.deployment_id);
+    const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
     expect(build.status, build.build_log.join('\n')).toBe('ready');
     expect(build.is_live).toBe(false);
     expect(build.preview_url).toBe(queued.preview_url);
-    expect(await getSite(platform, host)).toEqual({ status: 200, text: '<h1>feature preview-hi</h1>' });
-    expect((await getSite(platform, `${project.subdomain}.localhost`)).text).toBe('<h1>main no greeting</h1>');
-    const functions = await platform.api('GET', `/api/v1/projects/${project.id}/functions`, { token: roles.member.token });
+    expect(await getSite(ctx.platform, host)).toEqual({ status: 200, text: '<h1>feature preview-hi</h1>' });
+    expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>main no greeting</h1>');
+    const functions = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/functions`, { token: ctx.roles.member.token });
     expect(functions.body.data.functions.map((f: { name: string }) => f.name)).toEqual(['env']);
     expect(functions.body.data.functions[0].deployment_id ?? live.deployment_id).toBe(live.deployment_id);
 
     // A new slug moves every preview host at once.
-    const patched = await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { preview_slug: 'renamed42' } });
+    const patched = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { preview_slug: 'renamed42' } });
     expect(patched.status, patched.text).toBe(200);
-    expect((await getSite(platform, host)).status).toBe(404);
-    expect((await getSite(platform, 'feature-new-look-renamed42.previews.localhost')).status).toBe(200);
+    expect((await getSite(ctx.platform, host)).status).toBe(404);
+    expect((await getSite(ctx.platform, 'feature-new-look-renamed42.previews.localhost')).status).toBe(200);
     const listed = (await deploymentsOf(project.id)).find((d) => d.id === queued.deployment_id)!;
-    expect(listed.preview_url).toBe(`http://feature-new-look-renamed42.previews.localhost:${platform.port}`);
+    expect(listed.preview_url).toBe(`http://feature-new-look-renamed42.previews.localhost:${ctx.platform.port}`);
 
     // Deleting the branch takes its preview down.
-    repo.deleteBranch('Feature/New_Look');
-    const deleted = await push(secret, 'Feature/New_Look', null, { deleted: true });
+    ctx.repo.deleteBranch('Feature/New_Look');
+    const deleted = await ctx.push(secret, 'Feature/New_Look', null, { deleted: true });
     expect(deleted.body.data.ignored).toEqual([{ project_id: project.id, reason: 'preview_taken_down' }]);
-    expect((await getSite(platform, 'feature-new-look-renamed42.previews.localhost')).status).toBe(404);
+    expect((await getSite(ctx.platform, 'feature-new-look-renamed42.previews.localhost')).status).toBe(404);
   });
 
   it('follows the preview branch policy: none, custom include and exclude (exclude wins); never the production branch', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, {
-      git_repo_url: repo.url,
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
       preview_branch_mode: 'custom',
       preview_branch_include: ['feature/**', 'release-*'],
       preview_branch_exclude: ['feature/wip-*'],
       auto_deploy_enabled: false,
     });
     const sha = 'a'.repeat(40);
-    const reasons = async (branch: string) => (await push(secret, branch, sha)).body.data.ignored.filter((i: { project_id: string }) => i.project_id === project.id);
+    const reasons = async (branch: string) => (await ctx.push(secret, branch, sha)).body.data.ignored.filter((i: { project_id: string }) => i.project_id === project.id);
     expect(await reasons('feature/wip-thing')).toEqual([{ project_id: project.id, reason: 'preview_branch_policy' }]);
     expect(await reasons('hotfix')).toEqual([{ project_id: project.id, reason: 'preview_branch_policy' }]);
     // The policy never applies to the production branch; auto-deploy off keeps it from building.
     expect(await reasons('main')).toEqual([{ project_id: project.id, reason: 'auto_deploy_disabled' }]);
-    await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { preview_branch_mode: 'none' } });
+    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { preview_branch_mode: 'none' } });
     expect(await reasons('feature/x')).toEqual([{ project_id: project.id, reason: 'preview_branch_policy' }]);
     expect(await deploymentsOf(project.id)).toEqual([]);
-    await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { preview_branch_mode: 'custom' } });
-    const included = await push(secret, 'release-2', sha, { message: 'Release [skip ci]' });
+    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { preview_branch_mode: 'custom' } });
+    const included = await ctx.push(secret, 'release-2', sha, { message: 'Release [skip ci]' });
     expect(included.body.data.builds).toEqual([expect.objectContaining({ project_id: project.id, status: 'skipped', skip_reason: 'skip_ci', branch: 'release-2' })]);
     const listed = await deploymentsOf(project.id);
     expect(listed).toEqual([expect.objectContaining({ status: 'skipped', skip_reason: 'skip_ci', trigger: 'push' })]);
   });
 
   it('notes a deleted production branch, cleared by the next push to it', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, auto_deploy_enabled: false });
-    const deleted = await push(secret, 'main', null, { deleted: true });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, auto_deploy_enabled: false });
+    const deleted = await ctx.push(secret, 'main', null, { deleted: true });
     expect(deleted.body.data.ignored).toEqual([{ project_id: project.id, reason: 'production_branch_deleted' }]);
-    const after = (await platform.api('GET', `/api/v1/projects/${project.id}`, { token: roles.member.token })).body.data;
+    const after = (await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token })).body.data;
     expect(after.production_branch_deleted_at).toBeTruthy();
-    await push(secret, 'main', 'b'.repeat(40));
-    const cleared = (await platform.api('GET', `/api/v1/projects/${project.id}`, { token: roles.member.token })).body.data;
+    await ctx.push(secret, 'main', 'b'.repeat(40));
+    const cleared = (await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token })).body.data;
     expect(cleared.production_branch_deleted_at).toBeNull();
   });
 
   it('acts once on a delivery id, however many copies race in', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, auto_deploy_enabled: true });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, auto_deploy_enabled: true });
     const delivery = randomUUID();
-    const replies = await Promise.all(Array.from({ length: 6 }, () => push(secret, 'main', 'c'.repeat(40), { message: '[ci skip] docs', delivery })));
+    const replies = await Promise.all(Array.from({ length: 6 }, () => ctx.push(secret, 'main', 'c'.repeat(40), { message: '[ci skip] docs', delivery })));
     expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202, 202]);
     expect(replies.filter((r) => r.body.data.duplicate === false)).toHaveLength(1);
     expect(replies.filter((r) => r.body.data.duplicate === true).every((r) => r.body.data.builds.length === 0)).toBe(true);
@@ -139,40 +116,40 @@ describe('branch pushes', () => {
 
 describe('merge requests', () => {
   it('builds a preview on open and update, under the request own label, and takes it down on close', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, {
-      git_repo_url: repo.url,
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
       build_command: 'npm run build',
       output_dir: 'dist',
       preview_branch_mode: 'none',
     });
-    const sha = repo.commit('mr-branch', staticSite('mr one'));
-    const opened = await sendGithub(platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: repo.url, number: 7, action: 'opened', branch: 'mr-branch', sha }) });
+    const sha = ctx.repo.commit('mr-branch', staticSite('mr one'));
+    const opened = await sendGithub(ctx.platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'opened', branch: 'mr-branch', sha }) });
     const first = opened.body.data.builds[0];
     expect(first).toMatchObject({ trigger: 'merge_request', target: 'preview' });
     expect(first.preview_url).toMatch(/^http:\/\/mr-7-[a-z0-9]+\.previews\.localhost:\d+$/);
-    expect((await waitForBuild(platform, roles.member.token, project.id, first.deployment_id)).status).toBe('ready');
+    expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, first.deployment_id)).status).toBe('ready');
     const host = new URL(first.preview_url).hostname;
-    expect((await getSite(platform, host)).text).toBe('<h1>mr one no greeting</h1>');
+    expect((await getSite(ctx.platform, host)).text).toBe('<h1>mr one no greeting</h1>');
 
-    const sha2 = repo.commit('mr-branch', staticSite('mr two'));
-    const updated = await sendGithub(platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: repo.url, number: 7, action: 'synchronize', branch: 'mr-branch', sha: sha2 }) });
-    expect((await waitForBuild(platform, roles.member.token, project.id, updated.body.data.builds[0].deployment_id)).status).toBe('ready');
-    expect((await getSite(platform, host)).text).toBe('<h1>mr two no greeting</h1>');
+    const sha2 = ctx.repo.commit('mr-branch', staticSite('mr two'));
+    const updated = await sendGithub(ctx.platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'synchronize', branch: 'mr-branch', sha: sha2 }) });
+    expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, updated.body.data.builds[0].deployment_id)).status).toBe('ready');
+    expect((await getSite(ctx.platform, host)).text).toBe('<h1>mr two no greeting</h1>');
 
-    const closed = await sendGithub(platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: repo.url, number: 7, action: 'closed', branch: 'mr-branch', sha: sha2 }) });
+    const closed = await sendGithub(ctx.platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'closed', branch: 'mr-branch', sha: sha2 }) });
     expect(closed.body.data.ignored).toEqual([{ project_id: project.id, reason: 'preview_taken_down' }]);
-    expect((await getSite(platform, host)).status).toBe(404);
+    expect((await getSite(ctx.platform, host)).status).toBe(404);
   });
 
   it('ignores merge requests when mr_previews_enabled is false, and a GitLab merge request skips with [skip ci]', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, mr_previews_enabled: false });
-    const ignored = await sendGitlab(platform, { event: 'Merge Request Hook', token: secret, payload: gitlabMergeRequestPayload({ repoUrl: repo.url, iid: 3, action: 'open', branch: 'x', sha: 'd'.repeat(40) }) });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, mr_previews_enabled: false });
+    const ignored = await sendGitlab(ctx.platform, { event: 'Merge Request Hook', token: secret, payload: gitlabMergeRequestPayload({ repoUrl: ctx.repo.url, iid: 3, action: 'open', branch: 'x', sha: 'd'.repeat(40) }) });
     expect(ignored.body.data.ignored).toEqual([{ project_id: project.id, reason: 'mr_previews_disabled' }]);
-    await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { mr_previews_enabled: true } });
-    const skipped = await sendGitlab(platform, {
+    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { mr_previews_enabled: true } });
+    const skipped = await sendGitlab(ctx.platform, {
       event: 'Merge Request Hook',
       token: secret,
-      payload: gitlabMergeRequestPayload({ repoUrl: repo.url, iid: 3, action: 'update', branch: 'x', sha: 'd'.repeat(40), message: 'wip [skip ci]' }),
+      payload: gitlabMergeRequestPayload({ repoUrl: ctx.repo.url, iid: 3, action: 'update', branch: 'x', sha: 'd'.repeat(40), message: 'wip [skip ci]' }),
     });
     expect(skipped.body.data.builds).toEqual([expect.objectContaining({ status: 'skipped', skip_reason: 'skip_ci', trigger: 'merge_request' })]);
   });

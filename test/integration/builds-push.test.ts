@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createGitProject, getSite, staticSite, useBuildSettings, waitForBuild } from '../support/builds.ts';
-import { startGitServer, type GitServer } from '../support/git-server.ts';
-import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { startGitServer } from '../support/git-server.ts';
 import { githubPushPayload, gitlabPushPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
 import { createHmac } from 'node:crypto';
 import { forgeTokenKey } from '../../lib/builds/git-secrets.ts';
@@ -14,21 +13,7 @@ import { forgeTokenKey } from '../../lib/builds/git-secrets.ts';
  */
 // Each test runs one or more real builds: seconds each, more on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });
-let platform: TestPlatform;
-let repo: GitServer;
-let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
-
-beforeAll(async () => {
-  useBuildSettings();
-  platform = await startTestPlatform();
-  repo = await startGitServer();
-  roles = await makeTeamWithRoles();
-});
-
-afterAll(async () => {
-  await repo?.close();
-  await platform?.stop();
-});
+const ctx = useBuildsSuite();
 
 describe('fetch credentials', () => {
   it('fetches with the project access token (pat) and a minted forge JWT (forge_jwt); a refused fetch is a platform failure that does not count', async () => {
@@ -47,21 +32,21 @@ describe('fetch credentials', () => {
     });
     try {
       const sha = guarded.commit('main', staticSite('private'));
-      const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: guarded.url, build_command: 'npm run build', output_dir: 'dist' });
+      const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: guarded.url, build_command: 'npm run build', output_dir: 'dist' });
       const pushed = async () =>
-        (await sendGithub(platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: guarded.url, branch: 'main', sha }) })).body.data.builds[0].deployment_id;
-      const refused = await waitForBuild(platform, roles.member.token, project.id, await pushed());
+        (await sendGithub(ctx.platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: guarded.url, branch: 'main', sha }) })).body.data.builds[0].deployment_id;
+      const refused = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed());
       expect(refused.status).toBe('failed');
       expect(refused.failure_message).toMatch(/^Fetch failed: /);
-      expect((await platform.api('GET', `/api/v1/projects/${project.id}`, { token: roles.member.token })).body.data.consecutive_build_failures).toBe(0);
+      expect((await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token })).body.data.consecutive_build_failures).toBe(0);
 
-      const withToken = await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { git_access_token: token } });
+      const withToken = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { git_access_token: token } });
       expect(withToken.status).toBe(200);
       expect(JSON.stringify(withToken.body.data)).not.toContain(token);
-      expect((await waitForBuild(platform, roles.member.token, project.id, await pushed())).status).toBe('ready');
+      expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed())).status).toBe('ready');
 
-      await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: roles.admin.token, body: { git_access_token: null, git_auth_mode: 'forge_jwt', forge_audience: audience } });
-      expect((await waitForBuild(platform, roles.member.token, project.id, await pushed())).status).toBe('ready');
+      await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { git_access_token: null, git_auth_mode: 'forge_jwt', forge_audience: audience } });
+      expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed())).status).toBe('ready');
       expect(guarded.authorizations.some((h) => h.startsWith('Bearer '))).toBe(true);
     } finally {
       await guarded.close();
@@ -71,20 +56,20 @@ describe('fetch credentials', () => {
 
 describe('a push to the production branch', () => {
   it('builds with the production variables (masked in the log, absent from functions) and publishes live', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: repo.url, build_command: 'npm run build', output_dir: 'dist' });
-    const env = await platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, { token: roles.admin.token, body: { value: 'tok-secret-1234', environment: 'production' } });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
+    const env = await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, { token: ctx.roles.admin.token, body: { value: 'tok-secret-1234', environment: 'production' } });
     expect(env.status, env.text).toBeLessThan(300);
-    await platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: roles.admin.token, body: { value: 'hello-prod', environment: 'production' } });
-    await platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: roles.admin.token, body: { value: 'hello-preview', environment: 'preview' } });
-    const sha = repo.commit('main', staticSite('v1'), 'First version');
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: ctx.roles.admin.token, body: { value: 'hello-prod', environment: 'production' } });
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: ctx.roles.admin.token, body: { value: 'hello-preview', environment: 'preview' } });
+    const sha = ctx.repo.commit('main', staticSite('v1'), 'First version');
 
-    const reply = await sendGithub(platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: repo.url, branch: 'main', sha, message: 'First version' }) });
+    const reply = await sendGithub(ctx.platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha, message: 'First version' }) });
     expect(reply.status, reply.text).toBe(202);
     expect(reply.body.data.builds).toHaveLength(1);
     const queued = reply.body.data.builds[0];
     expect(queued).toMatchObject({ project_id: project.id, status: 'queued', trigger: 'push', target: 'production', branch: 'main', commit_sha: sha });
 
-    const build = await waitForBuild(platform, roles.member.token, project.id, queued.deployment_id);
+    const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
     expect(build.status, build.build_log.join('\n')).toBe('ready');
     expect(build).toMatchObject({ trigger: 'push', branch: 'main', commit_sha: sha, commit_message: 'First version', is_live: true, preview_url: null });
     expect(build.started_at).toBeTruthy();
@@ -93,27 +78,27 @@ describe('a push to the production branch', () => {
     expect(log).toContain('building with API_TOKEN=***');
     expect(log).not.toContain('tok-secret-1234');
 
-    const site = await getSite(platform, `${project.subdomain}.localhost`);
+    const site = await getSite(ctx.platform, `${project.subdomain}.localhost`);
     expect(site).toEqual({ status: 200, text: '<h1>v1 hello-prod</h1>' });
-    const after = await platform.api('GET', `/api/v1/projects/${project.id}`, { token: roles.member.token });
+    const after = await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token });
     expect(after.body.data.live_deployment_id).toBe(queued.deployment_id);
     expect(after.body.data.repo_default_branch).toBe('main');
   });
 
   it('accepts a GitLab push hook with its token, and refuses a wrong token with 401 and no build', async () => {
-    const { project, secret } = await createGitProject(platform, roles.admin.token, { git_repo_url: `${repo.url.replace('http://127.0.0.1', 'HTTP://127.0.0.1')}`, output_dir: 'dist', build_command: 'npm run build' });
-    const sha = repo.commit('main', staticSite('gitlab'), 'From GitLab');
-    const wrong = await sendGitlab(platform, { event: 'Push Hook', token: 'not-the-secret', payload: gitlabPushPayload({ repoUrl: repo.url, branch: 'main', sha }) });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: `${ctx.repo.url.replace('http://127.0.0.1', 'HTTP://127.0.0.1')}`, output_dir: 'dist', build_command: 'npm run build' });
+    const sha = ctx.repo.commit('main', staticSite('gitlab'), 'From GitLab');
+    const wrong = await sendGitlab(ctx.platform, { event: 'Push Hook', token: 'not-the-secret', payload: gitlabPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha }) });
     expect(wrong.status).toBe(401);
     expect(wrong.body.code).toBe('GIT_WEBHOOK_SIGNATURE_INVALID');
-    const none = await platform.api('GET', `/api/v1/projects/${project.id}/deployments`, { token: roles.member.token });
+    const none = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments`, { token: ctx.roles.member.token });
     expect(none.body.data.deployments).toEqual([]);
 
-    const reply = await sendGitlab(platform, { event: 'Push Hook', token: secret, payload: gitlabPushPayload({ repoUrl: repo.url, branch: 'main', sha }) });
+    const reply = await sendGitlab(ctx.platform, { event: 'Push Hook', token: secret, payload: gitlabPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha }) });
     expect(reply.status, reply.text).toBe(202);
     const mine = reply.body.data.builds.find((b: { project_id: string }) => b.project_id === project.id);
-    const build = await waitForBuild(platform, roles.member.token, project.id, mine.deployment_id);
+    const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, mine.deployment_id);
     expect(build.status, build.build_log.join('\n')).toBe('ready');
-    expect((await getSite(platform, `${project.subdomain}.localhost`)).text).toBe('<h1>gitlab no greeting</h1>');
+    expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>gitlab no greeting</h1>');
   });
 });

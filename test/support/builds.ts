@@ -1,9 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
-import type { TestPlatform } from './platform.ts';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { setFunctionsEnrolment, setTeamPlan } from '../../lib/teams/standing.ts';
+import { startGitServer, type GitServer } from './git-server.ts';
+import { makeTeamWithRoles, startTestPlatform, type ApiReply, type TestPlatform } from './platform.ts';
 import { siteRequest } from './sites.ts';
+import { githubPushPayload, sendGithub, type PushInput } from './webhooks.ts';
 
 /**
  * What the builds tests share: the platform settings that let a build fetch a
@@ -31,6 +34,40 @@ export function staticSite(label: string, extra: Record<string, string> = {}): R
     ].join('\n'),
     ...extra,
   };
+}
+
+export interface BuildsSuite {
+  platform: TestPlatform;
+  /** A repository served over Git's smart HTTP protocol on loopback (test/support/git-server.ts). */
+  repo: GitServer;
+  roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
+  /** A GitHub push of `sha` to `branch` of the suite's repository, signed with `secret`. */
+  push(secret: string, branch: string, sha: string | null, extra?: Partial<PushInput> & { delivery?: string }): Promise<ApiReply>;
+}
+
+/**
+ * The setup every builds test file shares: the build settings (with `env` over them), a
+ * platform, a Git server and a team with its roles (on the team plan: more than the free
+ * plan's five projects; functions enrolled when asked), stopped after the file. The
+ * fields are filled in before the file's first test.
+ */
+export function useBuildsSuite(options: { env?: Record<string, string>; functions?: boolean } = {}): BuildsSuite {
+  const suite = {} as BuildsSuite;
+  beforeAll(async () => {
+    useBuildSettings(options.env);
+    suite.platform = await startTestPlatform();
+    suite.repo = await startGitServer();
+    suite.roles = await makeTeamWithRoles();
+    await setTeamPlan(suite.roles.team.id, 'team');
+    if (options.functions) await setFunctionsEnrolment(suite.roles.team.id, true);
+  });
+  afterAll(async () => {
+    await suite.repo?.close();
+    await suite.platform?.stop();
+  });
+  suite.push = (secret, branch, sha, extra = {}) =>
+    sendGithub(suite.platform, { event: 'push', secret, delivery: extra.delivery, payload: githubPushPayload({ repoUrl: suite.repo.url, branch, sha, ...extra }) });
+  return suite;
 }
 
 export async function createGitProject(
