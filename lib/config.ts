@@ -159,6 +159,12 @@ export const config = {
   // Builds (lib/builds/, docs/builds.md)
   /** A build's time budget: past it the build is stopped and fails (15 minutes; tests shorten it). */
   buildTimeBudgetMs: () => positiveInteger('BUILD_TIME_BUDGET_MS', 15 * 60 * 1000),
+  /**
+   * A build still `building` (or published without its end recorded) this long past its time budget lost its
+   * worker: the next read of it ends it as a platform failure (lib/builds/lost.ts). Also how long past the budget
+   * a team's place stays held for it.
+   */
+  buildLostGraceMs: () => positiveInteger('BUILD_LOST_GRACE_MS', 15 * 60 * 1000),
   /** Memory cap of one build (the local sandbox's memory cgroup; the CodeBuild compute type in the cloud). */
   buildMemoryMb: () => positiveInteger('BUILD_MEMORY_MB', 3072),
   /** Lines of a build's log kept; past it one line says the log was cut, and the build goes on. */

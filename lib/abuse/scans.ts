@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { getObject, S3LiteError } from '../aws/s3-lite.ts';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
+import { readIndexPage } from '../db/query.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ABUSE_SCAN_ALREADY_REVIEWED, ABUSE_SCAN_NOT_FOUND, ABUSE_SCAN_SUPERSEDED } from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
@@ -286,41 +287,16 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
 // ---------------------------------------------------------------------------
 // Admin listing (spec endpoint 18) and review
 
-export const PAGE_SIZE_MAX = 100;
-export const PAGE_SIZE_DEFAULT = 20;
-
-async function queryIndex(input: Omit<QueryCommandInput, 'TableName' | 'IndexName'>) {
-  return dynamo().send(new QueryCommand({ TableName: config.tableName(), IndexName: 'gsi2', ...input }));
-}
-
-/**
- * One page of the listed scans of a review status, in index order. `total` is
- * a COUNT query of the status's index partition; the page is read by walking
- * the partition in order to offset `(page - 1) * page_size`, so a deep page
- * costs its offset in reads (admin use, and a queue an admin keeps short).
- */
+/** One page of the listed scans of a review status, in index order (admin use, and a queue an admin keeps short). */
 export async function listAbuseScans(input: { reviewStatus: ReviewStatus; page: number; pageSize: number }) {
-  const partition = { KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `ABUSESCANS#${input.reviewStatus}` } };
-  let total = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await queryIndex({ ...partition, Select: 'COUNT', ExclusiveStartKey: start });
-    total += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
-  } while (start);
-
-  const offset = (input.page - 1) * input.pageSize;
-  const wanted = offset + input.pageSize;
-  const items: Record<string, unknown>[] = [];
-  start = undefined;
-  if (offset < total) {
-    do {
-      const page = await queryIndex({ ...partition, ScanIndexForward: true, Limit: wanted - items.length, ExclusiveStartKey: start });
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start && items.length < wanted);
-  }
-  return { page: input.page, page_size: input.pageSize, total, scans: items.slice(offset, wanted).map(toScanRow) };
+  const { total, items } = await readIndexPage({
+    tableName: config.tableName(),
+    indexName: 'gsi2',
+    partition: { name: 'gsi2pk', value: `ABUSESCANS#${input.reviewStatus}` },
+    page: input.page,
+    pageSize: input.pageSize,
+  });
+  return { page: input.page, page_size: input.pageSize, total, scans: items.map(toScanRow) };
 }
 
 /**

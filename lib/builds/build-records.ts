@@ -40,6 +40,7 @@ export const buildRef = (build: Pick<NewBuild, 'branch' | 'mergeRequest'>) =>
 function buildItem(build: NewBuild, now: string) {
   return {
     ...keys.deployment(build.projectId, build.deploymentId),
+    ...keys.deploymentByProject(build.projectId, now, build.deploymentId),
     type: 'deployment',
     id: build.deploymentId,
     project_id: build.projectId,
@@ -122,9 +123,10 @@ async function conditionalUpdate(input: {
   set: Record<string, unknown>;
   fromStatus: BuildStatus[];
   extraCondition?: string;
+  values?: Record<string, unknown>;
 }): Promise<boolean> {
   const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = {};
+  const values: Record<string, unknown> = { ...input.values };
   const sets = Object.entries(input.set).map(([field, value], i) => {
     names[`#u${i}`] = field;
     values[`:u${i}`] = value;
@@ -177,7 +179,10 @@ export async function cancelBuild(projectId: string, deploymentId: string, reaso
   await conditionalUpdate({ projectId, deploymentId, set: { cancel_requested_at: now, cancel_reason: reason }, fromStatus: ['building'] });
 }
 
-/** building -> an end state; `failed` also from `failed` (the publish step may have failed the deployment first). */
+/**
+ * building -> an end state; `failed` also from `failed` (the publish step may have failed the deployment first).
+ * Never over a build already ended as lost (endLostBuild): a late finish loses to it, and says so (false).
+ */
 export function finishBuild(
   projectId: string,
   deploymentId: string,
@@ -190,7 +195,34 @@ export function finishBuild(
   }
   // Publishing moved the deployment to `ready` (its commit) or `failed` (its functions build) itself.
   const from: BuildStatus[] = end.status === 'failed' ? ['building', 'failed'] : end.status === 'ready' ? ['building', 'ready'] : ['building'];
-  return conditionalUpdate({ projectId, deploymentId, set, fromStatus: from });
+  return conditionalUpdate({ projectId, deploymentId, set, fromStatus: from, extraCondition: 'attribute_not_exists(lost_at)' });
+}
+
+/**
+ * A build whose worker was lost: `building` becomes `failed` with the platform's line; a build
+ * that published (`ready`, or `failed` by its functions build) without its end recorded gets its
+ * end. Conditional on the status read and on no end recorded, so a late real finish and this
+ * leave one outcome.
+ */
+export function endLostBuild(
+  projectId: string,
+  deploymentId: string,
+  seenStatus: BuildStatus,
+  failure: { message: string; logLines: number } | null,
+): Promise<boolean> {
+  const now = new Date().toISOString();
+  const set: Record<string, unknown> = { finished_at: now, lost_at: now };
+  if (failure) {
+    Object.assign(set, { status: 'failed', failure_message: failure.message, failure_kind: 'platform', log_lines: failure.logLines });
+  }
+  return conditionalUpdate({
+    projectId,
+    deploymentId,
+    set,
+    fromStatus: [seenStatus],
+    extraCondition: 'attribute_type(finished_at, :nullType)',
+    values: { ':nullType': 'NULL' },
+  });
 }
 
 /** A queued build that will never run: its project went, or its team is suspended. */

@@ -6,6 +6,7 @@ import { UUID_PATTERN } from '../teams/slug.ts';
 import { resumeAutoDeploy } from './breaker-records.ts';
 import { readLogLines } from './build-log-records.ts';
 import { getBuild } from './build-records.ts';
+import { settleIfLost } from './lost.ts';
 import { enqueueBuild, type QueuedBuildView } from './enqueue.ts';
 import { newWebhookSecret, sealWebhookSecret } from './git-secrets.ts';
 import { branchLabel } from './preview-hosts.ts';
@@ -73,8 +74,10 @@ export async function buildLogPage(project: Record<string, unknown>, deploymentI
   const cursor = query.cursor === undefined ? 0 : Number(query.cursor);
   if (!Number.isInteger(cursor) || cursor < 0) throw new ApiError(BUILD_LOG_CURSOR_INVALID);
   const limit = Math.min(MAX_LOG_PAGE, Math.max(1, Number(query.limit ?? MAX_LOG_PAGE) || MAX_LOG_PAGE));
-  const build = await getBuild(project.id as string, deploymentId.toLowerCase());
-  if (!build) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+  const found = await getBuild(project.id as string, deploymentId.toLowerCase());
+  if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+  // A build whose worker was lost ends here, so a follower's polling ends too.
+  const build = await settleIfLost(found);
   const status = build.status as string;
   // A build's publish makes the deployment ready before its last log line is written: its end is finished_at.
   const done = !['queued', 'building'].includes(status) && (!build.trigger || typeof build.finished_at === 'string');

@@ -18,6 +18,7 @@ import { failureSignature, type ClassifiedFailure } from './classify.ts';
 import { sendBuildMessage, type BuildMessage } from './enqueue.ts';
 import type { BuildHost, BuildReport } from './host.ts';
 import { BuildSetupError, prepareBuildJob } from './job.ts';
+import { budgetText } from './lost.ts';
 import { setPreview } from './preview-records.ts';
 import { publishBuildOutput } from './publish-output.ts';
 
@@ -34,12 +35,8 @@ type Build = Record<string, unknown>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function budgetText(ms = config.buildTimeBudgetMs()): string {
-  return ms >= 60_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} seconds`;
-}
-
-/** How long a team's place is held: the budget, and time to publish. */
-const slotSeconds = () => Math.ceil(config.buildTimeBudgetMs() / 1000) + 900;
+/** How long a team's place is held: the budget, and the grace after which a build counts as lost (lib/builds/lost.ts). */
+const slotSeconds = () => Math.ceil((config.buildTimeBudgetMs() + config.buildLostGraceMs()) / 1000);
 
 export async function handleBuildMessage(message: BuildMessage, host: BuildHost): Promise<void> {
   const build = await getBuild(message.project_id, message.deployment_id);
@@ -160,8 +157,12 @@ const commitFields = (report: BuildReport) => (report.commit ? { commit_sha: rep
 
 async function endFailed(build: Build, failure: ClassifiedFailure, kept: number, host: BuildHost, handle: string | null): Promise<void> {
   const lines = await appendCapped(build.id as string, kept, [failure.message]);
-  await finishBuild(build.project_id as string, build.id as string, { status: 'failed', failure, extra: { log_lines: lines } });
-  if (failure.kind === 'user') await recordUserFailure(build.project_id as string, { message: failure.message, signature: failureSignature(failure.message) });
+  const projectId = build.project_id as string;
+  const ended = await finishBuild(projectId, build.id as string, { status: 'failed', failure, extra: { log_lines: lines } });
+  // A build already ended as lost (lib/builds/lost.ts) keeps that outcome: this late failure does not count.
+  if (ended && failure.kind === 'user') {
+    await recordUserFailure(projectId, { message: failure.message, signature: failureSignature(failure.message) });
+  }
   await release(build, host, handle);
 }
 

@@ -5,6 +5,7 @@ import { putMembership } from '../teams/memberships.ts';
 import { createTeam, resolveTeam } from '../teams/teams.ts';
 import { isPlanName, plans } from '../plans.ts';
 import { backfillTeamAttention } from '../attention/backfill.ts';
+import { backfillDeploymentsIndex } from '../deployments/backfill-index.ts';
 import { SUBSCRIPTION_STATUSES, setTeamSubscription, type SubscriptionStatus } from '../attention/team-state.ts';
 import { setFunctionsEnrolment, setTeamPlan, setTeamSuspended } from '../teams/standing.ts';
 import { NoticeKeyTakenError, NOTICE_KEY_PATTERN, publishNotice } from '../notices/notices.ts';
@@ -135,6 +136,13 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
     run: async (args) => {
       options(args, {});
       return backfillTeamAttention();
+    },
+  },
+  'backfill-deployments-index': {
+    usage: 'admin backfill-deployments-index',
+    run: async (args) => {
+      options(args, {});
+      return backfillDeploymentsIndex();
     },
   },
   'suspend-team': {

@@ -29,6 +29,24 @@ function print(json: boolean | undefined, value: unknown, human: string): void {
 }
 
 /** A list endpoint's data: an array, or an object carrying one. */
+/**
+ * The newest ready deployment older than the live one: the listing is newest first in numbered
+ * pages, read until the live one and a ready one after it are found (or the pages end).
+ */
+async function readyBefore(api: ApiClient, projectId: string, liveId: string | null | undefined): Promise<string | undefined> {
+  let seenLive = false;
+  for (let page = 1; ; page++) {
+    const path = `/api/v1/projects/${encodeURIComponent(projectId)}/deployments?page=${page}&page_size=100`;
+    const reply: { total?: number } = await api.call('GET', path);
+    const deployments = listOf<DeploymentView>(reply, 'deployments');
+    for (const d of deployments) {
+      if (seenLive && d.status === 'ready') return deploymentId(d);
+      if (deploymentId(d) === liveId) seenLive = true;
+    }
+    if (deployments.length === 0 || page * 100 >= (reply.total ?? 0)) return undefined;
+  }
+}
+
 function listOf<T>(data: unknown, field: string): T[] {
   if (Array.isArray(data)) return data as T[];
   const inner = (data as Record<string, unknown> | null)?.[field] ?? (data as Record<string, unknown> | null)?.items;
@@ -132,12 +150,8 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
       let target = o.to;
       if (!target) {
         const project = await api.call<ProjectView>('GET', `/api/v1/projects/${encodeURIComponent(projectId)}`);
-        const deployments = listOf<DeploymentView>(await api.call('GET', `/api/v1/projects/${encodeURIComponent(projectId)}/deployments`), 'deployments')
-          .filter((d) => d.status === 'ready')
-          .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
-        const live = deployments.findIndex((d) => deploymentId(d) === project.live_deployment_id);
-        if (live <= 0) throw new CliError('There is no deployment before the live one to roll back to.');
-        target = deploymentId(deployments[live - 1]!);
+        target = await readyBefore(api, projectId, project.live_deployment_id);
+        if (!target) throw new CliError('There is no deployment before the live one to roll back to.');
       }
       const promoted = await api.call<ProjectView>('POST', `/api/v1/projects/${encodeURIComponent(projectId)}/promote`, {
         json: { deployment_id: target },

@@ -53,6 +53,11 @@ export const keys = {
   /** The team's open upload sessions (id -> expiry), for the plan's session cap. */
   teamUploadSlots: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'UPLOADSLOTS' }),
   deployment: (projectId: string, deploymentId: string) => ({ pk: `PROJECT#${projectId}`, sk: `DEPLOYMENT#${deploymentId}` }),
+  /** A project's deployments by creation time (the listing's index): only deployment items, never their log's. */
+  deploymentByProject: (projectId: string, createdAt: string, deploymentId: string) => ({
+    gsi1pk: `PROJECTDEPLOYMENTS#${projectId}`,
+    gsi1sk: `${createdAt}#${deploymentId}`,
+  }),
   uploadSession: (uploadId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: 'UPLOAD' }),
   /** What one upload request of a session stored (lib/uploads/received.ts); under the session's partition. */
   uploadReceived: (uploadId: string, entryId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: `RECEIVED#${entryId}` }),

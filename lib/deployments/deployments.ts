@@ -6,11 +6,12 @@ import { ApiError } from '../errors/api-error.ts';
 import { DEPLOYMENT_NOT_FOUND, DEPLOYMENT_NOT_READY, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { queryAll } from '../db/query.ts';
+import { readIndexPage } from '../db/query.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { logger } from '../logger.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-rows.ts';
 import { readLogLines } from '../builds/build-log-records.ts';
+import { settleIfLost } from '../builds/lost.ts';
 import { deploymentBuildFields, type DeploymentBuildFields, type DeploymentStatus } from '../builds/view.ts';
 
 export interface Deployment extends DeploymentBuildFields {
@@ -57,12 +58,13 @@ export interface DeploymentDetail extends Deployment {
 /** GET /api/v1/projects/{id}/deployments/{deployment_id}: a deployment of this project (another project's id is not found). */
 export async function getDeployment(project: Record<string, unknown>, deploymentId: string): Promise<DeploymentDetail> {
   if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
-  const item = (
+  const found = (
     await dynamo().send(
       new GetCommand({ TableName: config.tableName(), Key: keys.deployment(project.id as string, deploymentId.toLowerCase()), ConsistentRead: true }),
     )
   ).Item;
-  if (!item) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+  if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+  const item = await settleIfLost(found);
   // A build's log is in its own items (lib/builds/build-log-records.ts), capped; an upload's is its functions build's.
   const buildLog = item.trigger ? await readLogLines(item.id as string, 0, (item.log_lines as number | undefined) ?? 0) : null;
   return {
@@ -72,16 +74,22 @@ export async function getDeployment(project: Record<string, unknown>, deployment
   };
 }
 
-/** A project's deployments, newest first (one partition query). */
-export async function listDeployments(project: Record<string, unknown>): Promise<Deployment[]> {
-  const items = await queryAll({
-    TableName: config.tableName(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :deployment)',
-    ExpressionAttributeValues: { ':pk': keys.project(project.id as string).pk, ':deployment': 'DEPLOYMENT#' },
+/**
+ * A project's deployments, newest first, one numbered page (docs/builds.md): read from the
+ * project's deployments index, so a build's log lines (their own items) are never read. A build
+ * on the page whose worker was lost is ended first (lib/builds/lost.ts).
+ */
+export async function listDeployments(project: Record<string, unknown>, paging: { page: number; pageSize: number }) {
+  const { total, items } = await readIndexPage({
+    tableName: config.tableName(),
+    indexName: 'gsi1',
+    partition: { name: 'gsi1pk', value: keys.deploymentByProject(project.id as string, '', '').gsi1pk },
+    page: paging.page,
+    pageSize: paging.pageSize,
+    newestFirst: true,
   });
-  return items
-    .map((item) => toDeployment(item, project))
-    .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
+  const settled = await Promise.all(items.map(settleIfLost));
+  return { page: paging.page, page_size: paging.pageSize, total, deployments: settled.map((item) => toDeployment(item, project)) };
 }
 
 /**

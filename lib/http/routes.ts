@@ -515,14 +515,21 @@ export const routes = [
     path: '/api/v1/projects/{id}/deployments',
     handler: 'handlers/http/projects/list-deployments.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read'],
+    // Writes only to end a build on the page whose worker was lost (lib/builds/lost.ts), as the two reads below.
+    uses: ['table:read', 'table:write'],
+    docs: {
+      note:
+        'Newest first, in numbered pages as the admin abuse-scans listing: `page` (from 1, default 1), ' +
+        '`page_size` (1 to 100, default 20); `data` is {page, page_size, total, deployments}. ' +
+        'Reads deployment items only, never build log lines.',
+    },
   },
   {
     method: 'GET',
     path: '/api/v1/projects/{id}/deployments/{deployment_id}',
     handler: 'handlers/http/projects/get-deployment.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read'],
+    uses: ['table:read', 'table:write'],
   },
   {
     // Sets `deleting` and queues the removal (lib/projects/deletion.ts); team admins and owners.
@@ -721,7 +728,7 @@ export const routes = [
     path: '/api/v1/projects/{id}/deployments/{deployment_id}/log',
     handler: 'handlers/http/projects/get-build-log.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read'],
+    uses: ['table:read', 'table:write'],
   },
   {
     // Any member who may deploy may roll back.

@@ -222,6 +222,7 @@ function sessionPuts(prepared: PreparedSession) {
         TableName: table,
         Item: {
           ...keys.deployment(r.project_id, r.deployment_id),
+          ...keys.deploymentByProject(r.project_id, r.created_at, r.deployment_id),
           type: 'deployment',
           id: r.deployment_id,
           project_id: r.project_id,

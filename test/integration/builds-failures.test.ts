@@ -11,7 +11,7 @@ import { makeTeamWithRoles } from '../support/platform.ts';
  */
 // Each test runs one or more real builds: seconds each, more on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });
-const ctx = useBuildsSuite();
+const ctx = useBuildsSuite({ functions: true });
 
 const push = async (secret: string, sha: string) => (await ctx.push(secret, 'main', sha)).body.data;
 
@@ -22,6 +22,37 @@ const failingSite = () => ({
   'package.json': null,
   'package-lock.json': null,
   'build.mjs': "console.log('run ' + Date.now()); console.error('Error: Cannot find module ./missing-' + process.pid + '.js'); process.exit(2);",
+});
+
+/** Pushes `site` (made distinct per push) BREAKER_THRESHOLD times: each fails with `message`, counts, and the last pauses auto-deploy. */
+async function tripsTheBreaker(site: Record<string, string | null>, message: string | RegExp) {
+  const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+  const messages: string[] = [];
+  for (let i = 1; i <= BREAKER_THRESHOLD; i++) {
+    const sha = ctx.repo.commit('main', { ...site, [`n${i}.txt`]: String(i) });
+    const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, sha)).builds[0].deployment_id);
+    expect(build.status, build.build_log.join('\n')).toBe('failed');
+    expect(build.failure_message).toMatch(message);
+    const state = await projectOf(project.id);
+    expect(state.consecutive_build_failures).toBe(i);
+    expect(state.last_build_failure_message).toBe(build.failure_message);
+    expect(state.auto_deploy_paused_at === null).toBe(i < BREAKER_THRESHOLD);
+    messages.push(build.failure_message);
+  }
+  expect((await projectOf(project.id)).auto_deploy_pause_reason).toBe(PAUSE_REASON);
+  expect((await projectOf(project.id)).live_deployment_id).toBeNull();
+  return messages;
+}
+
+/** A build command that writes `files` into dist/ (no package.json: no install). */
+const outputSite = (files: Record<string, string>) => ({
+  'package.json': null,
+  'package-lock.json': null,
+  'build.mjs': [
+    "import { mkdirSync, writeFileSync } from 'node:fs';",
+    "mkdirSync('dist', { recursive: true });",
+    ...Object.entries(files).map(([path, text]) => `writeFileSync('dist/${path}', ${JSON.stringify(text)});`),
+  ].join('\n'),
 });
 
 describe('failed builds', () => {
@@ -118,5 +149,16 @@ describe('failed builds', () => {
     expect(reply.ignored).toContainEqual({ project_id: project.id, reason: 'team_suspended' });
     const listed = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments`, { token: other.admin.token });
     expect(listed.body.data.deployments).toEqual([]);
+  });
+
+  it('counts an output that is not publishable, with its classified line, and trips the breaker at 3', async () => {
+    const messages = await tripsTheBreaker(outputSite({ 'index.php': '<?php echo "hi";' }), /^Not publishable \(UPLOAD_PHP_SITE\): /);
+    expect(new Set(messages).size).toBe(1);
+  });
+
+  it('counts a functions build failure, with its classified line (never the bundler output), and trips the breaker at 3', async () => {
+    const site = { ...outputSite({ 'index.html': '<h1>with a broken function</h1>' }), 'functions/x.js': 'export default (request => {' };
+    const messages = await tripsTheBreaker(site, /^\[functions\] Build failed: /);
+    expect(messages[0]).toBe('[functions] Build failed: functions/x.js could not be bundled');
   });
 });

@@ -4,6 +4,11 @@ import { acquireBuildSlot, releaseBuildSlot } from '../../lib/builds/build-slots
 import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
 import { recordUserFailure } from '../../lib/builds/breaker-records.ts';
+import { claimBuild, finishBuild, getBuild, recordQueuedBuild } from '../../lib/builds/build-records.ts';
+import { settleIfLost } from '../../lib/builds/lost.ts';
+import { startGitServer } from '../support/git-server.ts';
+import { makeTeamWithRoles } from '../support/platform.ts';
+import { githubPushPayload, sendGithub } from '../support/webhooks.ts';
 
 /**
  * A build's limits (docs/builds.md): the time budget (shortened here by
@@ -31,6 +36,22 @@ const plainSite = (label: string, options: { sleepMs?: number; lines?: number } 
     `writeFileSync('dist/index.html', '${label}');`,
   ].join('\n'),
 });
+
+/** Runs `work` with the platform's settings `env` (read at call time), restoring them after. */
+async function withSettings<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, env);
+  try {
+    return await work();
+  } finally {
+    for (const [name, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+const projectOf = async (id: string) => (await ctx.platform.api('GET', `/api/v1/projects/${id}`, { token: ctx.roles.member.token })).body.data;
 
 describe('build limits', () => {
   it('stops a build that runs past its time budget and fails it', async () => {
@@ -114,5 +135,98 @@ describe('build limits', () => {
     const holder = builds[taken.indexOf(true)]!;
     await releaseBuildSlot(teamId, holder);
     expect(await acquireBuildSlot(teamId, builds[taken.indexOf(false)]!, 2, 600)).toBe(true);
+  });
+
+  it('fails a build that runs out of its memory cap with a classified line; the live deployment stays', async () => {
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    const good = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, 'main', ctx.repo.commit('main', plainSite('kept')))).deployment_id);
+    expect(good.status, good.build_log.join('\n')).toBe('ready');
+    // Buffers written to (an unwritten one holds no memory) until the cgroup's OOM killer ends the process.
+    const hog = { ...plainSite('never'), 'build.mjs': 'const held = []; for (;;) held.push(Buffer.alloc(8 << 20, 1));' };
+    const failed = await withSettings({ BUILD_MEMORY_MB: '128' }, async () =>
+      waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, 'main', ctx.repo.commit('main', hog))).deployment_id),
+    );
+    expect(failed.status).toBe('failed');
+    expect(failed.failure_message).toBe('Build failed: it ran out of memory (builds have 128 MB).');
+    expect(failed.build_log.at(-1)).toBe(failed.failure_message);
+    const after = await projectOf(project.id);
+    expect(after.live_deployment_id).toBe(good.id);
+    expect(after.last_build_failure_message).toBe(failed.failure_message);
+    expect(after.consecutive_build_failures).toBe(1);
+    expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('kept');
+  });
+
+  it("holds a team's second build queued until its first ends, while another team's build runs", async () => {
+    const other = await makeTeamWithRoles();
+    const repos = await Promise.all(['cap-a1', 'cap-a2', 'cap-b'].map((name) => startGitServer({ name })));
+    try {
+      const settings = { framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' };
+      const [a1, a2, b] = await Promise.all([
+        createGitProject(ctx.platform, ctx.roles.admin.token, { ...settings, git_repo_url: repos[0]!.url }),
+        createGitProject(ctx.platform, ctx.roles.admin.token, { ...settings, git_repo_url: repos[1]!.url }),
+        createGitProject(ctx.platform, other.admin.token, { ...settings, git_repo_url: repos[2]!.url }),
+      ]);
+      const pushTo = async (i: number, secret: string, site: Record<string, string | null>) =>
+        (await sendGithub(ctx.platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: repos[i]!.url, branch: 'main', sha: repos[i]!.commit('main', site) }) })).body.data.builds[0].deployment_id as string;
+      const [first, second, elsewhere] = await withSettings({ BUILD_CONCURRENCY_PER_TEAM: '1' }, async () => {
+        const first = await pushTo(0, a1.secret, plainSite('first', { sleepMs: 6000 }));
+        await waitForBuild(ctx.platform, ctx.roles.member.token, a1.project.id, first, ['building']);
+        const second = await pushTo(1, a2.secret, plainSite('second'));
+        const elsewhere = await pushTo(2, b.secret, plainSite('elsewhere'));
+        const running = await waitForBuild(ctx.platform, other.member.token, b.project.id, elsewhere, ['building', 'ready']);
+        expect((await waitForBuild(ctx.platform, ctx.roles.member.token, a2.project.id, second, ['queued', 'building', 'ready'])).status).toBe('queued');
+        expect(running.started_at).toBeTruthy();
+        return Promise.all([
+          waitForBuild(ctx.platform, ctx.roles.member.token, a1.project.id, first),
+          waitForBuild(ctx.platform, ctx.roles.member.token, a2.project.id, second),
+          waitForBuild(ctx.platform, other.member.token, b.project.id, elsewhere),
+        ]);
+      });
+      expect([first.status, second.status, elsewhere.status]).toEqual(['ready', 'ready', 'ready']);
+      // The other team's build started while the first ran; the team's second only once the first had ended.
+      expect(Date.parse(elsewhere.started_at)).toBeLessThan(Date.parse(first.finished_at));
+      expect(Date.parse(second.started_at)).toBeGreaterThanOrEqual(Date.parse(first.finished_at));
+    } finally {
+      await Promise.all(repos.map((repo) => repo.close()));
+    }
+  });
+
+  it('ends a build whose worker was lost once its budget and grace have passed, and its follower ends with it', async () => {
+    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url });
+    // A claimed build that no worker follows: what a worker that died mid-build leaves.
+    const lostBuild = async () => {
+      const deploymentId = randomUUID();
+      const build = { projectId: project.id, teamId: ctx.roles.team.id, deploymentId, trigger: 'manual' as const, target: 'production' as const };
+      await recordQueuedBuild({ ...build, branch: `lost-${deploymentId}`, commitSha: null, commitMessage: null, label: null, mergeRequest: null });
+      expect(await claimBuild(project.id, deploymentId)).toBe(true);
+      return deploymentId;
+    };
+    const id = await lostBuild();
+    const env = { SLIPWAY_API_URL: ctx.platform.baseUrl, SLIPWAY_TOKEN: ctx.roles.admin.token, XDG_CONFIG_HOME: freshConfigHome() };
+    const line = 'The build stopped reporting and was ended 1 second past its time budget of 1 second. This is a platform issue; please retry.';
+    await withSettings({ BUILD_TIME_BUDGET_MS: '1000', BUILD_LOST_GRACE_MS: '1000' }, async () => {
+      const follow = await runCli(['logs', '--build', id, '--project', project.id, '--follow'], env);
+      expect(follow.code, follow.stderr).toBe(1);
+      expect(follow.stdout.trim().split('\n')).toEqual([line]);
+      expect(follow.stderr).toContain(`Build ${id}: failed`);
+      const ended = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, id);
+      expect(ended).toMatchObject({ status: 'failed', failure_message: line, build_log: [line] });
+      // A platform failure: the breaker does not count it.
+      expect((await projectOf(project.id)).consecutive_build_failures).toBe(0);
+
+      // A late real finish racing the end of a lost build: one outcome, whichever wins.
+      for (let i = 0; i < 3; i++) {
+        const raced = await lostBuild();
+        await new Promise((resolve) => setTimeout(resolve, 2100));
+        const [late] = await Promise.all([
+          finishBuild(project.id, raced, { status: 'failed', failure: { kind: 'user', message: 'Build failed: late' } }),
+          getBuild(project.id, raced).then((item) => settleIfLost(item!)),
+        ]);
+        const final = (await getBuild(project.id, raced))!;
+        expect(final.status).toBe('failed');
+        expect(final.failure_message).toBe(late ? 'Build failed: late' : line);
+        expect(typeof final.lost_at === 'string').toBe(!late);
+      }
+    });
   });
 });

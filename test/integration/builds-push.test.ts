@@ -4,6 +4,10 @@ import { startGitServer } from '../support/git-server.ts';
 import { githubPushPayload, gitlabPushPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
 import { createHmac } from 'node:crypto';
 import { forgeTokenKey } from '../../lib/builds/git-secrets.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../lib/aws/clients.ts';
+import { config } from '../../lib/config.ts';
+import { runCli } from '../support/cli.ts';
 
 /**
  * A Git push becomes a live deployment (docs/builds.md): a real repository
@@ -100,5 +104,45 @@ describe('a push to the production branch', () => {
     const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, mine.deployment_id);
     expect(build.status, build.build_log.join('\n')).toBe('ready');
     expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>gitlab no greeting</h1>');
+  });
+});
+
+describe('the deployments listing', () => {
+  it('pages a project\'s deployments newest first with page and page_size, and refuses bad paging with 400', async () => {
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url });
+    // Skipped builds are deployments recorded at once: five of them, oldest first.
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const reply = await ctx.push(secret, 'main', String(i + 1).repeat(40), { message: `docs ${i} [skip ci]` });
+      made.push(reply.body.data.builds.find((b: { project_id: string }) => b.project_id === project.id).deployment_id);
+    }
+    const list = (query: string) => ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments${query}`, { token: ctx.roles.member.token });
+    const newest = [...made].reverse();
+    const all = await list('');
+    expect(all.status, all.text).toBe(200);
+    expect(all.body.data).toMatchObject({ page: 1, page_size: 20, total: 5 });
+    expect(all.body.data.deployments.map((d: { id: string }) => d.id)).toEqual(newest);
+    for (const [page, ids] of [[1, newest.slice(0, 2)], [2, newest.slice(2, 4)], [3, newest.slice(4)], [4, []]] as const) {
+      const reply = await list(`?page=${page}&page_size=2`);
+      expect(reply.body.data).toMatchObject({ page, page_size: 2, total: 5 });
+      expect(reply.body.data.deployments.map((d: { id: string }) => d.id)).toEqual(ids);
+    }
+    expect((await list('?page_size=5')).body.data.deployments).toHaveLength(5);
+
+    // A deployment from before the index: not listed until the operator's backfill gives it its keys.
+    const key = { pk: `PROJECT#${project.id}`, sk: `DEPLOYMENT#${made[2]}` };
+    await dynamo().send(new UpdateCommand({ TableName: config.tableName(), Key: key, UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }));
+    expect((await list('')).body.data).toMatchObject({ total: 4 });
+    const operator = { ...ctx.platform.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' };
+    const backfill = await runCli(['admin', 'backfill-deployments-index'], operator);
+    expect(backfill.code, backfill.stderr).toBe(0);
+    expect(JSON.parse(backfill.stdout)).toEqual({ indexed: 1 });
+    expect((await list('')).body.data.deployments.map((d: { id: string }) => d.id)).toEqual(newest);
+    expect(JSON.parse((await runCli(['admin', 'backfill-deployments-index'], operator)).stdout)).toEqual({ indexed: 0 });
+    for (const bad of ['?page=0', '?page=x', '?page_size=0', '?page_size=101', '?page_size=2.5']) {
+      const reply = await list(bad);
+      expect(reply.status, bad).toBe(400);
+      expect(reply.body.code).toBe('VALIDATION_FAILED');
+    }
   });
 });

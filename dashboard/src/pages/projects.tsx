@@ -36,7 +36,7 @@ function ProjectCard(props: { project: Project }) {
   const { project } = props;
   const extra = useLoad(async () => {
     const [deployments, screenshot] = await Promise.all([
-      api.get<{ deployments: Deployment[] }>(`/projects/${project.id}/deployments`),
+      api.get<{ deployments: Deployment[] }>(`/projects/${project.id}/deployments?page_size=1`),
       api.get<{ screenshot: { image_url: string } | null }>(`/projects/${project.id}/screenshot`),
     ]);
     return { last: deployments.deployments[0] ?? null, screenshot: screenshot.screenshot };

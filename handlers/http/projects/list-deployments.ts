@@ -1,8 +1,12 @@
+import * as z from '../../../lib/http/schema.ts';
 import { listDeployments } from '../../../lib/deployments/deployments.ts';
+import { pageOf, pageQueryFields } from '../../../lib/http/page-query.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 
-export const handler = defineHandler('GET /api/v1/projects/{id}/deployments', {}, async (ctx) => {
+const query = z.object(pageQueryFields);
+
+export const handler = defineHandler('GET /api/v1/projects/{id}/deployments', { query }, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
-  return { data: { deployments: await listDeployments(item) } };
+  return { data: await listDeployments(item, pageOf(ctx.query)) };
 });
