@@ -9,6 +9,7 @@ import { getMembership, putMembership } from '../../lib/teams/memberships.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { dropFolder, expectAccessible, launchChromium, saveScreenshot } from '../support/browser.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { githubPushPayload, sendGithub } from '../support/webhooks.ts';
 
 /**
  * The console end to end: Debian's Chromium, driven by playwright-core,
@@ -147,6 +148,35 @@ describe('the console in a real browser', () => {
     await expect.poll(() => siteText(state.siteUrl!), { timeout: 10_000 }).toContain('<h1>Version one</h1>');
     await page.locator('tbody tr', { hasText: state.firstDeployment! }).getByText('live').waitFor();
     await saveScreenshot(page, '03-rolled-back');
+  });
+
+  it('shows the newest 20 deployments and older ones on "Show older"', async () => {
+    current = page;
+    failedShots();
+    // Twenty pushes with [skip ci] record twenty skipped deployments at once (22 in all), through the page's own session.
+    const call = (method: string, path: string, body?: unknown) =>
+      page.evaluate(
+        async ([method, path, body, team]) => {
+          const headers = { accept: 'application/json', 'content-type': 'application/json', 'x-platform-client': 'dashboard', 'x-team-id': team };
+          return (await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })).json();
+        },
+        [method, path, body, state.teamId!] as const,
+      );
+    const repoUrl = 'https://git.example.test/acme/console.git';
+    await call('PATCH', `/projects/${state.projectId}`, { git_repo_url: repoUrl, default_branch: 'main', auto_deploy_enabled: true });
+    const { data } = (await call('POST', `/projects/${state.projectId}/git/webhook-secret`)) as { data: { secret: string } };
+    for (let i = 0; i < 20; i++) {
+      const payload = githubPushPayload({ repoUrl, branch: 'main', sha: (i + 1).toString(16).padStart(40, 'a'), message: `Docs ${i} [skip ci]` });
+      expect((await sendGithub(platform, { event: 'push', secret: data.secret, payload })).status).toBe(202);
+    }
+    await page.reload();
+    const rows = page.locator('tbody tr');
+    await page.getByRole('button', { name: 'Show older (2 more)' }).waitFor();
+    expect(await rows.count()).toBe(20);
+    await page.getByRole('button', { name: 'Show older (2 more)' }).click();
+    await expect.poll(() => rows.count()).toBe(22);
+    await rows.filter({ hasText: state.firstDeployment! }).getByText('live').waitFor();
+    expect(await page.getByRole('button', { name: /^Show older/ }).count()).toBe(0);
   });
 
   it('adds a domain and reads the DNS records to set, with copy buttons', async () => {

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import { BuildLog } from '../components/build-log.tsx';
 import { DropZone } from '../components/drop-zone.tsx';
 import { Link } from '../router.tsx';
@@ -43,11 +44,30 @@ function DeploymentRow(props: { d: Deployment; projectId: string; onPromote: (id
   );
 }
 
+/** Deployments per page of the listing (newest first); "Show older" reads one page more. */
+const DEPLOYMENTS_PAGE = 20;
+
+/** The first `pages` pages of the deployments listing, read again whole on each reload (a promote moves `is_live`). */
+async function loadDeployments(projectId: string, pages: number): Promise<{ deployments: Deployment[]; total: number }> {
+  const deployments: Deployment[] = [];
+  let total = 0;
+  for (let page = 1; page <= pages; page++) {
+    const path = `/projects/${projectId}/deployments?page=${page}&page_size=${DEPLOYMENTS_PAGE}`;
+    const reply = await api.get<{ deployments: Deployment[]; total: number }>(path);
+    deployments.push(...reply.deployments);
+    total = reply.total;
+    if (reply.deployments.length < DEPLOYMENTS_PAGE) break;
+  }
+  return { deployments, total };
+}
+
 function DeploymentsTab(props: { project: Project; reloadProject: () => void }) {
   const { project } = props;
-  const list = useLoad(() => api.get<{ deployments: Deployment[] }>(`/projects/${project.id}/deployments`), [project.id]);
+  const [pages, setPages] = useState(1);
+  const list = useLoad(() => loadDeployments(project.id, pages), [project.id, pages]);
   const action = useAction();
   const deployments = list.data?.deployments ?? [];
+  const older = (list.data?.total ?? 0) - deployments.length;
   const liveIndex = deployments.findIndex((d) => d.is_live);
   const previous = deployments.slice(liveIndex + 1).find((d) => d.status === 'ready');
   const promote = (id: string) =>
@@ -92,6 +112,11 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
               ))}
             </tbody>
           </table>
+        )}
+        {older > 0 && (
+          <button type="button" disabled={list.loading} onClick={() => setPages(pages + 1)}>
+            Show older ({older} more)
+          </button>
         )}
       </section>
     </>
