@@ -12,6 +12,8 @@ import { releaseBuildSlot } from './build-slots.ts';
  * The end is a conditional write, so a late real finish and this leave one
  * outcome.
  */
+
+/** A duration as the build's lines say it: "15 minutes", "1 second". */
 export function budgetText(ms = config.buildTimeBudgetMs()): string {
   const [n, unit] = ms >= 60_000 ? [Math.round(ms / 60_000), 'minute'] : [Math.round(ms / 1000), 'second'];
   return `${n} ${unit}${n === 1 ? '' : 's'}`;
