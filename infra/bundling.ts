@@ -2,15 +2,14 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
 import { workers } from '../lib/workers.ts';
 
 /**
  * The one description of how a handler becomes a Lambda bundle. The stack's
- * NodejsFunctions and the handler benchmark both derive their esbuild options
- * from it, so the sizes and import times the bench prints are those of what
- * gets deployed.
+ * shared build of every bundle (infra/lambda-bundles.ts) and the handler
+ * benchmark both derive their esbuild options from it, so the sizes and import
+ * times the bench prints are those of what gets deployed.
  */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -29,7 +28,6 @@ export const requireBanner =
 export const bundleSettings = {
   target: 'node22',
   format: 'esm',
-  outExtension: '.mjs',
   minify: true,
   sourceMap: true,
   // Stack traces need file and line numbers, not the sources: keeps each asset small.
@@ -86,7 +84,14 @@ export function externalModulesFor(handler: string): string[] {
   if (!eventStreamHandlers.has(handler)) external.push(EVENT_STREAM_MODULE);
   // A container image installs these from its own lockfile (a browser binary cannot be bundled).
   for (const row of workers) if (row.handler === handler && row.image) external.push(...row.image.runtimePackages);
+  external.push(...runtimePackagesOf(handler));
   return external;
+}
+
+/** The packages a handler's Lambda asset carries in its node_modules, copied from the repository's (RouteRow `runtimePackages`). */
+export function runtimePackagesOf(handler: string): string[] {
+  const rows: readonly { handler: string; runtimePackages?: RouteRow['runtimePackages'] }[] = [...(routes as readonly RouteRow[]), ...workers];
+  return [...new Set(rows.filter((row) => row.handler === handler).flatMap((row) => row.runtimePackages?.names ?? []))];
 }
 
 /**
@@ -96,46 +101,55 @@ export function externalModulesFor(handler: string): string[] {
  * out). Nothing for a handler that is not a route row's (workers, the fallback).
  */
 export function routeDefine(handler: string): Record<string, string> {
-  const rows = (routes as readonly RouteRow[]).filter((row) => row.handler === handler);
+  const value = bundledRouteValue(handler);
+  return value === null ? {} : { [bundledRouteVariable]: JSON.stringify(value) };
+}
+
+export const bundledRouteVariable = 'process.env.SLIPWAY_BUNDLED_ROUTE';
+
+/**
+ * The route row a route handler's bundle carries, as JSON padded with spaces
+ * to the width of the widest row: every route's value then has the same
+ * length, so the shared build (infra/lambda-bundles.ts) can build all routes
+ * with one placeholder and write each row into its own bundle without moving
+ * a column of the source map. Null for a handler that is no route row's.
+ */
+export function bundledRouteValue(handler: string): string | null {
+  const all = routes as readonly RouteRow[];
+  const rows = all.filter((row) => row.handler === handler);
   if (rows.length > 1) throw new Error(`${handler} is the handler of ${rows.length} routes; a bundle carries one route row`);
-  const row = rows[0];
-  return row ? { 'process.env.SLIPWAY_BUNDLED_ROUTE': JSON.stringify(JSON.stringify({ key: routeKey(row), access: row.access })) } : {};
+  const json = (row: RouteRow) => JSON.stringify({ key: routeKey(row), access: row.access });
+  return rows[0] ? json(rows[0]).padEnd(Math.max(...all.map((row) => json(row).length))) : null;
 }
 
 /** Environment every function gets so that stack traces map back to the TypeScript sources. */
 export const bundleRuntimeEnvironment = { NODE_OPTIONS: '--enable-source-maps' } as const;
 
-/** The NodejsFunction `bundling` prop. Never Docker: the local esbuild is pinned in package.json. */
-export const nodejsBundling: BundlingOptions = {
-  forceDockerBundling: false,
+/** What every bundle is built with, whatever its handler (metafile paths relative to the repository root). */
+export const sharedEsbuildOptions = {
+  absWorkingDir: repoRoot,
+  bundle: true,
+  platform: 'node',
   target: bundleSettings.target,
-  format: OutputFormat.ESM,
+  format: bundleSettings.format,
   minify: bundleSettings.minify,
-  sourceMap: bundleSettings.sourceMap,
+  sourcemap: bundleSettings.sourceMap,
   sourcesContent: bundleSettings.sourcesContent,
   mainFields: [...bundleSettings.mainFields],
-  externalModules: [...bundleSettings.externalModules],
-  banner: bundleSettings.banner,
-  // esbuild's per-bundle size report, 40-odd times per synth, buries the warnings that matter.
-  logLevel: LogLevel.WARNING,
-};
+  banner: { js: bundleSettings.banner },
+  logLevel: 'warning',
+} satisfies BuildOptions;
 
-/** The same settings as esbuild build options, for the bench (one entry per call; `entry` as a handler path from the repository root). */
+/**
+ * One handler's bundle as a build of its own (`entry` as a handler path from the repository root): byte for byte what
+ * the shared build (infra/lambda-bundles.ts) makes of it, which test/infra/bundles.test.ts checks.
+ */
 export function esbuildOptions(entry: string, outfile: string): BuildOptions {
   return {
+    ...sharedEsbuildOptions,
     entryPoints: [path.resolve(repoRoot, entry)],
     outfile,
-    bundle: true,
-    platform: 'node',
-    target: bundleSettings.target,
-    format: bundleSettings.format,
-    minify: bundleSettings.minify,
-    sourcemap: bundleSettings.sourceMap,
-    sourcesContent: bundleSettings.sourcesContent,
-    mainFields: [...bundleSettings.mainFields],
     external: externalModulesFor(entry),
     define: routeDefine(entry),
-    banner: { js: bundleSettings.banner },
-    logLevel: 'warning',
   };
 }

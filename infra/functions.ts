@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Architecture, DockerImageCode, DockerImageFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -12,17 +13,9 @@ import { Construct } from 'constructs';
 import * as esbuild from 'esbuild';
 import type { ResourceUse, RouteRow } from '../lib/http/routes.ts';
 import type { WorkerRow } from '../lib/workers.ts';
-import {
-  bundleRuntimeEnvironment,
-  esbuildOptions,
-  externalModulesFor,
-  lambdaArchitecture,
-  lambdaRuntime,
-  nodejsBundling,
-  repoRoot,
-  routeDefine,
-} from './bundling.ts';
+import { bundleRuntimeEnvironment, esbuildOptions, lambdaArchitecture, lambdaRuntime, repoRoot, runtimePackagesOf } from './bundling.ts';
 import { grantUses, type GrantContext } from './grants.ts';
+import { lambdaBundles } from './lambda-bundles.ts';
 
 /** The defaults of lib/http/routes.ts RouteRow (timeoutSeconds, memoryMb). */
 export const defaultTimeoutSeconds = 10;
@@ -84,29 +77,37 @@ export class SharedExecution extends Construct {
 }
 
 /**
- * Bundling that leaves `packages` out of the bundle and copies them, as
- * installed in the repository, into the asset's node_modules: offline (no npm
- * install at synth, no Docker), and the copied native binaries keep their mode.
+ * A handler's Lambda code: its bundle from the shared build (infra/lambda-bundles.ts), and the row's
+ * `runtimePackages` copied, as installed in the repository, into the asset's node_modules (offline: no npm
+ * install at synth, no Docker; the copied native binaries keep their mode). Bundled when CDK bundles the
+ * stack (not under `aws:cdk:bundling-stacks` naming no stack, as the stack tests synthesize).
  */
-export function bundlingWithRuntimePackages(packages: readonly string[], handler: string): typeof nodejsBundling {
+export function handlerCode(handler: string): lambda.Code {
+  const packages = runtimePackagesOf(handler);
   for (const name of packages) {
     if (!fs.existsSync(path.join(repoRoot, 'node_modules', name, 'package.json'))) {
       throw new Error(`Runtime package ${name} is not installed in ${path.join(repoRoot, 'node_modules')} (npm ci installs it)`);
     }
   }
-  return {
-    ...nodejsBundling,
-    externalModules: [...externalModulesFor(handler), ...packages],
-    commandHooks: {
-      beforeBundling: () => [],
-      beforeInstall: () => [],
-      afterBundling: (inputDir: string, outputDir: string) =>
-        packages.map((name) => {
-          const target = path.join(outputDir, 'node_modules', name);
-          return `mkdir -p "${path.dirname(target)}" && cp -R "${path.join(inputDir, 'node_modules', name)}" "${target}"`;
-        }),
+  return lambda.Code.fromAsset(repoRoot, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: the local bundling below always succeeds. The command names the handler, which keeps each
+      // function's asset apart in CDK's staging cache (keyed by these options).
+      image: DockerImage.fromRegistry('slipway-local-bundling-only'),
+      command: ['bundle', handler],
+      local: {
+        tryBundle(outputDir) {
+          fs.cpSync(lambdaBundles().folderOf(handler), outputDir, { recursive: true });
+          for (const name of packages) {
+            const target = path.join(outputDir, 'node_modules', name);
+            fs.cpSync(path.join(repoRoot, 'node_modules', name), target, { recursive: true, verbatimSymlinks: true });
+          }
+          return true;
+        },
+      },
     },
-  };
+  });
 }
 
 /**
@@ -163,22 +164,14 @@ export class HandlerFunction extends Construct {
     }
 
     this.fn = new NodejsFunction(this, 'Function', {
-      entry: path.join(repoRoot, props.handler),
-      handler: 'handler',
+      code: handlerCode(props.handler),
+      handler: 'index.handler',
       functionName: props.functionName,
       description: props.description.slice(0, 256),
       runtime: lambdaRuntime,
       architecture: props.runtimePackages?.architecture === 'x86_64' ? Architecture.X86_64 : lambdaArchitecture,
       memorySize: props.memoryMb ?? defaultMemoryMb,
       timeout: Duration.seconds(props.timeoutSeconds ?? defaultTimeoutSeconds),
-      projectRoot: repoRoot,
-      depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
-      bundling: {
-        ...(props.runtimePackages
-          ? bundlingWithRuntimePackages(props.runtimePackages.names, props.handler)
-          : { ...nodejsBundling, externalModules: externalModulesFor(props.handler) }),
-        define: routeDefine(props.handler),
-      },
       role: this.role,
       logGroup: this.logGroup,
       // SDK v3 reuses connections by default; the variable is an SDK v2 switch.
