@@ -5,8 +5,7 @@ import * as path from 'node:path';
 import { AssetHashType, DockerImage, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { Architecture, DockerImageCode, DockerImageFunction } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, DockerImageCode, DockerImageFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -32,7 +31,10 @@ export interface HandlerFunctionProps {
   grants: GrantContext;
   /** A fixed name, for functions whose ARN must be known before they exist (schedule targets). */
   functionName?: string;
-  /** Packages copied from node_modules into the asset instead of bundled (lib/http/routes.ts RouteRow). */
+  /**
+   * The row's packages copied from node_modules into the asset instead of bundled (lib/http/routes.ts RouteRow); the
+   * function runs on their architecture. The bundle and the copy follow the handler's row (infra/bundling.ts).
+   */
   runtimePackages?: RouteRow['runtimePackages'];
   /** A role and log group shared with functions of the same grants (SharedExecution), instead of its own. */
   shared?: SharedExecution;
@@ -82,14 +84,14 @@ export class SharedExecution extends Construct {
  * install at synth, no Docker; the copied native binaries keep their mode). Bundled when CDK bundles the
  * stack (not under `aws:cdk:bundling-stacks` naming no stack, as the stack tests synthesize).
  */
-export function handlerCode(handler: string): lambda.Code {
+export function handlerCode(handler: string): Code {
   const packages = runtimePackagesOf(handler);
   for (const name of packages) {
     if (!fs.existsSync(path.join(repoRoot, 'node_modules', name, 'package.json'))) {
       throw new Error(`Runtime package ${name} is not installed in ${path.join(repoRoot, 'node_modules')} (npm ci installs it)`);
     }
   }
-  return lambda.Code.fromAsset(repoRoot, {
+  return Code.fromAsset(repoRoot, {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
       // Never pulled: the local bundling below always succeeds. The command names the handler, which keeps each
