@@ -108,18 +108,21 @@ export function routeDefine(handler: string): Record<string, string> {
 export const bundledRouteVariable = 'process.env.SLIPWAY_BUNDLED_ROUTE';
 
 /**
- * The route row a route handler's bundle carries, as JSON padded with spaces
- * to the width of the widest row: every route's value then has the same
- * length, so the shared build (infra/lambda-bundles.ts) can build all routes
- * with one placeholder and write each row into its own bundle without moving
- * a column of the source map. Null for a handler that is no route row's.
+ * The width every route row is padded to with spaces (JSON allows them), so that all routes' values have one length:
+ * the shared build (infra/lambda-bundles.ts) then builds all routes with one placeholder and writes each row into its
+ * own bundle without moving a column of the source map. Fixed rather than the widest row's, so that a new route does
+ * not change every other route's bundle (and redeploy its Lambda).
  */
+export const routeRowWidth = 256;
+
+/** The route row a route handler's bundle carries, padded to routeRowWidth; null for a handler that is no route row's. */
 export function bundledRouteValue(handler: string): string | null {
-  const all = routes as readonly RouteRow[];
-  const rows = all.filter((row) => row.handler === handler);
+  const rows = (routes as readonly RouteRow[]).filter((row) => row.handler === handler);
   if (rows.length > 1) throw new Error(`${handler} is the handler of ${rows.length} routes; a bundle carries one route row`);
-  const json = (row: RouteRow) => JSON.stringify({ key: routeKey(row), access: row.access });
-  return rows[0] ? json(rows[0]).padEnd(Math.max(...all.map((row) => json(row).length))) : null;
+  if (!rows[0]) return null;
+  const json = JSON.stringify({ key: routeKey(rows[0]), access: rows[0].access });
+  if (json.length > routeRowWidth) throw new Error(`The route row of ${handler} is ${json.length} characters, over routeRowWidth (${routeRowWidth})`);
+  return json.padEnd(routeRowWidth);
 }
 
 /** Environment every function gets so that stack traces map back to the TypeScript sources. */

@@ -6,7 +6,7 @@ import type { Metafile } from 'esbuild';
 import { fallbackRoute, routes, type RouteRow } from '../lib/http/routes.ts';
 import { withFileLockSync } from '../lib/local/file-lock.ts';
 import { workers } from '../lib/workers.ts';
-import { bundledRouteValue, bundledRouteVariable, externalModulesFor, repoRoot, sharedEsbuildOptions } from './bundling.ts';
+import { bundledRouteValue, bundledRouteVariable, externalModulesFor, repoRoot, routeRowWidth, sharedEsbuildOptions } from './bundling.ts';
 
 /**
  * Every Lambda bundle, made by one esbuild build per set of external modules
@@ -99,7 +99,7 @@ function isCurrent(key: string): boolean {
 /**
  * One build per set of external modules and per kind (route bundles carry a
  * route row): every route bundle is built with one placeholder of the rows'
- * common width (infra/bundling.ts bundledRouteValue), then gets its own row
+ * common width (infra/bundling.ts routeRowWidth), then gets its own row
  * written over it. Built beside the folder and moved in whole.
  */
 function build(handlers: string[], key: string): true {
@@ -114,7 +114,7 @@ function build(handlers: string[], key: string): true {
   const metafile: LambdaBundles['metafile'] = { inputs: {}, outputs: {} };
   for (const [group, entries] of groups) {
     const [external, carriesRoute] = JSON.parse(group) as [string[], boolean];
-    const placeholder = carriesRoute ? routePlaceholder(entries[0]!) : null;
+    const placeholder = carriesRoute ? routePlaceholder : null;
     const result = esbuild.buildSync({
       ...sharedEsbuildOptions,
       entryPoints: entries.map((handler) => ({ in: path.join(repoRoot, handler), out: `${folderName(handler)}/index` })),
@@ -137,11 +137,8 @@ function build(handlers: string[], key: string): true {
   return true;
 }
 
-/** A string as long as every route row's value, found in no source. */
-function routePlaceholder(handler: string): string {
-  const width = bundledRouteValue(handler)!.length;
-  return 'SLIPWAY_BUNDLED_ROUTE_'.padEnd(width, '_');
-}
+/** A string as long as every route row's value (routeRowWidth), found in no source. */
+const routePlaceholder = 'SLIPWAY_BUNDLED_ROUTE_'.padEnd(routeRowWidth, '_');
 
 /**
  * Writes the handler's row where the placeholder is, as the literal esbuild
