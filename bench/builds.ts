@@ -57,7 +57,13 @@ async function api(ctx: Ctx, method: string, path: string, body?: unknown): Prom
 }
 
 async function connectedProject(ctx: Ctx, settings: Record<string, unknown>): Promise<{ id: string; subdomain: string; secret: string }> {
-  const project = await api(ctx, 'POST', '/api/v1/projects', { name: `Bench ${randomBytes(3).toString('hex')}`, git_repo_url: ctx.repo.url, default_branch: 'main', auto_deploy_enabled: true, ...settings });
+  const project = await api(ctx, 'POST', '/api/v1/projects', {
+    name: `Bench ${randomBytes(3).toString('hex')}`,
+    git_repo_url: ctx.repo.url,
+    default_branch: 'main',
+    auto_deploy_enabled: true,
+    ...settings,
+  });
   const { secret } = await api(ctx, 'POST', `/api/v1/projects/${project.id}/git/webhook-secret`);
   return { id: project.id, subdomain: project.subdomain, secret };
 }
@@ -66,7 +72,12 @@ async function push(ctx: Ctx, secret: string, branch: string, sha: string): Prom
   const body = JSON.stringify(githubPushPayload({ repoUrl: ctx.repo.url, branch, sha }));
   const res = await send(`${ctx.platform.baseUrl}/api/v1/webhooks/git/github`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': githubSignature(secret, body) },
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'push',
+      'x-github-delivery': randomUUID(),
+      'x-hub-signature-256': githubSignature(secret, body),
+    },
     body,
   });
   const reply = (await res.json()) as { data: { builds: { deployment_id: string }[] } };
@@ -105,7 +116,9 @@ async function pushToLive(ctx: Ctx): Promise<void> {
   }
   const overhead = totals.map((t, i) => t - commands[i]!);
   console.log(`push to live, static site without dependencies (median of ${RUNS}): ${(median(totals) / 1000).toFixed(2)} s`);
-  console.log(`  of which the build command: ${(median(commands) / 1000).toFixed(2)} s; the rest (webhook, queue, fetch, sandbox, publish): ${(median(overhead) / 1000).toFixed(2)} s (goal <= ${targets.overheadMs / 1000} s) ${median(overhead) <= targets.overheadMs ? 'MET' : 'MISSED'}`);
+  console.log(
+    `  of which the build command: ${(median(commands) / 1000).toFixed(2)} s; the rest (webhook, queue, fetch, sandbox, publish): ${(median(overhead) / 1000).toFixed(2)} s (goal <= ${targets.overheadMs / 1000} s) ${median(overhead) <= targets.overheadMs ? 'MET' : 'MISSED'}`,
+  );
   console.log(`  each run: ${totals.map((t) => (t / 1000).toFixed(2)).join(', ')} s`);
 }
 
@@ -115,15 +128,34 @@ function dependencySite(): Record<string, string | Buffer> {
   try {
     const vendor = join(dir, 'vendor');
     spawnSync('mkdir', ['-p', vendor]);
-    for (const name of PACKAGES) spawnSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', vendor, join(process.cwd(), 'node_modules', name)], { encoding: 'utf8' });
+    for (const name of PACKAGES)
+      spawnSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', vendor, join(process.cwd(), 'node_modules', name)], {
+        encoding: 'utf8',
+      });
     const tarballs = readdirSync(vendor);
-    const dependencies = Object.fromEntries(PACKAGES.map((name) => [name, `file:vendor/${tarballs.find((t) => t.startsWith(`${name}-`))}`]));
-    const manifest = JSON.stringify({ name: 'bench-deps', version: '1.0.0', private: true, scripts: { build: 'node build.mjs' }, dependencies });
-    spawnSync('sh', ['-c', `cat > package.json <<'EOF'\n${manifest}\nEOF\nnpm install --package-lock-only --ignore-scripts --no-audit --no-fund --offline`], { cwd: dir, encoding: 'utf8' });
+    const dependencies = Object.fromEntries(
+      PACKAGES.map((name) => [name, `file:vendor/${tarballs.find((t) => t.startsWith(`${name}-`))}`]),
+    );
+    const manifest = JSON.stringify({
+      name: 'bench-deps',
+      version: '1.0.0',
+      private: true,
+      scripts: { build: 'node build.mjs' },
+      dependencies,
+    });
+    spawnSync(
+      'sh',
+      [
+        '-c',
+        `cat > package.json <<'EOF'\n${manifest}\nEOF\nnpm install --package-lock-only --ignore-scripts --no-audit --no-fund --offline`,
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
     const files: Record<string, string | Buffer> = {
       'package.json': manifest,
       'package-lock.json': readFileSync(join(dir, 'package-lock.json'), 'utf8'),
-      'build.mjs': "import { mkdirSync, writeFileSync } from 'node:fs'; import mime from 'mime'; mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', mime.getType('a.html'));",
+      'build.mjs':
+        "import { mkdirSync, writeFileSync } from 'node:fs'; import mime from 'mime'; mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', mime.getType('a.html'));",
     };
     for (const tarball of tarballs) files[`vendor/${tarball}`] = readFileSync(join(vendor, tarball));
     return files;
@@ -140,12 +172,14 @@ async function packageCache(ctx: Ctx): Promise<void> {
     const sha = ctx.repo.commit('deps', { ...site, 'note.txt': label });
     const started = performance.now();
     const build = await finished(ctx, project.id, await push(ctx, project.secret, 'deps', sha));
-    if (build.status !== 'ready') throw new Error(`the ${label} dependency build ${build.status}: ${build.build_log.slice(-5).join(' | ')}`);
+    if (build.status !== 'ready')
+      throw new Error(`the ${label} dependency build ${build.status}: ${build.build_log.slice(-5).join(' | ')}`);
     const cache = build.build_log.find((l) => l.startsWith('Package cache:')) ?? '?';
     results.push({ cache, installMs: msFrom(build.build_log, /^Install took (\d+) ms\.$/), totalMs: performance.now() - started });
   }
   console.log(`package cache, ${PACKAGES.length} packages from a local folder (npm ci), same run:`);
-  for (const r of results) console.log(`  ${r.cache}: install ${(r.installMs / 1000).toFixed(2)} s, push to ready ${(r.totalMs / 1000).toFixed(2)} s`);
+  for (const r of results)
+    console.log(`  ${r.cache}: install ${(r.installMs / 1000).toFixed(2)} s, push to ready ${(r.totalMs / 1000).toFixed(2)} s`);
 }
 
 export async function runBuildsBench(): Promise<void> {
@@ -153,7 +187,12 @@ export async function runBuildsBench(): Promise<void> {
   process.env.BUILD_POLL_MS ??= '100';
   process.env.BUILD_CACHE_DIR = mkdtempSync(join(tmpdir(), 'slipway-bench-cache-'));
   const parts = localParts();
-  const platform = await startLocalPlatform({ port: 0, prefix: `benchb${randomBytes(3).toString('hex')}`, hostHandlers: parts.hostHandlers, drivers: parts.drivers });
+  const platform = await startLocalPlatform({
+    port: 0,
+    prefix: `benchb${randomBytes(3).toString('hex')}`,
+    hostHandlers: parts.hostHandlers,
+    drivers: parts.drivers,
+  });
   const repo = await startGitServer({ name: 'bench' });
   try {
     const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });

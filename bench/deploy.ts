@@ -36,7 +36,7 @@ const REPEATS = Number(process.env.BENCH_DEPLOY_REPEATS ?? 5);
 /** Mixed sizes adding up to about 10 KB a file: many small pages and assets, some images. */
 function sizeOf(i: number): number {
   const r = (i * 2654435761) % 1000; // spread deterministically
-  if (i % 10 < 6) return 500 + (r * 3); // 0.5-3.5 KB: pages, styles, scripts
+  if (i % 10 < 6) return 500 + r * 3; // 0.5-3.5 KB: pages, styles, scripts
   if (i % 10 < 9) return 8_000 + r * 8; // 8-16 KB
   return 40_000 + r * 25; // 40-65 KB: images
 }
@@ -57,7 +57,11 @@ function generateSite(dir: string, count: number): { bytes: number; changeable: 
 }
 
 /** Runs a command through bench/timed-run.mjs, which times it from a process of its own (it says why). */
-function run(command: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string; seconds: number }> {
+function run(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string; seconds: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'bench', 'timed-run.mjs'), command, ...args], {
       cwd: repoRoot,
@@ -147,7 +151,11 @@ export async function runDeployBench(): Promise<void> {
     const bucket = `bench-sync-${randomBytes(4).toString('hex')}`;
     const mkBucket = await run('aws', ['--endpoint-url', platform.awsEndpoint, 's3', 'mb', `s3://${bucket}`], awsEnv);
     if (mkBucket.code !== 0) throw new Error(`aws s3 mb failed: ${mkBucket.stderr}`);
-    const sync = await run('aws', ['--endpoint-url', platform.awsEndpoint, 's3', 'sync', site, `s3://${bucket}`, '--only-show-errors'], awsEnv);
+    const sync = await run(
+      'aws',
+      ['--endpoint-url', platform.awsEndpoint, 's3', 'sync', site, `s3://${bucket}`, '--only-show-errors'],
+      awsEnv,
+    );
     if (sync.code !== 0) throw new Error(`aws s3 sync failed: ${sync.stderr}`);
     console.log(`aws s3 sync:     ${sync.seconds.toFixed(1)} s (${FILES} files, ${mb(bytes)})`);
 
@@ -159,12 +167,22 @@ export async function runDeployBench(): Promise<void> {
     };
     // The installed CLI: package.json's bin, built as `npm install` (prepare) builds it.
     execFileSync(process.execPath, [join(repoRoot, 'bin', 'build-cli.mjs')]);
-    const bin = join(repoRoot, (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: { slipway: string } }).bin.slipway);
+    const bin = join(
+      repoRoot,
+      (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: { slipway: string } }).bin.slipway,
+    );
     const cli = (args: string[]) => run(process.execPath, [bin, ...args], cliEnv);
     const first = await cli(['deploy', site, '--subdomain', `bench-${randomBytes(3).toString('hex')}`, '--json']);
     if (first.code !== 0) throw new Error(`first deploy failed: ${first.stderr}`);
-    const one = JSON.parse(first.stdout) as { files_sent: number; bytes_sent: number; project_id: string; timings_ms: Record<string, number> };
-    console.log(`deploy (first):  ${first.seconds.toFixed(1)} s, sent ${one.files_sent} files, ${mb(one.bytes_sent)}; steps ${steps(one.timings_ms)}`);
+    const one = JSON.parse(first.stdout) as {
+      files_sent: number;
+      bytes_sent: number;
+      project_id: string;
+      timings_ms: Record<string, number>;
+    };
+    console.log(
+      `deploy (first):  ${first.seconds.toFixed(1)} s, sent ${one.files_sent} files, ${mb(one.bytes_sent)}; steps ${steps(one.timings_ms)}`,
+    );
 
     // A publish queues work off its path (the keyword scan of the deployment's text files, 48 MB here): each
     // repeat deploy starts once that is done, as a developer's next deploy would, not racing it for the CPU.

@@ -58,7 +58,13 @@ function call(port: number, host: string, agent?: Agent): Promise<{ status: numb
     const started = performance.now();
     const req = request({ host: '127.0.0.1', port, path: '/', headers: { host }, agent: agent ?? false }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, cold: res.headers['x-scaler-http-cold-start'] as string | undefined, ms: performance.now() - started }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          cold: res.headers['x-scaler-http-cold-start'] as string | undefined,
+          ms: performance.now() - started,
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -285,7 +291,9 @@ export async function runFunctionsBench(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 1500));
     const rss = runnerRssMib();
-    console.log(`idle instance RSS: ${rss.length ? rss.map((m) => `${m.toFixed(1)} MiB`).join(', ') : 'no runner process found'} (${rss.length} runner processes, spares included)`);
+    console.log(
+      `idle instance RSS: ${rss.length ? rss.map((m) => `${m.toFixed(1)} MiB`).join(', ') : 'no runner process found'} (${rss.length} runner processes, spares included)`,
+    );
   } finally {
     await platform.stop();
   }

@@ -35,7 +35,10 @@ function entries(): Entry[] {
   // Handlers the stack wires outside the two tables (site serving behind CloudFront).
   const edgeDir = path.join(repoRoot, 'handlers', 'edge');
   if (fs.existsSync(edgeDir)) {
-    for (const file of fs.readdirSync(edgeDir).filter((f) => f.endsWith('.ts')).sort()) {
+    for (const file of fs
+      .readdirSync(edgeDir)
+      .filter((f) => f.endsWith('.ts'))
+      .sort()) {
       list.push({ kind: 'edge', name: file.replace(/\.ts$/, ''), handler: `handlers/edge/${file}` });
     }
   }
@@ -98,7 +101,13 @@ export async function runHandlersBench(): Promise<void> {
   const results: Result[] = [];
 
   for (const entry of entries()) {
-    const outfile = path.join(outDir, `${entry.handler.replace(/^handlers\//, '').replace(/\.ts$/, '').replaceAll('/', '__')}.mjs`);
+    const outfile = path.join(
+      outDir,
+      `${entry.handler
+        .replace(/^handlers\//, '')
+        .replace(/\.ts$/, '')
+        .replaceAll('/', '__')}.mjs`,
+    );
     try {
       await esbuild.build(esbuildOptions(entry.handler, outfile));
     } catch (error) {
@@ -132,8 +141,13 @@ export async function runHandlersBench(): Promise<void> {
   const header = ['kind', 'handler', 'KB', `<=${targets.apiBundleKb}KB`, 'import ms', `<=${targets.importMs}ms`, ''];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) =>
-    cells.map((cell, i) => (i === 2 || i === 4 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
-  console.log(`${results.length} bundles, minified ESM (infra/bundling.ts); import time = median of ${runs} fresh \`node\` processes, source maps on as deployed`);
+    cells
+      .map((cell, i) => (i === 2 || i === 4 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  console.log(
+    `${results.length} bundles, minified ESM (infra/bundling.ts); import time = median of ${runs} fresh \`node\` processes, source maps on as deployed`,
+  );
   console.log(line(header));
   console.log(line(widths.map((w) => '-'.repeat(w))));
   for (const row of rows) console.log(line(row));
@@ -145,10 +159,18 @@ export async function runHandlersBench(): Promise<void> {
   const overTime = timed.filter((r) => r.importMs! > targets.importMs).length;
   const failed = results.filter((r) => r.error).length;
   const range = (values: number[], digits: number) =>
-    values.length ? `${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)} (median ${median(values).toFixed(digits)})` : '-';
+    values.length
+      ? `${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)} (median ${median(values).toFixed(digits)})`
+      : '-';
   console.log(
-    `\nAPI bundle size: ${range(api.map((r) => r.kb!), 1)} KB, ${overSize}/${api.length} OVER ${targets.apiBundleKb} KB` +
-      `\nimport time: ${range(timed.map((r) => r.importMs!), 1)} ms, ${overTime}/${timed.length} OVER ${targets.importMs} ms` +
+    `\nAPI bundle size: ${range(
+      api.map((r) => r.kb!),
+      1,
+    )} KB, ${overSize}/${api.length} OVER ${targets.apiBundleKb} KB` +
+      `\nimport time: ${range(
+        timed.map((r) => r.importMs!),
+        1,
+      )} ms, ${overTime}/${timed.length} OVER ${targets.importMs} ms` +
       (images.length ? ` (container-image workers not counted: ${images.join(', ')})` : '') +
       (failed ? `\n${failed} handler(s) failed to bundle or import (see the last column)` : ''),
   );

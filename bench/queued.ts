@@ -30,7 +30,11 @@ function median(values: number[]): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function invokeAndWait(baseUrl: string, path: string, pollMs: number): Promise<{ clientMs: number; serverMs: number; status: string }> {
+async function invokeAndWait(
+  baseUrl: string,
+  path: string,
+  pollMs: number,
+): Promise<{ clientMs: number; serverMs: number; status: string }> {
   const sent = Date.now();
   const started = performance.now();
   const res = await fetch(`${baseUrl}${path}`, { method: 'POST' });
@@ -48,7 +52,12 @@ async function invokeAndWait(baseUrl: string, path: string, pollMs: number): Pro
 export async function runQueuedBench(): Promise<void> {
   process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '1000000';
   const parts = localParts();
-  const platform = await startLocalPlatform({ port: 0, prefix: `benchq${randomBytes(3).toString('hex')}`, hostHandlers: parts.hostHandlers, drivers: parts.drivers });
+  const platform = await startLocalPlatform({
+    port: 0,
+    prefix: `benchq${randomBytes(3).toString('hex')}`,
+    hostHandlers: parts.hostHandlers,
+    drivers: parts.drivers,
+  });
   try {
     const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
     const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });

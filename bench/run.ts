@@ -38,7 +38,10 @@ if (unknown.length > 0) {
 }
 // Figures from a busy machine are not comparable: print how busy it was.
 console.log(
-  `Node ${process.version} (${process.execPath}), ${process.platform}/${process.arch}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  `Node ${process.version} (${process.execPath}), ${process.platform}/${process.arch}, ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
 );
 for (const [name, run] of Object.entries(benchmarks)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;

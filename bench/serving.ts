@@ -75,7 +75,13 @@ async function sirvFigures(): Promise<LoadFigures> {
   const sirv = spawn(process.execPath, [bin, dir, '--port', String(port), '--host', '127.0.0.1', '--quiet'], { stdio: 'ignore' });
   try {
     for (let i = 0; i < 100; i++) {
-      if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`http://127.0.0.1:${port}/`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 100));
     }
     return await load(`http://127.0.0.1:${port}/`, `127.0.0.1:${port}`);

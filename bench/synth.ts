@@ -16,10 +16,14 @@ export async function runSynthBench(): Promise<void> {
   for (const label of ['bundles built', 'bundles reused']) {
     const result = await synthOnce();
     if (!result.ok) {
-      console.log(`cdk synth (${label}) FAILED after ${result.seconds.toFixed(1)} s:\n${result.output.trim().split('\n').slice(-20).join('\n')}`);
+      console.log(
+        `cdk synth (${label}) FAILED after ${result.seconds.toFixed(1)} s:\n${result.output.trim().split('\n').slice(-20).join('\n')}`,
+      );
       return;
     }
-    console.log(`cdk synth, ${label}: ${result.seconds.toFixed(1)} s wall, ${result.cpuSeconds.toFixed(1)} s CPU, ${result.assets} assets (load ${os.loadavg()[0]!.toFixed(1)})`);
+    console.log(
+      `cdk synth, ${label}: ${result.seconds.toFixed(1)} s wall, ${result.cpuSeconds.toFixed(1)} s CPU, ${result.assets} assets (load ${os.loadavg()[0]!.toFixed(1)})`,
+    );
   }
 }
 
@@ -37,7 +41,11 @@ async function synthOnce(): Promise<{ ok: boolean; seconds: number; cpuSeconds: 
   });
   const seconds = (performance.now() - started) / 1000;
   // `times` prints the shell's user/system line, then its children's: "0m41.200s 0m9.800s".
-  const children = stdout.trim().split('\n').at(-1)!.match(/(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/);
+  const children = stdout
+    .trim()
+    .split('\n')
+    .at(-1)!
+    .match(/(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/);
   const cpuSeconds = children ? Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4]) : NaN;
   const assets = fs.readdirSync(outdir).filter((f) => f.startsWith('asset.')).length;
   const output = fs.existsSync(`${outdir}.log`) ? fs.readFileSync(`${outdir}.log`, 'utf8') : '';

@@ -113,7 +113,10 @@ export class SlipwayApi extends Construct {
     super(scope, id);
     // Routes of the same uses share a role, and all routes one log group (infra/functions.ts SharedExecution).
     const shared = new SharedExecution(this, 'RouteExecution', props.grants);
-    const functionProps = (row: Pick<RouteRow, 'handler' | 'uses' | 'timeoutSeconds' | 'memoryMb' | 'runtimePackages'>, description: string) => ({
+    const functionProps = (
+      row: Pick<RouteRow, 'handler' | 'uses' | 'timeoutSeconds' | 'memoryMb' | 'runtimePackages'>,
+      description: string,
+    ) => ({
       handler: row.handler,
       description,
       uses: row.uses,

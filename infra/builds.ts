@@ -41,13 +41,27 @@ export class BuildsRuntime extends Construct {
         conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
       }),
     });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'NoPlatformResources', effect: iam.Effect.DENY, notActions: ['ec2:*', 'logs:*', 'ecr:*'], resources: functions.platformResources }));
-    const logGroup = new logs.LogGroup(this, 'BuildLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'NoPlatformResources',
+        effect: iam.Effect.DENY,
+        notActions: ['ec2:*', 'logs:*', 'ecr:*'],
+        resources: functions.platformResources,
+      }),
+    );
+    const logGroup = new logs.LogGroup(this, 'BuildLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.project = new codebuild.Project(this, 'Project', {
       description: 'Slipway user builds: the build script in the Node 22 image (lib/builds/script)',
       role,
       environment: {
-        buildImage: codebuild.LinuxBuildImage.fromAsset(this, 'Image', { directory: buildScriptDirectory, file: 'Dockerfile', exclude: ['*.d.mts', '*.md'] }),
+        buildImage: codebuild.LinuxBuildImage.fromAsset(this, 'Image', {
+          directory: buildScriptDirectory,
+          file: 'Dockerfile',
+          exclude: ['*.d.mts', '*.md'],
+        }),
         // 3 GB: the default BUILD_MEMORY_MB of a build.
         computeType: codebuild.ComputeType.SMALL,
         privileged: false,
@@ -68,16 +82,34 @@ export class BuildsRuntime extends Construct {
     const at = (service: string) =>
       `arn:<AWS::Partition>:${service}:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}`;
     for (const [resource, reason] of [
-      [`${at('ec2')}:network-interface/*`, 'A VPC build attaches network interfaces CodeBuild names at run time (CDK scopes the grant to the compute subnets).'],
-      [`${at('logs')}:log-group:/aws/codebuild/<${projectId}>:*`, "CodeBuild's default log group of this project: its streams are named per build."],
-      [`${at('codebuild')}:report-group/<${projectId}>-*`, "Test report groups of this project, named per build by CodeBuild (builds write none, CDK grants them by default)."],
+      [
+        `${at('ec2')}:network-interface/*`,
+        'A VPC build attaches network interfaces CodeBuild names at run time (CDK scopes the grant to the compute subnets).',
+      ],
+      [
+        `${at('logs')}:log-group:/aws/codebuild/<${projectId}>:*`,
+        "CodeBuild's default log group of this project: its streams are named per build.",
+      ],
+      [
+        `${at('codebuild')}:report-group/<${projectId}>-*`,
+        'Test report groups of this project, named per build by CodeBuild (builds write none, CDK grants them by default).',
+      ],
     ] as const) {
       Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${resource}]`, reason });
     }
     for (const [rule, reason] of [
-      ['AwsSolutions-CB4', 'A build produces no CodeBuild artifacts to encrypt: its output is PUT to a presigned URL of the bundles bucket, which is encrypted.'],
-      ['AwsSolutions-CB5', "The image is the platform's own (lib/builds/script/Dockerfile): the repository's pinned Node 22 and the build script, not a CodeBuild-provided image."],
-      ['AwsSolutions-IAM5[Resource::*]', 'CodeBuild creates and describes the network interfaces of a VPC build with the service role; EC2 cannot scope those calls to resources.'],
+      [
+        'AwsSolutions-CB4',
+        'A build produces no CodeBuild artifacts to encrypt: its output is PUT to a presigned URL of the bundles bucket, which is encrypted.',
+      ],
+      [
+        'AwsSolutions-CB5',
+        "The image is the platform's own (lib/builds/script/Dockerfile): the repository's pinned Node 22 and the build script, not a CodeBuild-provided image.",
+      ],
+      [
+        'AwsSolutions-IAM5[Resource::*]',
+        'CodeBuild creates and describes the network interfaces of a VPC build with the service role; EC2 cannot scope those calls to resources.',
+      ],
     ] as const) {
       Validations.of(this).acknowledge({ id: rule, reason });
     }
@@ -87,7 +119,10 @@ export class BuildsRuntime extends Construct {
   connectBuildsWorker(worker: lambda.Function): void {
     worker.addEnvironment(cloudBuildVariables.projectName, this.project.projectName);
     worker.role!.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'], resources: [this.project.projectArn] }),
+      new iam.PolicyStatement({
+        actions: ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
+        resources: [this.project.projectArn],
+      }),
     );
   }
 }

@@ -90,7 +90,10 @@ export function externalModulesFor(handler: string): string[] {
 
 /** The packages a handler's Lambda asset carries in its node_modules, copied from the repository's (RouteRow `runtimePackages`). */
 export function runtimePackagesOf(handler: string): string[] {
-  const rows: readonly { handler: string; runtimePackages?: RouteRow['runtimePackages'] }[] = [...(routes as readonly RouteRow[]), ...workers];
+  const rows: readonly { handler: string; runtimePackages?: RouteRow['runtimePackages'] }[] = [
+    ...(routes as readonly RouteRow[]),
+    ...workers,
+  ];
   return [...new Set(rows.filter((row) => row.handler === handler).flatMap((row) => row.runtimePackages?.names ?? []))];
 }
 
@@ -121,7 +124,8 @@ export function bundledRouteValue(handler: string): string | null {
   if (rows.length > 1) throw new Error(`${handler} is the handler of ${rows.length} routes; a bundle carries one route row`);
   if (!rows[0]) return null;
   const json = JSON.stringify({ key: routeKey(rows[0]), access: rows[0].access });
-  if (json.length > routeRowWidth) throw new Error(`The route row of ${handler} is ${json.length} characters, over routeRowWidth (${routeRowWidth})`);
+  if (json.length > routeRowWidth)
+    throw new Error(`The route row of ${handler} is ${json.length} characters, over routeRowWidth (${routeRowWidth})`);
   return json.padEnd(routeRowWidth);
 }
 

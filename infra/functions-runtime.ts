@@ -93,15 +93,25 @@ export class FunctionsRuntime extends Construct {
       // (every Lambda and task names the compute group), so it stays as EC2 makes it.
       restrictDefaultSecurityGroup: false,
     });
-    const flowLogs = new logs.LogGroup(this, 'VpcFlowLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
-    this.vpc.addFlowLog('FlowLog', { destination: ec2.FlowLogDestination.toCloudWatchLogs(flowLogs), trafficType: ec2.FlowLogTrafficType.REJECT });
+    const flowLogs = new logs.LogGroup(this, 'VpcFlowLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.vpc.addFlowLog('FlowLog', {
+      destination: ec2.FlowLogDestination.toCloudWatchLogs(flowLogs),
+      trafficType: ec2.FlowLogTrafficType.REJECT,
+    });
 
     this.computeSecurityGroup = new ec2.SecurityGroup(this, 'ComputeSecurityGroup', {
       vpc: this.vpc,
       description: 'Slipway user functions: HTTPS out only, nothing in',
       allowAllOutbound: false,
     });
-    this.computeSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS to the internet (the network ACL removes private ranges)');
+    this.computeSecurityGroup.addEgressRule(
+      ec2.Peer.anyIpv4(),
+      ec2.Port.tcp(443),
+      'HTTPS to the internet (the network ACL removes private ranges)',
+    );
 
     // Stateless, so both directions are listed: denies first (lower numbers win), then HTTPS out and its replies in.
     this.computeNetworkAcl = new ec2.NetworkAcl(this, 'ComputeNetworkAcl', {
@@ -166,7 +176,12 @@ export class FunctionsRuntime extends Construct {
       description: 'Permissions boundary of every role user code runs under: VPC network interfaces only, never a platform resource',
       statements: [
         new iam.PolicyStatement({ sid: 'LambdaNetworkInterfaces', actions: eniActions, resources: ['*'] }),
-        new iam.PolicyStatement({ sid: 'NoPlatformResources', effect: iam.Effect.DENY, notActions: ['ec2:*'], resources: platformResources }),
+        new iam.PolicyStatement({
+          sid: 'NoPlatformResources',
+          effect: iam.Effect.DENY,
+          notActions: ['ec2:*'],
+          resources: platformResources,
+        }),
       ],
     });
     Validations.of(this.userFunctionBoundary).acknowledge({
@@ -244,7 +259,8 @@ export class FunctionsRuntime extends Construct {
     container.addMountPoints({ containerPath: '/tmp', sourceVolume: 'scratch', readOnly: false });
     Validations.of(this.taskDefinition).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'The execution role pulls the runner image: ecr:GetAuthorizationToken has no resource-level permissions; the pull itself is limited to the asset repository.',
+      reason:
+        'The execution role pulls the runner image: ecr:GetAuthorizationToken has no resource-level permissions; the pull itself is limited to the asset repository.',
     });
 
     // --- The HTTPS door: CloudFront, the router, one Lambda per function -----------------------
@@ -273,7 +289,9 @@ export class FunctionsRuntime extends Construct {
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     const routerRole = this.router.role;
-    routerRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:GetFunction', 'lambda:InvokeFunction'], resources: [userFunctions] }));
+    routerRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:GetFunction', 'lambda:InvokeFunction'], resources: [userFunctions] }),
+    );
     // A function the router makes is in the compute VPC, behind the compute group, with the runner layer.
     routerRole.addToPrincipalPolicy(
       new iam.PolicyStatement({
@@ -281,11 +299,16 @@ export class FunctionsRuntime extends Construct {
         resources: [userFunctions],
         conditions: {
           StringEquals: { 'lambda:VpcIds': this.vpc.vpcId },
-          'ForAllValues:StringEquals': { 'lambda:SecurityGroupIds': [this.computeSecurityGroup.securityGroupId], 'lambda:Layer': [this.runnerLayer.layerVersionArn] },
+          'ForAllValues:StringEquals': {
+            'lambda:SecurityGroupIds': [this.computeSecurityGroup.securityGroupId],
+            'lambda:Layer': [this.runnerLayer.layerVersionArn],
+          },
         },
       }),
     );
-    routerRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:GetLayerVersion'], resources: [this.runnerLayer.layerVersionArn] }));
+    routerRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:GetLayerVersion'], resources: [this.runnerLayer.layerVersionArn] }),
+    );
     // Lambda checks the VPC configuration of a new function with the caller's EC2 read rights.
     routerRole.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets', 'ec2:DescribeVpcs'], resources: ['*'] }),
@@ -295,13 +318,13 @@ export class FunctionsRuntime extends Construct {
       // cdk-nag names the finding by the ARN as rendered: pseudo parameters unless the stack has a fixed environment.
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:function:${this.functionNamePrefix}*]`,
       reason:
-        'The router makes and invokes one Lambda per built function, named at run time under the stack\'s prefix, so the grant covers that prefix only; ' +
+        "The router makes and invokes one Lambda per built function, named at run time under the stack's prefix, so the grant covers that prefix only; " +
         'creation is further bound to the compute VPC, security group and runner layer.',
     });
     Validations.of(routerRole).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'Lambda checks the VPC of a function being created with the caller\'s ec2:DescribeSecurityGroups, DescribeSubnets and DescribeVpcs, ' +
+        "Lambda checks the VPC of a function being created with the caller's ec2:DescribeSecurityGroups, DescribeSubnets and DescribeVpcs, " +
         'which EC2 cannot scope to resources; they read network configuration only.',
     });
 
@@ -323,7 +346,9 @@ export class FunctionsRuntime extends Construct {
           `}\n`,
       ),
     });
-    const certificate = props.certificateArn ? acm.Certificate.fromCertificateArn(this, 'FunctionCertificate', props.certificateArn) : undefined;
+    const certificate = props.certificateArn
+      ? acm.Certificate.fromCertificateArn(this, 'FunctionCertificate', props.certificateArn)
+      : undefined;
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Slipway functions: *.${props.functionDomain}`,
       ...(certificate ? { domainNames: [`*.${props.functionDomain}`], certificate } : {}),
@@ -352,10 +377,16 @@ export class FunctionsRuntime extends Construct {
     });
 
     for (const [rule, reason] of [
-      ['AwsSolutions-CFR1', 'Functions are public by the spec for every country; geo rules belong to custom domains, which functions do not have.'],
+      [
+        'AwsSolutions-CFR1',
+        'Functions are public by the spec for every country; geo rules belong to custom domains, which functions do not have.',
+      ],
       ['AwsSolutions-CFR2', 'WAF is an operator choice with its own cost; the door bounds bodies (10 MiB) and time (60 s) itself.'],
       ['AwsSolutions-CFR3', 'Access logs would record HTTPS calls, which the spec says are not recorded.'],
-      ['AwsSolutions-CFR4', 'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.'],
+      [
+        'AwsSolutions-CFR4',
+        'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.',
+      ],
     ] as const) {
       Validations.of(this.distribution).acknowledge({ id: rule, reason });
     }
@@ -371,11 +402,19 @@ export class FunctionsRuntime extends Construct {
     const stack = Stack.of(this);
     worker.addEnvironment(cloudHostVariables.taskCluster, this.cluster.clusterArn);
     worker.addEnvironment(cloudHostVariables.taskDefinitionArn, this.taskDefinition.taskDefinitionArn);
-    worker.addEnvironment(cloudHostVariables.subnetIds, this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','));
+    worker.addEnvironment(
+      cloudHostVariables.subnetIds,
+      this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','),
+    );
     worker.addEnvironment(cloudHostVariables.securityGroupId, this.computeSecurityGroup.securityGroupId);
     this.grantRunInvocationTask(worker);
     // A task's ARN is task/{cluster name}/{id}: the grant covers this cluster's tasks only.
-    const clusterTasks = stack.formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+    const clusterTasks = stack.formatArn({
+      service: 'ecs',
+      resource: 'task',
+      resourceName: `${this.cluster.clusterName}/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
     worker.role!.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['ecs:DescribeTasks', 'ecs:StopTask'],
@@ -389,7 +428,7 @@ export class FunctionsRuntime extends Construct {
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${rendered(stack.region)}:${rendered(stack.account)}:task/<${clusterId}>/*]`,
       reason:
         'Each queued invocation is a new task whose id ECS makes at RunTask, so the worker describes and stops tasks by the ' +
-        'invocations cluster\'s task prefix only (and the ecs:cluster condition).',
+        "invocations cluster's task prefix only (and the ecs:cluster condition).",
     });
   }
 

@@ -182,7 +182,8 @@ export class HandlerFunction extends Construct {
     });
     Validations.of(this.fn).acknowledge({
       id: 'AwsSolutions-L1',
-      reason: 'Node 22 is deliberate: the spec promises Node 22 to function authors, and the local platform pins the same major so tests run what Lambda runs.',
+      reason:
+        'Node 22 is deliberate: the spec promises Node 22 to function authors, and the local platform pins the same major so tests run what Lambda runs.',
     });
   }
 }
@@ -213,7 +214,11 @@ export class ImageHandlerFunction extends Construct {
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
 
-  constructor(scope: Construct, id: string, props: Omit<HandlerFunctionProps, 'runtimePackages' | 'functionName'> & { image: NonNullable<WorkerRow['image']> }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: Omit<HandlerFunctionProps, 'runtimePackages' | 'functionName'> & { image: NonNullable<WorkerRow['image']> },
+  ) {
     super(scope, id);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     this.role = new InlineGrantsRole(this, 'Role', {

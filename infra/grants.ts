@@ -48,16 +48,16 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
   const stack = Stack.of(state);
   const allow = (actions: readonly string[], resources: string[]) =>
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
-  const tableResources = [
-    state.table.tableArn,
-    ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`),
-  ];
+  const tableResources = [state.table.tableArn, ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`)];
   const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => {
     allow(actions, [bucket.arnForObjects('*')]);
     // ListBucket turns a HeadObject/GetObject of a missing key into 404 instead of 403.
     allow(['s3:ListBucket'], [bucket.bucketArn]);
-    acknowledge(role, `AwsSolutions-IAM5[Resource::<${logicalId(bucket)}.Arn>/*]`,
-      'Object keys are chosen per team, project and deployment at run time, so the grant covers the objects of this one bucket.');
+    acknowledge(
+      role,
+      `AwsSolutions-IAM5[Resource::<${logicalId(bucket)}.Arn>/*]`,
+      'Object keys are chosen per team, project and deployment at run time, so the grant covers the objects of this one bucket.',
+    );
   };
 
   for (const use of new Set(uses)) {
@@ -117,9 +117,18 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         break;
       case 'cdn:distributions':
         // The configuration of existing distributions only: no creation, deletion or invalidation.
-        allow(['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'], [
-          stack.formatArn({ service: 'cloudfront', region: '', resource: 'distribution', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
-        ]);
+        allow(
+          ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
+          [
+            stack.formatArn({
+              service: 'cloudfront',
+              region: '',
+              resource: 'distribution',
+              resourceName: '*',
+              arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+            }),
+          ],
+        );
         acknowledge(
           role,
           'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
@@ -162,12 +171,17 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'scheduler:write': {
         const groupName = state.scheduleGroup.scheduleGroupName;
         allow(scheduleWriteActions, [
-          stack.formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${groupName}/*`, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+          stack.formatArn({
+            service: 'scheduler',
+            resource: 'schedule',
+            resourceName: `${groupName}/*`,
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
         ]);
         acknowledge(
           role,
           `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${Token.isUnresolved(groupName) ? `<${logicalId(state.scheduleGroup)}>` : groupName}/*]`,
-          'Schedule names are made per project at run time; the grant is limited to the schedules of the platform\'s own group.',
+          "Schedule names are made per project at run time; the grant is limited to the schedules of the platform's own group.",
         );
         // A schedule names the role Scheduler assumes; passing any other role would escalate.
         state.schedulerRole.grantPassRole(role);
@@ -200,7 +214,11 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
           ['route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
           [`arn:${stack.partition}:route53:::hostedzone/*`],
         );
-        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'Route 53 CreateHostedZone accepts no resource-level restriction: the zone it makes has no ARN yet.');
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::*]',
+          'Route 53 CreateHostedZone accepts no resource-level restriction: the zone it makes has no ARN yet.',
+        );
         acknowledge(
           role,
           'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]',
@@ -211,7 +229,10 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         // lib/domains/tls.ts. Certificates for CloudFront live in us-east-1; distributions and hosted zones are global.
         // CreateDistribution has no resource type in IAM (the distribution has no ARN yet): only "*" allows it.
         allow(['acm:RequestCertificate', 'cloudfront:ListDistributions', 'cloudfront:CreateDistribution'], ['*']);
-        allow(['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'], [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`]);
+        allow(
+          ['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'],
+          [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`],
+        );
         // Read and update; disable, then delete, the distribution of a removed domain.
         allow(
           [
@@ -230,10 +251,26 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         state.queues.sslRetries.grantSendMessages(role);
         allow(['sqs:GetQueueAttributes'], [state.queues.sslRetries.queueArn]);
         allow(['sqs:SendMessage', 'sqs:GetQueueUrl'], [state.deadLetterQueues.sslRetries.queueArn]);
-        acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'ACM RequestCertificate, CloudFront CreateDistribution and ListDistributions accept no resource-level restriction: the certificate and distribution do not exist yet, and listing is account-wide.');
-        acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:acm:us-east-1:<AWS::AccountId>:certificate/*]', 'Certificates are requested per custom domain at run time; the grant covers ACM certificates only.');
-        acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]', 'Each custom domain gets its own distribution at run time; the grant covers distributions only.');
-        acknowledge(role, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]', 'Managed zones are created per domain at run time; the grant covers hosted zones only.');
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::*]',
+          'ACM RequestCertificate, CloudFront CreateDistribution and ListDistributions accept no resource-level restriction: the certificate and distribution do not exist yet, and listing is account-wide.',
+        );
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:acm:us-east-1:<AWS::AccountId>:certificate/*]',
+          'Certificates are requested per custom domain at run time; the grant covers ACM certificates only.',
+        );
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
+          'Each custom domain gets its own distribution at run time; the grant covers distributions only.',
+        );
+        acknowledge(
+          role,
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]',
+          'Managed zones are created per domain at run time; the grant covers hosted zones only.',
+        );
         break;
       }
       default: {

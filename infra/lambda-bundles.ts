@@ -44,10 +44,21 @@ export function lambdaHandlers(): string[] {
     .readdirSync(edgeDir)
     .filter((file) => file.endsWith('.ts') && !file.includes('.test.'))
     .map((file) => `handlers/edge/${file}`);
-  return [...new Set([...(routes as readonly RouteRow[]).map((row) => row.handler), fallbackRoute.handler, ...workers.map((row) => row.handler), ...edge])];
+  return [
+    ...new Set([
+      ...(routes as readonly RouteRow[]).map((row) => row.handler),
+      fallbackRoute.handler,
+      ...workers.map((row) => row.handler),
+      ...edge,
+    ]),
+  ];
 }
 
-const folderName = (handler: string) => handler.replace(/^handlers\//, '').replace(/\.ts$/, '').replaceAll('/', '.');
+const folderName = (handler: string) =>
+  handler
+    .replace(/^handlers\//, '')
+    .replace(/\.ts$/, '')
+    .replaceAll('/', '.');
 
 /**
  * The key whose bundles this process has checked or built: a synth asks once per Lambda, and the inputs are
@@ -65,7 +76,8 @@ export function lambdaBundles(): LambdaBundles {
   return {
     metafile,
     folderOf(handler) {
-      if (!handlers.includes(handler)) throw new Error(`${handler} is not a Lambda handler of the stack (infra/lambda-bundles.ts lambdaHandlers)`);
+      if (!handlers.includes(handler))
+        throw new Error(`${handler} is not a Lambda handler of the stack (infra/lambda-bundles.ts lambdaHandlers)`);
       return path.join(bundlesRoot, folderName(handler));
     },
   };
@@ -79,7 +91,10 @@ function buildKey(handlers: string[]): string {
   return hash.digest('hex');
 }
 
-const fileDigest = (file: string) => createHash('sha256').update(fs.readFileSync(path.join(repoRoot, file))).digest('hex');
+const fileDigest = (file: string) =>
+  createHash('sha256')
+    .update(fs.readFileSync(path.join(repoRoot, file)))
+    .digest('hex');
 
 function isCurrent(key: string): boolean {
   let manifest: Manifest;
@@ -133,7 +148,9 @@ function build(handlers: string[], key: string): true {
   fs.writeFileSync(path.join(temp, manifestFile), JSON.stringify({ key, inputs } satisfies Manifest));
   fs.rmSync(bundlesRoot, { recursive: true, force: true });
   fs.renameSync(temp, bundlesRoot);
-  process.stderr.write(`Built ${handlers.length} Lambda bundles in ${((performance.now() - started) / 1000).toFixed(1)} s (${bundlesRoot})\n`);
+  process.stderr.write(
+    `Built ${handlers.length} Lambda bundles in ${((performance.now() - started) / 1000).toFixed(1)} s (${bundlesRoot})\n`,
+  );
   return true;
 }
 
@@ -147,7 +164,8 @@ const routePlaceholder = 'SLIPWAY_BUNDLED_ROUTE_'.padEnd(routeRowWidth, '_');
  */
 function writeRouteRow(file: string, handler: string, placeholder: string): void {
   const value = bundledRouteValue(handler)!;
-  if (!/^[\x20-\x7e]*$/.test(value) || /['\\]/.test(value)) throw new Error(`The route row of ${handler} needs escaping in a bundle: ${value}`);
+  if (!/^[\x20-\x7e]*$/.test(value) || /['\\]/.test(value))
+    throw new Error(`The route row of ${handler} needs escaping in a bundle: ${value}`);
   const code = fs.readFileSync(file, 'utf8').replaceAll(`"${placeholder}"`, `'${value}'`);
   if (code.includes(placeholder)) throw new Error(`The bundle of ${handler} holds the route placeholder in a form not written over`);
   fs.writeFileSync(file, code);

@@ -126,10 +126,22 @@ export class SiteServing extends Construct {
     });
 
     for (const [rule, reason] of [
-      ['AwsSolutions-CFR1', 'Sites are public web sites for every country; per-country rules belong to custom domains on dedicated pull zones.'],
-      ['AwsSolutions-CFR2', 'WAF is an operator choice with its own cost; the distribution serves static, read-only content through GET and HEAD only.'],
-      ['AwsSolutions-CFR3', 'Access logs are an operator choice (cost, retention of visitor addresses); they can be switched on per deployment.'],
-      ['AwsSolutions-CFR4', 'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.'],
+      [
+        'AwsSolutions-CFR1',
+        'Sites are public web sites for every country; per-country rules belong to custom domains on dedicated pull zones.',
+      ],
+      [
+        'AwsSolutions-CFR2',
+        'WAF is an operator choice with its own cost; the distribution serves static, read-only content through GET and HEAD only.',
+      ],
+      [
+        'AwsSolutions-CFR3',
+        'Access logs are an operator choice (cost, retention of visitor addresses); they can be switched on per deployment.',
+      ],
+      [
+        'AwsSolutions-CFR4',
+        'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.',
+      ],
     ] as const) {
       Validations.of(this.distribution).acknowledge({ id: rule, reason });
     }

@@ -78,7 +78,12 @@ export class SlipwayStack extends Stack {
       certificateArn: this.node.tryGetContext('consoleCertificateArn'),
       accessLogsBucket: this.state.accessLogsBucket,
     });
-    new SiteServing(this, 'Sites', { grants, environment, siteDomain: settings.siteDomain, certificateArn: this.node.tryGetContext('siteCertificateArn') });
+    new SiteServing(this, 'Sites', {
+      grants,
+      environment,
+      siteDomain: settings.siteDomain,
+      certificateArn: this.node.tryGetContext('siteCertificateArn'),
+    });
     this.functions = new FunctionsRuntime(this, 'Functions', {
       grants,
       environment,
@@ -112,9 +117,7 @@ export function buildSlipwayApp(props: AppProps = {}): { app: App; stack: Slipwa
   const stackName = app.node.tryGetContext('stackName');
   const stack = new SlipwayStack(app, typeof stackName === 'string' && stackName ? stackName : 'Slipway', {
     description: 'Slipway: static sites and serverless functions for teams',
-    env: process.env.CDK_DEFAULT_ACCOUNT
-      ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION }
-      : undefined,
+    env: process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
   });
   // cdk-nag 3 runs as a policy-validation plugin: synthesis fails on any unacknowledged finding.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -80,7 +80,9 @@ export class SlipwayWorkers extends Construct {
         const timeout = row.timeoutSeconds ?? defaultTimeoutSeconds;
         // Lambda refuses the mapping otherwise: a message must stay hidden while a consumer works on it.
         if (timeout > visibility) {
-          throw new Error(`Worker ${row.name}: timeout ${timeout}s exceeds the visibility timeout ${visibility}s of queue ${trigger.queue}`);
+          throw new Error(
+            `Worker ${row.name}: timeout ${timeout}s exceeds the visibility timeout ${visibility}s of queue ${trigger.queue}`,
+          );
         }
         fn.fn.addEventSource(
           new SqsEventSource(props.grants.state.queues[trigger.queue], {

@@ -27,10 +27,18 @@ function errorFields(error: Error): Record<string, unknown> {
 
 function serialize(entry: Record<string, unknown>): string {
   try {
-    return JSON.stringify(entry, (_key, value) => (typeof value === 'bigint' ? value.toString() : value instanceof Error ? errorFields(value) : value));
+    return JSON.stringify(entry, (_key, value) =>
+      typeof value === 'bigint' ? value.toString() : value instanceof Error ? errorFields(value) : value,
+    );
   } catch {
     // A circular value: keep the line, drop what cannot be written.
-    return JSON.stringify({ timestamp: entry.timestamp, level: entry.level, message: entry.message, service: entry.service, log_error: 'entry not serializable' });
+    return JSON.stringify({
+      timestamp: entry.timestamp,
+      level: entry.level,
+      message: entry.message,
+      service: entry.service,
+      log_error: 'entry not serializable',
+    });
   }
 }
 

@@ -29,7 +29,11 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
         logger.warn('builds queue: a message that is not JSON was dropped', { message_id: record.messageId });
         return;
       }
-      if ((message.kind !== 'start' && message.kind !== 'follow') || typeof message.project_id !== 'string' || typeof message.deployment_id !== 'string') {
+      if (
+        (message.kind !== 'start' && message.kind !== 'follow') ||
+        typeof message.project_id !== 'string' ||
+        typeof message.deployment_id !== 'string'
+      ) {
         logger.warn('builds queue: a message without a build was dropped', { message_id: record.messageId });
         return;
       }

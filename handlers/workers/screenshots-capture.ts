@@ -21,7 +21,12 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       logger.error('screenshots-capture: a message that is not JSON is dropped', { body: record.body.slice(0, 200) });
       continue;
     }
-    if (typeof message?.job_id !== 'string' || typeof message.token !== 'string' || typeof message.url !== 'string' || typeof message.upload_path !== 'string') {
+    if (
+      typeof message?.job_id !== 'string' ||
+      typeof message.token !== 'string' ||
+      typeof message.url !== 'string' ||
+      typeof message.upload_path !== 'string'
+    ) {
       // Retrying a message without a job, token, page or report path cannot make it one.
       logger.error('screenshots-capture: a message without job_id, token, url and upload_path is dropped', { job_id: message?.job_id });
       continue;

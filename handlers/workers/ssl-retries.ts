@@ -19,7 +19,9 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       const known =
         typeof message.domain_id === 'string' &&
         (message.kind === 'ssl_teardown' ||
-          ((message.kind === 'ssl_attempt' || message.kind === 'ssl_check') && Number.isInteger(message.seen_attempts) && Number.isInteger(message.chain)));
+          ((message.kind === 'ssl_attempt' || message.kind === 'ssl_check') &&
+            Number.isInteger(message.seen_attempts) &&
+            Number.isInteger(message.chain)));
       if (!known) {
         logger.error('ssl-retries: a message of no known kind is dropped', { body: record.body });
         continue;

@@ -90,7 +90,11 @@ async function giveBack(counter: Counter, windowStart: number): Promise<void> {
  * ends) when one is used up. Returns what gives the allowance back, for a
  * report that could not be recorded.
  */
-export async function takeAbuseReportAllowance(sourceIp: string, reporterEmail: string | null, now = new Date()): Promise<() => Promise<void>> {
+export async function takeAbuseReportAllowance(
+  sourceIp: string,
+  reporterEmail: string | null,
+  now = new Date(),
+): Promise<() => Promise<void>> {
   const window = windowOf(now);
   // Counters outlive their window by one more: the item is gone long before anyone could read it as current.
   const ttl = window.end + WINDOW_SECONDS;

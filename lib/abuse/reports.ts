@@ -203,7 +203,17 @@ export async function submitAbuseReport(input: AbuseReportInput, sourceIp: strin
   }
 
   if (reporterEmail) {
-    await sendReceipt({ id, category: input.category, reported_urls: report.reported_urls, created_at: createdAt, reporter_name: reporterName, reporter_email: reporterEmail }, log);
+    await sendReceipt(
+      {
+        id,
+        category: input.category,
+        reported_urls: report.reported_urls,
+        created_at: createdAt,
+        reporter_name: reporterName,
+        reporter_email: reporterEmail,
+      },
+      log,
+    );
   }
   return { id };
 }

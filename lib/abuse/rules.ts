@@ -51,7 +51,9 @@ export const SCAN_RULES: readonly ScanRule[] = [
     /sign[\s-]?in\s+to\s+(?:your\s+)?(?:microsoft|office ?365|outlook|paypal|apple(?: id)?|netflix|coinbase|metamask|online banking)\b/i,
     /\b(?:verify|confirm|unlock|restore)\b[^<]{0,40}\byour (?:account|apple id|paypal|wallet)\b[^<]{0,40}\b(?:suspended|locked|limited|disabled)\b/i,
   ]),
-  rule('phishing.password-field', 'phishing', 5, 'A password input (weak alone; weighs with the rules above)', [/<input\b[^>]{0,200}\btype\s*=\s*["']?password\b/i]),
+  rule('phishing.password-field', 'phishing', 5, 'A password input (weak alone; weighs with the rules above)', [
+    /<input\b[^>]{0,200}\btype\s*=\s*["']?password\b/i,
+  ]),
   rule('phishing.seed-phrase', 'phishing', 40, 'A form asking for a wallet recovery phrase', [
     /\b(?:enter|import|restore|validate|sync)\b[^<]{0,40}\b(?:seed|recovery|secret|mnemonic) phrase\b/i,
     /\b(?:12|24)[\s-]word (?:seed|recovery|secret|mnemonic)\b/i,
@@ -67,7 +69,9 @@ export const SCAN_RULES: readonly ScanRule[] = [
     /\bdocument\.write\s*\(\s*unescape\s*\(/,
     /\bnew Function\s*\(\s*atob\s*\(/,
   ]),
-  rule('malware.browser-miner', 'malware', 30, 'In-browser cryptocurrency miner', [/\b(?:coinhive|cryptonight|coinimp|webminepool|cryptoloot)\b/i]),
+  rule('malware.browser-miner', 'malware', 30, 'In-browser cryptocurrency miner', [
+    /\b(?:coinhive|cryptonight|coinimp|webminepool|cryptoloot)\b/i,
+  ]),
   rule('fraud.tech-support-scam', 'fraud', 30, 'Fake virus warning that tells the visitor to call a number', [
     /\byour (?:computer|pc|device|system) (?:is|has been) (?:infected|blocked|locked|compromised)\b/i,
     /\bcall (?:microsoft|apple|windows|amazon) (?:support|help ?desk)\b/i,

@@ -45,12 +45,7 @@ export async function loadScanCache(teamId: string, projectId: string, fileMaxBy
   return new Map(Object.entries(stored.blobs ?? {}));
 }
 
-export async function saveScanCache(
-  teamId: string,
-  projectId: string,
-  fileMaxBytes: number,
-  blobs: Map<string, BlobScan>,
-): Promise<void> {
+export async function saveScanCache(teamId: string, projectId: string, fileMaxBytes: number, blobs: Map<string, BlobScan>): Promise<void> {
   const body: ScanCacheObject = { ruleset_version: RULESET_VERSION, file_max_bytes: fileMaxBytes, blobs: Object.fromEntries(blobs) };
   const key = scanCacheKey(teamId, projectId);
   await putObject({ bucket: config.bucket('bundles'), key, body: JSON.stringify(body), contentType: 'application/json' });

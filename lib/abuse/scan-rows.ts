@@ -73,8 +73,26 @@ export interface AbuseScanRow {
 }
 
 const ROW_FIELDS = [
-  'branch', 'created_at', 'deployment_id', 'error', 'files_scanned', 'handled_at', 'handled_by', 'id', 'matches', 'priority',
-  'project_id', 'report_count', 'resolution', 'review_status', 'scanned_at', 'score', 'site_host', 'status', 'team_id', 'team_name',
+  'branch',
+  'created_at',
+  'deployment_id',
+  'error',
+  'files_scanned',
+  'handled_at',
+  'handled_by',
+  'id',
+  'matches',
+  'priority',
+  'project_id',
+  'report_count',
+  'resolution',
+  'review_status',
+  'scanned_at',
+  'score',
+  'site_host',
+  'status',
+  'team_id',
+  'team_name',
   'truncated',
 ] as const satisfies readonly (keyof AbuseScanRow)[];
 
@@ -106,7 +124,6 @@ export function orderKey(row: Pick<AbuseScanRow, 'report_count' | 'priority' | '
 }
 
 export const listingKeys = (row: AbuseScanRow) => ({ gsi2pk: `ABUSESCANS#${row.review_status}`, gsi2sk: orderKey(row) });
-
 
 /** Non-rejected abuse reports naming the project, counted by key (`PROJECTREPORTS#{project}`). */
 export async function countProjectReports(projectId: string): Promise<number> {
@@ -143,7 +160,9 @@ export interface ScanRecord extends Record<string, unknown> {
 }
 
 export const getScan = async (id: string) =>
-  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseScan(id), ConsistentRead: true }))).Item as ScanRecord | undefined;
+  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseScan(id), ConsistentRead: true }))).Item as
+    | ScanRecord
+    | undefined;
 
 export function latestItem(scan: Pick<ScanRecord, 'project_id' | 'branch' | 'deployed_at' | 'id'>, row: AbuseScanRow) {
   return {
@@ -203,11 +222,17 @@ export async function refreshReportCount(projectId: string): Promise<void> {
  */
 export async function reviveScanOfDeployment(projectId: string, deploymentId: string): Promise<void> {
   const table = config.tableName();
-  const pointer = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanOfDeployment(projectId, deploymentId), ConsistentRead: true }))).Item;
+  const pointer = (
+    await dynamo().send(
+      new GetCommand({ TableName: table, Key: keys.abuseScanOfDeployment(projectId, deploymentId), ConsistentRead: true }),
+    )
+  ).Item;
   if (!pointer) return;
   const scan = await getScan(pointer.scan_id as string);
   if (!scan || scan.status !== 'finished') return;
-  const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(projectId, scan.branch), ConsistentRead: true }))).Item;
+  const current = (
+    await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(projectId, scan.branch), ConsistentRead: true }))
+  ).Item;
   if (current?.scan_id === scan.id) return;
   const reviewReset = { review_status: 'new' as const, handled_at: null, handled_by: null, resolution: null };
   const row = toScanRow({ ...scan, ...reviewReset, report_count: await countProjectReports(projectId) });
@@ -229,7 +254,6 @@ export async function reviveScanOfDeployment(projectId: string, deploymentId: st
     }),
   );
 }
-
 
 /**
  * A removed project's scans leave the listing: its `PROJECTSCANS#` partition

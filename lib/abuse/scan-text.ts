@@ -45,7 +45,8 @@ export function scanText(tally: ScanTally, path: string, text: string, rules: re
           tally.byRule.set(rule.id, match);
         }
         match.hits += 1;
-        if (match.examples.length < EXAMPLES_PER_RULE) match.examples.push({ path, snippet: snippetAround(text, found.index, found[0].length) });
+        if (match.examples.length < EXAMPLES_PER_RULE)
+          match.examples.push({ path, snippet: snippetAround(text, found.index, found[0].length) });
       }
     }
   }
@@ -82,7 +83,16 @@ const TEXT_EXTENSIONS = /\.(?:html?|xhtml|js|mjs|cjs|jsx|ts|css|json|txt|svg|xml
 export function isScannedText(path: string, contentType: string | undefined): boolean {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type.startsWith('text/')) return true;
-  if (['application/javascript', 'application/json', 'application/xml', 'image/svg+xml', 'application/xhtml+xml', 'application/x-httpd-php'].includes(type)) {
+  if (
+    [
+      'application/javascript',
+      'application/json',
+      'application/xml',
+      'image/svg+xml',
+      'application/xhtml+xml',
+      'application/x-httpd-php',
+    ].includes(type)
+  ) {
     return true;
   }
   return TEXT_EXTENSIONS.test(path);

@@ -215,7 +215,12 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
           UpdateExpression: 'SET #status = :failed, #error = :error, scanned_at = :now',
           ConditionExpression: '#status = :queued',
           ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-          ExpressionAttributeValues: { ':failed': 'failed', ':queued': 'queued', ':error': 'The deployment has no route manifest any more.', ':now': new Date().toISOString() },
+          ExpressionAttributeValues: {
+            ':failed': 'failed',
+            ':queued': 'queued',
+            ':error': 'The deployment has no route manifest any more.',
+            ':now': new Date().toISOString(),
+          },
         }),
       )
       .catch((e: unknown) => {
@@ -250,7 +255,13 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
   const row = toScanRow(finished);
   const live = project.Item?.live_deployment_id === scan.deployment_id;
   const finishRecord = {
-    Put: { TableName: table, Item: { ...finished, ...keys.abuseScan(scanId) }, ConditionExpression: '#status = :queued', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':queued': 'queued' } },
+    Put: {
+      TableName: table,
+      Item: { ...finished, ...keys.abuseScan(scanId) },
+      ConditionExpression: '#status = :queued',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':queued': 'queued' },
+    },
   };
   const putLatest = {
     Put: {
@@ -260,7 +271,10 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
       // production serves now is the latest whatever its age (a rollback before its scan finished).
       ...(live
         ? {}
-        : { ConditionExpression: 'attribute_not_exists(pk) OR deployed_at <= :mine', ExpressionAttributeValues: { ':mine': scan.deployed_at } }),
+        : {
+            ConditionExpression: 'attribute_not_exists(pk) OR deployed_at <= :mine',
+            ExpressionAttributeValues: { ':mine': scan.deployed_at },
+          }),
     },
   };
   // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
@@ -325,7 +339,8 @@ export async function reviewAbuseScan(
             Update: {
               TableName: table,
               Key: keys.abuseScanLatest(scan.project_id, scan.branch),
-              UpdateExpression: 'SET review_status = :status, handled_at = :at, handled_by = :by, resolution = :resolution, gsi2pk = :partition',
+              UpdateExpression:
+                'SET review_status = :status, handled_at = :at, handled_by = :by, resolution = :resolution, gsi2pk = :partition',
               ConditionExpression: 'scan_id = :scan AND review_status = :new',
               ExpressionAttributeValues: { ...values, ':scan': scan.id, ':partition': `ABUSESCANS#${decision.review_status}` },
             },
@@ -344,11 +359,17 @@ export async function reviewAbuseScan(
     );
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
-    const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item;
+    const latest = (
+      await dynamo().send(
+        new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }),
+      )
+    ).Item;
     if (latest?.scan_id !== scan.id) throw new ApiError(ABUSE_SCAN_SUPERSEDED, { details: { latest_scan_id: latest?.scan_id ?? null } });
     throw new ApiError(ABUSE_SCAN_ALREADY_REVIEWED, { details: { review_status: latest.review_status } });
   }
-  const latest = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))).Item;
+  const latest = (
+    await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))
+  ).Item;
   // A publish may have replaced the listed scan since: then answer from the record, which holds the same decision.
   const decided = { review_status: decision.review_status, handled_at: handledAt, handled_by: handledBy, resolution };
   return toScanRow(latest?.scan_id === scan.id ? latest : { ...scan, ...decided });

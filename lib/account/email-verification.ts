@@ -14,7 +14,6 @@ import { takeResendAllowance } from './resend-limits.ts';
 /** A confirmation link works for 24 hours, once. */
 export const CONFIRMATION_LINK_HOURS = 24;
 
-
 export function confirmationLink(token: string): string {
   const url = new URL(config.emailConfirmUrl());
   url.searchParams.set('token', token);

@@ -63,7 +63,10 @@ async function lastLiveDeploy(teamId: string): Promise<string | null> {
   const live = projects.filter((p) => typeof p.live_deployment_id === 'string');
   if (live.length === 0) return null;
   const deployments = await batchGetAll(live.map((p) => keys.deployment(p.id as string, p.live_deployment_id as string)));
-  const times = deployments.map((d) => (d.ready_at as string | undefined) ?? (d.created_at as string)).filter(Boolean).sort();
+  const times = deployments
+    .map((d) => (d.ready_at as string | undefined) ?? (d.created_at as string))
+    .filter(Boolean)
+    .sort();
   return times.at(-1) ?? new Date().toISOString();
 }
 

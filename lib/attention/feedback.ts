@@ -49,7 +49,12 @@ async function takeFeedbackAllowance(userId: string, now: Date): Promise<() => P
         ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
         ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
         // The counter outlives its window by one more, long gone before anyone reads it as current.
-        ExpressionAttributeValues: { ':one': 1, ':limit': FEEDBACK_PER_USER_PER_HOUR, ':type': 'rate_window', ':ttl': start + 2 * WINDOW_SECONDS },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':limit': FEEDBACK_PER_USER_PER_HOUR,
+          ':type': 'rate_window',
+          ':ttl': start + 2 * WINDOW_SECONDS,
+        },
       }),
     );
   } catch (error) {

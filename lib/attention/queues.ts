@@ -103,10 +103,17 @@ const isLeaving = (team: Record<string, unknown> | undefined) => !team || team.s
 export async function attentionQueues(now = new Date()): Promise<AttentionQueues> {
   const stuckBefore = new Date(now.getTime() - STUCK_AFTER_HOURS * 3_600_000).toISOString();
   const idleBefore = new Date(now.getTime() - PAYING_IDLE_DAYS * DAY_MS).toISOString();
-  const bucket = (name: BillingBucket, before?: string) => indexPartition({ index: 'gsi2', pk: keys.billingBucket(name, '', '').gsi2pk, before, limit: QUEUE_LIMIT });
+  const bucket = (name: BillingBucket, before?: string) =>
+    indexPartition({ index: 'gsi2', pk: keys.billingBucket(name, '', '').gsi2pk, before, limit: QUEUE_LIMIT });
   const [stuck, cancelling, pastDue, payingIdle, pendingPayment, failedWebhooks, feedback] = await Promise.all([
     // Both stuck lists come from one partition: read enough for each to fill, newest sign-ups first.
-    indexPartition({ index: 'gsi1', pk: keys.stuckActivation('', '').gsi1pk, before: stuckBefore, newestFirst: true, limit: 2 * QUEUE_LIMIT }),
+    indexPartition({
+      index: 'gsi1',
+      pk: keys.stuckActivation('', '').gsi1pk,
+      before: stuckBefore,
+      newestFirst: true,
+      limit: 2 * QUEUE_LIMIT,
+    }),
     bucket('CANCELLING'),
     bucket('PAST_DUE'),
     bucket('PAYING', idleBefore),

@@ -75,7 +75,8 @@ export function billingBucketOf(s: { plan?: unknown; status?: unknown; cancel_at
 function bucketKeys(item: Record<string, unknown>): { gsi2pk: string; gsi2sk: string } | null {
   const bucket = billingBucketOf({ plan: item.sub_plan, status: item.sub_status, cancel_at_period_end: item.sub_cancel_at_period_end });
   if (!bucket) return null;
-  const sort = bucket === 'PAYING' ? ((item.last_successful_deploy_at as string | null | undefined) ?? '') : (item.sub_created_at as string);
+  const sort =
+    bucket === 'PAYING' ? ((item.last_successful_deploy_at as string | null | undefined) ?? '') : (item.sub_created_at as string);
   return keys.billingBucket(bucket, sort, item.team_id as string);
 }
 
@@ -107,7 +108,9 @@ export function readTeamState(teamId: string): Promise<Record<string, unknown> |
 }
 
 async function readState(teamId: string): Promise<Record<string, unknown> | undefined> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }));
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }),
+  );
   return reply.Item;
 }
 
@@ -144,7 +147,11 @@ async function versionedUpdate(
     if (!decided) return null;
     if (!item && !decided.create) return null;
     const version = (item?.version as number | undefined) ?? 0;
-    const next: Record<string, unknown> = { ...(item ?? { ...keys.teamAttention(teamId), type: 'team_attention', team_id: teamId }), ...decided.set, version: version + 1 };
+    const next: Record<string, unknown> = {
+      ...(item ?? { ...keys.teamAttention(teamId), type: 'team_attention', team_id: teamId }),
+      ...decided.set,
+      version: version + 1,
+    };
     const bucket = bucketKeys(next);
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = {};
@@ -245,29 +252,33 @@ export async function setTeamSubscription(
   options: { once?: Record<string, unknown> } = {},
 ): Promise<Subscription | null> {
   const at = now.toISOString();
-  const written = await versionedUpdate(teamId, (item) => {
-    // A provider's event older than the one the subscription already reflects arrived late: it changes nothing.
-    const applied = item?.sub_source_event_at as string | undefined;
-    if (input.source_event_at && applied && applied > input.source_event_at) return null;
-    const previous = item?.sub_status as SubscriptionStatus | undefined;
-    // The first subscription a team is given counts, even one recorded as already ended; after an
-    // ended one, the next that is not ended is a new subscription.
-    const starts = previous === undefined || (ENDED.includes(previous) && !ENDED.includes(input.status));
-    const set: Record<string, unknown> = {
-      sub_plan: input.plan,
-      sub_status: input.status,
-      sub_cancel_at_period_end: input.cancel_at_period_end,
-      sub_updated_at: at,
-    };
-    if (input.source_event_at) set.sub_source_event_at = input.source_event_at;
-    if (starts) {
-      set.sub_created_at = input.created_at ?? at;
-      set.subscription_count = ((item?.subscription_count as number | undefined) ?? 0) + 1;
-    } else if (input.created_at) {
-      set.sub_created_at = input.created_at;
-    }
-    return { set, create: true };
-  }, options.once);
+  const written = await versionedUpdate(
+    teamId,
+    (item) => {
+      // A provider's event older than the one the subscription already reflects arrived late: it changes nothing.
+      const applied = item?.sub_source_event_at as string | undefined;
+      if (input.source_event_at && applied && applied > input.source_event_at) return null;
+      const previous = item?.sub_status as SubscriptionStatus | undefined;
+      // The first subscription a team is given counts, even one recorded as already ended; after an
+      // ended one, the next that is not ended is a new subscription.
+      const starts = previous === undefined || (ENDED.includes(previous) && !ENDED.includes(input.status));
+      const set: Record<string, unknown> = {
+        sub_plan: input.plan,
+        sub_status: input.status,
+        sub_cancel_at_period_end: input.cancel_at_period_end,
+        sub_updated_at: at,
+      };
+      if (input.source_event_at) set.sub_source_event_at = input.source_event_at;
+      if (starts) {
+        set.sub_created_at = input.created_at ?? at;
+        set.subscription_count = ((item?.subscription_count as number | undefined) ?? 0) + 1;
+      } else if (input.created_at) {
+        set.sub_created_at = input.created_at;
+      }
+      return { set, create: true };
+    },
+    options.once,
+  );
   return written ? toSubscription(written) : null;
 }
 
@@ -315,7 +326,10 @@ export const recordDeployAttempt = (teamId: string, now = new Date()) =>
 /** A refused begin or a failed build: its error code is the latest failure reason. */
 export const recordDeployFailure = (teamId: string, reason: string, now = new Date()) =>
   quietly('deploy_failure', teamId, () =>
-    updateIfPresent(teamId, 'SET latest_failure_reason = :reason, last_activity_at = :now', { ':reason': reason, ':now': now.toISOString() }),
+    updateIfPresent(teamId, 'SET latest_failure_reason = :reason, last_activity_at = :now', {
+      ':reason': reason,
+      ':now': now.toISOString(),
+    }),
   );
 
 /**
@@ -326,15 +340,24 @@ export const recordDeployFailure = (teamId: string, reason: string, now = new Da
 export const recordSuccessfulDeploy = (teamId: string, now = new Date(), read?: Promise<Record<string, unknown> | undefined>) =>
   quietly('successful_deploy', teamId, async () => {
     const at = now.toISOString();
-    await versionedUpdate(teamId, (item) => {
-      if (!item) return null;
-      const latest = item.last_successful_deploy_at as string | null | undefined;
-      return {
-        set: { last_successful_deploy_at: latest && latest > at ? latest : at, last_activity_at: at, activated_at: item.activated_at ?? at },
-        // Out of the stuck-activation index for good: nothing puts these keys back.
-        remove: ['gsi1pk', 'gsi1sk'],
-      };
-    }, undefined, read);
+    await versionedUpdate(
+      teamId,
+      (item) => {
+        if (!item) return null;
+        const latest = item.last_successful_deploy_at as string | null | undefined;
+        return {
+          set: {
+            last_successful_deploy_at: latest && latest > at ? latest : at,
+            last_activity_at: at,
+            activated_at: item.activated_at ?? at,
+          },
+          // Out of the stuck-activation index for good: nothing puts these keys back.
+          remove: ['gsi1pk', 'gsi1sk'],
+        };
+      },
+      undefined,
+      read,
+    );
   });
 
 /**

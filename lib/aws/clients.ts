@@ -40,4 +40,3 @@ export const dynamo = /* @__PURE__ */ lazyClient('dynamodb', (opts) => {
   client.middlewareStack.add(countTableWrites as never, { step: 'initialize', name: 'countTableWrites' });
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 });
-

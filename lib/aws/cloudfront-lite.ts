@@ -27,7 +27,11 @@ const firstText = (xml: string, tag: string) => new RegExp(`<${tag}>([^<]*)</${t
 /** CloudFront is global: its API answers at one endpoint, signed for us-east-1. */
 const endpoint = () => config.awsEndpoint()?.replace(/\/+$/, '') ?? 'https://cloudfront.amazonaws.com';
 
-async function send(method: 'GET' | 'PUT', path: string, init: { body?: string; ifMatch?: string } = {}): Promise<{ text: string; etag: string | null }> {
+async function send(
+  method: 'GET' | 'PUT',
+  path: string,
+  init: { body?: string; ifMatch?: string } = {},
+): Promise<{ text: string; etag: string | null }> {
   const aws = signer('cloudfront', 'us-east-1');
   for (let attempt = 1; ; attempt++) {
     let res: Response;
@@ -35,7 +39,9 @@ async function send(method: 'GET' | 'PUT', path: string, init: { body?: string; 
       const headers: Record<string, string> = {};
       if (init.body !== undefined) headers['content-type'] = 'application/xml';
       if (init.ifMatch !== undefined) headers['if-match'] = init.ifMatch;
-      res = await fetch(await aws.sign(`${endpoint()}/${API}/${path}`, { method, headers, ...(init.body !== undefined ? { body: init.body } : {}) }));
+      res = await fetch(
+        await aws.sign(`${endpoint()}/${API}/${path}`, { method, headers, ...(init.body !== undefined ? { body: init.body } : {}) }),
+      );
     } catch (error) {
       if (error instanceof CredentialsMissingError || attempt >= MAX_ATTEMPTS) throw error;
       await backoff(attempt);
@@ -59,7 +65,9 @@ export interface GeoRestrictionInput {
 
 /** The <Restrictions> element of a DistributionConfig document. */
 export function restrictionsXml(input: GeoRestrictionInput): string {
-  const items = input.locations.length ? `<Items>${input.locations.map((l) => `<Location>${xmlEscape(l)}</Location>`).join('')}</Items>` : '';
+  const items = input.locations.length
+    ? `<Items>${input.locations.map((l) => `<Location>${xmlEscape(l)}</Location>`).join('')}</Items>`
+    : '';
   return `<Restrictions><GeoRestriction><RestrictionType>${input.restrictionType}</RestrictionType><Quantity>${input.locations.length}</Quantity>${items}</GeoRestriction></Restrictions>`;
 }
 

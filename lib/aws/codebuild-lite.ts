@@ -36,7 +36,9 @@ export async function codebuildCall<T>(action: 'StartBuild' | 'BatchGetBuilds' |
       // A non-JSON answer: the status says enough.
     }
     if (res.ok) return parsed as T;
-    const name = String(parsed.__type ?? `Http${res.status}`).split('#').pop()!;
+    const name = String(parsed.__type ?? `Http${res.status}`)
+      .split('#')
+      .pop()!;
     if (attempt < MAX_ATTEMPTS && (res.status >= 500 || res.status === 429 || name === 'ThrottlingException')) {
       await backoff(attempt);
       continue;

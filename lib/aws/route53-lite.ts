@@ -56,7 +56,11 @@ async function send(method: string, path: string, body?: string): Promise<string
 }
 
 /** CreateHostedZone; the caller reference makes a retried creation answer HostedZoneAlreadyExists instead of a second zone. */
-export async function createHostedZone(input: { name: string; callerReference: string; comment: string }): Promise<{ id: string; nameServers: string[] }> {
+export async function createHostedZone(input: {
+  name: string;
+  callerReference: string;
+  comment: string;
+}): Promise<{ id: string; nameServers: string[] }> {
   const body =
     `<?xml version="1.0" encoding="UTF-8"?><CreateHostedZoneRequest xmlns="https://route53.amazonaws.com/doc/${API}/">` +
     `<Name>${xmlEscape(input.name)}</Name><CallerReference>${xmlEscape(input.callerReference)}</CallerReference>` +

@@ -16,7 +16,14 @@ import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer
 export { AwsLiteError as S3LiteError };
 
 const MAX_ATTEMPTS = 3;
-const RETRYABLE_CODES = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestTimeout', 'RequestTimeTooSkewed', 'InternalError']);
+const RETRYABLE_CODES = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'RequestTimeout',
+  'RequestTimeTooSkewed',
+  'InternalError',
+]);
 
 /** RFC 3986 encoding of each key segment; `/` kept. */
 const encodeKey = (key: string) =>
@@ -87,8 +94,15 @@ export async function getObject(bucket: string, key: string): Promise<S3LiteObje
 }
 
 /** `ifNoneMatch: '*'` writes only when the key is free (else PreconditionFailed, 412). */
-export async function putObject(input: { bucket: string; key: string; body: Uint8Array | string; contentType?: string; ifNoneMatch?: '*' }): Promise<void> {
-  const body = typeof input.body === 'string' ? Buffer.from(input.body) : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
+export async function putObject(input: {
+  bucket: string;
+  key: string;
+  body: Uint8Array | string;
+  contentType?: string;
+  ifNoneMatch?: '*';
+}): Promise<void> {
+  const body =
+    typeof input.body === 'string' ? Buffer.from(input.body) : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
   const headers: Record<string, string> = {};
   if (input.contentType) headers['content-type'] = input.contentType;
   if (input.ifNoneMatch) headers['if-none-match'] = input.ifNoneMatch;
@@ -108,7 +122,13 @@ export async function headObject(bucket: string, key: string): Promise<void> {
 }
 
 /** Server-side copy with a new content type (metadata replaced). */
-export async function copyObject(input: { bucket: string; key: string; sourceBucket: string; sourceKey: string; contentType: string }): Promise<void> {
+export async function copyObject(input: {
+  bucket: string;
+  key: string;
+  sourceBucket: string;
+  sourceKey: string;
+  contentType: string;
+}): Promise<void> {
   const res = await send('PUT', objectUrl(input.bucket, input.key), {
     headers: {
       'x-amz-copy-source': `/${input.sourceBucket}/${encodeKey(input.sourceKey)}`,
@@ -126,7 +146,13 @@ export async function copyObject(input: { bucket: string; key: string; sourceBuc
  * A presigned PUT whose length and SHA-256 are signed as headers (not hoisted
  * into the query), so S3 refuses other bytes; the payload itself is unsigned.
  */
-export async function presignPut(input: { bucket: string; key: string; contentLength: number; checksumSha256: string; expiresIn: number }): Promise<string> {
+export async function presignPut(input: {
+  bucket: string;
+  key: string;
+  contentLength: number;
+  checksumSha256: string;
+  expiresIn: number;
+}): Promise<string> {
   const url = objectUrl(input.bucket, input.key);
   url.searchParams.set('X-Amz-Expires', String(input.expiresIn));
   url.searchParams.set('x-id', 'PutObject');
@@ -150,7 +176,11 @@ export async function presignGet(input: { bucket: string; key: string; expiresIn
 const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const xmlText = (text: string) =>
   text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) =>
-    name[0] === '#' ? String.fromCodePoint(Number.parseInt(name.slice(name[1] === 'x' || name[1] === 'X' ? 2 : 1), name[1] === 'x' || name[1] === 'X' ? 16 : 10)) : (XML_ENTITIES[name] ?? whole),
+    name[0] === '#'
+      ? String.fromCodePoint(
+          Number.parseInt(name.slice(name[1] === 'x' || name[1] === 'X' ? 2 : 1), name[1] === 'x' || name[1] === 'X' ? 16 : 10),
+        )
+      : (XML_ENTITIES[name] ?? whole),
   );
 const xmlEscape = (text: string) => text.replace(/[&<>"']/g, (c) => `&${Object.keys(XML_ENTITIES).find((k) => XML_ENTITIES[k] === c)};`);
 
@@ -158,7 +188,12 @@ const xmlEscape = (text: string) => text.replace(/[&<>"']/g, (c) => `&${Object.k
  * One page (up to 1,000, or `maxKeys`) of the keys under a prefix. Keys come URL-encoded
  * (`encoding-type=url`), so any character a key may hold survives the XML.
  */
-export async function listKeysPage(bucket: string, prefix: string, continuationToken?: string, maxKeys?: number): Promise<{ keys: string[]; next?: string }> {
+export async function listKeysPage(
+  bucket: string,
+  prefix: string,
+  continuationToken?: string,
+  maxKeys?: number,
+): Promise<{ keys: string[]; next?: string }> {
   const url = objectUrl(bucket, '');
   url.searchParams.set('list-type', '2');
   if (maxKeys) url.searchParams.set('max-keys', String(maxKeys));
@@ -166,7 +201,9 @@ export async function listKeysPage(bucket: string, prefix: string, continuationT
   url.searchParams.set('prefix', prefix);
   if (continuationToken) url.searchParams.set('continuation-token', continuationToken);
   const text = await (await send('GET', url)).text();
-  const keys = [...text.matchAll(/<Contents>[\s\S]*?<Key>([^<]*)<\/Key>[\s\S]*?<\/Contents>/g)].map((m) => decodeURIComponent(m[1]!.replace(/\+/g, ' ')));
+  const keys = [...text.matchAll(/<Contents>[\s\S]*?<Key>([^<]*)<\/Key>[\s\S]*?<\/Contents>/g)].map((m) =>
+    decodeURIComponent(m[1]!.replace(/\+/g, ' ')),
+  );
   const truncated = /<IsTruncated>true<\/IsTruncated>/.test(text);
   const next = /<NextContinuationToken>([^<]+)<\/NextContinuationToken>/.exec(text)?.[1];
   return { keys, next: truncated && next ? xmlText(next) : undefined };
@@ -181,8 +218,16 @@ export async function deleteKeys(bucket: string, keys: string[]): Promise<void> 
   const url = objectUrl(bucket, '');
   url.searchParams.set('delete', '');
   // S3 wants the body's MD5 (or a checksum header) on a multi-object delete.
-  const res = await send('POST', url, { body, headers: { 'content-type': 'application/xml', 'content-md5': createHash('md5').update(body).digest('base64') } });
+  const res = await send('POST', url, {
+    body,
+    headers: { 'content-type': 'application/xml', 'content-md5': createHash('md5').update(body).digest('base64') },
+  });
   const text = await res.text();
   const failed = /<Error>[\s\S]*?<Code>([^<]+)<\/Code>[\s\S]*?<\/Error>/.exec(text);
-  if (failed) throw new AwsLiteError(failed[1]!, `S3 could not delete every key: ${xmlText(/<Message>([^<]*)<\/Message>/.exec(failed[0])?.[1] ?? failed[1]!)}`, res.status);
+  if (failed)
+    throw new AwsLiteError(
+      failed[1]!,
+      `S3 could not delete every key: ${xmlText(/<Message>([^<]*)<\/Message>/.exec(failed[0])?.[1] ?? failed[1]!)}`,
+      res.status,
+    );
 }

@@ -2,7 +2,10 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { secretDefinitions, type SecretName } from '../resources.ts';
 import { lazyClient } from './clients.ts';
 
-export const secretsManager = /* @__PURE__ */ lazyClient('secretsmanager', ({ region, endpoint }) => new SecretsManagerClient({ region, endpoint }));
+export const secretsManager = /* @__PURE__ */ lazyClient(
+  'secretsmanager',
+  ({ region, endpoint }) => new SecretsManagerClient({ region, endpoint }),
+);
 
 /** One fetch per secret per container, shared by every caller that asks while it is in flight. */
 const inFlight = new Map<SecretName, Promise<void>>();

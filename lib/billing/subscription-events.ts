@@ -10,7 +10,11 @@ import { UUID_PATTERN } from '../teams/slug.ts';
  */
 
 /** The event types that change a subscription; any other type is answered 200 and ignored. */
-export const SUBSCRIPTION_EVENT_TYPES = ['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted'] as const;
+export const SUBSCRIPTION_EVENT_TYPES = [
+  'customer.subscription.created',
+  'customer.subscription.updated',
+  'customer.subscription.deleted',
+] as const;
 export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENT_TYPES)[number];
 
 export const isSubscriptionEventType = (type: string): type is SubscriptionEventType =>
@@ -28,7 +32,8 @@ export interface ProviderEvent {
 export function providerEventOf(parsed: unknown): ProviderEvent | null {
   if (!isRecord(parsed)) return null;
   const { id, type, created, data } = parsed;
-  if (typeof id !== 'string' || id.length === 0 || id.length > 255 || typeof type !== 'string' || type.length === 0 || type.length > 255) return null;
+  if (typeof id !== 'string' || id.length === 0 || id.length > 255 || typeof type !== 'string' || type.length === 0 || type.length > 255)
+    return null;
   return {
     id,
     type,
@@ -53,7 +58,8 @@ export function subscriptionChangeOf(event: ProviderEvent & { type: Subscription
   const metadata = isRecord(sub.metadata) ? sub.metadata : {};
   const teamId = metadata.team_id;
   if (typeof teamId !== 'string' || teamId === '') return { ok: false, error: `${name} has no metadata.team_id.` };
-  if (!UUID_PATTERN.test(teamId)) return { ok: false, error: `${name}: metadata.team_id ${JSON.stringify(teamId.slice(0, 100))} is not a team UUID.` };
+  if (!UUID_PATTERN.test(teamId))
+    return { ok: false, error: `${name}: metadata.team_id ${JSON.stringify(teamId.slice(0, 100))} is not a team UUID.` };
 
   // A deleted subscription is over whatever status the object still shows.
   const status = event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status;
@@ -64,7 +70,8 @@ export function subscriptionChangeOf(event: ProviderEvent & { type: Subscription
     };
   }
   if (typeof sub.cancel_at_period_end !== 'boolean') return { ok: false, error: `${name}: cancel_at_period_end is not a boolean.` };
-  if (!Number.isInteger(sub.created) || (sub.created as number) <= 0) return { ok: false, error: `${name}: created is not a time in epoch seconds.` };
+  if (!Number.isInteger(sub.created) || (sub.created as number) <= 0)
+    return { ok: false, error: `${name}: created is not a time in epoch seconds.` };
 
   const plan = planOf(sub);
   if (!plan) {

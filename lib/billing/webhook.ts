@@ -48,7 +48,8 @@ export async function receiveBillingEvent(event: ProviderEvent, log: RequestLogg
   } catch (error) {
     return notProcessed(event, error, log);
   }
-  if (!team) return failForGood(event, `No team ${change.teamId} (metadata.team_id of the subscription): it does not exist or was deleted.`, log);
+  if (!team)
+    return failForGood(event, `No team ${change.teamId} (metadata.team_id of the subscription): it does not exist or was deleted.`, log);
 
   const marker = {
     ...keys.processedWebhookEvent(BILLING_PROVIDER, event.id),

@@ -70,7 +70,8 @@ async function updateBreaker(
           TableName: config.tableName(),
           Key: keys.project(projectId),
           UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk) AND (consecutive_build_failures = :seen OR (attribute_not_exists(consecutive_build_failures) AND :seen = :zero))',
+          ConditionExpression:
+            'attribute_exists(pk) AND (consecutive_build_failures = :seen OR (attribute_not_exists(consecutive_build_failures) AND :seen = :zero))',
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),

@@ -11,7 +11,9 @@ export async function appendCapped(deploymentId: string, kept: number, lines: st
   if (lines.length === 0 || kept >= max) return kept;
   const room = max - kept;
   const fits = lines.length <= room;
-  const part = fits ? lines : [...lines.slice(0, room - 1), `[slipway] The log is cut here: a build keeps ${max} lines. The build goes on.`];
+  const part = fits
+    ? lines
+    : [...lines.slice(0, room - 1), `[slipway] The log is cut here: a build keeps ${max} lines. The build goes on.`];
   await appendLogLines(deploymentId, kept, part);
   return kept + part.length;
 }

@@ -70,7 +70,11 @@ function buildItem(build: NewBuild, now: string) {
 /** Records a skipped build: nothing is queued, nothing is cancelled. */
 export async function recordSkippedBuild(build: NewBuild & { skipReason: string }): Promise<void> {
   await dynamo().send(
-    new PutCommand({ TableName: config.tableName(), Item: buildItem(build, new Date().toISOString()), ConditionExpression: 'attribute_not_exists(pk)' }),
+    new PutCommand({
+      TableName: config.tableName(),
+      Item: buildItem(build, new Date().toISOString()),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
   );
 }
 
@@ -113,7 +117,9 @@ export async function recordQueuedBuild(build: NewBuild): Promise<{ displaced: s
 }
 
 export async function getBuild(projectId: string, deploymentId: string): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.deployment(projectId, deploymentId), ConsistentRead: true }));
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.deployment(projectId, deploymentId), ConsistentRead: true }),
+  );
   return reply.Item ?? null;
 }
 
@@ -156,7 +162,12 @@ async function conditionalUpdate(input: {
 
 /** queued -> building: the one worker that wins this runs the build. */
 export function claimBuild(projectId: string, deploymentId: string): Promise<boolean> {
-  return conditionalUpdate({ projectId, deploymentId, set: { status: 'building', started_at: new Date().toISOString() }, fromStatus: ['queued'] });
+  return conditionalUpdate({
+    projectId,
+    deploymentId,
+    set: { status: 'building', started_at: new Date().toISOString() },
+    fromStatus: ['queued'],
+  });
 }
 
 /** What the build host named the running build by (its run id, or CodeBuild's build id). */
@@ -166,7 +177,12 @@ export function recordBuildHandle(projectId: string, deploymentId: string, handl
 
 /** How many lines of the host's log were read, and how many of them were kept. */
 export function recordLogProgress(projectId: string, deploymentId: string, progress: { read: number; kept: number }): Promise<boolean> {
-  return conditionalUpdate({ projectId, deploymentId, set: { log_read: progress.read, log_lines: progress.kept }, fromStatus: ['building'] });
+  return conditionalUpdate({
+    projectId,
+    deploymentId,
+    set: { log_read: progress.read, log_lines: progress.kept },
+    fromStatus: ['building'],
+  });
 }
 
 /**
@@ -175,7 +191,15 @@ export function recordLogProgress(projectId: string, deploymentId: string, progr
  */
 export async function cancelBuild(projectId: string, deploymentId: string, reason: string): Promise<void> {
   const now = new Date().toISOString();
-  if (await conditionalUpdate({ projectId, deploymentId, set: { status: 'canceled', finished_at: now, cancel_reason: reason }, fromStatus: ['queued'] })) return;
+  if (
+    await conditionalUpdate({
+      projectId,
+      deploymentId,
+      set: { status: 'canceled', finished_at: now, cancel_reason: reason },
+      fromStatus: ['queued'],
+    })
+  )
+    return;
   await conditionalUpdate({ projectId, deploymentId, set: { cancel_requested_at: now, cancel_reason: reason }, fromStatus: ['building'] });
 }
 
@@ -186,7 +210,11 @@ export async function cancelBuild(projectId: string, deploymentId: string, reaso
 export function finishBuild(
   projectId: string,
   deploymentId: string,
-  end: { status: 'ready' | 'failed' | 'canceled' | 'skipped'; failure?: { message: string; kind: 'user' | 'platform' }; extra?: Record<string, unknown> },
+  end: {
+    status: 'ready' | 'failed' | 'canceled' | 'skipped';
+    failure?: { message: string; kind: 'user' | 'platform' };
+    extra?: Record<string, unknown>;
+  },
 ): Promise<boolean> {
   const set: Record<string, unknown> = { status: end.status, finished_at: new Date().toISOString(), ...(end.extra ?? {}) };
   if (end.failure) {
@@ -194,7 +222,8 @@ export function finishBuild(
     set.failure_kind = end.failure.kind;
   }
   // Publishing moved the deployment to `ready` (its commit) or `failed` (its functions build) itself.
-  const from: BuildStatus[] = end.status === 'failed' ? ['building', 'failed'] : end.status === 'ready' ? ['building', 'ready'] : ['building'];
+  const from: BuildStatus[] =
+    end.status === 'failed' ? ['building', 'failed'] : end.status === 'ready' ? ['building', 'ready'] : ['building'];
   return conditionalUpdate({ projectId, deploymentId, set, fromStatus: from, extraCondition: 'attribute_not_exists(lost_at)' });
 }
 
@@ -226,7 +255,15 @@ export function endLostBuild(
 }
 
 /** A queued build that will never run: its project went, or its team is suspended. */
-export function dropQueuedBuild(projectId: string, deploymentId: string, end: { status: 'canceled' | 'skipped'; reason: string }): Promise<boolean> {
-  const set = { status: end.status, finished_at: new Date().toISOString(), [end.status === 'skipped' ? 'skip_reason' : 'cancel_reason']: end.reason };
+export function dropQueuedBuild(
+  projectId: string,
+  deploymentId: string,
+  end: { status: 'canceled' | 'skipped'; reason: string },
+): Promise<boolean> {
+  const set = {
+    status: end.status,
+    finished_at: new Date().toISOString(),
+    [end.status === 'skipped' ? 'skip_reason' : 'cancel_reason']: end.reason,
+  };
   return conditionalUpdate({ projectId, deploymentId, set, fromStatus: ['queued'] });
 }

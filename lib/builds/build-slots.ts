@@ -14,7 +14,9 @@ import { epochSeconds, keys } from '../db/keys.ts';
 const ATTEMPTS = 20;
 
 async function readSlots(teamId: string): Promise<{ version: number | null; live: Record<string, number> }> {
-  const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamBuildSlots(teamId), ConsistentRead: true }))).Item;
+  const item = (
+    await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamBuildSlots(teamId), ConsistentRead: true }))
+  ).Item;
   const now = epochSeconds(new Date());
   const live = Object.fromEntries(Object.entries((item?.slots ?? {}) as Record<string, number>).filter(([, expires]) => expires > now));
   return { version: (item?.version as number | undefined) ?? null, live };

@@ -29,7 +29,13 @@ export const JOB_URL_VARIABLE = 'SLIPWAY_JOB_URL';
 /** A build's objects in the bundles bucket (expired by the `builds/` lifecycle rule), and its project's package store. */
 export function buildObjectKeys(deploymentId: string, projectId: string) {
   const base = `builds/${deploymentId}`;
-  return { job: `${base}/job.json`, log: `${base}/log.txt`, result: `${base}/result.json`, output: `${base}/output.tar`, store: `build-cache/${projectId}/store.tar` };
+  return {
+    job: `${base}/job.json`,
+    log: `${base}/log.txt`,
+    result: `${base}/result.json`,
+    output: `${base}/output.tar`,
+    store: `build-cache/${projectId}/store.tar`,
+  };
 }
 
 /** Build states of CodeBuild that mean the container is gone. */
@@ -46,7 +52,8 @@ async function readText(key: string): Promise<string | null> {
     const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: key }));
     return await reply.Body!.transformToString('utf8');
   } catch (error) {
-    if ((error as Error).name === 'NoSuchKey' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return null;
+    if ((error as Error).name === 'NoSuchKey' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404)
+      return null;
     throw error;
   }
 }
@@ -67,7 +74,14 @@ async function jobEnvelope(job: BuildJob) {
   ]);
   return {
     job: scriptJob(job),
-    urls: { job_delete: jobDelete, log_put: logPut, result_put: resultPut, output_put: outputPut, cache_get: cacheGet, cache_put: cachePut },
+    urls: {
+      job_delete: jobDelete,
+      log_put: logPut,
+      result_put: resultPut,
+      output_put: outputPut,
+      cache_get: cacheGet,
+      cache_put: cachePut,
+    },
   };
 }
 
@@ -86,7 +100,10 @@ async function unpack(body: Readable, dir: string): Promise<void> {
       stream.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
       stream.on('end', () => {
         const target = join(dir, path);
-        const write = header.type === 'directory' ? mkdir(target, { recursive: true }) : mkdir(dirname(target), { recursive: true }).then(() => writeFile(target, Buffer.concat(chunks)));
+        const write =
+          header.type === 'directory'
+            ? mkdir(target, { recursive: true })
+            : mkdir(dirname(target), { recursive: true }).then(() => writeFile(target, Buffer.concat(chunks)));
         write.then(() => next(), reject);
       });
     });
@@ -109,7 +126,9 @@ export function createCloudBuildHost(): BuildHost {
       const envelope = await jobEnvelope(job);
       const bucket = config.bucket('bundles');
       const keys = buildObjectKeys(job.deploymentId, job.projectId);
-      await s3().send(new PutObjectCommand({ Bucket: bucket, Key: keys.job, Body: JSON.stringify(envelope), ContentType: 'application/json' }));
+      await s3().send(
+        new PutObjectCommand({ Bucket: bucket, Key: keys.job, Body: JSON.stringify(envelope), ContentType: 'application/json' }),
+      );
       const jobUrl = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: bucket, Key: keys.job }), { expiresIn: 3600 });
       const reply = await codebuildCall<{ build?: { id?: string } }>('StartBuild', {
         projectName: projectName(),
@@ -126,7 +145,8 @@ export function createCloudBuildHost(): BuildHost {
       const all = logText ? logText.split('\n') : [];
       const lines = all.slice(fromLine);
       if (resultText) return settledReport(JSON.parse(resultText), lines, keys.output, outputDirOf(deploymentId));
-      const status = (await codebuildCall<{ builds?: { buildStatus?: string }[] }>('BatchGetBuilds', { ids: [buildId] })).builds?.[0]?.buildStatus;
+      const status = (await codebuildCall<{ builds?: { buildStatus?: string }[] }>('BatchGetBuilds', { ids: [buildId] })).builds?.[0]
+        ?.buildStatus;
       return { state: status && ENDED.has(status) ? 'lost' : 'running', lines };
     },
     async stop(handle) {
@@ -136,19 +156,32 @@ export function createCloudBuildHost(): BuildHost {
       const { deploymentId, projectId } = parseHandle(handle);
       await rm(outputDirOf(deploymentId), { recursive: true, force: true });
       const keys = buildObjectKeys(deploymentId, projectId);
-      await s3().send(new DeleteObjectCommand({ Bucket: config.bucket('bundles'), Key: keys.output })).catch(() => undefined);
+      await s3()
+        .send(new DeleteObjectCommand({ Bucket: config.bucket('bundles'), Key: keys.output }))
+        .catch(() => undefined);
     },
   };
 }
 
 async function settledReport(
-  result: { outcome?: string; failure_line?: string; failure_kind?: 'user' | 'platform'; commit?: { sha: string; message: string | null } | null },
+  result: {
+    outcome?: string;
+    failure_line?: string;
+    failure_kind?: 'user' | 'platform';
+    commit?: { sha: string; message: string | null } | null;
+  },
   lines: string[],
   outputKey: string,
   outputDir: string,
 ): Promise<BuildReport> {
   const commit = result.commit ?? undefined;
-  if (result.outcome !== 'succeeded') return { state: 'failed', lines, commit, failure: { kind: result.failure_kind ?? 'platform', line: result.failure_line ?? 'The build failed.' } };
+  if (result.outcome !== 'succeeded')
+    return {
+      state: 'failed',
+      lines,
+      commit,
+      failure: { kind: result.failure_kind ?? 'platform', line: result.failure_line ?? 'The build failed.' },
+    };
   await rm(outputDir, { recursive: true, force: true });
   await mkdir(outputDir, { recursive: true });
   const reply = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: outputKey }));

@@ -15,7 +15,12 @@ const DELIVERY_RETENTION_SECONDS = 30 * 24 * 3600;
 export type GitProvider = 'github' | 'gitlab';
 
 /** True when this call recorded the delivery first; false when it was recorded before. */
-export async function recordDelivery(input: { provider: GitProvider; deliveryId: string; eventType: string; projectIds: string[] }): Promise<boolean> {
+export async function recordDelivery(input: {
+  provider: GitProvider;
+  deliveryId: string;
+  eventType: string;
+  projectIds: string[];
+}): Promise<boolean> {
   const now = new Date();
   try {
     await dynamo().send(

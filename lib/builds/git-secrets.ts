@@ -35,7 +35,15 @@ const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString
 export function mintForgeToken(input: { projectId: string; audience: string; now?: Date }): string {
   const iat = Math.floor((input.now ?? new Date()).getTime() / 1000);
   const header = base64url({ alg: 'HS256', typ: 'JWT' });
-  const payload = base64url({ iss: 'slipway', sub: `project:${input.projectId}`, aud: input.audience, iat, nbf: iat, exp: iat + FORGE_TOKEN_SECONDS, jti: randomUUID() });
+  const payload = base64url({
+    iss: 'slipway',
+    sub: `project:${input.projectId}`,
+    aud: input.audience,
+    iat,
+    nbf: iat,
+    exp: iat + FORGE_TOKEN_SECONDS,
+    jti: randomUUID(),
+  });
   const signature = createHmac('sha256', forgeTokenKey()).update(`${header}.${payload}`).digest('base64url');
   return `${header}.${payload}.${signature}`;
 }

@@ -37,7 +37,12 @@ export interface BuildJob {
 /** The build script's job fields of a build (lib/builds/script/build.mjs): the same in every host. */
 export function scriptJob(job: BuildJob) {
   return {
-    git: { url: job.git.url, commit: job.git.commit ?? `refs/heads/${job.git.ref}`, authorization: job.git.authorization, display_url: job.git.displayUrl },
+    git: {
+      url: job.git.url,
+      commit: job.git.commit ?? `refs/heads/${job.git.ref}`,
+      authorization: job.git.authorization,
+      display_url: job.git.displayUrl,
+    },
     root_directory: job.rootDirectory,
     root_prefix: job.rootPrefix,
     package_manager: job.packageManager,

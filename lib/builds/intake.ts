@@ -86,7 +86,10 @@ async function actOnProject(project: Record<string, unknown>, event: GitEvent, r
   if (decision.action === 'production_branch_deleted' || decision.action === 'take_down_preview') {
     if (decision.action === 'production_branch_deleted') await markProductionBranchDeleted(projectId);
     await takeDownPreview(projectId, decision.label);
-    result.ignored.push({ project_id: projectId, reason: decision.action === 'production_branch_deleted' ? 'production_branch_deleted' : 'preview_taken_down' });
+    result.ignored.push({
+      project_id: projectId,
+      reason: decision.action === 'production_branch_deleted' ? 'production_branch_deleted' : 'preview_taken_down',
+    });
     return;
   }
   if (event.kind === 'other') return;

@@ -32,14 +32,17 @@ export async function checkRepoUrl(address: string): Promise<URL> {
   const check = await checkIssuerAddress(url, { allowLoopbackHttp: config.gitAllowLoopbackHttp() });
   if (check.ok) return url;
   const why = 'unresolvable' in check ? 'its host name does not resolve' : `it is refused (${check.refusal})`;
-  throw new BuildSetupError(`The repository ${url.host}${url.pathname} cannot be fetched: ${why}. Builds fetch https repositories on public addresses.`);
+  throw new BuildSetupError(
+    `The repository ${url.host}${url.pathname} cannot be fetched: ${why}. Builds fetch https repositories on public addresses.`,
+  );
 }
 
 /** The Authorization header of the fetch, by `git_auth_mode` (empty is `pat`); null when the project has no credential. */
 export function gitAuthorization(project: Record<string, unknown>): string | null {
   const projectId = project.id as string;
   if (project.git_auth_mode === 'forge_jwt') {
-    if (typeof project.forge_audience !== 'string' || !project.forge_audience) throw new BuildSetupError('git_auth_mode is forge_jwt but forge_audience is empty.');
+    if (typeof project.forge_audience !== 'string' || !project.forge_audience)
+      throw new BuildSetupError('git_auth_mode is forge_jwt but forge_audience is empty.');
     return `Bearer ${mintForgeToken({ projectId, audience: project.forge_audience })}`;
   }
   if (typeof project.git_access_token_sealed !== 'string') return null;
@@ -65,7 +68,8 @@ export async function buildEnvironment(projectId: string, environment: 'producti
 }
 
 export async function prepareBuildJob(project: Record<string, unknown>, build: Record<string, unknown>): Promise<BuildJob> {
-  if (typeof project.git_repo_url !== 'string' || !project.git_repo_url) throw new BuildSetupError('The project has no git_repo_url to build from.');
+  if (typeof project.git_repo_url !== 'string' || !project.git_repo_url)
+    throw new BuildSetupError('The project has no git_repo_url to build from.');
   const url = await checkRepoUrl(project.git_repo_url);
   const production = build.target === 'production';
   const settings = buildSettings(project);

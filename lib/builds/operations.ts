@@ -18,12 +18,17 @@ import { productionBranch } from './rules.ts';
 /** POST .../git/webhook-secret: a new secret, answered this once; deliveries signed with the old one stop matching. */
 export async function rotateWebhookSecret(project: Record<string, unknown>): Promise<{ secret: string }> {
   const secret = newWebhookSecret();
-  if (!(await storeWebhookSecret(project.id as string, sealWebhookSecret(project.id as string, secret)))) throw new ApiError(PROJECT_NOT_FOUND);
+  if (!(await storeWebhookSecret(project.id as string, sealWebhookSecret(project.id as string, secret))))
+    throw new ApiError(PROJECT_NOT_FOUND);
   return { secret };
 }
 
 export const startBuildSchema = z.strictObject({
-  branch: z.string().check(z.minLength(1), z.maxLength(255), z.refine((b) => !/[\s~^:?*[\\]|\.\.|^[-/]|\/$/.test(b), 'Not a Git branch name.')),
+  branch: z.string().check(
+    z.minLength(1),
+    z.maxLength(255),
+    z.refine((b) => !/[\s~^:?*[\\]|\.\.|^[-/]|\/$/.test(b), 'Not a Git branch name.'),
+  ),
   commit_sha: z.optional(z.string().check(z.regex(/^[0-9a-f]{40}$|^[0-9a-f]{64}$/, 'A full commit SHA, lowercase hex.'))),
 });
 
@@ -35,7 +40,11 @@ export const startBuildSchema = z.strictObject({
 export async function startManualBuild(project: Record<string, unknown>, body: z.infer<typeof startBuildSchema>): Promise<QueuedBuildView> {
   if (project.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
   if (typeof project.git_repo_url !== 'string' || !project.git_repo_url) throw new ApiError(GIT_REPOSITORY_NOT_CONNECTED);
-  const production = productionBranch({ default_branch: (project.default_branch as string | null) ?? null }, (project.repo_default_branch as string | null) ?? null) === body.branch;
+  const production =
+    productionBranch(
+      { default_branch: (project.default_branch as string | null) ?? null },
+      (project.repo_default_branch as string | null) ?? null,
+    ) === body.branch;
   return enqueueBuild({
     project,
     trigger: 'manual',
@@ -81,6 +90,8 @@ export async function buildLogPage(project: Record<string, unknown>, deploymentI
   const status = build.status as string;
   // A build's publish makes the deployment ready before its last log line is written: its end is finished_at.
   const done = !['queued', 'building'].includes(status) && (!build.trigger || typeof build.finished_at === 'string');
-  const lines = build.trigger ? await readLogLines(build.id as string, cursor, limit) : (Array.isArray(build.build_log) ? (build.build_log as string[]) : []).slice(cursor, cursor + limit);
+  const lines = build.trigger
+    ? await readLogLines(build.id as string, cursor, limit)
+    : (Array.isArray(build.build_log) ? (build.build_log as string[]) : []).slice(cursor, cursor + limit);
   return { deployment_id: build.id, status, lines, cursor, next_cursor: cursor + lines.length, done };
 }

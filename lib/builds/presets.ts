@@ -21,7 +21,10 @@ export const FRAMEWORK_PRESETS: Record<(typeof FRAMEWORKS)[number], { buildComma
 };
 
 /** The command and folder a build uses: the project's own when set, else its framework's. */
-export function buildSettings(project: { framework?: unknown; build_command?: unknown; output_dir?: unknown }): { buildCommand: string | null; outputDir: string } {
+export function buildSettings(project: { framework?: unknown; build_command?: unknown; output_dir?: unknown }): {
+  buildCommand: string | null;
+  outputDir: string;
+} {
   const preset = FRAMEWORK_PRESETS[(project.framework as keyof typeof FRAMEWORK_PRESETS) ?? 'other'] ?? FRAMEWORK_PRESETS.other;
   const own = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
   return { buildCommand: own(project.build_command) ?? preset.buildCommand, outputDir: own(project.output_dir) ?? preset.outputDir };

@@ -27,7 +27,11 @@ const shortHash = (text: string) => createHash('sha256').update(text).digest('he
  * so two long branches that share a beginning keep apart.
  */
 export function branchLabel(branch: string): string {
-  const plain = branch.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'branch';
+  const plain =
+    branch
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'branch';
   if (plain.length <= BRANCH_LABEL_MAX && !MERGE_REQUEST_LABEL.test(plain)) return plain;
   const head = plain.slice(0, BRANCH_LABEL_MAX - HASH_CHARACTERS - 1).replace(/-+$/, '');
   return `${head}-${shortHash(branch)}`;

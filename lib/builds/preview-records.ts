@@ -42,7 +42,10 @@ export function previewSlugMoveItems(projectId: string, teamId: string, from: st
 /** A fresh slug for a project: its subdomain's letters and digits, and six random ones. */
 function slugCandidate(subdomain: string): string {
   const base = subdomain.replace(/[^a-z0-9]/g, '').slice(0, PREVIEW_SLUG_MAX - 6);
-  return `${base}${randomBytes(6).toString('hex').replace(/[^a-z0-9]/g, '').slice(0, 6)}`.padEnd(3, '0');
+  return `${base}${randomBytes(6)
+    .toString('hex')
+    .replace(/[^a-z0-9]/g, '')
+    .slice(0, 6)}`.padEnd(3, '0');
 }
 
 /**
@@ -84,18 +87,28 @@ export async function ensurePreviewSlug(project: Record<string, unknown>): Promi
 }
 
 export async function projectIdForPreviewSlug(slug: string): Promise<string | null> {
-  const hold = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.previewSlugHold(slug), ConsistentRead: true }))).Item;
+  const hold = (
+    await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.previewSlugHold(slug), ConsistentRead: true }))
+  ).Item;
   return (hold?.project_id as string | undefined) ?? null;
 }
 
 /** The deployment a preview label serves, or null when it has none (never built, or taken down). */
 export async function previewDeployment(projectId: string, label: string): Promise<string | null> {
-  const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.preview(projectId, label), ConsistentRead: true }))).Item;
+  const item = (
+    await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.preview(projectId, label), ConsistentRead: true }))
+  ).Item;
   return (item?.deployment_id as string | undefined) ?? null;
 }
 
 /** Points a preview label at a ready deployment. */
-export async function setPreview(input: { projectId: string; label: string; deploymentId: string; branch: string; mergeRequest: number | null }): Promise<void> {
+export async function setPreview(input: {
+  projectId: string;
+  label: string;
+  deploymentId: string;
+  branch: string;
+  mergeRequest: number | null;
+}): Promise<void> {
   await dynamo().send(
     new PutCommand({
       TableName: config.tableName(),

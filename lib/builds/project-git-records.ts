@@ -31,7 +31,12 @@ export async function projectsForRepo(repoKey: string): Promise<Record<string, u
   return items.filter((item) => item.type === 'project' && item.status === 'active');
 }
 
-async function updateActiveProject(projectId: string, update: string, values: Record<string, unknown>, condition?: string): Promise<boolean> {
+async function updateActiveProject(
+  projectId: string,
+  update: string,
+  values: Record<string, unknown>,
+  condition?: string,
+): Promise<boolean> {
   try {
     await dynamo().send(
       new UpdateCommand({
@@ -52,11 +57,17 @@ async function updateActiveProject(projectId: string, update: string, values: Re
 
 /** Replaces the project's webhook secret (sealed by lib/builds/git-secrets.ts). */
 export function storeWebhookSecret(projectId: string, sealed: string): Promise<boolean> {
-  return updateActiveProject(projectId, 'SET git_webhook_secret_sealed = :sealed, updated_at = :now', { ':sealed': sealed, ':now': new Date().toISOString() });
+  return updateActiveProject(projectId, 'SET git_webhook_secret_sealed = :sealed, updated_at = :now', {
+    ':sealed': sealed,
+    ':now': new Date().toISOString(),
+  });
 }
 
 /** What a push reports: the forge's default branch, and (a push to it) that the production branch exists. */
-export function notePush(projectId: string, input: { repoDefaultBranch: string | null; productionBranchPushed: boolean }): Promise<boolean> {
+export function notePush(
+  projectId: string,
+  input: { repoDefaultBranch: string | null; productionBranchPushed: boolean },
+): Promise<boolean> {
   const sets: string[] = [];
   const values: Record<string, unknown> = {};
   if (input.repoDefaultBranch) {

@@ -60,7 +60,6 @@ export async function outputFiles(dir: string): Promise<OutputFile[]> {
   return Promise.all(found.map((file) => limit(async () => ({ ...file, ...(await hashFile(file.absolute)) }))));
 }
 
-
 export async function publishBuildOutput(input: {
   project: Record<string, unknown>;
   deploymentId: string;

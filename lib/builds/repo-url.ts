@@ -26,7 +26,10 @@ export function repoKey(address: string | null | undefined): string | null {
     host = url.hostname.toLowerCase() + (url.port && url.port !== defaultPort && url.protocol !== 'ssh:' ? `:${url.port}` : '');
     path = decodeURIComponent(url.pathname);
   }
-  const clean = path.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '').replace(/\/+$/, '');
+  const clean = path
+    .replace(/^\/+|\/+$/g, '')
+    .replace(/\.git$/, '')
+    .replace(/\/+$/, '');
   if (clean === '' || clean.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) return null;
   return `${host}/${clean}`;
 }

@@ -20,7 +20,13 @@ export type Decision =
   /** A build: production or a preview under `label`. */
   | { action: 'build'; target: 'production' | 'preview'; label: string | null; trigger: 'push' | 'merge_request' }
   /** Recorded as a `skipped` build, built never. */
-  | { action: 'skip'; reason: 'skip_ci' | 'auto_deploy_paused'; target: 'production' | 'preview'; label: string | null; trigger: 'push' | 'merge_request' }
+  | {
+      action: 'skip';
+      reason: 'skip_ci' | 'auto_deploy_paused';
+      target: 'production' | 'preview';
+      label: string | null;
+      trigger: 'push' | 'merge_request';
+    }
   /** The production branch was deleted: noted on the project, its preview (if any) taken down. */
   | { action: 'production_branch_deleted'; label: string }
   /** A branch or merge request preview to take down. */
@@ -41,7 +47,10 @@ export function asksToSkip(message: string | null | undefined): boolean {
  * `/`, `?` one character, `{a,b}` either, `[abc]` one of. An exclude match
  * always wins; an empty include list includes every branch.
  */
-export function branchPolicyAllows(rules: Pick<ProjectRules, 'preview_branch_mode' | 'preview_branch_include' | 'preview_branch_exclude'>, branch: string): boolean {
+export function branchPolicyAllows(
+  rules: Pick<ProjectRules, 'preview_branch_mode' | 'preview_branch_include' | 'preview_branch_exclude'>,
+  branch: string,
+): boolean {
   if (rules.preview_branch_mode === 'none') return false;
   if (rules.preview_branch_mode === 'all') return true;
   const matches = (patterns: string[]) => patterns.length > 0 && picomatch(patterns, { dot: true, nonegate: true })(branch);
@@ -78,7 +87,8 @@ function decideMergeRequest(rules: ProjectRules, event: MergeRequestEvent): Deci
   if (event.action === 'other') return { action: 'ignore', reason: 'merge_request_action' };
   if (!rules.mr_previews_enabled) return { action: 'ignore', reason: 'mr_previews_disabled' };
   if (asksToSkip(event.commitMessage)) return { action: 'skip', reason: 'skip_ci', target: 'preview', label, trigger: 'merge_request' };
-  if (rules.auto_deploy_paused_at) return { action: 'skip', reason: 'auto_deploy_paused', target: 'preview', label, trigger: 'merge_request' };
+  if (rules.auto_deploy_paused_at)
+    return { action: 'skip', reason: 'auto_deploy_paused', target: 'preview', label, trigger: 'merge_request' };
   return { action: 'build', target: 'preview', label, trigger: 'merge_request' };
 }
 

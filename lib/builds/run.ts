@@ -5,14 +5,7 @@ import { getProjectItem } from '../projects/projects.ts';
 import { getTeam } from '../teams/teams.ts';
 import { recordBuildSuccess, recordUserFailure } from './breaker-records.ts';
 import { appendCapped } from './build-log.ts';
-import {
-  claimBuild,
-  dropQueuedBuild,
-  finishBuild,
-  getBuild,
-  recordBuildHandle,
-  recordLogProgress,
-} from './build-records.ts';
+import { claimBuild, dropQueuedBuild, finishBuild, getBuild, recordBuildHandle, recordLogProgress } from './build-records.ts';
 import { acquireBuildSlot, releaseBuildSlot } from './build-slots.ts';
 import { failureSignature, type ClassifiedFailure } from './classify.ts';
 import { sendBuildMessage, type BuildMessage } from './enqueue.ts';
@@ -50,7 +43,8 @@ async function startBuild(build: Build, host: BuildHost): Promise<void> {
   const projectId = build.project_id as string;
   const deploymentId = build.id as string;
   const project = await getProjectItem(projectId, true);
-  if (!project || project.status !== 'active') return void (await dropQueuedBuild(projectId, deploymentId, { status: 'canceled', reason: 'The project was deleted.' }));
+  if (!project || project.status !== 'active')
+    return void (await dropQueuedBuild(projectId, deploymentId, { status: 'canceled', reason: 'The project was deleted.' }));
   const team = await getTeam(project.team_id as string);
   if (!team || (team as { suspended_at?: unknown }).suspended_at) {
     return void (await dropQueuedBuild(projectId, deploymentId, { status: 'skipped', reason: 'team_suspended' }));
@@ -67,7 +61,9 @@ async function startBuild(build: Build, host: BuildHost): Promise<void> {
   } catch (error) {
     const setup = error instanceof BuildSetupError;
     if (!setup) logger.error('a build could not be started', { deployment_id: deploymentId, error: (error as Error).message });
-    const message = setup ? (error as Error).message : 'The build service could not start the build. This is a platform issue; please retry.';
+    const message = setup
+      ? (error as Error).message
+      : 'The build service could not start the build. This is a platform issue; please retry.';
     return endFailed(claimed, { kind: 'platform', message }, 0, host, null);
   }
   await recordBuildHandle(projectId, deploymentId, handle);
@@ -77,7 +73,14 @@ async function startBuild(build: Build, host: BuildHost): Promise<void> {
 async function followBuild(build: Build, host: BuildHost): Promise<void> {
   const handle = build.build_handle as string | undefined;
   const kept = { read: (build.log_read as number | undefined) ?? 0, lines: (build.log_lines as number | undefined) ?? 0 };
-  if (!handle) return endFailed(build, { kind: 'platform', message: 'The build was lost. This is a platform issue; please retry.' }, kept.lines, host, null);
+  if (!handle)
+    return endFailed(
+      build,
+      { kind: 'platform', message: 'The build was lost. This is a platform issue; please retry.' },
+      kept.lines,
+      host,
+      null,
+    );
   const deadline = Date.now() + config.buildFollowWindowMs();
   for (;;) {
     const report = await host.report(handle, kept.read);
@@ -95,9 +98,16 @@ async function followBuild(build: Build, host: BuildHost): Promise<void> {
     }
     if (Date.now() - Date.parse(build.started_at as string) > config.buildTimeBudgetMs()) {
       await host.stop(handle);
-      return endFailed(build, { kind: 'user', message: `Build failed: it ran past its time budget of ${budgetText()} and was stopped.` }, kept.lines, host, handle);
+      return endFailed(
+        build,
+        { kind: 'user', message: `Build failed: it ran past its time budget of ${budgetText()} and was stopped.` },
+        kept.lines,
+        host,
+        handle,
+      );
     }
-    if (Date.now() > deadline) return sendBuildMessage({ kind: 'follow', project_id: build.project_id as string, deployment_id: build.id as string });
+    if (Date.now() > deadline)
+      return sendBuildMessage({ kind: 'follow', project_id: build.project_id as string, deployment_id: build.id as string });
     await sleep(config.buildPollMs());
   }
 }
@@ -106,32 +116,49 @@ async function settle(build: Build, report: BuildReport, kept: number, host: Bui
   if (report.state === 'succeeded' && report.outputDir) return publishStep(build, report, kept, host, handle);
   const failure: ClassifiedFailure =
     report.state === 'lost' || !report.failure
-      ? { kind: 'platform', message: 'The build was lost (the build service stopped it or the platform restarted). This is a platform issue; please retry.' }
+      ? {
+          kind: 'platform',
+          message: 'The build was lost (the build service stopped it or the platform restarted). This is a platform issue; please retry.',
+        }
       : { kind: report.failure.kind, message: report.failure.line };
   return endFailed(build, failure, kept, host, handle);
 }
 
-const NOT_PUBLISHABLE = new Set(['UPLOAD_SOURCE_CODE', 'UPLOAD_SITE_IN_SUBFOLDER', 'UPLOAD_PHP_SITE', 'INVALID_MANIFEST', 'PLAN_LIMIT_EXCEEDED']);
+const NOT_PUBLISHABLE = new Set([
+  'UPLOAD_SOURCE_CODE',
+  'UPLOAD_SITE_IN_SUBFOLDER',
+  'UPLOAD_PHP_SITE',
+  'INVALID_MANIFEST',
+  'PLAN_LIMIT_EXCEEDED',
+]);
 
 /** Why publishing a build's output failed, and the log lines that say more. */
 function publishFailure(error: unknown): { failure: ClassifiedFailure; lines: string[] } {
   if (isApiError(error) && error.code === 'FUNCTIONS_BUILD_FAILED') {
     const lines = ((error.details as { build_log?: string[] } | null)?.build_log ?? []).map(String);
-    return { failure: { kind: 'user', message: lines.find((l) => l.includes('Build failed')) ?? lines[0] ?? '[functions] Build failed' }, lines };
+    return {
+      failure: { kind: 'user', message: lines.find((l) => l.includes('Build failed')) ?? lines[0] ?? '[functions] Build failed' },
+      lines,
+    };
   }
   if (isApiError(error) && NOT_PUBLISHABLE.has(error.code)) {
     return { failure: { kind: 'user', message: `Not publishable (${error.code}): ${error.message}` }, lines: [] };
   }
-  if (isApiError(error) && error.status < 500) return { failure: { kind: 'platform', message: `Not published: ${error.message}` }, lines: [] };
+  if (isApiError(error) && error.status < 500)
+    return { failure: { kind: 'platform', message: `Not published: ${error.message}` }, lines: [] };
   logger.error('publishing a build failed', { error: (error as Error).message });
-  return { failure: { kind: 'platform', message: 'Publishing the output failed on the platform side. This is a platform issue; please retry.' }, lines: [] };
+  return {
+    failure: { kind: 'platform', message: 'Publishing the output failed on the platform side. This is a platform issue; please retry.' },
+    lines: [],
+  };
 }
 
 async function publishStep(build: Build, report: BuildReport, kept: number, host: BuildHost, handle: string): Promise<void> {
   const projectId = build.project_id as string;
   const deploymentId = build.id as string;
   const project = await getProjectItem(projectId, true);
-  if (!project || project.status !== 'active') return endFailed(build, { kind: 'platform', message: 'The project was deleted.' }, kept, host, handle);
+  if (!project || project.status !== 'active')
+    return endFailed(build, { kind: 'platform', message: 'The project was deleted.' }, kept, host, handle);
   const target = build.target as 'production' | 'preview';
   let lines = kept;
   try {
@@ -145,15 +172,25 @@ async function publishStep(build: Build, report: BuildReport, kept: number, host
   const published = await getBuild(projectId, deploymentId);
   const functionsLog = Array.isArray(published?.build_log) ? (published.build_log as string[]) : [];
   if (target === 'preview' && build.preview_label) {
-    await setPreview({ projectId, label: build.preview_label as string, deploymentId, branch: build.branch as string, mergeRequest: (build.merge_request as number | null) ?? null });
+    await setPreview({
+      projectId,
+      label: build.preview_label as string,
+      deploymentId,
+      branch: build.branch as string,
+      mergeRequest: (build.merge_request as number | null) ?? null,
+    });
   }
-  lines = await appendCapped(deploymentId, lines, [...functionsLog, target === 'production' ? 'Published: production serves this build.' : 'Published as a preview.']);
+  lines = await appendCapped(deploymentId, lines, [
+    ...functionsLog,
+    target === 'production' ? 'Published: production serves this build.' : 'Published as a preview.',
+  ]);
   await finishBuild(projectId, deploymentId, { status: 'ready', extra: { log_lines: lines, ...commitFields(report) } });
   await recordBuildSuccess(projectId, build.trigger === 'manual');
   await release(build, host, handle);
 }
 
-const commitFields = (report: BuildReport) => (report.commit ? { commit_sha: report.commit.sha, commit_message: report.commit.message } : {});
+const commitFields = (report: BuildReport) =>
+  report.commit ? { commit_sha: report.commit.sha, commit_message: report.commit.message } : {};
 
 async function endFailed(build: Build, failure: ClassifiedFailure, kept: number, host: BuildHost, handle: string | null): Promise<void> {
   const lines = await appendCapped(build.id as string, kept, [failure.message]);
@@ -167,6 +204,7 @@ async function endFailed(build: Build, failure: ClassifiedFailure, kept: number,
 }
 
 async function release(build: Build, host: BuildHost, handle: string | null): Promise<void> {
-  if (handle) await host.release(handle).catch((error: unknown) => logger.warn('build host release failed', { error: (error as Error).message }));
+  if (handle)
+    await host.release(handle).catch((error: unknown) => logger.warn('build host release failed', { error: (error as Error).message }));
   await releaseBuildSlot(build.team_id as string, build.id as string);
 }

@@ -120,7 +120,8 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
       const plan = need(o.plan, '--plan');
       if (!isPlanName(plan)) throw new CliError(`--plan is one of ${Object.keys(plans).join(', ')}`);
       const status = need(o.status, '--status');
-      if (!(SUBSCRIPTION_STATUSES as readonly string[]).includes(status)) throw new CliError(`--status is one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
+      if (!(SUBSCRIPTION_STATUSES as readonly string[]).includes(status))
+        throw new CliError(`--status is one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
       const createdAt = o['created-at'];
       if (createdAt !== undefined && Number.isNaN(Date.parse(createdAt))) throw new CliError('--created-at is an ISO 8601 time');
       return setTeamSubscription(await teamId(need(o.team, '--team')), {
@@ -192,7 +193,13 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
   'create-invitation': {
     usage: 'admin create-invitation --team T --email E [--role admin|member] [--expires-at ISO] [--accepted]',
     run: async (args) => {
-      const o = options(args, { team: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'expires-at': { type: 'string' }, accepted: { type: 'boolean' } });
+      const o = options(args, {
+        team: { type: 'string' },
+        email: { type: 'string' },
+        role: { type: 'string' },
+        'expires-at': { type: 'string' },
+        accepted: { type: 'boolean' },
+      });
       const role = o.role ?? 'member';
       if (role !== 'admin' && role !== 'member') throw new CliError('--role is admin or member');
       return createInvitation({
@@ -205,7 +212,8 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
     },
   },
   'create-feedback': {
-    usage: 'admin create-feedback --team T --user U --message M [--type T] [--page-route R] [--app-version V] [--user-agent UA] [--viewport WxH]',
+    usage:
+      'admin create-feedback --team T --user U --message M [--type T] [--page-route R] [--app-version V] [--user-agent UA] [--viewport WxH]',
     run: async (args) => {
       const o = options(args, {
         team: { type: 'string' },
@@ -233,13 +241,21 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
     },
   },
   'create-email-change': {
-    usage: 'admin create-email-change --user U --new-email E [--status pending|confirmed|frozen] [--request-ip IP] [--request-user-agent UA]',
+    usage:
+      'admin create-email-change --user U --new-email E [--status pending|confirmed|frozen] [--request-ip IP] [--request-user-agent UA]',
     run: async (args) => {
-      const o = options(args, { user: { type: 'string' }, 'new-email': { type: 'string' }, status: { type: 'string' }, 'request-ip': { type: 'string' }, 'request-user-agent': { type: 'string' } });
+      const o = options(args, {
+        user: { type: 'string' },
+        'new-email': { type: 'string' },
+        status: { type: 'string' },
+        'request-ip': { type: 'string' },
+        'request-user-agent': { type: 'string' },
+      });
       const user = await getUser(need(o.user, '--user'));
       if (!user) throw new CliError(`No user ${o.user}`);
       const status = o.status ?? 'pending';
-      if (status !== 'pending' && status !== 'confirmed' && status !== 'frozen') throw new CliError('--status is pending, confirmed or frozen');
+      if (status !== 'pending' && status !== 'confirmed' && status !== 'frozen')
+        throw new CliError('--status is pending, confirmed or frozen');
       return createEmailChange({
         userId: user.user_id,
         oldEmail: user.email,
@@ -265,7 +281,10 @@ export const adminCommands: Record<string, { usage: string; run: Command }> = {
     usage: 'admin create-step-up-grant --user U --factors F[,F...] [--minutes N]',
     run: async (args) => {
       const o = options(args, { user: { type: 'string' }, factors: { type: 'string' }, minutes: { type: 'string' } });
-      const factors = need(o.factors, '--factors').split(',').map((f) => f.trim()).filter(Boolean);
+      const factors = need(o.factors, '--factors')
+        .split(',')
+        .map((f) => f.trim())
+        .filter(Boolean);
       const minutes = o.minutes === undefined ? undefined : Number(o.minutes);
       if (minutes !== undefined && !(Number.isInteger(minutes) && minutes > 0)) throw new CliError('--minutes is a positive whole number');
       return createStepUpGrant({ userId: await userId(need(o.user, '--user')), factors, minutes });
@@ -283,7 +302,11 @@ export async function runAdmin(args: string[]): Promise<unknown> {
   const [name, ...rest] = args;
   const command = name ? adminCommands[name] : undefined;
   if (!command) {
-    throw new CliError(`Unknown admin command ${name ?? ''}. Commands:\n${Object.values(adminCommands).map((c) => `  ${c.usage}`).join('\n')}`);
+    throw new CliError(
+      `Unknown admin command ${name ?? ''}. Commands:\n${Object.values(adminCommands)
+        .map((c) => `  ${c.usage}`)
+        .join('\n')}`,
+    );
   }
   loadOperatorEnvironment();
   return command.run(rest);

@@ -106,7 +106,10 @@ export class ApiClient {
         try {
           res = await httpSend(url, { method: 'PUT', headers, body: body() });
         } catch (error) {
-          return { kind: 'network', error: new NetworkError(`Could not reach storage at ${new URL(url).origin}: ${describeNetworkError(error)}`) };
+          return {
+            kind: 'network',
+            error: new NetworkError(`Could not reach storage at ${new URL(url).origin}: ${describeNetworkError(error)}`),
+          };
         }
         if (res.status >= 200 && res.status < 300) return { kind: 'done', value: undefined };
         const error = new CliError(`Storage refused the upload: HTTP ${res.status} ${res.statusText}`.trim());

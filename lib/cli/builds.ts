@@ -21,7 +21,12 @@ interface LogPage {
 }
 
 /** Prints a build's log; with `follow`, polls until the build has ended and every line is printed. Exit code by its end. */
-export async function printBuildLog(api: ApiClient, projectId: string, deploymentId: string, options: { follow?: boolean; json?: boolean }): Promise<number> {
+export async function printBuildLog(
+  api: ApiClient,
+  projectId: string,
+  deploymentId: string,
+  options: { follow?: boolean; json?: boolean },
+): Promise<number> {
   const path = `/api/v1/projects/${encodeURIComponent(projectId)}/deployments/${encodeURIComponent(deploymentId)}/log`;
   const all: string[] = [];
   let cursor = 0;
@@ -40,20 +45,35 @@ export async function printBuildLog(api: ApiClient, projectId: string, deploymen
   }
 }
 
-export function buildCommands(projectOf: (flag: string | undefined, api: ApiClient) => string): Record<string, { usage: string; run: (args: string[]) => Promise<number> }> {
+export function buildCommands(
+  projectOf: (flag: string | undefined, api: ApiClient) => string,
+): Record<string, { usage: string; run: (args: string[]) => Promise<number> }> {
   return {
     build: {
       usage: 'build --branch BRANCH [--commit SHA] [--project ID] [--follow] [--json]',
       run: async (args: string[]) => {
-        const { values: o } = parse(args, { branch: { type: 'string' }, commit: { type: 'string' }, project: { type: 'string' }, follow: { type: 'boolean' }, json: { type: 'boolean' } });
+        const { values: o } = parse(args, {
+          branch: { type: 'string' },
+          commit: { type: 'string' },
+          project: { type: 'string' },
+          follow: { type: 'boolean' },
+          json: { type: 'boolean' },
+        });
         if (!o.branch) throw new UsageError('Name the branch to build with --branch.');
         const api = client();
         const projectId = projectOf(o.project, api);
-        const queued = await api.call<{ deployment_id: string; target: string; preview_url: string | null }>('POST', `/api/v1/projects/${encodeURIComponent(projectId)}/builds`, {
-          json: { branch: o.branch, ...(o.commit ? { commit_sha: o.commit } : {}) },
-        });
+        const queued = await api.call<{ deployment_id: string; target: string; preview_url: string | null }>(
+          'POST',
+          `/api/v1/projects/${encodeURIComponent(projectId)}/builds`,
+          {
+            json: { branch: o.branch, ...(o.commit ? { commit_sha: o.commit } : {}) },
+          },
+        );
         if (o.json && !o.follow) process.stdout.write(`${JSON.stringify(queued, null, 2)}\n`);
-        else process.stderr.write(`Queued build ${queued.deployment_id} (${queued.target}${queued.preview_url ? `, ${queued.preview_url}` : ''}).\n`);
+        else
+          process.stderr.write(
+            `Queued build ${queued.deployment_id} (${queued.target}${queued.preview_url ? `, ${queued.preview_url}` : ''}).\n`,
+          );
         return o.follow ? printBuildLog(api, projectId, queued.deployment_id, { follow: true, json: o.json }) : 0;
       },
     },
@@ -63,8 +83,15 @@ export function buildCommands(projectOf: (flag: string | undefined, api: ApiClie
         const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 1);
         if (positionals[0] !== 'resume') throw new UsageError('Usage: slipway auto-deploy resume [--project ID]');
         const api = client();
-        const project = await api.call<Record<string, unknown>>('POST', `/api/v1/projects/${encodeURIComponent(projectOf(o.project, api))}/auto-deploy/resume`);
-        process.stdout.write(o.json ? `${JSON.stringify(project, null, 2)}\n` : `Auto-deploy resumed for ${String(project.name)}: the failure breaker is cleared.\n`);
+        const project = await api.call<Record<string, unknown>>(
+          'POST',
+          `/api/v1/projects/${encodeURIComponent(projectOf(o.project, api))}/auto-deploy/resume`,
+        );
+        process.stdout.write(
+          o.json
+            ? `${JSON.stringify(project, null, 2)}\n`
+            : `Auto-deploy resumed for ${String(project.name)}: the failure breaker is cleared.\n`,
+        );
         return 0;
       },
     },

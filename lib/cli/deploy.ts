@@ -25,7 +25,6 @@ const HASH_CONCURRENCY = 32;
 /** Upload requests in flight at once, by default. */
 export const UPLOAD_CONCURRENCY = 8;
 
-
 /**
  * Every deployable file under `dir`, sorted by path. Symlinked files are followed; symlinked folders are not (no loops).
  * Synchronous on purpose: nothing else runs while the folder is listed, and sync readdir and stat calls on 5,000 files
@@ -76,7 +75,9 @@ export function hashFile(absolute: string): Promise<string> {
 const WHOLE_READ_MAX_BYTES = 1024 * 1024;
 
 async function hashSmallFile(absolute: string): Promise<string> {
-  return createHash('sha256').update(await readFile(absolute)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(absolute))
+    .digest('hex');
 }
 
 /**
@@ -212,7 +213,10 @@ export async function finalizeUpload(api: ApiClient, uploadId: string): Promise<
     try {
       return await api.call<Finalized>('POST', `/api/v1/uploads/${encodeURIComponent(uploadId)}/finalize`, { json: {} });
     } catch (error) {
-      const count = (error as ApiCallError).code === 'PUBLISH_IN_PROGRESS' ? Number(((error as ApiCallError).details as { published_count?: unknown } | null)?.published_count) : NaN;
+      const count =
+        (error as ApiCallError).code === 'PUBLISH_IN_PROGRESS'
+          ? Number(((error as ApiCallError).details as { published_count?: unknown } | null)?.published_count)
+          : NaN;
       if (!Number.isFinite(count) || count <= lastCount) throw error;
       lastCount = count;
     }
@@ -268,7 +272,11 @@ class FileSender {
             if (group.length === 1 && group[0]!.size > MAX_INLINE_FILE_BYTES) {
               // Too large for the API (lib/plans.ts): straight to storage by upload URL, then checked.
               const file = group[0]!;
-              const target = await this.api.call<{ url: string; headers: Record<string, string> }>('POST', `${base}/${file.hash}/upload-url`, { json: {} });
+              const target = await this.api.call<{ url: string; headers: Record<string, string> }>(
+                'POST',
+                `${base}/${file.hash}/upload-url`,
+                { json: {} },
+              );
               await this.api.putToStorage(target.url, target.headers, () => createReadStream(file.absolute));
               await this.api.call('POST', `${base}/${file.hash}/complete`, { json: {} });
             } else if (group.length === 1 && group[0]!.size > BATCH_FILE_MAX_BYTES) {
@@ -309,7 +317,8 @@ class FileSender {
  * Whether a manifest can hold function sources: a `functions/` folder at the top or under a
  * root directory (lib/functions/build.ts). A site without one has no live functions to list.
  */
-export const mayHaveFunctions = (files: { path: string }[]) => files.some((f) => f.path.startsWith('functions/') || f.path.includes('/functions/'));
+export const mayHaveFunctions = (files: { path: string }[]) =>
+  files.some((f) => f.path.startsWith('functions/') || f.path.includes('/functions/'));
 
 async function projectRootDirectory(api: ApiClient, projectId: string): Promise<string | null> {
   const project = await api.call<{ root_directory?: string | null }>('GET', `/api/v1/projects/${encodeURIComponent(projectId)}`);
@@ -356,7 +365,10 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const idempotency = { 'idempotency-key': randomUUID() };
   const body: Record<string, unknown> = { files: manifest, ...(options.label ? { label: options.label } : {}) };
   const begin = options.projectId
-    ? api.call<UploadSession>('POST', `/api/v1/projects/${encodeURIComponent(options.projectId)}/uploads`, { json: body, headers: idempotency })
+    ? api.call<UploadSession>('POST', `/api/v1/projects/${encodeURIComponent(options.projectId)}/uploads`, {
+        json: body,
+        headers: idempotency,
+      })
     : api.call<UploadSession>('POST', '/api/v1/uploads', {
         json: {
           ...body,
@@ -400,7 +412,10 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   } catch (error) {
     // Bytes the team held at begin can be gone by finalize (their project was deleted meanwhile):
     // finalize names them, and they are sent like any missing file.
-    const resend = (error as ApiCallError).code === 'UPLOAD_INCOMPLETE' ? ((error as ApiCallError).details as { missing?: unknown } | null)?.missing : null;
+    const resend =
+      (error as ApiCallError).code === 'UPLOAD_INCOMPLETE'
+        ? ((error as ApiCallError).details as { missing?: unknown } | null)?.missing
+        : null;
     if (!Array.isArray(resend) || resend.length === 0) throw error;
     await sender.send(resend.map((hash) => byHash.get(String(hash))).filter((file): file is SiteFile => file !== undefined));
     finalized = await finalizeUpload(api, session.upload_id);

@@ -42,7 +42,11 @@ async function functionEntryFiles(base: string): Promise<string[]> {
     .sort();
 }
 
-const isFile = (absolute: string) => stat(absolute).then((s) => s.isFile(), () => false);
+const isFile = (absolute: string) =>
+  stat(absolute).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 
 /** The package folder a path is in (`…/node_modules/name` or `…/node_modules/@scope/name`), or null outside node_modules. */
 export function packageRootOf(path: string): string | null {

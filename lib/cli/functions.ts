@@ -155,7 +155,16 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
       }
       const table = [['NAME', 'URL', 'QUEUED INVOKE (POST)'], ...rows.map((r) => [r.name, r.url, r.invoke_url])];
       const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-      process.stdout.write(table.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      process.stdout.write(
+        table
+          .map((r) =>
+            r
+              .map((cell, i) => cell.padEnd(widths[i]!))
+              .join('  ')
+              .trimEnd(),
+          )
+          .join('\n') + '\n',
+      );
       return 0;
     },
   },
@@ -198,7 +207,11 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
   logs: {
     usage: 'logs NAME INVOCATION_ID [--project ID] [--json] | logs --build DEPLOYMENT_ID [--follow] [--project ID] [--json]',
     run: async (args) => {
-      const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' }, build: { type: 'string' }, follow: { type: 'boolean' } }, 2);
+      const { values: o, positionals } = parse(
+        args,
+        { project: { type: 'string' }, json: { type: 'boolean' }, build: { type: 'string' }, follow: { type: 'boolean' } },
+        2,
+      );
       const api = client();
       if (o.build) return printBuildLog(api, projectOf(o.project, api), o.build, { follow: o.follow, json: o.json });
       const [name, id] = positionals;

@@ -74,7 +74,8 @@ export class HashCache {
     let entries: Record<string, [string, string]> = {};
     try {
       const parsed = JSON.parse(readFileSync(file, 'utf8')) as CacheFile;
-      if (parsed.version === VERSION && parsed.root === root && parsed.entries && typeof parsed.entries === 'object') entries = parsed.entries;
+      if (parsed.version === VERSION && parsed.root === root && parsed.entries && typeof parsed.entries === 'object')
+        entries = parsed.entries;
     } catch {
       // No cache yet, or a damaged one: every file is hashed.
     }

@@ -67,9 +67,13 @@ const toNetworkError = (error: unknown) => {
 };
 
 /** One request, the whole answer read; rejects with HttpNetworkError when there is no complete answer. */
-export async function httpSend(url: string, init: { method: string; headers: Record<string, string>; body?: HttpBody }): Promise<HttpAnswer> {
+export async function httpSend(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: HttpBody },
+): Promise<HttpAnswer> {
   const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new HttpNetworkError('ERR_INVALID_URL', `unsupported address ${url}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new HttpNetworkError('ERR_INVALID_URL', `unsupported address ${url}`);
   const headers: Record<string, string> = { ...init.headers };
   if ((typeof init.body === 'string' || Buffer.isBuffer(init.body)) && headers['content-length'] === undefined) {
     headers['content-length'] = String(Buffer.byteLength(init.body));
@@ -86,7 +90,12 @@ export async function httpSend(url: string, init: { method: string; headers: Rec
         if (!res.complete) fail(Object.assign(new Error('the connection closed before the answer was complete'), { code: 'ECONNRESET' }));
       });
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        resolve({
+          status: res.statusCode ?? 0,
+          statusText: res.statusMessage ?? '',
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
       );
     });
     const timeoutMs = idleTimeoutMs();
@@ -128,7 +137,9 @@ export async function multipartForm(files: FormFile[]): Promise<{ body: Buffer; 
     // Part names are content hashes (hex); quotes and line breaks are escaped as RFC 7578 4.2 and the HTML form encoder do.
     const name = file.name.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
     parts.push(
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
       contents[i]!,
       Buffer.from('\r\n'),
     );

@@ -40,7 +40,9 @@ const usage = `Usage: slipway <command> [options]    (slipway <command> --help f
 Commands (against the API; token from SLIPWAY_TOKEN or "slipway login"):
 ${siteUsage}
 ${functionUsage}
-${Object.values(builds).map((c) => `  ${c.usage}`).join('\n')}
+${Object.values(builds)
+  .map((c) => `  ${c.usage}`)
+  .join('\n')}
 
 On this machine, no account needed:
   ${devCommands.dev!.usage}
@@ -70,11 +72,11 @@ const descriptions: Record<string, string> = {
   logs:
     "Prints an invocation's console output, or with --build a build's log; --follow follows a running build until it ends\n" +
     '(exit 1 unless it ended ready). --json prints the lines as an array.',
-  build: 'Starts a build of BRANCH (its head, or --commit SHA) from the project\'s repository; --follow prints its log until it ends.',
+  build: "Starts a build of BRANCH (its head, or --commit SHA) from the project's repository; --follow prints its log until it ends.",
   'auto-deploy': 'auto-deploy resume clears the failure breaker of the project (auto-deploy builds pushes again).',
   dev:
     'Serves the folder DIR (default: the current folder) and its functions/ on this machine as they would be served once\n' +
-    'deployed: the same serving rules, build, sandboxed runner, door rules and limits. Prints the site\'s and each\n' +
+    "deployed: the same serving rules, build, sandboxed runner, door rules and limits. Prints the site's and each\n" +
     "function's local URL; a saved file is served at once and a function rebuilt when its source changes. No account.",
   admin: 'Operator commands: they write the table directly (the running local platform, or TABLE_NAME and AWS credentials).',
 };

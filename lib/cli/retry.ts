@@ -42,12 +42,7 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
  * many clients that failed together do not come back together. A server's
  * Retry-After is a floor: we never come back sooner than it asked.
  */
-export function retryDelayMs(
-  retry: number,
-  policy: RetryPolicy,
-  random: number,
-  retryAfterMs: number | null = null,
-): number {
+export function retryDelayMs(retry: number, policy: RetryPolicy, random: number, retryAfterMs: number | null = null): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
   const jittered = Math.floor(random * ceiling);
   if (retryAfterMs !== null) return Math.min(policy.maxDelayMs, Math.max(retryAfterMs, jittered));
@@ -67,7 +62,12 @@ export type AttemptOutcome<T> =
  */
 export async function withRetry<T>(
   attempt: (attemptNumber: number) => Promise<AttemptOutcome<T>>,
-  options: { policy?: RetryPolicy; sleep?: (ms: number) => Promise<void>; random?: () => number; onRetry?: (info: { attempt: number; delayMs: number; error: Error }) => void } = {},
+  options: {
+    policy?: RetryPolicy;
+    sleep?: (ms: number) => Promise<void>;
+    random?: () => number;
+    onRetry?: (info: { attempt: number; delayMs: number; error: Error }) => void;
+  } = {},
 ): Promise<T> {
   const policy = options.policy ?? defaultRetryPolicy;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));

@@ -93,7 +93,13 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
     run: async (args) => {
       const { values: o, positionals } = parse(
         args,
-        { project: { type: 'string' }, name: { type: 'string' }, subdomain: { type: 'string' }, label: { type: 'string' }, json: { type: 'boolean' } },
+        {
+          project: { type: 'string' },
+          name: { type: 'string' },
+          subdomain: { type: 'string' },
+          label: { type: 'string' },
+          json: { type: 'boolean' },
+        },
         1,
       );
       const dir = positionals[0] ?? '.';
@@ -127,9 +133,12 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
       const functions = !functionSources
         ? []
         : await api
-        .call<{ functions: { name: string; url: string }[] }>('GET', `/api/v1/projects/${encodeURIComponent(summary.project_id)}/functions`)
-        .then((data) => data.functions.map(({ name, url }) => ({ name, url })))
-        .catch(() => null);
+            .call<{ functions: { name: string; url: string }[] }>(
+              'GET',
+              `/api/v1/projects/${encodeURIComponent(summary.project_id)}/functions`,
+            )
+            .then((data) => data.functions.map(({ name, url }) => ({ name, url })))
+            .catch(() => null);
       print(
         o.json,
         functions ? { ...summary, functions } : summary,
@@ -156,7 +165,11 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
       const promoted = await api.call<ProjectView>('POST', `/api/v1/projects/${encodeURIComponent(projectId)}/promote`, {
         json: { deployment_id: target },
       });
-      print(o.json, promoted, `Production of ${promoted.name} now serves deployment ${promoted.live_deployment_id}:\n  ${promoted.production_url}\n`);
+      print(
+        o.json,
+        promoted,
+        `Production of ${promoted.name} now serves deployment ${promoted.live_deployment_id}:\n  ${promoted.production_url}\n`,
+      );
       return 0;
     },
   },
@@ -169,7 +182,10 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
       const projects: ProjectView[] = [];
       // The list is paged; follow next_cursor to the end.
       for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-        const page: { next_cursor?: string | null } = await api.call('GET', `/api/v1/projects?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const page: { next_cursor?: string | null } = await api.call(
+          'GET',
+          `/api/v1/projects?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         projects.push(...listOf<ProjectView>(page, 'projects'));
         cursor = Array.isArray(page) ? null : (page.next_cursor ?? null);
       }
@@ -181,9 +197,21 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
         process.stdout.write('No projects yet. Deploy a folder with `slipway deploy DIR`.\n');
         return 0;
       }
-      const rows = [['ID', 'NAME', 'URL', 'LIVE DEPLOYMENT'], ...projects.map((p) => [p.id, p.name, p.production_url, p.live_deployment_id ?? '-'])];
+      const rows = [
+        ['ID', 'NAME', 'URL', 'LIVE DEPLOYMENT'],
+        ...projects.map((p) => [p.id, p.name, p.production_url, p.live_deployment_id ?? '-']),
+      ];
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      process.stdout.write(rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      process.stdout.write(
+        rows
+          .map((r) =>
+            r
+              .map((cell, i) => cell.padEnd(widths[i]!))
+              .join('  ')
+              .trimEnd(),
+          )
+          .join('\n') + '\n',
+      );
       return 0;
     },
   },

@@ -17,7 +17,10 @@ export const keys = {
   signInLink: (tokenHash: string) => ({ pk: `SIGNINLINK#${tokenHash}`, sk: 'SIGNINLINK' }),
   // Integrations: a project's environment variables, one item per environment and name
   envVariable: (projectId: string, environment: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `ENV#${environment}#${name}` }),
-  envVariablePrefix: (projectId: string, environment?: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: environment ? `ENV#${environment}#` : 'ENV#' }),
+  envVariablePrefix: (projectId: string, environment?: string) => ({
+    pk: `PROJECT#${projectId}`,
+    skPrefix: environment ? `ENV#${environment}#` : 'ENV#',
+  }),
   // Accounts: notices, e-mail confirmation, personal-data records
   notice: (key: string) => ({ pk: `NOTICE#${key}`, sk: 'NOTICE' }),
   /** The notice catalogue, newest last, as one index partition (the catalogue is small). */
@@ -37,9 +40,15 @@ export const keys = {
     gsi1pk: `USER#${userId}`,
     gsi1sk: `FEEDBACK#${createdAt}#${feedbackId}`,
   }),
-  emailChange: (userId: string, createdAt: string, changeId: string) => ({ pk: `USER#${userId}`, sk: `EMAIL_CHANGE#${createdAt}#${changeId}` }),
+  emailChange: (userId: string, createdAt: string, changeId: string) => ({
+    pk: `USER#${userId}`,
+    sk: `EMAIL_CHANGE#${createdAt}#${changeId}`,
+  }),
   credentialCutoff: (userId: string, reason: string) => ({ pk: `USER#${userId}`, sk: `CREDENTIAL_CUTOFF#${reason}` }),
-  stepUpGrant: (userId: string, createdAt: string, grantId: string) => ({ pk: `USER#${userId}`, sk: `STEP_UP_GRANT#${createdAt}#${grantId}` }),
+  stepUpGrant: (userId: string, createdAt: string, grantId: string) => ({
+    pk: `USER#${userId}`,
+    sk: `STEP_UP_GRANT#${createdAt}#${grantId}`,
+  }),
   // Sites: projects, deployments, upload sessions (layout in docs/sites.md)
   project: (projectId: string) => ({ pk: `PROJECT#${projectId}`, sk: 'PROJECT' }),
   projectByTeam: (teamId: string, createdAt: string, projectId: string) => ({
@@ -84,7 +93,10 @@ export const keys = {
   preview: (projectId: string, label: string) => ({ pk: `PROJECT#${projectId}`, sk: `PREVIEW#${label}` }),
   // Functions (lib/functions/model.ts)
   /** One function of one deployment. */
-  function: (projectId: string, deploymentId: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `FUNCTION#${deploymentId}#${name}` }),
+  function: (projectId: string, deploymentId: string, name: string) => ({
+    pk: `PROJECT#${projectId}`,
+    sk: `FUNCTION#${deploymentId}#${name}`,
+  }),
   functionPrefix: (projectId: string, deploymentId: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: `FUNCTION#${deploymentId}#` }),
   /**
    * A function hostname label `{name}-{subdomain}`, claimed by the first project
@@ -146,7 +158,10 @@ export const keys = {
   /** A keyword scan of one publish (lib/abuse/scans.ts): queued at finalize, finished by the abuse-scans worker. */
   abuseScan: (scanId: string) => ({ pk: `ABUSESCAN#${scanId}`, sk: 'ABUSESCAN' }),
   /** Which scan belongs to a deployment (`scan_id`): written once, with the scan. */
-  abuseScanOfDeployment: (projectId: string, deploymentId: string) => ({ pk: `PROJECTSCANS#${projectId}`, sk: `DEPLOYMENT#${deploymentId}` }),
+  abuseScanOfDeployment: (projectId: string, deploymentId: string) => ({
+    pk: `PROJECTSCANS#${projectId}`,
+    sk: `DEPLOYMENT#${deploymentId}`,
+  }),
   /** The row of the latest finished scan of a project's branch: the only item the admin listing reads (gsi2 `ABUSESCANS#{review_status}`). */
   abuseScanLatest: (projectId: string, branch: string) => ({ pk: `PROJECTSCANS#${projectId}`, sk: `LATEST#${branch}` }),
   // Admin attention queues (lib/attention/, docs/attention.md)
@@ -164,12 +179,18 @@ export const keys = {
   /** Unhandled feedback, oldest first: the inbox; a handled item loses these keys. */
   feedbackInbox: (createdAt: string, feedbackId: string) => ({ gsi2pk: 'FEEDBACKINBOX', gsi2sk: `${createdAt}#${feedbackId}` }),
   /** A webhook event that failed, one per provider event (a redelivery updates it). */
-  failedWebhookEvent: (provider: string, providerEventId: string) => ({ pk: `WEBHOOKFAILURE#${provider}#${providerEventId}`, sk: 'WEBHOOKFAILURE' }),
+  failedWebhookEvent: (provider: string, providerEventId: string) => ({
+    pk: `WEBHOOKFAILURE#${provider}#${providerEventId}`,
+    sk: 'WEBHOOKFAILURE',
+  }),
   failedWebhookQueue: (createdAt: string, id: string) => ({ gsi2pk: 'FAILEDWEBHOOKS', gsi2sk: `${createdAt}#${id}` }),
   /** A failed webhook event by its own id (the admin's retry and dismiss name the row by it). */
   failedWebhookById: (id: string) => ({ gsi1pk: `FAILEDWEBHOOK#${id}`, gsi1sk: 'FAILEDWEBHOOK' }),
   /** A webhook event that was applied, one per provider event: written with its change, so a redelivery applies nothing. */
-  processedWebhookEvent: (provider: string, providerEventId: string) => ({ pk: `WEBHOOKEVENT#${provider}#${providerEventId}`, sk: 'WEBHOOKEVENT' }),
+  processedWebhookEvent: (provider: string, providerEventId: string) => ({
+    pk: `WEBHOOKEVENT#${provider}#${providerEventId}`,
+    sk: 'WEBHOOKEVENT',
+  }),
   idempotency: (teamId: string, keyHash: string) => ({ pk: `IDEMPOTENCY#${teamId}#${keyHash}`, sk: 'IDEMPOTENCY' }),
 };
 

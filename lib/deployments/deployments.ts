@@ -60,7 +60,11 @@ export async function getDeployment(project: Record<string, unknown>, deployment
   if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const found = (
     await dynamo().send(
-      new GetCommand({ TableName: config.tableName(), Key: keys.deployment(project.id as string, deploymentId.toLowerCase()), ConsistentRead: true }),
+      new GetCommand({
+        TableName: config.tableName(),
+        Key: keys.deployment(project.id as string, deploymentId.toLowerCase()),
+        ConsistentRead: true,
+      }),
     )
   ).Item;
   if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
@@ -103,7 +107,9 @@ export async function promoteDeployment(project: Record<string, unknown>, deploy
   if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   // The deployment is looked up inside this project's partition: another project's id is simply not found.
   const deployment = (
-    await dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(projectId, deploymentId.toLowerCase()), ConsistentRead: true }))
+    await dynamo().send(
+      new GetCommand({ TableName: table, Key: keys.deployment(projectId, deploymentId.toLowerCase()), ConsistentRead: true }),
+    )
   ).Item;
   if (!deployment) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   if (deployment.status !== 'ready') {

@@ -77,7 +77,13 @@ function releaseUploadSlot(teamId: string, session: UploadSessionRecord) {
 async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeResult> {
   const [project, deployment] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(session.project_id) })),
-    dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
+    dynamo().send(
+      new GetCommand({
+        TableName: config.tableName(),
+        Key: keys.deployment(session.project_id, session.deployment_id),
+        ConsistentRead: true,
+      }),
+    ),
   ]);
   if (!project.Item || !deployment.Item) throw new ApiError(UPLOAD_NOT_FOUND);
   if (deployment.Item.status === 'failed') throw buildFailed(deployment.Item.build_log);
@@ -144,7 +150,9 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const attention = readTeamState(teamId);
   const [projectReply, deploymentReply, manifest] = await Promise.all([
     dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true })),
-    dynamo().send(new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true })),
+    dynamo().send(
+      new GetCommand({ TableName: table, Key: keys.deployment(session.project_id, session.deployment_id), ConsistentRead: true }),
+    ),
     readManifest(session),
   ]);
   const projectItem = projectReply.Item;
@@ -162,7 +170,9 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   // Contents the team held at begin and nobody uploaded: referenced where this project already has
   // them (so a redeploy that changed one file stores one file), copied in from another project.
   const elsewhere = [...manifest.placements.keys()].filter((hash) => !asked.has(hash));
-  const references = new Map(elsewhere.length > 0 ? await liveObjects(teamId, slug, projectItem.live_deployment_id as string | null | undefined) : []);
+  const references = new Map(
+    elsewhere.length > 0 ? await liveObjects(teamId, slug, projectItem.live_deployment_id as string | null | undefined) : [],
+  );
   const unresolved = elsewhere.filter((hash) => !references.has(hash));
   const held = unresolved.length > 0 ? await heldBlobs(teamId, unresolved) : new Map<string, HeldBlob>();
   let toCopy: HeldBlob[] = [];
@@ -170,7 +180,8 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   for (const hash of unresolved) {
     const blob = held.get(hash);
     if (!blob) lost.push(hash);
-    else if (blob.project_id === session.project_id && blob.object_key.startsWith(projectFolder)) references.set(hash, blob.object_key.slice(projectFolder.length));
+    else if (blob.project_id === session.project_id && blob.object_key.startsWith(projectFolder))
+      references.set(hash, blob.object_key.slice(projectFolder.length));
     else toCopy.push(blob);
   }
 
@@ -275,7 +286,9 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
   const readyAt = new Date().toISOString();
   const url = productionUrl(projectItem.subdomain as string);
   // The screenshot job's and the keyword scan's records go live with the deployment (one transaction); their queueing follows it.
-  const screenshot = preview ? null : screenshotJobOfPublish({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url });
+  const screenshot = preview
+    ? null
+    : screenshotJobOfPublish({ projectId: session.project_id, teamId, deploymentId: session.deployment_id, url });
   const scan = abuseScanOfPublish({
     projectId: session.project_id,
     teamId,
@@ -341,7 +354,8 @@ export async function finalizeUpload(sessionIn: UploadSessionRecord): Promise<Fi
     if (!isTransactionCanceled(error)) throw error;
     const current = await getUploadSession(session.upload_id);
     if (current?.status === 'finalized') return finalizedResult(current);
-    const project = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true }))).Item;
+    const project = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(session.project_id), ConsistentRead: true })))
+      .Item;
     if (!project || project.status !== 'active') {
       // The expiry won: the copies made above belong to nothing.
       await deletePrefix(sites, prefix).catch(() => undefined);
@@ -454,7 +468,14 @@ async function buildFunctionsStep(
               UpdateExpression: 'SET #status = :failed, build_log = :log, #functions = :none, failed_at = :now',
               ConditionExpression: '#status IN (:uploading, :building)',
               ExpressionAttributeNames: { '#status': 'status', '#functions': 'functions' },
-              ExpressionAttributeValues: { ':failed': 'failed', ':uploading': 'uploading', ':building': 'building', ':log': build.log, ':none': [], ':now': now },
+              ExpressionAttributeValues: {
+                ':failed': 'failed',
+                ':uploading': 'uploading',
+                ':building': 'building',
+                ':log': build.log,
+                ':none': [],
+                ':now': now,
+              },
             },
           },
           ...releaseUploadSlot(session.team_id, session),

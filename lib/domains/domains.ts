@@ -81,7 +81,15 @@ export interface DomainRecord {
 /** A domain as the API returns it: every field of the spec's Domain table, with its presence rules. */
 export type Domain = Omit<
   DomainRecord,
-  'target' | 'hosted_zone_id' | 'ssl_next_retry_at' | 'certificate_arn' | 'ssl_validation_record' | 'distribution_id' | 'geo_revision' | 'geo_applied_revision' | 'geo_applied_at'
+  | 'target'
+  | 'hosted_zone_id'
+  | 'ssl_next_retry_at'
+  | 'certificate_arn'
+  | 'ssl_validation_record'
+  | 'distribution_id'
+  | 'geo_revision'
+  | 'geo_applied_revision'
+  | 'geo_applied_at'
 > & {
   dns_records: DnsRecord[];
   next_retry_at?: string;
@@ -96,7 +104,9 @@ export type Domain = Omit<
  * holds the routing record; the customer only delegates.
  */
 export function dnsRecordsOf(
-  record: Pick<DomainRecord, 'domain' | 'is_apex' | 'connection_mode' | 'verification_token' | 'target'> & { ssl_validation_record?: DomainRecord['ssl_validation_record'] },
+  record: Pick<DomainRecord, 'domain' | 'is_apex' | 'connection_mode' | 'verification_token' | 'target'> & {
+    ssl_validation_record?: DomainRecord['ssl_validation_record'];
+  },
 ): DnsRecord[] {
   const routing: DnsRecord = record.is_apex
     ? {
@@ -143,7 +153,8 @@ export function dnsRecordsOf(
 }
 
 /** The external certificate diagnostic, pre-filled with the hostname (the spec's debug_url). */
-export const certificateDebugUrl = (hostname: string) => `https://www.ssllabs.com/ssltest/analyze.html?d=${encodeURIComponent(hostname)}&hideResults=on`;
+export const certificateDebugUrl = (hostname: string) =>
+  `https://www.ssllabs.com/ssltest/analyze.html?d=${encodeURIComponent(hostname)}&hideResults=on`;
 
 /** The API shape of a stored domain item: every spec field in table order, next_retry_at and debug_url only when their rule holds. */
 export function toDomain(item: Record<string, unknown>): Domain {
@@ -189,7 +200,14 @@ export function toDomain(item: Record<string, unknown>): Domain {
 export type RetrySslDomain = Omit<Domain, 'debug_url' | 'dns_records' | 'is_apex' | 'next_retry_at' | 'supports_geo_filtering'>;
 
 export function toRetrySslDomain(item: Record<string, unknown>): RetrySslDomain {
-  const { debug_url: _debug, dns_records: _records, is_apex: _apex, next_retry_at: _next, supports_geo_filtering: _geo, ...rest } = toDomain(item);
+  const {
+    debug_url: _debug,
+    dns_records: _records,
+    is_apex: _apex,
+    next_retry_at: _next,
+    supports_geo_filtering: _geo,
+    ...rest
+  } = toDomain(item);
   return rest;
 }
 
@@ -254,14 +272,25 @@ export async function insertDomain(record: DomainRecord): Promise<void> {
           {
             Put: {
               TableName: config.tableName(),
-              Item: { ...keys.domainHost(record.domain), type: 'domain_host', domain_id: record.id, project_id: record.project_id, team_id: record.team_id },
+              Item: {
+                ...keys.domainHost(record.domain),
+                type: 'domain_host',
+                domain_id: record.id,
+                project_id: record.project_id,
+                team_id: record.team_id,
+              },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
           {
             Put: {
               TableName: config.tableName(),
-              Item: { ...keys.domain(record.id), ...keys.domainByProject(record.project_id, record.created_at, record.id), type: 'domain', ...record },
+              Item: {
+                ...keys.domain(record.id),
+                ...keys.domainByProject(record.project_id, record.created_at, record.id),
+                type: 'domain',
+                ...record,
+              },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
@@ -360,13 +389,15 @@ export async function updateDomain(
  * that it still is not. A settings save racing the removal (it checks the
  * domain is not removed) therefore loses cleanly to it or makes it try again.
  */
-export async function markDomainRemoved(record: Pick<DomainRecord, 'id' | 'domain' | 'project_id'>, now: Date): Promise<Record<string, unknown>> {
+export async function markDomainRemoved(
+  record: Pick<DomainRecord, 'id' | 'domain' | 'project_id'>,
+  now: Date,
+): Promise<Record<string, unknown>> {
   const at = now.toISOString();
   const table = config.tableName();
   for (let attempt = 1; ; attempt++) {
-    const project = (
-      await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(record.project_id), ConsistentRead: true }))
-    ).Item;
+    const project = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(record.project_id), ConsistentRead: true })))
+      .Item;
     const isPrimary = project?.primary_domain_id === record.id;
     const projectItem = isPrimary
       ? {
@@ -398,7 +429,11 @@ export async function markDomainRemoved(record: Pick<DomainRecord, 'id' | 'domai
                 UpdateExpression: 'SET deleted_at = :at, updated_at = :at, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
                 ConditionExpression: 'attribute_exists(pk) AND attribute_type(deleted_at, :null)',
                 ExpressionAttributeNames: { '#ttl': 'ttl' },
-                ExpressionAttributeValues: { ':at': at, ':null': 'NULL', ':ttl': epochSeconds(now) + REMOVED_DOMAIN_RETENTION_DAYS * 86_400 },
+                ExpressionAttributeValues: {
+                  ':at': at,
+                  ':null': 'NULL',
+                  ':ttl': epochSeconds(now) + REMOVED_DOMAIN_RETENTION_DAYS * 86_400,
+                },
               },
             },
             {

@@ -113,7 +113,10 @@ export async function applyGeoPolicy(domainId: string): Promise<GeoApplyResult> 
     if (!geoPolicyPending(item)) return { outcome: 'applied', item };
     try {
       // GetDistributionConfig, then UpdateDistribution with IfMatch: only the restriction changes.
-      await setGeoRestriction(record.distribution_id!, geoRestrictionOf({ geo_mode: record.geo_mode, geo_countries: record.geo_countries ?? [] }));
+      await setGeoRestriction(
+        record.distribution_id!,
+        geoRestrictionOf({ geo_mode: record.geo_mode, geo_countries: record.geo_countries ?? [] }),
+      );
     } catch (error) {
       if ((error as Error).name === 'PreconditionFailed') continue;
       throw error;
@@ -125,7 +128,12 @@ export async function applyGeoPolicy(domainId: string): Promise<GeoApplyResult> 
           Key: keys.domain(domainId),
           UpdateExpression: 'SET geo_applied_revision = :revision, geo_applied_at = :now',
           ConditionExpression: 'geo_revision = :revision AND distribution_id = :distribution AND attribute_type(deleted_at, :null)',
-          ExpressionAttributeValues: { ':revision': revision, ':now': new Date().toISOString(), ':distribution': record.distribution_id, ':null': 'NULL' },
+          ExpressionAttributeValues: {
+            ':revision': revision,
+            ':now': new Date().toISOString(),
+            ':distribution': record.distribution_id,
+            ':null': 'NULL',
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -135,17 +143,19 @@ export async function applyGeoPolicy(domainId: string): Promise<GeoApplyResult> 
     }
     // A newer policy was saved while this round wrote an older one to CloudFront: whatever revision is
     // recorded may no longer be what the distribution holds, so none is, until a round records the newest.
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: 'SET geo_applied_revision = :none, geo_applied_at = :none',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':none': null },
-      }),
-    ).catch((error: unknown) => {
-      if (!isConditionalCheckFailure(error)) throw error;
-    });
+    await dynamo()
+      .send(
+        new UpdateCommand({
+          TableName: config.tableName(),
+          Key: keys.domain(domainId),
+          UpdateExpression: 'SET geo_applied_revision = :none, geo_applied_at = :none',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':none': null },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailure(error)) throw error;
+      });
   }
   throw new Error(`the geo policy of domain ${domainId} kept changing while it was applied`);
 }

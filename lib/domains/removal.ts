@@ -21,13 +21,20 @@ export async function removeDomain(item: Record<string, unknown>, now = new Date
       throw new ApiError(DNS_ZONE_UNAVAILABLE, { details: { reason: (error as Error).name } });
     }
   }
-  const removed = await markDomainRemoved({ id: item.id as string, domain: item.domain as string, project_id: item.project_id as string }, now);
+  const removed = await markDomainRemoved(
+    { id: item.id as string, domain: item.domain as string, project_id: item.project_id as string },
+    now,
+  );
   // The distribution and certificate go in the background (disabling a distribution takes minutes).
   if (removed.distribution_id || removed.certificate_arn) {
     try {
       await queueTeardown(removed.id as string);
     } catch (error) {
-      logger.error('ssl: teardown of a removed domain not queued', { domain_id: removed.id, distribution_id: removed.distribution_id, error: (error as Error).name });
+      logger.error('ssl: teardown of a removed domain not queued', {
+        domain_id: removed.id,
+        distribution_id: removed.distribution_id,
+        error: (error as Error).name,
+      });
     }
   }
   return removed;

@@ -119,7 +119,10 @@ export async function claimAttempt(item: Record<string, unknown>, now: Date): Pr
  * racing call (or the worker) claimed first; the item is then the domain as
  * it stands.
  */
-export async function retrySsl(item: Record<string, unknown>, now = new Date()): Promise<{ outcome: 'queued' | 'stale'; item: Record<string, unknown> }> {
+export async function retrySsl(
+  item: Record<string, unknown>,
+  now = new Date(),
+): Promise<{ outcome: 'queued' | 'stale'; item: Record<string, unknown> }> {
   const claimed = await claimAttempt(item, now);
   if (!claimed) return { outcome: 'stale', item: (await getDomainItem(item.id as string)) ?? item };
   const attempts = Number(claimed.ssl_attempts);
@@ -132,9 +135,17 @@ export async function retrySsl(item: Record<string, unknown>, now = new Date()):
     await writeIfCurrent(
       item.id as string,
       attempts,
-      { ssl_status: 'failed', ssl_error: SSL_ERROR_CODES.PROVISIONING_INTERRUPTED, ssl_error_code: 'PROVISIONING_INTERRUPTED', ssl_next_retry_at: null, updated_at: at },
+      {
+        ssl_status: 'failed',
+        ssl_error: SSL_ERROR_CODES.PROVISIONING_INTERRUPTED,
+        ssl_error_code: 'PROVISIONING_INTERRUPTED',
+        ssl_next_retry_at: null,
+        updated_at: at,
+      },
       { notIssued: true },
-    ).catch((cause: unknown) => logger.error('ssl retry: the unqueued attempt was not marked failed', { domain_id: item.id, error: (cause as Error)?.name }));
+    ).catch((cause: unknown) =>
+      logger.error('ssl retry: the unqueued attempt was not marked failed', { domain_id: item.id, error: (cause as Error)?.name }),
+    );
     throw error;
   }
   return { outcome: 'queued', item: claimed };

@@ -25,7 +25,11 @@ export type SslMessage =
     };
 
 export async function sendSslMessage(message: SslMessage, delaySeconds: number): Promise<void> {
-  await sendMessage({ queueUrl: config.queueUrl('sslRetries'), body: JSON.stringify(message), delaySeconds: Math.min(900, Math.max(0, Math.round(delaySeconds))) });
+  await sendMessage({
+    queueUrl: config.queueUrl('sslRetries'),
+    body: JSON.stringify(message),
+    delaySeconds: Math.min(900, Math.max(0, Math.round(delaySeconds))),
+  });
 }
 
 /** Queues the first attempt of a freshly verified domain; the worker runs it at once. */

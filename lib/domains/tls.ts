@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { DeleteCertificateCommand, DescribeCertificateCommand, RequestCertificateCommand, type CertificateDetail } from '@aws-sdk/client-acm';
+import {
+  DeleteCertificateCommand,
+  DescribeCertificateCommand,
+  RequestCertificateCommand,
+  type CertificateDetail,
+} from '@aws-sdk/client-acm';
 import {
   CreateDistributionWithTagsCommand,
   DeleteDistributionCommand,
@@ -94,7 +99,10 @@ const errorName = (error: unknown) => (error as Error)?.name ?? 'Error';
 async function upsertRecord(hostedZoneId: string, recordSet: ResourceRecordSet): Promise<void> {
   try {
     await route53().send(
-      new ChangeResourceRecordSetsCommand({ HostedZoneId: hostedZoneId, ChangeBatch: { Changes: [{ Action: 'UPSERT', ResourceRecordSet: recordSet }] } }),
+      new ChangeResourceRecordSetsCommand({
+        HostedZoneId: hostedZoneId,
+        ChangeBatch: { Changes: [{ Action: 'UPSERT', ResourceRecordSet: recordSet }] },
+      }),
     );
   } catch (error) {
     throw new AttemptFailure('DNS_RECORD_FAILED', errorName(error));
@@ -102,7 +110,8 @@ async function upsertRecord(hostedZoneId: string, recordSet: ResourceRecordSet):
 }
 
 /** ACM's idempotency token: one per attempt, so a retried request inside one attempt returns the same certificate. */
-const idempotencyToken = (domainId: string, attempt: number) => createHash('sha256').update(`${domainId}:${attempt}`).digest('hex').slice(0, 32);
+const idempotencyToken = (domainId: string, attempt: number) =>
+  createHash('sha256').update(`${domainId}:${attempt}`).digest('hex').slice(0, 32);
 
 async function requestCertificate(record: DomainRecord): Promise<string> {
   try {
@@ -135,7 +144,8 @@ async function dropCertificate(domainId: string, attempts: number, arn: string):
   try {
     await acm().send(new DeleteCertificateCommand({ CertificateArn: arn }));
   } catch (error) {
-    if (errorName(error) !== 'ResourceNotFoundException') logger.warn('ssl: certificate not deleted', { domain_id: domainId, error: errorName(error) });
+    if (errorName(error) !== 'ResourceNotFoundException')
+      logger.warn('ssl: certificate not deleted', { domain_id: domainId, error: errorName(error) });
   }
   await writeIfCurrent(domainId, attempts, { certificate_arn: null, ssl_validation_record: null });
 }
@@ -296,7 +306,10 @@ async function provision(record: DomainRecord): Promise<StepResult> {
       throw new AttemptFailure('VALIDATION_TIMED_OUT', 'ACM validation timed out');
     case 'FAILED':
       await dropCertificate(record.id, record.ssl_attempts, arn);
-      throw new AttemptFailure(certificate.FailureReason === 'CAA_ERROR' ? 'CAA_ERROR' : 'CERTIFICATE_REFUSED', certificate.FailureReason ?? 'FAILED');
+      throw new AttemptFailure(
+        certificate.FailureReason === 'CAA_ERROR' ? 'CAA_ERROR' : 'CERTIFICATE_REFUSED',
+        certificate.FailureReason ?? 'FAILED',
+      );
     default:
       // REVOKED, EXPIRED, INACTIVE: this certificate will not serve; the next attempt requests a new one.
       await dropCertificate(record.id, record.ssl_attempts, arn);
@@ -314,7 +327,11 @@ async function provision(record: DomainRecord): Promise<StepResult> {
     await upsertRecord(
       record.hosted_zone_id,
       record.is_apex
-        ? { Name: record.domain, Type: 'A', AliasTarget: { HostedZoneId: CLOUDFRONT_ALIAS_ZONE_ID, DNSName: distributionDomain, EvaluateTargetHealth: false } }
+        ? {
+            Name: record.domain,
+            Type: 'A',
+            AliasTarget: { HostedZoneId: CLOUDFRONT_ALIAS_ZONE_ID, DNSName: distributionDomain, EvaluateTargetHealth: false },
+          }
         : { Name: record.domain, Type: 'CNAME', TTL: 300, ResourceRecords: [{ Value: distributionDomain }] },
     );
   }
@@ -340,7 +357,8 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
     // An error of no known kind still ends the attempt as a failure, so the chain goes on: left to SQS, the
     // redelivered message would find its own claim and be dropped as stale, and the domain would stay provisioning.
     const error = caught instanceof AttemptFailure ? caught : new AttemptFailure('PROVISIONING_INTERRUPTED', errorName(caught));
-    if (!(caught instanceof AttemptFailure)) logger.error('ssl attempt interrupted', { domain_id: record.id, error: errorName(caught), message: (caught as Error)?.message });
+    if (!(caught instanceof AttemptFailure))
+      logger.error('ssl attempt interrupted', { domain_id: record.id, error: errorName(caught), message: (caught as Error)?.message });
     const message = error.detail ? `${SSL_ERROR_CODES[error.code]} (${error.detail})` : SSL_ERROR_CODES[error.code];
     const at = new Date().toISOString();
     let nextRetryAt: string | null = null;
@@ -358,22 +376,44 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
         }),
       );
     }
-    const written = await writeIfCurrent(record.id, attempts, {
-      ssl_status: 'failed',
-      ssl_error: message,
-      ssl_error_code: error.code,
-      ssl_next_retry_at: nextRetryAt,
-      updated_at: at,
-    }, { notIssued: true });
-    logger.info('ssl attempt failed', { domain_id: record.id, attempt: attempts, chain, code: error.code, detail: error.detail, next_retry_at: nextRetryAt });
+    const written = await writeIfCurrent(
+      record.id,
+      attempts,
+      {
+        ssl_status: 'failed',
+        ssl_error: message,
+        ssl_error_code: error.code,
+        ssl_next_retry_at: nextRetryAt,
+        updated_at: at,
+      },
+      { notIssued: true },
+    );
+    logger.info('ssl attempt failed', {
+      domain_id: record.id,
+      attempt: attempts,
+      chain,
+      code: error.code,
+      detail: error.detail,
+      next_retry_at: nextRetryAt,
+    });
     return written ? 'failed' : 'stale';
   }
   if (result.kind === 'pending') {
-    await send({ kind: 'ssl_check', domain_id: record.id, seen_attempts: attempts, chain, check: check + 1 }, config.sslCheckIntervalSeconds());
+    await send(
+      { kind: 'ssl_check', domain_id: record.id, seen_attempts: attempts, chain, check: check + 1 },
+      config.sslCheckIntervalSeconds(),
+    );
     return 'provisioning';
   }
   const at = new Date().toISOString();
-  const written = await writeIfCurrent(record.id, attempts, { ssl_status: 'issued', ssl_issued_at: at, ssl_error: null, ssl_error_code: null, ssl_next_retry_at: null, updated_at: at });
+  const written = await writeIfCurrent(record.id, attempts, {
+    ssl_status: 'issued',
+    ssl_issued_at: at,
+    ssl_error: null,
+    ssl_error_code: null,
+    ssl_next_retry_at: null,
+    updated_at: at,
+  });
   logger.info('ssl issued', { domain_id: record.id, attempt: attempts });
   return written ? 'issued' : 'stale';
 }
@@ -384,7 +424,11 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
  * its automatic chain (1 for the first after verification; retry-ssl claims
  * attempt 1 of its chain itself, in lib/domains/tls-attempts.ts).
  */
-export async function attemptTls(item: Record<string, unknown>, chain = 1, now = new Date()): Promise<{ outcome: AttemptOutcome; item: Record<string, unknown> }> {
+export async function attemptTls(
+  item: Record<string, unknown>,
+  chain = 1,
+  now = new Date(),
+): Promise<{ outcome: AttemptOutcome; item: Record<string, unknown> }> {
   const claimed = await claimAttempt(item, now);
   if (!claimed) return { outcome: 'stale', item: (await getDomainItem(item.id as string)) ?? item };
   const outcome = await runStep(claimed, chain, now);
@@ -469,7 +513,11 @@ export async function teardownTls(domainId: string): Promise<TeardownOutcome | '
       const current = await cloudfront().send(new GetDistributionConfigCommand({ Id: distributionId }));
       if (current.DistributionConfig!.Enabled) {
         await cloudfront().send(
-          new UpdateDistributionCommand({ Id: distributionId, IfMatch: current.ETag, DistributionConfig: { ...current.DistributionConfig!, Enabled: false } }),
+          new UpdateDistributionCommand({
+            Id: distributionId,
+            IfMatch: current.ETag,
+            DistributionConfig: { ...current.DistributionConfig!, Enabled: false },
+          }),
         );
         return again();
       }

@@ -1,4 +1,9 @@
-import { ChangeResourceRecordSetsCommand, DeleteHostedZoneCommand, ListResourceRecordSetsCommand, type ResourceRecordSet } from '@aws-sdk/client-route-53';
+import {
+  ChangeResourceRecordSetsCommand,
+  DeleteHostedZoneCommand,
+  ListResourceRecordSetsCommand,
+  type ResourceRecordSet,
+} from '@aws-sdk/client-route-53';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { createHostedZone } from '../aws/route53-lite.ts';
@@ -58,7 +63,10 @@ async function emptyManagedZone(hostedZoneId: string): Promise<void> {
   }
   if (own.length === 0) return;
   await route53().send(
-    new ChangeResourceRecordSetsCommand({ HostedZoneId: hostedZoneId, ChangeBatch: { Changes: own.map((r) => ({ Action: 'DELETE', ResourceRecordSet: r })) } }),
+    new ChangeResourceRecordSetsCommand({
+      HostedZoneId: hostedZoneId,
+      ChangeBatch: { Changes: own.map((r) => ({ Action: 'DELETE', ResourceRecordSet: r })) },
+    }),
   );
 }
 

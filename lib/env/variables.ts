@@ -27,9 +27,10 @@ const RESERVED_NAMES = new Set(['PATH', 'HOME', '_HANDLER']);
 
 export const envEnvironmentSchema = z.enum(ENV_ENVIRONMENTS);
 export const envTargetsSchema = z.optional(
-  z
-    .array(z.enum(ENV_TARGETS))
-    .check(z.minLength(1), z.refine((targets) => new Set(targets).size === targets.length, 'targets must not repeat a value')),
+  z.array(z.enum(ENV_TARGETS)).check(
+    z.minLength(1),
+    z.refine((targets) => new Set(targets).size === targets.length, 'targets must not repeat a value'),
+  ),
 );
 
 export type EnvNameProblem = 'invalid_name' | 'reserved_name';

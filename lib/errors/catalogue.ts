@@ -350,7 +350,8 @@ export const DOMAIN_NOT_FOUND = { code: 'DOMAIN_NOT_FOUND', status: 404, message
 export const DOMAIN_INVALID = {
   code: 'DOMAIN_INVALID',
   status: 400,
-  message: 'A domain is a hostname under a public suffix, like www.example.com: letters, digits and hyphens in labels of at most 63 characters.',
+  message:
+    'A domain is a hostname under a public suffix, like www.example.com: letters, digits and hyphens in labels of at most 63 characters.',
 } as const;
 export const DOMAIN_RESERVED = {
   code: 'DOMAIN_RESERVED',
@@ -488,8 +489,8 @@ export const FAILED_WEBHOOK_EVENT_NOT_RETRYABLE = {
   code: 'FAILED_WEBHOOK_EVENT_NOT_RETRYABLE',
   status: 409,
   message:
-      'This event was recorded without its payload (too large to keep, or from before payloads were kept); ' +
-      "resend it from the provider's dashboard.",
+    'This event was recorded without its payload (too large to keep, or from before payloads were kept); ' +
+    "resend it from the provider's dashboard.",
 } as const;
 export const ABUSE_SCAN_NOT_FOUND = { code: 'ABUSE_SCAN_NOT_FOUND', status: 404, message: 'No finished abuse scan has this id.' } as const;
 export const ABUSE_SCAN_ALREADY_REVIEWED = {
@@ -537,7 +538,8 @@ export const WEBHOOK_EVENT_NOT_PROCESSED = {
 export const GIT_WEBHOOK_SIGNATURE_INVALID = {
   code: 'GIT_WEBHOOK_SIGNATURE_INVALID',
   status: 401,
-  message: "The delivery's signature (X-Hub-Signature-256) or token (X-Gitlab-Token) is missing or matches the webhook secret of no project connected to this repository.",
+  message:
+    "The delivery's signature (X-Hub-Signature-256) or token (X-Gitlab-Token) is missing or matches the webhook secret of no project connected to this repository.",
 } as const;
 export const GIT_WEBHOOK_PAYLOAD_INVALID = {
   code: 'GIT_WEBHOOK_PAYLOAD_INVALID',

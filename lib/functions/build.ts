@@ -77,7 +77,9 @@ export function functionEntries(paths: Iterable<string>, root: string): { entrie
     if (file.includes('/') || !/\.(js|ts)$/.test(file) || file.endsWith('.d.ts')) continue;
     const name = file.slice(0, -3);
     if (!FUNCTION_NAME_PATTERN.test(name)) {
-      problems.push(`[functions]   ${path}: "${name}" is not a function name (lowercase letters, digits and hyphens, starting and ending with a letter or digit, at most 128 characters)`);
+      problems.push(
+        `[functions]   ${path}: "${name}" is not a function name (lowercase letters, digits and hyphens, starting and ending with a letter or digit, at most 128 characters)`,
+      );
       continue;
     }
     byName.set(name, [...(byName.get(name) ?? []), path]);
@@ -111,9 +113,7 @@ export interface BuiltFunction {
   code: Uint8Array;
 }
 
-export type FunctionsBuild =
-  | { ok: true; log: string[]; functions: FunctionRecord[] }
-  | { ok: false; log: string[] };
+export type FunctionsBuild = { ok: true; log: string[]; functions: FunctionRecord[] } | { ok: false; log: string[] };
 
 /**
  * Bundles one function from a folder on disk (`slipway dev`) with the build's own esbuild options, checks and
@@ -245,7 +245,9 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
   if (taken.length > 0) {
     return {
       ok: false,
-      log: taken.map((label) => `[functions] Build failed: hostname ${label}.${config.functionDomain()} is held by another project; rename the function`),
+      log: taken.map(
+        (label) => `[functions] Build failed: hostname ${label}.${config.functionDomain()} is held by another project; rename the function`,
+      ),
     };
   }
 

@@ -264,7 +264,8 @@ export function decodeRunnerStream(chunks: AsyncIterable<Uint8Array>): Promise<{
 
 function parsePrelude(bytes: Buffer): RunnerPrelude {
   const value = JSON.parse(bytes.toString('utf8')) as Partial<RunnerPrelude>;
-  if (typeof value.statusCode !== 'number' || !Number.isInteger(value.statusCode)) throw new FunctionHostError('instance_crashed', 'the runner sent no status');
+  if (typeof value.statusCode !== 'number' || !Number.isInteger(value.statusCode))
+    throw new FunctionHostError('instance_crashed', 'the runner sent no status');
   const headers: Record<string, string> = {};
   for (const [name, raw] of Object.entries(value.headers ?? {})) headers[name.toLowerCase()] = String(raw);
   return { statusCode: value.statusCode, headers, cookies: Array.isArray(value.cookies) ? value.cookies.map(String) : [] };
@@ -273,7 +274,12 @@ function parsePrelude(bytes: Buffer): RunnerPrelude {
 const OUTCOMES: readonly DoorOutcome[] = ['response', 'handler_error', 'invalid_response'];
 
 /** The door's view of the runner's reply: header pairs (each cookie its own `set-cookie`), the outcome and the cold-start report. */
-export function doorReplyFromPrelude(prelude: RunnerPrelude, body: Readable, fallbackInstance: string, waitedForCreation: boolean): DoorReply {
+export function doorReplyFromPrelude(
+  prelude: RunnerPrelude,
+  body: Readable,
+  fallbackInstance: string,
+  waitedForCreation: boolean,
+): DoorReply {
   const reported = prelude.headers[RUNNER_OUTCOME_HEADER];
   // A reply without the runner's report did not come from the runner: treat it as a failed handler.
   const outcome: DoorOutcome = OUTCOMES.includes(reported as DoorOutcome) ? (reported as DoorOutcome) : 'handler_error';
@@ -495,9 +501,12 @@ async function readJson<T>(bucket: string, key: string): Promise<T | null> {
 }
 
 /** How a task that stopped without a result ended (no result object was found). */
-export function stoppedTaskOutcome(task: Pick<Task, 'stoppedReason' | 'stopCode' | 'containers'>): 'out_of_memory' | 'crashed' | 'start_failed' {
+export function stoppedTaskOutcome(
+  task: Pick<Task, 'stoppedReason' | 'stopCode' | 'containers'>,
+): 'out_of_memory' | 'crashed' | 'start_failed' {
   const container = task.containers?.find((c) => c.name === RUNNER_CONTAINER_NAME) ?? task.containers?.[0];
-  if (/OutOfMemory/i.test(`${task.stoppedReason ?? ''} ${container?.reason ?? ''}`) || container?.exitCode === TASK_EXIT.outOfMemory) return 'out_of_memory';
+  if (/OutOfMemory/i.test(`${task.stoppedReason ?? ''} ${container?.reason ?? ''}`) || container?.exitCode === TASK_EXIT.outOfMemory)
+    return 'out_of_memory';
   // The handler's process died without a result (a crash, process.exit): what the local host calls crashed.
   if (container?.exitCode === TASK_EXIT.crashed) return 'crashed';
   // Never placed, the image not pulled, the entry failed: the platform could not run it.
@@ -528,7 +537,9 @@ async function runQueuedTask(fn: DeployedFunction, request: QueuedRequest, budge
     if (!request.invocation) {
       // Not a stored invocation (a direct caller): store the request the task will read.
       const stored = { method: request.method, query: request.query, headers: request.headers, body: request.body.toString('base64') };
-      await s3().send(new PutObjectCommand({ Bucket: bucket, Key: keys.request, Body: JSON.stringify(stored), ContentType: 'application/json' }));
+      await s3().send(
+        new PutObjectCommand({ Bucket: bucket, Key: keys.request, Body: JSON.stringify(stored), ContentType: 'application/json' }),
+      );
     }
     const presign = (command: GetObjectCommand | PutObjectCommand) => getSignedUrl(s3(), command, { expiresIn: PRESIGN_SECONDS });
     const [bundleUrl, requestUrl, resultUrl, consoleUrl] = await Promise.all([
@@ -552,7 +563,8 @@ async function runQueuedTask(fn: DeployedFunction, request: QueuedRequest, budge
       ],
     };
     const overrideChars = JSON.stringify(overrides).length;
-    if (overrideChars > MAX_OVERRIDE_CHARS) throw new Error(`the task overrides are ${overrideChars} characters, over RunTask's ${MAX_OVERRIDE_CHARS}`);
+    if (overrideChars > MAX_OVERRIDE_CHARS)
+      throw new Error(`the task overrides are ${overrideChars} characters, over RunTask's ${MAX_OVERRIDE_CHARS}`);
     const started = await ecs().send(
       new RunTaskCommand({
         cluster: variable(cloudHostVariables.taskCluster),
@@ -608,7 +620,8 @@ async function runQueuedTask(fn: DeployedFunction, request: QueuedRequest, budge
   const consoleAfterStop = async (): Promise<ConsoleLine[]> => {
     const until = Date.now() + Math.min(5000, taskPollMs() * 10);
     for (;;) {
-      if (await objectExists(bucket, keys.console).catch(() => false)) return (await readJson<ConsoleLine[]>(bucket, keys.console).catch(() => null)) ?? [];
+      if (await objectExists(bucket, keys.console).catch(() => false))
+        return (await readJson<ConsoleLine[]>(bucket, keys.console).catch(() => null)) ?? [];
       if (Date.now() >= until) return [];
       await sleep(taskPollMs(), new AbortController().signal);
     }
@@ -632,7 +645,13 @@ async function runQueuedTask(fn: DeployedFunction, request: QueuedRequest, budge
         const result = await finished();
         if (result) return result;
         const outcome = stoppedTaskOutcome(task);
-        log('WARN', 'queued run: the task stopped without a result', { ...log_, task: taskArn, outcome, stopped_reason: task.stoppedReason, stop_code: task.stopCode });
+        log('WARN', 'queued run: the task stopped without a result', {
+          ...log_,
+          task: taskArn,
+          outcome,
+          stopped_reason: task.stoppedReason,
+          stop_code: task.stopCode,
+        });
         return { outcome, reply: null, console: outcome === 'start_failed' ? [] : await consoleAfterStop(), runtimeMs: runtime() };
       }
       if (runningSince !== null && Date.now() - runningSince >= budgetMs) {

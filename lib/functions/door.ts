@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { Readable, type Writable } from 'node:stream';
 import { meta } from '../http/envelope.ts';
 import type { ErrorEntry } from '../errors/api-error.ts';
-import { FUNCTION_BODY_TOO_LARGE, FUNCTION_FAILED, FUNCTION_NOT_FOUND, FUNCTION_START_FAILED, FUNCTION_TIMEOUT } from '../errors/catalogue.ts';
+import {
+  FUNCTION_BODY_TOO_LARGE,
+  FUNCTION_FAILED,
+  FUNCTION_NOT_FOUND,
+  FUNCTION_START_FAILED,
+  FUNCTION_TIMEOUT,
+} from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
 import { traceIdFrom } from '../http/trace.ts';
 import { FunctionHostError, type DoorForward, type FunctionHost } from './host.ts';
@@ -64,7 +70,17 @@ function routeCacheMs(): number {
 }
 
 /** Connection-level headers are the door's own, never forwarded either way. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-authenticate']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
 /** Headers between the door and the runner. */
 const INTERNAL = /^x-slipway-/;
 
@@ -167,7 +183,11 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         const body = JSON.stringify({ code: entry.code, details: null, error: entry.message, meta: meta(randomUUID(), traceId) });
         const out = open({
           statusCode: entry.status,
-          headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), [COLD_START_HEADER]: 'false' },
+          headers: {
+            'content-type': 'application/json; charset=utf-8',
+            'content-length': String(Buffer.byteLength(body)),
+            [COLD_START_HEADER]: 'false',
+          },
           cookies: [],
         });
         out.end(body);

@@ -130,7 +130,13 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
   const newLabels = new Set(claims.map((c) => c.label));
   // Only the old labels this project holds are released (one item may not be both written and deleted).
   const old = claimsFor(names, from).filter((c) => !newLabels.has(c.label));
-  const held = old.length === 0 ? [] : await batchGetAll(old.map((c) => keys.functionHost(c.label)), 'label, project_id');
+  const held =
+    old.length === 0
+      ? []
+      : await batchGetAll(
+          old.map((c) => keys.functionHost(c.label)),
+          'label, project_id',
+        );
   const release = held.filter((item) => item.project_id === projectId).map((item) => item.label as string);
   if (claims.length + release.length > maxItems) {
     throw new ApiError(SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS, { details: { function_names: names.length, max: Math.floor(maxItems / 2) } });
@@ -170,5 +176,8 @@ export async function releaseProjectHosts(
   alsoLabels: Iterable<string> = [],
 ): Promise<void> {
   const labels = new Set([...(await projectHostLabels(projectId)), ...alsoLabels]);
-  await releaseFunctionHosts(projectId, [...labels].filter((label) => !keep.has(label)));
+  await releaseFunctionHosts(
+    projectId,
+    [...labels].filter((label) => !keep.has(label)),
+  );
 }

@@ -133,7 +133,12 @@ interface StoredRequest {
  * record, then the queue message (the worker claims by id). When the message
  * cannot be sent the record is removed again and the error thrown.
  */
-export async function createInvocation(fn: DeployedFunction, request: QueuedRequest, id: string = randomUUID(), now = new Date()): Promise<InvocationRecord> {
+export async function createInvocation(
+  fn: DeployedFunction,
+  request: QueuedRequest,
+  id: string = randomUUID(),
+  now = new Date(),
+): Promise<InvocationRecord> {
   const createdAt = now.toISOString();
   const expires = new Date(now.getTime() + invocationRetentionMs());
   const record: InvocationRecord = {
@@ -150,7 +155,12 @@ export async function createInvocation(fn: DeployedFunction, request: QueuedRequ
     expires_at: expires.toISOString(),
     ttl: epochSeconds(expires),
   };
-  const stored: StoredRequest = { method: request.method, query: request.query, headers: request.headers, body: request.body.toString('base64') };
+  const stored: StoredRequest = {
+    method: request.method,
+    query: request.query,
+    headers: request.headers,
+    body: request.body.toString('base64'),
+  };
   // The request object and the record together: the worker reads the request only once the message it gets
   // below has let it claim the record.
   const storing = putJson(objectKey(record, 'request'), stored);
@@ -257,8 +267,16 @@ export function boundConsole(lines: ConsoleLine[]): ConsoleLine[] {
  * objects first, then the record, only from the state it was read in. Returns
  * false when another writer finished it first.
  */
-export async function finishInvocation(record: InvocationRecord, finish: Finish, from: 'running' | 'pending' = 'running', now = new Date()): Promise<boolean> {
-  await Promise.all([putJson(objectKey(record, 'result'), finish.result), putJson(objectKey(record, 'console'), boundConsole(finish.console))]);
+export async function finishInvocation(
+  record: InvocationRecord,
+  finish: Finish,
+  from: 'running' | 'pending' = 'running',
+  now = new Date(),
+): Promise<boolean> {
+  await Promise.all([
+    putJson(objectKey(record, 'result'), finish.result),
+    putJson(objectKey(record, 'console'), boundConsole(finish.console)),
+  ]);
   const values: Record<string, unknown> = {
     ':status': finish.status,
     ':from': from,
@@ -336,7 +354,11 @@ export async function invocationView(record: InvocationRecord): Promise<Record<s
     finished_at: record.finished_at ?? null,
   };
   if (TERMINAL.includes(record.status)) {
-    const result = (await getJson<StoredResult>(objectKey(record, 'result'))) ?? { status: record.response_status ?? 500, headers: {}, body: '' };
+    const result = (await getJson<StoredResult>(objectKey(record, 'result'))) ?? {
+      status: record.response_status ?? 500,
+      headers: {},
+      body: '',
+    };
     view.response_status = result.status;
     view.response_headers = result.headers;
     view.response_body = result.body;
@@ -415,8 +437,18 @@ export async function reclaimOpenInvocations(filter: (record: InvocationRecord) 
     const done = await finishInvocation(
       record,
       running
-        ? { status: 'timed_out', error_message: INVOCATION_ERRORS.reclaimedRunning, result: { status: 504, headers: {}, body: '' }, console: [] }
-        : { status: 'failed', error_message: INVOCATION_ERRORS.reclaimedPending, result: { status: 500, headers: {}, body: '' }, console: [] },
+        ? {
+            status: 'timed_out',
+            error_message: INVOCATION_ERRORS.reclaimedRunning,
+            result: { status: 504, headers: {}, body: '' },
+            console: [],
+          }
+        : {
+            status: 'failed',
+            error_message: INVOCATION_ERRORS.reclaimedPending,
+            result: { status: 500, headers: {}, body: '' },
+            console: [],
+          },
       running ? 'running' : 'pending',
     );
     if (done) ended++;
@@ -471,7 +503,9 @@ async function ensureInflightItem(teamId: string): Promise<void> {
 }
 
 async function pruneExpiredSlots(teamId: string, now: number): Promise<number> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.functionInflight(teamId), ConsistentRead: true }));
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.functionInflight(teamId), ConsistentRead: true }),
+  );
   let pruned = 0;
   for (const [id, expires] of Object.entries((reply.Item?.slots ?? {}) as Record<string, number>)) {
     if (expires > now) continue;
@@ -526,17 +560,19 @@ export async function takeInflightSlot(teamId: string, slotId: string, now = new
 }
 
 export async function releaseInflightSlot(teamId: string, slotId: string): Promise<void> {
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: config.tableName(),
-      Key: keys.functionInflight(teamId),
-      UpdateExpression: 'REMOVE slots.#id',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#id': slotId },
-    }),
-  ).catch((error: unknown) => {
-    if (!isConditionalCheckFailure(error)) throw error;
-  });
+  await dynamo()
+    .send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.functionInflight(teamId),
+        UpdateExpression: 'REMOVE slots.#id',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#id': slotId },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalCheckFailure(error)) throw error;
+    });
 }
 
 // ---------------------------------------------------------------------------

@@ -118,7 +118,13 @@ export async function invoke(input: {
  * need not be live any more: an invocation that ended because its function
  * was removed is still readable.
  */
-export async function pollTarget(input: { subdomain: string; name: string; id: string; sourceIp: string; telemetry: FunctionTelemetry }): Promise<InvocationRecord> {
+export async function pollTarget(input: {
+  subdomain: string;
+  name: string;
+  id: string;
+  sourceIp: string;
+  telemetry: FunctionTelemetry;
+}): Promise<InvocationRecord> {
   const sub = input.subdomain.toLowerCase();
   // Read together, and beside the cap: a poll is the queued door's most frequent request. A refusal by the cap
   // answers before anything read is used.

@@ -25,7 +25,16 @@ export function functionIdFor(projectId: string, name: string): string {
 }
 
 const RECORD_FIELDS = [
-  'function_id', 'name', 'project_id', 'team_id', 'deployment_id', 'entry_path', 'bundle_key', 'bundle_sha256', 'bundle_bytes', 'created_at',
+  'function_id',
+  'name',
+  'project_id',
+  'team_id',
+  'deployment_id',
+  'entry_path',
+  'bundle_key',
+  'bundle_sha256',
+  'bundle_bytes',
+  'created_at',
 ] as const;
 
 export function toFunctionRecord(item: Record<string, unknown>): FunctionRecord {

@@ -110,11 +110,18 @@ function asDatabaseFailure(error: unknown): unknown {
   const retryable =
     e?.$retryable !== undefined ||
     (status !== undefined && status >= 500) ||
-    ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError', 'ServiceUnavailable'].includes(
-      e?.name ?? '',
-    ) ||
+    [
+      'ProvisionedThroughputExceededException',
+      'ThrottlingException',
+      'RequestLimitExceeded',
+      'InternalServerError',
+      'ServiceUnavailable',
+    ].includes(e?.name ?? '') ||
     // No HTTP reply at all: the table's endpoint could not be reached.
-    (status === undefined && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'TimeoutError'].some((code) => String((error as Error)?.message ?? e?.name).includes(code)));
+    (status === undefined &&
+      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'TimeoutError'].some((code) =>
+        String((error as Error)?.message ?? e?.name).includes(code),
+      ));
   return retryable ? new ApiError(SERVICE_UNAVAILABLE) : error;
 }
 

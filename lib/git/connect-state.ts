@@ -66,11 +66,7 @@ export function createConnectState(input: { teamId: string; userId: string; now:
  * passes it, the verifier against the signed challenge. Pure apart from the
  * secret's default (GIT_STATE_SECRET): the clock is an argument.
  */
-export function verifyConnectState(
-  state: string,
-  now: Date,
-  options: { secret?: string; verifier?: string } = {},
-): ConnectStateCheck {
+export function verifyConnectState(state: string, now: Date, options: { secret?: string; verifier?: string } = {}): ConnectStateCheck {
   const secret = options.secret ?? config.gitStateSecret();
   const verifier = options.verifier;
   if (typeof state !== 'string' || state.length > 2048) return { ok: false, reason: 'malformed' };
@@ -104,7 +100,13 @@ export function verifyConnectState(
     const b = Buffer.from(payload.challenge);
     if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, reason: 'verifier_mismatch' };
   }
-  return { ok: true, teamId: payload.team_id, userId: payload.user_id, expiresAt: new Date(payload.exp * 1000), challenge: payload.challenge };
+  return {
+    ok: true,
+    teamId: payload.team_id,
+    userId: payload.user_id,
+    expiresAt: new Date(payload.exp * 1000),
+    challenge: payload.challenge,
+  };
 }
 
 /** The install URL with the state appended (GitHub Apps pass `state` back to the setup/callback URL). */

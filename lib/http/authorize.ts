@@ -5,7 +5,14 @@ import { getMembership } from '../teams/memberships.ts';
 import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
 import { roleRank, type AccessRule, type TeamRole } from './access.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { FORBIDDEN, NO_CURRENT_TEAM, PLATFORM_ADMIN_REQUIRED, SESSION_REQUIRED, TEAM_NOT_FOUND, UNAUTHENTICATED } from '../errors/catalogue.ts';
+import {
+  FORBIDDEN,
+  NO_CURRENT_TEAM,
+  PLATFORM_ADMIN_REQUIRED,
+  SESSION_REQUIRED,
+  TEAM_NOT_FOUND,
+  UNAUTHENTICATED,
+} from '../errors/catalogue.ts';
 
 export interface Principal {
   kind: 'session' | 'api_key';

@@ -26,7 +26,10 @@ function withMeta(schema: unknown, seen = new Set<unknown>()): void {
     if (typeof s.meta !== 'function') s.meta = () => z.globalRegistry.get(s as never);
     if (typeof s.unwrap !== 'function' && 'innerType' in def) s.unwrap = () => def.innerType;
     if ((def.type === 'string' || def.type === 'number') && !('format' in s)) {
-      const checks = [...((s._zod as { traits?: Set<string> }).traits?.has('$ZodCheck') ? [s] : []), ...((def.checks as typeof s[]) ?? [])];
+      const checks = [
+        ...((s._zod as { traits?: Set<string> }).traits?.has('$ZodCheck') ? [s] : []),
+        ...((def.checks as (typeof s)[]) ?? []),
+      ];
       let format: unknown = null;
       let minLength: number | null = null;
       let maxLength: number | null = null;
@@ -61,7 +64,12 @@ export async function buildOpenApiDocument(repoRoot: string) {
   const meta = z.object({ request_id: z.string(), timestamp: z.string(), trace_id: z.string() });
   const errorEnvelope = registry.register(
     'ErrorEnvelope',
-    z.object({ code: z.enum(Object.keys(errorCatalogue).sort() as [string, ...string[]]).or(z.string()), details: z.unknown(), error: z.string(), meta }),
+    z.object({
+      code: z.enum(Object.keys(errorCatalogue).sort() as [string, ...string[]]).or(z.string()),
+      details: z.unknown(),
+      error: z.string(),
+      meta,
+    }),
   );
   for (const row of routes as readonly RouteRow[]) {
     const schemas = handlerSchemas.get(routeKey(row));
@@ -83,7 +91,11 @@ export async function buildOpenApiDocument(repoRoot: string) {
       security: row.access.kind === 'public' ? [] : [{ bearer: [] }],
       request: {
         ...(row.docs?.requiredHeaders
-          ? { headers: z.object(Object.fromEntries(Object.entries(row.docs.requiredHeaders).map(([name, meaning]) => [name, z.string().describe(meaning)]))) }
+          ? {
+              headers: z.object(
+                Object.fromEntries(Object.entries(row.docs.requiredHeaders).map(([name, meaning]) => [name, z.string().describe(meaning)])),
+              ),
+            }
           : {}),
         ...(params.length
           ? { params: z.object(Object.fromEntries(params.map((p) => [p, schemas?.uuidParams.includes(p) ? z.uuid() : z.string()]))) }

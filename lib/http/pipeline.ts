@@ -7,7 +7,14 @@ import { isCrossSiteWrite, sessionTokenFromCookies } from '../identity/session-c
 import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
 import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
-import { CROSS_SITE_REQUEST_REFUSED, INTERNAL_ERROR, INVALID_JSON, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, VALIDATION_FAILED } from '../errors/catalogue.ts';
+import {
+  CROSS_SITE_REQUEST_REFUSED,
+  INTERNAL_ERROR,
+  INVALID_JSON,
+  PAYLOAD_TOO_LARGE,
+  UNSUPPORTED_MEDIA_TYPE,
+  VALIDATION_FAILED,
+} from '../errors/catalogue.ts';
 import { logger, requestLogger, type RequestLogger } from '../logger.ts';
 import type { RouteRow } from './routes.ts';
 import { traceIdFrom } from './trace.ts';

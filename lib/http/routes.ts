@@ -317,7 +317,9 @@ export const routes = [
     uses: ['table:read', 'table:write', 'secrets:billingWebhook'],
     docs: {
       note: 'Stripe webhook endpoint: the body is a Stripe event, verified by its signature (docs/attention.md).',
-      requiredHeaders: { 'Stripe-Signature': 't=<epoch seconds>,v1=<hex HMAC-SHA256 of "t.body" under the endpoint secret>; t within 300 s' },
+      requiredHeaders: {
+        'Stripe-Signature': 't=<epoch seconds>,v1=<hex HMAC-SHA256 of "t.body" under the endpoint secret>; t within 300 s',
+      },
     },
   },
   // Accounts: ownership transfer, notices, e-mail confirmation, personal data export
@@ -470,7 +472,17 @@ export const routes = [
     handler: 'handlers/http/uploads/finalize-upload.ts',
     access: access.team('member', { team: 'resource' }),
     // bundles:write: the functions build stores each bundle and its build log there.
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'sites:read', 'sites:write', 'scheduler:write', 'screenshots:send', 'abuseScans:send'],
+    uses: [
+      'table:read',
+      'table:write',
+      'bundles:read',
+      'bundles:write',
+      'sites:read',
+      'sites:write',
+      'scheduler:write',
+      'screenshots:send',
+      'abuseScans:send',
+    ],
     // API Gateway's integration limit: finalize may copy thousands of another project's files.
     timeoutSeconds: 29,
     // esbuild runs in this Lambda (the functions build): its bundles go through memory.

@@ -186,9 +186,7 @@ export async function revokeCredentialByHash(tokenHash: string): Promise<void> {
 export async function lookupCredential(token: string): Promise<CredentialRecord | null> {
   const kind = tokenKind(token);
   if (!kind) return null;
-  const result = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.token(hashToken(token)) }),
-  );
+  const result = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.token(hashToken(token)) }));
   const record = result.Item as CredentialRecord | undefined;
   if (!record || record.kind !== kind) return null;
   if (record.revoked_at) return null;

@@ -24,7 +24,13 @@ export function toApiGatewayEvent(
     const name = req.rawHeaders[i]!.toLowerCase();
     const value = req.rawHeaders[i + 1]!;
     if (name === 'cookie') {
-      cookies = [...(cookies ?? []), ...value.split(';').map((c) => c.trim()).filter(Boolean)];
+      cookies = [
+        ...(cookies ?? []),
+        ...value
+          .split(';')
+          .map((c) => c.trim())
+          .filter(Boolean),
+      ];
       continue;
     }
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
@@ -91,10 +97,7 @@ export function lambdaContext(functionName: string, requestId: string, timeoutSe
 }
 
 /** Writes a Lambda proxy result the way API Gateway would: status, headers, cookies, base64 bodies. */
-export function writeResult(
-  res: import('node:http').ServerResponse,
-  result: APIGatewayProxyStructuredResultV2 | string | undefined,
-): void {
+export function writeResult(res: import('node:http').ServerResponse, result: APIGatewayProxyStructuredResultV2 | string | undefined): void {
   if (typeof result === 'string' || result === undefined) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(result ?? '');

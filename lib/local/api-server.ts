@@ -52,7 +52,12 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | n
 function writeEnvelopeError(res: ServerResponse, entry: ErrorEntry, headers: Record<string, string> = {}) {
   writeResult(
     res,
-    errorResponse(entry.status, { code: entry.code, error: entry.message, details: null }, meta(crypto.randomUUID(), traceIdFrom(undefined)), headers),
+    errorResponse(
+      entry.status,
+      { code: entry.code, error: entry.message, details: null },
+      meta(crypto.randomUUID(), traceIdFrom(undefined)),
+      headers,
+    ),
   );
 }
 
@@ -68,7 +73,8 @@ function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
     headers['access-control-allow-credentials'] = 'true';
     headers['access-control-allow-methods'] = 'GET, POST, PUT, PATCH, DELETE';
     headers['access-control-allow-headers'] =
-      req.headers['access-control-request-headers'] ?? 'authorization, content-type, idempotency-key, x-team-id, x-platform-client, traceparent';
+      req.headers['access-control-request-headers'] ??
+      'authorization, content-type, idempotency-key, x-team-id, x-platform-client, traceparent';
     headers['access-control-max-age'] = '600';
   }
   res.writeHead(204, headers);

@@ -67,7 +67,8 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
           else if (event.type === 'instance_stopped') telemetry.instanceStopped(event.fn, event.instanceSeconds, event.peakMemoryBytes);
           // Deaths under a request are counted by the door, once per request that failed (as in the cloud,
           // where the host reports no events); the host adds what only it sees.
-          else if (event.type === 'limit' && (event.kind === 'egress_refused' || event.kind === 'instance_cap_wait')) telemetry.limitHit(event.fn, event.kind);
+          else if (event.type === 'limit' && (event.kind === 'egress_refused' || event.kind === 'instance_cap_wait'))
+            telemetry.limitHit(event.fn, event.kind);
         },
       });
       door = createFunctionDoor({

@@ -53,7 +53,11 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') {
-        reject(new LocalPlatformError(`Port ${port} is already in use. Stop whatever uses it, or start on another port: PORT=${port + 1} npm run dev`));
+        reject(
+          new LocalPlatformError(
+            `Port ${port} is already in use. Stop whatever uses it, or start on another port: PORT=${port + 1} npm run dev`,
+          ),
+        );
       } else if (error.code === 'EACCES') {
         reject(new LocalPlatformError(`Port ${port} needs privileges this user lacks; pick a port above 1024 with PORT.`));
       } else reject(error);

@@ -83,9 +83,7 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
   const sqs = new SQSClient(clientOpts);
   for (const queue of Object.values(queueDefinitions)) {
     const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-${queue.id}-dlq` }));
-    const dlqArn = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }),
-    );
+    const dlqArn = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl!, AttributeNames: ['QueueArn'] }));
     const created = await sqs.send(
       new CreateQueueCommand({
         QueueName: `${prefix}-${queue.id}`,

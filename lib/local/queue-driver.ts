@@ -236,7 +236,8 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
     name: 'queues',
     start() {
       for (const consumer of consumers) {
-        const logStopped = (error: unknown) => logger.error('queue driver stopped', { worker: consumer.name, error: (error as Error).message });
+        const logStopped = (error: unknown) =>
+          logger.error('queue driver stopped', { worker: consumer.name, error: (error as Error).message });
         loops.push(loop(consumer).catch(logStopped));
       }
     },

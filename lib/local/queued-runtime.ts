@@ -23,7 +23,9 @@ async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
  * pending, then plays the queues' event source mappings. Stopping aborts the
  * runs in progress: they stay `running` and the next start reclaims them.
  */
-export function queuedRuntime(options: QueueDriverOptions = {}): LocalDriver & Pick<QueueDriver, 'idle' | 'pause' | 'resume'> & { reclaimed: Promise<number> } {
+export function queuedRuntime(
+  options: QueueDriverOptions = {},
+): LocalDriver & Pick<QueueDriver, 'idle' | 'pause' | 'resume'> & { reclaimed: Promise<number> } {
   let host: LocalFunctionHost | null = null;
   const ensure = () => (host ??= createLocalFunctionHost({ loadBundle, prefork: config.functionsQueuedPrefork() }));
   const lazy: FunctionHost = {

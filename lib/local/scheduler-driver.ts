@@ -1,10 +1,6 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import {
-  DeleteScheduleCommand,
-  GetScheduleCommand,
-  ListSchedulesCommand,
-} from '@aws-sdk/client-scheduler';
+import { DeleteScheduleCommand, GetScheduleCommand, ListSchedulesCommand } from '@aws-sdk/client-scheduler';
 import { scheduler } from '../aws/scheduler.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
@@ -139,7 +135,9 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
       lastFired.set(name, Date.now());
       await target
         .invoke(input)
-        .catch((error: unknown) => logger.error('scheduled worker failed', { worker: target.name, schedule: name, error: (error as Error).message }));
+        .catch((error: unknown) =>
+          logger.error('scheduled worker failed', { worker: target.name, schedule: name, error: (error as Error).message }),
+        );
       return;
     }
     try {

@@ -131,7 +131,9 @@ export async function listVisibleNotices(userId: string, teamId: string, role: T
  */
 export async function markNoticesSeen(userId: string, seenAt: Date, now = new Date()): Promise<string> {
   if (seenAt.getTime() - now.getTime() > SEEN_AT_MAX_FUTURE_MS) {
-    throw new ApiError(NOTICE_SEEN_AT_IN_FUTURE, { details: { seen_at: seenAt.toISOString(), max_future_seconds: SEEN_AT_MAX_FUTURE_MS / 1000 } });
+    throw new ApiError(NOTICE_SEEN_AT_IN_FUTURE, {
+      details: { seen_at: seenAt.toISOString(), max_future_seconds: SEEN_AT_MAX_FUTURE_MS / 1000 },
+    });
   }
   // One fixed-width ISO form, so the string comparison in the condition is a time comparison.
   const value = seenAt.toISOString();

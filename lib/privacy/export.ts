@@ -70,7 +70,11 @@ export async function exportPersonalData(user: User) {
     listCredentialCutoffs(user.user_id),
     listStepUpGrants(user.user_id),
   ]);
-  const teams = await teamsById([...memberships.map((m) => m.team_id), ...invitations.map((i) => i.team_id), ...feedback.map((f) => f.team_id)]);
+  const teams = await teamsById([
+    ...memberships.map((m) => m.team_id),
+    ...invitations.map((i) => i.team_id),
+    ...feedback.map((f) => f.team_id),
+  ]);
   const teamName = (id: string) => teams.get(id)?.name ?? null;
 
   return {

@@ -228,8 +228,7 @@ const byIndex = (gsi1pk: string, prefix: string) =>
     ExpressionAttributeValues: { ':pk': gsi1pk, ':prefix': prefix },
   });
 
-export const listFeedbackOfUser = async (userId: string) =>
-  (await byIndex(keys.user(userId).pk, 'FEEDBACK#')) as unknown as Feedback[];
+export const listFeedbackOfUser = async (userId: string) => (await byIndex(keys.user(userId).pk, 'FEEDBACK#')) as unknown as Feedback[];
 export const listEmailChanges = async (userId: string) => (await userPartition(userId, 'EMAIL_CHANGE#')) as unknown as EmailChange[];
 export const listCredentialCutoffs = async (userId: string) =>
   (await userPartition(userId, 'CREDENTIAL_CUTOFF#')) as unknown as CredentialCutoff[];

@@ -32,7 +32,10 @@ export async function authorizeResourceTeam(ctx: ResourceContext, teamId: string
 }
 
 /** The project a path names, once the caller passed the route's rule on its team. */
-export async function loadProjectForCaller(ctx: ResourceContext, projectId: string): Promise<{ item: Record<string, unknown>; access: TeamAccess }> {
+export async function loadProjectForCaller(
+  ctx: ResourceContext,
+  projectId: string,
+): Promise<{ item: Record<string, unknown>; access: TeamAccess }> {
   if (!UUID_PATTERN.test(projectId)) throw new ApiError(PROJECT_NOT_FOUND);
   const item = await getProjectItem(projectId.toLowerCase(), true);
   if (!item) throw new ApiError(PROJECT_NOT_FOUND);

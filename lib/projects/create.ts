@@ -5,7 +5,15 @@ import { config } from '../config.ts';
 import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { CONFLICT, PLAN_LIMIT_EXCEEDED, PROJECT_NAME_TAKEN, SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN, TEAM_SUSPENDED } from '../errors/catalogue.ts';
+import {
+  CONFLICT,
+  PLAN_LIMIT_EXCEEDED,
+  PROJECT_NAME_TAKEN,
+  SUBDOMAIN_INVALID,
+  SUBDOMAIN_RESERVED,
+  SUBDOMAIN_TAKEN,
+  TEAM_SUSPENDED,
+} from '../errors/catalogue.ts';
 import * as z from '../http/schema.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
@@ -41,7 +49,13 @@ export function newProjectItems(teamId: string, plan: Plan, record: ProjectRecor
     {
       Put: {
         TableName: table,
-        Item: { ...keys.subdomainHold(record.subdomain), type: 'subdomain_hold', subdomain: record.subdomain, project_id: record.id, team_id: teamId },
+        Item: {
+          ...keys.subdomainHold(record.subdomain),
+          type: 'subdomain_hold',
+          subdomain: record.subdomain,
+          project_id: record.id,
+          team_id: teamId,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -70,16 +84,39 @@ export function creationRefusal(error: unknown, plan: Plan, name: string): ApiEr
 }
 
 const SETTINGS_ON_CREATE = [
-  'framework', 'build_command', 'output_dir', 'root_directory', 'package_manager', 'default_branch', 'git_provider', 'git_repo_url',
-  'git_connection_id', 'git_auth_mode', 'forge_audience', 'auto_deploy_enabled', 'mr_previews_enabled', 'preview_branch_mode',
-  'preview_branch_include', 'preview_branch_exclude', 'platform_url_mode', 'analytics_enabled', 'git_access_token',
+  'framework',
+  'build_command',
+  'output_dir',
+  'root_directory',
+  'package_manager',
+  'default_branch',
+  'git_provider',
+  'git_repo_url',
+  'git_connection_id',
+  'git_auth_mode',
+  'forge_audience',
+  'auto_deploy_enabled',
+  'mr_previews_enabled',
+  'preview_branch_mode',
+  'preview_branch_include',
+  'preview_branch_exclude',
+  'platform_url_mode',
+  'analytics_enabled',
+  'git_access_token',
 ] as const;
 
 /** The body of POST /api/v1/projects: begin-upload's `name` and `subdomain`, and the settings a save may write. */
 export const createProjectSchema = z.extend(
-  z.pick(projectSettingsSchema, Object.fromEntries(SETTINGS_ON_CREATE.map((f) => [f, true])) as { [K in (typeof SETTINGS_ON_CREATE)[number]]: true }),
+  z.pick(
+    projectSettingsSchema,
+    Object.fromEntries(SETTINGS_ON_CREATE.map((f) => [f, true])) as { [K in (typeof SETTINGS_ON_CREATE)[number]]: true },
+  ),
   {
-    name: z.string().check(z.minLength(1), z.maxLength(255), z.refine((n) => n.trim().length > 0, { message: 'The name must not be blank.' })),
+    name: z.string().check(
+      z.minLength(1),
+      z.maxLength(255),
+      z.refine((n) => n.trim().length > 0, { message: 'The name must not be blank.' }),
+    ),
     subdomain: z.optional(z.nullable(z.string().check(z.maxLength(255)))),
   },
 );
@@ -98,7 +135,12 @@ async function requestedSubdomain(body: CreateProjectBody): Promise<string | nul
 }
 
 /** The record of a project made by POST /api/v1/projects: not provisional, its settings as given. */
-function createdRecord(team: { id: string }, body: CreateProjectBody, subdomain: string, caller: { kind: 'session' | 'api_key'; client?: string }) {
+function createdRecord(
+  team: { id: string },
+  body: CreateProjectBody,
+  subdomain: string,
+  caller: { kind: 'session' | 'api_key'; client?: string },
+) {
   const client = caller.client?.trim().toLowerCase();
   const base = newProjectRecord({
     id: randomUUID(),
@@ -118,7 +160,10 @@ function createdRecord(team: { id: string }, body: CreateProjectBody, subdomain:
 
 /** The project item with what git settings add (repository index, sealed token). */
 function createdItem(record: ProjectRecord, body: CreateProjectBody): Record<string, unknown> {
-  const git = gitSettingsChanges(record as unknown as Record<string, unknown>, { git_repo_url: body.git_repo_url, git_access_token: body.git_access_token ?? undefined });
+  const git = gitSettingsChanges(record as unknown as Record<string, unknown>, {
+    git_repo_url: body.git_repo_url,
+    git_access_token: body.git_access_token ?? undefined,
+  });
   const extra: Record<string, unknown> = {};
   for (const assignment of git.set) {
     const [field, placeholder] = assignment.split(' = ');
@@ -133,7 +178,11 @@ function createdItem(record: ProjectRecord, body: CreateProjectBody): Record<str
  * errors; the holds, the plan's site count and the team's standing are
  * conditions of one transaction.
  */
-export async function createProject(input: { team: { id: string; plan?: unknown }; body: CreateProjectBody; caller: { kind: 'session' | 'api_key'; client?: string } }): Promise<Project> {
+export async function createProject(input: {
+  team: { id: string; plan?: unknown };
+  body: CreateProjectBody;
+  caller: { kind: 'session' | 'api_key'; client?: string };
+}): Promise<Project> {
   const plan = planOf(input.team);
   const requested = await requestedSubdomain(input.body);
   let subdomain = requested ?? subdomainFrom(input.body.name);
@@ -149,7 +198,8 @@ export async function createProject(input: { team: { id: string; plan?: unknown 
       const refusal = creationRefusal(error, plan, input.body.name);
       if (refusal) throw refusal;
       if (!conditionFailedAt(error, 2)) throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });
-      if (requested !== null) throw new ApiError(SUBDOMAIN_TAKEN, { details: { subdomain, suggestions: await suggestSubdomains(subdomain, input.body.name) } });
+      if (requested !== null)
+        throw new ApiError(SUBDOMAIN_TAKEN, { details: { subdomain, suggestions: await suggestSubdomains(subdomain, input.body.name) } });
       subdomain = withSuffix(subdomainFrom(input.body.name), randomSuffix());
     }
   }

@@ -52,7 +52,12 @@ export async function requestProjectDeletion(projectId: string, now = new Date()
     if (isConditionalCheckFailure(error)) throw new ApiError(PROJECT_NOT_FOUND);
     throw error;
   }
-  await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('deletions'), MessageBody: JSON.stringify({ kind: 'project', project_id: projectId }) }));
+  await sqs().send(
+    new SendMessageCommand({
+      QueueUrl: config.queueUrl('deletions'),
+      MessageBody: JSON.stringify({ kind: 'project', project_id: projectId }),
+    }),
+  );
   return { id: projectId, status: 'deleting' };
 }
 
@@ -60,7 +65,9 @@ export type DeletionOutcome = 'deleted' | 'gone' | 'kept';
 
 /** The deletions worker's job for one project: removes it if it is `deleting`. */
 export async function deleteProject(projectId: string): Promise<DeletionOutcome> {
-  const project = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  const project = (
+    await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true }))
+  ).Item;
   if (!project) return 'gone';
   if (project.status !== 'deleting') return 'kept';
   return (await removeProject(project)) ? 'deleted' : 'gone';
@@ -125,11 +132,17 @@ export async function removeProject(project: Record<string, unknown>): Promise<b
   }
   // Every hostname label the project holds (its index key), and those of its functions on its current subdomain
   // (claims written before they carried the index key): another project may take them at once.
-  const current = claimsFor(functions.map((fn) => fn.name as string), project.subdomain as string).map((c) => c.label);
+  const current = claimsFor(
+    functions.map((fn) => fn.name as string),
+    project.subdomain as string,
+  ).map((c) => c.label);
   await releaseProjectHosts(projectId, new Set(), current);
   await removeProjectDomains(projectId);
   // Its queued invocations: records, stored requests, results and console output (not left to their TTL).
-  await deleteProjectInvocations(projectId, functions.map((fn) => fn.name as string));
+  await deleteProjectInvocations(
+    projectId,
+    functions.map((fn) => fn.name as string),
+  );
   await deletePrefix(config.bucket('bundles'), `functions/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('bundles'), scanCachePrefix(teamId, projectId));

@@ -4,7 +4,20 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { CONFLICT, FUNCTION_HOSTNAME_TAKEN, PREVIEW_SLUG_TAKEN, PRIMARY_DOMAIN_NOT_IN_PROJECT, PRIMARY_DOMAIN_NOT_VERIFIED, PRIMARY_DOMAIN_REMOVED, PROJECT_NAME_TAKEN, PROJECT_NOT_FOUND, PROJECT_SLUG_IMMUTABLE, SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN } from '../errors/catalogue.ts';
+import {
+  CONFLICT,
+  FUNCTION_HOSTNAME_TAKEN,
+  PREVIEW_SLUG_TAKEN,
+  PRIMARY_DOMAIN_NOT_IN_PROJECT,
+  PRIMARY_DOMAIN_NOT_VERIFIED,
+  PRIMARY_DOMAIN_REMOVED,
+  PROJECT_NAME_TAKEN,
+  PROJECT_NOT_FOUND,
+  PROJECT_SLUG_IMMUTABLE,
+  SUBDOMAIN_INVALID,
+  SUBDOMAIN_RESERVED,
+  SUBDOMAIN_TAKEN,
+} from '../errors/catalogue.ts';
 import {
   FRAMEWORKS,
   GIT_AUTH_MODES,
@@ -37,10 +50,25 @@ const branchPatterns = z.array(z.string().check(z.minLength(1), z.maxLength(255)
  * stale value, e.g. a stale pause state.
  */
 const READ_ONLY_FIELDS = [
-  'id', 'team_id', 'production_url', 'status', 'repo_default_branch', 'auto_deploy_paused_at',
-  'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message',
-  'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id', 'cdn_edge_rule_guid',
-  'cdn_not_found_edge_rule_guid', 'provisional_until', 'created_via', 'created_client', 'created_at', 'updated_at',
+  'id',
+  'team_id',
+  'production_url',
+  'status',
+  'repo_default_branch',
+  'auto_deploy_paused_at',
+  'auto_deploy_pause_reason',
+  'consecutive_build_failures',
+  'last_build_failure_message',
+  'production_branch_deleted_at',
+  'live_deployment_id',
+  'cdn_pull_zone_id',
+  'cdn_edge_rule_guid',
+  'cdn_not_found_edge_rule_guid',
+  'provisional_until',
+  'created_via',
+  'created_client',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export const projectSettingsSchema = z.partial(
@@ -86,11 +114,25 @@ export const projectSettingsSchema = z.partial(
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
 
 const WRITABLE = [
-  'framework', 'build_command', 'output_dir', 'root_directory', 'package_manager', 'default_branch', 'git_provider',
-  'git_repo_url', 'git_connection_id', 'git_auth_mode', 'forge_audience', 'auto_deploy_enabled', 'mr_previews_enabled',
-  'preview_branch_mode', 'preview_branch_include', 'preview_branch_exclude', 'platform_url_mode', 'analytics_enabled',
+  'framework',
+  'build_command',
+  'output_dir',
+  'root_directory',
+  'package_manager',
+  'default_branch',
+  'git_provider',
+  'git_repo_url',
+  'git_connection_id',
+  'git_auth_mode',
+  'forge_audience',
+  'auto_deploy_enabled',
+  'mr_previews_enabled',
+  'preview_branch_mode',
+  'preview_branch_include',
+  'preview_branch_exclude',
+  'platform_url_mode',
+  'analytics_enabled',
 ] as const;
-
 
 /**
  * Why a domain cannot be the project's primary domain, or null when it can: a
@@ -196,7 +238,13 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
       {
         Put: {
           TableName: table,
-          Item: { ...keys.subdomainHold(newSubdomain), type: 'subdomain_hold', subdomain: newSubdomain, project_id: projectId, team_id: teamId },
+          Item: {
+            ...keys.subdomainHold(newSubdomain),
+            type: 'subdomain_hold',
+            subdomain: newSubdomain,
+            project_id: projectId,
+            team_id: teamId,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -267,7 +315,10 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   } catch (error) {
     if (!isTransactionCanceled(error)) throw error;
     if (primaryId !== null && conditionFailedAt(error, primaryIndex)) {
-      throw primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ?? new ApiError(CONFLICT, { message: 'The domain changed while this request ran. Reload and try again.' });
+      throw (
+        primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ??
+        new ApiError(CONFLICT, { message: 'The domain changed while this request ran. Reload and try again.' })
+      );
     }
     if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError(PROJECT_NAME_TAKEN, { details: { name: newName } });
     if (git.slugItems.length > 0 && conditionFailedAt(error, 1 + extra.length)) {

@@ -69,7 +69,10 @@ async function launchOptions(): Promise<LaunchOptions> {
     // Imported only here: on load it points LD_LIBRARY_PATH and the font path at what it unpacks into /tmp on Lambda.
     const { default: serverless } = await import('@sparticuz/chromium');
     // Its own list: --single-process and --no-zygote, which Lambda's sandboxless environment needs, --no-sandbox among them.
-    return { executablePath: await serverless.executablePath(), args: serverless.args.filter((flag) => !UNWANTED_SERVERLESS_FLAGS.has(flag)) };
+    return {
+      executablePath: await serverless.executablePath(),
+      args: serverless.args.filter((flag) => !UNWANTED_SERVERLESS_FLAGS.has(flag)),
+    };
   }
   return systemChromiumLaunchOptions();
 }
@@ -105,7 +108,11 @@ export async function captureJob(message: CaptureMessage, apiBaseUrl: string): P
       report = { body: png, type: 'image/png', httpStatus: response?.status() ?? null };
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
-      report = { body: JSON.stringify({ error: timedOut ? 'timeout' : 'unreachable', http_status: 0 }), type: 'application/json', httpStatus: null };
+      report = {
+        body: JSON.stringify({ error: timedOut ? 'timeout' : 'unreachable', http_status: 0 }),
+        type: 'application/json',
+        httpStatus: null,
+      };
     }
   } finally {
     await browser.close();

@@ -87,7 +87,12 @@ export function screenshotJobOfPublish(input: { projectId: string; teamId: strin
 }
 
 /** Creates a job and queues its capture, outside a publish. Never fails: a lost screenshot is logged. */
-export async function createScreenshotJob(input: { projectId: string; teamId: string; deploymentId: string; url: string }): Promise<string | null> {
+export async function createScreenshotJob(input: {
+  projectId: string;
+  teamId: string;
+  deploymentId: string;
+  url: string;
+}): Promise<string | null> {
   const job = newJob(input);
   try {
     await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: job.item }));
@@ -112,7 +117,9 @@ export interface ProjectScreenshot {
 
 /** The project's latest screenshot, or null before the first capture. */
 export async function latestScreenshot(project: Record<string, unknown>): Promise<ProjectScreenshot | null> {
-  const shot = project.latest_screenshot as (Omit<ProjectScreenshot, 'image_url' | 'image_url_expires_at'> & { image_key: string }) | undefined;
+  const shot = project.latest_screenshot as
+    | (Omit<ProjectScreenshot, 'image_url' | 'image_url_expires_at'> & { image_key: string })
+    | undefined;
   if (!shot) return null;
   const seconds = 900;
   const { image_key: key, ...rest } = shot;

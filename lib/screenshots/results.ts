@@ -38,9 +38,8 @@ interface JobRecord {
 /** The job a token opens; 401 for an unknown job, an expired one or another token (nothing tells them apart). */
 export async function jobForToken(jobId: string, token: string | null): Promise<JobRecord> {
   if (!token || !/^[0-9a-f-]{36}$/.test(jobId)) throw new ApiError(UNAUTHENTICATED);
-  const job = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.screenshotJob(jobId), ConsistentRead: true }))).Item as
-    | JobRecord
-    | undefined;
+  const job = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.screenshotJob(jobId), ConsistentRead: true })))
+    .Item as JobRecord | undefined;
   if (!job || job.ttl * 1000 < Date.now()) throw new ApiError(UNAUTHENTICATED);
   const expected = Buffer.from(job.token_hash, 'hex');
   if (!timingSafeEqual(expected, hashToken(token))) throw new ApiError(UNAUTHENTICATED);

@@ -32,7 +32,10 @@ function countedPath(path: string): string {
   if (!path) return '/';
   if (Buffer.byteLength(path) <= MAX_PATH_BYTES) return path;
   // Cut on a character boundary: decoding a cut UTF-8 sequence would add a replacement character.
-  return Buffer.from(path).subarray(0, MAX_PATH_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+  return Buffer.from(path)
+    .subarray(0, MAX_PATH_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
 }
 /** Rows are kept 400 days (table TTL), then gone. */
 const ROW_DAYS = 400;
@@ -82,7 +85,16 @@ export class SiteAnalytics {
     const key = `${request.projectId}|${day}`;
     let bucket = this.days.get(key);
     if (!bucket) {
-      bucket = { projectId: request.projectId, teamId: request.teamId, day, requests: 0, bytes: 0, statuses: { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, paths: new Map(), otherPaths: 0 };
+      bucket = {
+        projectId: request.projectId,
+        teamId: request.teamId,
+        day,
+        requests: 0,
+        bytes: 0,
+        statuses: { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 },
+        paths: new Map(),
+        otherPaths: 0,
+      };
       this.days.set(key, bucket);
     }
     bucket.requests += 1;
@@ -205,7 +217,11 @@ export async function readProjectAnalytics(projectId: string, from: string, to: 
   const items = await queryAll({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': pk, ':from': keys.analyticsDay(projectId, from).sk, ':to': `${keys.analyticsDay(projectId, to).sk}#~` },
+    ExpressionAttributeValues: {
+      ':pk': pk,
+      ':from': keys.analyticsDay(projectId, from).sk,
+      ':to': `${keys.analyticsDay(projectId, to).sk}#~`,
+    },
     ConsistentRead: true,
   });
   const byDay = new Map<string, AnalyticsDay>();

@@ -58,7 +58,6 @@ export type ServeErrorCode = 'slug_mismatch' | 'route_manifest_missing' | 'inter
  */
 export const SITE_HOST_HEADER = 'x-slipway-host';
 
-
 /**
  * Browsers and CDNs may keep a copy, but must ask again every time (with
  * If-None-Match) so that a new deployment or a rollback is seen at once;
@@ -304,7 +303,9 @@ async function routeManifest(teamId: string, slug: string, deploymentId: string)
   if (cached) return cached;
   let text: string;
   try {
-    const out = await s3().send(new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(teamId, slug, deploymentId) }));
+    const out = await s3().send(
+      new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(teamId, slug, deploymentId) }),
+    );
     text = await out.Body!.transformToString('utf8');
   } catch (error) {
     if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;

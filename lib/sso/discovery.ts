@@ -1,6 +1,12 @@
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { INVALID_INPUT, SSO_DISCOVERY_INCOMPLETE, SSO_ISSUER_INVALID, SSO_ISSUER_MISMATCH, SSO_ISSUER_UNREACHABLE } from '../errors/catalogue.ts';
+import {
+  INVALID_INPUT,
+  SSO_DISCOVERY_INCOMPLETE,
+  SSO_ISSUER_INVALID,
+  SSO_ISSUER_MISMATCH,
+  SSO_ISSUER_UNREACHABLE,
+} from '../errors/catalogue.ts';
 import { checkIssuerAddress, refusalMessages, type Resolver } from './address-guard.ts';
 import { DocumentFetchError, fetchJsonDocument, type FetchFailure } from './fetch-document.ts';
 
@@ -127,7 +133,11 @@ export function discoveryWarnings(document: Record<string, unknown>, docsBaseUrl
   const pkce = document.code_challenge_methods_supported;
   if (Array.isArray(pkce) && !pkce.includes('S256')) {
     warnings.push(
-      warning('SSO_NO_PKCE_S256', 'sso-no-pkce-s256', 'The provider does not advertise PKCE with S256; sign-in works, with less protection of the code exchange.'),
+      warning(
+        'SSO_NO_PKCE_S256',
+        'sso-no-pkce-s256',
+        'The provider does not advertise PKCE with S256; sign-in works, with less protection of the code exchange.',
+      ),
     );
   }
   if (typeof document.end_session_endpoint !== 'string' || !document.end_session_endpoint) {

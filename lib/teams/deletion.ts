@@ -60,7 +60,12 @@ function stateOf(item: Record<string, unknown>): TeamDeletionState {
 }
 
 async function teamItem(teamId: string): Promise<Record<string, unknown> | null> {
-  return ((await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.team(teamId), ConsistentRead: true }))).Item as Record<string, unknown>) ?? null;
+  return (
+    ((await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.team(teamId), ConsistentRead: true }))).Item as Record<
+      string,
+      unknown
+    >) ?? null
+  );
 }
 
 /** The owner's request: `pending_deletion` until `purge_after`. Asking again keeps the first deadline. */
@@ -94,7 +99,9 @@ export async function requestTeamDeletion(teamId: string, userId: string, now = 
     if (item.status === 'pending_deletion') return stateOf(item);
     throw new ApiError(CONFLICT, { message: 'The team is being purged.' });
   }
-  await setOneTimeSchedule(teamPurgeScheduleName(teamId), new Date(purgeAfter), TEAM_PURGE_TARGET_ARN_ENV, { team_id: teamId } satisfies TeamPurgeInput);
+  await setOneTimeSchedule(teamPurgeScheduleName(teamId), new Date(purgeAfter), TEAM_PURGE_TARGET_ARN_ENV, {
+    team_id: teamId,
+  } satisfies TeamPurgeInput);
   return stateOf((await teamItem(teamId))!);
 }
 
@@ -105,7 +112,8 @@ export async function cancelTeamDeletion(teamId: string, now = new Date()): Prom
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.team(teamId),
-        UpdateExpression: 'SET #status = :active, updated_at = :now REMOVE deletion_requested_at, deletion_requested_by, purge_after, gsi2pk, gsi2sk',
+        UpdateExpression:
+          'SET #status = :active, updated_at = :now REMOVE deletion_requested_at, deletion_requested_by, purge_after, gsi2pk, gsi2sk',
         ConditionExpression: '#status = :pending',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':active': 'active', ':pending': 'pending_deletion', ':now': now.toISOString() },
@@ -124,7 +132,12 @@ export async function cancelTeamDeletion(teamId: string, now = new Date()): Prom
 }
 
 /** POST /api/v1/admin/teams/{id}/legal-hold: sets or clears the block on the purge. */
-export async function setLegalHold(teamId: string, hold: boolean, adminUserId: string, now = new Date()): Promise<TeamDeletionState & { legal_hold_set_at: string; legal_hold_set_by: string }> {
+export async function setLegalHold(
+  teamId: string,
+  hold: boolean,
+  adminUserId: string,
+  now = new Date(),
+): Promise<TeamDeletionState & { legal_hold_set_at: string; legal_hold_set_by: string }> {
   let item: Record<string, unknown>;
   try {
     item = (
@@ -147,7 +160,12 @@ export async function setLegalHold(teamId: string, hold: boolean, adminUserId: s
     throw new ApiError(CONFLICT, { message: 'The team is being purged.' });
   }
   // Lifted on a team past its deadline: the purge it missed runs now.
-  if (!hold && item.status === 'pending_deletion' && typeof item.purge_after === 'string' && Date.parse(item.purge_after) <= now.getTime()) {
+  if (
+    !hold &&
+    item.status === 'pending_deletion' &&
+    typeof item.purge_after === 'string' &&
+    Date.parse(item.purge_after) <= now.getTime()
+  ) {
     await setOneTimeSchedule(teamPurgeScheduleName(teamId), now, TEAM_PURGE_TARGET_ARN_ENV, { team_id: teamId } satisfies TeamPurgeInput);
   }
   return { ...stateOf(item), legal_hold_set_at: item.legal_hold_set_at as string, legal_hold_set_by: item.legal_hold_set_by as string };
@@ -255,7 +273,9 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
   const gone = [
     ...owned.filter((o) => o.sk !== 'TEAM'),
     // Each feedback's reference by id (lib/privacy/records.ts createFeedback) lives outside the team's partition.
-    ...owned.filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FEEDBACK#')).map((o) => keys.feedbackRef((o.sk as string).slice('FEEDBACK#'.length))),
+    ...owned
+      .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FEEDBACK#'))
+      .map((o) => keys.feedbackRef((o.sk as string).slice('FEEDBACK#'.length))),
     ...stats,
     ...(typeof item.slug === 'string' ? [keys.teamSlug(item.slug)] : []),
   ].map((k) => ({ DeleteRequest: { Key: { pk: k.pk as string, sk: k.sk as string } } }));

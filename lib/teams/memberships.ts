@@ -18,9 +18,7 @@ export interface Membership {
 }
 
 export async function getMembership(teamId: string, userId: string): Promise<Membership | null> {
-  const result = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.membership(teamId, userId) }),
-  );
+  const result = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.membership(teamId, userId) }));
   return (result.Item as Membership | undefined) ?? null;
 }
 
@@ -28,7 +26,10 @@ export async function getMembership(teamId: string, userId: string): Promise<Mem
 export async function putMembership(teamId: string, userId: string, role: Exclude<TeamRole, 'owner'>): Promise<Membership> {
   const existing = await getMembership(teamId, userId);
   const now = new Date().toISOString();
-  const item = { ...membershipItem(teamId, userId, role, now), ...(existing ? { created_at: existing.created_at, joined_at: existing.joined_at } : {}) };
+  const item = {
+    ...membershipItem(teamId, userId, role, now),
+    ...(existing ? { created_at: existing.created_at, joined_at: existing.joined_at } : {}),
+  };
   await dynamo().send(
     new TransactWriteCommand({
       TransactItems: [

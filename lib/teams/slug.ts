@@ -5,8 +5,24 @@ export const TEAM_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,46})[a-z0-9]$/;
 
 /** Slugs that would read as part of the product or shadow its paths. */
 export const RESERVED_TEAM_SLUGS = new Set([
-  'admin', 'api', 'app', 'dashboard', 'docs', 'help', 'login', 'logout', 'me', 'new',
-  'settings', 'signup', 'slipway', 'status', 'support', 'team', 'teams', 'www',
+  'admin',
+  'api',
+  'app',
+  'dashboard',
+  'docs',
+  'help',
+  'login',
+  'logout',
+  'me',
+  'new',
+  'settings',
+  'signup',
+  'slipway',
+  'status',
+  'support',
+  'team',
+  'teams',
+  'www',
 ]);
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -41,7 +41,7 @@ export async function setTeamSuspended(teamId: string, suspended: boolean): Prom
   );
   return {
     team_id: teamId,
-    plan: ((reply.Attributes?.plan as PlanName | undefined) ?? 'free'),
+    plan: (reply.Attributes?.plan as PlanName | undefined) ?? 'free',
     suspended_at: (reply.Attributes?.suspended_at as string | undefined) ?? null,
   };
 }
@@ -58,7 +58,9 @@ export async function setFunctionsEnrolment(teamId: string, enrolled: boolean): 
     new UpdateCommand({
       TableName: config.tableName(),
       Key: keys.team(teamId),
-      UpdateExpression: enrolled ? 'SET functions_enrolled_at = if_not_exists(functions_enrolled_at, :now)' : 'REMOVE functions_enrolled_at',
+      UpdateExpression: enrolled
+        ? 'SET functions_enrolled_at = if_not_exists(functions_enrolled_at, :now)'
+        : 'REMOVE functions_enrolled_at',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: enrolled ? { ':now': new Date().toISOString() } : undefined,
       ReturnValues: 'ALL_NEW',

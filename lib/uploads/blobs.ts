@@ -59,7 +59,11 @@ function objectsOf(deploymentId: string, files: RouteManifest['files']): Map<str
  * (its own files and those it references in turn, so references never chain).
  * Shared with later calls: not to be changed by the caller.
  */
-export async function liveObjects(teamId: string, slug: string, liveDeploymentId: string | null | undefined): Promise<ReadonlyMap<string, string>> {
+export async function liveObjects(
+  teamId: string,
+  slug: string,
+  liveDeploymentId: string | null | undefined,
+): Promise<ReadonlyMap<string, string>> {
   if (!liveDeploymentId) return new Map();
   const key = routeManifestKey(teamId, slug, liveDeploymentId);
   const cached = liveCache.get(key);
@@ -74,13 +78,19 @@ export async function liveObjects(teamId: string, slug: string, liveDeploymentId
 
 /** What a publish just wrote as the route manifest of `deploymentId`: the next redeploy's live objects. */
 export function rememberLiveObjects(manifest: Pick<RouteManifest, 'team_id' | 'project_slug' | 'deployment_id' | 'files'>): void {
-  remember(routeManifestKey(manifest.team_id, manifest.project_slug, manifest.deployment_id), objectsOf(manifest.deployment_id, manifest.files));
+  remember(
+    routeManifestKey(manifest.team_id, manifest.project_slug, manifest.deployment_id),
+    objectsOf(manifest.deployment_id, manifest.files),
+  );
 }
 
 /** The team's records for these hashes (absent when the team does not hold one). */
 export async function heldBlobs(teamId: string, hashes: string[]): Promise<Map<string, HeldBlob>> {
   const held = new Map<string, HeldBlob>();
-  const items = await batchGetAll(hashes.map((hash) => keys.heldBlob(teamId, hash)), 'pk, object_key, project_id');
+  const items = await batchGetAll(
+    hashes.map((hash) => keys.heldBlob(teamId, hash)),
+    'pk, object_key, project_id',
+  );
   for (const item of items) {
     // Records of the former blob store name no object: treated as not held.
     if (typeof item.object_key !== 'string') continue;
@@ -99,7 +109,10 @@ function hashOfHeldBlobKey(pk: string): string {
 export function heldBlobPuts(teamId: string, blobs: HeldBlob[]) {
   return blobs.map((blob) => ({
     PutRequest: {
-      Item: { ...keys.heldBlob(teamId, blob.hash), type: 'blob', object_key: blob.object_key, project_id: blob.project_id } as Record<string, unknown>,
+      Item: { ...keys.heldBlob(teamId, blob.hash), type: 'blob', object_key: blob.object_key, project_id: blob.project_id } as Record<
+        string,
+        unknown
+      >,
     },
   }));
 }

@@ -57,7 +57,12 @@ export async function beginBuildSession(input: {
               UpdateExpression: 'SET upload_id = :upload, file_count = :files, total_bytes = :bytes',
               ConditionExpression: '#status = :building',
               ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':upload': session.upload_id, ':files': session.file_count, ':bytes': session.total_bytes, ':building': 'building' },
+              ExpressionAttributeValues: {
+                ':upload': session.upload_id,
+                ':files': session.file_count,
+                ':bytes': session.total_bytes,
+                ':building': 'building',
+              },
             },
           },
           {

@@ -60,7 +60,9 @@ export async function storeUploadedFiles(session: UploadSessionRecord, uploads: 
   const sites = config.bucket('sites');
   await Promise.all(
     checked.map(({ bytes, placement }) =>
-      limit(() => putObject({ bucket: sites, key: placementKey(session, placement), body: bytes, contentType: contentTypeFor(placement.path) })),
+      limit(() =>
+        putObject({ bucket: sites, key: placementKey(session, placement), body: bytes, contentType: contentTypeFor(placement.path) }),
+      ),
     ),
   );
   // The team now holds these bytes: a retry session (or another project) is not asked for them again,

@@ -44,7 +44,9 @@ function canonical(value: unknown): unknown {
 }
 
 export function requestHash(scope: string, body: unknown): string {
-  return createHash('sha256').update(JSON.stringify([scope, canonical(body)])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([scope, canonical(body)]))
+    .digest('hex');
 }
 
 /** The header's value, checked; undefined when the request carries none. */

@@ -44,7 +44,13 @@ export async function largeFileUploadUrl(session: UploadSessionRecord, hash: str
   const seconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, untilSessionEnd));
   const checksum = Buffer.from(hash, 'hex').toString('base64');
   // Length and SHA-256 signed as headers, not hoisted into the query: S3 then refuses bytes of another length or SHA-256.
-  const url = await presignPut({ bucket: config.bucket('bundles'), key: stagingKey(session, hash), contentLength: placement.size, checksumSha256: checksum, expiresIn: seconds });
+  const url = await presignPut({
+    bucket: config.bucket('bundles'),
+    key: stagingKey(session, hash),
+    contentLength: placement.size,
+    checksumSha256: checksum,
+    expiresIn: seconds,
+  });
   return {
     upload_id: session.upload_id,
     hash,
@@ -74,9 +80,9 @@ export async function completeLargeFile(session: UploadSessionRecord, hash: stri
     if ((error as Error).name !== 'NoSuchKey') throw error;
     // Completed before (the staged copy is gone once stored), or never sent.
     const stored = await headObject(config.bucket('sites'), target).then(
-        () => true,
-        () => false,
-      );
+      () => true,
+      () => false,
+    );
     if (stored) return { hash, size: placement.size };
     throw new ApiError(UPLOAD_FILE_NOT_SENT, { details: { hash } });
   }
@@ -93,7 +99,13 @@ export async function completeLargeFile(session: UploadSessionRecord, hash: stri
       details: { expected_hash: hash, actual_hash: actualHash, expected_size: placement.size, actual_size: size },
     });
   }
-  await copyObject({ bucket: config.bucket('sites'), key: target, sourceBucket: bundles, sourceKey: staged, contentType: contentTypeFor(placement.path) });
+  await copyObject({
+    bucket: config.bucket('sites'),
+    key: target,
+    sourceBucket: bundles,
+    sourceKey: staged,
+    contentType: contentTypeFor(placement.path),
+  });
   await recordReceived(session, [{ hash, object_key: target, project_id: session.project_id }]);
   await deleteObject(bundles, staged);
   return { hash, size };

@@ -155,10 +155,7 @@ export function checkPublishable(files: ManifestFile[]): void {
     });
   }
 
-  const markers = [
-    ...SOURCE_MARKERS.filter((m) => rootFiles.has(m)),
-    ...[...rootFiles].filter((f) => BUILD_CONFIG.test(f)),
-  ];
+  const markers = [...SOURCE_MARKERS.filter((m) => rootFiles.has(m)), ...[...rootFiles].filter((f) => BUILD_CONFIG.test(f))];
   const sourceDirs = SOURCE_DIRECTORIES.filter((d) => topFolders.has(d)).map((d) => `${d}/`);
   const buildConfig = markers.some((m) => BUILD_CONFIG.test(m));
   if ((markers.length > 0 && sourceDirs.length > 0 && (!hasRootIndex || buildConfig)) || (!hasRootIndex && buildConfig)) {

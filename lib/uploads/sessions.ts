@@ -5,15 +5,19 @@ import { deleteObject, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { CONFLICT, PLAN_LIMIT_EXCEEDED, PROJECT_NOT_FOUND, SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN, TEAM_SUSPENDED, TOO_MANY_UPLOAD_SESSIONS, UPLOAD_NOT_FOUND } from '../errors/catalogue.ts';
-import { planOf, type Plan } from '../plans.ts';
 import {
-  CREATED_CLIENTS,
-  newProjectRecord,
-  projectItem,
-  toProject,
-  type Project,
-} from '../projects/projects.ts';
+  CONFLICT,
+  PLAN_LIMIT_EXCEEDED,
+  PROJECT_NOT_FOUND,
+  SUBDOMAIN_INVALID,
+  SUBDOMAIN_RESERVED,
+  SUBDOMAIN_TAKEN,
+  TEAM_SUSPENDED,
+  TOO_MANY_UPLOAD_SESSIONS,
+  UPLOAD_NOT_FOUND,
+} from '../errors/catalogue.ts';
+import { planOf, type Plan } from '../plans.ts';
+import { CREATED_CLIENTS, newProjectRecord, projectItem, toProject, type Project } from '../projects/projects.ts';
 import { cancelProvisionalExpiry, provisionalExpirySeconds, scheduleProvisionalExpiry } from '../projects/provisional.ts';
 import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withSuffix } from '../projects/subdomain.ts';
 import { authorizeResourceTeam } from '../projects/access.ts';
@@ -51,7 +55,6 @@ export interface UploadSessionView {
   total_bytes_to_send: number;
 }
 
-
 /** The team fields begin-upload reads from the team item (plan, suspension). */
 export interface TeamStanding {
   id: string;
@@ -69,8 +72,6 @@ export interface BeginBody {
   files?: unknown;
   label?: string | null;
 }
-
-
 
 export function refuseSuspended(team: TeamStanding): void {
   if (team.suspended_at) throw new ApiError(TEAM_SUSPENDED);
@@ -179,7 +180,9 @@ export async function prepareSession(input: {
   const hashes = [...input.manifest.blobs.keys()];
   // A redeploy mostly repeats what the project serves: one read of the live route manifest answers
   // for those, and only the rest are looked up in the team's records.
-  const served = input.liveDeploymentId ? await liveObjects(input.teamId, input.projectSlug, input.liveDeploymentId) : new Map<string, string>();
+  const served = input.liveDeploymentId
+    ? await liveObjects(input.teamId, input.projectSlug, input.liveDeploymentId)
+    : new Map<string, string>();
   const unserved = hashes.filter((h) => !served.has(h));
   const held = await heldBlobs(input.teamId, unserved);
   const missing = unserved.filter((h) => !held.has(h)).sort();
@@ -326,7 +329,15 @@ export async function beginUploadWithNewProject(input: {
   const admission = admit(team.id, plan);
   // Scheduled before the project exists: if a later step fails the worker finds no project and does nothing.
   const admitted = admission.then(() => scheduleProvisionalExpiry(projectId, provisionalUntil));
-  const prepared = await prepareSession({ teamId: team.id, projectId, projectSlug: subdomain, manifest, label: body.label ?? null, now, admitted });
+  const prepared = await prepareSession({
+    teamId: team.id,
+    projectId,
+    projectSlug: subdomain,
+    manifest,
+    label: body.label ?? null,
+    now,
+    admitted,
+  });
   let slots = await admission;
 
   try {
@@ -447,7 +458,8 @@ export async function beginUploadForProject(input: {
         if (!isTransactionCanceled(error)) throw error;
         if (conditionFailedAt(error, 0)) throw new ApiError(TEAM_SUSPENDED);
         if (conditionFailedAt(error, 1)) {
-          const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+          const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true })))
+            .Item;
           if (!current || current.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
           // It published in between: no longer provisional.
           provisional = Boolean(current.provisional_until);
@@ -474,7 +486,10 @@ export async function getUploadSession(uploadId: string): Promise<(UploadSession
 }
 
 /** The session a path names, once the caller passed the route's rule on its team (another team's is not found). */
-export async function loadUploadSessionForCaller(ctx: Parameters<typeof authorizeResourceTeam>[0], uploadId: string): Promise<UploadSessionRecord> {
+export async function loadUploadSessionForCaller(
+  ctx: Parameters<typeof authorizeResourceTeam>[0],
+  uploadId: string,
+): Promise<UploadSessionRecord> {
   const session = UUID_PATTERN.test(uploadId) ? await getUploadSession(uploadId.toLowerCase()) : null;
   if (!session) throw new ApiError(UPLOAD_NOT_FOUND);
   await authorizeResourceTeam(ctx, session.team_id, UPLOAD_NOT_FOUND);

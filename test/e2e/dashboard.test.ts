@@ -157,7 +157,12 @@ describe('the console in a real browser', () => {
     const call = (method: string, path: string, body?: unknown) =>
       page.evaluate(
         async ([method, path, body, team]) => {
-          const headers = { accept: 'application/json', 'content-type': 'application/json', 'x-platform-client': 'dashboard', 'x-team-id': team };
+          const headers = {
+            accept: 'application/json',
+            'content-type': 'application/json',
+            'x-platform-client': 'dashboard',
+            'x-team-id': team,
+          };
           return (await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })).json();
         },
         [method, path, body, state.teamId!] as const,
@@ -166,7 +171,12 @@ describe('the console in a real browser', () => {
     await call('PATCH', `/projects/${state.projectId}`, { git_repo_url: repoUrl, default_branch: 'main', auto_deploy_enabled: true });
     const { data } = (await call('POST', `/projects/${state.projectId}/git/webhook-secret`)) as { data: { secret: string } };
     for (let i = 0; i < 20; i++) {
-      const payload = githubPushPayload({ repoUrl, branch: 'main', sha: (i + 1).toString(16).padStart(40, 'a'), message: `Docs ${i} [skip ci]` });
+      const payload = githubPushPayload({
+        repoUrl,
+        branch: 'main',
+        sha: (i + 1).toString(16).padStart(40, 'a'),
+        message: `Docs ${i} [skip ci]`,
+      });
       expect((await sendGithub(platform, { event: 'push', secret: data.secret, payload })).status).toBe(202);
     }
     await page.reload();

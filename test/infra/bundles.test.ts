@@ -30,11 +30,15 @@ describe('event-stream code in the handler bundles', () => {
     const found: { handler: string; streaming: boolean; eventStreamCode: boolean }[] = [];
     const { inputs, outputs } = bundles.metafile;
     for (const handler of handlers) {
-      const used = Object.entries(outputs[handler]!.inputs).filter(([, info]) => info.bytesInOutput > 0).map(([file]) => file);
+      const used = Object.entries(outputs[handler]!.inputs)
+        .filter(([, info]) => info.bytesInOutput > 0)
+        .map(([file]) => file);
       // A static import of the module (the S3 client's, kept by the bundle) is loaded at init: left out, the Lambda fails to start.
       const staticImport = Object.entries(inputs).some(
         ([file, info]) =>
-          used.includes(file) && !EVENT_STREAM_CODE.test(file) && info.imports.some((i) => i.kind === 'import-statement' && /event-streams/.test(i.path)),
+          used.includes(file) &&
+          !EVENT_STREAM_CODE.test(file) &&
+          info.imports.some((i) => i.kind === 'import-statement' && /event-streams/.test(i.path)),
       );
       found.push({
         handler,
@@ -42,9 +46,17 @@ describe('event-stream code in the handler bundles', () => {
         eventStreamCode: used.some((f) => EVENT_STREAM_CODE.test(f)),
       });
     }
-    const needed = found.filter((f) => f.streaming).map((f) => f.handler).sort();
+    const needed = found
+      .filter((f) => f.streaming)
+      .map((f) => f.handler)
+      .sort();
     expect(needed).toEqual([...eventStreamHandlers].sort());
-    expect(found.filter((f) => f.eventStreamCode).map((f) => f.handler).sort()).toEqual(needed);
+    expect(
+      found
+        .filter((f) => f.eventStreamCode)
+        .map((f) => f.handler)
+        .sort(),
+    ).toEqual(needed);
     expect(found.length).toBeGreaterThan(30);
   });
 });
@@ -75,18 +87,25 @@ describe('the route row in a route handler bundle', () => {
   it('leaves the route table out of every route bundle, and carries only its own path', () => {
     for (const row of rows) {
       const { files, text } = bundleOf(row);
-      expect(files.filter((f) => f.endsWith('lib/http/routes.ts')), row.handler).toEqual([]);
+      expect(
+        files.filter((f) => f.endsWith('lib/http/routes.ts')),
+        row.handler,
+      ).toEqual([]);
       expect(text, row.handler).toContain(JSON.stringify(`${row.method} ${row.path}`).slice(1, -1));
       // The table's rows name their handler files; nothing else in a bundle does.
       expect(text.includes('handlers/http/'), row.handler).toBe(false);
     }
   });
 
-  it('applies that rule when run: a signed-in route answers 401 UNAUTHENTICATED without a credential, an admin route too', { timeout: 120_000 }, async () => {
+  it('applies that rule when run: a signed-in route answers 401 UNAUTHENTICATED without a credential, an admin route too', {
+    timeout: 120_000,
+  }, async () => {
     for (const key of ['GET /api/v1/projects/{id}', 'GET /api/v1/admin/attention']) {
       const row = rows.find((r) => `${r.method} ${r.path}` === key)!;
       const { outfile } = bundleOf(row);
-      const { handler } = (await import(`${pathToFileURL(outfile).href}?${Date.now()}`)) as { handler: (e: unknown, c: unknown) => Promise<{ statusCode: number; body: string }> };
+      const { handler } = (await import(`${pathToFileURL(outfile).href}?${Date.now()}`)) as {
+        handler: (e: unknown, c: unknown) => Promise<{ statusCode: number; body: string }>;
+      };
       const reply = await handler(event(row), context);
       expect(reply.statusCode, key).toBe(401);
       expect(JSON.parse(reply.body).code, key).toBe('UNAUTHENTICATED');

@@ -28,7 +28,10 @@ import { FunctionHostError } from '../../lib/functions/host.ts';
  */
 
 const delimiter = Buffer.alloc(8);
-const frame = (prelude: object, ...body: string[]) => [Buffer.concat([Buffer.from(JSON.stringify(prelude)), delimiter]), ...body.map((b) => Buffer.from(b))];
+const frame = (prelude: object, ...body: string[]) => [
+  Buffer.concat([Buffer.from(JSON.stringify(prelude)), delimiter]),
+  ...body.map((b) => Buffer.from(b)),
+];
 async function* chunksOf(parts: Buffer[], splitEvery = 0): AsyncIterable<Uint8Array> {
   const all = Buffer.concat(parts);
   if (!splitEvery) {
@@ -82,7 +85,13 @@ describe('the door reply', () => {
     const reply = doorReplyFromPrelude(
       {
         statusCode: 200,
-        headers: { 'content-type': 'text/event-stream', 'x-slipway-runner-outcome': 'response', 'x-slipway-runner-cold-start': 'true', 'x-slipway-runner-boot-ms': '412', 'x-slipway-runner-instance': 'i-1' },
+        headers: {
+          'content-type': 'text/event-stream',
+          'x-slipway-runner-outcome': 'response',
+          'x-slipway-runner-cold-start': 'true',
+          'x-slipway-runner-boot-ms': '412',
+          'x-slipway-runner-instance': 'i-1',
+        },
         cookies: ['a=1; Path=/', 'b=2'],
       },
       Readable.from([]),
@@ -123,7 +132,15 @@ describe('the deployment package of a user-function Lambda', () => {
     const bundle = Buffer.from('export default () => new Response("hi");\n');
     fs.writeFileSync(path.join(dir, 'package.zip'), functionPackage(bundle));
     // Python's zipfile checks the CRCs and the central directory, as Lambda's unpacking does.
-    const listing = execFileSync('python3', ['-c', 'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print("\\n".join(z.namelist())); sys.stdout.write(z.read("function.mjs").decode())', path.join(dir, 'package.zip')], { encoding: 'utf8' });
+    const listing = execFileSync(
+      'python3',
+      [
+        '-c',
+        'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print("\\n".join(z.namelist())); sys.stdout.write(z.read("function.mjs").decode())',
+        path.join(dir, 'package.zip'),
+      ],
+      { encoding: 'utf8' },
+    );
     expect(listing).toBe(`index.mjs\nfunction.mjs\n${bundle.toString()}`);
   });
 
@@ -154,7 +171,9 @@ describe('the deployment package of a user-function Lambda', () => {
       },
     };
     try {
-      const entry = (await import(pathToFileURL(path.join(dir, 'index.mjs')).href)) as { handler: (event: CloudRunnerEvent, stream: PassThrough) => Promise<void> };
+      const entry = (await import(pathToFileURL(path.join(dir, 'index.mjs')).href)) as {
+        handler: (event: CloudRunnerEvent, stream: PassThrough) => Promise<void>;
+      };
       const invoke = async (event: CloudRunnerEvent) => {
         const stream = new PassThrough();
         const decoded = decodeRunnerStream(stream);
@@ -167,13 +186,22 @@ describe('the deployment package of a user-function Lambda', () => {
         method: 'POST',
         publicUrl: 'https://hello-site.fn.example.test/',
         query: 'a=b',
-        headers: [['host', 'hello-site.fn.example.test'], ['content-type', 'text/plain']],
+        headers: [
+          ['host', 'hello-site.fn.example.test'],
+          ['content-type', 'text/plain'],
+        ],
         bodyBase64: Buffer.from('payload').toString('base64'),
       };
       const first = await invoke(event);
       expect(first.text).toBe('POST https://hello-site.fn.example.test/?a=b payload hello-site.fn.example.test');
       expect(first.reply).toMatchObject({ outcome: 'response', status: 201, coldStart: true });
-      expect(first.reply.headers).toEqual(expect.arrayContaining([['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['content-type', 'text/plain']]));
+      expect(first.reply.headers).toEqual(
+        expect.arrayContaining([
+          ['set-cookie', 'a=1'],
+          ['set-cookie', 'b=2'],
+          ['content-type', 'text/plain'],
+        ]),
+      );
       // The invocation lasted until the waitUntil promise settled.
       expect((globalThis as Record<string, unknown>).__afterReply).toBe(true);
       const second = await invoke({ ...event, method: 'GET', bodyBase64: null });

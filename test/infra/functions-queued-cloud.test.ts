@@ -51,13 +51,15 @@ describe('the invocations worker', () => {
     const variables = resources[workerId()]!.Properties.Environment.Variables;
     expect(variables[cloudHostVariables.taskCluster]).toEqual({ 'Fn::GetAtt': [logicalId(stack.functions.cluster), 'Arn'] });
     expect(variables[cloudHostVariables.taskDefinitionArn]).toEqual({ Ref: logicalId(stack.functions.taskDefinition) });
-    expect(variables[cloudHostVariables.securityGroupId]).toEqual({ 'Fn::GetAtt': [logicalId(stack.functions.computeSecurityGroup), 'GroupId'] });
+    expect(variables[cloudHostVariables.securityGroupId]).toEqual({
+      'Fn::GetAtt': [logicalId(stack.functions.computeSecurityGroup), 'GroupId'],
+    });
     const subnets = JSON.stringify(variables[cloudHostVariables.subnetIds]);
     for (const subnet of stack.functions.vpc.privateSubnets) expect(subnets).toContain(logicalId(subnet as never));
     for (const subnet of stack.functions.vpc.publicSubnets) expect(subnets).not.toContain(logicalId(subnet as never));
   });
 
-  it('may run the runner task definition in the cluster, and describe and stop only that cluster\'s tasks', () => {
+  it("may run the runner task definition in the cluster, and describe and stop only that cluster's tasks", () => {
     const statements = workerStatements();
     const run = statements.find((s) => actionsOf(s).includes('ecs:RunTask'));
     expect(run.Resource).toEqual({ Ref: logicalId(stack.functions.taskDefinition) });

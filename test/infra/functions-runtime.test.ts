@@ -86,7 +86,11 @@ describe('the runner image and the queued-invocation task', () => {
       Cpu: '256',
       Memory: '512',
       ContainerDefinitions: [
-        Match.objectLike({ ReadonlyRootFilesystem: true, User: '1000:1000', MountPoints: [{ ContainerPath: '/tmp', SourceVolume: 'scratch', ReadOnly: false }] }),
+        Match.objectLike({
+          ReadonlyRootFilesystem: true,
+          User: '1000:1000',
+          MountPoints: [{ ContainerPath: '/tmp', SourceVolume: 'scratch', ReadOnly: false }],
+        }),
       ],
     });
     const task = Object.values(resources).find((r) => r.Type === 'AWS::ECS::TaskDefinition')!;
@@ -99,8 +103,15 @@ describe('the runner image and the queued-invocation task', () => {
   it('lets the worker run only that task definition in that cluster and pass only its roles to ECS', () => {
     const statements = statementsOf(stack.getLogicalId(stack.node.findChild('InvocationsWorkerRole').node.defaultChild as CfnElement));
     expect(statements).toEqual([
-      expect.objectContaining({ Action: 'ecs:RunTask', Resource: { Ref: idOf(runtime.taskDefinition) }, Condition: { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(runtime.cluster), 'Arn'] } } } }),
-      expect.objectContaining({ Action: 'iam:PassRole', Condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } }),
+      expect.objectContaining({
+        Action: 'ecs:RunTask',
+        Resource: { Ref: idOf(runtime.taskDefinition) },
+        Condition: { ArnEquals: { 'ecs:cluster': { 'Fn::GetAtt': [idOf(runtime.cluster), 'Arn'] } } },
+      }),
+      expect.objectContaining({
+        Action: 'iam:PassRole',
+        Condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+      }),
     ]);
     expect((statements[1]!.Resource as unknown[]).length).toBe(2);
   });
@@ -123,7 +134,10 @@ describe('the HTTPS door', () => {
   });
 
   it('the origin is the router function URL, streaming; the router knows where to make user functions', () => {
-    template.hasResourceProperties('AWS::Lambda::Url', { TargetFunctionArn: { 'Fn::GetAtt': [idOf(runtime.router.fn), 'Arn'] }, InvokeMode: 'RESPONSE_STREAM' });
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      TargetFunctionArn: { 'Fn::GetAtt': [idOf(runtime.router.fn), 'Arn'] },
+      InvokeMode: 'RESPONSE_STREAM',
+    });
     const variables = resources[idOf(runtime.router.fn)]!.Properties.Environment.Variables;
     const routerVariables = ['namePrefix', 'roleArn', 'runnerLayerArn', 'subnetIds', 'securityGroupId'] as const;
     for (const key of routerVariables) expect(variables[cloudHostVariables[key]], key).toBeDefined();
@@ -151,12 +165,27 @@ describe('the HTTPS door', () => {
     expect(role.Properties.PermissionsBoundary).toEqual({ Ref: idOf(runtime.userFunctionBoundary) });
     const actions = statementsOf(idOf(runtime.userFunctionRole)).flatMap((s) => [s.Action].flat());
     expect(actions.length).toBeGreaterThan(0);
-    for (const action of actions) expect(action).toMatch(/^ec2:(CreateNetworkInterface|DescribeNetworkInterfaces|DescribeSubnets|DeleteNetworkInterface|AssignPrivateIpAddresses|UnassignPrivateIpAddresses)$/);
-    const boundary = resources[idOf(runtime.userFunctionBoundary)]!.Properties.PolicyDocument.Statement as { Effect: string; Action?: unknown; NotAction?: unknown; Resource: unknown }[];
+    for (const action of actions)
+      expect(action).toMatch(
+        /^ec2:(CreateNetworkInterface|DescribeNetworkInterfaces|DescribeSubnets|DeleteNetworkInterface|AssignPrivateIpAddresses|UnassignPrivateIpAddresses)$/,
+      );
+    const boundary = resources[idOf(runtime.userFunctionBoundary)]!.Properties.PolicyDocument.Statement as {
+      Effect: string;
+      Action?: unknown;
+      NotAction?: unknown;
+      Resource: unknown;
+    }[];
     const allowed = boundary.filter((s) => s.Effect === 'Allow').flatMap((s) => [s.Action].flat());
     for (const action of allowed) expect(action).toMatch(/^ec2:/);
     const denied = JSON.stringify(boundary.find((s) => s.Effect === 'Deny')!.Resource);
-    for (const construct of [state.table, state.buckets.sites, state.buckets.bundles, state.queues.invocations, state.secrets.envEncryption, state.secrets.gitState]) {
+    for (const construct of [
+      state.table,
+      state.buckets.sites,
+      state.buckets.bundles,
+      state.queues.invocations,
+      state.secrets.envEncryption,
+      state.secrets.gitState,
+    ]) {
       expect(denied).toContain(idOf(construct));
     }
   });
@@ -169,7 +198,9 @@ describe('the network of user code', () => {
       expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }),
     ]);
     expect(group.Properties.SecurityGroupIngress).toBeUndefined();
-    expect(Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SecurityGroupIngress' || r.Type === 'AWS::EC2::SecurityGroupEgress')).toEqual([]);
+    expect(
+      Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SecurityGroupIngress' || r.Type === 'AWS::EC2::SecurityGroupEgress'),
+    ).toEqual([]);
   });
 
   it('the network ACL of the compute subnets denies private, shared and link-local ranges before it allows 443', () => {
@@ -185,7 +216,9 @@ describe('the network of user code', () => {
       expect(deny, cidr).toMatchObject({ Protocol: -1 });
       expect(deny!.RuleNumber).toBeLessThan(allow443.RuleNumber);
     }
-    expect(blockedEgressRanges).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16']));
+    expect(blockedEgressRanges).toEqual(
+      expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16']),
+    );
     // Attached to both private compute subnets, which route out through NAT.
     const associations = Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SubnetNetworkAclAssociation');
     expect(associations).toHaveLength(2);

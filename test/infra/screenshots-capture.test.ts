@@ -64,7 +64,9 @@ describe('the screenshots capture worker', () => {
     const dir = imageAssetDirectory();
     expect(fs.readdirSync(dir).sort()).toEqual([...imageContextFiles, 'index.mjs', 'index.mjs.map'].sort());
     for (const file of imageContextFiles) {
-      expect(fs.readFileSync(path.join(dir, file), 'utf8'), file).toBe(fs.readFileSync(path.join(repoRoot, row.image!.directory, file), 'utf8'));
+      expect(fs.readFileSync(path.join(dir, file), 'utf8'), file).toBe(
+        fs.readFileSync(path.join(repoRoot, row.image!.directory, file), 'utf8'),
+      );
     }
     expect(fs.readFileSync(path.join(dir, 'Dockerfile'), 'utf8')).toMatch(/^FROM public\.ecr\.aws\/lambda\/nodejs:22$/m);
   });
@@ -87,7 +89,7 @@ describe('the screenshots capture worker', () => {
     }
   });
 
-  it('has a browser\'s memory, a timeout under the queue\'s visibility timeout, and the API\'s URL to report to', () => {
+  it("has a browser's memory, a timeout under the queue's visibility timeout, and the API's URL to report to", () => {
     const props = fnProps();
     expect(props.MemorySize).toBe(2048);
     expect(props.Timeout).toBe(90);
@@ -102,7 +104,9 @@ describe('the screenshots capture worker', () => {
   });
 
   it('consumes the screenshots queue one message at a time, reporting batch item failures; the queue has a dead-letter queue', () => {
-    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties.FunctionName.Ref === logicalId(worker().fn));
+    const mappings = Object.values(resources).filter(
+      (r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties.FunctionName.Ref === logicalId(worker().fn),
+    );
     expect(mappings.map((r) => r.Properties)).toEqual([
       {
         FunctionName: { Ref: logicalId(worker().fn) },

@@ -29,7 +29,10 @@ describe('site serving in the cloud', () => {
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
         Aliases: ['*.example.site', '*.previews.example.site'],
-        ViewerCertificate: Match.objectLike({ AcmCertificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0000', SslSupportMethod: 'sni-only' }),
+        ViewerCertificate: Match.objectLike({
+          AcmCertificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0000',
+          SslSupportMethod: 'sni-only',
+        }),
         DefaultCacheBehavior: Match.objectLike({
           ViewerProtocolPolicy: 'redirect-to-https',
           AllowedMethods: ['GET', 'HEAD'],
@@ -39,17 +42,23 @@ describe('site serving in the cloud', () => {
     });
   });
 
-  it('the viewer function makes the site host the custom hostname a domain\'s distribution names, else the viewer Host', () => {
+  it("the viewer function makes the site host the custom hostname a domain's distribution names, else the viewer Host", () => {
     const functions = Object.values(template.findResources('AWS::CloudFront::Function')) as { Properties: { FunctionCode: string } }[];
     expect(functions).toHaveLength(1);
     // CloudFront Functions run this JavaScript as is: run it here on the event shapes CloudFront gives.
-    const handler = new Function(`${functions[0]!.Properties.FunctionCode}\nreturn handler;`)() as (event: unknown) => { headers: Record<string, { value: string }> };
+    const handler = new Function(`${functions[0]!.Properties.FunctionCode}\nreturn handler;`)() as (event: unknown) => {
+      headers: Record<string, { value: string }>;
+    };
     const viewer = handler({ request: { headers: { host: { value: 'shop.example.site' } } } });
     expect(viewer.headers['x-slipway-host']).toEqual({ value: 'shop.example.site' });
-    const chained = handler({ request: { headers: { host: { value: 'shop.example.site' }, 'x-slipway-custom-host': { value: 'www.example.com' } } } });
+    const chained = handler({
+      request: { headers: { host: { value: 'shop.example.site' }, 'x-slipway-custom-host': { value: 'www.example.com' } } },
+    });
     expect(chained.headers['x-slipway-host']).toEqual({ value: 'www.example.com' });
     // The function applies no geo rule itself in the cloud: the domain's distribution did.
-    const serve = Object.values(template.findResources('AWS::Lambda::Function')).find((f) => JSON.stringify(f).includes('serves the live deployment')) as {
+    const serve = Object.values(template.findResources('AWS::Lambda::Function')).find((f) =>
+      JSON.stringify(f).includes('serves the live deployment'),
+    ) as {
       Properties: { Environment: { Variables: Record<string, string> } };
     };
     expect(serve.Properties.Environment.Variables.GEO_RULES_AT_EDGE).toBe('true');
@@ -60,7 +69,10 @@ describe('site serving in the cloud', () => {
     template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
       OriginAccessControlConfig: Match.objectLike({ OriginAccessControlOriginType: 'lambda', SigningBehavior: 'always' }),
     });
-    template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: 'cloudfront.amazonaws.com' });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      Principal: 'cloudfront.amazonaws.com',
+    });
   });
 
   it('caches by site host, path and query (a primary-domain redirect keeps the query), revalidating by ETag (TTL floor 0)', () => {
@@ -85,7 +97,9 @@ describe('site serving in the cloud', () => {
     const actions = statements.flatMap((s) => [s.Action].flat());
     expect(actions.length).toBeGreaterThan(0);
     for (const action of actions) {
-      expect(action).toMatch(/^(dynamodb:(GetItem|BatchGetItem|Query|ConditionCheckItem|UpdateItem)|s3:(GetObject|ListBucket)|logs:(CreateLogStream|PutLogEvents))$/);
+      expect(action).toMatch(
+        /^(dynamodb:(GetItem|BatchGetItem|Query|ConditionCheckItem|UpdateItem)|s3:(GetObject|ListBucket)|logs:(CreateLogStream|PutLogEvents))$/,
+      );
     }
     const updates = statements.filter((s) => [s.Action].flat().includes('dynamodb:UpdateItem'));
     expect(updates).toHaveLength(1);

@@ -8,16 +8,17 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, secretDefinitions, tableDefinition, type SecretName } from '../../lib/resources.ts';
+import {
+  bucketDefinitions,
+  queueDefinitions,
+  scheduleGroupDefinition,
+  secretDefinitions,
+  tableDefinition,
+  type SecretName,
+} from '../../lib/resources.ts';
 import { fallbackRoute, routeKey, routes, type ResourceUse, type RouteRow } from '../../lib/http/routes.ts';
 import { workers, type WorkerRow } from '../../lib/workers.ts';
-import {
-  bucketReadActions,
-  bucketWriteActions,
-  scheduleWriteActions,
-  tableReadActions,
-  tableWriteActions,
-} from '../../infra/grants.ts';
+import { bucketReadActions, bucketWriteActions, scheduleWriteActions, tableReadActions, tableWriteActions } from '../../infra/grants.ts';
 import { bundleSettings, repoRoot, requireBanner } from '../../infra/bundling.ts';
 import { readSettings } from '../../infra/context.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
@@ -80,7 +81,13 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
   'secrets:billingWebhook': ['secretsmanager:GetSecretValue'],
-  'dns:zones': ['route53:CreateHostedZone', 'route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
+  'dns:zones': [
+    'route53:CreateHostedZone',
+    'route53:DeleteHostedZone',
+    'route53:GetHostedZone',
+    'route53:ListResourceRecordSets',
+    'route53:ChangeResourceRecordSets',
+  ],
   'tls:provision': [
     'acm:RequestCertificate',
     'acm:AddTagsToCertificate',
@@ -178,7 +185,9 @@ describe('API: one Lambda per route row', () => {
     const apiFunctions = [...rows.map((row) => stack.api.routeFunctions.get(routeKey(row))!), stack.api.fallbackFunction];
     const apiFunctionIds = apiFunctions.map((fn) => logicalId(fn.fn));
     // No resource-based permission: one per route would cost a resource each, against the 500 of a stack.
-    const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => apiFunctionIds.some((id) => JSON.stringify(p.Properties.FunctionName).includes(`"${id}"`)));
+    const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) =>
+      apiFunctionIds.some((id) => JSON.stringify(p.Properties.FunctionName).includes(`"${id}"`)),
+    );
     expect(permissions).toEqual([]);
     const invoked = new Map<string, string>();
     for (const [id, integration] of ofType('AWS::ApiGatewayV2::Integration')) {
@@ -193,16 +202,27 @@ describe('API: one Lambda per route row', () => {
       ]);
       // The role may invoke this integration's function: its ARN exactly (no version, no wildcard).
       const statements = statementsOfRoleIn(resources, roleId);
-      expect(statements.every((st) => st.Action === 'lambda:InvokeFunction' && st.Effect === 'Allow'), roleId).toBe(true);
-      expect(statements.flatMap((st) => [st.Resource].flat()), roleId).toContainEqual({ 'Fn::GetAtt': [fnId, 'Arn'] });
+      expect(
+        statements.every((st) => st.Action === 'lambda:InvokeFunction' && st.Effect === 'Allow'),
+        roleId,
+      ).toBe(true);
+      expect(
+        statements.flatMap((st) => [st.Resource].flat()),
+        roleId,
+      ).toContainEqual({ 'Fn::GetAtt': [fnId, 'Arn'] });
       invoked.set(fnId, roleId);
     }
     expect([...invoked.keys()].sort()).toEqual([...apiFunctionIds].sort());
     // Every invoke role names route functions and nothing else.
     for (const roleId of new Set(invoked.values())) {
       // All of a role's grants in the policies read above: none moved to an overflow managed policy.
-      expect(ofType('AWS::IAM::ManagedPolicy').filter(([, p]) => JSON.stringify(p.Properties.Roles ?? []).includes(`"${roleId}"`)), roleId).toEqual([]);
-      for (const resource of statementsOfRoleIn(resources, roleId).flatMap((st) => [st.Resource].flat()) as { 'Fn::GetAtt': [string, string] }[]) {
+      expect(
+        ofType('AWS::IAM::ManagedPolicy').filter(([, p]) => JSON.stringify(p.Properties.Roles ?? []).includes(`"${roleId}"`)),
+        roleId,
+      ).toEqual([]);
+      for (const resource of statementsOfRoleIn(resources, roleId).flatMap((st) => [st.Resource].flat()) as {
+        'Fn::GetAtt': [string, string];
+      }[]) {
         expect(apiFunctionIds, roleId).toContain(resource['Fn::GetAtt'][0]);
       }
     }
@@ -257,7 +277,9 @@ describe('workers', () => {
       const fnId = logicalId(fn!.fn);
       // A container-image worker runs its image's Node 22 (test/infra/screenshots-capture.test.ts).
       expect(resources[fnId]!.Properties).toMatchObject(
-        row.image ? { Description: `Slipway worker ${row.name}`, PackageType: 'Image' } : { Description: `Slipway worker ${row.name}`, Runtime: 'nodejs22.x' },
+        row.image
+          ? { Description: `Slipway worker ${row.name}`, PackageType: 'Image' }
+          : { Description: `Slipway worker ${row.name}`, Runtime: 'nodejs22.x' },
       );
       if (row.trigger.kind === 'queue') {
         const queueId = logicalId(stack.state.queues[row.trigger.queue]);
@@ -273,9 +295,7 @@ describe('workers', () => {
         template.hasResourceProperties('AWS::IAM::Policy', {
           Roles: [{ Ref: schedulerRoleId }],
           PolicyDocument: {
-            Statement: Match.arrayWith([
-              Match.objectLike({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [fnId, 'Arn'] } }),
-            ]),
+            Statement: Match.arrayWith([Match.objectLike({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [fnId, 'Arn'] } })]),
           },
         });
         if (row.trigger.kind === 'rate') {
@@ -302,7 +322,9 @@ describe('workers', () => {
         }
       }
     }
-    const workerFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description).startsWith('Slipway worker '));
+    const workerFunctions = ofType('AWS::Lambda::Function').filter(([, r]) =>
+      String(r.Properties.Description).startsWith('Slipway worker '),
+    );
     expect(workerFunctions).toHaveLength(workers.length);
   });
 
@@ -336,7 +358,13 @@ describe('worker rows the table does not hold yet', () => {
 
   it('consumes a queue row through an event source mapping that reports batch item failures', () => {
     const { probe, state, workersConstruct } = standIn([
-      { name: 'probe-consumer', handler: fallbackRoute.handler, trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 5 }, uses: ['table:read'], timeoutSeconds: 30 },
+      {
+        name: 'probe-consumer',
+        handler: fallbackRoute.handler,
+        trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 5 },
+        uses: ['table:read'],
+        timeoutSeconds: 30,
+      },
     ]);
     const probeTemplate = Template.fromStack(probe);
     const fn = workersConstruct.workerFunctions.get('probe-consumer')!;
@@ -352,7 +380,12 @@ describe('worker rows the table does not hold yet', () => {
     // builds:run is granted by the CodeBuild project itself, to the builds worker (the 'builds' section checks it).
     const everyUse = (Object.keys(allowedFor) as ResourceUse[]).filter((use) => use !== 'builds:run');
     const { probe, state, workersConstruct } = standIn([
-      { name: 'probe-everything', handler: fallbackRoute.handler, trigger: { kind: 'schedule', targetArnEnvVar: 'PROBE_TARGET_ARN' }, uses: everyUse },
+      {
+        name: 'probe-everything',
+        handler: fallbackRoute.handler,
+        trigger: { kind: 'schedule', targetArnEnvVar: 'PROBE_TARGET_ARN' },
+        uses: everyUse,
+      },
     ]);
     const report = new AwsSolutionsChecks().validateScope(probe);
     expect(report.violations.map((v) => v.ruleName)).toEqual([]);
@@ -371,7 +404,13 @@ describe('worker rows the table does not hold yet', () => {
   it('refuses a queue consumer whose timeout outlasts the queue visibility timeout', () => {
     expect(() =>
       standIn([
-        { name: 'slow-consumer', handler: fallbackRoute.handler, trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 1 }, uses: [], timeoutSeconds: queueDefinitions.sslRetries.visibilityTimeoutSeconds + 1 },
+        {
+          name: 'slow-consumer',
+          handler: fallbackRoute.handler,
+          trigger: { kind: 'queue', queue: 'sslRetries', batchSize: 1 },
+          uses: [],
+          timeoutSeconds: queueDefinitions.sslRetries.visibilityTimeoutSeconds + 1,
+        },
       ]),
     ).toThrow(/exceeds the visibility timeout/);
   });
@@ -414,8 +453,12 @@ describe('state', () => {
         IgnorePublicAcls: true,
         RestrictPublicBuckets: true,
       });
-      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
-      const policies = ofType('AWS::S3::BucketPolicy').filter(([, p]) => JSON.stringify(p.Properties.Bucket) === JSON.stringify({ Ref: id }));
+      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe(
+        'AES256',
+      );
+      const policies = ofType('AWS::S3::BucketPolicy').filter(
+        ([, p]) => JSON.stringify(p.Properties.Bucket) === JSON.stringify({ Ref: id }),
+      );
       expect(policies, id).toHaveLength(1);
       expect(policies[0]![1].Properties.PolicyDocument.Statement).toContainEqual(
         expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
@@ -434,12 +477,22 @@ describe('state', () => {
       resources[logicalId(stack.state.buckets[name])]!.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
     expect(rules('bundles')).toContainEqual(expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 9, Status: 'Enabled' }));
     // Queued invocations' request, result and console output: 7 days (spec Limits).
-    expect(rules('bundles')).toContainEqual(expect.objectContaining({ Prefix: 'invocations/', ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 1 }, Status: 'Enabled' }));
+    expect(rules('bundles')).toContainEqual(
+      expect.objectContaining({
+        Prefix: 'invocations/',
+        ExpirationInDays: 7,
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        Status: 'Enabled',
+      }),
+    );
     expect(rules('sites').some((rule) => 'ExpirationInDays' in rule)).toBe(false);
   });
 
   it('gives every queue a dead-letter queue, encryption and TLS-only access', () => {
-    for (const [name, definition] of Object.entries(queueDefinitions) as [keyof typeof queueDefinitions, (typeof queueDefinitions)[keyof typeof queueDefinitions]][]) {
+    for (const [name, definition] of Object.entries(queueDefinitions) as [
+      keyof typeof queueDefinitions,
+      (typeof queueDefinitions)[keyof typeof queueDefinitions],
+    ][]) {
       const queue = resources[logicalId(stack.state.queues[name])]!;
       expect(queue.Properties).toMatchObject({
         VisibilityTimeout: definition.visibilityTimeoutSeconds,
@@ -454,9 +507,7 @@ describe('state', () => {
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: id }],
         PolicyDocument: {
-          Statement: Match.arrayWith([
-            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-          ]),
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
         },
       });
     }
@@ -489,7 +540,6 @@ describe('state', () => {
 });
 
 describe('least privilege', () => {
-
   it('gives a table:read-only route no write action on the table', () => {
     const readOnly = rows.filter((row) => row.uses.includes('table:read') && !row.uses.includes('table:write'));
     expect(readOnly.length).toBeGreaterThan(0);
@@ -511,7 +561,9 @@ describe('least privilege', () => {
         // A queue consumer also receives and deletes from its queue (granted by the event source).
         uses: row.uses,
         extra: [
-          ...(row.trigger.kind === 'queue' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : []),
+          ...(row.trigger.kind === 'queue'
+            ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']
+            : []),
           // The invocations worker runs each invocation as a Fargate task (test/infra/functions-queued-cloud.test.ts scopes these).
           ...(row.name === 'function-invocations' ? ['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask', 'iam:PassRole'] : []),
           // The sweep lists and deletes user-function Lambdas (FunctionsRuntime.connectSweepWorker; scoped in its own test below).
@@ -575,7 +627,10 @@ describe('least privilege', () => {
         const actions = [statement.Action].flat() as string[];
         for (const action of actions) expect(action, id).not.toMatch(/\*/);
         if ([statement.Resource].flat().includes('*')) {
-          expect(actions.filter((action) => !unscopableActions.has(action)), id).toEqual([]);
+          expect(
+            actions.filter((action) => !unscopableActions.has(action)),
+            id,
+          ).toEqual([]);
         }
       }
     }
@@ -590,7 +645,11 @@ describe('secrets', () => {
   const secretNames = Object.keys(secretDefinitions) as SecretName[];
   /** Every function of the stack with the `uses` of its row. */
   const everyFunction = () => [
-    ...rows.map((row) => ({ name: routeKey(row), uses: row.uses as readonly ResourceUse[], fn: stack.api.routeFunctions.get(routeKey(row))! })),
+    ...rows.map((row) => ({
+      name: routeKey(row),
+      uses: row.uses as readonly ResourceUse[],
+      fn: stack.api.routeFunctions.get(routeKey(row))!,
+    })),
     { name: '$default', uses: fallbackRoute.uses, fn: stack.api.fallbackFunction },
     ...workers.map((row) => ({ name: row.name, uses: row.uses, fn: stack.workers.workerFunctions.get(row.name)! })),
   ];
@@ -600,7 +659,10 @@ describe('secrets', () => {
     template.resourceCountIs('AWS::SecretsManager::Secret', secretNames.length);
     const gitState = resources[logicalId(stack.state.secrets.gitState)]!;
     expect(gitState.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
-    const envKey = resources[logicalId(stack.state.secrets.envEncryption)] as Resource & { DeletionPolicy?: string; UpdateReplacePolicy?: string };
+    const envKey = resources[logicalId(stack.state.secrets.envEncryption)] as Resource & {
+      DeletionPolicy?: string;
+      UpdateReplacePolicy?: string;
+    };
     expect(envKey.Type).toBe('AWS::SecretsManager::Secret');
     expect(envKey.Properties.GenerateSecretString).toEqual({
       PasswordLength: 64,
@@ -628,7 +690,9 @@ describe('secrets', () => {
         const { envVar, arnEnvVar } = secretDefinitions[secret];
         // The value never travels in the function configuration, only the ARN, and only to a reader.
         expect(variables[envVar], `${name} ${envVar}`).toBeUndefined();
-        expect(variables[arnEnvVar], `${name} ${arnEnvVar}`).toEqual(used.includes(secret) ? { Ref: logicalId(stack.state.secrets[secret]) } : undefined);
+        expect(variables[arnEnvVar], `${name} ${arnEnvVar}`).toEqual(
+          used.includes(secret) ? { Ref: logicalId(stack.state.secrets[secret]) } : undefined,
+        );
       }
       for (const secret of used) readers.get(secret)!.push(name);
     }
@@ -665,7 +729,9 @@ describe('secrets', () => {
       'https://dashboard.example.test/account/confirm',
     );
     expect(settingsWith({}).emailConfirmUrl).toBe('https://app.slipway.site/confirm-email');
-    expect(() => settingsWith({ emailConfirmUrl: 'app.example.test/confirm' })).toThrow('emailConfirmUrl: "app.example.test/confirm" is not an http(s) URL');
+    expect(() => settingsWith({ emailConfirmUrl: 'app.example.test/confirm' })).toThrow(
+      'emailConfirmUrl: "app.example.test/confirm" is not an http(s) URL',
+    );
   });
 
   it('passes the abuse intake switch and its hourly limits to every function, with their defaults', () => {
@@ -683,7 +749,9 @@ describe('secrets', () => {
       abuseReportsPlatformPerHour: 50,
     });
     expect(() => settingsWith({ abuseIntake: 'maybe' })).toThrow('abuseIntake: "maybe" is not on or off');
-    expect(() => settingsWith({ abuseReportsPlatformPerHour: '0' })).toThrow('abuseReportsPlatformPerHour: must be a whole number of at least 1');
+    expect(() => settingsWith({ abuseReportsPlatformPerHour: '0' })).toThrow(
+      'abuseReportsPlatformPerHour: must be a whole number of at least 1',
+    );
   });
 });
 
@@ -746,7 +814,9 @@ describe('builds', () => {
     expect(deny?.Effect).toBe('Deny');
     expect(JSON.stringify(deny?.Resource)).toContain(logicalId(stack.state.table));
     const worker = stack.workers.workerFunctions.get('builds')!;
-    const statements = policyDocuments(resources).filter((p) => p.roles.includes(logicalId(worker.role))).flatMap((p) => p.statements);
+    const statements = policyDocuments(resources)
+      .filter((p) => p.roles.includes(logicalId(worker.role)))
+      .flatMap((p) => p.statements);
     const codebuild = statements.filter((statement) => [statement.Action].flat().some((a) => String(a).startsWith('codebuild:')));
     expect(codebuild.map((statement) => statement.Resource)).toEqual([{ 'Fn::GetAtt': [projectId, 'Arn'] }]);
     expect(resources[logicalId(worker.fn)]!.Properties.Environment.Variables.BUILDS_CODEBUILD_PROJECT).toEqual({ Ref: projectId });
@@ -754,24 +824,31 @@ describe('builds', () => {
 });
 
 describe('compliance', () => {
-  it('stays under CloudFormation\'s 500 resources per stack, every function role keeping its grants inline', () => {
+  it("stays under CloudFormation's 500 resources per stack, every function role keeping its grants inline", () => {
     expect(Object.keys(resources).length).toBeLessThan(500);
-    const functions = [
-      ...stack.api.routeFunctions.values(),
-      stack.api.fallbackFunction,
-      ...stack.workers.workerFunctions.values(),
-    ];
+    const functions = [...stack.api.routeFunctions.values(), stack.api.fallbackFunction, ...stack.workers.workerFunctions.values()];
     for (const fn of functions) {
       const roleId = logicalId(fn.role);
-      expect(resources[roleId]!.Properties.Policies.map((p: { PolicyName: string }) => p.PolicyName), fn.node.path).toEqual(['Grants']);
-      expect(policyDocuments(resources).filter((p) => p.roles.includes(roleId)).map((p) => p.id), fn.node.path).toEqual([`${roleId}/Grants`]);
+      expect(
+        resources[roleId]!.Properties.Policies.map((p: { PolicyName: string }) => p.PolicyName),
+        fn.node.path,
+      ).toEqual(['Grants']);
+      expect(
+        policyDocuments(resources)
+          .filter((p) => p.roles.includes(roleId))
+          .map((p) => p.id),
+        fn.node.path,
+      ).toEqual([`${roleId}/Grants`]);
     }
   });
 
   it('passes cfn-lint with no finding', async () => {
     // cfn-lint's exit code is a bit mask: 2 = error, 4 = warning, 8 = informational.
     // cwd: the repository's .cfnlintrc.yaml applies (it ignores W3005 only, with its reason).
-    const result = await promisify(execFile)('cfn-lint', ['--format', 'json', templateFile], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 }).then(
+    const result = await promisify(execFile)('cfn-lint', ['--format', 'json', templateFile], {
+      cwd: repoRoot,
+      maxBuffer: 64 * 1024 * 1024,
+    }).then(
       (r) => ({ code: 0, stdout: r.stdout }),
       (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
     );

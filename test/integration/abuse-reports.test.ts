@@ -55,7 +55,9 @@ function postFrom(ip: string, body: unknown, options: { raw?: string; contentTyp
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
+        );
       },
     );
     req.on('error', reject);
@@ -109,7 +111,8 @@ async function recordedCount(): Promise<number> {
 }
 
 async function platformCount(): Promise<number> {
-  const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: platformCounterKey(), ConsistentRead: true }))).Item;
+  const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: platformCounterKey(), ConsistentRead: true })))
+    .Item;
   return (item?.count as number | undefined) ?? 0;
 }
 
@@ -136,7 +139,15 @@ beforeAll(async () => {
   customHost = `www.${subdomain}.example.com`;
   pendingHost = `pending.${subdomain}.example.com`;
   for (const hostname of [customHost, pendingHost]) {
-    const record = newDomainRecord({ teamId: roles.team.id, projectId, hostname, isApex: false, mode: 'byo_dns', target: `${subdomain}.localhost`, now });
+    const record = newDomainRecord({
+      teamId: roles.team.id,
+      projectId,
+      hostname,
+      isApex: false,
+      mode: 'byo_dns',
+      target: `${subdomain}.localhost`,
+      now,
+    });
     await insertDomain(record);
     if (hostname === customHost) {
       await dynamo().send(
@@ -174,7 +185,9 @@ describe('POST /api/v1/public/abuse-reports: recorded reports', () => {
       project_ids: [projectId],
     });
     expect((item!.targets as { kind: string }[]).map((t) => t.kind)).toEqual(['site', 'function', 'custom_domain']);
-    const link = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseReportOfProject(projectId, reply.body.data.id) }))).Item;
+    const link = (
+      await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseReportOfProject(projectId, reply.body.data.id) }))
+    ).Item;
     expect(link).toMatchObject({ report_id: reply.body.data.id, project_id: projectId, status: 'received' });
 
     const mails = await mailTo(reporter);
@@ -185,9 +198,18 @@ describe('POST /api/v1/public/abuse-reports: recorded reports', () => {
   });
 
   it('child_sexual_abuse needs no reporter name or e-mail: recorded, and nothing is mailed', async () => {
-    const reply = await postFrom(freshIp(), { category: 'child_sexual_abuse', description: 'Abuse material.', reported_urls: [siteUrl()], good_faith_declared: true });
+    const reply = await postFrom(freshIp(), {
+      category: 'child_sexual_abuse',
+      description: 'Abuse material.',
+      reported_urls: [siteUrl()],
+      good_faith_declared: true,
+    });
     expect(reply.status).toBe(201);
-    expect(await reportItem(reply.body.data.id)).toMatchObject({ reporter_name: null, reporter_email: null, receipt_status: 'not_requested' });
+    expect(await reportItem(reply.body.data.id)).toMatchObject({
+      reporter_name: null,
+      reporter_email: null,
+      receipt_status: 'not_requested',
+    });
     const empty = await postFrom(freshIp(), report({ category: 'child_sexual_abuse', reporter_name: '', reporter_email: '' }));
     expect(empty.status).toBe(201);
   });
@@ -284,7 +306,11 @@ describe('refusals change nothing', () => {
       expect(reply.body.details.fields.map((f: { field: string }) => f.field)).toContain(field);
     }
     expectError(await postFrom(freshIp(), null, { raw: '{"category":' }), 400, 'INVALID_JSON');
-    expectError(await postFrom(freshIp(), null, { raw: 'category=phishing', contentType: 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(
+      await postFrom(freshIp(), null, { raw: 'category=phishing', contentType: 'application/x-www-form-urlencoded' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     expectError(await postFrom(freshIp(), null, { raw: '' }), 400, 'ABUSE_REPORT_INVALID');
     expect(await recordedCount()).toBe(before);
     expect(await platformCount()).toBe(platformBefore);

@@ -104,7 +104,10 @@ describe('GET /api/v1/admin/abuse-scans: order and paging', () => {
   it('a review moves a scan to its status: the new listing closes up, the dismissed one holds it', async () => {
     const first = (await list('?page_size=1')).body.data.scans[0];
     expect(nameOf(first)).toBe('reportedWeak');
-    const done = await platform.api('POST', `/api/v1/admin/abuse-scans/${first.id}/review`, { token: admin.token, body: { review_status: 'dismissed' } });
+    const done = await platform.api('POST', `/api/v1/admin/abuse-scans/${first.id}/review`, {
+      token: admin.token,
+      body: { review_status: 'dismissed' },
+    });
     expect(done.status).toBe(200);
     const after = (await list('')).body.data;
     expect(after.total).toBe(5);

@@ -21,8 +21,26 @@ import { deploy, putMissing, site, type SiteFiles } from '../support/uploads.ts'
  */
 
 const ROW_FIELDS = [
-  'branch', 'created_at', 'deployment_id', 'error', 'files_scanned', 'handled_at', 'handled_by', 'id', 'matches', 'priority',
-  'project_id', 'report_count', 'resolution', 'review_status', 'scanned_at', 'score', 'site_host', 'status', 'team_id', 'team_name',
+  'branch',
+  'created_at',
+  'deployment_id',
+  'error',
+  'files_scanned',
+  'handled_at',
+  'handled_by',
+  'id',
+  'matches',
+  'priority',
+  'project_id',
+  'report_count',
+  'resolution',
+  'review_status',
+  'scanned_at',
+  'score',
+  'site_host',
+  'status',
+  'team_id',
+  'team_name',
   'truncated',
 ];
 
@@ -33,7 +51,8 @@ let platform: TestPlatform;
 let admin: Awaited<ReturnType<typeof makeUser>>;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 
-const list = (query = '', token: string | null = admin.token) => platform.api('GET', `/api/v1/admin/abuse-scans${query}`, { token: token ?? undefined });
+const list = (query = '', token: string | null = admin.token) =>
+  platform.api('GET', `/api/v1/admin/abuse-scans${query}`, { token: token ?? undefined });
 const review = (id: string, body: unknown, token: string | null = admin.token) =>
   platform.api('POST', `/api/v1/admin/abuse-scans/${id}/review`, { token: token ?? undefined, body });
 
@@ -160,7 +179,15 @@ describe('a publish is scanned off the publish path', () => {
   it('a newer publish of the branch replaces the listed scan; a superseded scan cannot be reviewed', async () => {
     const second = await publishAgain(projectId, site({ 'index.html': '<h1>All clean now</h1>' }));
     const row = await listedScanOf(second);
-    expect(row).toMatchObject({ project_id: projectId, branch: 'production', matches: [], score: 0, priority: 'none', report_count: 1, files_scanned: 1 });
+    expect(row).toMatchObject({
+      project_id: projectId,
+      branch: 'production',
+      matches: [],
+      score: 0,
+      priority: 'none',
+      report_count: 1,
+      files_scanned: 1,
+    });
     expect((await allRows()).filter((r) => r.project_id === projectId)).toHaveLength(1);
     const superseded = await review(firstScan.id, { review_status: 'dismissed' });
     expectError(superseded, 409, 'ABUSE_SCAN_SUPERSEDED');
@@ -171,10 +198,21 @@ describe('a publish is scanned off the publish path', () => {
   }, 60_000);
 
   it('an older scan whose deployment is live again is listed again, as new', async () => {
-    const promoted = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, { token: roles.owner.token, body: { deployment_id: firstDeployment } });
+    const promoted = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, {
+      token: roles.owner.token,
+      body: { deployment_id: firstDeployment },
+    });
     expect(promoted.status).toBe(200);
     const row = await listedScanOf(firstDeployment);
-    expect(row).toMatchObject({ id: firstScan.id, review_status: 'new', handled_at: null, handled_by: null, resolution: null, score: 60, report_count: 1 });
+    expect(row).toMatchObject({
+      id: firstScan.id,
+      review_status: 'new',
+      handled_at: null,
+      handled_by: null,
+      resolution: null,
+      score: 60,
+      report_count: 1,
+    });
     expect((await allRows('dismissed')).filter((r) => r.project_id === projectId)).toEqual([]);
     // And now it can be reviewed.
     const actioned = await review(firstScan.id, { review_status: 'actioned', resolution: 'Site suspended: PayPal phishing kit.' });
@@ -213,7 +251,7 @@ describe('a publish is scanned off the publish path', () => {
 });
 
 describe('a redeploy is scanned by what changed', () => {
-  it('reads only the contents the project\'s earlier scan did not see, and records exactly what a full read finds', async () => {
+  it("reads only the contents the project's earlier scan did not see, and records exactly what a full read finds", async () => {
     const subdomain = `incr-${randomBytes(3).toString('hex')}`;
     const files: Record<string, string> = {
       'index.html': `<h1>Sign in to your PayPal</h1><form><input type="password"></form>`,
@@ -234,7 +272,13 @@ describe('a redeploy is scanned by what changed', () => {
     // 11 text files, 10 contents: js/send.js and js/copy.js are the same bytes, read once even by a full scan.
     expect(full.files_scanned).toBe(11);
     expect(full.files_read).toBe(10);
-    expect(row).toMatchObject({ files_scanned: full.files_scanned, truncated: full.truncated, matches: full.matches, score: full.score, priority: full.priority });
+    expect(row).toMatchObject({
+      files_scanned: full.files_scanned,
+      truncated: full.truncated,
+      matches: full.matches,
+      score: full.score,
+      priority: full.priority,
+    });
     expect(row.matches.map((m: any) => m.rule_id)).toContain('malware.crypto-drainer');
 
     // What the worker's scan of this deployment kept is all a scan of it needs: nothing is read again.
@@ -255,17 +299,30 @@ describe('a redeploy is scanned by what changed', () => {
     expect(incremental.files_read).toBe(1);
     expect({ ...incremental, files_read: thirdFull.files_read }).toEqual(thirdFull);
     // The examples keep the paths of this deployment, in path order (js/copy.js before js/send.js went).
-    expect(thirdFull.matches.find((m) => m.rule_id === 'phishing.credential-exfiltration')).toMatchObject({ hits: 1, examples: [{ path: 'js/copy.js' }] });
+    expect(thirdFull.matches.find((m) => m.rule_id === 'phishing.credential-exfiltration')).toMatchObject({
+      hits: 1,
+      examples: [{ path: 'js/copy.js' }],
+    });
   }, 90_000);
 
   it('with the earlier results of another rule set or per-file cap, everything is read again', async () => {
     const subdomain = `cap-${randomBytes(3).toString('hex')}`;
-    const deployed = await deploy(platform, roles.owner.token, site({ 'index.html': `<input type="password"> ${randomBytes(4).toString('hex')}` }), {
-      name: `Cap ${subdomain}`,
-      subdomain,
-    });
+    const deployed = await deploy(
+      platform,
+      roles.owner.token,
+      site({ 'index.html': `<input type="password"> ${randomBytes(4).toString('hex')}` }),
+      {
+        name: `Cap ${subdomain}`,
+        subdomain,
+      },
+    );
     await listedScanOf(deployed.finalize.deployment_id);
-    const target = { team_id: roles.team.id, project_id: deployed.begin.project_id as string, slug: deployed.begin.project.slug as string, deployment_id: deployed.finalize.deployment_id };
+    const target = {
+      team_id: roles.team.id,
+      project_id: deployed.begin.project_id as string,
+      slug: deployed.begin.project.slug as string,
+      deployment_id: deployed.finalize.deployment_id,
+    };
     expect((await scanDeploymentFiles(target, { reuse: true })).files_read).toBe(0);
     process.env.ABUSE_SCAN_FILE_MAX_BYTES = '100000';
     try {
@@ -305,7 +362,8 @@ describe('the worker', () => {
     );
     const outcomes = await Promise.all([1, 2, 3, 4].map(() => runAbuseScan(id)));
     expect(outcomes.sort()).toEqual(['finished', 'skipped', 'skipped', 'skipped']);
-    const record = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseScan(id), ConsistentRead: true }))).Item!;
+    const record = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseScan(id), ConsistentRead: true })))
+      .Item!;
     expect(record).toMatchObject({ status: 'finished', score: 60, files_scanned: 3 });
     const rows = (await allRows()).filter((r) => r.project_id === listed.project_id);
     expect(rows.map((r) => r.id)).toEqual([id]);
@@ -371,7 +429,13 @@ describe('POST /api/v1/admin/abuse-scans/{id}/review', () => {
     const subdomain = `bad-${randomBytes(3).toString('hex')}`;
     const deployed = await deploy(platform, roles.owner.token, phishingKit(), { name: `Bad ${subdomain}`, subdomain });
     const row = await listedScanOf(deployed.finalize.deployment_id);
-    for (const body of [{}, { review_status: 'new' }, { review_status: 'deleted' }, { review_status: 'dismissed', resolution: 'x'.repeat(1001) }, { review_status: 'dismissed', extra: 1 }]) {
+    for (const body of [
+      {},
+      { review_status: 'new' },
+      { review_status: 'deleted' },
+      { review_status: 'dismissed', resolution: 'x'.repeat(1001) },
+      { review_status: 'dismissed', extra: 1 },
+    ]) {
       expectError(await review(row.id, body), 400, 'VALIDATION_FAILED');
     }
     expect((await listedScanOf(deployed.finalize.deployment_id)).review_status).toBe('new');
@@ -391,7 +455,17 @@ describe('GET /api/v1/admin/abuse-scans: query bounds', () => {
   it('page_size 1 and 100 are accepted; 0, 101, a fraction or text, page 0 and an unknown review_status are 400 VALIDATION_FAILED', async () => {
     expect((await list('?page_size=1')).body.data).toMatchObject({ page: 1, page_size: 1 });
     expect((await list('?page_size=100&page=3')).body.data).toMatchObject({ page: 3, page_size: 100, scans: [] });
-    for (const query of ['?page_size=0', '?page_size=101', '?page_size=2.5', '?page_size=ten', '?page=0', '?page=-1', '?page=abc', '?review_status=open', '?review_status=']) {
+    for (const query of [
+      '?page_size=0',
+      '?page_size=101',
+      '?page_size=2.5',
+      '?page_size=ten',
+      '?page=0',
+      '?page=-1',
+      '?page=abc',
+      '?review_status=open',
+      '?review_status=',
+    ]) {
       expectError(await list(query), 400, 'VALIDATION_FAILED');
     }
   });

@@ -118,11 +118,17 @@ describe('stuck activation', () => {
 
     // Attempt 1: a begin that opens a session (a project now exists), never finalized.
     const s = uniqueSite();
-    const begin = await platform.api('POST', '/api/v1/uploads', { token: trying.owner.token, body: { files: s.files, project: { name: uniqueName() } } });
+    const begin = await platform.api('POST', '/api/v1/uploads', {
+      token: trying.owner.token,
+      body: { files: s.files, project: { name: uniqueName() } },
+    });
     expect(begin.status).toBe(201);
     // Attempt 2: refused, a PHP site: its code is the latest failure reason.
     const php = site({ 'index.php': '<?php echo 1;' });
-    const refused = await platform.api('POST', '/api/v1/uploads', { token: trying.owner.token, body: { files: php.files, project: { name: uniqueName() } } });
+    const refused = await platform.api('POST', '/api/v1/uploads', {
+      token: trying.owner.token,
+      body: { files: php.files, project: { name: uniqueName() } },
+    });
     expectError(refused, 422, 'UPLOAD_PHP_SITE');
 
     const data = (await attention()).body.data;
@@ -153,13 +159,19 @@ describe('stuck activation', () => {
     expect(Date.parse(row.last_activity_at)).toBeGreaterThan(Date.parse(trying.team.created_at));
     expect(stuckIds(data.stuck_activation.no_projects)).not.toContain(trying.team.id);
     // A team younger than 24 hours is not stuck yet.
-    expect([...stuckIds(data.stuck_activation.no_projects), ...stuckIds(data.stuck_activation.no_successful_deploy)]).not.toContain(fresh.team.id);
+    expect([...stuckIds(data.stuck_activation.no_projects), ...stuckIds(data.stuck_activation.no_successful_deploy)]).not.toContain(
+      fresh.team.id,
+    );
 
     // It finishes: the first publish takes it out of the queue.
     await putMissing(platform, trying.owner.token, begin.body.data.upload_id, begin.body.data.missing, s);
-    expect((await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: trying.owner.token })).status).toBe(200);
+    expect(
+      (await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: trying.owner.token })).status,
+    ).toBe(200);
     const after = (await attention()).body.data;
-    expect([...stuckIds(after.stuck_activation.no_projects), ...stuckIds(after.stuck_activation.no_successful_deploy)]).not.toContain(trying.team.id);
+    expect([...stuckIds(after.stuck_activation.no_projects), ...stuckIds(after.stuck_activation.no_successful_deploy)]).not.toContain(
+      trying.team.id,
+    );
     expect(stuckIds(after.stuck_activation.no_projects)).toContain(idle.team.id);
     const state = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(trying.team.id) }))).Item!;
     expect(state.activated_at).toEqual(expect.any(String));
@@ -169,7 +181,10 @@ describe('stuck activation', () => {
   it('an upload abandoned until its provisional project expired is the latest failure reason; the team is back to no projects', async () => {
     const t = await teamWithOwner();
     await backdateTeam(t.team.id, 26);
-    const begin = await platform.api('POST', '/api/v1/uploads', { token: t.owner.token, body: { files: uniqueSite().files, project: { name: uniqueName() } } });
+    const begin = await platform.api('POST', '/api/v1/uploads', {
+      token: t.owner.token,
+      body: { files: uniqueSite().files, project: { name: uniqueName() } },
+    });
     expect(begin.status).toBe(201);
     const due = new Date(Date.parse(begin.body.data.project.provisional_until) + 1000);
     expect(await expireProvisionalProject(begin.body.data.project_id, due)).toBe('deleted');
@@ -185,11 +200,21 @@ describe('stuck activation', () => {
   it('a failed functions build is the latest failure reason', async () => {
     const t = await teamWithOwner();
     await backdateTeam(t.team.id, 25);
-    const broken = site({ 'index.html': '<h1>x</h1>', 'functions/broken.ts': "import missing from './nowhere.js';\nexport default missing;\n" });
-    const begin = await platform.api('POST', '/api/v1/uploads', { token: t.owner.token, body: { files: broken.files, project: { name: uniqueName() } } });
+    const broken = site({
+      'index.html': '<h1>x</h1>',
+      'functions/broken.ts': "import missing from './nowhere.js';\nexport default missing;\n",
+    });
+    const begin = await platform.api('POST', '/api/v1/uploads', {
+      token: t.owner.token,
+      body: { files: broken.files, project: { name: uniqueName() } },
+    });
     expect(begin.status).toBe(201);
     await putMissing(platform, t.owner.token, begin.body.data.upload_id, begin.body.data.missing, broken);
-    expectError(await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: t.owner.token }), 422, 'FUNCTIONS_BUILD_FAILED');
+    expectError(
+      await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: t.owner.token }),
+      422,
+      'FUNCTIONS_BUILD_FAILED',
+    );
     const row = (await attention()).body.data.stuck_activation.no_successful_deploy.find((r: any) => r.id === t.team.id);
     expect(row).toMatchObject({ deploy_attempts: 1, latest_failure_reason: 'FUNCTIONS_BUILD_FAILED', project_count: 1 });
   }, 60_000);
@@ -222,11 +247,17 @@ describe('teams from before the attention item: admin backfill-attention', () =>
     const activated = (await get(published.team.id))!;
     expect(activated.gsi1pk).toBeUndefined();
     expect(activated.last_successful_deploy_at).toEqual(expect.any(String));
-    expect((await get(never.team.id))!).toMatchObject({ gsi1pk: 'STUCKACTIVATION', team_created_at: never.team.created_at, deploy_attempts: 0 });
+    expect((await get(never.team.id))!).toMatchObject({
+      gsi1pk: 'STUCKACTIVATION',
+      team_created_at: never.team.created_at,
+      deploy_attempts: 0,
+    });
     await backdateTeam(never.team.id, 25);
     const data = (await attention()).body.data;
     expect(data.stuck_activation.no_projects.map((r: any) => r.id)).toContain(never.team.id);
-    expect([...data.stuck_activation.no_projects, ...data.stuck_activation.no_successful_deploy].map((r: any) => r.id)).not.toContain(published.team.id);
+    expect([...data.stuck_activation.no_projects, ...data.stuck_activation.no_successful_deploy].map((r: any) => r.id)).not.toContain(
+      published.team.id,
+    );
     // A second run finds every item in place.
     const again = JSON.parse((await runCli(['admin', 'backfill-attention'], env)).stdout);
     expect(again).toMatchObject({ created: 0, activated: 0, existing: again.teams });
@@ -247,7 +278,12 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
     const trialing = await teamWithOwner();
     const tenDaysAgo = new Date(Date.now() - 10 * DAY - 60_000).toISOString();
 
-    const set = await setSubscription(cancelling.team.id, { plan: 'pro', status: 'active', cancel_at_period_end: true, created_at: tenDaysAgo });
+    const set = await setSubscription(cancelling.team.id, {
+      plan: 'pro',
+      status: 'active',
+      cancel_at_period_end: true,
+      created_at: tenDaysAgo,
+    });
     expect(set.status).toBe(200);
     expect(set.body.data).toEqual({
       team_id: cancelling.team.id,
@@ -277,7 +313,12 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
       team_name: cancelling.team.name,
     });
     expect(listsHolding(data, cancelling.team.id)).toEqual(['cancelling']);
-    expect(billingRow(data, 'past_due', pastDue.team.id)).toMatchObject({ age_days: 0, status: 'past_due', plan: 'team', cancel_at_period_end: false });
+    expect(billingRow(data, 'past_due', pastDue.team.id)).toMatchObject({
+      age_days: 0,
+      status: 'past_due',
+      plan: 'team',
+      cancel_at_period_end: false,
+    });
     expect(listsHolding(data, pastDue.team.id)).toEqual(['past_due']);
     expect(billingRow(data, 'pending_payment', pending.team.id)).toMatchObject({ status: 'incomplete', plan: 'pro' });
     expect(listsHolding(data, pending.team.id)).toEqual(['pending_payment']);
@@ -293,9 +334,18 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
   it('the operator command `admin set-subscription` sets the same record', async () => {
     const t = await teamWithOwner();
     const env = { ...platform.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' };
-    const run = await runCli(['admin', 'set-subscription', '--team', t.team.slug, '--plan', 'team', '--status', 'past_due', '--cancel-at-period-end'], env);
+    const run = await runCli(
+      ['admin', 'set-subscription', '--team', t.team.slug, '--plan', 'team', '--status', 'past_due', '--cancel-at-period-end'],
+      env,
+    );
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ team_id: t.team.id, plan: 'team', status: 'past_due', cancel_at_period_end: true, subscription_count: 1 });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      team_id: t.team.id,
+      plan: 'team',
+      status: 'past_due',
+      cancel_at_period_end: true,
+      subscription_count: 1,
+    });
     expect(billingRow((await attention()).body.data, 'past_due', t.team.id)).toMatchObject({ plan: 'team', cancel_at_period_end: true });
     const bad = await runCli(['admin', 'set-subscription', '--team', t.team.id, '--plan', 'pro', '--status', 'frozen'], env);
     expect(bad.code).not.toBe(0);
@@ -342,7 +392,15 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
     ]) {
       expectError(await setSubscription(t.team.id, body), 400, 'VALIDATION_FAILED');
     }
-    expectError(await platform.api('PUT', `/api/v1/admin/teams/${t.team.id}/subscription`, { token: admin, rawBody: '{"plan":', headers: { 'content-type': 'application/json' } }), 400, 'INVALID_JSON');
+    expectError(
+      await platform.api('PUT', `/api/v1/admin/teams/${t.team.id}/subscription`, {
+        token: admin,
+        rawBody: '{"plan":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'INVALID_JSON',
+    );
     expectError(await setSubscription(randomUUID(), { plan: 'pro', status: 'active' }), 404, 'TEAM_NOT_FOUND');
     expectError(await setSubscription('not-a-team', { plan: 'pro', status: 'active' }), 400, 'ADMIN_TEAM_ID_INVALID');
     const data = (await attention()).body.data;
@@ -355,7 +413,9 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
     await setSubscription(t.team.id, { plan: 'pro', status: 'canceled' });
     const restarts = await Promise.all(Array.from({ length: 8 }, () => setSubscription(t.team.id, { plan: 'pro', status: 'active' })));
     expect(restarts.map((r) => r.status)).toEqual(Array(8).fill(200));
-    let state = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(t.team.id), ConsistentRead: true }))).Item!;
+    let state = (
+      await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(t.team.id), ConsistentRead: true }))
+    ).Item!;
     expect(state.subscription_count).toBe(2);
 
     const statuses = ['past_due', 'incomplete', 'active', 'trialing', 'past_due', 'active'] as const;
@@ -364,8 +424,15 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
       recordSuccessfulDeploy(t.team.id, new Date(Date.now() - 40 * DAY)),
     ]);
     expect(writes.slice(0, statuses.length).map((r: any) => r.status)).toEqual(Array(statuses.length).fill(200));
-    state = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(t.team.id), ConsistentRead: true }))).Item!;
-    const expected = ({ incomplete: ['pending_payment'], past_due: ['past_due'], active: ['paying_idle'], trialing: ['cancelling'] } as Record<string, string[]>)[state.sub_status];
+    state = (
+      await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(t.team.id), ConsistentRead: true }))
+    ).Item!;
+    const expected = (
+      { incomplete: ['pending_payment'], past_due: ['past_due'], active: ['paying_idle'], trialing: ['cancelling'] } as Record<
+        string,
+        string[]
+      >
+    )[state.sub_status];
     expect(listsHolding((await attention()).body.data, t.team.id)).toEqual(expected);
     expect(state.subscription_count).toBe(2);
   }, 60_000);
@@ -379,7 +446,9 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
         ...Array.from({ length: 3 }, () => setSubscription(t.team.id, { plan: 'pro', status: 'active' })),
         sleep(Math.random() * 250).then(() => recordSuccessfulDeploy(t.team.id, new Date(Date.now() - (200 - round) * DAY))),
       ]);
-      const state = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(t.team.id), ConsistentRead: true }))).Item!;
+      const state = (
+        await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(t.team.id), ConsistentRead: true }))
+      ).Item!;
       expect(state.gsi2pk).toBe('BILLING#PAYING');
       expect(state.gsi2sk).toBe(`${state.last_successful_deploy_at}#${t.team.id}`);
     }
@@ -389,7 +458,17 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
 describe('feedback: POST /api/v1/feedback and the inbox', () => {
   it('records the feedback for the inbox with every field; a long message is cut and marked truncated', async () => {
     const m = await makeTeamWithRoles();
-    const sent = await sendFeedback(m.member.token, { message: 'The deploy button is hidden on mobile.', type: 'bug', page_route: '/projects/abc', viewport: '390x844', app_version: '1.2.3' }, { 'user-agent': 'Test/1.0' });
+    const sent = await sendFeedback(
+      m.member.token,
+      {
+        message: 'The deploy button is hidden on mobile.',
+        type: 'bug',
+        page_route: '/projects/abc',
+        viewport: '390x844',
+        app_version: '1.2.3',
+      },
+      { 'user-agent': 'Test/1.0' },
+    );
     expect(sent.status).toBe(201);
     expect(sent.body.data).toEqual({
       id: expect.any(String),
@@ -440,7 +519,15 @@ describe('feedback: POST /api/v1/feedback and the inbox', () => {
     ]) {
       expectError(await sendFeedback(m.member.token, body), 400, 'VALIDATION_FAILED');
     }
-    expectError(await platform.api('POST', '/api/v1/feedback', { token: m.member.token, rawBody: 'message=hi', headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(
+      await platform.api('POST', '/api/v1/feedback', {
+        token: m.member.token,
+        rawBody: 'message=hi',
+        headers: { 'content-type': 'text/plain' },
+      }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     expect((await attention()).body.data.feedback_inbox.length).toBe(before);
     const exported = await platform.api('GET', '/api/v1/me/export', { token: m.member.token });
     expect(exported.body.data.feedback).toEqual([]);
@@ -484,13 +571,21 @@ describe('feedback: POST /api/v1/feedback and the inbox', () => {
 describe('failed webhook events', () => {
   it('one row per provider event, newest first; a redelivery that fails again updates its error and keeps its first time', async () => {
     const eventId = `delivery-${randomUUID()}`;
-    const first = await recordFailedWebhookEvent({ provider: 'github', providerEventId: eventId, eventType: 'push', errorMessage: 'No project links this repository.' });
+    const first = await recordFailedWebhookEvent({
+      provider: 'github',
+      providerEventId: eventId,
+      eventType: 'push',
+      errorMessage: 'No project links this repository.',
+    });
     const again = await recordFailedWebhookEvent(
       { provider: 'github', providerEventId: eventId, eventType: 'push', errorMessage: 'Signature mismatch.' },
       new Date(Date.now() + 1000),
     );
     expect(again.id).toBe(first.id);
-    const later = await recordFailedWebhookEvent({ provider: 'gitlab', providerEventId: `mr-${randomUUID()}`, eventType: 'merge_request', errorMessage: 'Timed out.' }, new Date(Date.now() + 2000));
+    const later = await recordFailedWebhookEvent(
+      { provider: 'gitlab', providerEventId: `mr-${randomUUID()}`, eventType: 'merge_request', errorMessage: 'Timed out.' },
+      new Date(Date.now() + 2000),
+    );
     const rows = (await attention()).body.data.failed_webhook_events;
     expect(rows.filter((r: any) => r.provider_event_id === eventId)).toEqual([
       { created_at: first.created_at, error_message: 'Signature mismatch.', event_type: 'push', id: first.id, provider_event_id: eventId },
@@ -506,7 +601,9 @@ describe('a team on its way out', () => {
     await backdateTeam(t.team.id, 30);
     const ids = async () => (await attention()).body.data.stuck_activation.no_projects.map((r: any) => r.id);
     expect(await ids()).toContain(t.team.id);
-    expect((await platform.api('POST', '/api/v1/team/deletion', { token: t.owner.token, headers: { 'x-team-id': t.team.id } })).status).toBeLessThan(300);
+    expect(
+      (await platform.api('POST', '/api/v1/team/deletion', { token: t.owner.token, headers: { 'x-team-id': t.team.id } })).status,
+    ).toBeLessThan(300);
     expect(await ids()).not.toContain(t.team.id);
   });
 
@@ -514,9 +611,12 @@ describe('a team on its way out', () => {
     const t = await teamWithOwner();
     const sent = (await sendFeedback(t.owner.token, { message: 'Bye.' })).body.data;
     expect((await setSubscription(t.team.id, { plan: 'pro', status: 'active', cancel_at_period_end: true })).status).toBe(200);
-    expect((await platform.api('POST', '/api/v1/team/deletion', { token: t.owner.token, headers: { 'x-team-id': t.team.id } })).status).toBeLessThan(300);
+    expect(
+      (await platform.api('POST', '/api/v1/team/deletion', { token: t.owner.token, headers: { 'x-team-id': t.team.id } })).status,
+    ).toBeLessThan(300);
     expect(await purgeTeam(t.team.id, new Date(Date.now() + 400 * DAY))).toBe('purged');
-    const get = async (key: Record<string, string>) => (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }))).Item;
+    const get = async (key: Record<string, string>) =>
+      (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }))).Item;
     expect(await get(keys.teamAttention(t.team.id))).toBeUndefined();
     expect(await get(keys.feedbackRef(sent.id))).toBeUndefined();
     const data = (await attention()).body.data;
@@ -525,4 +625,3 @@ describe('a team on its way out', () => {
     expectError(await markHandled(sent.id), 404, 'FEEDBACK_NOT_FOUND');
   });
 });
-

@@ -97,7 +97,15 @@ describe('GET /api/v1/admin/teams/{id}/functions: from real traffic', () => {
     expect(data.limits_hit.cockpit_available).toBe(true);
     expect(data.limits_hit.cockpit_reason).toBe('');
     const row = (name: string, kind: string) => data.limits_hit.rows.find((r: any) => r.function_name === name && r.kind === kind);
-    expect(row('echo', 'body_413')).toEqual({ ...common, function_id: fid('echo'), function_name: 'echo', kind: 'body_413', count_7d: 1, count_24h: 1, last_hit_at: expect.any(String) });
+    expect(row('echo', 'body_413')).toEqual({
+      ...common,
+      function_id: fid('echo'),
+      function_name: 'echo',
+      kind: 'body_413',
+      count_7d: 1,
+      count_24h: 1,
+      last_hit_at: expect.any(String),
+    });
     expect(row('slow', 'http_timeout')).toMatchObject({ count_7d: 1, count_24h: 1, last_hit_at: expect.any(String) });
     // With the cockpit, its kinds are listed for every function, zero included.
     expect(row('hello', 'body_413')).toMatchObject({ count_7d: 0, count_24h: 0, last_hit_at: null });
@@ -123,7 +131,10 @@ describe('GET /api/v1/admin/teams/{id}/functions: from real traffic', () => {
     expect(cost.gib_seconds_7d).toBeGreaterThan(0);
     const podSeconds = data.cost.functions.reduce((n: number, r: any) => n + r.pod_seconds_7d, 0);
     expect(Math.abs(data.cost.http_pod_seconds_7d - podSeconds)).toBeLessThanOrEqual(data.cost.functions.length);
-    expect(data.cost.http_gib_seconds_7d).toBeCloseTo(data.cost.functions.reduce((n: number, r: any) => n + r.gib_seconds_7d, 0), 1);
+    expect(data.cost.http_gib_seconds_7d).toBeCloseTo(
+      data.cost.functions.reduce((n: number, r: any) => n + r.gib_seconds_7d, 0),
+      1,
+    );
     expect(Number.isInteger(data.cost.background_runtime_seconds_7d)).toBe(true);
   }, 90_000);
 });
@@ -141,21 +152,72 @@ describe('GET /api/v1/admin/teams/{id}/functions: windows', () => {
       await dynamo().send(
         new PutCommand({
           TableName: config.tableName(),
-          Item: { ...keys.functionStatsHour(team, hour, fn), function_id: fn, function_name: 'old', project_id: gone, team_id: team, hour, ...fields },
+          Item: {
+            ...keys.functionStatsHour(team, hour, fn),
+            function_id: fn,
+            function_name: 'old',
+            project_id: gone,
+            team_id: team,
+            hour,
+            ...fields,
+          },
         }),
       );
     };
-    await hourRow(0, { http_requests: 4, wakes: 1, pod_starts: 1, boot_ms: [30], instance_seconds: 10.4, peak_memory_mib: 40, background_runtime_seconds: 2.2, limit_out_of_memory: 1, limit_out_of_memory_last_at: 'B', limit_body_413: 3 });
-    await hourRow(3 * DAY, { http_requests: 6, wakes: 2, pod_starts: 2, boot_ms: [10, 20], instance_seconds: 20, peak_memory_mib: 90, background_runtime_seconds: 1, limit_out_of_memory: 2, limit_out_of_memory_last_at: 'A', limit_http_timeout: 5 });
+    await hourRow(0, {
+      http_requests: 4,
+      wakes: 1,
+      pod_starts: 1,
+      boot_ms: [30],
+      instance_seconds: 10.4,
+      peak_memory_mib: 40,
+      background_runtime_seconds: 2.2,
+      limit_out_of_memory: 1,
+      limit_out_of_memory_last_at: 'B',
+      limit_body_413: 3,
+    });
+    await hourRow(3 * DAY, {
+      http_requests: 6,
+      wakes: 2,
+      pod_starts: 2,
+      boot_ms: [10, 20],
+      instance_seconds: 20,
+      peak_memory_mib: 90,
+      background_runtime_seconds: 1,
+      limit_out_of_memory: 2,
+      limit_out_of_memory_last_at: 'A',
+      limit_http_timeout: 5,
+    });
     // Outside the 7 days: never counted.
-    await hourRow(8 * DAY, { http_requests: 1000, wakes: 1000, pod_starts: 1000, boot_ms: [99999], instance_seconds: 99999, peak_memory_mib: 500, background_runtime_seconds: 1000, limit_out_of_memory: 1000 });
+    await hourRow(8 * DAY, {
+      http_requests: 1000,
+      wakes: 1000,
+      pod_starts: 1000,
+      boot_ms: [99999],
+      instance_seconds: 99999,
+      peak_memory_mib: 500,
+      background_runtime_seconds: 1000,
+      limit_out_of_memory: 1000,
+    });
 
     const monday = (weeksAgo: number) => weekStartOf(new Date(Date.parse(weekStartOf(new Date(now))) - weeksAgo * 7 * DAY));
-    for (const [ago, requests] of [[0, 10], [2, 20], [7, 70], [8, 80]] as const) {
+    for (const [ago, requests] of [
+      [0, 10],
+      [2, 20],
+      [7, 70],
+      [8, 80],
+    ] as const) {
       await dynamo().send(
         new PutCommand({
           TableName: config.tableName(),
-          Item: { ...keys.functionStatsWeek(team, monday(ago)), team_id: team, week_start: monday(ago), http_requests: requests, background_invocations: ago, background_runtime_seconds: ago + 0.4 },
+          Item: {
+            ...keys.functionStatsWeek(team, monday(ago)),
+            team_id: team,
+            week_start: monday(ago),
+            http_requests: requests,
+            background_invocations: ago,
+            background_runtime_seconds: ago + 0.4,
+          },
         }),
       );
     }
@@ -167,7 +229,17 @@ describe('GET /api/v1/admin/teams/{id}/functions: windows', () => {
       cockpit_available: false,
       cockpit_reason: COCKPIT_NOT_ENROLLED,
       rows: [
-        { count_7d: 3, count_24h: 1, function_id: fn, function_name: 'old', kind: 'out_of_memory', last_hit_at: 'B', owner_email: m.owner.user.email, project_name: '', team_id: team },
+        {
+          count_7d: 3,
+          count_24h: 1,
+          function_id: fn,
+          function_name: 'old',
+          kind: 'out_of_memory',
+          last_hit_at: 'B',
+          owner_email: m.owner.user.email,
+          project_name: '',
+          team_id: team,
+        },
       ],
     });
     expect(data.cold_starts).toEqual([
@@ -195,7 +267,17 @@ describe('GET /api/v1/admin/teams/{id}/functions: windows', () => {
       background_runtime_seconds_7d: 3,
       http_gib_seconds_7d: 15.2,
       http_pod_seconds_7d: 30,
-      functions: [{ function_id: fn, function_name: 'old', gib_seconds_7d: 15.2, memory_request_mib: 512, peak_memory_mib: 90, pod_seconds_7d: 30, project_name: '' }],
+      functions: [
+        {
+          function_id: fn,
+          function_name: 'old',
+          gib_seconds_7d: 15.2,
+          memory_request_mib: 512,
+          peak_memory_mib: 90,
+          pod_seconds_7d: 30,
+          project_name: '',
+        },
+      ],
     });
 
     // Enrolled, the cockpit's kinds come back, counted from the same rows.

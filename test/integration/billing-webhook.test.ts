@@ -33,7 +33,15 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 const secret = () => process.env.BILLING_WEBHOOK_SECRET!;
 
 function stripeEvent(type: string, object: Record<string, unknown>, options: { id?: string; created?: number } = {}) {
-  return { id: options.id ?? `evt_${randomUUID().replaceAll('-', '')}`, object: 'event', api_version: '2024-06-20', created: options.created ?? nowSeconds(), livemode: false, type, data: { object } };
+  return {
+    id: options.id ?? `evt_${randomUUID().replaceAll('-', '')}`,
+    object: 'event',
+    api_version: '2024-06-20',
+    created: options.created ?? nowSeconds(),
+    livemode: false,
+    type,
+    data: { object },
+  };
 }
 
 function subscriptionObject(teamId: string, over: Record<string, unknown> = {}) {
@@ -56,7 +64,11 @@ function deliver(event: unknown, options: { signature?: string | null; headers?:
   const signature = options.signature === undefined ? signatureHeader(secret(), body) : options.signature;
   return platform.api('POST', PATH, {
     rawBody: body,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...(signature === null ? {} : { 'stripe-signature': signature }), ...options.headers },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      ...(signature === null ? {} : { 'stripe-signature': signature }),
+      ...options.headers,
+    },
   });
 }
 
@@ -74,7 +86,8 @@ async function newTeam() {
 }
 
 async function attentionItem(teamId: string) {
-  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }))).Item!;
+  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true })))
+    .Item!;
 }
 
 describe('who may deliver', () => {
@@ -171,7 +184,11 @@ describe('subscription events', () => {
     expect((await deliver(cancelling)).body.data.outcome).toBe('applied');
     data = await attention();
     expect(listsHolding(data, team.id)).toEqual(['cancelling']);
-    expect(data.billing_attention.cancelling.find((r: any) => r.team_id === team.id)).toMatchObject({ plan: 'team', status: 'active', cancel_at_period_end: true });
+    expect(data.billing_attention.cancelling.find((r: any) => r.team_id === team.id)).toMatchObject({
+      plan: 'team',
+      status: 'active',
+      cancel_at_period_end: true,
+    });
 
     const pastDue = stripeEvent('customer.subscription.updated', subscriptionObject(team.id, { status: 'past_due' }), { created: t0 + 20 });
     expect((await deliver(pastDue)).body.data.outcome).toBe('applied');
@@ -188,8 +205,13 @@ describe('subscription events', () => {
     expect((await attentionItem(team.id)).sub_status).toBe('canceled');
 
     // A new subscription after the ended one counts as the team's second.
-    const again = stripeEvent('customer.subscription.created', subscriptionObject(team.id, { id: 'sub_2', status: 'active' }), { created: t0 + 40 });
-    expect((await deliver(again)).body.data).toMatchObject({ outcome: 'applied', subscription: { status: 'active', subscription_count: 2 } });
+    const again = stripeEvent('customer.subscription.created', subscriptionObject(team.id, { id: 'sub_2', status: 'active' }), {
+      created: t0 + 40,
+    });
+    expect((await deliver(again)).body.data).toMatchObject({
+      outcome: 'applied',
+      subscription: { status: 'active', subscription_count: 2 },
+    });
     expect(listsHolding(await attention(), team.id)).toEqual(['paying_idle']);
   });
 
@@ -235,7 +257,12 @@ describe('failed events', () => {
     const { team } = await newTeam();
     const paused = stripeEvent('customer.subscription.updated', subscriptionObject(team.id, { status: 'paused' }));
     expect((await deliver(paused)).body.data.outcome).toBe('failed');
-    const malformed = stripeEvent('customer.subscription.created', { id: 'sub_x', object: 'subscription', metadata: { team_id: team.id }, status: 'active' });
+    const malformed = stripeEvent('customer.subscription.created', {
+      id: 'sub_x',
+      object: 'subscription',
+      metadata: { team_id: team.id },
+      status: 'active',
+    });
     expect((await deliver(malformed)).body.data.outcome).toBe('failed');
     const data = await attention();
     expect(failedRow(data, paused.id)).toMatchObject({
@@ -255,7 +282,12 @@ describe('failed events', () => {
     // A version that is no number makes every conditional write of the item fail: the versioned write gives up.
     const setVersion = (version: unknown) =>
       dynamo().send(
-        new UpdateCommand({ TableName: config.tableName(), Key: keys.teamAttention(team.id), UpdateExpression: 'SET version = :v', ExpressionAttributeValues: { ':v': version } }),
+        new UpdateCommand({
+          TableName: config.tableName(),
+          Key: keys.teamAttention(team.id),
+          UpdateExpression: 'SET version = :v',
+          ExpressionAttributeValues: { ':v': version },
+        }),
       );
     await setVersion('corrupt');
     const event = stripeEvent('customer.subscription.created', subscriptionObject(team.id, { status: 'past_due' }));
@@ -290,7 +322,9 @@ describe('redelivery', () => {
       const item = await attentionItem(team.id);
       expect(item.version).toBe(before + 1);
       expect(item.subscription_count).toBe(1);
-      const marker = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.processedWebhookEvent('stripe', event.id) }))).Item!;
+      const marker = (
+        await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.processedWebhookEvent('stripe', event.id) }))
+      ).Item!;
       expect(marker).toMatchObject({ provider_event_id: event.id, team_id: team.id, event_type: 'customer.subscription.created' });
       expect(marker.ttl).toBeGreaterThan(nowSeconds() + 29 * 86_400);
 
@@ -303,13 +337,20 @@ describe('redelivery', () => {
 });
 
 describe('admin actions on failed events (retry, dismiss)', () => {
-  const act = (action: string) => (id: string, token: string | null = admin) =>
-    platform.api('POST', `/api/v1/admin/failed-webhook-events/${id}`, { token: token ?? undefined, body: { action } });
+  const act =
+    (action: string) =>
+    (id: string, token: string | null = admin) =>
+      platform.api('POST', `/api/v1/admin/failed-webhook-events/${id}`, { token: token ?? undefined, body: { action } });
   const retry = act('retry');
   const dismiss = act('dismiss');
   const corruptVersion = (teamId: string, version: unknown) =>
     dynamo().send(
-      new UpdateCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), UpdateExpression: 'SET version = :v', ExpressionAttributeValues: { ':v': version } }),
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.teamAttention(teamId),
+        UpdateExpression: 'SET version = :v',
+        ExpressionAttributeValues: { ':v': version },
+      }),
     );
   /** An event recorded as failed on our side (its team's subscription cannot be written), with its row's id. */
   async function failedOnOurSide() {
@@ -393,7 +434,12 @@ describe('admin actions on failed events (retry, dismiss)', () => {
 
   it('a row kept without its event (too large, or recorded before events were kept) is 409 FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, and can be dismissed', async () => {
     const { recordFailedWebhookEvent } = await import('../../lib/attention/webhooks.ts');
-    const row = await recordFailedWebhookEvent({ provider: 'stripe', providerEventId: `evt_${randomUUID()}`, eventType: 'customer.subscription.updated', errorMessage: 'Old row.' });
+    const row = await recordFailedWebhookEvent({
+      provider: 'stripe',
+      providerEventId: `evt_${randomUUID()}`,
+      eventType: 'customer.subscription.updated',
+      errorMessage: 'Old row.',
+    });
     expectError(await retry(row.id), 409, 'FAILED_WEBHOOK_EVENT_NOT_RETRYABLE');
     expect((await dismiss(row.id)).status).toBe(200);
   });
@@ -401,7 +447,11 @@ describe('admin actions on failed events (retry, dismiss)', () => {
   it('400 for an id that is not a UUID or an action that is neither; 404 for an unknown id; 403 for everyone but platform administrators; 401 without a token', async () => {
     const { row } = await failedOnOurSide();
     for (const body of [{}, { action: 'replay' }, { action: 'retry', extra: 1 }]) {
-      expectError(await platform.api('POST', `/api/v1/admin/failed-webhook-events/${row.id}`, { token: admin, body }), 400, 'VALIDATION_FAILED');
+      expectError(
+        await platform.api('POST', `/api/v1/admin/failed-webhook-events/${row.id}`, { token: admin, body }),
+        400,
+        'VALIDATION_FAILED',
+      );
     }
     for (const call of [retry, dismiss]) {
       expectError(await call('not-an-id'), 400, 'FAILED_WEBHOOK_EVENT_ID_INVALID');

@@ -71,7 +71,14 @@ function job(commit: string, overrides: Partial<BuildJob> = {}): BuildJob {
 /** What BatchGetBuilds reports of the build a handle names (the handle ends with CodeBuild's build id). */
 async function recordedBuild(handle: string) {
   const id = handle.split('/').slice(2).join('/');
-  const reply = await codebuildCall<{ builds: { id: string; buildStatus: string; projectName: string; environment: { environmentVariables: { name: string; value: string }[] } }[] }>('BatchGetBuilds', { ids: [id] });
+  const reply = await codebuildCall<{
+    builds: {
+      id: string;
+      buildStatus: string;
+      projectName: string;
+      environment: { environmentVariables: { name: string; value: string }[] };
+    }[];
+  }>('BatchGetBuilds', { ids: [id] });
   return reply.builds[0]!;
 }
 
@@ -117,7 +124,9 @@ describe('builds in CodeBuild', () => {
     expect(report.all.find((l) => l.startsWith('Package cache:'))).toMatch(/^Package cache: cold /);
     expect(readFileSync(join(report.outputDir!, 'index.html'), 'utf8')).toBe('<h1>cloud no greeting</h1>');
     // The job carried the fetch credential: the container deleted it as soon as it read it.
-    await expect(s3.send(new GetObjectCommand({ Bucket: bucket, Key: buildObjectKeys(first.deploymentId, first.projectId).job }))).rejects.toThrow();
+    await expect(
+      s3.send(new GetObjectCommand({ Bucket: bucket, Key: buildObjectKeys(first.deploymentId, first.projectId).job })),
+    ).rejects.toThrow();
     await host.release(handle);
     expect(existsSync(report.outputDir!)).toBe(false);
 

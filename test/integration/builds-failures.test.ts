@@ -15,18 +15,25 @@ const ctx = useBuildsSuite({ functions: true });
 
 const push = async (secret: string, sha: string) => (await ctx.push(secret, 'main', sha)).body.data;
 
-const projectOf = async (id: string) => (await ctx.platform.api('GET', `/api/v1/projects/${id}`, { token: ctx.roles.member.token })).body.data;
+const projectOf = async (id: string) =>
+  (await ctx.platform.api('GET', `/api/v1/projects/${id}`, { token: ctx.roles.member.token })).body.data;
 
 /** A site whose build fails with the same error each time, after printing a changing number. */
 const failingSite = () => ({
   'package.json': null,
   'package-lock.json': null,
-  'build.mjs': "console.log('run ' + Date.now()); console.error('Error: Cannot find module ./missing-' + process.pid + '.js'); process.exit(2);",
+  'build.mjs':
+    "console.log('run ' + Date.now()); console.error('Error: Cannot find module ./missing-' + process.pid + '.js'); process.exit(2);",
 });
 
 /** Pushes `site` (made distinct per push) BREAKER_THRESHOLD times: each fails with `message`, counts, and the last pauses auto-deploy. */
 async function tripsTheBreaker(site: Record<string, string | null>, message: string | RegExp) {
-  const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+  const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+    git_repo_url: ctx.repo.url,
+    framework: 'other',
+    build_command: 'node build.mjs',
+    output_dir: 'dist',
+  });
   const messages: string[] = [];
   for (let i = 1; i <= BREAKER_THRESHOLD; i++) {
     const sha = ctx.repo.commit('main', { ...site, [`n${i}.txt`]: String(i) });
@@ -57,7 +64,11 @@ const outputSite = (files: Record<string, string>) => ({
 
 describe('failed builds', () => {
   it('fails a build whose lockfile is out of step with package.json, with a clear line, and publishes nothing', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      build_command: 'npm run build',
+      output_dir: 'dist',
+    });
     const good = await push(secret, ctx.repo.commit('main', staticSite('good')));
     expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, good.builds[0].deployment_id)).status).toBe('ready');
     // A dependency on a folder of the repository: npm ci finds the lockfile out of step without any network.
@@ -67,7 +78,9 @@ describe('failed builds', () => {
     const sha = ctx.repo.commit('main', { ...site, 'package.json': JSON.stringify(manifest) });
     const failed = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, sha)).builds[0].deployment_id);
     expect(failed.status).toBe('failed');
-    expect(failed.failure_message).toBe('Install failed: package-lock.json is out of step with package.json; update the lockfile and push again.');
+    expect(failed.failure_message).toBe(
+      'Install failed: package-lock.json is out of step with package.json; update the lockfile and push again.',
+    );
     expect(failed.build_log).toContain(failed.failure_message);
     expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>good no greeting</h1>');
     const after = await projectOf(project.id);
@@ -77,7 +90,12 @@ describe('failed builds', () => {
   });
 
   it('trips the breaker at 3 failures of one signature, skips pushes while paused, and resumes', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'node build.mjs',
+      output_dir: 'dist',
+    });
     for (let i = 1; i <= BREAKER_THRESHOLD; i++) {
       const sha = ctx.repo.commit('main', { ...failingSite(), [`n${i}.txt`]: String(i) });
       const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, sha)).builds[0].deployment_id);
@@ -96,7 +114,13 @@ describe('failed builds', () => {
     // A general update never writes the breaker, whatever it carries.
     const patched = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
       token: ctx.roles.admin.token,
-      body: { ...paused, auto_deploy_paused_at: null, consecutive_build_failures: 0, last_build_failure_message: null, name: `${paused.name} 2` },
+      body: {
+        ...paused,
+        auto_deploy_paused_at: null,
+        consecutive_build_failures: 0,
+        last_build_failure_message: null,
+        name: `${paused.name} 2`,
+      },
     });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.data.auto_deploy_paused_at).toBe(paused.auto_deploy_paused_at);
@@ -104,7 +128,12 @@ describe('failed builds', () => {
 
     const resumed = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/auto-deploy/resume`, { token: ctx.roles.admin.token });
     expect(resumed.status, resumed.text).toBe(200);
-    expect(resumed.body.data).toMatchObject({ auto_deploy_paused_at: null, auto_deploy_pause_reason: null, consecutive_build_failures: 0, last_build_failure_message: null });
+    expect(resumed.body.data).toMatchObject({
+      auto_deploy_paused_at: null,
+      auto_deploy_pause_reason: null,
+      consecutive_build_failures: 0,
+      last_build_failure_message: null,
+    });
     const member = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/auto-deploy/resume`, { token: ctx.roles.member.token });
     expect(member.status).toBe(403);
   });
@@ -116,7 +145,12 @@ describe('failed builds', () => {
     expect((await projectOf(project.id)).consecutive_build_failures).toBe(1);
     await Promise.all([
       ...Array.from({ length: 4 }, () => recordUserFailure(project.id, { message: 'Build failed: b', signature: 'b' })),
-      ...Array.from({ length: 4 }, (_, i) => ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { build_command: `make ${i}`, consecutive_build_failures: 0 } })),
+      ...Array.from({ length: 4 }, (_, i) =>
+        ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+          token: ctx.roles.admin.token,
+          body: { build_command: `make ${i}`, consecutive_build_failures: 0 },
+        }),
+      ),
     ]);
     const after = await projectOf(project.id);
     expect(after.consecutive_build_failures).toBe(5);
@@ -124,16 +158,35 @@ describe('failed builds', () => {
   });
 
   it('a successful manual build clears the breaker; the API starts builds for team admins only', async () => {
-    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
+    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      build_command: 'npm run build',
+      output_dir: 'dist',
+    });
     for (let i = 0; i < BREAKER_THRESHOLD; i++) await recordUserFailure(project.id, { message: 'Build failed: x', signature: 'x' });
     expect((await projectOf(project.id)).auto_deploy_paused_at).toBeTruthy();
     const sha = ctx.repo.commit('main', staticSite('manual'));
-    expect((await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.member.token, body: { branch: 'main' } })).status).toBe(403);
-    const bad = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.admin.token, body: { branch: 'a..b' } });
+    expect(
+      (await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.member.token, body: { branch: 'main' } }))
+        .status,
+    ).toBe(403);
+    const bad = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, {
+      token: ctx.roles.admin.token,
+      body: { branch: 'a..b' },
+    });
     expect(bad.status).toBe(400);
-    const started = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.admin.token, body: { branch: 'main' } });
+    const started = await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, {
+      token: ctx.roles.admin.token,
+      body: { branch: 'main' },
+    });
     expect(started.status, started.text).toBe(202);
-    expect(started.body.data).toMatchObject({ trigger: 'manual', target: 'production', branch: 'main', commit_sha: null, status: 'queued' });
+    expect(started.body.data).toMatchObject({
+      trigger: 'manual',
+      target: 'production',
+      branch: 'main',
+      commit_sha: null,
+      status: 'queued',
+    });
     const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, started.body.data.deployment_id);
     expect(build.status, build.build_log.join('\n')).toBe('ready');
     expect(build.commit_sha).toBe(sha);

@@ -51,11 +51,17 @@ async function withSettings<T>(env: Record<string, string>, work: () => Promise<
   }
 }
 
-const projectOf = async (id: string) => (await ctx.platform.api('GET', `/api/v1/projects/${id}`, { token: ctx.roles.member.token })).body.data;
+const projectOf = async (id: string) =>
+  (await ctx.platform.api('GET', `/api/v1/projects/${id}`, { token: ctx.roles.member.token })).body.data;
 
 describe('build limits', () => {
   it('stops a build that runs past its time budget and fails it', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'node build.mjs',
+      output_dir: 'dist',
+    });
     const queued = await push(secret, 'slow', ctx.repo.commit('slow', plainSite('slow', { sleepMs: 120_000 })));
     const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
     expect(build.status).toBe('failed');
@@ -64,7 +70,12 @@ describe('build limits', () => {
   });
 
   it('cancels the running build of a branch when a newer push to it arrives', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'node build.mjs',
+      output_dir: 'dist',
+    });
     const older = await push(secret, 'main', ctx.repo.commit('main', plainSite('older', { sleepMs: 60_000 })));
     await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, older.deployment_id, ['building'], 30_000).catch(() => undefined);
     const newer = await push(secret, 'main', ctx.repo.commit('main', plainSite('newer')));
@@ -76,12 +87,21 @@ describe('build limits', () => {
   });
 
   it('caps the log, and a running build can be followed with the log cursor', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'node build.mjs',
+      output_dir: 'dist',
+    });
     const queued = await push(secret, 'chatty', ctx.repo.commit('chatty', plainSite('chatty', { lines: 100, sleepMs: 1500 })));
     const seen: string[] = [];
     let cursor = 0;
     for (let done = false; !done; ) {
-      const page = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments/${queued.deployment_id}/log?cursor=${cursor}`, { token: ctx.roles.member.token });
+      const page = await ctx.platform.api(
+        'GET',
+        `/api/v1/projects/${project.id}/deployments/${queued.deployment_id}/log?cursor=${cursor}`,
+        { token: ctx.roles.member.token },
+      );
       expect(page.status, page.text).toBe(200);
       expect(page.body.data.cursor).toBe(cursor);
       seen.push(...page.body.data.lines);
@@ -95,13 +115,20 @@ describe('build limits', () => {
     const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
     expect(build.status).toBe('ready');
     expect(build.build_log).toEqual(seen);
-    const bad = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments/${queued.deployment_id}/log?cursor=-1`, { token: ctx.roles.member.token });
+    const bad = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments/${queued.deployment_id}/log?cursor=-1`, {
+      token: ctx.roles.member.token,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('BUILD_LOG_CURSOR_INVALID');
   });
 
   it('the CLI starts a build, follows its log to the end, and resumes auto-deploy', async () => {
-    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
+    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'node build.mjs',
+      output_dir: 'dist',
+    });
     ctx.repo.commit('cli', plainSite('from the cli', { lines: 3, sleepMs: 1000 }));
     const env = { SLIPWAY_API_URL: ctx.platform.baseUrl, SLIPWAY_TOKEN: ctx.roles.admin.token, XDG_CONFIG_HOME: freshConfigHome() };
     const run = await runCli(['build', '--branch', 'cli', '--project', project.id, '--follow'], env);
@@ -119,10 +146,26 @@ describe('build limits', () => {
   });
 
   it('reuses the package store when the lockfile is unchanged', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
-    const first = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, 'cache', ctx.repo.commit('cache', staticSite('one')))).deployment_id);
-    expect(first.build_log.find((l: string) => l.startsWith('Package cache:'))).toMatch(/^Package cache: cold \(package-lock\.json [0-9a-f]{8}\)$/);
-    const second = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, 'cache', ctx.repo.commit('cache', staticSite('two')))).deployment_id);
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      build_command: 'npm run build',
+      output_dir: 'dist',
+    });
+    const first = await waitForBuild(
+      ctx.platform,
+      ctx.roles.member.token,
+      project.id,
+      (await push(secret, 'cache', ctx.repo.commit('cache', staticSite('one')))).deployment_id,
+    );
+    expect(first.build_log.find((l: string) => l.startsWith('Package cache:'))).toMatch(
+      /^Package cache: cold \(package-lock\.json [0-9a-f]{8}\)$/,
+    );
+    const second = await waitForBuild(
+      ctx.platform,
+      ctx.roles.member.token,
+      project.id,
+      (await push(secret, 'cache', ctx.repo.commit('cache', staticSite('two')))).deployment_id,
+    );
     expect(second.build_log.find((l: string) => l.startsWith('Package cache:'))).toMatch(/^Package cache: warm /);
     expect(second.status).toBe('ready');
   });
@@ -138,13 +181,28 @@ describe('build limits', () => {
   });
 
   it('fails a build that runs out of its memory cap with a classified line; the live deployment stays', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' });
-    const good = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, 'main', ctx.repo.commit('main', plainSite('kept')))).deployment_id);
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'node build.mjs',
+      output_dir: 'dist',
+    });
+    const good = await waitForBuild(
+      ctx.platform,
+      ctx.roles.member.token,
+      project.id,
+      (await push(secret, 'main', ctx.repo.commit('main', plainSite('kept')))).deployment_id,
+    );
     expect(good.status, good.build_log.join('\n')).toBe('ready');
     // Buffers written to (an unwritten one holds no memory) until the cgroup's OOM killer ends the process.
     const hog = { ...plainSite('never'), 'build.mjs': 'const held = []; for (;;) held.push(Buffer.alloc(8 << 20, 1));' };
     const failed = await withSettings({ BUILD_MEMORY_MB: '128' }, async () =>
-      waitForBuild(ctx.platform, ctx.roles.member.token, project.id, (await push(secret, 'main', ctx.repo.commit('main', hog))).deployment_id),
+      waitForBuild(
+        ctx.platform,
+        ctx.roles.member.token,
+        project.id,
+        (await push(secret, 'main', ctx.repo.commit('main', hog))).deployment_id,
+      ),
     );
     expect(failed.status).toBe('failed');
     expect(failed.failure_message).toBe('Build failed: it ran out of memory (builds have 128 MB).');
@@ -167,14 +225,22 @@ describe('build limits', () => {
         createGitProject(ctx.platform, other.admin.token, { ...settings, git_repo_url: repos[2]!.url }),
       ]);
       const pushTo = async (i: number, secret: string, site: Record<string, string | null>) =>
-        (await sendGithub(ctx.platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: repos[i]!.url, branch: 'main', sha: repos[i]!.commit('main', site) }) })).body.data.builds[0].deployment_id as string;
+        (
+          await sendGithub(ctx.platform, {
+            event: 'push',
+            secret,
+            payload: githubPushPayload({ repoUrl: repos[i]!.url, branch: 'main', sha: repos[i]!.commit('main', site) }),
+          })
+        ).body.data.builds[0].deployment_id as string;
       const [first, second, elsewhere] = await withSettings({ BUILD_CONCURRENCY_PER_TEAM: '1' }, async () => {
         const first = await pushTo(0, a1.secret, plainSite('first', { sleepMs: 6000 }));
         await waitForBuild(ctx.platform, ctx.roles.member.token, a1.project.id, first, ['building']);
         const second = await pushTo(1, a2.secret, plainSite('second'));
         const elsewhere = await pushTo(2, b.secret, plainSite('elsewhere'));
         const running = await waitForBuild(ctx.platform, other.member.token, b.project.id, elsewhere, ['building', 'ready']);
-        expect((await waitForBuild(ctx.platform, ctx.roles.member.token, a2.project.id, second, ['queued', 'building', 'ready'])).status).toBe('queued');
+        expect(
+          (await waitForBuild(ctx.platform, ctx.roles.member.token, a2.project.id, second, ['queued', 'building', 'ready'])).status,
+        ).toBe('queued');
         expect(running.started_at).toBeTruthy();
         return Promise.all([
           waitForBuild(ctx.platform, ctx.roles.member.token, a1.project.id, first),
@@ -196,14 +262,28 @@ describe('build limits', () => {
     // A claimed build that no worker follows: what a worker that died mid-build leaves.
     const lostBuild = async () => {
       const deploymentId = randomUUID();
-      const build = { projectId: project.id, teamId: ctx.roles.team.id, deploymentId, trigger: 'manual' as const, target: 'production' as const };
-      await recordQueuedBuild({ ...build, branch: `lost-${deploymentId}`, commitSha: null, commitMessage: null, label: null, mergeRequest: null });
+      const build = {
+        projectId: project.id,
+        teamId: ctx.roles.team.id,
+        deploymentId,
+        trigger: 'manual' as const,
+        target: 'production' as const,
+      };
+      await recordQueuedBuild({
+        ...build,
+        branch: `lost-${deploymentId}`,
+        commitSha: null,
+        commitMessage: null,
+        label: null,
+        mergeRequest: null,
+      });
       expect(await claimBuild(project.id, deploymentId)).toBe(true);
       return deploymentId;
     };
     const id = await lostBuild();
     const env = { SLIPWAY_API_URL: ctx.platform.baseUrl, SLIPWAY_TOKEN: ctx.roles.admin.token, XDG_CONFIG_HOME: freshConfigHome() };
-    const line = 'The build stopped reporting and was ended 1 second past its time budget of 1 second. This is a platform issue; please retry.';
+    const line =
+      'The build stopped reporting and was ended 1 second past its time budget of 1 second. This is a platform issue; please retry.';
     await withSettings({ BUILD_TIME_BUDGET_MS: '1000', BUILD_LOST_GRACE_MS: '1000' }, async () => {
       const follow = await runCli(['logs', '--build', id, '--project', project.id, '--follow'], env);
       expect(follow.code, follow.stderr).toBe(1);

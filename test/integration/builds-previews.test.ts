@@ -14,17 +14,29 @@ vi.setConfig({ testTimeout: 120_000 });
 const ctx = useBuildsSuite({ functions: true });
 
 const deploymentsOf = async (projectId: string) =>
-  (await ctx.platform.api('GET', `/api/v1/projects/${projectId}/deployments`, { token: ctx.roles.member.token })).body.data.deployments as Record<string, any>[];
+  (await ctx.platform.api('GET', `/api/v1/projects/${projectId}/deployments`, { token: ctx.roles.member.token })).body.data
+    .deployments as Record<string, any>[];
 
 const FUNCTION = {
-  'functions/env.js': "export default (request, context) => Response.json({ context: Object.keys(context.env), process: Object.keys(process.env).filter((k) => k.includes('TOKEN')) });",
+  'functions/env.js':
+    "export default (request, context) => Response.json({ context: Object.keys(context.env), process: Object.keys(process.env).filter((k) => k.includes('TOKEN')) });",
 };
 
 describe('branch pushes', () => {
   it('builds a preview of another branch: served on its preview host, live untouched, no functions; production deploys functions without the variables', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
-    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, { token: ctx.roles.admin.token, body: { value: 'prod-token-9876', environment: 'production' } });
-    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: ctx.roles.admin.token, body: { value: 'preview-hi', environment: 'preview' } });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      build_command: 'npm run build',
+      output_dir: 'dist',
+    });
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, {
+      token: ctx.roles.admin.token,
+      body: { value: 'prod-token-9876', environment: 'production' },
+    });
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, {
+      token: ctx.roles.admin.token,
+      body: { value: 'preview-hi', environment: 'preview' },
+    });
     const mainSha = ctx.repo.commit('main', staticSite('main', FUNCTION));
     const live = (await ctx.push(secret, 'main', mainSha)).body.data.builds[0];
     const liveBuild = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, live.deployment_id);
@@ -54,7 +66,10 @@ describe('branch pushes', () => {
     expect(functions.body.data.functions[0].deployment_id ?? live.deployment_id).toBe(live.deployment_id);
 
     // A new slug moves every preview host at once.
-    const patched = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { preview_slug: 'renamed42' } });
+    const patched = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+      token: ctx.roles.admin.token,
+      body: { preview_slug: 'renamed42' },
+    });
     expect(patched.status, patched.text).toBe(200);
     expect((await getSite(ctx.platform, host)).status).toBe(404);
     expect((await getSite(ctx.platform, 'feature-new-look-renamed42.previews.localhost')).status).toBe(200);
@@ -77,23 +92,35 @@ describe('branch pushes', () => {
       auto_deploy_enabled: false,
     });
     const sha = 'a'.repeat(40);
-    const reasons = async (branch: string) => (await ctx.push(secret, branch, sha)).body.data.ignored.filter((i: { project_id: string }) => i.project_id === project.id);
+    const reasons = async (branch: string) =>
+      (await ctx.push(secret, branch, sha)).body.data.ignored.filter((i: { project_id: string }) => i.project_id === project.id);
     expect(await reasons('feature/wip-thing')).toEqual([{ project_id: project.id, reason: 'preview_branch_policy' }]);
     expect(await reasons('hotfix')).toEqual([{ project_id: project.id, reason: 'preview_branch_policy' }]);
     // The policy never applies to the production branch; auto-deploy off keeps it from building.
     expect(await reasons('main')).toEqual([{ project_id: project.id, reason: 'auto_deploy_disabled' }]);
-    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { preview_branch_mode: 'none' } });
+    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+      token: ctx.roles.admin.token,
+      body: { preview_branch_mode: 'none' },
+    });
     expect(await reasons('feature/x')).toEqual([{ project_id: project.id, reason: 'preview_branch_policy' }]);
     expect(await deploymentsOf(project.id)).toEqual([]);
-    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { preview_branch_mode: 'custom' } });
+    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+      token: ctx.roles.admin.token,
+      body: { preview_branch_mode: 'custom' },
+    });
     const included = await ctx.push(secret, 'release-2', sha, { message: 'Release [skip ci]' });
-    expect(included.body.data.builds).toEqual([expect.objectContaining({ project_id: project.id, status: 'skipped', skip_reason: 'skip_ci', branch: 'release-2' })]);
+    expect(included.body.data.builds).toEqual([
+      expect.objectContaining({ project_id: project.id, status: 'skipped', skip_reason: 'skip_ci', branch: 'release-2' }),
+    ]);
     const listed = await deploymentsOf(project.id);
     expect(listed).toEqual([expect.objectContaining({ status: 'skipped', skip_reason: 'skip_ci', trigger: 'push' })]);
   });
 
   it('notes a deleted production branch, cleared by the next push to it', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, auto_deploy_enabled: false });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      auto_deploy_enabled: false,
+    });
     const deleted = await ctx.push(secret, 'main', null, { deleted: true });
     expect(deleted.body.data.ignored).toEqual([{ project_id: project.id, reason: 'production_branch_deleted' }]);
     const after = (await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token })).body.data;
@@ -104,9 +131,14 @@ describe('branch pushes', () => {
   });
 
   it('acts once on a delivery id, however many copies race in', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, auto_deploy_enabled: true });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      auto_deploy_enabled: true,
+    });
     const delivery = randomUUID();
-    const replies = await Promise.all(Array.from({ length: 6 }, () => ctx.push(secret, 'main', 'c'.repeat(40), { message: '[ci skip] docs', delivery })));
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, () => ctx.push(secret, 'main', 'c'.repeat(40), { message: '[ci skip] docs', delivery })),
+    );
     expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202, 202]);
     expect(replies.filter((r) => r.body.data.duplicate === false)).toHaveLength(1);
     expect(replies.filter((r) => r.body.data.duplicate === true).every((r) => r.body.data.builds.length === 0)).toBe(true);
@@ -123,7 +155,11 @@ describe('merge requests', () => {
       preview_branch_mode: 'none',
     });
     const sha = ctx.repo.commit('mr-branch', staticSite('mr one'));
-    const opened = await sendGithub(ctx.platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'opened', branch: 'mr-branch', sha }) });
+    const opened = await sendGithub(ctx.platform, {
+      event: 'pull_request',
+      secret,
+      payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'opened', branch: 'mr-branch', sha }),
+    });
     const first = opened.body.data.builds[0];
     expect(first).toMatchObject({ trigger: 'merge_request', target: 'preview' });
     expect(first.preview_url).toMatch(/^http:\/\/mr-7-[a-z0-9]+\.previews\.localhost:\d+$/);
@@ -132,25 +168,54 @@ describe('merge requests', () => {
     expect((await getSite(ctx.platform, host)).text).toBe('<h1>mr one no greeting</h1>');
 
     const sha2 = ctx.repo.commit('mr-branch', staticSite('mr two'));
-    const updated = await sendGithub(ctx.platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'synchronize', branch: 'mr-branch', sha: sha2 }) });
-    expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, updated.body.data.builds[0].deployment_id)).status).toBe('ready');
+    const updated = await sendGithub(ctx.platform, {
+      event: 'pull_request',
+      secret,
+      payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'synchronize', branch: 'mr-branch', sha: sha2 }),
+    });
+    expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, updated.body.data.builds[0].deployment_id)).status).toBe(
+      'ready',
+    );
     expect((await getSite(ctx.platform, host)).text).toBe('<h1>mr two no greeting</h1>');
 
-    const closed = await sendGithub(ctx.platform, { event: 'pull_request', secret, payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'closed', branch: 'mr-branch', sha: sha2 }) });
+    const closed = await sendGithub(ctx.platform, {
+      event: 'pull_request',
+      secret,
+      payload: githubPullRequestPayload({ repoUrl: ctx.repo.url, number: 7, action: 'closed', branch: 'mr-branch', sha: sha2 }),
+    });
     expect(closed.body.data.ignored).toEqual([{ project_id: project.id, reason: 'preview_taken_down' }]);
     expect((await getSite(ctx.platform, host)).status).toBe(404);
   });
 
   it('ignores merge requests when mr_previews_enabled is false, and a GitLab merge request skips with [skip ci]', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, mr_previews_enabled: false });
-    const ignored = await sendGitlab(ctx.platform, { event: 'Merge Request Hook', token: secret, payload: gitlabMergeRequestPayload({ repoUrl: ctx.repo.url, iid: 3, action: 'open', branch: 'x', sha: 'd'.repeat(40) }) });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      mr_previews_enabled: false,
+    });
+    const ignored = await sendGitlab(ctx.platform, {
+      event: 'Merge Request Hook',
+      token: secret,
+      payload: gitlabMergeRequestPayload({ repoUrl: ctx.repo.url, iid: 3, action: 'open', branch: 'x', sha: 'd'.repeat(40) }),
+    });
     expect(ignored.body.data.ignored).toEqual([{ project_id: project.id, reason: 'mr_previews_disabled' }]);
-    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { mr_previews_enabled: true } });
+    await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+      token: ctx.roles.admin.token,
+      body: { mr_previews_enabled: true },
+    });
     const skipped = await sendGitlab(ctx.platform, {
       event: 'Merge Request Hook',
       token: secret,
-      payload: gitlabMergeRequestPayload({ repoUrl: ctx.repo.url, iid: 3, action: 'update', branch: 'x', sha: 'd'.repeat(40), message: 'wip [skip ci]' }),
+      payload: gitlabMergeRequestPayload({
+        repoUrl: ctx.repo.url,
+        iid: 3,
+        action: 'update',
+        branch: 'x',
+        sha: 'd'.repeat(40),
+        message: 'wip [skip ci]',
+      }),
     });
-    expect(skipped.body.data.builds).toEqual([expect.objectContaining({ status: 'skipped', skip_reason: 'skip_ci', trigger: 'merge_request' })]);
+    expect(skipped.body.data.builds).toEqual([
+      expect.objectContaining({ status: 'skipped', skip_reason: 'skip_ci', trigger: 'merge_request' }),
+    ]);
   });
 });

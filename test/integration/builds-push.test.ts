@@ -36,20 +36,39 @@ describe('fetch credentials', () => {
     });
     try {
       const sha = guarded.commit('main', staticSite('private'));
-      const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: guarded.url, build_command: 'npm run build', output_dir: 'dist' });
+      const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+        git_repo_url: guarded.url,
+        build_command: 'npm run build',
+        output_dir: 'dist',
+      });
       const pushed = async () =>
-        (await sendGithub(ctx.platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: guarded.url, branch: 'main', sha }) })).body.data.builds[0].deployment_id;
+        (
+          await sendGithub(ctx.platform, {
+            event: 'push',
+            secret,
+            payload: githubPushPayload({ repoUrl: guarded.url, branch: 'main', sha }),
+          })
+        ).body.data.builds[0].deployment_id;
       const refused = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed());
       expect(refused.status).toBe('failed');
       expect(refused.failure_message).toMatch(/^Fetch failed: /);
-      expect((await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token })).body.data.consecutive_build_failures).toBe(0);
+      expect(
+        (await ctx.platform.api('GET', `/api/v1/projects/${project.id}`, { token: ctx.roles.member.token })).body.data
+          .consecutive_build_failures,
+      ).toBe(0);
 
-      const withToken = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { git_access_token: token } });
+      const withToken = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+        token: ctx.roles.admin.token,
+        body: { git_access_token: token },
+      });
       expect(withToken.status).toBe(200);
       expect(JSON.stringify(withToken.body.data)).not.toContain(token);
       expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed())).status).toBe('ready');
 
-      await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: { git_access_token: null, git_auth_mode: 'forge_jwt', forge_audience: audience } });
+      await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+        token: ctx.roles.admin.token,
+        body: { git_access_token: null, git_auth_mode: 'forge_jwt', forge_audience: audience },
+      });
       expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed())).status).toBe('ready');
       expect(guarded.authorizations.some((h) => h.startsWith('Bearer '))).toBe(true);
     } finally {
@@ -60,22 +79,53 @@ describe('fetch credentials', () => {
 
 describe('a push to the production branch', () => {
   it('builds with the production variables (masked in the log, absent from functions) and publishes live', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, build_command: 'npm run build', output_dir: 'dist' });
-    const env = await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, { token: ctx.roles.admin.token, body: { value: 'tok-secret-1234', environment: 'production' } });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      build_command: 'npm run build',
+      output_dir: 'dist',
+    });
+    const env = await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, {
+      token: ctx.roles.admin.token,
+      body: { value: 'tok-secret-1234', environment: 'production' },
+    });
     expect(env.status, env.text).toBeLessThan(300);
-    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: ctx.roles.admin.token, body: { value: 'hello-prod', environment: 'production' } });
-    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, { token: ctx.roles.admin.token, body: { value: 'hello-preview', environment: 'preview' } });
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, {
+      token: ctx.roles.admin.token,
+      body: { value: 'hello-prod', environment: 'production' },
+    });
+    await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/GREETING`, {
+      token: ctx.roles.admin.token,
+      body: { value: 'hello-preview', environment: 'preview' },
+    });
     const sha = ctx.repo.commit('main', staticSite('v1'), 'First version');
 
-    const reply = await sendGithub(ctx.platform, { event: 'push', secret, payload: githubPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha, message: 'First version' }) });
+    const reply = await sendGithub(ctx.platform, {
+      event: 'push',
+      secret,
+      payload: githubPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha, message: 'First version' }),
+    });
     expect(reply.status, reply.text).toBe(202);
     expect(reply.body.data.builds).toHaveLength(1);
     const queued = reply.body.data.builds[0];
-    expect(queued).toMatchObject({ project_id: project.id, status: 'queued', trigger: 'push', target: 'production', branch: 'main', commit_sha: sha });
+    expect(queued).toMatchObject({
+      project_id: project.id,
+      status: 'queued',
+      trigger: 'push',
+      target: 'production',
+      branch: 'main',
+      commit_sha: sha,
+    });
 
     const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
     expect(build.status, build.build_log.join('\n')).toBe('ready');
-    expect(build).toMatchObject({ trigger: 'push', branch: 'main', commit_sha: sha, commit_message: 'First version', is_live: true, preview_url: null });
+    expect(build).toMatchObject({
+      trigger: 'push',
+      branch: 'main',
+      commit_sha: sha,
+      commit_message: 'First version',
+      is_live: true,
+      preview_url: null,
+    });
     expect(build.started_at).toBeTruthy();
     expect(build.finished_at).toBeTruthy();
     const log = build.build_log.join('\n');
@@ -90,15 +140,27 @@ describe('a push to the production branch', () => {
   });
 
   it('accepts a GitLab push hook with its token, and refuses a wrong token with 401 and no build', async () => {
-    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: `${ctx.repo.url.replace('http://127.0.0.1', 'HTTP://127.0.0.1')}`, output_dir: 'dist', build_command: 'npm run build' });
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: `${ctx.repo.url.replace('http://127.0.0.1', 'HTTP://127.0.0.1')}`,
+      output_dir: 'dist',
+      build_command: 'npm run build',
+    });
     const sha = ctx.repo.commit('main', staticSite('gitlab'), 'From GitLab');
-    const wrong = await sendGitlab(ctx.platform, { event: 'Push Hook', token: 'not-the-secret', payload: gitlabPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha }) });
+    const wrong = await sendGitlab(ctx.platform, {
+      event: 'Push Hook',
+      token: 'not-the-secret',
+      payload: gitlabPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha }),
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.body.code).toBe('GIT_WEBHOOK_SIGNATURE_INVALID');
     const none = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments`, { token: ctx.roles.member.token });
     expect(none.body.data.deployments).toEqual([]);
 
-    const reply = await sendGitlab(ctx.platform, { event: 'Push Hook', token: secret, payload: gitlabPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha }) });
+    const reply = await sendGitlab(ctx.platform, {
+      event: 'Push Hook',
+      token: secret,
+      payload: gitlabPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha }),
+    });
     expect(reply.status, reply.text).toBe(202);
     const mine = reply.body.data.builds.find((b: { project_id: string }) => b.project_id === project.id);
     const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, mine.deployment_id);
@@ -108,7 +170,7 @@ describe('a push to the production branch', () => {
 });
 
 describe('the deployments listing', () => {
-  it('pages a project\'s deployments newest first with page and page_size, and refuses bad paging with 400', async () => {
+  it("pages a project's deployments newest first with page and page_size, and refuses bad paging with 400", async () => {
     const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url });
     // Skipped builds are deployments recorded at once: five of them, oldest first.
     const made: string[] = [];
@@ -116,13 +178,19 @@ describe('the deployments listing', () => {
       const reply = await ctx.push(secret, 'main', String(i + 1).repeat(40), { message: `docs ${i} [skip ci]` });
       made.push(reply.body.data.builds.find((b: { project_id: string }) => b.project_id === project.id).deployment_id);
     }
-    const list = (query: string) => ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments${query}`, { token: ctx.roles.member.token });
+    const list = (query: string) =>
+      ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments${query}`, { token: ctx.roles.member.token });
     const newest = [...made].reverse();
     const all = await list('');
     expect(all.status, all.text).toBe(200);
     expect(all.body.data).toMatchObject({ page: 1, page_size: 20, total: 5 });
     expect(all.body.data.deployments.map((d: { id: string }) => d.id)).toEqual(newest);
-    for (const [page, ids] of [[1, newest.slice(0, 2)], [2, newest.slice(2, 4)], [3, newest.slice(4)], [4, []]] as const) {
+    for (const [page, ids] of [
+      [1, newest.slice(0, 2)],
+      [2, newest.slice(2, 4)],
+      [3, newest.slice(4)],
+      [4, []],
+    ] as const) {
       const reply = await list(`?page=${page}&page_size=2`);
       expect(reply.body.data).toMatchObject({ page, page_size: 2, total: 5 });
       expect(reply.body.data.deployments.map((d: { id: string }) => d.id)).toEqual(ids);

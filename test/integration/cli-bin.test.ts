@@ -60,7 +60,11 @@ describe('the slipway bin', () => {
     expect(help.stdout).toContain('Usage: slipway <command>');
     expect(help.stdout).toContain('Exit codes: 0 success, 1 the operation failed, 2 usage error');
     for (const command of ['deploy', 'rollback', 'projects', 'login', 'functions', 'invoke', 'logs', 'admin']) {
-      for (const args of [[command, '--help'], [command, '-h'], ['help', command]]) {
+      for (const args of [
+        [command, '--help'],
+        [command, '-h'],
+        ['help', command],
+      ]) {
         const run = await runBin(args);
         expect(`${args.join(' ')}: ${run.code}`).toBe(`${args.join(' ')}: 0`);
         expect(run.stdout).toMatch(new RegExp(`^Usage:\\n?\\s*(slipway )?${command}`));
@@ -86,7 +90,12 @@ describe('the slipway bin', () => {
     const run = await runBin(['deploy', '--subdomain', subdomain, '--json']);
     expect(run.stderr + run.code).toMatch(/0$/);
     first = JSON.parse(run.stdout);
-    expect(first).toMatchObject({ files_total: 23, files_hashed: 23, files_sent: 23, url: `http://${subdomain}.localhost:${platform.port}` });
+    expect(first).toMatchObject({
+      files_total: 23,
+      files_hashed: 23,
+      files_sent: 23,
+      url: `http://${subdomain}.localhost:${platform.port}`,
+    });
     expect(run.stderr).toContain('Uploading 23 files');
     expect(run.stderr).not.toMatch(/\r|\x1b\[/);
     expect((await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/')).text).toBe('<h1>Bin v1</h1>');

@@ -65,14 +65,20 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
 
     const project = await platform.api('GET', `/api/v1/projects/${summary.project_id}`, { token: m.apiKey.token });
     const manifestReply = await s3().send(
-      new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(m.team.id, project.body.data.slug, summary.deployment_id) }),
+      new GetObjectCommand({
+        Bucket: config.bucket('sites'),
+        Key: routeManifestKey(m.team.id, project.body.data.slug, summary.deployment_id),
+      }),
     );
     const paths = Object.keys(JSON.parse(await manifestReply.Body!.transformToString()).files);
     const sent = paths.filter((p) => p.startsWith('node_modules/'));
     expect(sent).toContain('node_modules/hono/package.json');
     expect(sent).toContain('node_modules/tiny-greeting/package.json');
     expect(sent).toContain('node_modules/tiny-greeting/index.js');
-    expect(sent.every((p) => p.startsWith('node_modules/hono/') || p.startsWith('node_modules/tiny-greeting/')), sent.join('\n')).toBe(true);
+    expect(
+      sent.every((p) => p.startsWith('node_modules/hono/') || p.startsWith('node_modules/tiny-greeting/')),
+      sent.join('\n'),
+    ).toBe(true);
     expect(sent.some((p) => p.includes('unused-package'))).toBe(false);
     // Only what the bundle reads, not the whole package.
     const honoSent = sent.filter((p) => p.startsWith('node_modules/hono/')).length;
@@ -89,7 +95,9 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
     const greet = await doorRequest(platform.port, `greet-${subdomain}.fn.localhost:${platform.port}`);
     expect([greet.status, greet.text]).toEqual([200, 'hey from string']);
 
-    const detail = await platform.api('GET', `/api/v1/projects/${summary.project_id}/deployments/${summary.deployment_id}`, { token: m.apiKey.token });
+    const detail = await platform.api('GET', `/api/v1/projects/${summary.project_id}/deployments/${summary.deployment_id}`, {
+      token: m.apiKey.token,
+    });
     expect(detail.body.data.functions).toEqual(['api', 'greet']);
     // The packages sent for the functions are not site files.
     const site = await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/node_modules/hono/package.json');
@@ -107,7 +115,9 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
     const first = await runCli(['deploy', dir, '--subdomain', sub, '--json'], env);
     expect(first.code, first.stderr).toBe(0);
     const projectId = JSON.parse(first.stdout).project_id as string;
-    expect((await platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: m.apiKey.token, body: { root_directory: 'app' } })).status).toBe(200);
+    expect(
+      (await platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: m.apiKey.token, body: { root_directory: 'app' } })).status,
+    ).toBe(200);
 
     const again = await runCli(['deploy', dir, '--project', projectId, '--json'], env);
     expect(again.code, again.stderr).toBe(0);
@@ -124,13 +134,19 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
       'functions/shout.js': "import shout from 'shouty';\nexport default () => new Response(shout('hey'));\n",
       'functions/greet.js': "import greeting from 'tiny-greeting';\nexport default () => new Response(greeting('hi'));\n",
       // pnpm's store: each package in node_modules/.pnpm/{name}@{version}/node_modules/{name}, its dependencies linked beside it.
-      'node_modules/.pnpm/shouty@1.0.0/node_modules/shouty/package.json': '{ "name": "shouty", "version": "1.0.0", "main": "lib/index.js" }',
+      'node_modules/.pnpm/shouty@1.0.0/node_modules/shouty/package.json':
+        '{ "name": "shouty", "version": "1.0.0", "main": "lib/index.js" }',
       'node_modules/.pnpm/shouty@1.0.0/node_modules/shouty/lib/index.js':
         "const greeting = require('tiny-greeting');\nconst { loud } = require('./loud.js');\nmodule.exports = (word) => loud(greeting(word));\n",
       'node_modules/.pnpm/shouty@1.0.0/node_modules/shouty/lib/loud.js': 'exports.loud = (text) => text.toUpperCase();\n',
     });
-    cpSync(join(packages, 'tiny-greeting'), join(dir, 'node_modules/.pnpm/tiny-greeting@1.0.0/node_modules/tiny-greeting'), { recursive: true });
-    symlinkSync('../../tiny-greeting@1.0.0/node_modules/tiny-greeting', join(dir, 'node_modules/.pnpm/shouty@1.0.0/node_modules/tiny-greeting'));
+    cpSync(join(packages, 'tiny-greeting'), join(dir, 'node_modules/.pnpm/tiny-greeting@1.0.0/node_modules/tiny-greeting'), {
+      recursive: true,
+    });
+    symlinkSync(
+      '../../tiny-greeting@1.0.0/node_modules/tiny-greeting',
+      join(dir, 'node_modules/.pnpm/shouty@1.0.0/node_modules/tiny-greeting'),
+    );
     // The project's direct dependencies, linked at the top.
     symlinkSync('.pnpm/shouty@1.0.0/node_modules/shouty', join(dir, 'node_modules/shouty'));
     symlinkSync('.pnpm/tiny-greeting@1.0.0/node_modules/tiny-greeting', join(dir, 'node_modules/tiny-greeting'));
@@ -146,7 +162,10 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
 
     const project = await platform.api('GET', `/api/v1/projects/${summary.project_id}`, { token: m.apiKey.token });
     const manifestReply = await s3().send(
-      new GetObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(m.team.id, project.body.data.slug, summary.deployment_id) }),
+      new GetObjectCommand({
+        Bucket: config.bucket('sites'),
+        Key: routeManifestKey(m.team.id, project.body.data.slug, summary.deployment_id),
+      }),
     );
     const sent = Object.keys(JSON.parse(await manifestReply.Body!.transformToString()).files).filter((p) => p.startsWith('node_modules/'));
     // Each package once, where a plain-file resolution from its importer finds it; nothing of the store's layout.

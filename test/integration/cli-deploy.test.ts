@@ -161,7 +161,16 @@ describe('progress on a terminal', () => {
   async function deployOnTerminal(extraEnv: Record<string, string>): Promise<string> {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-tty-'));
     writeSite(dir, { 'index.html': `<h1>${randomBytes(4).toString('hex')}</h1>`, 'a.bin': randomBytes(5000), 'b.bin': randomBytes(7000) });
-    const command = [process.execPath, '--import', import.meta.resolve('tsx'), join(process.cwd(), 'lib/cli/main.ts'), 'deploy', dir, '--name', `tty ${randomBytes(3).toString('hex')}`]
+    const command = [
+      process.execPath,
+      '--import',
+      import.meta.resolve('tsx'),
+      join(process.cwd(), 'lib/cli/main.ts'),
+      'deploy',
+      dir,
+      '--name',
+      `tty ${randomBytes(3).toString('hex')}`,
+    ]
       .map((part) => `'${part}'`)
       .join(' ');
     return new Promise<string>((resolve, reject) => {
@@ -232,7 +241,11 @@ describe('slipway login', () => {
   it('with no API URL set anywhere, uses the running local platform (its state file)', async () => {
     const stateFile = join(mkdtempSync(join(tmpdir(), 'slipway-state-')), 'local.json');
     writeFileSync(stateFile, JSON.stringify({ pid: process.pid, baseUrl: platform.baseUrl, env: {} }));
-    const run = await runCli(['projects', '--json'], { SLIPWAY_TOKEN: m.apiKey.token, XDG_CONFIG_HOME: freshConfigHome(), SLIPWAY_STATE_FILE: stateFile });
+    const run = await runCli(['projects', '--json'], {
+      SLIPWAY_TOKEN: m.apiKey.token,
+      XDG_CONFIG_HOME: freshConfigHome(),
+      SLIPWAY_STATE_FILE: stateFile,
+    });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).map((p: { subdomain: string }) => p.subdomain)).toContain(subdomain);
   });

@@ -51,7 +51,10 @@ describe('the running platform, from any folder', () => {
     const state = mkdtempSync(join(tmpdir(), 'slipway-user-state-'));
     const record = join(state, 'slipway', 'local-platform.json');
     mkdirSync(join(state, 'slipway'));
-    writeFileSync(record, JSON.stringify({ pid: process.pid, baseUrl: platform.baseUrl, repo: '/somewhere', started_at: new Date().toISOString() }));
+    writeFileSync(
+      record,
+      JSON.stringify({ pid: process.pid, baseUrl: platform.baseUrl, repo: '/somewhere', started_at: new Date().toISOString() }),
+    );
     const home = freshConfigHome();
     const siteDir = folder({ 'index.html': '<p>x</p>' });
     const run = await runCli(['login', '--token', m.owner.token], { XDG_CONFIG_HOME: home, XDG_STATE_HOME: state }, { cwd: siteDir });
@@ -66,7 +69,10 @@ describe('the running platform, from any folder', () => {
     mkdirSync(join(state, 'slipway'));
     const dead = spawn(process.execPath, ['-e', '0']);
     await new Promise((resolve) => dead.once('exit', resolve));
-    writeFileSync(join(state, 'slipway', 'local-platform.json'), JSON.stringify({ pid: dead.pid, baseUrl: platform.baseUrl, repo: '/x', started_at: '' }));
+    writeFileSync(
+      join(state, 'slipway', 'local-platform.json'),
+      JSON.stringify({ pid: dead.pid, baseUrl: platform.baseUrl, repo: '/x', started_at: '' }),
+    );
     const run = await runCli(['login', '--token', m.owner.token], { XDG_CONFIG_HOME: freshConfigHome(), XDG_STATE_HOME: state });
     expect(run.stderr).toContain('Using the API at http://localhost:3000 (from the default address (no local platform is running))');
   });
@@ -118,7 +124,7 @@ describe('a build folder is named and linked after its app', { timeout: 120_000 
 });
 
 describe('an unbuilt app is refused', { timeout: 60_000 }, () => {
-  it("the CLI refuses a folder whose index.html loads /src/main.ts, naming the build folder to deploy, and sends nothing", async () => {
+  it('the CLI refuses a folder whose index.html loads /src/main.ts, naming the build folder to deploy, and sends nothing', async () => {
     const name = `unbuilt-${randomBytes(4).toString('hex')}`;
     const app = folder({
       'package.json': JSON.stringify({ name, scripts: { build: 'vite build' } }),
@@ -135,11 +141,17 @@ describe('an unbuilt app is refused', { timeout: 60_000 }, () => {
   });
 
   it('the CLI refuses a folder whose package.json has a build script and no build output', async () => {
-    const app = folder({ 'package.json': JSON.stringify({ scripts: { build: 'astro build' } }), 'astro.config.mjs': 'export default {}', 'README.md': 'r' });
+    const app = folder({
+      'package.json': JSON.stringify({ scripts: { build: 'astro build' } }),
+      'astro.config.mjs': 'export default {}',
+      'README.md': 'r',
+    });
     const run = await runCli(['deploy', app], env);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('its package.json has a build script and there is no build output');
-    expect(run.stderr).toContain('run its build (npm run build), then deploy the output folder (dist/ for Vite) instead. (UPLOAD_SOURCE_CODE)');
+    expect(run.stderr).toContain(
+      'run its build (npm run build), then deploy the output folder (dist/ for Vite) instead. (UPLOAD_SOURCE_CODE)',
+    );
   });
 
   it("begin-upload refuses Vite's own template (no config file) with UPLOAD_SOURCE_CODE and the folder to deploy", async () => {
@@ -149,7 +161,10 @@ describe('an unbuilt app is refused', { timeout: 60_000 }, () => {
       'src/main.ts': 'x',
       'public/vite.svg': '<svg/>',
     });
-    const reply = await platform.api('POST', '/api/v1/uploads', { token: m.apiKey.token, body: { files: files.files, project: { name: `v-${randomBytes(3).toString('hex')}` } } });
+    const reply = await platform.api('POST', '/api/v1/uploads', {
+      token: m.apiKey.token,
+      body: { files: files.files, project: { name: `v-${randomBytes(3).toString('hex')}` } },
+    });
     expect(reply.status).toBe(422);
     expect(reply.body.code).toBe('UPLOAD_SOURCE_CODE');
     expect(reply.body.error).toBe(

@@ -33,7 +33,12 @@ beforeAll(async () => {
     { name: `Cli ${subdomain}`, subdomain },
   );
   projectId = deployed.begin.project_id;
-  env = { SLIPWAY_API_URL: platform.baseUrl, SLIPWAY_TOKEN: roles.apiKey.token, XDG_CONFIG_HOME: freshConfigHome(), FUNCTIONS_QUEUED_RATE_PER_MINUTE: '100000' };
+  env = {
+    SLIPWAY_API_URL: platform.baseUrl,
+    SLIPWAY_TOKEN: roles.apiKey.token,
+    XDG_CONFIG_HOME: freshConfigHome(),
+    FUNCTIONS_QUEUED_RATE_PER_MINUTE: '100000',
+  };
 }, 120_000);
 afterAll(() => platform?.stop());
 

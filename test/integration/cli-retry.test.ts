@@ -111,7 +111,9 @@ describe('CLI retries', () => {
   });
 
   it('gives up after the last attempt with the last answer, no stack', async () => {
-    const url = await fakeApi((_req, res) => fail(res, 503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable. Try again later.'));
+    const url = await fakeApi((_req, res) =>
+      fail(res, 503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable. Try again later.'),
+    );
     const run = await projectsCli(url, { SLIPWAY_RETRY_ATTEMPTS: '3' });
     expect(run.code).toBe(1);
     expect(seen).toHaveLength(3);
@@ -151,7 +153,15 @@ describe('CLI retries', () => {
         const begin = JSON.parse(body.toString()) as { files: { hash: string }[]; project: { name: string } };
         return ok(
           res,
-          { upload_id: 'u1', deployment_id: 'd1', project_id: 'p1', known_count: 0, missing: begin.files.map((f) => f.hash), total_bytes_to_send: 0, expires_at: '' },
+          {
+            upload_id: 'u1',
+            deployment_id: 'd1',
+            project_id: 'p1',
+            known_count: 0,
+            missing: begin.files.map((f) => f.hash),
+            total_bytes_to_send: 0,
+            expires_at: '',
+          },
           201,
         );
       }
@@ -164,11 +174,17 @@ describe('CLI retries', () => {
         return fail(res, 502, 'BAD_GATEWAY', 'Busy.');
       }
       if (req.method === 'PUT') return ok(res, { hash: req.url!.split('/').pop() });
-      if (req.method === 'POST' && req.url === '/api/v1/uploads/u1/files') return ok(res, { upload_id: 'u1', received: [], received_count: 1 });
-      if (req.url === '/api/v1/uploads/u1/finalize') return ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' });
+      if (req.method === 'POST' && req.url === '/api/v1/uploads/u1/files')
+        return ok(res, { upload_id: 'u1', received: [], received_count: 1 });
+      if (req.url === '/api/v1/uploads/u1/finalize')
+        return ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' });
       fail(res, 404, 'ROUTE_NOT_FOUND', 'No route.');
     });
-    const run = await runCli(['deploy', dir, '--json'], { SLIPWAY_API_URL: url, SLIPWAY_TOKEN: 'slw_test', XDG_CONFIG_HOME: freshConfigHome() });
+    const run = await runCli(['deploy', dir, '--json'], {
+      SLIPWAY_API_URL: url,
+      SLIPWAY_TOKEN: 'slw_test',
+      XDG_CONFIG_HOME: freshConfigHome(),
+    });
     expect(run.stderr).not.toContain('Error');
     expect(run.code).toBe(0);
     const puts = seen.filter((r) => r.method === 'PUT' && r.url.endsWith(bigHash));
@@ -198,18 +214,32 @@ describe('CLI retries', () => {
     const url = await fakeApi((req, res) => {
       if (req.url === '/api/v1/uploads') {
         // The platform held the file at begin: nothing to send.
-        return ok(res, { upload_id: 'u1', deployment_id: 'd1', project_id: 'p1', known_count: 1, missing: [], total_bytes_to_send: 0, expires_at: '' }, 201);
+        return ok(
+          res,
+          { upload_id: 'u1', deployment_id: 'd1', project_id: 'p1', known_count: 1, missing: [], total_bytes_to_send: 0, expires_at: '' },
+          201,
+        );
       }
-      if (req.method === 'POST' && req.url === '/api/v1/uploads/u1/files') return ok(res, { upload_id: 'u1', received: [], received_count: 1 });
+      if (req.method === 'POST' && req.url === '/api/v1/uploads/u1/files')
+        return ok(res, { upload_id: 'u1', received: [], received_count: 1 });
       if (req.url === '/api/v1/uploads/u1/finalize') {
         if (++finalizeCalls === 1) {
-          return json(res, 409, { code: 'UPLOAD_INCOMPLETE', details: { missing: [pageHash], missing_count: 1 }, error: 'Some files of the manifest have not been uploaded yet.', meta });
+          return json(res, 409, {
+            code: 'UPLOAD_INCOMPLETE',
+            details: { missing: [pageHash], missing_count: 1 },
+            error: 'Some files of the manifest have not been uploaded yet.',
+            meta,
+          });
         }
         return ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' });
       }
       fail(res, 404, 'ROUTE_NOT_FOUND', 'No route.');
     });
-    const run = await runCli(['deploy', dir, '--json'], { SLIPWAY_API_URL: url, SLIPWAY_TOKEN: 'slw_test', XDG_CONFIG_HOME: freshConfigHome() });
+    const run = await runCli(['deploy', dir, '--json'], {
+      SLIPWAY_API_URL: url,
+      SLIPWAY_TOKEN: 'slw_test',
+      XDG_CONFIG_HOME: freshConfigHome(),
+    });
     expect(run.code).toBe(0);
     expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([
       'POST /api/v1/uploads',
@@ -230,21 +260,45 @@ describe('CLI retries', () => {
       const url = await fakeApi((req, res, _n, body) => {
         if (req.url === '/api/v1/uploads') {
           const begin = JSON.parse(body.toString()) as { files: { hash: string }[] };
-          return ok(res, { upload_id: 'u1', deployment_id: 'd1', project_id: 'p1', known_count: 0, missing: begin.files.map((f) => f.hash), total_bytes_to_send: 11, expires_at: '' }, 201);
+          return ok(
+            res,
+            {
+              upload_id: 'u1',
+              deployment_id: 'd1',
+              project_id: 'p1',
+              known_count: 0,
+              missing: begin.files.map((f) => f.hash),
+              total_bytes_to_send: 11,
+              expires_at: '',
+            },
+            201,
+          );
         }
         if (req.method === 'PUT' || req.url === '/api/v1/uploads/u1/files') return ok(res, {});
         if (req.url === '/api/v1/uploads/u1/finalize') return finalize(++finalizeCalls, res);
         fail(res, 404, 'ROUTE_NOT_FOUND', 'No route.');
       });
-      const run = await runCli(['deploy', dir, '--json'], { SLIPWAY_API_URL: url, SLIPWAY_TOKEN: 'slw_test', XDG_CONFIG_HOME: freshConfigHome(), SLIPWAY_RETRY_ATTEMPTS: '2' });
+      const run = await runCli(['deploy', dir, '--json'], {
+        SLIPWAY_API_URL: url,
+        SLIPWAY_TOKEN: 'slw_test',
+        XDG_CONFIG_HOME: freshConfigHome(),
+        SLIPWAY_RETRY_ATTEMPTS: '2',
+      });
       return { run, finalizeCalls: () => finalizeCalls };
     }
     const inProgress = (res: ServerResponse, count: number) =>
-      json(res, 503, { code: 'PUBLISH_IN_PROGRESS', details: { published_count: count, file_count: 5000 }, error: 'Publishing.', meta }, { 'retry-after': '0' });
+      json(
+        res,
+        503,
+        { code: 'PUBLISH_IN_PROGRESS', details: { published_count: count, file_count: 5000 }, error: 'Publishing.', meta },
+        { 'retry-after': '0' },
+      );
 
     it('is followed to the end while the published count grows, beyond the attempt budget', async () => {
       const { run, finalizeCalls } = await deployAgainst((n, res) =>
-        n <= 5 ? inProgress(res, n * 500) : ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' }),
+        n <= 5
+          ? inProgress(res, n * 500)
+          : ok(res, { deployment_id: 'd1', project_id: 'p1', status: 'ready', url: 'http://x.localhost:1' }),
       );
       expect(run.code).toBe(0);
       expect(finalizeCalls()).toBe(6);

@@ -46,7 +46,10 @@ async function createRole(): Promise<string> {
     Action: 'CreateRole',
     Version: '2010-05-08',
     RoleName: `sweep-${randomBytes(4).toString('hex')}`,
-    AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }] }),
+    AssumeRolePolicyDocument: JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+    }),
   });
   const request = await signer('iam', 'us-east-1').sign(`${platform.awsEndpoint}/`, {
     method: 'POST',
@@ -80,13 +83,21 @@ const exists = (name: string) =>
       (error: Error) => (error.name === 'ResourceNotFoundException' ? false : Promise.reject(error)),
     );
 
-async function deployFunctions(files: Record<string, string>, projectId?: string): Promise<{ projectId: string; records: FunctionRecord[] }> {
+async function deployFunctions(
+  files: Record<string, string>,
+  projectId?: string,
+): Promise<{ projectId: string; records: FunctionRecord[] }> {
   const s = site({ 'index.html': `<h1>${randomBytes(4).toString('hex')}</h1>`, ...files });
   let deploymentId: string;
   if (projectId) {
-    const begin = await platform.api('POST', `/api/v1/projects/${projectId}/uploads`, { token: team.owner.token, body: { files: s.files } });
+    const begin = await platform.api('POST', `/api/v1/projects/${projectId}/uploads`, {
+      token: team.owner.token,
+      body: { files: s.files },
+    });
     await putMissing(platform, team.owner.token, begin.body.data.upload_id, begin.body.data.missing, s);
-    expect((await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: team.owner.token })).status).toBe(200);
+    expect((await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: team.owner.token })).status).toBe(
+      200,
+    );
     deploymentId = begin.body.data.deployment_id;
   } else {
     const done = await deploy(platform, team.owner.token, s, { name: uniqueName('Sweep') });
@@ -116,14 +127,23 @@ describe('the sweep of user-function Lambdas', () => {
     const other = await deployFunctions({ 'functions/other.js': `export default () => new Response('other');` });
     const doomed = await deployFunctions({ 'functions/doomed.js': `export default () => new Response('doomed');` });
     await dynamo().send(
-      new UpdateCommand({ TableName: config.tableName(), Key: keys.project(doomed.projectId), UpdateExpression: 'SET #s = :d', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':d': 'deleting' } }),
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.project(doomed.projectId),
+        UpdateExpression: 'SET #s = :d',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':d': 'deleting' },
+      }),
     );
 
     // Named: both deployments' bundles (promote may bring v1 back), and a Lambda of before project tags, found through its team.
     const kept = [
       await makeLambda(functionLambdaName(prefix, v1), functionLambdaTags(v1)),
       await makeLambda(functionLambdaName(prefix, v2), functionLambdaTags(v2)),
-      await makeLambda(functionLambdaName(prefix, other.records[0]!), { 'slipway:function-id': other.records[0]!.function_id, 'slipway:team-id': team.team.id }),
+      await makeLambda(functionLambdaName(prefix, other.records[0]!), {
+        'slipway:function-id': other.records[0]!.function_id,
+        'slipway:team-id': team.team.id,
+      }),
       // Under the prefix but not tagged by the platform: not the sweep's to judge.
       await makeLambda(`${prefix}untagged`, {}),
     ];
@@ -138,7 +158,10 @@ describe('the sweep of user-function Lambdas', () => {
       await makeLambda(`${prefix}gone-team`, { 'slipway:function-id': randomUUID(), 'slipway:team-id': randomUUID() }),
     ];
     // Outside the prefix: never looked at, whatever its tags.
-    const outside = await makeLambda(`elsewhere-${randomBytes(3).toString('hex')}`, functionLambdaTags({ ...v1, project_id: randomUUID() }));
+    const outside = await makeLambda(
+      `elsewhere-${randomBytes(3).toString('hex')}`,
+      functionLambdaTags({ ...v1, project_id: randomUUID() }),
+    );
 
     // Too young: a Lambda being made has no record yet; nothing goes.
     const early = await sweepFunctionLambdas({ prefix, minAgeMs: 3_600_000 });
@@ -160,14 +183,33 @@ describe('the sweep of domain distributions', () => {
     CallerReference: reference,
     Comment: 'sweep test',
     Enabled: true,
-    Origins: { Quantity: 1, Items: [{ Id: 'site', DomainName: 'origin.example.test', CustomOriginConfig: { HTTPPort: 80, HTTPSPort: 443, OriginProtocolPolicy: 'https-only' } }] },
-    DefaultCacheBehavior: { TargetOriginId: 'site', ViewerProtocolPolicy: 'redirect-to-https', CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad' },
+    Origins: {
+      Quantity: 1,
+      Items: [
+        {
+          Id: 'site',
+          DomainName: 'origin.example.test',
+          CustomOriginConfig: { HTTPPort: 80, HTTPSPort: 443, OriginProtocolPolicy: 'https-only' },
+        },
+      ],
+    },
+    DefaultCacheBehavior: {
+      TargetOriginId: 'site',
+      ViewerProtocolPolicy: 'redirect-to-https',
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+    },
   });
   async function distribution(domainId: string | null): Promise<string> {
     const reference = randomUUID();
-    if (domainId === null) return (await cloudfront().send(new CreateDistributionCommand({ DistributionConfig: baseConfig(reference) }))).Distribution!.Id!;
+    if (domainId === null)
+      return (await cloudfront().send(new CreateDistributionCommand({ DistributionConfig: baseConfig(reference) }))).Distribution!.Id!;
     const reply = await cloudfront().send(
-      new CreateDistributionWithTagsCommand({ DistributionConfigWithTags: { DistributionConfig: baseConfig(reference), Tags: { Items: [{ Key: DOMAIN_ID_TAG, Value: domainId }] } } }),
+      new CreateDistributionWithTagsCommand({
+        DistributionConfigWithTags: {
+          DistributionConfig: baseConfig(reference),
+          Tags: { Items: [{ Key: DOMAIN_ID_TAG, Value: domainId }] },
+        },
+      }),
     );
     return reply.Distribution!.Id!;
   }
@@ -228,7 +270,12 @@ describe('the sweep of domain distributions', () => {
 
     // The attempt that was making one failed without recording it: the next sweep takes that one down too.
     await dynamo().send(
-      new UpdateCommand({ TableName: config.tableName(), Key: keys.domain(making), UpdateExpression: 'SET ssl_status = :f', ExpressionAttributeValues: { ':f': 'failed' } }),
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.domain(making),
+        UpdateExpression: 'SET ssl_status = :f',
+        ExpressionAttributeValues: { ':f': 'failed' },
+      }),
     );
     expect((await sweepDomainDistributions()).disabled).toEqual([inTheMaking]);
   }, 60_000);
@@ -237,7 +284,11 @@ describe('the sweep of domain distributions', () => {
 describe('its schedule', () => {
   it('the local platform provisions the recurring schedule the stack makes (rate(1 hour), the worker as target), for the scheduler driver to fire', async () => {
     const schedule = await scheduler().send(new GetScheduleCommand({ Name: 'cloud-sweep', GroupName: config.scheduleGroup() }));
-    expect(schedule).toMatchObject({ ScheduleExpression: 'rate(1 hour)', FlexibleTimeWindow: { Mode: 'OFF' }, Target: { Arn: localWorkerArn('cloud-sweep'), Input: '{}' } });
+    expect(schedule).toMatchObject({
+      ScheduleExpression: 'rate(1 hour)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: { Arn: localWorkerArn('cloud-sweep'), Input: '{}' },
+    });
     const created = schedule.CreationDate!.getTime();
     expect(rateDueAt(schedule.ScheduleExpression, created)).toBe(created + 3_600_000);
   });

@@ -34,7 +34,8 @@ const get = (host: string, path = '/', options: { method?: string; headers?: Rec
   siteRequest(platform.port, `${host}:${platform.port}`, path, options);
 const patchProject = (projectId: string, body: unknown, token = m.admin.token) =>
   platform.api('PATCH', `/api/v1/projects/${projectId}`, { token, body });
-const readProject = async (projectId: string) => (await platform.api('GET', `/api/v1/projects/${projectId}`, { token: m.member.token })).body.data;
+const readProject = async (projectId: string) =>
+  (await platform.api('GET', `/api/v1/projects/${projectId}`, { token: m.member.token })).body.data;
 const removeDomain = (domainId: string) => platform.api('DELETE', `/api/v1/domains/${domainId}`, { token: m.admin.token });
 
 interface TestProject {
@@ -54,7 +55,10 @@ async function newProject(token = m.owner.token): Promise<TestProject> {
 /** Adds a byo_dns domain through the API and, unless told otherwise, verifies it by its TXT record. */
 async function addDomain(projectId: string, options: { verify?: boolean; token?: string } = {}): Promise<{ id: string; domain: string }> {
   const host = hostname();
-  const added = await platform.api('POST', `/api/v1/projects/${projectId}/domains`, { token: options.token ?? m.admin.token, body: { domain: host } });
+  const added = await platform.api('POST', `/api/v1/projects/${projectId}/domains`, {
+    token: options.token ?? m.admin.token,
+    body: { domain: host },
+  });
   expect(added.status).toBe(201);
   const domain = added.body.data;
   if (options.verify !== false) {
@@ -162,7 +166,9 @@ describe('serving a custom domain', { timeout: 120_000 }, () => {
     // Added but not verified yet: nothing is served on it.
     expect((await get(d.domain, '/')).status).toBe(404);
     dns.set(`_slipway-challenge.${d.domain}`, 'TXT', [again.body.data.verification_token]);
-    expect((await platform.api('POST', `/api/v1/domains/${again.body.data.id}/verify`, { token: m.member.token })).body.data.status).toBe('verified');
+    expect((await platform.api('POST', `/api/v1/domains/${again.body.data.id}/verify`, { token: m.member.token })).body.data.status).toBe(
+      'verified',
+    );
     expectServed(await get(d.domain, '/'), second.files, 'index.html');
   });
 
@@ -231,7 +237,11 @@ describe('geo rules of a custom domain, enforced from the country header', { tim
     await setGeoRule(d.id, 'blocklist', ['US']);
     process.env.GEO_COUNTRY_HEADER = 'X-Test-Country';
     expectBlocked(await get(d.domain, '/', { headers: { 'x-test-country': 'US' } }));
-    expectServed(await get(d.domain, '/', { headers: { 'cloudfront-viewer-country': 'US', 'x-test-country': 'DE' } }), p.files, 'index.html');
+    expectServed(
+      await get(d.domain, '/', { headers: { 'cloudfront-viewer-country': 'US', 'x-test-country': 'DE' } }),
+      p.files,
+      'index.html',
+    );
     delete process.env.GEO_COUNTRY_HEADER;
     expectBlocked(await from('US'));
   });
@@ -282,11 +292,15 @@ describe('primary_domain_id in the project settings', { timeout: 120_000 }, () =
       expectError(reply, status, code);
     }
     expectError(await patchProject(p.id, { primary_domain_id: pending.id }), 409, 'PRIMARY_DOMAIN_NOT_VERIFIED');
-    expect((await patchProject(p.id, { primary_domain_id: pending.id })).body.error).toBe('Only a verified domain can be the primary domain. Verify it first.');
+    expect((await patchProject(p.id, { primary_domain_id: pending.id })).body.error).toBe(
+      'Only a verified domain can be the primary domain. Verify it first.',
+    );
     expect((await patchProject(p.id, { primary_domain_id: removed.id })).body.error).toBe(
       'This domain has been removed from the project, so it cannot be the primary domain.',
     );
-    expect((await patchProject(p.id, { primary_domain_id: siblings.id })).body.error).toBe('primary_domain_id must be the id of a domain of this project.');
+    expect((await patchProject(p.id, { primary_domain_id: siblings.id })).body.error).toBe(
+      'primary_domain_id must be the id of a domain of this project.',
+    );
     expect(await readProject(p.id)).toEqual(before);
   });
 
@@ -310,7 +324,8 @@ describe('primary_domain_id in the project settings', { timeout: 120_000 }, () =
       expect(removal.status).toBe(200);
       if (save.status !== 200) expectError(save, 409, 'PRIMARY_DOMAIN_REMOVED');
       expect((await readProject(p.id)).primary_domain_id).toBeNull();
-      const stored = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(p.id), ConsistentRead: true }))).Item!;
+      const stored = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(p.id), ConsistentRead: true })))
+        .Item!;
       expect(stored.primary_domain_hostname ?? null).toBeNull();
     }
   });
@@ -375,7 +390,8 @@ describe('platform_url_mode: which hostnames serve and which redirect', { timeou
 });
 
 describe('the serve-site Lambda entry (the cloud path) answers custom domains the same way', { timeout: 120_000 }, () => {
-  const event = (siteHost: string, path: string, query = '', headers: Record<string, string> = {}) => cloudFrontEvent(siteHost, path, query, 'GET', headers);
+  const event = (siteHost: string, path: string, query = '', headers: Record<string, string> = {}) =>
+    cloudFrontEvent(siteHost, path, query, 'GET', headers);
   const invoke = invokeServeSite;
 
   it('serves the domain, applies its geo rule from CloudFront-Viewer-Country and redirects with the query', async () => {
@@ -401,7 +417,7 @@ describe('the serve-site Lambda entry (the cloud path) answers custom domains th
     }
   });
 
-  it('deployed (GEO_RULES_AT_EDGE=true, as the stack sets it) the rule is the distribution\'s: the function no longer refuses by country', async () => {
+  it("deployed (GEO_RULES_AT_EDGE=true, as the stack sets it) the rule is the distribution's: the function no longer refuses by country", async () => {
     const p = await newProject();
     const d = await addDomain(p.id);
     await setGeoRule(d.id, 'allowlist', ['DE']);

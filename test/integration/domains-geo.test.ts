@@ -38,10 +38,35 @@ const geo = (id: string, body: unknown, token: string | null = m.admin.token) =>
   platform.api('PATCH', `/api/v1/domains/${id}/geo-filter`, { token: token ?? undefined, body });
 
 const SPEC_FIELDS = [
-  'id', 'team_id', 'project_id', 'domain', 'is_apex', 'connection_mode', 'status', 'verification_token', 'verified_at',
-  'last_verification_attempt', 'ns_delegated_at', 'created_at', 'updated_at', 'deleted_at', 'dns_records', 'ssl_status',
-  'ssl_attempts', 'ssl_error', 'ssl_error_code', 'ssl_issued_at', 'ssl_last_attempt_at', 'ssl_provisioning_started_at',
-  'debug_url', 'geo_mode', 'geo_countries', 'supports_geo_filtering', 'pull_zone_id', 'cdn_dns_ns1', 'cdn_dns_ns2',
+  'id',
+  'team_id',
+  'project_id',
+  'domain',
+  'is_apex',
+  'connection_mode',
+  'status',
+  'verification_token',
+  'verified_at',
+  'last_verification_attempt',
+  'ns_delegated_at',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'dns_records',
+  'ssl_status',
+  'ssl_attempts',
+  'ssl_error',
+  'ssl_error_code',
+  'ssl_issued_at',
+  'ssl_last_attempt_at',
+  'ssl_provisioning_started_at',
+  'debug_url',
+  'geo_mode',
+  'geo_countries',
+  'supports_geo_filtering',
+  'pull_zone_id',
+  'cdn_dns_ns1',
+  'cdn_dns_ns2',
   'cdn_dns_zone_id',
 ];
 
@@ -83,7 +108,9 @@ describe('a domain without its own distribution', () => {
     expect(d).toMatchObject({ supports_geo_filtering: false, pull_zone_id: null, geo_mode: 'off', geo_countries: [] });
     const reply = await geo(d.id, { geo_mode: 'blocklist', geo_countries: ['RU'] });
     expectError(reply, 409, 'DOMAIN_NOT_ON_DEDICATED_ZONE');
-    expect(reply.body.error).toBe('Geo rules need the domain on its own pull zone, which it gets once verified and its certificate is set up.');
+    expect(reply.body.error).toBe(
+      'Geo rules need the domain on its own pull zone, which it gets once verified and its certificate is set up.',
+    );
     expectError(await geo(d.id, { geo_mode: 'off' }), 409, 'DOMAIN_NOT_ON_DEDICATED_ZONE');
     expect((await read(d.id)).body.data).toEqual(d);
   });
@@ -101,11 +128,20 @@ describe('setting the policy on the distribution', () => {
     expect(Object.keys(allow.body.data).sort()).toEqual([...SPEC_FIELDS].sort());
     expect(allow.body.data).toEqual({ ...d, geo_mode: 'allowlist', geo_countries: ['DE', 'FR', 'US'], updated_at: expect.any(String) });
     expect(allow.body.data.updated_at > d.updated_at).toBe(true);
-    expect(await distributionGeoRestriction(distributionId)).toEqual({ RestrictionType: 'whitelist', Quantity: 3, Items: ['DE', 'FR', 'US'] });
+    expect(await distributionGeoRestriction(distributionId)).toEqual({
+      RestrictionType: 'whitelist',
+      Quantity: 3,
+      Items: ['DE', 'FR', 'US'],
+    });
     expect((await read(d.id)).body.data).toEqual(allow.body.data);
     // Only the restriction changed: the alias and origin the TLS part set are as they were.
     const after = (await cloudfront().send(new GetDistributionConfigCommand({ Id: distributionId }))).DistributionConfig!;
-    expect({ aliases: after.Aliases, origins: after.Origins!.Items!.map((o) => o.DomainName), enabled: after.Enabled, comment: after.Comment }).toEqual({
+    expect({
+      aliases: after.Aliases,
+      origins: after.Origins!.Items!.map((o) => o.DomainName),
+      enabled: after.Enabled,
+      comment: after.Comment,
+    }).toEqual({
       aliases: before.Aliases,
       origins: before.Origins!.Items!.map((o) => o.DomainName),
       enabled: before.Enabled,
@@ -152,13 +188,19 @@ describe('setting the policy on the distribution', () => {
     for (const [body, status, code] of cases) expectError(await geo(d.id, body), status, code);
     const invalid = await geo(d.id, { geo_mode: 'allowlist', geo_countries: ['DE', 'zz', 'DEU', 'zz'] });
     expect(invalid.body.details).toEqual({ invalid: ['zz', 'DEU'] });
-    expect(invalid.body.error).toBe('geo_countries must be ISO 3166-1 alpha-2 country codes, like DE or US; details.invalid lists the others.');
+    expect(invalid.body.error).toBe(
+      'geo_countries must be ISO 3166-1 alpha-2 country codes, like DE or US; details.invalid lists the others.',
+    );
     const required = await geo(d.id, { geo_mode: 'allowlist', geo_countries: [] });
     expect(required.body.error).toBe('geo_countries must name at least one country unless geo_mode is off.');
     const mode = await geo(d.id, { geo_mode: 'nowhere' });
     expect(mode.body.details.fields.map((f: { field: string }) => f.field)).toEqual(['geo_mode']);
     expectError(
-      await platform.api('PATCH', `/api/v1/domains/${d.id}/geo-filter`, { token: m.admin.token, rawBody: '{"geo_mode":', headers: { 'content-type': 'application/json' } }),
+      await platform.api('PATCH', `/api/v1/domains/${d.id}/geo-filter`, {
+        token: m.admin.token,
+        rawBody: '{"geo_mode":',
+        headers: { 'content-type': 'application/json' },
+      }),
       400,
       'INVALID_JSON',
     );
@@ -183,7 +225,11 @@ describe('setting the policy on the distribution', () => {
       const expected =
         now.geo_mode === 'off'
           ? { RestrictionType: 'none', Quantity: 0 }
-          : { RestrictionType: now.geo_mode === 'allowlist' ? 'whitelist' : 'blacklist', Quantity: now.geo_countries.length, Items: now.geo_countries };
+          : {
+              RestrictionType: now.geo_mode === 'allowlist' ? 'whitelist' : 'blacklist',
+              Quantity: now.geo_countries.length,
+              Items: now.geo_countries,
+            };
       expect(restriction).toMatchObject(expected);
       const item = await stored(d.id);
       expect(item.geo_revision).toBe(policies.length * (round + 1));
@@ -245,10 +291,18 @@ describe('when CloudFront does not take the policy', () => {
     try {
       const reply = await geo(d.id, { geo_mode: 'blocklist', geo_countries: ['ru', 'BY'] });
       expectError(reply, 202, 'GEO_POLICY_NOT_APPLIED');
-      expect(reply.body.error).toBe('The geo policy is saved but the CDN did not take it yet; it is applied automatically when the CDN answers.');
+      expect(reply.body.error).toBe(
+        'The geo policy is saved but the CDN did not take it yet; it is applied automatically when the CDN answers.',
+      );
       const saved = reply.body.details.domain;
       expect(Object.keys(saved).sort()).toEqual([...SPEC_FIELDS].sort());
-      expect(saved).toMatchObject({ id: d.id, geo_mode: 'blocklist', geo_countries: ['BY', 'RU'], supports_geo_filtering: true, pull_zone_id: pullZoneId });
+      expect(saved).toMatchObject({
+        id: d.id,
+        geo_mode: 'blocklist',
+        geo_countries: ['BY', 'RU'],
+        supports_geo_filtering: true,
+        pull_zone_id: pullZoneId,
+      });
       expect((await read(d.id)).body.data).toEqual(saved);
       const pending = await stored(d.id);
       expect(pending.geo_revision).toBe(1);
@@ -260,7 +314,10 @@ describe('when CloudFront does not take the policy', () => {
       await attachDistribution(d.id, distributionId);
       expect((await distributionGeoRestriction(distributionId)).RestrictionType).toBe('none');
       geoQueue.resume();
-      const applied = await waitFor(() => stored(d.id), (item) => item.geo_applied_revision === 1);
+      const applied = await waitFor(
+        () => stored(d.id),
+        (item) => item.geo_applied_revision === 1,
+      );
       expect(applied.geo_applied_at).toEqual(expect.any(String));
       expect(await distributionGeoRestriction(distributionId)).toEqual({ RestrictionType: 'blacklist', Quantity: 2, Items: ['BY', 'RU'] });
     } finally {
@@ -272,7 +329,17 @@ describe('when CloudFront does not take the policy', () => {
 describe('the geo-filters worker', () => {
   it('reports a message whose policy CloudFront still refuses as a batch item failure (SQS redelivers it), and drops what has nothing to apply', async () => {
     const record = (body: unknown, messageId = randomBytes(8).toString('hex')) =>
-      ({ messageId, receiptHandle: messageId, body: JSON.stringify(body), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: '', awsRegion: '' }) as never;
+      ({
+        messageId,
+        receiptHandle: messageId,
+        body: JSON.stringify(body),
+        attributes: {},
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: '',
+        awsRegion: '',
+      }) as never;
     const d = (await add({ domain: `www.${label()}.com` })).body.data;
     await attachDistribution(d.id, `E${randomBytes(6).toString('hex').toUpperCase()}`);
     geoQueue.pause();
@@ -282,7 +349,12 @@ describe('the geo-filters worker', () => {
       const removed = (await domainOnDedicatedZone()).domain;
       expect((await platform.api('DELETE', `/api/v1/domains/${removed.id}`, { token: m.admin.token })).status).toBe(200);
       const reply = await geoFiltersWorker({
-        Records: [refused, record({ kind: 'geo_policy', domain_id: removed.id }), record({ kind: 'something else' }), record('not an object')],
+        Records: [
+          refused,
+          record({ kind: 'geo_policy', domain_id: removed.id }),
+          record({ kind: 'something else' }),
+          record('not an object'),
+        ],
       });
       expect(reply).toEqual({ batchItemFailures: [{ itemIdentifier: 'still-refused' }] });
       expect((await stored(d.id)).geo_applied_revision ?? null).toBeNull();

@@ -43,18 +43,45 @@ let project: { id: string; subdomain: string };
 let otherTeamKey: string;
 
 const label = () => `t${randomBytes(5).toString('hex')}`;
-const stored = async (id: string) => (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domain(id), ConsistentRead: true }))).Item!;
+const stored = async (id: string) =>
+  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domain(id), ConsistentRead: true }))).Item!;
 
 const add = (body: unknown, token = m.admin.token) => platform.api('POST', `/api/v1/projects/${project.id}/domains`, { token, body });
 const verify = (id: string, token = m.member.token) => platform.api('POST', `/api/v1/domains/${id}/verify`, { token });
 const read = (id: string, token = m.member.token) => platform.api('GET', `/api/v1/domains/${id}`, { token });
-const retrySsl = (id: string, token: string | null = m.member.token) => platform.api('POST', `/api/v1/domains/${id}/retry-ssl`, { token: token ?? undefined });
+const retrySsl = (id: string, token: string | null = m.member.token) =>
+  platform.api('POST', `/api/v1/domains/${id}/retry-ssl`, { token: token ?? undefined });
 
 const SPEC_FIELDS = [
-  'id', 'team_id', 'project_id', 'domain', 'is_apex', 'connection_mode', 'status', 'verification_token', 'verified_at',
-  'last_verification_attempt', 'ns_delegated_at', 'created_at', 'updated_at', 'deleted_at', 'dns_records', 'ssl_status',
-  'ssl_attempts', 'ssl_error', 'ssl_error_code', 'ssl_issued_at', 'ssl_last_attempt_at', 'ssl_provisioning_started_at',
-  'geo_mode', 'geo_countries', 'supports_geo_filtering', 'pull_zone_id', 'cdn_dns_ns1', 'cdn_dns_ns2', 'cdn_dns_zone_id',
+  'id',
+  'team_id',
+  'project_id',
+  'domain',
+  'is_apex',
+  'connection_mode',
+  'status',
+  'verification_token',
+  'verified_at',
+  'last_verification_attempt',
+  'ns_delegated_at',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'dns_records',
+  'ssl_status',
+  'ssl_attempts',
+  'ssl_error',
+  'ssl_error_code',
+  'ssl_issued_at',
+  'ssl_last_attempt_at',
+  'ssl_provisioning_started_at',
+  'geo_mode',
+  'geo_countries',
+  'supports_geo_filtering',
+  'pull_zone_id',
+  'cdn_dns_ns1',
+  'cdn_dns_ns2',
+  'cdn_dns_zone_id',
 ];
 /** The spec: retry-ssl's domain omits debug_url, dns_records, is_apex, next_retry_at and supports_geo_filtering. */
 const RETRY_SSL_FIELDS = SPEC_FIELDS.filter((f) => !['dns_records', 'is_apex', 'supports_geo_filtering'].includes(f));
@@ -109,7 +136,9 @@ async function distributionsFor(hostname: string): Promise<string[]> {
 }
 
 async function deadLetterUrl(): Promise<string> {
-  const attrs = await sqs().send(new GetQueueAttributesCommand({ QueueUrl: config.queueUrl('sslRetries'), AttributeNames: ['RedrivePolicy'] }));
+  const attrs = await sqs().send(
+    new GetQueueAttributesCommand({ QueueUrl: config.queueUrl('sslRetries'), AttributeNames: ['RedrivePolicy'] }),
+  );
   const arn = JSON.parse(attrs.Attributes!.RedrivePolicy!).deadLetterTargetArn as string;
   return (await sqs().send(new GetQueueUrlCommand({ QueueName: arn.split(':').pop()! }))).QueueUrl!;
 }
@@ -143,12 +172,25 @@ afterAll(async () => {
 describe('provisioning after verification', () => {
   it('byo_dns: pending when verified, provisioning while ACM validates, then issued on its own distribution; debug_url and next_retry_at follow the rules; removal tears the distribution and certificate down', async () => {
     const verified = await verifiedDomain();
-    expect(verified).toMatchObject({ ssl_status: 'pending', ssl_attempts: 0, ssl_provisioning_started_at: null, pull_zone_id: null, supports_geo_filtering: false });
+    expect(verified).toMatchObject({
+      ssl_status: 'pending',
+      ssl_attempts: 0,
+      ssl_provisioning_started_at: null,
+      pull_zone_id: null,
+      supports_geo_filtering: false,
+    });
     expect(verified.debug_url).toBe(`https://www.ssllabs.com/ssltest/analyze.html?d=${verified.domain}&hideResults=on`);
     expect(verified).not.toHaveProperty('next_retry_at');
 
     const provisioning = await waitFor(verified.id, (d) => d.ssl_status !== 'pending');
-    expect(provisioning).toMatchObject({ ssl_status: 'provisioning', ssl_attempts: 1, ssl_error: null, ssl_error_code: null, ssl_issued_at: null, pull_zone_id: null });
+    expect(provisioning).toMatchObject({
+      ssl_status: 'provisioning',
+      ssl_attempts: 1,
+      ssl_error: null,
+      ssl_error_code: null,
+      ssl_issued_at: null,
+      pull_zone_id: null,
+    });
     expect(provisioning.ssl_provisioning_started_at).toEqual(expect.any(String));
     expect(provisioning.ssl_last_attempt_at).toBe(provisioning.ssl_provisioning_started_at);
     expect(provisioning.debug_url).toBe(verified.debug_url);
@@ -157,14 +199,21 @@ describe('provisioning after verification', () => {
     // byo_dns: the certificate's validation CNAME joins dns_records, for the customer to create.
     const withValidation = await waitFor(verified.id, (d) => d.dns_records.length === 3 || d.ssl_status === 'issued');
     const arn = (await stored(verified.id)).certificate_arn as string;
-    const rr = (await acm().send(new DescribeCertificateCommand({ CertificateArn: arn }))).Certificate!.DomainValidationOptions![0]!.ResourceRecord!;
+    const rr = (await acm().send(new DescribeCertificateCommand({ CertificateArn: arn }))).Certificate!.DomainValidationOptions![0]!
+      .ResourceRecord!;
     expect(withValidation.dns_records).toEqual([
       ...verified.dns_records,
       { name: rr.Name!.replace(/\.$/, ''), type: 'CNAME', value: rr.Value!.replace(/\.$/, ''), note: expect.any(String) },
     ]);
 
     const issued = await waitFor(verified.id, (d) => d.ssl_status !== 'provisioning');
-    expect(issued).toMatchObject({ ssl_status: 'issued', ssl_attempts: 1, ssl_error: null, ssl_error_code: null, supports_geo_filtering: true });
+    expect(issued).toMatchObject({
+      ssl_status: 'issued',
+      ssl_attempts: 1,
+      ssl_error: null,
+      ssl_error_code: null,
+      supports_geo_filtering: true,
+    });
     expect(issued.ssl_provisioning_started_at).toBe(provisioning.ssl_provisioning_started_at);
     expect(issued.ssl_issued_at > issued.ssl_provisioning_started_at).toBe(true);
     expect(Number.isInteger(issued.pull_zone_id)).toBe(true);
@@ -205,8 +254,12 @@ describe('provisioning after verification', () => {
       after = await stored(verified.id);
     }
     expect(after).toMatchObject({ distribution_id: null, certificate_arn: null, pull_zone_id: issued.pull_zone_id });
-    await expect(cloudfront().send(new GetDistributionCommand({ Id: item.distribution_id as string }))).rejects.toMatchObject({ name: 'NoSuchDistribution' });
-    await expect(acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(cloudfront().send(new GetDistributionCommand({ Id: item.distribution_id as string }))).rejects.toMatchObject({
+      name: 'NoSuchDistribution',
+    });
+    await expect(acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).rejects.toMatchObject({
+      name: 'ResourceNotFoundException',
+    });
     expect(await distributionsFor(verified.domain)).toEqual([]);
   }, 60_000);
 
@@ -216,7 +269,8 @@ describe('provisioning after verification', () => {
     dns.set(host, 'NS', [d.cdn_dns_ns1, d.cdn_dns_ns2]);
     expect((await verify(d.id)).body.data).toMatchObject({ status: 'verified', ssl_status: 'pending' });
     const zoneId = (await stored(d.id)).hosted_zone_id as string;
-    const records = async () => (await route53().send(new ListResourceRecordSetsCommand({ HostedZoneId: zoneId }))).ResourceRecordSets ?? [];
+    const records = async () =>
+      (await route53().send(new ListResourceRecordSetsCommand({ HostedZoneId: zoneId }))).ResourceRecordSets ?? [];
 
     await waitFor(d.id, (x) => x.ssl_status === 'provisioning');
     // The attempt writes the certificate's ARN right after requesting it.
@@ -225,15 +279,23 @@ describe('provisioning after verification', () => {
       await new Promise((r) => setTimeout(r, 100));
       item = await stored(d.id);
     }
-    const validation = (await acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).Certificate!.DomainValidationOptions![0]!.ResourceRecord!;
+    const validation = (await acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).Certificate!
+      .DomainValidationOptions![0]!.ResourceRecord!;
     const deadline = Date.now() + 5000;
     while (!(await records()).some((r) => r.Type === 'CNAME') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect((await records()).find((r) => r.Type === 'CNAME')).toMatchObject({ Name: validation.Name, ResourceRecords: [{ Value: validation.Value }] });
+    expect((await records()).find((r) => r.Type === 'CNAME')).toMatchObject({
+      Name: validation.Name,
+      ResourceRecords: [{ Value: validation.Value }],
+    });
 
     const issued = await waitFor(d.id, (x) => x.ssl_status === 'issued');
-    const distribution = (await cloudfront().send(new GetDistributionCommand({ Id: (await stored(d.id)).distribution_id as string }))).Distribution!;
+    const distribution = (await cloudfront().send(new GetDistributionCommand({ Id: (await stored(d.id)).distribution_id as string })))
+      .Distribution!;
     const alias = (await records()).find((r) => r.Type === 'A' && r.Name!.replace(/\.$/, '') === host);
-    expect(alias?.AliasTarget).toMatchObject({ HostedZoneId: 'Z2FDTNDATAQYW2', DNSName: expect.stringContaining(distribution.DomainName!) });
+    expect(alias?.AliasTarget).toMatchObject({
+      HostedZoneId: 'Z2FDTNDATAQYW2',
+      DNSName: expect.stringContaining(distribution.DomainName!),
+    });
     expect(issued.supports_geo_filtering).toBe(true);
 
     // Removing the domain empties the zone of what TLS wrote, then deletes it.
@@ -259,11 +321,20 @@ describe('a domain that already holds a geo policy', () => {
     const issued = await waitFor(d.id, (x) => x.ssl_status === 'issued');
     expect(issued).toMatchObject({ geo_mode: 'blocklist', geo_countries: ['KP', 'RU'], supports_geo_filtering: true });
     const item = await stored(d.id);
-    expect(await distributionGeoRestriction(item.distribution_id as string)).toEqual({ RestrictionType: 'blacklist', Quantity: 2, Items: ['KP', 'RU'] });
+    expect(await distributionGeoRestriction(item.distribution_id as string)).toEqual({
+      RestrictionType: 'blacklist',
+      Quantity: 2,
+      Items: ['KP', 'RU'],
+    });
     expect(item.geo_applied_revision).toBe(3);
     const arn = (await cloudfront().send(new GetDistributionCommand({ Id: item.distribution_id as string }))).Distribution!.ARN!;
     const tags = (await cloudfront().send(new ListTagsForResourceCommand({ Resource: arn }))).Tags!.Items;
-    expect(tags).toEqual(expect.arrayContaining([{ Key: 'slipway:domain-id', Value: d.id }, { Key: 'slipway:project-id', Value: project.id }]));
+    expect(tags).toEqual(
+      expect.arrayContaining([
+        { Key: 'slipway:domain-id', Value: d.id },
+        { Key: 'slipway:project-id', Value: project.id },
+      ]),
+    );
   }, 40_000);
 
   it('a domain without a policy gets an unrestricted distribution, and nothing recorded as applied', async () => {
@@ -283,7 +354,8 @@ describe('a certificate that never validates', () => {
     const verified = await verifiedDomain();
     const retryDelays = new Map<string, number>();
     const track = (d: any) => {
-      if (d.ssl_status === 'failed' && d.next_retry_at) retryDelays.set(d.next_retry_at, Date.parse(d.next_retry_at) - Date.parse(d.updated_at));
+      if (d.ssl_status === 'failed' && d.next_retry_at)
+        retryDelays.set(d.next_retry_at, Date.parse(d.next_retry_at) - Date.parse(d.updated_at));
     };
 
     const failed = await waitFor(verified.id, (d) => d.ssl_status === 'failed', 20_000, track);
@@ -315,7 +387,13 @@ describe('a certificate that never validates', () => {
       }
       if (!dead) await new Promise((r) => setTimeout(r, 100));
     }
-    expect(dead).toMatchObject({ kind: 'ssl_attempt', domain_id: verified.id, chain: 3, seen_attempts: 3, ssl_error_code: 'VALIDATION_TIMED_OUT' });
+    expect(dead).toMatchObject({
+      kind: 'ssl_attempt',
+      domain_id: verified.id,
+      chain: 3,
+      seen_attempts: 3,
+      ssl_error_code: 'VALIDATION_TIMED_OUT',
+    });
     // No retry is left queued: the domain stays as it is.
     await new Promise((r) => setTimeout(r, 2500));
     expect((await read(verified.id)).body.data).toEqual(last);
@@ -325,7 +403,13 @@ describe('a certificate that never validates', () => {
     const retried = await retrySsl(verified.id);
     expect(retried.status).toBe(200);
     expect(Object.keys(retried.body.data).sort()).toEqual([...RETRY_SSL_FIELDS].sort());
-    expect(retried.body.data).toMatchObject({ id: verified.id, ssl_status: 'provisioning', ssl_attempts: 4, ssl_error: null, ssl_error_code: null });
+    expect(retried.body.data).toMatchObject({
+      id: verified.id,
+      ssl_status: 'provisioning',
+      ssl_attempts: 4,
+      ssl_error: null,
+      ssl_error_code: null,
+    });
     expect(retried.body.data.ssl_provisioning_started_at).toBe(failed.ssl_provisioning_started_at);
     expect(retried.body.data.ssl_last_attempt_at > last.ssl_last_attempt_at).toBe(true);
     const issued = await waitFor(verified.id, (d) => d.ssl_status === 'issued');
@@ -377,7 +461,12 @@ describe('POST /api/v1/domains/{id}/retry-ssl', () => {
     const looks = await Promise.all([handleSslMessage(look), handleSslMessage(look)]);
     expect(looks.sort()).toEqual(['provisioning', 'stale']);
 
-    const replies = await Promise.all([retrySsl(d.id), retrySsl(d.id, m.admin.token), retrySsl(d.id, m.owner.token), retrySsl(d.id, m.apiKey.token)]);
+    const replies = await Promise.all([
+      retrySsl(d.id),
+      retrySsl(d.id, m.admin.token),
+      retrySsl(d.id, m.owner.token),
+      retrySsl(d.id, m.apiKey.token),
+    ]);
     for (const r of replies) {
       expect(r.status).toBe(200);
       expect(Object.keys(r.body.data).sort()).toEqual([...RETRY_SSL_FIELDS].sort());
@@ -405,7 +494,13 @@ describe('POST /api/v1/domains/{id}/retry-ssl', () => {
     }
     expectError(refused, 500, 'INTERNAL_ERROR');
     const after = (await read(d.id)).body.data;
-    expect(after).toMatchObject({ ssl_status: 'failed', ssl_attempts: 1, ssl_error_code: 'PROVISIONING_INTERRUPTED', ssl_error: SSL_ERROR_CODES.PROVISIONING_INTERRUPTED, ssl_issued_at: null });
+    expect(after).toMatchObject({
+      ssl_status: 'failed',
+      ssl_attempts: 1,
+      ssl_error_code: 'PROVISIONING_INTERRUPTED',
+      ssl_error: SSL_ERROR_CODES.PROVISIONING_INTERRUPTED,
+      ssl_issued_at: null,
+    });
     expect(after).not.toHaveProperty('next_retry_at');
 
     const again = await retrySsl(d.id);

@@ -26,14 +26,19 @@ let project: { id: string; subdomain: string };
 let otherTeamKey: string;
 
 const label = () => `t${randomBytes(5).toString('hex')}`;
-const item = async (key: { pk: string; sk: string }) => (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }))).Item;
+const item = async (key: { pk: string; sk: string }) =>
+  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }))).Item;
 
 const add = (body: unknown, token: string | null = m.admin.token, projectId = project.id) =>
   platform.api('POST', `/api/v1/projects/${projectId}/domains`, { token: token ?? undefined, body });
-const verify = (id: string, token: string | null = m.member.token) => platform.api('POST', `/api/v1/domains/${id}/verify`, { token: token ?? undefined });
-const read = (id: string, token: string | null = m.member.token) => platform.api('GET', `/api/v1/domains/${id}`, { token: token ?? undefined });
-const list = (token: string | null = m.member.token, projectId = project.id) => platform.api('GET', `/api/v1/projects/${projectId}/domains`, { token: token ?? undefined });
-const remove = (id: string, token: string | null = m.admin.token) => platform.api('DELETE', `/api/v1/domains/${id}`, { token: token ?? undefined });
+const verify = (id: string, token: string | null = m.member.token) =>
+  platform.api('POST', `/api/v1/domains/${id}/verify`, { token: token ?? undefined });
+const read = (id: string, token: string | null = m.member.token) =>
+  platform.api('GET', `/api/v1/domains/${id}`, { token: token ?? undefined });
+const list = (token: string | null = m.member.token, projectId = project.id) =>
+  platform.api('GET', `/api/v1/projects/${projectId}/domains`, { token: token ?? undefined });
+const remove = (id: string, token: string | null = m.admin.token) =>
+  platform.api('DELETE', `/api/v1/domains/${id}`, { token: token ?? undefined });
 
 async function newProject() {
   const subdomain = `dom-${randomBytes(4).toString('hex')}`;
@@ -42,10 +47,35 @@ async function newProject() {
 }
 
 const SPEC_FIELDS = [
-  'id', 'team_id', 'project_id', 'domain', 'is_apex', 'connection_mode', 'status', 'verification_token', 'verified_at',
-  'last_verification_attempt', 'ns_delegated_at', 'created_at', 'updated_at', 'deleted_at', 'dns_records', 'ssl_status',
-  'ssl_attempts', 'ssl_error', 'ssl_error_code', 'ssl_issued_at', 'ssl_last_attempt_at', 'ssl_provisioning_started_at',
-  'debug_url', 'geo_mode', 'geo_countries', 'supports_geo_filtering', 'pull_zone_id', 'cdn_dns_ns1', 'cdn_dns_ns2',
+  'id',
+  'team_id',
+  'project_id',
+  'domain',
+  'is_apex',
+  'connection_mode',
+  'status',
+  'verification_token',
+  'verified_at',
+  'last_verification_attempt',
+  'ns_delegated_at',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'dns_records',
+  'ssl_status',
+  'ssl_attempts',
+  'ssl_error',
+  'ssl_error_code',
+  'ssl_issued_at',
+  'ssl_last_attempt_at',
+  'ssl_provisioning_started_at',
+  'debug_url',
+  'geo_mode',
+  'geo_countries',
+  'supports_geo_filtering',
+  'pull_zone_id',
+  'cdn_dns_ns1',
+  'cdn_dns_ns2',
   'cdn_dns_zone_id',
 ];
 
@@ -140,7 +170,15 @@ describe('adding a domain', () => {
       [{}, 400, 'VALIDATION_FAILED'],
     ];
     for (const [body, status, code] of cases) expectError(await add(body), status, code);
-    expectError(await platform.api('POST', `/api/v1/projects/${project.id}/domains`, { token: m.admin.token, rawBody: 'not json', headers: { 'content-type': 'application/json' } }), 400, 'INVALID_JSON');
+    expectError(
+      await platform.api('POST', `/api/v1/projects/${project.id}/domains`, {
+        token: m.admin.token,
+        rawBody: 'not json',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'INVALID_JSON',
+    );
     expectError(await add({ domain: `${label()}.com` }, m.admin.token, '00000000-0000-4000-8000-000000000000'), 404, 'PROJECT_NOT_FOUND');
     expect((await list()).body.data.domains).toEqual(before);
   });
@@ -149,18 +187,25 @@ describe('adding a domain', () => {
     const other = await newProject();
     for (let round = 0; round < 3; round++) {
       const host = `race.${label()}.com`;
-      const replies = await Promise.all([add({ domain: host }), add({ domain: host }, m.owner.token, other.id), add({ domain: host }), add({ domain: host }, m.owner.token, other.id)]);
+      const replies = await Promise.all([
+        add({ domain: host }),
+        add({ domain: host }, m.owner.token, other.id),
+        add({ domain: host }),
+        add({ domain: host }, m.owner.token, other.id),
+      ]);
       const winners = replies.filter((r) => r.status === 201);
       expect(winners, replies.map((r) => `${r.status} ${r.body.code ?? ''}`).join(', ')).toHaveLength(1);
       for (const loser of replies.filter((r) => r.status !== 201)) expectError(loser, 409, 'DOMAIN_TAKEN');
-      const owners = [...(await list()).body.data.domains, ...(await list(m.member.token, other.id)).body.data.domains].filter((d) => d.domain === host);
+      const owners = [...(await list()).body.data.domains, ...(await list(m.member.token, other.id)).body.data.domains].filter(
+        (d) => d.domain === host,
+      );
       expect(owners).toHaveLength(1);
       expect(owners[0].id).toBe(winners[0]!.body.data.id);
       expect(await item(keys.domainHost(host))).toMatchObject({ domain_id: winners[0]!.body.data.id });
     }
   }, 60_000);
 
-  it('lists the project\'s domains, oldest first', async () => {
+  it("lists the project's domains, oldest first", async () => {
     const other = await newProject();
     const first = (await add({ domain: `one.${label()}.com` }, m.admin.token, other.id)).body.data;
     const second = (await add({ domain: `two.${label()}.com` }, m.admin.token, other.id)).body.data;
@@ -196,7 +241,8 @@ describe('verification by DNS look-ups', () => {
       const { status, verified_at, last_verification_attempt, ns_delegated_at, verification_token } = x;
       return { status, verified_at, last_verification_attempt, ns_delegated_at, verification_token };
     };
-    const ownRecords = (x: { dns_records: { type: string; note: string }[] }) => x.dns_records.filter((r) => !r.note.startsWith('Lets the certificate authority'));
+    const ownRecords = (x: { dns_records: { type: string; note: string }[] }) =>
+      x.dns_records.filter((r) => !r.note.startsWith('Lets the certificate authority'));
     const again = await verify(d.id);
     const reread = (await read(d.id)).body.data;
     for (const later of [again.body.data, reread]) {
@@ -238,7 +284,9 @@ describe('verification by DNS look-ups', () => {
     expect(d.cdn_dns_ns2).toEqual(expect.any(String));
     expect(d.cdn_dns_ns1).not.toBe(d.cdn_dns_ns2);
     expect(Number.isInteger(d.cdn_dns_zone_id)).toBe(true);
-    expect(d.dns_records).toEqual([{ name: host, type: 'ALIAS', value: `${project.subdomain}.${config.siteDomain()}`, note: expect.any(String) }]);
+    expect(d.dns_records).toEqual([
+      { name: host, type: 'ALIAS', value: `${project.subdomain}.${config.siteDomain()}`, note: expect.any(String) },
+    ]);
     const stored = await item(keys.domain(d.id));
     const zone = await route53().send(new GetHostedZoneCommand({ Id: stored!.hosted_zone_id as string }));
     expect(zone.HostedZone!.Name!.replace(/\.$/, '')).toBe(host);
@@ -248,7 +296,12 @@ describe('verification by DNS look-ups', () => {
 
     dns.set(host, 'NS', ['ns1.previous-provider.example', 'ns2.previous-provider.example']);
     const waiting = await verify(d.id);
-    expect(waiting.body.data).toMatchObject({ status: 'awaiting_delegation', ns_delegated_at: null, verified_at: null, last_verification_attempt: expect.any(String) });
+    expect(waiting.body.data).toMatchObject({
+      status: 'awaiting_delegation',
+      ns_delegated_at: null,
+      verified_at: null,
+      last_verification_attempt: expect.any(String),
+    });
     expect(dns.queries).toContain(`${host} NS`);
 
     dns.set(host, 'NS', [d.cdn_dns_ns2.toUpperCase(), `${d.cdn_dns_ns1}.`, 'ns-extra.example']);
@@ -260,7 +313,9 @@ describe('verification by DNS look-ups', () => {
     const removed = await remove(d.id);
     expect(removed.status).toBe(200);
     expect(removed.body.data.deleted_at).toEqual(expect.any(String));
-    await expect(route53().send(new GetHostedZoneCommand({ Id: stored!.hosted_zone_id as string }))).rejects.toMatchObject({ name: 'NoSuchHostedZone' });
+    await expect(route53().send(new GetHostedZoneCommand({ Id: stored!.hosted_zone_id as string }))).rejects.toMatchObject({
+      name: 'NoSuchHostedZone',
+    });
     expect(await item(keys.domainHost(host))).toBeUndefined();
   });
 });
@@ -352,7 +407,12 @@ describe('authorization', () => {
     expectError(await read('not-a-uuid'), 404, 'DOMAIN_NOT_FOUND');
     // Nothing any refused caller sent changed the domain.
     const after = (await read(d.id)).body.data;
-    expect({ ...after, updated_at: null, last_verification_attempt: null, status: null }).toEqual({ ...d, updated_at: null, last_verification_attempt: null, status: null });
+    expect({ ...after, updated_at: null, last_verification_attempt: null, status: null }).toEqual({
+      ...d,
+      updated_at: null,
+      last_verification_attempt: null,
+      status: null,
+    });
     expect(after.deleted_at).toBeNull();
   }, 60_000);
 });

@@ -56,14 +56,15 @@ function apiFrom(ip: string, method: string, path: string, options: { token?: st
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
+        );
       },
     );
     req.on('error', reject);
     req.end(payload);
   });
 }
-
 
 interface SentMail {
   source: string;
@@ -203,7 +204,10 @@ describe('confirmation link', () => {
     await apiFrom(freshIp(), 'POST', RESEND, { token });
     const linkToken = tokenOf((await mailTo(user.email))[0]!);
     await dynamo().send(
-      new PutCommand({ TableName: config.tableName(), Item: { ...keys.user(user.user_id), type: 'user', ...user, email: `changed-${user.email}` } }),
+      new PutCommand({
+        TableName: config.tableName(),
+        Item: { ...keys.user(user.user_id), type: 'user', ...user, email: `changed-${user.email}` },
+      }),
     );
     expectError(await apiFrom(freshIp(), 'POST', CONFIRM, { body: { token: linkToken } }), 400, 'EMAIL_CONFIRMATION_INVALID');
     expect(await getUser(user.user_id)).toMatchObject({ email_verified: false });

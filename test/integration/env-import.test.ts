@@ -42,12 +42,12 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-
 const bulk = (projectId: string, body: unknown, token = m.admin.token) =>
   platform.api('POST', `/api/v1/projects/${projectId}/env/bulk`, { token, body });
 const setOne = (projectId: string, name: string, body: unknown, token = m.admin.token) =>
   platform.api('PUT', `/api/v1/projects/${projectId}/env/${encodeURIComponent(name)}`, { token, body });
-const list = (projectId: string, token = m.admin.token, query = '') => platform.api('GET', `/api/v1/projects/${projectId}/env${query}`, { token });
+const list = (projectId: string, token = m.admin.token, query = '') =>
+  platform.api('GET', `/api/v1/projects/${projectId}/env${query}`, { token });
 
 const SECRETS = ['pg-s3cret-pw', 'sk_live_Zz9Yy8Xx7', 'line-two-of-the-key', 'quoted hash # kept'];
 const CONTENT = [
@@ -87,22 +87,42 @@ describe('POST /api/v1/projects/{id}/env/bulk', () => {
     for (const secret of [...SECRETS, 'AKIAEXAMPLE']) expect(reply.text).not.toContain(secret);
 
     // At rest: AES-256-GCM sealed, bound to project, environment and name.
-    const stored = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'PRIVATE_KEY') }));
+    const stored = await dynamo().send(
+      new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'PRIVATE_KEY') }),
+    );
     const item = stored.Item!;
     expect(JSON.stringify(item)).not.toContain('line-two-of-the-key');
     expect(item.value_sealed).toMatch(/^v1\./);
     expect(decryptEnvValue(item.value_sealed, { projectId, environment: 'production', name: 'PRIVATE_KEY' })).toBe(
       '-----BEGIN KEY-----\nline-two-of-the-key\n-----END KEY-----',
     );
-    expect(item).toMatchObject({ name: 'PRIVATE_KEY', environment: 'production', targets: ['build'], team_id: m.team.id, project_id: projectId });
-    const db = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'DATABASE_URL') }));
-    expect(decryptEnvValue(db.Item!.value_sealed, { projectId, environment: 'production', name: 'DATABASE_URL' })).toBe('postgres://app:pg-s3cret-pw@db/app');
+    expect(item).toMatchObject({
+      name: 'PRIVATE_KEY',
+      environment: 'production',
+      targets: ['build'],
+      team_id: m.team.id,
+      project_id: projectId,
+    });
+    const db = await dynamo().send(
+      new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'DATABASE_URL') }),
+    );
+    expect(decryptEnvValue(db.Item!.value_sealed, { projectId, environment: 'production', name: 'DATABASE_URL' })).toBe(
+      'postgres://app:pg-s3cret-pw@db/app',
+    );
 
     // A second import of an overlapping file: existing names are updated, new ones created.
     const again = await bulk(projectId, { content: 'STRIPE_KEY=sk_live_new\nNEW_ONE=1\n', environment: 'production', targets: ['build'] });
     expect(again.status).toBe(200);
-    expect(again.body.data).toEqual({ environment: 'production', targets: ['build'], created: ['NEW_ONE'], updated: ['STRIPE_KEY'], rejected: [] });
-    const rotated = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'STRIPE_KEY') }));
+    expect(again.body.data).toEqual({
+      environment: 'production',
+      targets: ['build'],
+      created: ['NEW_ONE'],
+      updated: ['STRIPE_KEY'],
+      rejected: [],
+    });
+    const rotated = await dynamo().send(
+      new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'STRIPE_KEY') }),
+    );
     expect(decryptEnvValue(rotated.Item!.value_sealed, { projectId, environment: 'production', name: 'STRIPE_KEY' })).toBe('sk_live_new');
 
     // Environments are separate: the same name in preview is a new variable.
@@ -240,7 +260,11 @@ describe('PUT /api/v1/projects/{id}/env/{name}', () => {
     expectError(await setOne(projectId, 'bad-name', { value: 'x', environment: 'production' }), 400, 'ENV_NAME_INVALID');
     expectError(await setOne(projectId, '9LIVES', { value: 'x', environment: 'production' }), 400, 'ENV_NAME_INVALID');
     expectError(await setOne(projectId, 'AWS_REGION', { value: 'x', environment: 'production' }), 400, 'ENV_NAME_RESERVED');
-    expectError(await setOne(projectId, 'BIG', { value: 'x'.repeat(64 * 1024 + 1), environment: 'production' }), 400, 'ENV_VALUE_TOO_LARGE');
+    expectError(
+      await setOne(projectId, 'BIG', { value: 'x'.repeat(64 * 1024 + 1), environment: 'production' }),
+      400,
+      'ENV_VALUE_TOO_LARGE',
+    );
     expectError(await setOne(projectId, 'OK', { value: 'x', environment: 'prod' }), 400, 'VALIDATION_FAILED');
     expectError(await setOne(projectId, 'OK', { environment: 'production' }), 400, 'VALIDATION_FAILED');
     expect((await list(projectId)).body.data.variables).toEqual([]);
@@ -248,7 +272,9 @@ describe('PUT /api/v1/projects/{id}/env/{name}', () => {
 
   it('racing sets of the same new name: exactly one 201', async () => {
     const projectId = await makeProject(m.team.id);
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => setOne(projectId, 'RACED', { value: `v${i}`, environment: 'production' })));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => setOne(projectId, 'RACED', { value: `v${i}`, environment: 'production' })),
+    );
     expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
   });
 });
@@ -259,8 +285,10 @@ describe('environment variable endpoints: authorization matrix', () => {
     projectId = await makeProject(m.team.id);
   });
   const calls = () => ({
-    bulk: (token?: string) => platform.api('POST', `/api/v1/projects/${projectId}/env/bulk`, { token, body: { content: 'MATRIX=1', environment: 'production' } }),
-    put: (token?: string) => platform.api('PUT', `/api/v1/projects/${projectId}/env/MATRIX`, { token, body: { value: '1', environment: 'production' } }),
+    bulk: (token?: string) =>
+      platform.api('POST', `/api/v1/projects/${projectId}/env/bulk`, { token, body: { content: 'MATRIX=1', environment: 'production' } }),
+    put: (token?: string) =>
+      platform.api('PUT', `/api/v1/projects/${projectId}/env/MATRIX`, { token, body: { value: '1', environment: 'production' } }),
     list: (token?: string) => platform.api('GET', `/api/v1/projects/${projectId}/env`, { token }),
   });
 

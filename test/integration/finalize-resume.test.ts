@@ -80,7 +80,7 @@ describe('finalize after a cut-short finalize', () => {
 });
 
 describe('contents shared by several paths', () => {
-  it('are uploaded once and served at every path with that path\'s content type', async () => {
+  it("are uploaded once and served at every path with that path's content type", async () => {
     const same = `shared ${uniqueName()}`;
     const s = site({ 'index.html': `<h1>${uniqueName()}</h1>`, 'a.html': same, 'b.txt': same, 'c/d.css': same });
     const session = await begin(s);
@@ -152,7 +152,12 @@ describe('bytes the team held at begin but lost before finalize', () => {
     expect(second.missing).toEqual([]);
     // The first project's objects disappear (as when it is deleted) before the second finalizes.
     const lost = s.files[0]!;
-    await s3().send(new DeleteObjectCommand({ Bucket: config.bucket('sites'), Key: `${m.team.id}/${first.project.slug}/${first.deployment_id}/${lost.path}` }));
+    await s3().send(
+      new DeleteObjectCommand({
+        Bucket: config.bucket('sites'),
+        Key: `${m.team.id}/${first.project.slug}/${first.deployment_id}/${lost.path}`,
+      }),
+    );
     const refused = await finalize(second.upload_id);
     expectEnvelopeError(refused, 409, 'UPLOAD_INCOMPLETE');
     expect(refused.body.details).toEqual({ missing: [lost.hash], missing_count: 1 });

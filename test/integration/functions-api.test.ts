@@ -48,7 +48,10 @@ describe('GET /api/v1/projects/{id}/functions', { timeout: 60_000 }, () => {
   });
 
   it('is empty for a project with nothing live', async () => {
-    const begin = await platform.api('POST', '/api/v1/uploads', { token: m.member.token, body: { files: uniqueSite().files, project: { name: uniqueName() } } });
+    const begin = await platform.api('POST', '/api/v1/uploads', {
+      token: m.member.token,
+      body: { files: uniqueSite().files, project: { name: uniqueName() } },
+    });
     expect(begin.status).toBe(201);
     const reply = await listFunctions(m.member.token, begin.body.data.project_id);
     expect(reply.status).toBe(200);
@@ -103,7 +106,10 @@ describe('GET /api/v1/projects/{id}/deployments/{deployment_id}', { timeout: 60_
     expectError(await getDeployment(m.member.token, 'nope'), 404, 'DEPLOYMENT_NOT_FOUND');
     const other = await deploy(platform, m.member.token, uniqueSite(), { name: uniqueName() });
     expectError(await getDeployment(m.member.token, other.begin.deployment_id), 404, 'DEPLOYMENT_NOT_FOUND');
-    expect((await getDeployment(m.member.token, other.begin.deployment_id, other.begin.project_id)).body.data).toMatchObject({ build_log: [], functions: [] });
+    expect((await getDeployment(m.member.token, other.begin.deployment_id, other.begin.project_id)).body.data).toMatchObject({
+      build_log: [],
+      functions: [],
+    });
   });
 
   it('authorization: every role and an API key; 404 outside the team; 401 without credentials', async () => {

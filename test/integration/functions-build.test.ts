@@ -62,7 +62,10 @@ async function deployFunctions(s: SiteFiles, target: { projectId?: string; subdo
   const token = m.member.token;
   const begin = target.projectId
     ? await platform.api('POST', `/api/v1/projects/${target.projectId}/uploads`, { token, body: { files: s.files } })
-    : await platform.api('POST', '/api/v1/uploads', { token, body: { files: s.files, project: { name: target.subdomain, subdomain: target.subdomain } } });
+    : await platform.api('POST', '/api/v1/uploads', {
+        token,
+        body: { files: s.files, project: { name: target.subdomain, subdomain: target.subdomain } },
+      });
   expect(begin.status, begin.text).toBe(201);
   await putMissing(platform, token, begin.body.data.upload_id, begin.body.data.missing, s);
   const finalize = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token });
@@ -106,7 +109,10 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     const detail = await platform.api('GET', `/api/v1/projects/${projectId}/deployments/${deploymentId}`, { token: m.member.token });
     expect(detail.status).toBe(200);
     expect(detail.body.data).toMatchObject({ id: deploymentId, status: 'ready', is_live: true, functions: ['hello', 'typed'] });
-    expect(detail.body.data.build_log).toEqual([expect.stringMatching(/^\[functions\] Built hello \(\d+\.\d KB\)$/), expect.stringMatching(/^\[functions\] Built typed \(\d+\.\d KB\)$/)]);
+    expect(detail.body.data.build_log).toEqual([
+      expect.stringMatching(/^\[functions\] Built hello \(\d+\.\d KB\)$/),
+      expect.stringMatching(/^\[functions\] Built typed \(\d+\.\d KB\)$/),
+    ]);
 
     const hello = await resolveFunctionByHost(host('hello', subdomain).toUpperCase());
     expect(hello).toMatchObject({
@@ -143,7 +149,14 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
   it('never serves function sources or the packages sent for them', async () => {
     const get = (path: string) => siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, path);
     expect((await get('/')).status).toBe(200);
-    for (const path of ['/functions/hello.js', '/functions/typed.ts', '/functions/lib/shout.ts', '/functions/README.md', '/node_modules/tiny-greeting/index.js', '/node_modules/tiny-greeting/package.json']) {
+    for (const path of [
+      '/functions/hello.js',
+      '/functions/typed.ts',
+      '/functions/lib/shout.ts',
+      '/functions/README.md',
+      '/node_modules/tiny-greeting/index.js',
+      '/node_modules/tiny-greeting/package.json',
+    ]) {
       const reply = await get(path);
       expect(reply.status, path).toBe(404);
       expect(reply.text).not.toContain('toUpperCase');
@@ -182,7 +195,10 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     [
       'a hostname label over 63 characters',
       { [`functions/${'x'.repeat(60)}.js`]: 'export default () => new Response("long")' },
-      (log) => expect(log.join('\n')).toMatch(new RegExp(`^\\[functions\\] Build failed: hostname label x{60}-${subdomain} is \\d+ characters`, 'm')),
+      (log) =>
+        expect(log.join('\n')).toMatch(
+          new RegExp(`^\\[functions\\] Build failed: hostname label x{60}-${subdomain} is \\d+ characters`, 'm'),
+        ),
     ],
     [
       'an esbuild error',
@@ -213,16 +229,23 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
         headers: { 'content-type': 'application/octet-stream' },
       });
       expectError(put, 409, 'UPLOAD_SESSION_FINALIZED');
-      const slots = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamUploadSlots(m.team.id), ConsistentRead: true }));
+      const slots = await dynamo().send(
+        new GetCommand({ TableName: config.tableName(), Key: keys.teamUploadSlots(m.team.id), ConsistentRead: true }),
+      );
       expect(Object.keys(slots.Item?.slots ?? {})).not.toContain(begin.upload_id);
 
-      const detail = await platform.api('GET', `/api/v1/projects/${projectId}/deployments/${begin.deployment_id}`, { token: m.member.token });
+      const detail = await platform.api('GET', `/api/v1/projects/${projectId}/deployments/${begin.deployment_id}`, {
+        token: m.member.token,
+      });
       expect(detail.body.data).toMatchObject({ status: 'failed', is_live: false, build_log: log, functions: [] });
       const project = await platform.api('GET', `/api/v1/projects/${projectId}`, { token: m.member.token });
       expect(project.body.data.live_deployment_id).toBe(first.begin.deployment_id);
       expect((await resolveFunctionByHost(host('hello', subdomain)))?.deployment_id).toBe(first.begin.deployment_id);
       // A failed deployment cannot be promoted.
-      const promote = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, { token: m.member.token, body: { deployment_id: begin.deployment_id } });
+      const promote = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, {
+        token: m.member.token,
+        body: { deployment_id: begin.deployment_id },
+      });
       expectError(promote, 400, 'DEPLOYMENT_NOT_READY');
     });
   }
@@ -231,25 +254,39 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     // Project "{x}-{y}" with function "a" and project "{y}" with function "a-{x}"... the same label: first wins.
     const tail = randomBytes(3).toString('hex');
     const holder = `fb-${tail}`;
-    const ok = await deployFunctions(site({ 'index.html': '<p>1</p>', 'functions/a-x.js': 'export default () => new Response("1")' }), { subdomain: `x-${holder}` });
+    const ok = await deployFunctions(site({ 'index.html': '<p>1</p>', 'functions/a-x.js': 'export default () => new Response("1")' }), {
+      subdomain: `x-${holder}`,
+    });
     expect(ok.finalize.status, ok.finalize.text).toBe(200);
-    const clash = await deployFunctions(site({ 'index.html': '<p>2</p>', 'functions/a-x-x.js': 'export default () => new Response("2")' }), { subdomain: holder });
+    const clash = await deployFunctions(
+      site({ 'index.html': '<p>2</p>', 'functions/a-x-x.js': 'export default () => new Response("2")' }),
+      { subdomain: holder },
+    );
     expectError(clash.finalize, 422, 'FUNCTIONS_BUILD_FAILED');
-    expect(clash.finalize.body.details.build_log).toEqual([`[functions] Build failed: hostname a-x-x-${holder}.fn.localhost is held by another project; rename the function`]);
+    expect(clash.finalize.body.details.build_log).toEqual([
+      `[functions] Build failed: hostname a-x-x-${holder}.fn.localhost is held by another project; rename the function`,
+    ]);
     expect((await resolveFunctionByHost(`a-x-x-${holder}.fn.localhost`))?.project_id).toBe(ok.begin.project_id);
   });
 
   it('deleting a function file removes it; promoting the earlier deployment brings it back, unbuilt', async () => {
     const projectId = first.begin.project_id;
-    const second = await deployFunctions(fixtureSite({ 'functions/hello.js': null, 'functions/bye.ts': 'export default () => new Response("bye")' }), { projectId });
+    const second = await deployFunctions(
+      fixtureSite({ 'functions/hello.js': null, 'functions/bye.ts': 'export default () => new Response("bye")' }),
+      { projectId },
+    );
     expect(second.finalize.status, second.finalize.text).toBe(200);
-    const list = async () => (await platform.api('GET', `/api/v1/projects/${projectId}/functions`, { token: m.member.token })).body.data.functions;
+    const list = async () =>
+      (await platform.api('GET', `/api/v1/projects/${projectId}/functions`, { token: m.member.token })).body.data.functions;
     expect(await resolveFunctionByHost(host('hello', subdomain))).toBeNull();
     expect((await resolveFunctionByHost(host('bye', subdomain)))?.deployment_id).toBe(second.begin.deployment_id);
     expect((await list()).map((f: any) => f.name)).toEqual(['bye', 'typed']);
     const typedBefore = await resolveFunctionByHost(host('typed', subdomain));
 
-    const promote = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, { token: m.member.token, body: { deployment_id: first.begin.deployment_id } });
+    const promote = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, {
+      token: m.member.token,
+      body: { deployment_id: first.begin.deployment_id },
+    });
     expect(promote.status).toBe(200);
     const hello = await resolveFunctionByHost(host('hello', subdomain));
     expect(hello?.deployment_id).toBe(first.begin.deployment_id);
@@ -299,9 +336,15 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
       // Outside the root directory, functions/ is an ordinary folder of the site.
       'functions/Not_A_Function.js': 'console.log(1)',
     });
-    const begin = await platform.api('POST', '/api/v1/uploads', { token: m.owner.token, body: { files: s.files, project: { name: sub, subdomain: sub } } });
+    const begin = await platform.api('POST', '/api/v1/uploads', {
+      token: m.owner.token,
+      body: { files: s.files, project: { name: sub, subdomain: sub } },
+    });
     expect(begin.status).toBe(201);
-    const patch = await platform.api('PATCH', `/api/v1/projects/${begin.body.data.project_id}`, { token: m.owner.token, body: { root_directory: 'app' } });
+    const patch = await platform.api('PATCH', `/api/v1/projects/${begin.body.data.project_id}`, {
+      token: m.owner.token,
+      body: { root_directory: 'app' },
+    });
     expect(patch.status, patch.text).toBe(200);
     await putMissing(platform, m.owner.token, begin.body.data.upload_id, begin.body.data.missing, s);
     const fin = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: m.owner.token });
@@ -318,8 +361,12 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     expect(plain.finalize.status).toBe(200);
     // Without functions, node_modules/ is an ordinary folder of the site.
     expect((await siteRequest(platform.port, `${sub}.localhost:${platform.port}`, '/node_modules/kit/kit.css')).status).toBe(200);
-    const detail = await platform.api('GET', `/api/v1/projects/${plain.begin.project_id}/deployments/${plain.begin.deployment_id}`, { token: m.member.token });
+    const detail = await platform.api('GET', `/api/v1/projects/${plain.begin.project_id}/deployments/${plain.begin.deployment_id}`, {
+      token: m.member.token,
+    });
     expect(detail.body.data).toMatchObject({ status: 'ready', build_log: [], functions: [] });
-    expect((await platform.api('GET', `/api/v1/projects/${plain.begin.project_id}/functions`, { token: m.member.token })).body.data).toEqual({ functions: [] });
+    expect(
+      (await platform.api('GET', `/api/v1/projects/${plain.begin.project_id}/functions`, { token: m.member.token })).body.data,
+    ).toEqual({ functions: [] });
   });
 });

@@ -126,7 +126,8 @@ let platform: TestPlatform;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 let subdomain: string;
 const host = (name: string) => functionHost(`${name}-${subdomain}`, platform.port);
-const get = (name: string, path = '/', options: Parameters<typeof doorRequest>[3] = {}) => doorRequest(platform.port, host(name), path, options);
+const get = (name: string, path = '/', options: Parameters<typeof doorRequest>[3] = {}) =>
+  doorRequest(platform.port, host(name), path, options);
 
 function expectEnvelope(reply: DoorResponse, status: number, code: string) {
   expect(reply.status).toBe(status);
@@ -142,7 +143,10 @@ beforeAll(async () => {
   roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);
   subdomain = `door-${randomBytes(3).toString('hex')}`;
-  await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>door</h1>', ...FUNCTIONS }), { name: `Door ${subdomain}`, subdomain });
+  await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>door</h1>', ...FUNCTIONS }), {
+    name: `Door ${subdomain}`,
+    subdomain,
+  });
 }, 120_000);
 afterAll(async () => {
   await platform?.stop();
@@ -171,7 +175,11 @@ describe('HTTPS door: routing', () => {
 
   it('404 FUNCTION_NOT_FOUND for an unknown name, an unknown subdomain and an unknown host', async () => {
     expectEnvelope(await get('nosuch'), 404, 'FUNCTION_NOT_FOUND');
-    expectEnvelope(await doorRequest(platform.port, functionHost(`hello-nosuch-${randomBytes(3).toString('hex')}`, platform.port)), 404, 'FUNCTION_NOT_FOUND');
+    expectEnvelope(
+      await doorRequest(platform.port, functionHost(`hello-nosuch-${randomBytes(3).toString('hex')}`, platform.port)),
+      404,
+      'FUNCTION_NOT_FOUND',
+    );
     expectEnvelope(await doorRequest(platform.port, functionHost('x', platform.port)), 404, 'FUNCTION_NOT_FOUND');
   });
 
@@ -181,10 +189,15 @@ describe('HTTPS door: routing', () => {
     expectEnvelope(await doorRequest(platform.port, functionHost(`hello-${other}`, platform.port)), 404, 'FUNCTION_NOT_FOUND');
 
     const outsiderSub = `out-${randomBytes(3).toString('hex')}`;
-    await deploy(platform, roles.outsider.token, site({ 'index.html': '<p>x</p>', 'functions/hello.js': FUNCTIONS['functions/hello.js']! }), {
-      name: `Outsider ${outsiderSub}`,
-      subdomain: outsiderSub,
-    });
+    await deploy(
+      platform,
+      roles.outsider.token,
+      site({ 'index.html': '<p>x</p>', 'functions/hello.js': FUNCTIONS['functions/hello.js']! }),
+      {
+        name: `Outsider ${outsiderSub}`,
+        subdomain: outsiderSub,
+      },
+    );
     const outsiderHost = functionHost(`hello-${outsiderSub}`, platform.port);
     expectEnvelope(await doorRequest(platform.port, outsiderHost), 404, 'FUNCTION_NOT_FOUND');
     await setFunctionsEnrolment(roles.otherTeam.id, true);
@@ -206,16 +219,25 @@ describe('HTTPS door: deployments', () => {
     const v1 = await deploy(
       platform,
       roles.owner.token,
-      site({ 'index.html': '<p>v1</p>', 'functions/hello.js': `export default () => new Response('v1');`, 'functions/bye.js': `export default () => new Response('bye');` }),
+      site({
+        'index.html': '<p>v1</p>',
+        'functions/hello.js': `export default () => new Response('v1');`,
+        'functions/bye.js': `export default () => new Response('bye');`,
+      }),
       { name: `Roll ${sub}`, subdomain: sub },
     );
     expect((await at('hello')).text).toBe('v1');
     expect((await at('bye')).text).toBe('bye');
     const v2 = site({ 'index.html': '<p>v2</p>', 'functions/hello.js': `export default () => new Response('v2');` });
-    const again = await platform.api('POST', `/api/v1/projects/${v1.begin.project_id}/uploads`, { token: roles.owner.token, body: { files: v2.files } });
+    const again = await platform.api('POST', `/api/v1/projects/${v1.begin.project_id}/uploads`, {
+      token: roles.owner.token,
+      body: { files: v2.files },
+    });
     expect(again.status).toBe(201);
     await putMissing(platform, roles.owner.token, again.body.data.upload_id, again.body.data.missing, v2);
-    expect((await platform.api('POST', `/api/v1/uploads/${again.body.data.upload_id}/finalize`, { token: roles.owner.token })).status).toBe(200);
+    expect((await platform.api('POST', `/api/v1/uploads/${again.body.data.upload_id}/finalize`, { token: roles.owner.token })).status).toBe(
+      200,
+    );
     expect((await at('hello')).text).toBe('v2');
     expectEnvelope(await at('bye'), 404, 'FUNCTION_NOT_FOUND');
 
@@ -230,12 +252,20 @@ describe('HTTPS door: deployments', () => {
 
   it('a failed build leaves the previous deployment and its functions answering', async () => {
     const sub = `fail-${randomBytes(3).toString('hex')}`;
-    const first = await deploy(platform, roles.owner.token, site({ 'index.html': '<p>ok</p>', 'functions/hello.js': `export default () => new Response('still here');` }), {
-      name: `Fail ${sub}`,
-      subdomain: sub,
-    });
+    const first = await deploy(
+      platform,
+      roles.owner.token,
+      site({ 'index.html': '<p>ok</p>', 'functions/hello.js': `export default () => new Response('still here');` }),
+      {
+        name: `Fail ${sub}`,
+        subdomain: sub,
+      },
+    );
     const broken = site({ 'index.html': '<p>broken</p>', 'functions/Hello.js': `export default () => new Response('never');` });
-    const begin = await platform.api('POST', `/api/v1/projects/${first.begin.project_id}/uploads`, { token: roles.owner.token, body: { files: broken.files } });
+    const begin = await platform.api('POST', `/api/v1/projects/${first.begin.project_id}/uploads`, {
+      token: roles.owner.token,
+      body: { files: broken.files },
+    });
     await putMissing(platform, roles.owner.token, begin.body.data.upload_id, begin.body.data.missing, broken);
     const fin = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: roles.owner.token });
     expect(fin.status).toBe(422);
@@ -329,7 +359,10 @@ describe('HTTPS door: one connection to an instance, many requests on it', () =>
   it('a caller reading a large reply slowly holds back only its own reply; a request beside it on the same instance answers at once', async () => {
     // The slow caller: reads the head, then nothing for a while (8 MiB are waiting in the handler).
     const slow = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port: platform.port, path: '/', headers: { host: host('large') }, agent: false }, resolve);
+      const req = httpRequest(
+        { host: '127.0.0.1', port: platform.port, path: '/', headers: { host: host('large') }, agent: false },
+        resolve,
+      );
       req.on('error', reject);
       req.end();
     });

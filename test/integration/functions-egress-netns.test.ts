@@ -74,7 +74,12 @@ const refusedByProxy = (result: FetchResult | undefined) => {
 
 describe('functions outbound rule, tried inside an empty network namespace', () => {
   it('the namespace has loopback only, and so has the instance', () => {
-    expect(results.links.trim().split('\n').map((l) => l.split(':')[1]!.trim())).toEqual(['lo']);
+    expect(
+      results.links
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':')[1]!.trim()),
+    ).toEqual(['lo']);
     expect(results.seen.interfaces).toEqual(['lo']);
     expect(results.fallbacks).toEqual([]);
     expect([results.status, results.outcome]).toEqual([200, 'response']);

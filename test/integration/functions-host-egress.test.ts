@@ -29,7 +29,11 @@ beforeAll(async () => {
     resolve: async (hostname) => {
       lookups++;
       if (hostname === 'public.example') return [{ address: '93.184.216.34', family: 4 }];
-      if (hostname === 'mixed.example') return [{ address: '93.184.216.34', family: 4 }, { address: '192.168.1.10', family: 4 }];
+      if (hostname === 'mixed.example')
+        return [
+          { address: '93.184.216.34', family: 4 },
+          { address: '192.168.1.10', family: 4 },
+        ];
       throw new Error('ENOTFOUND');
     },
     connectTo: (address, port) => {
@@ -47,7 +51,13 @@ afterAll(async () => {
 function tunnel(target: string): Promise<{ status: number; socket: Socket | null; reason: string | null }> {
   return new Promise((resolve, reject) => {
     const req = request({ socketPath: proxy.socketPath, method: 'CONNECT', path: target });
-    req.on('connect', (res, socket) => resolve({ status: res.statusCode ?? 0, socket: res.statusCode === 200 ? socket : (socket.destroy(), null), reason: (res.headers['x-slipway-egress-refused'] as string) ?? null }));
+    req.on('connect', (res, socket) =>
+      resolve({
+        status: res.statusCode ?? 0,
+        socket: res.statusCode === 200 ? socket : (socket.destroy(), null),
+        reason: (res.headers['x-slipway-egress-refused'] as string) ?? null,
+      }),
+    );
     req.on('error', reject);
     req.end();
   });

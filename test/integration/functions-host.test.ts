@@ -34,7 +34,12 @@ describe('export shapes, request and reply', () => {
         frozen: Object.isFrozen(context.env),
       })`,
     );
-    const { reply, text } = await call(env.host, fn, { method: 'POST', query: 'a=1&b=two', headers: [['X-Custom', 'Value']], body: 'hello body' });
+    const { reply, text } = await call(env.host, fn, {
+      method: 'POST',
+      query: 'a=1&b=two',
+      headers: [['X-Custom', 'Value']],
+      body: 'hello body',
+    });
     expect(reply.outcome).toBe('response');
     expect(reply.status).toBe(200);
     const seen = JSON.parse(text);
@@ -71,7 +76,10 @@ describe('export shapes, request and reply', () => {
   });
 
   it('module.exports = function (a CommonJS entry bundled as the build does) answers', async () => {
-    const code = await bundleAsBuild(`module.exports = async function (request) { return new Response('cjs ' + request.method, { status: 201 }) }`, repoRoot);
+    const code = await bundleAsBuild(
+      `module.exports = async function (request) { return new Response('cjs ' + request.method, { status: 201 }) }`,
+      repoRoot,
+    );
     const fn = env.define('shape-cjs', code);
     const { reply, text } = await call(env.host, fn);
     expect([reply.status, text]).toEqual([201, 'cjs GET']);
@@ -188,9 +196,22 @@ describe('the sandbox', () => {
     const { reply, text } = await call(env.host, fn);
     expect(reply.status).toBe(200);
     const seen = JSON.parse(text);
-    expect(seen).toMatchObject({ passwd: 'ERR_ACCESS_DENIED', repo: 'ERR_ACCESS_DENIED', write: 'ERR_ACCESS_DENIED', spawn: 'ERR_ACCESS_DENIED', execSync: 'ERR_ACCESS_DENIED' });
+    expect(seen).toMatchObject({
+      passwd: 'ERR_ACCESS_DENIED',
+      repo: 'ERR_ACCESS_DENIED',
+      write: 'ERR_ACCESS_DENIED',
+      spawn: 'ERR_ACCESS_DENIED',
+      execSync: 'ERR_ACCESS_DENIED',
+    });
     // Nothing of the platform's environment: only what the runner needs, and HOME (bwrap adds PWD, the bundle folder).
-    expect(seen.envKeys.filter((name: string) => name !== 'PWD')).toEqual(['HOME', 'HTTPS_PROXY', 'HTTP_PROXY', 'NODE_USE_ENV_PROXY', 'SLIPWAY_EGRESS_PORT', 'SLIPWAY_EGRESS_SOCKET']);
+    expect(seen.envKeys.filter((name: string) => name !== 'PWD')).toEqual([
+      'HOME',
+      'HTTPS_PROXY',
+      'HTTP_PROXY',
+      'NODE_USE_ENV_PROXY',
+      'SLIPWAY_EGRESS_PORT',
+      'SLIPWAY_EGRESS_SOCKET',
+    ]);
   });
 
   it('a handler that fills Buffers past 512 MB is out_of_memory, and the instance is replaced', async () => {
@@ -208,7 +229,9 @@ describe('the sandbox', () => {
     const error = await callFails(env.host, fn, { query: 'fill' });
     expect(error).toBeInstanceOf(FunctionHostError);
     expect((error as FunctionHostError).kind).toBe('out_of_memory');
-    expect(env.events).toContainEqual(expect.objectContaining({ type: 'limit', kind: 'out_of_memory', fn: expect.objectContaining({ name: 'hungry' }) }));
+    expect(env.events).toContainEqual(
+      expect.objectContaining({ type: 'limit', kind: 'out_of_memory', fn: expect.objectContaining({ name: 'hungry' }) }),
+    );
     const stopped = env.events.find((e) => e.type === 'instance_stopped' && e.fn.name === 'hungry');
     expect(stopped).toBeDefined();
     expect((stopped as { peakMemoryBytes: number }).peakMemoryBytes).toBeGreaterThan(400 * 1024 * 1024);
@@ -233,7 +256,9 @@ describe('instances', () => {
       expect(second.reply.instanceId).toBe(first.reply.instanceId);
       for (let i = 0; i < 50 && env.host.instanceCount(fn) > 0; i++) await sleepMs(100);
       expect(env.host.instanceCount(fn)).toBe(0);
-      expect(env.events).toContainEqual(expect.objectContaining({ type: 'instance_stopped', fn: expect.objectContaining({ name: 'idle' }) }));
+      expect(env.events).toContainEqual(
+        expect.objectContaining({ type: 'instance_stopped', fn: expect.objectContaining({ name: 'idle' }) }),
+      );
       const third = await call(env.host, fn);
       expect(third.reply.coldStart).toBe(true);
       expect(third.reply.instanceId).not.toBe(first.reply.instanceId);
@@ -244,7 +269,10 @@ describe('instances', () => {
   });
 
   it('an 11th concurrent request starts a second instance', async () => {
-    const fn = env.define('eleven', `export default async () => { await new Promise((r) => setTimeout(r, 1500)); return new Response('done') }`);
+    const fn = env.define(
+      'eleven',
+      `export default async () => { await new Promise((r) => setTimeout(r, 1500)); return new Response('done') }`,
+    );
     await call(env.host, fn, { query: 'warm' }); // one instance running
     const replies = await Promise.all(Array.from({ length: 11 }, () => call(env.host, fn)));
     expect(replies.every((r) => r.text === 'done')).toBe(true);
@@ -255,7 +283,10 @@ describe('instances', () => {
   });
 
   it('at most 3 instances: 35 concurrent requests all answer from 3; a waiting request stops waiting when its signal aborts', async () => {
-    const fn = env.define('thirty', `export default async () => { await new Promise((r) => setTimeout(r, 2000)); return new Response('done') }`);
+    const fn = env.define(
+      'thirty',
+      `export default async () => { await new Promise((r) => setTimeout(r, 2000)); return new Response('done') }`,
+    );
     const pending = Array.from({ length: 35 }, () => call(env.host, fn));
     await sleepMs(300);
     const abort = new AbortController();
@@ -268,7 +299,9 @@ describe('instances', () => {
     expect(replies.every((r) => r.text === 'done')).toBe(true);
     expect(new Set(replies.map((r) => r.reply.instanceId)).size).toBe(3);
     expect(env.host.instanceCount(fn)).toBe(3);
-    expect(env.events).toContainEqual(expect.objectContaining({ type: 'limit', kind: 'instance_cap_wait', fn: expect.objectContaining({ name: 'thirty' }) }));
+    expect(env.events).toContainEqual(
+      expect.objectContaining({ type: 'limit', kind: 'instance_cap_wait', fn: expect.objectContaining({ name: 'thirty' }) }),
+    );
   }, 60_000);
 
   it('an abort before the reply rejects with AbortError and leaves the handler running', async () => {
@@ -306,7 +339,9 @@ describe('an instance that exits on its own', () => {
     const error = await callFails(env.host, fn, { query: 'exit' });
     expect(error).toBeInstanceOf(FunctionHostError);
     expect((error as FunctionHostError).kind).toBe('instance_crashed');
-    expect(env.events).toContainEqual(expect.objectContaining({ type: 'limit', kind: 'instance_crashed', fn: expect.objectContaining({ name: 'exits' }) }));
+    expect(env.events).toContainEqual(
+      expect.objectContaining({ type: 'limit', kind: 'instance_crashed', fn: expect.objectContaining({ name: 'exits' }) }),
+    );
     const after = await call(env.host, fn);
     expect([after.text, after.reply.coldStart]).toEqual(['alive', true]);
     expect(after.reply.instanceId).not.toBe(first.reply.instanceId);
@@ -316,7 +351,10 @@ describe('an instance that exits on its own', () => {
 describe('the fallbacks, forced on this machine', () => {
   it('without a memory cgroup and without bubblewrap (network namespace only): the RSS watchdog stops an instance over 512 MB; files stay closed', async () => {
     const probed = probeSandbox();
-    const fallback = startHost({ prefork: 0, capabilities: { ...probed, memoryCgroup: null, memswAccounting: false, isolation: 'unshare', fallbacks: ['forced'] } });
+    const fallback = startHost({
+      prefork: 0,
+      capabilities: { ...probed, memoryCgroup: null, memswAccounting: false, isolation: 'unshare', fallbacks: ['forced'] },
+    });
     try {
       expect(fallback.host.fallbacks).toEqual(['forced']);
       const fn = fallback.define(
@@ -334,7 +372,11 @@ describe('the fallbacks, forced on this machine', () => {
          }`,
       );
       const { text } = await call(fallback.host, fn);
-      expect(JSON.parse(text)).toEqual({ passwd: 'ERR_ACCESS_DENIED', interfaces: ['lo'], uid: probed.dropToNobody ? 65534 : process.getuid!() });
+      expect(JSON.parse(text)).toEqual({
+        passwd: 'ERR_ACCESS_DENIED',
+        interfaces: ['lo'],
+        uid: probed.dropToNobody ? 65534 : process.getuid!(),
+      });
       const error = await callFails(fallback.host, fn, { query: 'fill' });
       expect((error as FunctionHostError).kind).toBe('out_of_memory');
       const stopped = fallback.events.find((e) => e.type === 'instance_stopped');
@@ -363,7 +405,9 @@ describe('the fallbacks, forced on this machine', () => {
       const seen = JSON.parse(text);
       expect(seen).toMatchObject({ passwd: 'ERR_ACCESS_DENIED', fetched: 'refused' });
       expect(seen.proxy).not.toBe('http://127.0.0.1:3128');
-      expect(fallback.events).toContainEqual(expect.objectContaining({ type: 'limit', kind: 'egress_refused', reason: 'private_address', target: '10.0.0.1:443' }));
+      expect(fallback.events).toContainEqual(
+        expect.objectContaining({ type: 'limit', kind: 'egress_refused', reason: 'private_address', target: '10.0.0.1:443' }),
+      );
     } finally {
       await fallback.host.stop();
     }

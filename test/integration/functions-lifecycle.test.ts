@@ -33,10 +33,15 @@ const sub = (prefix: string) => `${prefix}-${randomBytes(3).toString('hex')}`;
 const claim = async (label: string) =>
   (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.functionHost(label), ConsistentRead: true }))).Item;
 const call = (label: string) => doorRequest(platform.port, functionHost(label, platform.port));
-const patch = (team: Team, projectId: string, body: unknown) => platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: team.owner.token, body });
+const patch = (team: Team, projectId: string, body: unknown) =>
+  platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: team.owner.token, body });
 
 async function deployHello(team: Team, subdomain: string, says: string, extra: Record<string, string> = {}) {
-  const files = { 'index.html': `<h1>${says}</h1>`, 'functions/hello.js': `export default () => new Response(${JSON.stringify(says)});`, ...extra };
+  const files = {
+    'index.html': `<h1>${says}</h1>`,
+    'functions/hello.js': `export default () => new Response(${JSON.stringify(says)});`,
+    ...extra,
+  };
   const done = await deploy(platform, team.owner.token, site(files), { name: uniqueName('Fn'), subdomain });
   return done.begin.project_id as string;
 }
@@ -71,7 +76,10 @@ describe('a subdomain change', () => {
     expect(await claim(`extra-${oldSub}`)).toBeUndefined();
     expect(await claim(`hello-${newSub}`)).toMatchObject({ project_id: projectId, name: 'hello' });
     const listed = await platform.api('GET', `/api/v1/projects/${projectId}/functions`, { token: a.owner.token });
-    expect(listed.body.data.functions.map((f: { url: string }) => f.url).sort()).toEqual([`http://extra-${newSub}.fn.localhost:${platform.port}/`, `http://hello-${newSub}.fn.localhost:${platform.port}/`]);
+    expect(listed.body.data.functions.map((f: { url: string }) => f.url).sort()).toEqual([
+      `http://extra-${newSub}.fn.localhost:${platform.port}/`,
+      `http://hello-${newSub}.fn.localhost:${platform.port}/`,
+    ]);
 
     // Another team takes the old subdomain and deploys a function of the same name: its build claims the label.
     await deployHello(b, oldSub, 'from b');
@@ -100,15 +108,27 @@ describe('a subdomain change', () => {
   it("409 FUNCTION_HOSTNAME_TAKEN when a new hostname is another project's, 400 FUNCTION_HOSTNAME_TOO_LONG past 63 characters; nothing changes", async () => {
     const tag = randomBytes(2).toString('hex');
     // b's function "api-x" on "y{tag}-z" holds the label a's "api" would make on "x-y{tag}-z".
-    await deploy(platform, b.owner.token, site({ 'index.html': '<h1>b</h1>', 'functions/api-x.js': `export default () => new Response('b');` }), {
-      name: uniqueName('Holder'),
-      subdomain: `y${tag}-z`,
-    });
+    await deploy(
+      platform,
+      b.owner.token,
+      site({ 'index.html': '<h1>b</h1>', 'functions/api-x.js': `export default () => new Response('b');` }),
+      {
+        name: uniqueName('Holder'),
+        subdomain: `y${tag}-z`,
+      },
+    );
     const start = sub('held');
-    const projectId = (await deploy(platform, a.owner.token, site({ 'index.html': '<h1>a</h1>', 'functions/api.js': `export default () => new Response('a');` }), {
-      name: uniqueName('Mover'),
-      subdomain: start,
-    })).begin.project_id;
+    const projectId = (
+      await deploy(
+        platform,
+        a.owner.token,
+        site({ 'index.html': '<h1>a</h1>', 'functions/api.js': `export default () => new Response('a');` }),
+        {
+          name: uniqueName('Mover'),
+          subdomain: start,
+        },
+      )
+    ).begin.project_id;
     const taken = await patch(a, projectId, { subdomain: `x-y${tag}-z` });
     expectError(taken, 409, 'FUNCTION_HOSTNAME_TAKEN');
     expect(taken.body.details).toEqual({ subdomain: `x-y${tag}-z`, labels: [`api-x-y${tag}-z`] });
@@ -134,13 +154,27 @@ describe('deleting a project', () => {
     const id = invoked.body.data.invocation_id as string;
     await until(async () => (await platform.api('GET', invoked.body.data.poll_url)).body.data.status === 'completed', 'the invocation');
     const prefix = `invocations/${a.team.id}/${id}/`;
-    expect((await listKeysPage(config.bucket('bundles'), prefix)).keys.sort()).toEqual([`${prefix}console.json`, `${prefix}request.json`, `${prefix}result.json`]);
+    expect((await listKeysPage(config.bucket('bundles'), prefix)).keys.sort()).toEqual([
+      `${prefix}console.json`,
+      `${prefix}request.json`,
+      `${prefix}result.json`,
+    ]);
 
     expect((await platform.api('DELETE', `/api/v1/projects/${projectId}`, { token: a.owner.token })).status).toBe(202);
-    await until(async () => (await platform.api('GET', `/api/v1/projects/${projectId}`, { token: a.owner.token })).status === 404, 'the deletion');
-    await until(async () => (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true }))).Item === undefined, 'the removal');
+    await until(
+      async () => (await platform.api('GET', `/api/v1/projects/${projectId}`, { token: a.owner.token })).status === 404,
+      'the deletion',
+    );
+    await until(
+      async () =>
+        (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true })))
+          .Item === undefined,
+      'the removal',
+    );
 
-    expect((await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true }))).Item).toBeUndefined();
+    expect(
+      (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true }))).Item,
+    ).toBeUndefined();
     expect((await listKeysPage(config.bucket('bundles'), prefix)).keys).toEqual([]);
     expect(await claim(`hello-${subdomain}`)).toBeUndefined();
 
@@ -154,7 +188,12 @@ describe('deleting a project', () => {
     expect((await patch(a, projectId, { subdomain: second })).status).toBe(200);
     expect(await claimFunctionHosts(projectId, [{ name: 'hello', label: `hello-${first}` }])).toEqual([]);
     expect((await platform.api('DELETE', `/api/v1/projects/${projectId}`, { token: a.owner.token })).status).toBe(202);
-    await until(async () => (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true }))).Item === undefined, 'the removal');
+    await until(
+      async () =>
+        (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true })))
+          .Item === undefined,
+      'the removal',
+    );
     expect(await claim(`hello-${second}`)).toBeUndefined();
     expect(await claim(`hello-${first}`)).toBeUndefined();
     await deployHello(b, second, 'second owner');

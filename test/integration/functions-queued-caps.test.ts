@@ -53,7 +53,10 @@ describe('queued door caps', () => {
     await freshWindow();
     const requests = Array.from({ length: 50 }, (_, i) =>
       i % 2 === 0
-        ? platform.api('GET', `/api/v1/public/functions/${subdomain}/wait/invocations/00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)
+        ? platform.api(
+            'GET',
+            `/api/v1/public/functions/${subdomain}/wait/invocations/00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          )
         : platform.api('POST', `/api/v1/public/functions/nosuch-${subdomain}/wait`),
     );
     const replies = await Promise.all(requests);
@@ -72,7 +75,9 @@ describe('queued door caps', () => {
     // This test is about the in-flight cap, not the per-IP rate.
     process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '100000';
     try {
-      const replies = await Promise.all(Array.from({ length: 50 }, () => platform.api('POST', `/api/v1/public/functions/${subdomain}/wait`)));
+      const replies = await Promise.all(
+        Array.from({ length: 50 }, () => platform.api('POST', `/api/v1/public/functions/${subdomain}/wait`)),
+      );
       const accepted = replies.filter((r) => r.status === 202);
       const refused = replies.filter((r) => r.status === 429);
       expect(accepted.length).toBe(10);
@@ -97,7 +102,11 @@ describe('queued door caps', () => {
       // Telemetry: each refusal is a limit hit of its kind on the function's hourly row; runs count in the week.
       const rows = (
         await dynamo().send(
-          new QueryCommand({ TableName: config.tableName(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `FNSTATS#${teamId}` } }),
+          new QueryCommand({
+            TableName: config.tableName(),
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': `FNSTATS#${teamId}` },
+          }),
         )
       ).Items!;
       const sum = (field: string) => rows.reduce((total, row) => total + (Number(row[field]) || 0), 0);

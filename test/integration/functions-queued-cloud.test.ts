@@ -1,7 +1,14 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { CreateClusterCommand, DescribeTasksCommand, ECSClient, ListTasksCommand, RegisterTaskDefinitionCommand, type Task } from '@aws-sdk/client-ecs';
+import {
+  CreateClusterCommand,
+  DescribeTasksCommand,
+  ECSClient,
+  ListTasksCommand,
+  RegisterTaskDefinitionCommand,
+  type Task,
+} from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -92,13 +99,18 @@ async function readObject<T>(key: string): Promise<T | null> {
 
 /** Runs the task entry as the container would, with `env` as its environment; resolves with its exit code. */
 function runEntry(env: Record<string, string>): Promise<number | null> {
-  const child = spawn(process.execPath, [taskEntry], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [taskEntry], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => {
-    if (code !== 0 && process.env.DEBUG_TASK) console.log(err);
-    resolve(code);
-  }));
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      if (code !== 0 && process.env.DEBUG_TASK) console.log(err);
+      resolve(code);
+    }),
+  );
 }
 
 async function presigned(keys: ReturnType<typeof queuedTaskKeys>, bundleKey: string): Promise<Record<string, string>> {
@@ -136,7 +148,8 @@ const tagValue = (xml: string, tag: string) => new RegExp(`<${tag}>([^<]+)</${ta
 async function tasksStartedBy(id: string): Promise<Task[]> {
   const arns = new Set<string>();
   for (const desiredStatus of ['RUNNING', 'STOPPED'] as const) {
-    for (const arn of (await ecs.send(new ListTasksCommand({ cluster: clusterName, startedBy: id, desiredStatus }))).taskArns ?? []) arns.add(arn);
+    for (const arn of (await ecs.send(new ListTasksCommand({ cluster: clusterName, startedBy: id, desiredStatus }))).taskArns ?? [])
+      arns.add(arn);
   }
   if (arns.size === 0) return [];
   return (await ecs.send(new DescribeTasksCommand({ cluster: clusterName, tasks: [...arns] }))).tasks ?? [];
@@ -144,7 +157,10 @@ async function tasksStartedBy(id: string): Promise<Task[]> {
 
 /** moto advances a task one lifecycle step per DescribeTasks (RUNNING to STOPPED in four); keep it RUNNING until stopped. */
 async function motoTaskTransition(action: 'set-transition' | 'unset-transition') {
-  const body = action === 'set-transition' ? { model_name: 'ecs::task', transition: { progression: 'manual', times: 1_000_000 } } : { model_name: 'ecs::task' };
+  const body =
+    action === 'set-transition'
+      ? { model_name: 'ecs::task', transition: { progression: 'manual', times: 1_000_000 } }
+      : { model_name: 'ecs::task' };
   const reply = await fetch(`${endpoint}/moto-api/state-manager/${action}`, { method: 'POST', body: JSON.stringify(body) });
   if (!reply.ok) throw new Error(`moto ${action}: ${reply.status}`);
 }
@@ -166,7 +182,9 @@ beforeAll(async () => {
       cpu: '256',
       memory: '512',
       // Container-level cpu and memory: moto sums them to place a task (infra/ sets them on the task only).
-      containerDefinitions: [{ name: RUNNER_CONTAINER_NAME, image: 'runner:test', cpu: 256, memory: 512, essential: true, readonlyRootFilesystem: true }],
+      containerDefinitions: [
+        { name: RUNNER_CONTAINER_NAME, image: 'runner:test', cpu: 256, memory: 512, essential: true, readonlyRootFilesystem: true },
+      ],
     }),
   );
   taskDefinitionArn = definition.taskDefinition!.taskDefinitionArn!;
@@ -175,8 +193,12 @@ beforeAll(async () => {
   // moto checks the subnets and group RunTask names, so they exist.
   const vpcId = tagValue(await ec2({ Action: 'CreateVpc', CidrBlock: '10.90.0.0/16' }), 'vpcId');
   const subnets = [];
-  for (const cidr of ['10.90.0.0/20', '10.90.16.0/20']) subnets.push(tagValue(await ec2({ Action: 'CreateSubnet', VpcId: vpcId, CidrBlock: cidr }), 'subnetId'));
-  const group = tagValue(await ec2({ Action: 'CreateSecurityGroup', VpcId: vpcId, GroupName: `compute-${suffix}`, GroupDescription: 'test' }), 'groupId');
+  for (const cidr of ['10.90.0.0/20', '10.90.16.0/20'])
+    subnets.push(tagValue(await ec2({ Action: 'CreateSubnet', VpcId: vpcId, CidrBlock: cidr }), 'subnetId'));
+  const group = tagValue(
+    await ec2({ Action: 'CreateSecurityGroup', VpcId: vpcId, GroupName: `compute-${suffix}`, GroupDescription: 'test' }),
+    'groupId',
+  );
   process.env[cloudHostVariables.subnetIds] = subnets.join(',');
   process.env[cloudHostVariables.securityGroupId] = group;
   process.env.FUNCTIONS_TASK_POLL_MS = '100';
@@ -200,7 +222,12 @@ describe('the task entry (lib/functions/runner/task.mjs) against presigned moto 
       ['stderr', 'to stderr'],
     ]);
     // The queued door joins the cookies as it does for the local host.
-    const finish = finishOf({ outcome: 'response', reply: { status: 201, headers: result!.headers, body: Buffer.from('') }, console: [], runtimeMs: 1 });
+    const finish = finishOf({
+      outcome: 'response',
+      reply: { status: 201, headers: result!.headers, body: Buffer.from('') },
+      console: [],
+      runtimeMs: 1,
+    });
     expect(finish.result.headers['set-cookie']).toBe('a=1; Path=/, b=2; Path=/');
   });
 
@@ -242,7 +269,10 @@ describe('runQueued of the cloud host against moto ECS', () => {
     expect(task).toBeDefined();
     expect(task!.taskDefinitionArn).toBe(taskDefinitionArn);
     expect(task!.launchType).toBe('FARGATE');
-    expect(task!.attachments?.[0]?.details).toContainEqual({ name: 'subnetId', value: process.env[cloudHostVariables.subnetIds]!.split(',')[0] });
+    expect(task!.attachments?.[0]?.details).toContainEqual({
+      name: 'subnetId',
+      value: process.env[cloudHostVariables.subnetIds]!.split(',')[0],
+    });
     const override = task!.overrides!.containerOverrides!.find((o) => o.name === RUNNER_CONTAINER_NAME)!;
     const env = Object.fromEntries(override.environment!.map(({ name, value }) => [name!, value!]));
     expect(Object.keys(env).sort()).toEqual(Object.values(TASK_VARIABLES).sort());
@@ -302,10 +332,16 @@ describe('a task that stopped without a result', () => {
   it('is out of memory on exit 137 or an OutOfMemory reason, crashed on exit 3, else could not be run', () => {
     const container = (fields: object) => ({ containers: [{ name: RUNNER_CONTAINER_NAME, ...fields }] });
     expect(stoppedTaskOutcome(container({ exitCode: 137 }))).toBe('out_of_memory');
-    expect(stoppedTaskOutcome({ ...container({ reason: 'OutOfMemoryError: Container killed due to memory usage' }) })).toBe('out_of_memory');
-    expect(stoppedTaskOutcome({ stoppedReason: 'OutOfMemoryError: Container killed due to memory usage', containers: [] })).toBe('out_of_memory');
+    expect(stoppedTaskOutcome({ ...container({ reason: 'OutOfMemoryError: Container killed due to memory usage' }) })).toBe(
+      'out_of_memory',
+    );
+    expect(stoppedTaskOutcome({ stoppedReason: 'OutOfMemoryError: Container killed due to memory usage', containers: [] })).toBe(
+      'out_of_memory',
+    );
     expect(stoppedTaskOutcome(container({ exitCode: 3 }))).toBe('crashed');
-    expect(stoppedTaskOutcome({ stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError', ...container({}) })).toBe('start_failed');
+    expect(stoppedTaskOutcome({ stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError', ...container({}) })).toBe(
+      'start_failed',
+    );
     expect(stoppedTaskOutcome(container({ exitCode: 1 }))).toBe('start_failed');
   });
 });

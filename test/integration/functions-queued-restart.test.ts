@@ -57,7 +57,10 @@ describe('restart safety', () => {
     await deploy(
       { api } as TestPlatform,
       roles.owner.token,
-      site({ 'index.html': '<p>r</p>', 'functions/slow.js': `export default async () => { await new Promise((r) => setTimeout(r, 50_000)); return new Response('late'); };` }),
+      site({
+        'index.html': '<p>r</p>',
+        'functions/slow.js': `export default async () => { await new Promise((r) => setTimeout(r, 50_000)); return new Response('late'); };`,
+      }),
       { name: `Restart ${subdomain}`, subdomain },
     );
     const running = await api('POST', `/api/v1/public/functions/${subdomain}/slow`);

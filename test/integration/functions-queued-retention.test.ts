@@ -36,7 +36,10 @@ beforeAll(async () => {
   const deployed = await deploy(
     platform,
     roles.owner.token,
-    site({ 'index.html': '<h1>r</h1>', 'functions/hello.js': `export default () => { console.log('kept a while'); return new Response('hi'); };` }),
+    site({
+      'index.html': '<h1>r</h1>',
+      'functions/hello.js': `export default () => { console.log('kept a while'); return new Response('hi'); };`,
+    }),
     { name: `Retention ${subdomain}`, subdomain },
   );
   projectId = deployed.begin.project_id;
@@ -56,7 +59,8 @@ describe('queued invocation retention', () => {
       await sleep(100);
       status = (await platform.api('GET', poll_url)).body.data.status;
     }
-    const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true }))).Item!;
+    const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true })))
+      .Item!;
     expect(item.ttl * 1000).toBeGreaterThanOrEqual(Math.floor((before + RETENTION_MS) / 1000) * 1000);
     expect(item.ttl * 1000).toBeLessThanOrEqual(Date.now() + RETENTION_MS);
     const member = `/api/v1/projects/${projectId}/functions/hello/invocations/${id}`;

@@ -30,10 +30,15 @@ beforeAll(async () => {
     const roles = await makeTeamWithRoles();
     await setFunctionsEnrolment(roles.team.id, true);
     const subdomain = `shard-${randomBytes(3).toString('hex')}`;
-    await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>shards</h1>', 'functions/hello.js': `export default () => new Response('hi');` }), {
-      name: `Shards ${subdomain}`,
-      subdomain,
-    });
+    await deploy(
+      platform,
+      roles.owner.token,
+      site({ 'index.html': '<h1>shards</h1>', 'functions/hello.js': `export default () => new Response('hi');` }),
+      {
+        name: `Shards ${subdomain}`,
+        subdomain,
+      },
+    );
     teams.push({ subdomain });
   }
 }, 120_000);
@@ -42,13 +47,20 @@ afterAll(async () => {
 });
 
 const openIn = async (partition: string) =>
-  queryAll({ TableName: config.tableName(), IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': partition } });
+  queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ExpressionAttributeValues: { ':pk': partition },
+  });
 
 describe('open invocations, sharded', () => {
   it('races invokes to exactly 10 in flight per team, spreads the open ones over the shards, and the reclaim ends every one (a record of before the sharding too)', async () => {
     const ids: string[] = [];
     for (const { subdomain } of teams) {
-      const replies = await Promise.all(Array.from({ length: 25 }, () => platform.api('POST', `/api/v1/public/functions/${subdomain}/hello`)));
+      const replies = await Promise.all(
+        Array.from({ length: 25 }, () => platform.api('POST', `/api/v1/public/functions/${subdomain}/hello`)),
+      );
       const accepted = replies.filter((r) => r.status === 202);
       expect(accepted).toHaveLength(10);
       for (const r of replies) if (r.status !== 202) expect(r.body.code).toBe('TOO_MANY_CONCURRENT_INVOCATIONS');
@@ -59,7 +71,10 @@ describe('open invocations, sharded', () => {
     for (let shard = 0; shard < OPEN_INVOCATION_SHARDS; shard++) {
       const items = (await openIn(`OPENINVOCATIONS#${shard}`)).filter((item) => ids.includes(item.id as string));
       for (const item of items) expect(openInvocationShard(item.id as string)).toBe(shard);
-      byShard.set(shard, items.map((item) => item.id as string));
+      byShard.set(
+        shard,
+        items.map((item) => item.id as string),
+      );
     }
     expect([...byShard.values()].flat().sort()).toEqual([...ids].sort());
     // 40 random ids over 16 shards: many partitions, none holding most of them.
@@ -69,13 +84,19 @@ describe('open invocations, sharded', () => {
     // One open record as the code before the sharding wrote it: the single partition.
     const legacy = ids[0]!;
     await dynamo().send(
-      new UpdateCommand({ TableName: config.tableName(), Key: keys.invocation(legacy), UpdateExpression: 'SET gsi2pk = :p', ExpressionAttributeValues: { ':p': 'OPENINVOCATIONS' } }),
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.invocation(legacy),
+        UpdateExpression: 'SET gsi2pk = :p',
+        ExpressionAttributeValues: { ':p': 'OPENINVOCATIONS' },
+      }),
     );
     expect((await openIn('OPENINVOCATIONS')).map((item) => item.id)).toContain(legacy);
 
     expect(await reclaimOpenInvocations((record) => ids.includes(record.id))).toBe(40);
     for (const id of ids) {
-      const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true }))).Item!;
+      const item = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true })))
+        .Item!;
       expect(item).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.reclaimedPending });
       expect(item.gsi2pk).toBeUndefined();
     }

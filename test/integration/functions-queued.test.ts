@@ -97,7 +97,10 @@ beforeAll(async () => {
   roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);
   subdomain = `q-${randomBytes(3).toString('hex')}`;
-  const deployed = await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>queued</h1>', ...FUNCTIONS }), { name: `Queued ${subdomain}`, subdomain });
+  const deployed = await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>queued</h1>', ...FUNCTIONS }), {
+    name: `Queued ${subdomain}`,
+    subdomain,
+  });
   projectId = deployed.begin.project_id;
 }, 120_000);
 afterAll(async () => {
@@ -159,7 +162,10 @@ describe('queued door: invoke and poll', () => {
     expect((await platform.api('POST', invokePath('echo', plain))).status).toBe(404);
 
     const outsider = `out-${randomBytes(3).toString('hex')}`;
-    await deploy(platform, roles.outsider.token, site({ 'index.html': '<p>x</p>', 'functions/echo.js': FUNCTIONS['functions/echo.js']! }), { name: `Out ${outsider}`, subdomain: outsider });
+    await deploy(platform, roles.outsider.token, site({ 'index.html': '<p>x</p>', 'functions/echo.js': FUNCTIONS['functions/echo.js']! }), {
+      name: `Out ${outsider}`,
+      subdomain: outsider,
+    });
     expect((await platform.api('POST', invokePath('echo', outsider))).status).toBe(404);
 
     const reply = await invoke('echo');
@@ -167,7 +173,9 @@ describe('queued door: invoke and poll', () => {
     const other = await platform.api('GET', `/api/v1/public/functions/${subdomain}/throws/invocations/${id}`);
     expect(other.status).toBe(404);
     expect(other.body.code).toBe('INVOCATION_NOT_FOUND');
-    expect((await platform.api('GET', `/api/v1/public/functions/${subdomain}/echo/invocations/${randomBytes(16).toString('hex')}`)).status).toBe(404);
+    expect(
+      (await platform.api('GET', `/api/v1/public/functions/${subdomain}/echo/invocations/${randomBytes(16).toString('hex')}`)).status,
+    ).toBe(404);
     await until(reply.body.data.poll_url);
   }, 60_000);
 });
@@ -175,7 +183,12 @@ describe('queued door: invoke and poll', () => {
 describe('queued door: every way a run ends, with its spec sentence', () => {
   it('a handler that throws: failed, its 500 kept in the result fields', async () => {
     const done = await run('throws');
-    expect(done).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.handlerError, response_status: 500, response_body: '' });
+    expect(done).toMatchObject({
+      status: 'failed',
+      error_message: INVOCATION_ERRORS.handlerError,
+      response_status: 500,
+      response_body: '',
+    });
     expect(JSON.stringify(done)).not.toContain('secret-thrown-detail');
   });
 
@@ -217,11 +230,19 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
       pollUrl = reply.body.data.poll_url;
       expect((await platform.api('GET', pollUrl)).body.data).toMatchObject({ status: 'pending', started_at: null, finished_at: null });
       // Redeploy without `gone`.
-      const next = site({ 'index.html': '<h1>queued v2</h1>', ...Object.fromEntries(Object.entries(FUNCTIONS).filter(([path]) => path !== 'functions/gone.js')) });
-      const again = await platform.api('POST', `/api/v1/projects/${projectId}/uploads`, { token: roles.owner.token, body: { files: next.files } });
+      const next = site({
+        'index.html': '<h1>queued v2</h1>',
+        ...Object.fromEntries(Object.entries(FUNCTIONS).filter(([path]) => path !== 'functions/gone.js')),
+      });
+      const again = await platform.api('POST', `/api/v1/projects/${projectId}/uploads`, {
+        token: roles.owner.token,
+        body: { files: next.files },
+      });
       expect(again.status).toBe(201);
       await putMissing(platform, roles.owner.token, again.body.data.upload_id, again.body.data.missing, next);
-      expect((await platform.api('POST', `/api/v1/uploads/${again.body.data.upload_id}/finalize`, { token: roles.owner.token })).status).toBe(200);
+      expect(
+        (await platform.api('POST', `/api/v1/uploads/${again.body.data.upload_id}/finalize`, { token: roles.owner.token })).status,
+      ).toBe(200);
     } finally {
       runtime.resume();
     }
@@ -246,7 +267,9 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
       const id = reply.body.data.invocation_id;
       // The same message again, twice: three deliveries of one invocation.
       for (let i = 0; i < 2; i++) {
-        await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) }));
+        await sqs().send(
+          new SendMessageCommand({ QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) }),
+        );
       }
       runtime.resume();
       const done = await until(reply.body.data.poll_url);
@@ -274,7 +297,13 @@ describe('queued door: console output for team members', () => {
       const got = await platform.api('GET', path, { token });
       expect(got.status).toBe(200);
       const data = got.body.data;
-      expect(data).toMatchObject({ id, status: 'failed', error_message: INVOCATION_ERRORS.handlerError, response_status: 500, function_name: 'throws' });
+      expect(data).toMatchObject({
+        id,
+        status: 'failed',
+        error_message: INVOCATION_ERRORS.handlerError,
+        response_status: 500,
+        function_name: 'throws',
+      });
       const lines = data.console as { at: string; stream: string; line: string }[];
       expect(lines).toContainEqual(expect.objectContaining({ stream: 'stdout', line: 'about to throw' }));
       // The handler's error and its stack are in the logs ("Check the invocation logs"), for members only.
@@ -283,9 +312,10 @@ describe('queued door: console output for team members', () => {
     }
     expect((await platform.api('GET', path, { token: roles.outsider.token })).status).toBe(404);
     expect((await platform.api('GET', path)).status).toBe(401);
-    expect((await platform.api('GET', `/api/v1/projects/${projectId}/functions/echo/invocations/${id}`, { token: roles.member.token })).body.code).toBe(
-      'INVOCATION_NOT_FOUND',
-    );
+    expect(
+      (await platform.api('GET', `/api/v1/projects/${projectId}/functions/echo/invocations/${id}`, { token: roles.member.token })).body
+        .code,
+    ).toBe('INVOCATION_NOT_FOUND');
   });
 
   it("lists a function's recent invocations, newest first, for members", async () => {
@@ -297,8 +327,14 @@ describe('queued door: console output for team members', () => {
     expect(list.status).toBe(200);
     const ids = list.body.data.invocations.map((i: { id: string }) => i.id);
     expect(ids.indexOf(second.body.data.invocation_id)).toBeLessThan(ids.indexOf(first.body.data.invocation_id));
-    expect(list.body.data.invocations[0]).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.invalidResponse, response_status: 500 });
+    expect(list.body.data.invocations[0]).toMatchObject({
+      status: 'failed',
+      error_message: INVOCATION_ERRORS.invalidResponse,
+      response_status: 500,
+    });
     expect(list.body.data.invocations[0].console).toBeUndefined();
-    expect((await platform.api('GET', `/api/v1/projects/${projectId}/functions/bad/invocations`, { token: roles.outsider.token })).status).toBe(404);
+    expect(
+      (await platform.api('GET', `/api/v1/projects/${projectId}/functions/bad/invocations`, { token: roles.outsider.token })).status,
+    ).toBe(404);
   });
 });

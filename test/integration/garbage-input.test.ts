@@ -21,7 +21,22 @@ const bodies: { name: string; rawBody: string; type: string }[] = [
   { name: 'an array', rawBody: '[1,2,3]', type: 'application/json' },
   { name: 'a string', rawBody: '"text"', type: 'application/json' },
   { name: 'null', rawBody: 'null', type: 'application/json' },
-  { name: 'wrong types', rawBody: JSON.stringify({ files: 'x', project: 5, seen_at: {}, issuer: [], content: 1, deployment_id: false, new_owner_id: 7, token: null, name: [], slug: {} }), type: 'application/json' },
+  {
+    name: 'wrong types',
+    rawBody: JSON.stringify({
+      files: 'x',
+      project: 5,
+      seen_at: {},
+      issuer: [],
+      content: 1,
+      deployment_id: false,
+      new_owner_id: 7,
+      token: null,
+      name: [],
+      slug: {},
+    }),
+    type: 'application/json',
+  },
   { name: 'form data', rawBody: 'a=1&b=2', type: 'application/x-www-form-urlencoded' },
   { name: 'binary', rawBody: '\u0000\u0001\u0002', type: 'application/octet-stream' },
 ];

@@ -15,7 +15,6 @@ afterAll(() => platform?.stop());
 const connect = (teamId: string | undefined, token?: string) =>
   platform.api('GET', `/api/v1/auth/git-host/connect${teamId === undefined ? '' : `?team_id=${encodeURIComponent(teamId)}`}`, { token });
 
-
 describe('GET /api/v1/auth/git-host/connect', () => {
   it.each(['owner', 'admin'] as const)('200 for the %s: install URL with a signed, expiring state and the verifier', async (who) => {
     const before = Date.now();

@@ -76,7 +76,10 @@ describe('npm run dev and the operator commands', () => {
   it('creates a user, team, member, API key and session that the API then accepts', async () => {
     const owner = cli('admin', 'create-user', '--email', 'owner@example.test', '--name', 'Olive');
     expect(owner.code).toBe(0);
-    expect(owner.json).toMatchObject({ user_id: expect.stringMatching(/^[0-9a-f-]{36}$/), session_token: expect.stringMatching(/^slw_s_/) });
+    expect(owner.json).toMatchObject({
+      user_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      session_token: expect.stringMatching(/^slw_s_/),
+    });
 
     const team = cli('admin', 'create-team', '--name', 'Olive Co', '--owner', owner.json.user_id);
     expect(team.code).toBe(0);

@@ -90,17 +90,24 @@ describe('npm run dev keeps its state across a stop and a start', () => {
       { name: `Keep ${subdomain}`, subdomain },
     );
     const projectId = deployed.begin.project_id;
-    const put = await api('PUT', `/api/v1/projects/${projectId}/env/API_SECRET`, { token: m.owner.token, body: { value: 's3cret', environment: 'production' } });
+    const put = await api('PUT', `/api/v1/projects/${projectId}/env/API_SECRET`, {
+      token: m.owner.token,
+      body: { value: 's3cret', environment: 'production' },
+    });
     expect(put.status).toBeLessThan(300);
     // One call runs (slow), the next waits in the queue behind it.
     const slow = await api('POST', `/api/v1/public/functions/${subdomain}/slow`);
-    await until(() => api('GET', slow.body.data.poll_url).then((r) => r.body.data.status), (s) => s === 'running');
+    await until(
+      () => api('GET', slow.body.data.poll_url).then((r) => r.body.data.status),
+      (s) => s === 'running',
+    );
     const waiting = await api('POST', `/api/v1/public/functions/${subdomain}/hello?who=later`);
     expect(waiting.status).toBe(202);
     await sleep(300);
     expect((await api('GET', waiting.body.data.poll_url)).body.data.status).toBe('pending');
-    const sealedBefore = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_SECRET') }))).Item!
-      .value_sealed as string;
+    const sealedBefore = (
+      await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_SECRET') }))
+    ).Item!.value_sealed as string;
 
     // Last: a provisional project whose expiry schedule falls due while the platform is stopped.
     const provisional = await api('POST', '/api/v1/uploads', {
@@ -129,10 +136,16 @@ describe('npm run dev keeps its state across a stop and a start', () => {
     expect(door.status).toBe(200);
     expect(door.text).toBe('hello door');
     // The call that waited runs after the start; the one the stop cut short ends with the restart sentence.
-    const ran = await until(() => again('GET', waiting.body.data.poll_url).then((r) => r.body.data), (d) => d.status === 'completed');
+    const ran = await until(
+      () => again('GET', waiting.body.data.poll_url).then((r) => r.body.data),
+      (d) => d.status === 'completed',
+    );
     expect(ran).toMatchObject({ status: 'completed', response_status: 200 });
     expect(Buffer.from(ran.response_body, 'base64').toString()).toBe('hello later');
-    expect((await again('GET', slow.body.data.poll_url)).body.data).toMatchObject({ status: 'timed_out', error_message: INVOCATION_ERRORS.reclaimedRunning });
+    expect((await again('GET', slow.body.data.poll_url)).body.data).toMatchObject({
+      status: 'timed_out',
+      error_message: INVOCATION_ERRORS.reclaimedRunning,
+    });
     // The schedule that fell due while stopped fired after the start: the provisional project is gone.
     const gone = await until(
       () => again('GET', `/api/v1/projects/${provisional.body.data.project_id}`, { token: m.owner.token }),
@@ -140,8 +153,9 @@ describe('npm run dev keeps its state across a stop and a start', () => {
     );
     expect(gone.status, `${gone.text}\n${second.log()}`).toBe(404);
     // The stored secret is still readable: the key it was sealed with was kept.
-    const sealed = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_SECRET') }))).Item!
-      .value_sealed as string;
+    const sealed = (
+      await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_SECRET') }))
+    ).Item!.value_sealed as string;
     expect(sealed).toBe(sealedBefore);
     expect(decryptEnvValue(sealed, { projectId, environment: 'production', name: 'API_SECRET' })).toBe('s3cret');
     await stop(second);

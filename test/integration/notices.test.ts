@@ -18,7 +18,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-
 const keysOf = (reply: { body: any }) => (reply.body.data.notices as { key: string }[]).map((n) => n.key);
 
 describe('GET /api/v1/notices: authorization matrix', () => {
@@ -35,18 +34,31 @@ describe('GET /api/v1/notices: authorization matrix', () => {
 
   it('another team: its member sees their own team, naming this team is 403', async () => {
     expect((await platform.api('GET', '/api/v1/notices', { token: m.outsider.token })).status).toBe(200);
-    expectError(await platform.api('GET', '/api/v1/notices', { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }), 403, 'FORBIDDEN');
+    expectError(
+      await platform.api('GET', '/api/v1/notices', { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }),
+      403,
+      'FORBIDDEN',
+    );
   });
 
   it('a platform admin who is no member: 400 NO_CURRENT_TEAM, 403 naming the team', async () => {
     expectError(await platform.api('GET', '/api/v1/notices', { token: m.platformAdmin.token }), 400, 'NO_CURRENT_TEAM');
-    expectError(await platform.api('GET', '/api/v1/notices', { token: m.platformAdmin.token, headers: { 'x-team-id': m.team.id } }), 403, 'FORBIDDEN');
+    expectError(
+      await platform.api('GET', '/api/v1/notices', { token: m.platformAdmin.token, headers: { 'x-team-id': m.team.id } }),
+      403,
+      'FORBIDDEN',
+    );
   });
 });
 
 describe('GET /api/v1/notices: what the caller may see', () => {
   it('published, unexpired notices up to the caller role; never future, expired or higher-role ones', async () => {
-    const everyone = await publishNotice({ key: uniqueKey('everyone'), title: 'Scheduled maintenance', body: 'Sunday 02:00 UTC', publishedAt: minutes(-10) });
+    const everyone = await publishNotice({
+      key: uniqueKey('everyone'),
+      title: 'Scheduled maintenance',
+      body: 'Sunday 02:00 UTC',
+      publishedAt: minutes(-10),
+    });
     const admins = await publishNotice({ key: uniqueKey('admins'), title: 'Billing change', publishedAt: minutes(-9), minRole: 'admin' });
     const owners = await publishNotice({ key: uniqueKey('owners'), title: 'Ownership audit', publishedAt: minutes(-8), minRole: 'owner' });
     const future = await publishNotice({ key: uniqueKey('future'), title: 'Not yet', publishedAt: minutes(60) });
@@ -113,7 +125,10 @@ describe('POST /api/v1/notices/seen', () => {
     const { user, token } = await makeUser();
     const t1 = minutes(-5).toISOString();
     const t0 = minutes(-30).toISOString();
-    expect((await platform.api('POST', '/api/v1/notices/seen', { token, body: { seen_at: t1 } })).body.data).toEqual({ message: 'Watermark updated', seen_at: t1 });
+    expect((await platform.api('POST', '/api/v1/notices/seen', { token, body: { seen_at: t1 } })).body.data).toEqual({
+      message: 'Watermark updated',
+      seen_at: t1,
+    });
     const earlier = await platform.api('POST', '/api/v1/notices/seen', { token, body: { seen_at: t0 } });
     expect(earlier.status).toBe(200);
     expect(earlier.body.data).toEqual({ message: 'Watermark updated', seen_at: t1 });
@@ -138,7 +153,13 @@ describe('POST /api/v1/notices/seen', () => {
 
   it('400 VALIDATION_FAILED for a missing or malformed seen_at, changing nothing', async () => {
     const { user, token } = await makeUser();
-    for (const body of [{}, { seen_at: 'yesterday' }, { seen_at: 1700000000 }, { seen_at: '2025-03-01' }, { seen_at: new Date().toISOString(), extra: 1 }]) {
+    for (const body of [
+      {},
+      { seen_at: 'yesterday' },
+      { seen_at: 1700000000 },
+      { seen_at: '2025-03-01' },
+      { seen_at: new Date().toISOString(), extra: 1 },
+    ]) {
       expectError(await platform.api('POST', '/api/v1/notices/seen', { token, body }), 400, 'VALIDATION_FAILED');
     }
     expect(await getWatermark(user.user_id)).toBeNull();
@@ -149,7 +170,9 @@ describe('POST /api/v1/notices/seen', () => {
       const { user, token } = await makeUser();
       const stamps = Array.from({ length: 8 }, (_, i) => minutes(-60 + i * 7).toISOString());
       const shuffled = [...stamps].sort(() => Math.random() - 0.5);
-      const replies = await Promise.all(shuffled.map((seen_at) => platform.api('POST', '/api/v1/notices/seen', { token, body: { seen_at } })));
+      const replies = await Promise.all(
+        shuffled.map((seen_at) => platform.api('POST', '/api/v1/notices/seen', { token, body: { seen_at } })),
+      );
       expect(replies.every((r) => r.status === 200 && r.body.data.message === 'Watermark updated')).toBe(true);
       expect(await getWatermark(user.user_id)).toBe(stamps[stamps.length - 1]);
     }
@@ -165,7 +188,12 @@ describe('POST /api/v1/notices/{key}/dismiss', () => {
     for (const who of ['owner', 'admin', 'member'] as const) {
       const reply = await platform.api('POST', path, { token: m[who].token });
       expect(reply.status).toBe(200);
-      expect(reply.body.data).toEqual({ message: 'Notice dismissed', key: notice.key, team_id: m.team.id, dismissed_at: expect.any(String) });
+      expect(reply.body.data).toEqual({
+        message: 'Notice dismissed',
+        key: notice.key,
+        team_id: m.team.id,
+        dismissed_at: expect.any(String),
+      });
     }
     expectError(await platform.api('POST', path, { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }), 403, 'FORBIDDEN');
     expectError(await platform.api('POST', path, { token: m.platformAdmin.token }), 400, 'NO_CURRENT_TEAM');
@@ -230,15 +258,39 @@ describe('POST /api/v1/notices/{key}/dismiss', () => {
 describe('admin publish-notice', () => {
   it('publishes a notice members see, refuses a second notice with the same key and bad options', async () => {
     const key = uniqueKey('cli');
-    const published = (await runAdmin(['publish-notice', '--key', key, '--title', 'From the CLI', '--body', 'Hello', '--min-role', 'member'])) as any;
+    const published = (await runAdmin([
+      'publish-notice',
+      '--key',
+      key,
+      '--title',
+      'From the CLI',
+      '--body',
+      'Hello',
+      '--min-role',
+      'member',
+    ])) as any;
     expect(published).toMatchObject({ key, title: 'From the CLI', body: 'Hello', min_role: 'member', expires_at: null });
     expect(keysOf(await platform.api('GET', '/api/v1/notices', { token: m.member.token }))).toContain(key);
     await expect(runAdmin(['publish-notice', '--key', key, '--title', 'Again'])).rejects.toThrow(`A notice with key ${key} exists`);
     await expect(runAdmin(['publish-notice', '--key', 'Bad Key', '--title', 'T'])).rejects.toThrow('--key is 1 to 128');
-    await expect(runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--min-role', 'god'])).rejects.toThrow('--min-role is member, admin or owner');
-    await expect(runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--publish-at', 'tomorrow'])).rejects.toThrow('not an ISO 8601 timestamp');
+    await expect(runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--min-role', 'god'])).rejects.toThrow(
+      '--min-role is member, admin or owner',
+    );
+    await expect(runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--publish-at', 'tomorrow'])).rejects.toThrow(
+      'not an ISO 8601 timestamp',
+    );
     await expect(
-      runAdmin(['publish-notice', '--key', uniqueKey('x'), '--title', 'T', '--publish-at', '2030-01-02T00:00:00Z', '--expires-at', '2030-01-01T00:00:00Z']),
+      runAdmin([
+        'publish-notice',
+        '--key',
+        uniqueKey('x'),
+        '--title',
+        'T',
+        '--publish-at',
+        '2030-01-02T00:00:00Z',
+        '--expires-at',
+        '2030-01-01T00:00:00Z',
+      ]),
     ).rejects.toThrow('--expires-at must be after the publish time');
   });
 });

@@ -15,7 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-
 /** The roles of every member of a team, read from the table (membership rows under the team's key). */
 async function rolesOf(teamId: string): Promise<Record<string, string>> {
   const result = await dynamo().send(
@@ -29,7 +28,10 @@ async function rolesOf(teamId: string): Promise<Record<string, string>> {
   return Object.fromEntries((result.Items ?? []).map((i) => [i.user_id as string, i.role as string]));
 }
 
-const owners = (roles: Record<string, string>) => Object.entries(roles).filter(([, r]) => r === 'owner').map(([id]) => id);
+const owners = (roles: Record<string, string>) =>
+  Object.entries(roles)
+    .filter(([, r]) => r === 'owner')
+    .map(([id]) => id);
 
 describe('POST /api/v1/team/members/transfer: authorization matrix', () => {
   it('401 without a token or with an unknown one', async () => {
@@ -47,12 +49,12 @@ describe('POST /api/v1/team/members/transfer: authorization matrix', () => {
     const body = { new_owner_id: m.member.user.user_id };
     expectError(await platform.api('POST', PATH, { token: m.apiKey.token, body }), 403, 'FORBIDDEN');
     expectError(await platform.api('POST', PATH, { token: m.admin.token, body }), 403, 'FORBIDDEN');
-    expectError(await platform.api('POST', PATH, { token: m.member.token, body: { new_owner_id: m.admin.user.user_id } }), 403, 'FORBIDDEN');
     expectError(
-      await platform.api('POST', PATH, { token: m.outsider.token, body, headers: { 'x-team-id': m.team.id } }),
+      await platform.api('POST', PATH, { token: m.member.token, body: { new_owner_id: m.admin.user.user_id } }),
       403,
       'FORBIDDEN',
     );
+    expectError(await platform.api('POST', PATH, { token: m.outsider.token, body, headers: { 'x-team-id': m.team.id } }), 403, 'FORBIDDEN');
     expectError(
       await platform.api('POST', PATH, { token: m.platformAdmin.token, body, headers: { 'x-team-id': m.team.id } }),
       403,
@@ -64,7 +66,11 @@ describe('POST /api/v1/team/members/transfer: authorization matrix', () => {
   it('the owner of another team transferring in their own team never touches this one', async () => {
     const m = await makeTeamWithRoles();
     // The outsider owns otherTeam; this team's member is no member there.
-    expectError(await platform.api('POST', PATH, { token: m.outsider.token, body: { new_owner_id: m.member.user.user_id } }), 404, 'MEMBER_NOT_FOUND');
+    expectError(
+      await platform.api('POST', PATH, { token: m.outsider.token, body: { new_owner_id: m.member.user.user_id } }),
+      404,
+      'MEMBER_NOT_FOUND',
+    );
     expect(owners(await rolesOf(m.team.id))).toEqual([m.owner.user.user_id]);
     expect(owners(await rolesOf(m.otherTeam.id))).toEqual([m.outsider.user.user_id]);
   });
@@ -96,14 +102,22 @@ describe('POST /api/v1/team/members/transfer: rules', () => {
 
   it('400 OWNERSHIP_TRANSFER_TO_SELF for the owner themselves', async () => {
     const m = await makeTeamWithRoles();
-    expectError(await platform.api('POST', PATH, { token: m.owner.token, body: { new_owner_id: m.owner.user.user_id } }), 400, 'OWNERSHIP_TRANSFER_TO_SELF');
+    expectError(
+      await platform.api('POST', PATH, { token: m.owner.token, body: { new_owner_id: m.owner.user.user_id } }),
+      400,
+      'OWNERSHIP_TRANSFER_TO_SELF',
+    );
     expect(owners(await rolesOf(m.team.id))).toEqual([m.owner.user.user_id]);
   });
 
   it('404 MEMBER_NOT_FOUND for a user who is no member, or no user at all', async () => {
     const m = await makeTeamWithRoles();
     const stranger = await makeUser();
-    expectError(await platform.api('POST', PATH, { token: m.owner.token, body: { new_owner_id: stranger.user.user_id } }), 404, 'MEMBER_NOT_FOUND');
+    expectError(
+      await platform.api('POST', PATH, { token: m.owner.token, body: { new_owner_id: stranger.user.user_id } }),
+      404,
+      'MEMBER_NOT_FOUND',
+    );
     expectError(
       await platform.api('POST', PATH, { token: m.owner.token, body: { new_owner_id: '00000000-0000-4000-8000-000000000000' } }),
       404,
@@ -118,7 +132,15 @@ describe('POST /api/v1/team/members/transfer: rules', () => {
       expectError(await platform.api('POST', PATH, { token: m.owner.token, body }), 400, 'VALIDATION_FAILED');
     }
     expectError(await platform.api('POST', PATH, { token: m.owner.token }), 400, 'VALIDATION_FAILED');
-    expectError(await platform.api('POST', PATH, { token: m.owner.token, rawBody: '{"new_owner_id":', headers: { 'content-type': 'application/json' } }), 400, 'INVALID_JSON');
+    expectError(
+      await platform.api('POST', PATH, {
+        token: m.owner.token,
+        rawBody: '{"new_owner_id":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'INVALID_JSON',
+    );
     expect(owners(await rolesOf(m.team.id))).toEqual([m.owner.user.user_id]);
   });
 });
@@ -155,7 +177,9 @@ describe('POST /api/v1/team/members/transfer: races', () => {
     const extra = await Promise.all(Array.from({ length: 4 }, () => makeUser()));
     for (const e of extra) await putMembership(m.team.id, e.user.user_id, 'member');
     const targets = [m.admin, m.member, ...extra].map((a) => a.user.user_id);
-    const replies = await Promise.all(targets.map((id) => platform.api('POST', PATH, { token: m.owner.token, body: { new_owner_id: id } })));
+    const replies = await Promise.all(
+      targets.map((id) => platform.api('POST', PATH, { token: m.owner.token, body: { new_owner_id: id } })),
+    );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     expect(replies.filter(isLoser)).toHaveLength(targets.length - 1);
     const winner = replies.find((r) => r.status === 200)!.body.data.new_owner_id;

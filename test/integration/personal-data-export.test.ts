@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTeam } from '../../lib/teams/teams.ts';
 import { putMembership } from '../../lib/teams/memberships.ts';
-import {
-  createEmailChange,
-  createFeedback,
-  createInvitation,
-  createStepUpGrant,
-  setCredentialCutoff,
-} from '../../lib/privacy/records.ts';
+import { createEmailChange, createFeedback, createInvitation, createStepUpGrant, setCredentialCutoff } from '../../lib/privacy/records.ts';
 import { runAdmin } from '../../lib/cli/admin.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
@@ -19,7 +13,6 @@ beforeAll(async () => {
   platform = await startTestPlatform();
 });
 afterAll(() => platform?.stop());
-
 
 const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 const SECTIONS = [
@@ -75,7 +68,12 @@ describe('GET /api/v1/me/export: contents', () => {
 
     const pending = await createInvitation({ teamId: third.id, email: ada.user.email.toUpperCase(), role: 'admin' });
     const accepted = await createInvitation({ teamId: joined.id, email: ada.user.email, role: 'member', acceptedAt: new Date() });
-    const expired = await createInvitation({ teamId: third.id, email: ada.user.email, role: 'member', expiresAt: new Date(Date.now() - 60_000) });
+    const expired = await createInvitation({
+      teamId: third.id,
+      email: ada.user.email,
+      role: 'member',
+      expiresAt: new Date(Date.now() - 60_000),
+    });
     await createInvitation({ teamId: third.id, email: other.user.email, role: 'member' });
 
     const bug = await createFeedback({
@@ -89,7 +87,12 @@ describe('GET /api/v1/me/export: contents', () => {
       userAgent: 'Mozilla/5.0 (X11; Linux x86_64)',
       viewport: '1440x900',
     });
-    const idea = await createFeedback({ teamId: joined.id, userId: ada.user.user_id, userEmail: ada.user.email, message: 'Dark mode please.' });
+    const idea = await createFeedback({
+      teamId: joined.id,
+      userId: ada.user.user_id,
+      userEmail: ada.user.email,
+      message: 'Dark mode please.',
+    });
     await createFeedback({ teamId: joined.id, userId: other.user.user_id, userEmail: other.user.email, message: 'Not Ada.' });
 
     const change = await createEmailChange({
@@ -99,10 +102,20 @@ describe('GET /api/v1/me/export: contents', () => {
       requestIp: '203.0.113.7',
       requestUserAgent: 'curl/8.5',
     });
-    const frozen = await createEmailChange({ userId: ada.user.user_id, oldEmail: ada.user.email, newEmail: 'thief@evil.example', status: 'frozen', attempts: 2 });
+    const frozen = await createEmailChange({
+      userId: ada.user.user_id,
+      oldEmail: ada.user.email,
+      newEmail: 'thief@evil.example',
+      status: 'frozen',
+      attempts: 2,
+    });
     await createEmailChange({ userId: other.user.user_id, oldEmail: other.user.email, newEmail: 'c@example.test' });
 
-    const cutoff = await setCredentialCutoff({ userId: ada.user.user_id, reason: 'password_changed', notBefore: new Date('2025-01-02T03:04:05.000Z') });
+    const cutoff = await setCredentialCutoff({
+      userId: ada.user.user_id,
+      reason: 'password_changed',
+      notBefore: new Date('2025-01-02T03:04:05.000Z'),
+    });
     await setCredentialCutoff({ userId: other.user.user_id, reason: 'sign_out_everywhere' });
     const grant = await createStepUpGrant({ userId: ada.user.user_id, factors: ['password', 'totp'] });
 
@@ -158,7 +171,12 @@ describe('GET /api/v1/me/export: contents', () => {
       team_id: third.id,
       team_name: 'Jacquard Looms',
     });
-    expect(invitations.accepted).toMatchObject({ accepted_at: accepted.accepted_at, team_id: joined.id, team_name: 'Difference Works', status: 'accepted' });
+    expect(invitations.accepted).toMatchObject({
+      accepted_at: accepted.accepted_at,
+      team_id: joined.id,
+      team_name: 'Difference Works',
+      status: 'accepted',
+    });
     expect(invitations.expired).toMatchObject({ expires_at: expired.expires_at, status: 'expired' });
 
     expect(data.feedback).toHaveLength(2);
@@ -175,7 +193,11 @@ describe('GET /api/v1/me/export: contents', () => {
       user_email: ada.user.email,
       viewport: '1440x900',
     });
-    expect(data.feedback.find((f: any) => f.id === idea.id)).toMatchObject({ team_name: 'Difference Works', type: 'general', page_route: null });
+    expect(data.feedback.find((f: any) => f.id === idea.id)).toMatchObject({
+      team_name: 'Difference Works',
+      type: 'general',
+      page_route: null,
+    });
 
     expect(data.email_changes).toHaveLength(2);
     expect(data.email_changes.find((c: any) => c.new_email === 'ada@engines.example')).toEqual({
@@ -193,7 +215,9 @@ describe('GET /api/v1/me/export: contents', () => {
     });
     expect(data.email_changes.find((c: any) => c.status === 'frozen')).toMatchObject({ attempts: 2, frozen_at: frozen.frozen_at });
 
-    expect(data.credential_cutoffs).toEqual([{ not_before: '2025-01-02T03:04:05.000Z', reason: 'password_changed', updated_at: cutoff.updated_at }]);
+    expect(data.credential_cutoffs).toEqual([
+      { not_before: '2025-01-02T03:04:05.000Z', reason: 'password_changed', updated_at: cutoff.updated_at },
+    ]);
     expect(data.step_up_grants).toEqual([{ created_at: grant.created_at, expires_at: grant.expires_at, factors: ['password', 'totp'] }]);
 
     expect(Object.keys(data.readme).sort()).toEqual(README_KEYS);
@@ -211,7 +235,12 @@ describe('GET /api/v1/me/export: contents', () => {
 
   it('an expired pending e-mail change is reported as expired; empty sections are empty arrays', async () => {
     const { user, token } = await makeUser();
-    await createEmailChange({ userId: user.user_id, oldEmail: user.email, newEmail: 'late@example.test', expiresAt: new Date(Date.now() - 1000) });
+    await createEmailChange({
+      userId: user.user_id,
+      oldEmail: user.email,
+      newEmail: 'late@example.test',
+      expiresAt: new Date(Date.now() - 1000),
+    });
     const reply = await platform.api('GET', EXPORT, { token });
     expect(reply.body.data.email_changes.map((c: any) => [c.new_email, c.status])).toEqual([['late@example.test', 'expired']]);
     const sections = reply.body.data;
@@ -228,9 +257,21 @@ describe('operator commands create the records the export reads', () => {
     const team = await createTeam({ name: 'Compilers', ownerUserId: user.user_id });
     const invitation = (await runAdmin(['create-invitation', '--team', team.slug, '--email', user.email, '--role', 'admin'])) as any;
     expect(invitation).toMatchObject({ team_id: team.id, email: user.email, role: 'admin', accepted_at: null });
-    const feedback = (await runAdmin(['create-feedback', '--team', team.id, '--user', user.user_id, '--message', 'Great tool', '--type', 'praise'])) as any;
+    const feedback = (await runAdmin([
+      'create-feedback',
+      '--team',
+      team.id,
+      '--user',
+      user.user_id,
+      '--message',
+      'Great tool',
+      '--type',
+      'praise',
+    ])) as any;
     expect(feedback).toMatchObject({ team_id: team.id, user_id: user.user_id, user_email: user.email, type: 'praise' });
-    expect(await runAdmin(['create-email-change', '--user', user.user_id, '--new-email', 'grace@navy.example', '--status', 'confirmed'])).toMatchObject({
+    expect(
+      await runAdmin(['create-email-change', '--user', user.user_id, '--new-email', 'grace@navy.example', '--status', 'confirmed']),
+    ).toMatchObject({
       status: 'confirmed',
       confirmed_at: ISO,
     });
@@ -238,10 +279,14 @@ describe('operator commands create the records the export reads', () => {
       reason: 'sign_out_everywhere',
       not_before: ISO,
     });
-    expect(await runAdmin(['create-step-up-grant', '--user', user.user_id, '--factors', 'password,webauthn', '--minutes', '5'])).toMatchObject({
+    expect(
+      await runAdmin(['create-step-up-grant', '--user', user.user_id, '--factors', 'password,webauthn', '--minutes', '5']),
+    ).toMatchObject({
       factors: ['password', 'webauthn'],
     });
-    await expect(runAdmin(['create-invitation', '--team', team.id, '--email', user.email, '--role', 'owner'])).rejects.toThrow('--role is admin or member');
+    await expect(runAdmin(['create-invitation', '--team', team.id, '--email', user.email, '--role', 'owner'])).rejects.toThrow(
+      '--role is admin or member',
+    );
     await expect(runAdmin(['create-step-up-grant', '--user', user.user_id, '--factors', 'totp', '--minutes', 'soon'])).rejects.toThrow(
       '--minutes is a positive whole number',
     );

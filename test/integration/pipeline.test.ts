@@ -105,7 +105,11 @@ describe('CORS for the dashboard', () => {
 
   it('answers a preflight for an allowed origin with 204 and the allowed methods', async () => {
     const reply = await platform.api('OPTIONS', '/api/v1/team/profile', {
-      headers: { origin: DASHBOARD_ORIGIN, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        origin: DASHBOARD_ORIGIN,
+        'access-control-request-method': 'PATCH',
+        'access-control-request-headers': 'authorization, content-type',
+      },
     });
     expect(reply.status).toBe(204);
     expect(reply.headers.get('access-control-allow-origin')).toBe(DASHBOARD_ORIGIN);

@@ -81,7 +81,11 @@ describe('the local platform as it starts', () => {
       expect(reply.status).toBe(503);
       expect(reply.headers['retry-after']).toBe('1');
       const body = JSON.parse(reply.text);
-      expect(body).toMatchObject({ code: 'PLATFORM_STARTING', details: null, error: 'The platform is starting. Try again after the time in Retry-After.' });
+      expect(body).toMatchObject({
+        code: 'PLATFORM_STARTING',
+        details: null,
+        error: 'The platform is starting. Try again after the time in Retry-After.',
+      });
       expect(body.meta).toMatchObject({ request_id: expect.any(String), timestamp: expect.any(String), trace_id: expect.any(String) });
     }
 

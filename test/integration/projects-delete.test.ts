@@ -33,10 +33,17 @@ const FILES = {
 
 async function deployProject(name = uniqueName('Doomed'), subdomain = `del-${randomBytes(4).toString('hex')}`) {
   const done = await deploy(platform, m.owner.token, site(FILES), { name, subdomain });
-  return { id: done.begin.project_id as string, uploadId: done.begin.upload_id as string, name, subdomain, missing: done.begin.missing as string[] };
+  return {
+    id: done.begin.project_id as string,
+    uploadId: done.begin.upload_id as string,
+    name,
+    subdomain,
+    missing: done.begin.missing as string[],
+  };
 }
 
-const remove = (id: string, token: string | null = m.admin.token) => platform.api('DELETE', `/api/v1/projects/${id}`, { token: token ?? undefined });
+const remove = (id: string, token: string | null = m.admin.token) =>
+  platform.api('DELETE', `/api/v1/projects/${id}`, { token: token ?? undefined });
 
 async function gone(id: string): Promise<void> {
   const deadline = Date.now() + 20_000;
@@ -49,11 +56,19 @@ async function gone(id: string): Promise<void> {
 }
 
 async function partition(pk: string) {
-  const out = await dynamo().send(new QueryCommand({ TableName: config.tableName(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
+  const out = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ConsistentRead: true,
+    }),
+  );
   return out.Items ?? [];
 }
 
-const item = async (key: { pk: string; sk: string }) => (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }))).Item;
+const item = async (key: { pk: string; sk: string }) =>
+  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }))).Item;
 
 beforeAll(async () => {
   driver = queueDriver({ rows: workers.filter((row) => row.name === 'deletions'), pollMs: 50 });
@@ -66,7 +81,14 @@ describe('deleting a project', () => {
   it('removes the project and everything it owned; its subdomain, name and files are free again', async () => {
     const project = await deployProject();
     const before = await item(keys.teamProjectCount(m.team.id));
-    expect((await platform.api('PUT', `/api/v1/projects/${project.id}/env/API_URL`, { token: m.admin.token, body: { value: 'x', environment: 'production' } })).status).toBeLessThan(300);
+    expect(
+      (
+        await platform.api('PUT', `/api/v1/projects/${project.id}/env/API_URL`, {
+          token: m.admin.token,
+          body: { value: 'x', environment: 'production' },
+        })
+      ).status,
+    ).toBeLessThan(300);
     const host = `${project.subdomain}.localhost:${platform.port}`;
     expect((await siteRequest(platform.port, host, '/')).status).toBe(200);
     await siteAnalytics.flush();
@@ -83,7 +105,11 @@ describe('deleting a project', () => {
     // Nothing answers for it while the worker has not run yet.
     expect((await siteRequest(platform.port, host, '/')).status).toBe(404);
     expect((await platform.api('GET', `/api/v1/projects/${project.id}`, { token: m.owner.token })).body.data.status).toBe('deleting');
-    expectError(await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: m.admin.token, body: { name: 'Renamed' } }), 404, 'PROJECT_NOT_FOUND');
+    expectError(
+      await platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: m.admin.token, body: { name: 'Renamed' } }),
+      404,
+      'PROJECT_NOT_FOUND',
+    );
     driver.resume();
     await gone(project.id);
 
@@ -110,7 +136,12 @@ describe('deleting a project', () => {
     const replies = await Promise.all(Array.from({ length: 5 }, () => remove(project.id)));
     expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
     await gone(project.id);
-    await sqs().send(new SendMessageCommand({ QueueUrl: config.queueUrl('deletions'), MessageBody: JSON.stringify({ kind: 'project', project_id: project.id }) }));
+    await sqs().send(
+      new SendMessageCommand({
+        QueueUrl: config.queueUrl('deletions'),
+        MessageBody: JSON.stringify({ kind: 'project', project_id: project.id }),
+      }),
+    );
     await new Promise((r) => setTimeout(r, 300));
     await driver.idle();
     expect(await partition(keys.project(project.id).pk)).toEqual([]);
@@ -121,7 +152,15 @@ describe('deleting a project', () => {
     const project = await deployProject();
     const countBefore = (await item(keys.teamProjectCount(m.team.id)))!.project_count as number;
     // Marked as DELETE marks it, without a queued message another test file's worker could also take.
-    await dynamo().send(new UpdateCommand({ TableName: config.tableName(), Key: keys.project(project.id), UpdateExpression: 'SET #s = :d', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':d': 'deleting' } }));
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.project(project.id),
+        UpdateExpression: 'SET #s = :d',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':d': 'deleting' },
+      }),
+    );
     const outcomes = await Promise.all([deleteProject(project.id), deleteProject(project.id)]);
     expect(outcomes.filter((o) => o === 'deleted')).toHaveLength(1);
     expect(outcomes.filter((o) => o !== 'deleted')).toEqual(['gone']);

@@ -23,7 +23,10 @@ beforeAll(async () => {
   const second = await platform.api('POST', `/api/v1/projects/${id}/uploads`, { token: m.member.token, body: { files: s2.files } });
   await putMissing(platform, m.member.token, second.body.data.upload_id, second.body.data.missing, s2);
   await platform.api('POST', `/api/v1/uploads/${second.body.data.upload_id}/finalize`, { token: m.member.token });
-  const third = await platform.api('POST', `/api/v1/projects/${id}/uploads`, { token: m.member.token, body: { files: uniqueSite().files } });
+  const third = await platform.api('POST', `/api/v1/projects/${id}/uploads`, {
+    token: m.member.token,
+    body: { files: uniqueSite().files },
+  });
   p = {
     id,
     name,
@@ -39,20 +42,43 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-
 const PROMOTE_FIELDS = [
-  'auto_deploy_enabled', 'build_command', 'cdn_edge_rule_guid', 'cdn_not_found_edge_rule_guid', 'cdn_pull_zone_id',
-  'created_at', 'default_branch', 'framework', 'git_connection_id', 'git_provider', 'git_repo_url', 'id',
-  'live_deployment_id', 'mr_previews_enabled', 'name', 'output_dir', 'package_manager', 'preview_branch_exclude',
-  'preview_branch_include', 'preview_branch_mode', 'production_url', 'root_directory', 'slug', 'status', 'subdomain',
-  'team_id', 'updated_at',
+  'auto_deploy_enabled',
+  'build_command',
+  'cdn_edge_rule_guid',
+  'cdn_not_found_edge_rule_guid',
+  'cdn_pull_zone_id',
+  'created_at',
+  'default_branch',
+  'framework',
+  'git_connection_id',
+  'git_provider',
+  'git_repo_url',
+  'id',
+  'live_deployment_id',
+  'mr_previews_enabled',
+  'name',
+  'output_dir',
+  'package_manager',
+  'preview_branch_exclude',
+  'preview_branch_include',
+  'preview_branch_mode',
+  'production_url',
+  'root_directory',
+  'slug',
+  'status',
+  'subdomain',
+  'team_id',
+  'updated_at',
 ];
 
 async function objectCount(): Promise<number> {
   let count = 0;
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: platform.env.SITES_BUCKET, Prefix: `${m.team.id}/${p.slug}/`, ContinuationToken: token }));
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: platform.env.SITES_BUCKET, Prefix: `${m.team.id}/${p.slug}/`, ContinuationToken: token }),
+    );
     count += page.KeyCount ?? 0;
     token = page.NextContinuationToken;
   } while (token);
@@ -68,7 +94,14 @@ describe('POST /api/v1/projects/{id}/promote', { timeout: 120_000 }, () => {
     const reply = await promote(m.member.token, p.v1);
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.body.data).sort()).toEqual([...PROMOTE_FIELDS].sort());
-    expect(reply.body.data).toMatchObject({ id: p.id, live_deployment_id: p.v1, slug: p.slug, subdomain: p.subdomain, team_id: m.team.id, status: 'active' });
+    expect(reply.body.data).toMatchObject({
+      id: p.id,
+      live_deployment_id: p.v1,
+      slug: p.slug,
+      subdomain: p.subdomain,
+      team_id: m.team.id,
+      status: 'active',
+    });
     expect(await objectCount()).toBe(before);
     const project = await platform.api('GET', `/api/v1/projects/${p.id}`, { token: m.member.token });
     expect(project.body.data.live_deployment_id).toBe(p.v1);
@@ -116,10 +149,30 @@ describe('GET /api/v1/projects/{id}/deployments', { timeout: 120_000 }, () => {
     expect(list.map((d: any) => d.is_live)).toEqual([false, true, false]);
     expect(Object.keys(list[0]).sort()).toEqual(
       [
-        'id', 'project_id', 'team_id', 'status', 'label', 'created_at', 'ready_at', 'file_count', 'total_bytes', 'is_live',
+        'id',
+        'project_id',
+        'team_id',
+        'status',
+        'label',
+        'created_at',
+        'ready_at',
+        'file_count',
+        'total_bytes',
+        'is_live',
         // the build fields every deployment carries; a direct upload's are null
-        'trigger', 'target', 'branch', 'commit_sha', 'commit_message', 'merge_request', 'preview_url',
-        'queued_at', 'started_at', 'finished_at', 'failure_message', 'skip_reason', 'log_lines',
+        'trigger',
+        'target',
+        'branch',
+        'commit_sha',
+        'commit_message',
+        'merge_request',
+        'preview_url',
+        'queued_at',
+        'started_at',
+        'finished_at',
+        'failure_message',
+        'skip_reason',
+        'log_lines',
       ].sort(),
     );
     expect(list[0]).toMatchObject({ trigger: null, branch: null, commit_sha: null, preview_url: null });
@@ -128,7 +181,11 @@ describe('GET /api/v1/projects/{id}/deployments', { timeout: 120_000 }, () => {
   it('authorization: 401, 404 outside the team', async () => {
     expectError(await platform.api('GET', `/api/v1/projects/${p.id}/deployments`), 401, 'UNAUTHENTICATED');
     expectError(await platform.api('GET', `/api/v1/projects/${p.id}/deployments`, { token: m.outsider.token }), 404, 'PROJECT_NOT_FOUND');
-    expectError(await platform.api('GET', `/api/v1/projects/${p.id}/deployments`, { token: m.platformAdmin.token }), 404, 'PROJECT_NOT_FOUND');
+    expectError(
+      await platform.api('GET', `/api/v1/projects/${p.id}/deployments`, { token: m.platformAdmin.token }),
+      404,
+      'PROJECT_NOT_FOUND',
+    );
     for (const who of ['owner', 'admin', 'apiKey'] as const) {
       expect((await platform.api('GET', `/api/v1/projects/${p.id}/deployments`, { token: m[who].token })).status).toBe(200);
     }
@@ -152,13 +209,21 @@ describe('GET /api/v1/projects and GET /api/v1/projects/{id}', { timeout: 120_00
     // Another team's cursor is refused, and another team sees none of these projects.
     const other = await platform.api('GET', '/api/v1/projects', { token: m.outsider.token });
     expect(other.body.data.projects.map((x: any) => x.id)).not.toContain(p.id);
-    expectError(await platform.api('GET', `/api/v1/projects?cursor=${page1.body.data.next_cursor}`, { token: m.outsider.token }), 400, 'VALIDATION_FAILED');
+    expectError(
+      await platform.api('GET', `/api/v1/projects?cursor=${page1.body.data.next_cursor}`, { token: m.outsider.token }),
+      400,
+      'VALIDATION_FAILED',
+    );
   });
 
   it('list authorization: 401; 400 for a platform admin without a team; 403 naming a team one is not in', async () => {
     expectError(await platform.api('GET', '/api/v1/projects'), 401, 'UNAUTHENTICATED');
     expectError(await platform.api('GET', '/api/v1/projects', { token: m.platformAdmin.token }), 400, 'NO_CURRENT_TEAM');
-    expectError(await platform.api('GET', '/api/v1/projects', { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }), 403, 'FORBIDDEN');
+    expectError(
+      await platform.api('GET', '/api/v1/projects', { token: m.outsider.token, headers: { 'x-team-id': m.team.id } }),
+      403,
+      'FORBIDDEN',
+    );
     for (const who of ['owner', 'admin', 'member', 'apiKey'] as const) {
       expect((await platform.api('GET', '/api/v1/projects', { token: m[who].token })).status).toBe(200);
     }
@@ -204,7 +269,14 @@ describe('PATCH /api/v1/projects/{id}', { timeout: 120_000 }, () => {
       slug: p.slug,
       live_deployment_id: p.v2,
     });
-    for (const bad of [{ framework: 'rails' }, { preview_branch_mode: 'some' }, { package_manager: 'pip' }, { platform_url_mode: 'proxy' }, { analytics_enabled: 'yes' }, { unknown_field: 1 }]) {
+    for (const bad of [
+      { framework: 'rails' },
+      { preview_branch_mode: 'some' },
+      { package_manager: 'pip' },
+      { platform_url_mode: 'proxy' },
+      { analytics_enabled: 'yes' },
+      { unknown_field: 1 },
+    ]) {
       expectError(await patch(m.admin.token, bad), 400, 'VALIDATION_FAILED');
     }
   });
@@ -250,7 +322,9 @@ describe('PATCH /api/v1/projects/{id}', { timeout: 120_000 }, () => {
     expectError(replies.find((r) => r.status === 409)!, 409, 'PROJECT_NAME_TAKEN');
     // The winner's old name is free again.
     const winner = replies[0]!.status === 200 ? a : b;
-    expect((await deploy(platform, m.member.token, uniqueSite(), { name: winner.begin.project.name })).begin.project.name).toBe(winner.begin.project.name);
+    expect((await deploy(platform, m.member.token, uniqueSite(), { name: winner.begin.project.name })).begin.project.name).toBe(
+      winner.begin.project.name,
+    );
   });
 
   it('moves the subdomain hold (never the slug); a taken or reserved subdomain is refused with suggestions', async () => {
@@ -265,7 +339,9 @@ describe('PATCH /api/v1/projects/{id}', { timeout: 120_000 }, () => {
     expect(moved.status).toBe(200);
     expect(moved.body.data).toMatchObject({ subdomain: fresh, slug: p.slug, production_url: `http://${fresh}.localhost:${platform.port}` });
     // The old subdomain is free for anyone.
-    expect((await deploy(platform, m.outsider.token, uniqueSite(), { name: uniqueName(), subdomain: p.subdomain })).begin.project.subdomain).toBe(p.subdomain);
+    expect(
+      (await deploy(platform, m.outsider.token, uniqueSite(), { name: uniqueName(), subdomain: p.subdomain })).begin.project.subdomain,
+    ).toBe(p.subdomain);
     p.subdomain = fresh;
   });
 

@@ -92,16 +92,25 @@ describe('provisional lifecycle', { timeout: 120_000 }, () => {
     const session = await beginWithExpiry(1, s, { name, subdomain });
     await until(async () => ((await getProject(session.project_id)).status === 404 ? true : null), 'the expiry');
     expect(await schedule(session.project_id)).toBeNull();
-    const put = await platform.api('PUT', `/api/v1/uploads/${session.upload_id}/files/${session.missing[1]}`, { token: m.member.token, rawBody: s.bytes.get(session.missing[1])! });
+    const put = await platform.api('PUT', `/api/v1/uploads/${session.upload_id}/files/${session.missing[1]}`, {
+      token: m.member.token,
+      rawBody: s.bytes.get(session.missing[1])!,
+    });
     expect(put.status).toBe(404);
     const manifest = await s3
       .send(new HeadObjectCommand({ Bucket: platform.env.BUNDLES_BUCKET, Key: `uploads/${session.upload_id}/manifest.json` }))
-      .then(() => true, () => false);
+      .then(
+        () => true,
+        () => false,
+      );
     expect(manifest).toBe(false);
     const list = await platform.api('GET', '/api/v1/projects?limit=100', { token: m.member.token });
     expect(list.body.data.projects.map((p: any) => p.id)).not.toContain(session.project_id);
     // The subdomain and the name are free again.
-    const again = await platform.api('POST', '/api/v1/uploads', { token: m.member.token, body: { files: uniqueSite().files, project: { name, subdomain } } });
+    const again = await platform.api('POST', '/api/v1/uploads', {
+      token: m.member.token,
+      body: { files: uniqueSite().files, project: { name, subdomain } },
+    });
     expect(again.status).toBe(201);
   });
 
@@ -110,11 +119,17 @@ describe('provisional lifecycle', { timeout: 120_000 }, () => {
     const session = await beginWithExpiry(1, s);
     await putMissing(platform, m.member.token, session.upload_id, session.missing, s);
     // Received: a second begin right now is not asked for them.
-    const meanwhile = await platform.api('POST', '/api/v1/uploads', { token: m.member.token, body: { files: s.files, project: { name: uniqueName() } } });
+    const meanwhile = await platform.api('POST', '/api/v1/uploads', {
+      token: m.member.token,
+      body: { files: s.files, project: { name: uniqueName() } },
+    });
     expect(meanwhile.body.data.missing).toEqual([]);
     await until(async () => ((await getProject(session.project_id)).status === 404 ? true : null), 'the expiry');
     // Their objects went with the project: the next upload of the same files is asked for every one.
-    const after = await platform.api('POST', '/api/v1/uploads', { token: m.member.token, body: { files: s.files, project: { name: uniqueName() } } });
+    const after = await platform.api('POST', '/api/v1/uploads', {
+      token: m.member.token,
+      body: { files: s.files, project: { name: uniqueName() } },
+    });
     expect(after.status).toBe(201);
     expect(after.body.data.missing).toEqual(session.missing);
     expect(after.body.data.known_count).toBe(0);
@@ -136,7 +151,10 @@ describe('provisional lifecycle', { timeout: 120_000 }, () => {
     const first = await beginWithExpiry(8100);
     await new Promise((r) => setTimeout(r, 1100));
     process.env.PROVISIONAL_EXPIRY_SECONDS = '8100';
-    const second = await platform.api('POST', `/api/v1/projects/${first.project_id}/uploads`, { token: m.member.token, body: { files: uniqueSite().files } });
+    const second = await platform.api('POST', `/api/v1/projects/${first.project_id}/uploads`, {
+      token: m.member.token,
+      body: { files: uniqueSite().files },
+    });
     delete process.env.PROVISIONAL_EXPIRY_SECONDS;
     expect(second.status).toBe(201);
     const project = (await getProject(first.project_id)).body.data;

@@ -8,7 +8,13 @@ import { deleteManagedZone } from '../../lib/domains/zones.ts';
 const saved = { ...process.env };
 beforeAll(() => {
   // The shared moto of the run: nothing here may reach the real Route 53.
-  process.env = { ...saved, AWS_ENDPOINT_URL: inject('awsEndpoint'), AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' };
+  process.env = {
+    ...saved,
+    AWS_ENDPOINT_URL: inject('awsEndpoint'),
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_REGION: 'us-east-1',
+  };
 });
 afterAll(() => {
   process.env = saved;

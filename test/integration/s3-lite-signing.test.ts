@@ -37,7 +37,8 @@ const saved = { ...process.env };
 
 beforeAll(async () => {
   moto = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '5' } });
-  const setup = (service: string) => new AwsClient({ accessKeyId: 'test', secretAccessKey: 'test', service, region: 'us-east-1', retries: 0 });
+  const setup = (service: string) =>
+    new AwsClient({ accessKeyId: 'test', secretAccessKey: 'test', service, region: 'us-east-1', retries: 0 });
   const iam = async (params: Record<string, string>) => {
     const res = await setup('iam').fetch(`${moto.endpoint}/`, {
       method: 'POST',
@@ -107,7 +108,15 @@ describe('S3 calls of the upload endpoints, signed by aws4fetch', () => {
   // moto answers 500 to any presigned request once its authentication is on (it reads only the Authorization
   // header), so here the presign's shape is checked; uploads-large.test.ts sends the bytes through it.
   it('a presigned PUT signs its length and SHA-256 as headers and expires when asked', async () => {
-    const url = new URL(await presignPut({ bucket: BUCKET, key: 'staging/presigned', contentLength: 15, checksumSha256: 'n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=', expiresIn: 600 }));
+    const url = new URL(
+      await presignPut({
+        bucket: BUCKET,
+        key: 'staging/presigned',
+        contentLength: 15,
+        checksumSha256: 'n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=',
+        expiresIn: 600,
+      }),
+    );
     expect(url.pathname).toBe(`/${BUCKET}/staging/presigned`);
     expect(url.searchParams.get('X-Amz-Algorithm')).toBe('AWS4-HMAC-SHA256');
     expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('content-length;host;x-amz-checksum-sha256');
@@ -122,15 +131,26 @@ describe('SendMessage of the handlers that only send (lib/aws/sqs-lite.ts), sign
     const body = JSON.stringify({ job_id: 'j-1', url: 'https://example.test/?q=ä' });
     const sent = await sendMessage({ queueUrl, body });
     expect(sent.messageId).toMatch(/^[0-9a-f-]{36}$/);
-    const user = new AwsClient({ accessKeyId: process.env.AWS_ACCESS_KEY_ID!, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY!, service: 'sqs', region: 'us-east-1', retries: 0 });
-    const received = (await sqsCall(user, 'ReceiveMessage', { QueueUrl: queueUrl, MaxNumberOfMessages: 1 })) as { Messages?: { MessageId: string; Body: string }[] };
+    const user = new AwsClient({
+      accessKeyId: process.env.AWS_ACCESS_KEY_ID!,
+      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY!,
+      service: 'sqs',
+      region: 'us-east-1',
+      retries: 0,
+    });
+    const received = (await sqsCall(user, 'ReceiveMessage', { QueueUrl: queueUrl, MaxNumberOfMessages: 1 })) as {
+      Messages?: { MessageId: string; Body: string }[];
+    };
     expect(received.Messages).toEqual([expect.objectContaining({ MessageId: sent.messageId, Body: body })]);
   });
 
   it('a wrong secret is refused: 403 with the error the server names', async () => {
     process.env.AWS_SECRET_ACCESS_KEY = 'not-the-secret';
     try {
-      await expect(sendMessage({ queueUrl, body: 'x' })).rejects.toMatchObject({ name: 'SignatureDoesNotMatch', $metadata: { httpStatusCode: 403 } });
+      await expect(sendMessage({ queueUrl, body: 'x' })).rejects.toMatchObject({
+        name: 'SignatureDoesNotMatch',
+        $metadata: { httpStatusCode: 403 },
+      });
     } finally {
       process.env.AWS_SECRET_ACCESS_KEY = user.secret;
     }
@@ -145,12 +165,23 @@ describe('SendMessage of the handlers that only send (lib/aws/sqs-lite.ts), sign
 });
 
 describe('keys with any character a site path may hold (the shared moto, which checks no signature)', () => {
-  const keys = ['site/a b.html', 'site/a&b<c>.html', 'site/plus+sign.txt', 'site/100%.txt', "site/it's(1)*.txt", 'site/é/ü.txt', 'site/"quoted".txt'];
+  const keys = [
+    'site/a b.html',
+    'site/a&b<c>.html',
+    'site/plus+sign.txt',
+    'site/100%.txt',
+    "site/it's(1)*.txt",
+    'site/é/ü.txt',
+    'site/"quoted".txt',
+  ];
   const env = { ...process.env };
 
   beforeAll(async () => {
     process.env = { ...env, AWS_ENDPOINT_URL: inject('awsEndpoint'), AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
-    const res = await new AwsClient({ accessKeyId: 'test', secretAccessKey: 'test', service: 's3', region: 'us-east-1' }).fetch(`${inject('awsEndpoint')}/s3-lite-keys`, { method: 'PUT' });
+    const res = await new AwsClient({ accessKeyId: 'test', secretAccessKey: 'test', service: 's3', region: 'us-east-1' }).fetch(
+      `${inject('awsEndpoint')}/s3-lite-keys`,
+      { method: 'PUT' },
+    );
     expect(res.status).toBe(200);
   });
   afterAll(() => {
@@ -159,7 +190,13 @@ describe('keys with any character a site path may hold (the shared moto, which c
 
   it('put, copy, list and delete keep every key exactly', async () => {
     for (const key of keys) await putObject({ bucket: 's3-lite-keys', key, body: key });
-    await copyObject({ bucket: 's3-lite-keys', key: 'copies/a&b<c>.html', sourceBucket: 's3-lite-keys', sourceKey: 'site/a&b<c>.html', contentType: 'text/html' });
+    await copyObject({
+      bucket: 's3-lite-keys',
+      key: 'copies/a&b<c>.html',
+      sourceBucket: 's3-lite-keys',
+      sourceKey: 'site/a&b<c>.html',
+      contentType: 'text/html',
+    });
     expect(await (await getObject('s3-lite-keys', 'copies/a&b<c>.html')).transformToString()).toBe('site/a&b<c>.html');
     expect((await listKeysPage('s3-lite-keys', 'site/')).keys.sort()).toEqual([...keys].sort());
     await deleteKeys('s3-lite-keys', keys);

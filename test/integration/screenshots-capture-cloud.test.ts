@@ -41,7 +41,9 @@ beforeAll(async () => {
   // No drivers: the queue's messages wait for this test to take them.
   platform = await startTestPlatform({ drivers: [] });
   m = await makeTeamWithRoles();
-  const files = site({ 'index.html': `<!doctype html><html><body style="margin:0;background:#0000ff"><!-- ${randomBytes(8).toString('hex')} --></body></html>` });
+  const files = site({
+    'index.html': `<!doctype html><html><body style="margin:0;background:#0000ff"><!-- ${randomBytes(8).toString('hex')} --></body></html>`,
+  });
   const subdomain = `cloudcap-${randomBytes(4).toString('hex')}`;
   const done = await deploy(platform, m.owner.token, files, { name: uniqueName(), subdomain });
   projectId = done.begin.project_id;
@@ -56,7 +58,9 @@ afterAll(async () => {
 /** The publish's capture message, taken off the screenshots queue as the event source mapping would. */
 async function publishMessage(): Promise<{ messageId: string; body: string }> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const out = await sqs().send(new ReceiveMessageCommand({ QueueUrl: config.queueUrl('screenshots'), MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const out = await sqs().send(
+      new ReceiveMessageCommand({ QueueUrl: config.queueUrl('screenshots'), MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     for (const message of out.Messages ?? []) {
       await sqs().send(new DeleteMessageCommand({ QueueUrl: config.queueUrl('screenshots'), ReceiptHandle: message.ReceiptHandle! }));
       if ((JSON.parse(message.Body!) as CaptureMessage).url === siteUrl) return { messageId: message.MessageId!, body: message.Body! };
@@ -70,7 +74,12 @@ const sqsEvent = (records: { messageId: string; body: string }[]): SQSEvent => (
     messageId,
     receiptHandle: `handle-${messageId}`,
     body,
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'test', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
     messageAttributes: {},
     md5OfBody: '',
     eventSource: 'aws:sqs',
@@ -96,11 +105,20 @@ function runBundle(context: string, event: SQSEvent, env: Record<string, string>
     "const { handler } = await import('./index.mjs'); const event = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));" +
     "require('node:fs').writeFileSync(process.argv[1], JSON.stringify(await handler(event)));";
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${script}`, resultFile], {
-      cwd: context,
-      env,
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${script}`,
+        resultFile,
+      ],
+      {
+        cwd: context,
+        env,
+        stdio: ['pipe', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
@@ -113,7 +131,9 @@ function runBundle(context: string, event: SQSEvent, env: Record<string, string>
 }
 
 describe('the cloud capture worker', () => {
-  it('its staged bundle captures the publish with @sparticuz/chromium and reports a 1280x800 PNG through the result endpoint', { timeout: 120_000 }, async () => {
+  it('its staged bundle captures the publish with @sparticuz/chromium and reports a 1280x800 PNG through the result endpoint', {
+    timeout: 120_000,
+  }, async () => {
     const context = stageImageContext(row.handler, row.image!);
     scratch.push(context);
     expect(fs.readdirSync(context).sort()).toEqual(['Dockerfile', 'index.mjs', 'index.mjs.map', 'package-lock.json', 'package.json']);
@@ -139,15 +159,23 @@ describe('the cloud capture worker', () => {
     expect(fs.existsSync(path.join(lambdaTmp, 'chromium'))).toBe(true);
     expect(fs.existsSync(path.join(lambdaTmp, 'al2023', 'lib', 'libnss3.so'))).toBe(true);
 
-    const screenshot = (await platform.api('GET', `/api/v1/projects/${projectId}/screenshot`, { token: m.member.token })).body.data.screenshot;
-    expect(screenshot).toMatchObject({ job_id: (JSON.parse(message.body) as CaptureMessage).job_id, deployment_id: deploymentId, capture_http_status: 200, ...CAPTURE_VIEWPORT });
+    const screenshot = (await platform.api('GET', `/api/v1/projects/${projectId}/screenshot`, { token: m.member.token })).body.data
+      .screenshot;
+    expect(screenshot).toMatchObject({
+      job_id: (JSON.parse(message.body) as CaptureMessage).job_id,
+      deployment_id: deploymentId,
+      capture_http_status: 200,
+      ...CAPTURE_VIEWPORT,
+    });
     const image = PNG.sync.read(Buffer.from(await (await fetch(screenshot.image_url)).arrayBuffer()));
     expect({ width: image.width, height: image.height }).toEqual(CAPTURE_VIEWPORT);
     const centre = ((image.height / 2) * image.width + image.width / 2) * 4;
     expect([...image.data.subarray(centre, centre + 4)]).toEqual([0, 0, 255, 255]);
   });
 
-  it('answers SQS with the messages to retry: a report the endpoint refused with 5xx or 429; not a final 401/409, nor a malformed message', { timeout: 90_000 }, async () => {
+  it('answers SQS with the messages to retry: a report the endpoint refused with 5xx or 429; not a final 401/409, nor a malformed message', {
+    timeout: 90_000,
+  }, async () => {
     expect(chromiumPath(), 'Chromium is needed (apt-get install chromium, or CHROMIUM_PATH)').not.toBeNull();
     // A result endpoint that answers each job with the status its id names.
     const seen: string[] = [];
@@ -160,7 +188,8 @@ describe('the cloud capture worker', () => {
     const previous = process.env.API_BASE_URL;
     process.env.API_BASE_URL = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
     try {
-      const job = (id: string): string => JSON.stringify({ job_id: id, token: 't', url: siteUrl, upload_path: `/jobs/${id}` } satisfies CaptureMessage);
+      const job = (id: string): string =>
+        JSON.stringify({ job_id: id, token: 't', url: siteUrl, upload_path: `/jobs/${id}` } satisfies CaptureMessage);
       const result = await handler(
         sqsEvent([
           { messageId: 'm-503', body: job('503') },
@@ -180,7 +209,9 @@ describe('the cloud capture worker', () => {
     }
   });
 
-  it('keeps the page away from the Lambda runtime API: no request, image or WebSocket of the page reaches its port', { timeout: 90_000 }, async () => {
+  it('keeps the page away from the Lambda runtime API: no request, image or WebSocket of the page reaches its port', {
+    timeout: 90_000,
+  }, async () => {
     // A stand-in for the runtime API on loopback, recording what reaches it.
     const reached: string[] = [];
     const runtimeApi: Server = createServer((req, res) => {
@@ -197,7 +228,8 @@ describe('the cloud capture worker', () => {
     // stand-in, or for 1.5 s, so the capture does not close the browser before the attempt is made.
     const reportedTo = createServer(async (req, res) => {
       if (req.url === '/hold.png') {
-        for (let waited = 0; waited < 1500 && !reached.some((r) => r.startsWith('UPGRADE')); waited += 50) await new Promise((r) => setTimeout(r, 50));
+        for (let waited = 0; waited < 1500 && !reached.some((r) => r.startsWith('UPGRADE')); waited += 50)
+          await new Promise((r) => setTimeout(r, 50));
       }
       req.resume().on('end', () => res.writeHead(200).end());
     });
@@ -215,7 +247,8 @@ describe('the cloud capture worker', () => {
     const url = `http://${subdomain}.localhost:${platform.port}`;
     const previous = { api: process.env.API_BASE_URL, runtime: process.env.AWS_LAMBDA_RUNTIME_API };
     process.env.API_BASE_URL = `http://127.0.0.1:${reportPort}`;
-    const capture = (id: string) => handler(sqsEvent([{ messageId: id, body: JSON.stringify({ job_id: id, token: 't', url, upload_path: '/jobs/x' }) }]));
+    const capture = (id: string) =>
+      handler(sqsEvent([{ messageId: id, body: JSON.stringify({ job_id: id, token: 't', url, upload_path: '/jobs/x' }) }]));
     try {
       // Control: outside Lambda the same page does reach that port.
       delete process.env.AWS_LAMBDA_RUNTIME_API;

@@ -23,17 +23,22 @@ afterAll(async () => {
 });
 
 describe('screenshot capture with Chromium', () => {
-  it('a publish is captured: the team reads a 1280x800 PNG of the live page, with the status it answered', { timeout: 60_000 }, async () => {
+  it('a publish is captured: the team reads a 1280x800 PNG of the live page, with the status it answered', {
+    timeout: 60_000,
+  }, async () => {
     expect(chromiumPath(), 'Chromium is needed (apt-get install chromium, or CHROMIUM_PATH)').not.toBeNull();
     const m = await makeTeamWithRoles();
     // A page whose pixels are known: a solid red body.
-    const files = site({ 'index.html': `<!doctype html><html><body style="margin:0;background:#ff0000"><!-- ${randomBytes(8).toString('hex')} --></body></html>` });
+    const files = site({
+      'index.html': `<!doctype html><html><body style="margin:0;background:#ff0000"><!-- ${randomBytes(8).toString('hex')} --></body></html>`,
+    });
     const done = await deploy(platform, m.owner.token, files, { name: uniqueName(), subdomain: `cap-${randomBytes(4).toString('hex')}` });
     let screenshot: Record<string, any> | null = null;
     const deadline = Date.now() + 45_000;
     while (!screenshot && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
-      screenshot = (await platform.api('GET', `/api/v1/projects/${done.begin.project_id}/screenshot`, { token: m.member.token })).body.data.screenshot;
+      screenshot = (await platform.api('GET', `/api/v1/projects/${done.begin.project_id}/screenshot`, { token: m.member.token })).body.data
+        .screenshot;
     }
     expect(screenshot).not.toBeNull();
     expect(screenshot).toMatchObject({ deployment_id: done.begin.deployment_id, capture_http_status: 200, ...CAPTURE_VIEWPORT });

@@ -35,7 +35,9 @@ function png(width: number, height: number): Buffer {
 async function newJob(): Promise<CaptureMessage> {
   const jobId = await createScreenshotJob({ projectId, teamId: m.team.id, deploymentId, url: 'http://example.localhost/' });
   for (let attempt = 0; attempt < 50; attempt++) {
-    const out = await sqs().send(new ReceiveMessageCommand({ QueueUrl: config.queueUrl('screenshots'), MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const out = await sqs().send(
+      new ReceiveMessageCommand({ QueueUrl: config.queueUrl('screenshots'), MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     for (const message of out.Messages ?? []) {
       await sqs().send(new DeleteMessageCommand({ QueueUrl: config.queueUrl('screenshots'), ReceiptHandle: message.ReceiptHandle! }));
       const body = JSON.parse(message.Body!) as CaptureMessage;
@@ -45,7 +47,13 @@ async function newJob(): Promise<CaptureMessage> {
   throw new Error(`no queue message for job ${jobId}`);
 }
 
-const put = (job: CaptureMessage, body: Buffer | string, type: string, extra: Record<string, string> = {}, token: string | null = job.token) =>
+const put = (
+  job: CaptureMessage,
+  body: Buffer | string,
+  type: string,
+  extra: Record<string, string> = {},
+  token: string | null = job.token,
+) =>
   platform.api('PUT', job.upload_path, {
     rawBody: body,
     headers: { 'content-type': type, ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...extra },
@@ -57,7 +65,10 @@ const jobItem = async (jobId: string) =>
 beforeAll(async () => {
   platform = await startTestPlatform();
   m = await makeTeamWithRoles();
-  const done = await deploy(platform, m.owner.token, uniqueSite(), { name: uniqueName(), subdomain: `shot-${randomBytes(4).toString('hex')}` });
+  const done = await deploy(platform, m.owner.token, uniqueSite(), {
+    name: uniqueName(),
+    subdomain: `shot-${randomBytes(4).toString('hex')}`,
+  });
   projectId = done.begin.project_id;
   deploymentId = done.begin.deployment_id;
 });
@@ -84,11 +95,23 @@ describe('PUT /api/v1/public/screenshots/jobs/{job_id}', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.data.message).toBe('Result recorded');
     expectError(await put(job, image, 'image/png'), 409, 'SCREENSHOT_JOB_FINISHED');
-    expect(await jobItem(job.job_id)).toMatchObject({ status: 'captured', capture_http_status: 200, width: 320, height: 200, image_bytes: image.length });
+    expect(await jobItem(job.job_id)).toMatchObject({
+      status: 'captured',
+      capture_http_status: 200,
+      width: 320,
+      height: 200,
+      image_bytes: image.length,
+    });
 
     const latest = await platform.api('GET', `/api/v1/projects/${projectId}/screenshot`, { token: m.member.token });
     expect(latest.status).toBe(200);
-    expect(latest.body.data.screenshot).toMatchObject({ job_id: job.job_id, deployment_id: deploymentId, capture_http_status: 200, width: 320, height: 200 });
+    expect(latest.body.data.screenshot).toMatchObject({
+      job_id: job.job_id,
+      deployment_id: deploymentId,
+      capture_http_status: 200,
+      width: 320,
+      height: 200,
+    });
     const bytes = Buffer.from(await (await fetch(latest.body.data.screenshot.image_url)).arrayBuffer());
     expect(bytes.equals(image)).toBe(true);
   });
@@ -125,12 +148,22 @@ describe('PUT /api/v1/public/screenshots/jobs/{job_id}', () => {
 
   it('a failed capture is reported as JSON {error, http_status}; a malformed report is 400', async () => {
     const job = await newJob();
-    for (const body of ['{', JSON.stringify({ error: 'crashed', http_status: 500 }), JSON.stringify({ error: 'timeout' }), JSON.stringify({ error: 'timeout', http_status: 504, extra: 1 })]) {
+    for (const body of [
+      '{',
+      JSON.stringify({ error: 'crashed', http_status: 500 }),
+      JSON.stringify({ error: 'timeout' }),
+      JSON.stringify({ error: 'timeout', http_status: 504, extra: 1 }),
+    ]) {
       expectError(await put(job, body, 'application/json'), 400, 'VALIDATION_FAILED');
     }
     const reply = await put(job, JSON.stringify({ error: 'timeout', http_status: 504 }), 'application/json; charset=utf-8');
     expect(reply.status).toBe(200);
-    expect(await jobItem(job.job_id)).toMatchObject({ status: 'failed', capture_error: 'timeout', capture_http_status: 504, image_key: null });
+    expect(await jobItem(job.job_id)).toMatchObject({
+      status: 'failed',
+      capture_error: 'timeout',
+      capture_http_status: 504,
+      image_key: null,
+    });
   });
 
   it('401 UNAUTHENTICATED without the token, with another token, or for an unknown job', async () => {
@@ -138,13 +171,21 @@ describe('PUT /api/v1/public/screenshots/jobs/{job_id}', () => {
     const image = png(64, 64);
     expectError(await put(job, image, 'image/png', {}, null), 401, 'UNAUTHENTICATED');
     expectError(await put(job, image, 'image/png', {}, 'not-the-token'), 401, 'UNAUTHENTICATED');
-    expectError(await put({ ...job, upload_path: '/api/v1/public/screenshots/jobs/00000000-0000-4000-8000-000000000000' }, image, 'image/png'), 401, 'UNAUTHENTICATED');
+    expectError(
+      await put({ ...job, upload_path: '/api/v1/public/screenshots/jobs/00000000-0000-4000-8000-000000000000' }, image, 'image/png'),
+      401,
+      'UNAUTHENTICATED',
+    );
     expectError(await put({ ...job, upload_path: '/api/v1/public/screenshots/jobs/nope' }, image, 'image/png'), 401, 'UNAUTHENTICATED');
     expect((await jobItem(job.job_id)).status).toBe('pending');
   });
 
   it('the latest screenshot is for the team only: outsiders 404, no token 401', async () => {
-    expectError(await platform.api('GET', `/api/v1/projects/${projectId}/screenshot`, { token: m.outsider.token }), 404, 'PROJECT_NOT_FOUND');
+    expectError(
+      await platform.api('GET', `/api/v1/projects/${projectId}/screenshot`, { token: m.outsider.token }),
+      404,
+      'PROJECT_NOT_FOUND',
+    );
     expectError(await platform.api('GET', `/api/v1/projects/${projectId}/screenshot`), 401, 'UNAUTHENTICATED');
   });
 });

@@ -35,7 +35,9 @@ function restoreEnvironment() {
 }
 
 async function createSecret(value: string): Promise<string> {
-  const created = await secretsManager().send(new CreateSecretCommand({ Name: `slipway-test-${randomBytes(6).toString('hex')}`, SecretString: value }));
+  const created = await secretsManager().send(
+    new CreateSecretCommand({ Name: `slipway-test-${randomBytes(6).toString('hex')}`, SecretString: value }),
+  );
   return created.ARN!;
 }
 
@@ -90,7 +92,7 @@ describe('loadSecrets', () => {
     expect(() => config.envEncryptionKey()).toThrow('Configuration variable ENV_ENCRYPTION_KEY is not set');
   });
 
-  it('accepts what Secrets Manager generates with the stack\'s options as the encryption key', async () => {
+  it("accepts what Secrets Manager generates with the stack's options as the encryption key", async () => {
     // The options of the EnvEncryptionKey secret in infra/state.ts (the infra test pins them in the template).
     const { RandomPassword } = await secretsManager().send(
       new GetRandomPasswordCommand({
@@ -147,12 +149,16 @@ describe('handlers that need a secret, given only its ARN', () => {
       ['production', 'API_TOKEN', 'tok-s3cret'],
       ['preview', 'DATABASE_URL', 'postgres://app:pw@db/app'],
     ] as const) {
-      const item = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, environment, name) }));
+      const item = await dynamo().send(
+        new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, environment, name) }),
+      );
       expect(decryptEnvValue(item.Item!.value_sealed, { projectId, environment, name })).toBe(value);
     }
     // Not under the key the local platform generated for this run.
     process.env[envEncryption.envVar] = saved[envEncryption.envVar];
-    const item = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_TOKEN') }));
+    const item = await dynamo().send(
+      new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_TOKEN') }),
+    );
     expect(() => decryptEnvValue(item.Item!.value_sealed, { projectId, environment: 'production', name: 'API_TOKEN' })).toThrow();
   });
 });

@@ -27,8 +27,10 @@ const today = () => dayOf(new Date());
 const yesterday = () => dayOf(new Date(Date.now() - 86_400_000));
 const analytics = (token: string | undefined, query = `?from=${yesterday()}&to=${today()}`, id = projectId) =>
   platform.api('GET', `/api/v1/projects/${id}/analytics${query}`, { token });
-const get = (path: string, options: { method?: string; headers?: Record<string, string> } = {}) => siteRequest(platform.port, host, path, options);
-const setAnalytics = (on: boolean) => platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: m.admin.token, body: { analytics_enabled: on } });
+const get = (path: string, options: { method?: string; headers?: Record<string, string> } = {}) =>
+  siteRequest(platform.port, host, path, options);
+const setAnalytics = (on: boolean) =>
+  platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: m.admin.token, body: { analytics_enabled: on } });
 
 async function rowCount(): Promise<number> {
   const out = await dynamo().send(
@@ -100,7 +102,13 @@ describe('site analytics', () => {
   });
 
   it('400 VALIDATION_FAILED for a malformed or impossible day, `to` before `from`, or more than 90 days', async () => {
-    for (const query of ['?from=2026-13-01', '?to=2026-02-30', '?from=yesterday', '?from=2026-05-02&to=2026-05-01', '?from=2026-01-01&to=2026-04-01']) {
+    for (const query of [
+      '?from=2026-13-01',
+      '?to=2026-02-30',
+      '?from=yesterday',
+      '?from=2026-05-02&to=2026-05-01',
+      '?from=2026-01-01&to=2026-04-01',
+    ]) {
       expectError(await analytics(m.member.token, query), 400, 'VALIDATION_FAILED');
     }
   });
@@ -156,7 +164,10 @@ describe('site analytics', () => {
   });
 
   it('a member cannot switch analytics off (settings are for admins and owners)', async () => {
-    const reply = await platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: m.member.token, body: { analytics_enabled: false } });
+    const reply = await platform.api('PATCH', `/api/v1/projects/${projectId}`, {
+      token: m.member.token,
+      body: { analytics_enabled: false },
+    });
     expectError(reply, 403, 'FORBIDDEN');
   });
 });

@@ -71,14 +71,17 @@ describe('a visitor who disconnects mid-body', () => {
     const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture as never);
     try {
       await new Promise<void>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: platform.port, path: '/big.bin', headers: { host: `${site.subdomain}.localhost:${platform.port}` } }, (res) => {
-          // The first chunk, then the visitor is gone.
-          res.once('data', () => {
-            res.pause();
-            req.destroy();
-            resolve();
-          });
-        });
+        const req = request(
+          { host: '127.0.0.1', port: platform.port, path: '/big.bin', headers: { host: `${site.subdomain}.localhost:${platform.port}` } },
+          (res) => {
+            // The first chunk, then the visitor is gone.
+            res.once('data', () => {
+              res.pause();
+              req.destroy();
+              resolve();
+            });
+          },
+        );
         req.on('error', () => undefined);
         req.setTimeout(10_000, () => reject(new Error('no body')));
         req.end();

@@ -9,14 +9,7 @@ import { config } from '../../lib/config.ts';
 import { cloudFrontEvent, invokeServeSite } from '../support/serve-site-lambda.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { routeManifestKey } from '../../lib/sites/storage-keys.ts';
-import {
-  putDeploymentFixture,
-  putProjectFixture,
-  setLiveDeployment,
-  sha256,
-  siteRequest,
-  type SiteFixture,
-} from '../support/sites.ts';
+import { putDeploymentFixture, putProjectFixture, setLiveDeployment, sha256, siteRequest, type SiteFixture } from '../support/sites.ts';
 
 let platform: TestPlatform;
 let site: SiteFixture;
@@ -127,8 +120,7 @@ describe('serving: ETag, HEAD and methods', () => {
 describe('serving: nothing outside the deployment folder', () => {
   beforeAll(async () => {
     // Objects a traversal would aim at: beside the deployment folder, in another project and another team.
-    const put = (key: string) =>
-      s3().send(new PutObjectCommand({ Bucket: config.bucket('sites'), Key: key, Body: 'SECRET' }));
+    const put = (key: string) => s3().send(new PutObjectCommand({ Bucket: config.bucket('sites'), Key: key, Body: 'SECRET' }));
     await put(`${site.teamId}/${site.slug}/secret.txt`);
     await put(`${site.teamId}/secret.txt`);
     await put('secret.txt');
@@ -180,7 +172,10 @@ describe('serving: hosts and projects', () => {
     await setLiveDeployment(moved, id);
     const stale = `stale-${moved.subdomain}`;
     await dynamo().send(
-      new PutCommand({ TableName: config.tableName(), Item: { ...keys.subdomainHold(stale), project_id: moved.projectId, team_id: moved.teamId } }),
+      new PutCommand({
+        TableName: config.tableName(),
+        Item: { ...keys.subdomainHold(stale), project_id: moved.projectId, team_id: moved.teamId },
+      }),
     );
     const reply = await get('/', {}, `${stale}.localhost:${platform.port}`);
     expect(reply.status).toBe(404);
@@ -279,9 +274,18 @@ describe('files unchanged since an earlier deployment', () => {
     const project = await putProjectFixture();
     const { deploymentId, manifest } = await putDeploymentFixture(project, { 'index.html': 'home' });
     await s3().send(new PutObjectCommand({ Bucket: config.bucket('sites'), Key: `${project.teamId}/secret.txt`, Body: 'SECRET' }));
-    manifest.files['steal.txt'] = { hash: sha256('SECRET'), size: 6, content_type: 'text/plain', object: `${deploymentId}/../../secret.txt` };
+    manifest.files['steal.txt'] = {
+      hash: sha256('SECRET'),
+      size: 6,
+      content_type: 'text/plain',
+      object: `${deploymentId}/../../secret.txt`,
+    };
     await s3().send(
-      new PutObjectCommand({ Bucket: config.bucket('sites'), Key: routeManifestKey(project.teamId, project.slug, deploymentId), Body: JSON.stringify(manifest) }),
+      new PutObjectCommand({
+        Bucket: config.bucket('sites'),
+        Key: routeManifestKey(project.teamId, project.slug, deploymentId),
+        Body: JSON.stringify(manifest),
+      }),
     );
     await setLiveDeployment(project, deploymentId);
     const reply = await get('/steal.txt', {}, `${project.subdomain}.localhost:${platform.port}`);

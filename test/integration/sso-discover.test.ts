@@ -31,7 +31,20 @@ function documents(o: string): Record<string, unknown> {
       grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'password', 'client_credentials'],
       response_types_supported: ['code', 'none', 'id_token', 'token', 'id_token token', 'code id_token'],
       subject_types_supported: ['public', 'pairwise'],
-      id_token_signing_alg_values_supported: ['PS384', 'ES384', 'RS384', 'HS256', 'HS512', 'ES256', 'RS256', 'HS384', 'ES512', 'PS256', 'PS512', 'RS512'],
+      id_token_signing_alg_values_supported: [
+        'PS384',
+        'ES384',
+        'RS384',
+        'HS256',
+        'HS512',
+        'ES256',
+        'RS256',
+        'HS384',
+        'ES512',
+        'PS256',
+        'PS512',
+        'RS512',
+      ],
       code_challenge_methods_supported: ['plain', 'S256'],
       mtls_endpoint_aliases: { token_endpoint: `${kc}/protocol/openid-connect/token` },
     },
@@ -51,7 +64,24 @@ function documents(o: string): Record<string, unknown> {
       id_token_signing_alg_values_supported: ['RS256'],
       subject_types_supported: ['public'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
-      claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'nonce', 'email', 'email_verified', 'name', 'given_name', 'preferred_username', 'nickname', 'groups'],
+      claims_supported: [
+        'sub',
+        'iss',
+        'aud',
+        'exp',
+        'iat',
+        'auth_time',
+        'acr',
+        'amr',
+        'nonce',
+        'email',
+        'email_verified',
+        'name',
+        'given_name',
+        'preferred_username',
+        'nickname',
+        'groups',
+      ],
       request_parameter_supported: false,
       code_challenge_methods_supported: ['plain', 'S256'],
     },
@@ -94,7 +124,9 @@ beforeAll(async () => {
       case '/redirect':
         return res.writeHead(302, { location: `${origin}/realms/acme/.well-known/openid-configuration` }).end();
       case '/big-declared':
-        return res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(300 * 1024) }).end(`"${'x'.repeat(300 * 1024 - 2)}"`);
+        return res
+          .writeHead(200, { 'content-type': 'application/json', 'content-length': String(300 * 1024) })
+          .end(`"${'x'.repeat(300 * 1024 - 2)}"`);
       case '/big-chunked':
         res.writeHead(200, { 'content-type': 'application/json' });
         for (let i = 0; i < 30; i++) res.write('x'.repeat(10 * 1024));
@@ -118,7 +150,6 @@ afterAll(async () => {
 
 const discover = (body: unknown, token = m.admin.token, headers: Record<string, string> = {}) =>
   platform.api('POST', '/api/v1/team/sso/discover', { token, body, headers });
-
 
 describe('POST /api/v1/team/sso/discover: providers', () => {
   it('Keycloak: every field of the discovery result', async () => {
@@ -192,7 +223,8 @@ describe('POST /api/v1/team/sso/discover: providers', () => {
         {
           code: 'SSO_WEAK_ID_TOKEN_SIGNING',
           docs_url: `${docs}/integrations#sso-weak-id-token-signing`,
-          message: 'The provider signs ID tokens only with none or a shared secret (HS*); configure an asymmetric algorithm such as RS256 or ES256.',
+          message:
+            'The provider signs ID tokens only with none or a shared secret (HS*); configure an asymmetric algorithm such as RS256 or ES256.',
         },
         {
           code: 'SSO_NO_PKCE_S256',
@@ -219,7 +251,15 @@ describe('POST /api/v1/team/sso/discover: providers', () => {
 
 describe('POST /api/v1/team/sso/discover: each error code reached', () => {
   it('INVALID_INPUT: missing, not a string, too long, not a URL', async () => {
-    for (const body of [{}, { issuer: '' }, { issuer: 42 }, { issuer: null }, { issuer: { url: origin } }, { issuer: `${origin}/${'a'.repeat(2100)}` }, { issuer: 'sso.example.com/realms/acme' }]) {
+    for (const body of [
+      {},
+      { issuer: '' },
+      { issuer: 42 },
+      { issuer: null },
+      { issuer: { url: origin } },
+      { issuer: `${origin}/${'a'.repeat(2100)}` },
+      { issuer: 'sso.example.com/realms/acme' },
+    ]) {
       expectError(await discover(body), 422, 'INVALID_INPUT');
     }
     const noBody = await platform.api('POST', '/api/v1/team/sso/discover', { token: m.admin.token });
@@ -229,7 +269,11 @@ describe('POST /api/v1/team/sso/discover: each error code reached', () => {
 
   it('400 for a body that is not JSON (the pipeline)', async () => {
     expectError(
-      await platform.api('POST', '/api/v1/team/sso/discover', { token: m.admin.token, rawBody: '{issuer', headers: { 'content-type': 'application/json' } }),
+      await platform.api('POST', '/api/v1/team/sso/discover', {
+        token: m.admin.token,
+        rawBody: '{issuer',
+        headers: { 'content-type': 'application/json' },
+      }),
       400,
       'INVALID_JSON',
     );

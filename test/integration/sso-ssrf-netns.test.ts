@@ -46,11 +46,17 @@ beforeAll(() => {
 }, 180_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const reasonsOf = (phase: string) => Object.fromEntries(results.filter((r) => r.phase === phase).map((r) => [r.issuer, [r.status, r.code, r.details?.reason]]));
+const reasonsOf = (phase: string) =>
+  Object.fromEntries(results.filter((r) => r.phase === phase).map((r) => [r.issuer, [r.status, r.code, r.details?.reason]]));
 
 describe('SSO discovery SSRF refusals, asked of the server inside an empty network namespace', () => {
   it('the namespace has loopback only', () => {
-    expect(links.trim().split('\n').map((l) => l.split(':')[1]!.trim())).toEqual(['lo']);
+    expect(
+      links
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':')[1]!.trim()),
+    ).toEqual(['lo']);
     expect(readdirSync(dir)).toContain('results.json');
   });
 

@@ -103,8 +103,16 @@ describe('team deletion', () => {
     expect((await requestDeletion(m.owner.token)).status).toBe(202);
     // The scheduler driver fires the purge worker at the deadline.
     await until(async () => (await teamItem(m.team.id)) === undefined, 'the purge');
-    expect((await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.project(done.begin.project_id), ConsistentRead: true }))).Item).toBeUndefined();
-    expect((await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.membership(m.team.id, m.member.user.user_id) }))).Item).toBeUndefined();
+    expect(
+      (
+        await dynamo().send(
+          new GetCommand({ TableName: config.tableName(), Key: keys.project(done.begin.project_id), ConsistentRead: true }),
+        )
+      ).Item,
+    ).toBeUndefined();
+    expect(
+      (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.membership(m.team.id, m.member.user.user_id) }))).Item,
+    ).toBeUndefined();
     expect((await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/')).status).toBe(404);
     const other = await makeTeamWithRoles();
     await deploy(platform, other.owner.token, uniqueSite(), { name: uniqueName(), subdomain });
@@ -116,7 +124,8 @@ describe('team deletion', () => {
     const secondKey = await createApiKey(m.team.id, 'member');
     const elsewhere = await createTeam({ name: uniqueName('Elsewhere'), ownerUserId: m.member.user.user_id });
     const unscoped = await createSession(m.member.user.user_id, elsewhere.id);
-    for (const token of [m.apiKey.token, secondKey, scoped]) expect((await platform.api('GET', '/api/v1/team/profile', { token })).status).toBe(200);
+    for (const token of [m.apiKey.token, secondKey, scoped])
+      expect((await platform.api('GET', '/api/v1/team/profile', { token })).status).toBe(200);
 
     expect((await requestDeletion(m.owner.token)).status).toBe(202);
     await makeOverdue(m.team.id);
@@ -125,7 +134,9 @@ describe('team deletion', () => {
     for (const token of [m.apiKey.token, secondKey, scoped]) {
       expectError(await platform.api('GET', '/api/v1/team/profile', { token }), 401, 'UNAUTHENTICATED');
       expectError(await platform.api('GET', '/api/v1/projects', { token }), 401, 'UNAUTHENTICATED');
-      const item = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }));
+      const item = await dynamo().send(
+        new GetCommand({ TableName: config.tableName(), Key: keys.token(hashToken(token)), ConsistentRead: true }),
+      );
       expect(item.Item).toBeUndefined();
     }
     const other = await platform.api('GET', '/api/v1/team/profile', { token: unscoped });
@@ -137,7 +148,11 @@ describe('team deletion', () => {
     const m = await makeTeamWithRoles();
     // As a key written before this change: its item lacks the team's index key.
     await dynamo().send(
-      new UpdateCommand({ TableName: config.tableName(), Key: keys.token(hashToken(m.apiKey.token)), UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }),
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.token(hashToken(m.apiKey.token)),
+        UpdateExpression: 'REMOVE gsi1pk, gsi1sk',
+      }),
     );
     expect((await requestDeletion(m.owner.token)).status).toBe(202);
     await makeOverdue(m.team.id);

@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-
 describe('GET /api/v1/team/profile: authorization matrix', () => {
   it('401 without a token, with a malformed token and with an unknown token', async () => {
     expectEnvelopeError(await platform.api('GET', '/api/v1/team/profile'), 401, 'UNAUTHENTICATED');
@@ -22,11 +21,7 @@ describe('GET /api/v1/team/profile: authorization matrix', () => {
       'UNAUTHENTICATED',
     );
     expectEnvelopeError(await platform.api('GET', '/api/v1/team/profile', { token: 'not-a-token' }), 401, 'UNAUTHENTICATED');
-    expectEnvelopeError(
-      await platform.api('GET', '/api/v1/team/profile', { token: `slw_s_${'A'.repeat(43)}` }),
-      401,
-      'UNAUTHENTICATED',
-    );
+    expectEnvelopeError(await platform.api('GET', '/api/v1/team/profile', { token: `slw_s_${'A'.repeat(43)}` }), 401, 'UNAUTHENTICATED');
   });
 
   it.each(['owner', 'admin', 'member', 'apiKey'] as const)('200 for the %s of the team', async (who) => {

@@ -3,7 +3,16 @@ import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
-import { deployedObjectExists, multipartBody, postBatch, sha256, site, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
+import {
+  deployedObjectExists,
+  multipartBody,
+  postBatch,
+  sha256,
+  site,
+  uniqueName,
+  uniqueSite,
+  type SiteFiles,
+} from '../support/uploads.ts';
 
 /** POST /api/v1/uploads/{upload_id}/files: many files in one multipart request, checked like the PUT. */
 let platform: TestPlatform;
@@ -100,7 +109,11 @@ describe('POST /api/v1/uploads/{upload_id}/files', { timeout: 120_000 }, () => {
     expectError(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect(json.body.error).toBe('The request body must be multipart/form-data, one file part per file, named by its hash.');
 
-    const noBoundary = await platform.api('POST', path, { token: m.member.token, rawBody: 'x', headers: { 'content-type': 'multipart/form-data; charset=utf-8' } });
+    const noBoundary = await platform.api('POST', path, {
+      token: m.member.token,
+      rawBody: 'x',
+      headers: { 'content-type': 'multipart/form-data; charset=utf-8' },
+    });
     expectError(noBoundary, 400, 'UPLOAD_BATCH_INVALID');
 
     const field = await postBatch(platform, m.member.token, session.upload_id, [{ name: hash!, bytes: 'text', field: true }]);
@@ -109,12 +122,18 @@ describe('POST /api/v1/uploads/{upload_id}/files', { timeout: 120_000 }, () => {
 
     const empty = await multipartBody([]);
     expectError(
-      await platform.api('POST', path, { token: m.member.token, rawBody: empty.body, headers: { 'content-type': 'multipart/form-data; boundary=nothing-here' } }),
+      await platform.api('POST', path, {
+        token: m.member.token,
+        rawBody: empty.body,
+        headers: { 'content-type': 'multipart/form-data; boundary=nothing-here' },
+      }),
       400,
       'UPLOAD_BATCH_INVALID',
     );
 
-    const many = site(Object.fromEntries(Array.from({ length: 101 }, (_, i) => [i === 0 ? 'index.html' : `f/${i}.txt`, `${i} ${uniqueName()}`])));
+    const many = site(
+      Object.fromEntries(Array.from({ length: 101 }, (_, i) => [i === 0 ? 'index.html' : `f/${i}.txt`, `${i} ${uniqueName()}`])),
+    );
     const big = await begin(m.member.token, many);
     const tooMany = await postBatch(platform, m.member.token, big.upload_id, parts(many, big.missing));
     expectError(tooMany, 400, 'UPLOAD_BATCH_INVALID');
@@ -122,7 +141,9 @@ describe('POST /api/v1/uploads/{upload_id}/files', { timeout: 120_000 }, () => {
     // Exactly the limit is fine.
     expect((await postBatch(platform, m.member.token, big.upload_id, parts(many, big.missing.slice(0, 100)))).status).toBe(200);
 
-    const huge = await postBatch(platform, m.member.token, session.upload_id, [{ name: hash!, bytes: Buffer.alloc(4 * 1024 * 1024 + 64 * 1024 + 1) }]);
+    const huge = await postBatch(platform, m.member.token, session.upload_id, [
+      { name: hash!, bytes: Buffer.alloc(4 * 1024 * 1024 + 64 * 1024 + 1) },
+    ]);
     expectError(huge, 413, 'PAYLOAD_TOO_LARGE');
     expect(await stored(session, s, hash!)).toBe(false);
   });

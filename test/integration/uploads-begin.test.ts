@@ -16,7 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-
 const beginUpload = (token: string | undefined, body: unknown, headers: Record<string, string> = {}) =>
   platform.api('POST', '/api/v1/uploads', { token, body, headers });
 
@@ -27,13 +26,47 @@ async function projectCount(token = m.owner.token): Promise<number> {
 }
 
 const PROJECT_FIELDS = [
-  'id', 'team_id', 'name', 'slug', 'subdomain', 'production_url', 'status', 'framework', 'build_command', 'output_dir',
-  'root_directory', 'package_manager', 'default_branch', 'repo_default_branch', 'git_provider', 'git_repo_url',
-  'git_connection_id', 'git_auth_mode', 'forge_audience', 'auto_deploy_enabled', 'auto_deploy_paused_at',
-  'auto_deploy_pause_reason', 'consecutive_build_failures', 'last_build_failure_message', 'mr_previews_enabled',
-  'preview_branch_mode', 'preview_branch_include', 'preview_branch_exclude', 'preview_slug', 'primary_domain_id',
-  'platform_url_mode', 'production_branch_deleted_at', 'live_deployment_id', 'cdn_pull_zone_id', 'cdn_edge_rule_guid',
-  'cdn_not_found_edge_rule_guid', 'analytics_enabled', 'provisional_until', 'created_via', 'created_client', 'created_at',
+  'id',
+  'team_id',
+  'name',
+  'slug',
+  'subdomain',
+  'production_url',
+  'status',
+  'framework',
+  'build_command',
+  'output_dir',
+  'root_directory',
+  'package_manager',
+  'default_branch',
+  'repo_default_branch',
+  'git_provider',
+  'git_repo_url',
+  'git_connection_id',
+  'git_auth_mode',
+  'forge_audience',
+  'auto_deploy_enabled',
+  'auto_deploy_paused_at',
+  'auto_deploy_pause_reason',
+  'consecutive_build_failures',
+  'last_build_failure_message',
+  'mr_previews_enabled',
+  'preview_branch_mode',
+  'preview_branch_include',
+  'preview_branch_exclude',
+  'preview_slug',
+  'primary_domain_id',
+  'platform_url_mode',
+  'production_branch_deleted_at',
+  'live_deployment_id',
+  'cdn_pull_zone_id',
+  'cdn_edge_rule_guid',
+  'cdn_not_found_edge_rule_guid',
+  'analytics_enabled',
+  'provisional_until',
+  'created_via',
+  'created_client',
+  'created_at',
   'updated_at',
 ];
 
@@ -41,7 +74,11 @@ describe('POST /api/v1/uploads: the 201 answer', { timeout: 120_000 }, () => {
   it('carries every field of the upload session and a project with every field of the Project table', async () => {
     const s = site({ 'index.html': `<p>${uniqueName()}</p>`, 'copy/index.html': 'same', 'copy2/index.html': 'same' });
     const before = Date.now();
-    const reply = await beginUpload(m.member.token, { files: s.files, label: 'first', project: { name: 'Rocket Site', subdomain: `rocket-${Date.now()}` } }, { 'x-platform-client': 'cli' });
+    const reply = await beginUpload(
+      m.member.token,
+      { files: s.files, label: 'first', project: { name: 'Rocket Site', subdomain: `rocket-${Date.now()}` } },
+      { 'x-platform-client': 'cli' },
+    );
     expect(reply.status).toBe(201);
     const data = reply.body.data;
     expect(Object.keys(data).sort()).toEqual(
@@ -93,7 +130,11 @@ describe('POST /api/v1/uploads: the 201 answer', { timeout: 120_000 }, () => {
   });
 
   it('records api_key provenance, and ignores an unknown X-Platform-Client', async () => {
-    const reply = await beginUpload(m.apiKey.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'x-platform-client': 'curl' });
+    const reply = await beginUpload(
+      m.apiKey.token,
+      { files: uniqueSite().files, project: { name: uniqueName() } },
+      { 'x-platform-client': 'curl' },
+    );
     expect(reply.status).toBe(201);
     expect(reply.body.data.project.created_via).toBe('api_key');
     expect(reply.body.data.project.created_client).toBeNull();
@@ -114,7 +155,10 @@ describe('POST /api/v1/uploads: the 201 answer', { timeout: 120_000 }, () => {
     const s = uniqueSite();
     const first = await beginUpload(m.member.token, { files: s.files, project: { name: uniqueName() } });
     for (const hash of first.body.data.missing) {
-      const put = await platform.api('PUT', `/api/v1/uploads/${first.body.data.upload_id}/files/${hash}`, { token: m.member.token, rawBody: s.bytes.get(hash)! });
+      const put = await platform.api('PUT', `/api/v1/uploads/${first.body.data.upload_id}/files/${hash}`, {
+        token: m.member.token,
+        rawBody: s.bytes.get(hash)!,
+      });
       expect(put.status).toBe(200);
     }
     const changed = Buffer.from(`<h1>changed ${Date.now()}</h1>`);
@@ -133,7 +177,11 @@ describe('POST /api/v1/uploads: the 201 answer', { timeout: 120_000 }, () => {
 describe('POST /api/v1/uploads: authorization matrix', { timeout: 120_000 }, () => {
   it('401 without a token or with an unknown one', async () => {
     expectError(await beginUpload(undefined, { files: uniqueSite().files, project: { name: 'x' } }), 401, 'UNAUTHENTICATED');
-    expectError(await beginUpload(`slw_s_${'A'.repeat(43)}`, { files: uniqueSite().files, project: { name: 'x' } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await beginUpload(`slw_s_${'A'.repeat(43)}`, { files: uniqueSite().files, project: { name: 'x' } }),
+      401,
+      'UNAUTHENTICATED',
+    );
   });
 
   it.each(['owner', 'admin', 'member', 'apiKey'] as const)('201 for the %s, in the current team', async (who) => {
@@ -157,11 +205,46 @@ describe('POST /api/v1/uploads: manifest checks, before anything is created', { 
     ['files missing', undefined, null],
     ['an empty list', [], null],
     ['an absolute path', [{ path: '/index.html', hash: h, size: 1 }], '/index.html'],
-    ['a ".." segment', [{ path: 'index.html', hash: h, size: 1 }, { path: 'a/../b.html', hash: h, size: 1 }], 'a/../b.html'],
-    ['a backslash', [{ path: 'index.html', hash: h, size: 1 }, { path: 'a\\b.html', hash: h, size: 1 }], 'a\\b.html'],
-    ['a control character', [{ path: 'index.html', hash: h, size: 1 }, { path: 'a\u0007.html', hash: h, size: 1 }], 'a\u0007.html'],
-    ['an empty segment', [{ path: 'index.html', hash: h, size: 1 }, { path: 'a//b.html', hash: h, size: 1 }], 'a//b.html'],
-    ['a duplicate path', [{ path: 'index.html', hash: h, size: 1 }, { path: 'index.html', hash: h, size: 1 }], 'index.html'],
+    [
+      'a ".." segment',
+      [
+        { path: 'index.html', hash: h, size: 1 },
+        { path: 'a/../b.html', hash: h, size: 1 },
+      ],
+      'a/../b.html',
+    ],
+    [
+      'a backslash',
+      [
+        { path: 'index.html', hash: h, size: 1 },
+        { path: 'a\\b.html', hash: h, size: 1 },
+      ],
+      'a\\b.html',
+    ],
+    [
+      'a control character',
+      [
+        { path: 'index.html', hash: h, size: 1 },
+        { path: 'a\u0007.html', hash: h, size: 1 },
+      ],
+      'a\u0007.html',
+    ],
+    [
+      'an empty segment',
+      [
+        { path: 'index.html', hash: h, size: 1 },
+        { path: 'a//b.html', hash: h, size: 1 },
+      ],
+      'a//b.html',
+    ],
+    [
+      'a duplicate path',
+      [
+        { path: 'index.html', hash: h, size: 1 },
+        { path: 'index.html', hash: h, size: 1 },
+      ],
+      'index.html',
+    ],
     ['an uppercase hash', [{ path: 'index.html', hash: 'A'.repeat(64), size: 1 }], 'index.html'],
     ['a short hash', [{ path: 'index.html', hash: 'abc', size: 1 }], 'index.html'],
     ['a negative size', [{ path: 'index.html', hash: h, size: -1 }], 'index.html'],
@@ -289,7 +372,9 @@ describe('POST /api/v1/uploads: name and subdomain', { timeout: 120_000 }, () =>
 
   it('two racing requests for one name in a team: one 201, the other PROJECT_NAME_TAKEN', async () => {
     const name = uniqueName('Racing');
-    const replies = await Promise.all([m.member, m.admin, m.owner].map((who) => beginUpload(who.token, { files: good(), project: { name } })));
+    const replies = await Promise.all(
+      [m.member, m.admin, m.owner].map((who) => beginUpload(who.token, { files: good(), project: { name } })),
+    );
     expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
     for (const r of replies.filter((r) => r.status !== 201)) expectError(r, 409, 'PROJECT_NAME_TAKEN');
   });

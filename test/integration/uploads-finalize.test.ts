@@ -23,7 +23,6 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-
 async function begin(token: string, s: { files: unknown }, name = uniqueName()) {
   const reply = await platform.api('POST', '/api/v1/uploads', { token, body: { files: s.files, project: { name } } });
   expect(reply.status).toBe(201);
@@ -31,7 +30,11 @@ async function begin(token: string, s: { files: unknown }, name = uniqueName()) 
 }
 
 const put = (token: string, uploadId: string, hash: string, body: Buffer | string) =>
-  platform.api('PUT', `/api/v1/uploads/${uploadId}/files/${hash}`, { token, rawBody: body, headers: { 'content-type': 'application/octet-stream' } });
+  platform.api('PUT', `/api/v1/uploads/${uploadId}/files/${hash}`, {
+    token,
+    rawBody: body,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
 
 async function objectText(key: string) {
   const reply = await s3.send(new GetObjectCommand({ Bucket: platform.env.SITES_BUCKET, Key: key }));
@@ -70,9 +73,7 @@ describe('upload, finalize, publish', { timeout: 120_000 }, () => {
       team_id: m.team.id,
       deployment_id: session.deployment_id,
       created_at: expect.any(String),
-      files: Object.fromEntries(
-        s.files.map((f) => [f.path, { hash: f.hash, size: f.size, content_type: expect.stringContaining('/') }]),
-      ),
+      files: Object.fromEntries(s.files.map((f) => [f.path, { hash: f.hash, size: f.size, content_type: expect.stringContaining('/') }])),
     });
 
     const project = await platform.api('GET', `/api/v1/projects/${session.project_id}`, { token: m.member.token });
@@ -157,7 +158,11 @@ describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, (
     );
     const h2 = expired.missing[0];
     expectError(await put(m.member.token, expired.upload_id, h2, s2.bytes.get(h2)!), 409, 'UPLOAD_SESSION_EXPIRED');
-    expectError(await platform.api('POST', `/api/v1/uploads/${expired.upload_id}/finalize`, { token: m.member.token }), 409, 'UPLOAD_SESSION_EXPIRED');
+    expectError(
+      await platform.api('POST', `/api/v1/uploads/${expired.upload_id}/finalize`, { token: m.member.token }),
+      409,
+      'UPLOAD_SESSION_EXPIRED',
+    );
   });
 
   it('authorization: 401 without a token; 404 for another team, a platform admin, or an unknown session', async () => {
@@ -165,12 +170,17 @@ describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, (
     const session = await begin(m.member.token, s);
     const hash = session.missing[0];
     const bytes = s.bytes.get(hash)!;
-    expectError(await platform.api('PUT', `/api/v1/uploads/${session.upload_id}/files/${hash}`, { rawBody: bytes }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await platform.api('PUT', `/api/v1/uploads/${session.upload_id}/files/${hash}`, { rawBody: bytes }),
+      401,
+      'UNAUTHENTICATED',
+    );
     expectError(await put(m.outsider.token, session.upload_id, hash, bytes), 404, 'UPLOAD_NOT_FOUND');
     expectError(await put(m.platformAdmin.token, session.upload_id, hash, bytes), 404, 'UPLOAD_NOT_FOUND');
     expectError(await put(m.member.token, '00000000-0000-4000-8000-000000000000', hash, bytes), 404, 'UPLOAD_NOT_FOUND');
     expect(await stored(session, s.files, hash)).toBe(false);
-    for (const who of ['owner', 'admin', 'apiKey'] as const) expect((await put(m[who].token, session.upload_id, hash, bytes)).status).toBe(200);
+    for (const who of ['owner', 'admin', 'apiKey'] as const)
+      expect((await put(m[who].token, session.upload_id, hash, bytes)).status).toBe(200);
   });
 });
 
@@ -260,7 +270,10 @@ describe('POST /api/v1/projects/{id}/uploads', { timeout: 120_000 }, () => {
     await platform.api('POST', `/api/v1/uploads/${first.upload_id}/finalize`, { token: m.member.token });
 
     const next = uniqueSite();
-    const reply = await platform.api('POST', `/api/v1/projects/${first.project_id}/uploads`, { token: m.member.token, body: { files: next.files, label: 'v2' } });
+    const reply = await platform.api('POST', `/api/v1/projects/${first.project_id}/uploads`, {
+      token: m.member.token,
+      body: { files: next.files, label: 'v2' },
+    });
     expect(reply.status).toBe(201);
     expect(Object.keys(reply.body.data).sort()).toEqual(
       ['upload_id', 'deployment_id', 'project_id', 'expires_at', 'known_count', 'missing', 'total_bytes_to_send'].sort(),
@@ -273,14 +286,26 @@ describe('POST /api/v1/projects/{id}/uploads', { timeout: 120_000 }, () => {
     expect(project.body.data.live_deployment_id).toBe(reply.body.data.deployment_id);
   });
 
-  it('checks the manifest the same way, and hides other teams\' projects', async () => {
+  it("checks the manifest the same way, and hides other teams' projects", async () => {
     const first = await begin(m.member.token, uniqueSite());
     const path = `/api/v1/projects/${first.project_id}/uploads`;
     expectError(await platform.api('POST', path, { token: m.member.token, body: { files: [] } }), 400, 'INVALID_MANIFEST');
-    expectError(await platform.api('POST', path, { token: m.member.token, body: { files: site({ 'dist/index.html': 'x' }).files } }), 422, 'UPLOAD_SITE_IN_SUBFOLDER');
+    expectError(
+      await platform.api('POST', path, { token: m.member.token, body: { files: site({ 'dist/index.html': 'x' }).files } }),
+      422,
+      'UPLOAD_SITE_IN_SUBFOLDER',
+    );
     expectError(await platform.api('POST', path, { body: { files: uniqueSite().files } }), 401, 'UNAUTHENTICATED');
-    expectError(await platform.api('POST', path, { token: m.outsider.token, body: { files: uniqueSite().files } }), 404, 'PROJECT_NOT_FOUND');
-    expectError(await platform.api('POST', path, { token: m.platformAdmin.token, body: { files: uniqueSite().files } }), 404, 'PROJECT_NOT_FOUND');
+    expectError(
+      await platform.api('POST', path, { token: m.outsider.token, body: { files: uniqueSite().files } }),
+      404,
+      'PROJECT_NOT_FOUND',
+    );
+    expectError(
+      await platform.api('POST', path, { token: m.platformAdmin.token, body: { files: uniqueSite().files } }),
+      404,
+      'PROJECT_NOT_FOUND',
+    );
     for (const who of ['owner', 'admin', 'apiKey'] as const) {
       expect((await platform.api('POST', path, { token: m[who].token, body: { files: uniqueSite().files } })).status).toBe(201);
     }

@@ -34,7 +34,10 @@ function largeSite(): { s: SiteFiles; hash: string; bytes: Buffer } {
 }
 
 async function begin(s: SiteFiles) {
-  const reply = await platform.api('POST', '/api/v1/uploads', { token: m.member.token, body: { files: s.files, project: { name: uniqueName() } } });
+  const reply = await platform.api('POST', '/api/v1/uploads', {
+    token: m.member.token,
+    body: { files: s.files, project: { name: uniqueName() } },
+  });
   expect(reply.status).toBe(201);
   return reply.body.data;
 }
@@ -78,7 +81,10 @@ describe('a file over 4 MiB', { timeout: 120_000 }, () => {
     expect((await complete(session.upload_id, hash)).body.data).toEqual(done.body.data);
 
     const [small] = session.missing.filter((h: string) => h !== hash);
-    await platform.api('PUT', `/api/v1/uploads/${session.upload_id}/files/${small}`, { token: m.member.token, rawBody: s.bytes.get(small)! });
+    await platform.api('PUT', `/api/v1/uploads/${session.upload_id}/files/${small}`, {
+      token: m.member.token,
+      rawBody: s.bytes.get(small)!,
+    });
     expect((await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token })).status).toBe(200);
     const served = await siteRequest(platform.port, `${session.project.subdomain}.localhost:${platform.port}`, '/media/video.mp4');
     expect(served.status).toBe(200);
@@ -95,7 +101,12 @@ describe('a file over 4 MiB', { timeout: 120_000 }, () => {
     expect((await fetch(target.url, { method: 'PUT', headers: target.headers, body: other })).status).toBe(200);
     const refused = await complete(session.upload_id, hash);
     expectError(refused, 422, 'UPLOAD_CONTENT_MISMATCH');
-    expect(refused.body.details).toEqual({ expected_hash: hash, actual_hash: sha256(other), expected_size: FIVE_MIB, actual_size: FIVE_MIB });
+    expect(refused.body.details).toEqual({
+      expected_hash: hash,
+      actual_hash: sha256(other),
+      expected_size: FIVE_MIB,
+      actual_size: FIVE_MIB,
+    });
     expect(await deployedObjectExists(m.team.id, session, 'media/video.mp4')).toBe(false);
     expectError(await complete(session.upload_id, hash), 409, 'UPLOAD_FILE_NOT_SENT');
     const fin = await platform.api('POST', `/api/v1/uploads/${session.upload_id}/finalize`, { token: m.member.token });

@@ -22,7 +22,6 @@ beforeAll(async () => {
 });
 afterAll(() => platform?.stop());
 
-
 const beginUpload = (token: string, body: unknown, headers: Record<string, string> = {}) =>
   platform.api('POST', '/api/v1/uploads', { token, body, headers });
 
@@ -82,7 +81,12 @@ describe('plans: PLAN_LIMIT_EXCEEDED', { timeout: 120_000 }, () => {
     }));
     const reply = await beginUpload(t.token, { files, project: { name: 'Big' } }, t.headers);
     expectError(reply, 403, 'PLAN_LIMIT_EXCEEDED');
-    expect(reply.body.details).toEqual({ limit: 'upload_bytes', plan: 'free', max_bytes: 250 * 1024 * 1024, total_bytes: 26 * 10 * 1024 * 1024 });
+    expect(reply.body.details).toEqual({
+      limit: 'upload_bytes',
+      plan: 'free',
+      max_bytes: 250 * 1024 * 1024,
+      total_bytes: 26 * 10 * 1024 * 1024,
+    });
     const list = await platform.api('GET', '/api/v1/projects', { token: t.token, headers: t.headers });
     expect(list.body.data.projects).toHaveLength(0);
     await admin('set-plan', '--team', t.team.slug, '--plan', 'pro');
@@ -90,7 +94,12 @@ describe('plans: PLAN_LIMIT_EXCEEDED', { timeout: 120_000 }, () => {
   });
 
   it('set-plan refuses an unknown plan', async () => {
-    const run = await runCli(['admin', 'set-plan', '--team', m.team.id, '--plan', 'gold'], { ...platform.env, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
+    const run = await runCli(['admin', 'set-plan', '--team', m.team.id, '--plan', 'gold'], {
+      ...platform.env,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('slipway: --plan is one of free, pro, team\n');
   });
@@ -128,7 +137,9 @@ describe('open upload sessions per team', { timeout: 120_000 }, () => {
     }
     await putMissing(platform, t.token, first.body.data.upload_id, first.body.data.missing, s);
     expect((await platform.api('POST', `/api/v1/uploads/${first.body.data.upload_id}/finalize`, { token: t.token })).status).toBe(200);
-    expect((await platform.api('POST', `/api/v1/projects/${projectId}/uploads`, { token: t.token, body: { files: uniqueSite().files } })).status).toBe(201);
+    expect(
+      (await platform.api('POST', `/api/v1/projects/${projectId}/uploads`, { token: t.token, body: { files: uniqueSite().files } })).status,
+    ).toBe(201);
   });
 });
 
@@ -147,14 +158,25 @@ describe('Idempotency-Key', { timeout: 120_000 }, () => {
 
   it('the same key with a different body is refused with IDEMPOTENCY_KEY_REUSED', async () => {
     const key = `k-${Date.now()}`;
-    expect((await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key })).status).toBe(201);
-    const other = await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key });
+    expect(
+      (await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key }))
+        .status,
+    ).toBe(201);
+    const other = await beginUpload(
+      m.member.token,
+      { files: uniqueSite().files, project: { name: uniqueName() } },
+      { 'idempotency-key': key },
+    );
     expectError(other, 422, 'IDEMPOTENCY_KEY_REUSED');
   });
 
   it('an invalid key is 400 IDEMPOTENCY_KEY_INVALID', async () => {
     for (const key of ['has space', 'x'.repeat(256)]) {
-      expectError(await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key }), 400, 'IDEMPOTENCY_KEY_INVALID');
+      expectError(
+        await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key }),
+        400,
+        'IDEMPOTENCY_KEY_INVALID',
+      );
     }
   });
 
@@ -172,15 +194,26 @@ describe('Idempotency-Key', { timeout: 120_000 }, () => {
   it('keys are per team: another team may use the same key', async () => {
     const key = `shared-${Date.now()}`;
     const a = await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key });
-    const b = await beginUpload(m.outsider.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key });
+    const b = await beginUpload(
+      m.outsider.token,
+      { files: uniqueSite().files, project: { name: uniqueName() } },
+      { 'idempotency-key': key },
+    );
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(a.body.data.project_id).not.toBe(b.body.data.project_id);
   });
 
   it('a failed request releases its key', async () => {
     const key = `fail-${Date.now()}`;
-    expectError(await beginUpload(m.member.token, { files: [], project: { name: uniqueName() } }, { 'idempotency-key': key }), 400, 'INVALID_MANIFEST');
-    expect((await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key })).status).toBe(201);
+    expectError(
+      await beginUpload(m.member.token, { files: [], project: { name: uniqueName() } }, { 'idempotency-key': key }),
+      400,
+      'INVALID_MANIFEST',
+    );
+    expect(
+      (await beginUpload(m.member.token, { files: uniqueSite().files, project: { name: uniqueName() } }, { 'idempotency-key': key }))
+        .status,
+    ).toBe(201);
   });
 
   async function claimInProgress(key: string, body: unknown, ageMs: number) {

@@ -25,7 +25,13 @@ export function useBuildSettings(overrides: Record<string, string> = {}): void {
 export function staticSite(label: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     'package.json': JSON.stringify({ name: 'fixture-site', version: '1.0.0', private: true, scripts: { build: 'node build.mjs' } }),
-    'package-lock.json': JSON.stringify({ name: 'fixture-site', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'fixture-site', version: '1.0.0' } } }),
+    'package-lock.json': JSON.stringify({
+      name: 'fixture-site',
+      version: '1.0.0',
+      lockfileVersion: 3,
+      requires: true,
+      packages: { '': { name: 'fixture-site', version: '1.0.0' } },
+    }),
     'build.mjs': [
       "import { mkdirSync, writeFileSync } from 'node:fs';",
       "mkdirSync('dist', { recursive: true });",
@@ -66,7 +72,12 @@ export function useBuildsSuite(options: { env?: Record<string, string>; function
     await suite.platform?.stop();
   });
   suite.push = (secret, branch, sha, extra = {}) =>
-    sendGithub(suite.platform, { event: 'push', secret, delivery: extra.delivery, payload: githubPushPayload({ repoUrl: suite.repo.url, branch, sha, ...extra }) });
+    sendGithub(suite.platform, {
+      event: 'push',
+      secret,
+      delivery: extra.delivery,
+      payload: githubPushPayload({ repoUrl: suite.repo.url, branch, sha, ...extra }),
+    });
   return suite;
 }
 
@@ -77,7 +88,13 @@ export async function createGitProject(
 ): Promise<{ project: Record<string, any>; secret: string }> {
   const created = await platform.api('POST', '/api/v1/projects', {
     token,
-    body: { name: `Built ${Math.random().toString(36).slice(2, 8)}`, default_branch: 'main', auto_deploy_enabled: true, framework: 'vite', ...settings },
+    body: {
+      name: `Built ${Math.random().toString(36).slice(2, 8)}`,
+      default_branch: 'main',
+      auto_deploy_enabled: true,
+      framework: 'vite',
+      ...settings,
+    },
   });
   expect(created.status, created.text).toBe(201);
   const secret = await platform.api('POST', `/api/v1/projects/${created.body.data.id}/git/webhook-secret`, { token });

@@ -21,9 +21,15 @@ export async function createTestDistribution(hostname: string, origin = `origin.
         Aliases: { Quantity: 1, Items: [hostname] },
         Origins: {
           Quantity: 1,
-          Items: [{ Id: 'site', DomainName: origin, CustomOriginConfig: { HTTPPort: 80, HTTPSPort: 443, OriginProtocolPolicy: 'https-only' } }],
+          Items: [
+            { Id: 'site', DomainName: origin, CustomOriginConfig: { HTTPPort: 80, HTTPSPort: 443, OriginProtocolPolicy: 'https-only' } },
+          ],
         },
-        DefaultCacheBehavior: { TargetOriginId: 'site', ViewerProtocolPolicy: 'redirect-to-https', CachePolicyId: '658327ea-f89d-4fab-a63d-7e88639e58f6' },
+        DefaultCacheBehavior: {
+          TargetOriginId: 'site',
+          ViewerProtocolPolicy: 'redirect-to-https',
+          CachePolicyId: '658327ea-f89d-4fab-a63d-7e88639e58f6',
+        },
       },
     }),
   );

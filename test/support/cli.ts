@@ -23,7 +23,12 @@ export function runCli(args: string[], env: Record<string, string>, options: { c
 }
 
 /** Runs a program with a clean environment (PATH, HOME and the given variables) and collects its output. */
-export function runProgram(program: string, args: string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
+export function runProgram(
+  program: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; input?: string } = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, {
       cwd: options.cwd ?? repoRoot,

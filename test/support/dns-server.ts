@@ -26,7 +26,9 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     const response = Packet.createResponseFromRequest(request);
     const [question] = request.questions;
     if (question) {
-      queries.push(`${question.name} ${question.type === Packet.TYPE.TXT ? 'TXT' : question.type === Packet.TYPE.NS ? 'NS' : question.type}`);
+      queries.push(
+        `${question.name} ${question.type === Packet.TYPE.TXT ? 'TXT' : question.type === Packet.TYPE.NS ? 'NS' : question.type}`,
+      );
       const values = answers.get(keyOf(question.name, question.type));
       if (values?.length) {
         for (const value of values) {

@@ -109,19 +109,47 @@ const dir = mkdtempSync(join(tmpdir(), 'slipway-egress-'));
 try {
   const fn = define('egress', FUNCTION);
   const { reply, text } = await call(host, fn);
-  const refusals = events.filter((e) => e.type === 'limit' && e.kind === 'egress_refused').map((e) => ({ reason: (e as EgressRefusalEvent).reason, target: (e as EgressRefusalEvent).target }));
+  const refusals = events
+    .filter((e) => e.type === 'limit' && e.kind === 'egress_refused')
+    .map((e) => ({ reason: (e as EgressRefusalEvent).reason, target: (e as EgressRefusalEvent).target }));
 
   // The proxy on its own, with target forms no client normalizes first.
   const direct: EgressRefusalEvent[] = [];
   const proxy = await startEgressProxy({ socketPath: join(dir, 'egress.sock'), onRefused: (e) => direct.push(e) });
   const raw: Record<string, { status: number; reason: string | null }> = {};
-  for (const target of ['2130706433:443', '0x7f000001:443', '127.1:443', '[::ffff:127.0.0.1]:443', '[::ffff:7f00:1]:443', '[fd00:ec2::254]:443', 'private.netns.test:443', 'localhost:443', '10.0.0.1:8443', '1.1.1.1:80', 'example.com', 'user@1.1.1.1:443', 'no-such-host.invalid:443']) {
+  for (const target of [
+    '2130706433:443',
+    '0x7f000001:443',
+    '127.1:443',
+    '[::ffff:127.0.0.1]:443',
+    '[::ffff:7f00:1]:443',
+    '[fd00:ec2::254]:443',
+    'private.netns.test:443',
+    'localhost:443',
+    '10.0.0.1:8443',
+    '1.1.1.1:80',
+    'example.com',
+    'user@1.1.1.1:443',
+    'no-such-host.invalid:443',
+  ]) {
     raw[target] = await rawConnect(proxy.socketPath, target);
   }
   await proxy.close();
 
   const links = execFileSync('ip', ['-o', 'link', 'show']).toString();
-  writeFileSync(process.env.NETNS_RESULTS!, JSON.stringify({ status: reply.status, outcome: reply.outcome, seen: JSON.parse(text), refusals, raw, direct, links, fallbacks: host.fallbacks }));
+  writeFileSync(
+    process.env.NETNS_RESULTS!,
+    JSON.stringify({
+      status: reply.status,
+      outcome: reply.outcome,
+      seen: JSON.parse(text),
+      refusals,
+      raw,
+      direct,
+      links,
+      fallbacks: host.fallbacks,
+    }),
+  );
 } finally {
   await host.stop();
   rmSync(dir, { recursive: true, force: true });

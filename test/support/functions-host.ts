@@ -65,14 +65,24 @@ export async function call(
   const body = request.body !== undefined ? Buffer.from(request.body) : null;
   const headers: [string, string][] = [['host', new URL(fn.url).host], ...(request.headers ?? [])];
   if (body) headers.push(['content-length', String(body.length)]);
-  const reply = await host.forwardHttp(fn, { method, query: request.query ?? '', headers, body: body ? Readable.from([body]) : null }, signal);
+  const reply = await host.forwardHttp(
+    fn,
+    { method, query: request.query ?? '', headers, body: body ? Readable.from([body]) : null },
+    signal,
+  );
   const chunks: Collected['chunks'] = [];
-  for await (const chunk of Buffer.isBuffer(reply.body) ? [reply.body] : reply.body) chunks.push({ at: Date.now() - started, text: Buffer.from(chunk as Buffer).toString('utf8') });
+  for await (const chunk of Buffer.isBuffer(reply.body) ? [reply.body] : reply.body)
+    chunks.push({ at: Date.now() - started, text: Buffer.from(chunk as Buffer).toString('utf8') });
   return { reply, text: chunks.map((c) => c.text).join(''), chunks };
 }
 
 /** Rejects with the error forwardHttp rejected with, or fails when it answered. */
-export async function callFails(host: FunctionHost, fn: DeployedFunction, request: Parameters<typeof call>[2] = {}, signal?: AbortSignal): Promise<Error> {
+export async function callFails(
+  host: FunctionHost,
+  fn: DeployedFunction,
+  request: Parameters<typeof call>[2] = {},
+  signal?: AbortSignal,
+): Promise<Error> {
   try {
     const collected = await call(host, fn, request, signal);
     throw new Error(`expected a failure, got ${collected.reply.status}: ${collected.text.slice(0, 200)}`);

@@ -12,14 +12,28 @@ export interface RunnerResult {
 export interface RunnerCore {
   OUTCOME_HEADER: string;
   resolveHandler(mod: unknown): RunnerHandler | null;
-  buildRequest(input: { method: string; publicUrl: string; query?: string; headers: Iterable<[string, string]>; body?: Readable | Uint8Array | null }): Request;
+  buildRequest(input: {
+    method: string;
+    publicUrl: string;
+    query?: string;
+    headers: Iterable<[string, string]>;
+    body?: Readable | Uint8Array | null;
+  }): Request;
   createContext(options?: { log?: (line: string) => void }): {
     context: { env: Record<string, string>; waitUntil(promise: unknown): void };
     pending: Set<Promise<void>>;
   };
-  invokeHandler(handler: RunnerHandler, request: Request, context: unknown, options?: { log?: (line: string) => void }): Promise<RunnerResult>;
+  invokeHandler(
+    handler: RunnerHandler,
+    request: Request,
+    context: unknown,
+    options?: { log?: (line: string) => void },
+  ): Promise<RunnerResult>;
   replyHead(result: RunnerResult): { status: number; headers: [string, string][] };
-  collectReply(result: RunnerResult, options?: { method?: string }): Promise<{ status: number; headers: [string, string][]; body: string; outcome: string }>;
+  collectReply(
+    result: RunnerResult,
+    options?: { method?: string },
+  ): Promise<{ status: number; headers: [string, string][]; body: string; outcome: string }>;
 }
 
 const RUNNER = '../../lib/functions/runner/runner.mjs';

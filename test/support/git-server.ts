@@ -29,7 +29,13 @@ function git(cwd: string, args: string[]): string {
   const out = spawnSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 't@example.test' },
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'Test',
+      GIT_AUTHOR_EMAIL: 't@example.test',
+      GIT_COMMITTER_NAME: 'Test',
+      GIT_COMMITTER_EMAIL: 't@example.test',
+    },
   });
   if (out.status !== 0) throw new Error(`git ${args.join(' ')}: ${out.stderr}`);
   return out.stdout.trim();
@@ -73,7 +79,9 @@ function cgi(root: string, req: IncomingMessage, res: ServerResponse): void {
   child.on('error', () => res.destroy());
 }
 
-export async function startGitServer(options: { name?: string; defaultBranch?: string; authorize?: (header: string | undefined) => boolean } = {}): Promise<GitServer> {
+export async function startGitServer(
+  options: { name?: string; defaultBranch?: string; authorize?: (header: string | undefined) => boolean } = {},
+): Promise<GitServer> {
   const root = mkdtempSync(join(tmpdir(), 'slipway-git-'));
   const name = `${options.name ?? 'site'}.git`;
   const bare = join(root, name);

@@ -11,7 +11,11 @@ export function policyDocuments(resources: Record<string, Resource>): { id: stri
   const out: { id: string; roles: string[]; statements: Statement[] }[] = [];
   for (const [id, r] of Object.entries(resources)) {
     if (r.Type === 'AWS::IAM::Policy') {
-      out.push({ id, roles: (r.Properties.Roles as { Ref: string }[]).map((role) => role.Ref), statements: r.Properties.PolicyDocument.Statement });
+      out.push({
+        id,
+        roles: (r.Properties.Roles as { Ref: string }[]).map((role) => role.Ref),
+        statements: r.Properties.PolicyDocument.Statement,
+      });
     }
     if (r.Type === 'AWS::IAM::Role') {
       for (const policy of (r.Properties.Policies ?? []) as { PolicyName: string; PolicyDocument: { Statement: Statement[] } }[]) {

@@ -32,9 +32,9 @@ try {
   // A control: a real identity provider on loopback, so refusals below are the guard's, not a broken setup.
   const idp = createServer((req, res) => {
     const issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}/realms/acme`;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ issuer, authorization_endpoint: `${issuer}/a`, token_endpoint: `${issuer}/t`, jwks_uri: `${issuer}/k` }),
-    );
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/a`, token_endpoint: `${issuer}/t`, jwks_uri: `${issuer}/k` }));
   });
   await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
   const idpOrigin = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;

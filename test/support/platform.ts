@@ -91,7 +91,11 @@ export interface Actor {
 
 /** A user with a session, as `admin create-user` makes one. */
 export async function makeUser(options: { platformAdmin?: boolean; name?: string } = {}): Promise<Actor & { user: User }> {
-  const user = await createUser({ email: `u-${unique()}@example.test`, name: options.name ?? 'Test User', isPlatformAdmin: options.platformAdmin });
+  const user = await createUser({
+    email: `u-${unique()}@example.test`,
+    name: options.name ?? 'Test User',
+    isPlatformAdmin: options.platformAdmin,
+  });
   return { user, token: await createSession(user.user_id) };
 }
 

@@ -6,7 +6,13 @@ import { serveSiteEvent } from '../../handlers/edge/serve-site.ts';
  * The serve-site Lambda run as CloudFront reaches it: the function URL's own
  * Host, the site host in `x-slipway-host`, the query apart.
  */
-export function cloudFrontEvent(siteHost: string, path: string, query = '', method = 'GET', headers: Record<string, string> = {}): APIGatewayProxyEventV2 {
+export function cloudFrontEvent(
+  siteHost: string,
+  path: string,
+  query = '',
+  method = 'GET',
+  headers: Record<string, string> = {},
+): APIGatewayProxyEventV2 {
   return {
     version: '2.0',
     routeKey: '$default',
@@ -19,7 +25,9 @@ export function cloudFrontEvent(siteHost: string, path: string, query = '', meth
 }
 
 /** Runs the streaming handler and collects what it wrote: status, headers and body. */
-export async function invokeServeSite(e: APIGatewayProxyEventV2): Promise<{ statusCode: number; headers: Record<string, string>; body: Buffer }> {
+export async function invokeServeSite(
+  e: APIGatewayProxyEventV2,
+): Promise<{ statusCode: number; headers: Record<string, string>; body: Buffer }> {
   let metadata: { statusCode: number; headers: Record<string, string> } | null = null;
   const chunks: Buffer[] = [];
   const stream = new PassThrough();

@@ -71,16 +71,27 @@ export async function multipartBody(parts: { name: string; bytes: Buffer | strin
 }
 
 /** POST /api/v1/uploads/{upload_id}/files with these hashes' bytes from the site. */
-export async function postBatch(platform: TestPlatform, token: string | undefined, uploadId: string, parts: { name: string; bytes: Buffer | string; field?: boolean }[]) {
+export async function postBatch(
+  platform: TestPlatform,
+  token: string | undefined,
+  uploadId: string,
+  parts: { name: string; bytes: Buffer | string; field?: boolean }[],
+) {
   const { contentType, body } = await multipartBody(parts);
   return platform.api('POST', `/api/v1/uploads/${uploadId}/files`, { token, rawBody: body, headers: { 'content-type': contentType } });
 }
 
 /** Whether the sites bucket holds `{team_id}/{slug}/{deployment_id}/{path}` (the platform's own S3 client and endpoint). */
-export async function deployedObjectExists(teamId: string, session: { deployment_id: string; project: { slug: string } }, path: string): Promise<boolean> {
+export async function deployedObjectExists(
+  teamId: string,
+  session: { deployment_id: string; project: { slug: string } },
+  path: string,
+): Promise<boolean> {
   const key = `${teamId}/${session.project.slug}/${session.deployment_id}/${path}`;
-  return s3().send(new HeadObjectCommand({ Bucket: config.bucket('sites'), Key: key })).then(
-    () => true,
-    () => false,
-  );
+  return s3()
+    .send(new HeadObjectCommand({ Bucket: config.bucket('sites'), Key: key }))
+    .then(
+      () => true,
+      () => false,
+    );
 }

@@ -47,7 +47,9 @@ describe('the IAM proxy in front of the AWS endpoint', () => {
         'on resource: arn:aws:dynamodb:us-east-1:123456789012:table/other because no identity-based policy allows the dynamodb:GetItem action',
     );
     // Allowed, so moto answers: the table does not exist there.
-    const passed = await dynamodb.send(new GetItemCommand({ TableName: 'allowed', Key: { pk: { S: 'a' } } })).catch((error: Error) => error);
+    const passed = await dynamodb
+      .send(new GetItemCommand({ TableName: 'allowed', Key: { pk: { S: 'a' } } }))
+      .catch((error: Error) => error);
     expect(passed).toMatchObject({ name: 'ResourceNotFoundException' });
     dynamodb.destroy();
   });

@@ -1,12 +1,20 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signatureHeader, verifySignature } from '../../lib/billing/signature.ts';
-import { providerEventOf, subscriptionChangeOf, type ProviderEvent, type SubscriptionEventType } from '../../lib/billing/subscription-events.ts';
+import {
+  providerEventOf,
+  subscriptionChangeOf,
+  type ProviderEvent,
+  type SubscriptionEventType,
+} from '../../lib/billing/subscription-events.ts';
 
 const secret = 'whsec_unit_test_secret';
 const body = Buffer.from('{"id":"evt_1","type":"customer.subscription.updated"}');
 const now = 1_800_000_000;
-const hmac = (key: string, t: number, payload: Buffer) => createHmac('sha256', key).update(`${t}.${payload.toString('utf8')}`).digest('hex');
+const hmac = (key: string, t: number, payload: Buffer) =>
+  createHmac('sha256', key)
+    .update(`${t}.${payload.toString('utf8')}`)
+    .digest('hex');
 
 describe('Stripe-Signature verification', () => {
   it('accepts the scheme as Stripe documents it: v1 = hex HMAC-SHA256 of "t.body"', () => {
@@ -89,16 +97,25 @@ describe('subscription events', () => {
   });
 
   it('takes metadata.plan before the prices, and reads lookup keys "team", "team-yearly"', () => {
-    const byMetadata = subscriptionChangeOf(eventOf('customer.subscription.updated', subscription({ metadata: { team_id: TEAM, plan: 'team' } })), at);
+    const byMetadata = subscriptionChangeOf(
+      eventOf('customer.subscription.updated', subscription({ metadata: { team_id: TEAM, plan: 'team' } })),
+      at,
+    );
     expect(byMetadata.ok && byMetadata.input.plan).toBe('team');
     for (const key of ['team', 'team-yearly']) {
-      const change = subscriptionChangeOf(eventOf('customer.subscription.updated', subscription({ items: { data: [{ price: { lookup_key: key } }] } })), at);
+      const change = subscriptionChangeOf(
+        eventOf('customer.subscription.updated', subscription({ items: { data: [{ price: { lookup_key: key } }] } })),
+        at,
+      );
       expect(change.ok && change.input.plan).toBe('team');
     }
   });
 
   it('a deleted subscription is canceled whatever status it shows; a future created is held to now', () => {
-    const change = subscriptionChangeOf(eventOf('customer.subscription.deleted', subscription({ status: 'active', created: 4_000_000_000 })), at);
+    const change = subscriptionChangeOf(
+      eventOf('customer.subscription.deleted', subscription({ status: 'active', created: 4_000_000_000 })),
+      at,
+    );
     expect(change).toMatchObject({ ok: true, input: { status: 'canceled', created_at: '2026-01-01T00:00:00.000Z' } });
   });
 
@@ -113,11 +130,21 @@ describe('subscription events', () => {
     });
     expect(refusal(subscription({ status: 'paused' }))).toEqual({
       ok: false,
-      error: 'Subscription sub_1: status "paused" is not one Slipway tracks (active, trialing, past_due, unpaid, incomplete, incomplete_expired, canceled).',
+      error:
+        'Subscription sub_1: status "paused" is not one Slipway tracks (active, trialing, past_due, unpaid, incomplete, incomplete_expired, canceled).',
     });
-    expect(refusal(subscription({ cancel_at_period_end: 'yes' }))).toEqual({ ok: false, error: 'Subscription sub_1: cancel_at_period_end is not a boolean.' });
-    expect(refusal(subscription({ created: '2024-01-01' }))).toEqual({ ok: false, error: 'Subscription sub_1: created is not a time in epoch seconds.' });
-    const noPlan = { ok: false, error: 'Subscription sub_1: no plan: metadata.plan or a price lookup_key must name one of free, pro, team.' };
+    expect(refusal(subscription({ cancel_at_period_end: 'yes' }))).toEqual({
+      ok: false,
+      error: 'Subscription sub_1: cancel_at_period_end is not a boolean.',
+    });
+    expect(refusal(subscription({ created: '2024-01-01' }))).toEqual({
+      ok: false,
+      error: 'Subscription sub_1: created is not a time in epoch seconds.',
+    });
+    const noPlan = {
+      ok: false,
+      error: 'Subscription sub_1: no plan: metadata.plan or a price lookup_key must name one of free, pro, team.',
+    };
     expect(refusal(subscription({ items: { data: [{ price: { lookup_key: 'enterprise' } }] } }))).toEqual(noPlan);
     expect(refusal(subscription({ metadata: { team_id: TEAM, plan: 'gold' } }))).toEqual(noPlan);
   });

@@ -12,7 +12,14 @@ import { FRAMEWORKS } from '../../lib/projects/projects.ts';
 describe('repository addresses', () => {
   it('reduce https, ssh and scp forms, .git suffixes and host case to one key', () => {
     const key = 'github.com/Acme/Site';
-    for (const url of ['https://github.com/Acme/Site.git', 'https://GitHub.COM/Acme/Site', 'git@github.com:Acme/Site.git', 'ssh://git@github.com/Acme/Site.git', 'ssh://git@github.com:22/Acme/Site', 'https://github.com:443/Acme/Site/']) {
+    for (const url of [
+      'https://github.com/Acme/Site.git',
+      'https://GitHub.COM/Acme/Site',
+      'git@github.com:Acme/Site.git',
+      'ssh://git@github.com/Acme/Site.git',
+      'ssh://git@github.com:22/Acme/Site',
+      'https://github.com:443/Acme/Site/',
+    ]) {
       expect(repoKey(url), url).toBe(key);
     }
     expect(repoKey('http://127.0.0.1:8080/site.git')).toBe('127.0.0.1:8080/site');
@@ -35,7 +42,10 @@ describe('preview labels and hosts', () => {
   });
 
   it('parse `{label}-{slug}.previews.{site_domain}` at the last hyphen', () => {
-    expect(parsePreviewHost('feature-new-look-abc123.previews.localhost:3000', 'localhost')).toEqual({ label: 'feature-new-look', slug: 'abc123' });
+    expect(parsePreviewHost('feature-new-look-abc123.previews.localhost:3000', 'localhost')).toEqual({
+      label: 'feature-new-look',
+      slug: 'abc123',
+    });
     expect(previewHost('mr-7', 'abc123', 'slipway.site')).toBe('mr-7-abc123.previews.slipway.site');
     expect(parsePreviewHost('abc123.previews.localhost', 'localhost')).toBeNull();
     expect(parsePreviewHost('site.localhost', 'localhost')).toBeNull();
@@ -71,12 +81,19 @@ describe('which pushes build what', () => {
     expect(decide(rules({ auto_deploy_paused_at: 'x' }), push('main'))).toMatchObject({ action: 'skip', reason: 'auto_deploy_paused' });
     expect(decide(rules({ default_branch: null }), push('main'))).toMatchObject({ target: 'production' });
     expect(decide(rules(), push('main', { commitMessage: 'Docs [CI SKIP]' }))).toMatchObject({ action: 'skip', reason: 'skip_ci' });
-    expect(decide(rules(), push('main', { deleted: true, commitSha: null }))).toEqual({ action: 'production_branch_deleted', label: 'main' });
+    expect(decide(rules(), push('main', { deleted: true, commitSha: null }))).toEqual({
+      action: 'production_branch_deleted',
+      label: 'main',
+    });
     expect(decide(rules(), { ...push('main'), branch: null })).toEqual({ action: 'ignore', reason: 'not_a_branch' });
   });
 
   it('applies the preview policy to other branches: all, none, custom with globs where exclude wins', () => {
-    const custom = { preview_branch_mode: 'custom' as const, preview_branch_include: ['feature/**', 'release-?'], preview_branch_exclude: ['feature/wip-*'] };
+    const custom = {
+      preview_branch_mode: 'custom' as const,
+      preview_branch_include: ['feature/**', 'release-?'],
+      preview_branch_exclude: ['feature/wip-*'],
+    };
     expect(branchPolicyAllows(custom, 'feature/a/b')).toBe(true);
     expect(branchPolicyAllows(custom, 'feature/wip-1')).toBe(false);
     expect(branchPolicyAllows(custom, 'release-2')).toBe(true);
@@ -98,7 +115,12 @@ describe('which pushes build what', () => {
       commitMessage: null,
       repoDefaultBranch: 'main',
     });
-    expect(decide(rules({ preview_branch_mode: 'none' }), mr('opened'))).toEqual({ action: 'build', target: 'preview', label: 'mr-4', trigger: 'merge_request' });
+    expect(decide(rules({ preview_branch_mode: 'none' }), mr('opened'))).toEqual({
+      action: 'build',
+      target: 'preview',
+      label: 'mr-4',
+      trigger: 'merge_request',
+    });
     expect(decide(rules({ mr_previews_enabled: false }), mr('updated'))).toEqual({ action: 'ignore', reason: 'mr_previews_disabled' });
     expect(decide(rules({ mr_previews_enabled: false }), mr('closed'))).toEqual({ action: 'take_down_preview', label: 'mr-4' });
     expect(asksToSkip('x [skip ci] y')).toBe(true);
@@ -119,15 +141,37 @@ describe('webhook signatures and payloads', () => {
   });
 
   it('reads pushes, branch deletions and merge requests from both forges', () => {
-    expect(githubEvent('push', { ref: 'refs/tags/v1', after: 'a', repository: { clone_url: 'https://x/y.git' } })).toMatchObject({ kind: 'push', branch: null });
-    expect(githubEvent('push', { ref: 'refs/heads/f', after: '0'.repeat(40), deleted: true, repository: {} })).toMatchObject({ deleted: true, commitSha: null });
-    expect(githubEvent('ping', { zen: 'x', repository: { clone_url: 'https://x/y.git' } })).toEqual({ kind: 'other', repoUrls: ['https://x/y.git'], eventType: 'ping' });
-    expect(gitlabEvent('Push Hook', { ref: 'refs/heads/main', after: 'c'.repeat(40), checkout_sha: 'c'.repeat(40), commits: [{ id: 'c'.repeat(40), message: 'm' }], project: { default_branch: 'main' } })).toMatchObject({
+    expect(githubEvent('push', { ref: 'refs/tags/v1', after: 'a', repository: { clone_url: 'https://x/y.git' } })).toMatchObject({
+      kind: 'push',
+      branch: null,
+    });
+    expect(githubEvent('push', { ref: 'refs/heads/f', after: '0'.repeat(40), deleted: true, repository: {} })).toMatchObject({
+      deleted: true,
+      commitSha: null,
+    });
+    expect(githubEvent('ping', { zen: 'x', repository: { clone_url: 'https://x/y.git' } })).toEqual({
+      kind: 'other',
+      repoUrls: ['https://x/y.git'],
+      eventType: 'ping',
+    });
+    expect(
+      gitlabEvent('Push Hook', {
+        ref: 'refs/heads/main',
+        after: 'c'.repeat(40),
+        checkout_sha: 'c'.repeat(40),
+        commits: [{ id: 'c'.repeat(40), message: 'm' }],
+        project: { default_branch: 'main' },
+      }),
+    ).toMatchObject({
       branch: 'main',
       commitMessage: 'm',
       repoDefaultBranch: 'main',
     });
-    expect(gitlabEvent('Merge Request Hook', { object_attributes: { iid: 2, action: 'merge', source_branch: 'f', last_commit: { id: 'd'.repeat(40) } } })).toMatchObject({ kind: 'merge_request', action: 'closed', number: 2 });
+    expect(
+      gitlabEvent('Merge Request Hook', {
+        object_attributes: { iid: 2, action: 'merge', source_branch: 'f', last_commit: { id: 'd'.repeat(40) } },
+      }),
+    ).toMatchObject({ kind: 'merge_request', action: 'closed', number: 2 });
   });
 });
 
@@ -142,6 +186,9 @@ describe('failure signatures and presets', () => {
   it('have one preset for each of the nine frameworks; project settings win', () => {
     expect(Object.keys(FRAMEWORK_PRESETS).sort()).toEqual([...FRAMEWORKS].sort());
     expect(buildSettings({ framework: 'astro' })).toEqual({ buildCommand: '{pm} run build', outputDir: 'dist' });
-    expect(buildSettings({ framework: 'hugo', build_command: 'hugo --minify', output_dir: ' ' })).toEqual({ buildCommand: 'hugo --minify', outputDir: 'public' });
+    expect(buildSettings({ framework: 'hugo', build_command: 'hugo --minify', output_dir: ' ' })).toEqual({
+      buildCommand: 'hugo --minify',
+      outputDir: 'public',
+    });
   });
 });

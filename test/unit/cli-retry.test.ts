@@ -69,10 +69,13 @@ describe('withRetry', () => {
   it('a thrown error is not retried', async () => {
     let calls = 0;
     await expect(
-      withRetry(async () => {
-        calls++;
-        throw new Error('400');
-      }, { policy, ...noSleep }),
+      withRetry(
+        async () => {
+          calls++;
+          throw new Error('400');
+        },
+        { policy, ...noSleep },
+      ),
     ).rejects.toThrow('400');
     expect(calls).toBe(1);
   });

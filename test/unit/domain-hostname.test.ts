@@ -23,7 +23,18 @@ describe('parseCustomHostname', () => {
   });
 
   it('refuses what is not a hostname under a public suffix', () => {
-    for (const input of ['co.uk', 'com', 'localhost', '192.0.2.1', 'a..example.com', 'under_score.example.com', 'x-.example.com', 'example.invalidtld', `${'a'.repeat(64)}.com`, 'https://example.com']) {
+    for (const input of [
+      'co.uk',
+      'com',
+      'localhost',
+      '192.0.2.1',
+      'a..example.com',
+      'under_score.example.com',
+      'x-.example.com',
+      'example.invalidtld',
+      `${'a'.repeat(64)}.com`,
+      'https://example.com',
+    ]) {
       expect(parseCustomHostname(input), input).toEqual({ problem: 'invalid' });
     }
   });

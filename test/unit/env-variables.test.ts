@@ -33,7 +33,9 @@ describe('parseEnvContent', () => {
   });
 
   it('rejects bad and reserved names by name, and lines that are not assignments by line number only', () => {
-    const { variables, rejected } = parseEnvContent('OK=1\nBAD-NAME=2\n1ABC=3\nAWS_SECRET_ACCESS_KEY=4\nslipway_token=5\nthis line is a secret\nPATH=/bin\n');
+    const { variables, rejected } = parseEnvContent(
+      'OK=1\nBAD-NAME=2\n1ABC=3\nAWS_SECRET_ACCESS_KEY=4\nslipway_token=5\nthis line is a secret\nPATH=/bin\n',
+    );
     expect(variables).toEqual([{ name: 'OK', value: '1' }]);
     expect(rejected).toEqual([
       { line: 6, reason: 'not_a_variable_line', message: 'This line is not NAME=value, a comment or blank.' },

@@ -14,7 +14,15 @@ describe('functions build rules', () => {
 
   it('finds the entry points: .js and .ts files directly in functions/', () => {
     const { entries, problems } = functionEntries(
-      ['index.html', 'functions/a.js', 'functions/b-2.ts', 'functions/lib/c.js', 'functions/types.d.ts', 'functions/data.json', 'other/functions/x.js'],
+      [
+        'index.html',
+        'functions/a.js',
+        'functions/b-2.ts',
+        'functions/lib/c.js',
+        'functions/types.d.ts',
+        'functions/data.json',
+        'other/functions/x.js',
+      ],
       '',
     );
     expect(problems).toEqual([]);
@@ -27,7 +35,15 @@ describe('functions build rules', () => {
 
   it('names every file that breaks the name rule, and a .js and .ts sharing a name', () => {
     const { entries, problems } = functionEntries(
-      ['functions/Upper.js', 'functions/-dash.js', 'functions/under_score.ts', `functions/${'a'.repeat(129)}.js`, 'functions/x.js', 'functions/x.ts', 'functions/ok.js'],
+      [
+        'functions/Upper.js',
+        'functions/-dash.js',
+        'functions/under_score.ts',
+        `functions/${'a'.repeat(129)}.js`,
+        'functions/x.js',
+        'functions/x.ts',
+        'functions/ok.js',
+      ],
       '',
     );
     expect(entries.map((e) => e.name)).toEqual(['ok']);

@@ -5,15 +5,39 @@ import { finishOf } from '../../lib/functions/queued.ts';
 
 /** How each way a queued run ends maps to the invocation's status, sentence and result fields. */
 describe('queued outcomes', () => {
-  const reply = { status: 201, headers: [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['content-type', 'text/plain']] as [string, string][], body: Buffer.from('ok') };
-  const of = (outcome: QueuedOutcome, withReply = false) => finishOf({ outcome, reply: withReply ? reply : null, console: [], runtimeMs: 5 });
+  const reply = {
+    status: 201,
+    headers: [
+      ['set-cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+      ['content-type', 'text/plain'],
+    ] as [string, string][],
+    body: Buffer.from('ok'),
+  };
+  const of = (outcome: QueuedOutcome, withReply = false) =>
+    finishOf({ outcome, reply: withReply ? reply : null, console: [], runtimeMs: 5 });
 
   it('maps every outcome to its spec sentence', () => {
-    expect(of('response', true)).toMatchObject({ status: 'completed', result: { status: 201, headers: { 'set-cookie': 'a=1, b=2', 'content-type': 'text/plain' }, body: 'b2s=' } });
+    expect(of('response', true)).toMatchObject({
+      status: 'completed',
+      result: { status: 201, headers: { 'set-cookie': 'a=1, b=2', 'content-type': 'text/plain' }, body: 'b2s=' },
+    });
     expect(of('response', true).error_message).toBeUndefined();
-    expect(of('handler_error', true)).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.handlerError, result: { status: 201 } });
-    expect(of('crashed')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.handlerError, result: { status: 500, body: '' } });
-    expect(of('invalid_response')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.invalidResponse, result: { status: 500 } });
+    expect(of('handler_error', true)).toMatchObject({
+      status: 'failed',
+      error_message: INVOCATION_ERRORS.handlerError,
+      result: { status: 201 },
+    });
+    expect(of('crashed')).toMatchObject({
+      status: 'failed',
+      error_message: INVOCATION_ERRORS.handlerError,
+      result: { status: 500, body: '' },
+    });
+    expect(of('invalid_response')).toMatchObject({
+      status: 'failed',
+      error_message: INVOCATION_ERRORS.invalidResponse,
+      result: { status: 500 },
+    });
     expect(of('out_of_memory')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.outOfMemory });
     expect(of('timed_out')).toMatchObject({ status: 'timed_out', error_message: INVOCATION_ERRORS.timedOut, result: { status: 504 } });
     expect(of('start_failed')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.couldNotRun });
@@ -33,7 +57,12 @@ describe('queued outcomes', () => {
   });
 
   it('joins repeated headers into one and bounds the console kept', () => {
-    expect(joinHeaders([['Set-Cookie', 'x=1'], ['set-cookie', 'y=2']])).toEqual({ 'set-cookie': 'x=1, y=2' });
+    expect(
+      joinHeaders([
+        ['Set-Cookie', 'x=1'],
+        ['set-cookie', 'y=2'],
+      ]),
+    ).toEqual({ 'set-cookie': 'x=1, y=2' });
     const lines = Array.from({ length: MAX_CONSOLE_LINES + 50 }, (_, i) => ({ at: 't', stream: 'stdout' as const, line: `l${i}` }));
     const kept = boundConsole(lines);
     expect(kept.length).toBe(MAX_CONSOLE_LINES + 1);

@@ -14,12 +14,16 @@ function once(source: string, input: object) {
   const request = `${bundle}.json`;
   writeFileSync(bundle, source);
   writeFileSync(request, JSON.stringify(input));
-  const child = spawnSync(nodeBinary(), [RUNNER_PATH, 'once', '--bundle', bundle, '--url', 'http://hello-site.fn.localhost:3000/', '--request', request], {
-    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-    encoding: 'utf8',
-    timeout: 20_000,
-    env: { HOME: dir },
-  });
+  const child = spawnSync(
+    nodeBinary(),
+    [RUNNER_PATH, 'once', '--bundle', bundle, '--url', 'http://hello-site.fn.localhost:3000/', '--request', request],
+    {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { HOME: dir },
+    },
+  );
   return { status: child.status, result: JSON.parse((child.output[3] as string).trim()), stderr: child.stderr };
 }
 

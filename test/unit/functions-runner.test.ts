@@ -87,11 +87,14 @@ describe('the Request the handler receives', () => {
   });
 
   it('a query is encoded as the URL query rules say, a "#" in it included; the public URL is the same for each request after', () => {
-    const url = (query: string) => runner.buildRequest({ method: 'GET', publicUrl: 'https://hello-site.fn.example/', query, headers: [] }).url;
+    const url = (query: string) =>
+      runner.buildRequest({ method: 'GET', publicUrl: 'https://hello-site.fn.example/', query, headers: [] }).url;
     expect(url('q=a b&c="d"')).toBe('https://hello-site.fn.example/?q=a%20b&c=%22d%22');
     expect(url('x=1#not-a-fragment')).toBe('https://hello-site.fn.example/?x=1%23not-a-fragment');
     expect(url('?lead=1')).toBe('https://hello-site.fn.example/?lead=1');
-    expect(runner.buildRequest({ method: 'GET', publicUrl: 'https://other-site.fn.example/', query: 'z=2', headers: [] }).url).toBe('https://other-site.fn.example/?z=2');
+    expect(runner.buildRequest({ method: 'GET', publicUrl: 'https://other-site.fn.example/', query: 'z=2', headers: [] }).url).toBe(
+      'https://other-site.fn.example/?z=2',
+    );
     expect(url('')).toBe('https://hello-site.fn.example/');
   });
 
@@ -127,7 +130,13 @@ describe('calling the handler', () => {
     expect(logs.join('\n')).toContain('rejected detail');
     const reply = await runner.collectReply(thrown);
     expect(reply).toEqual({ status: 500, headers: [], body: '', outcome: 'handler_error' });
-    expect(runner.replyHead(thrown)).toEqual({ status: 500, headers: [[runner.OUTCOME_HEADER, 'handler_error'], ['content-length', '0']] });
+    expect(runner.replyHead(thrown)).toEqual({
+      status: 500,
+      headers: [
+        [runner.OUTCOME_HEADER, 'handler_error'],
+        ['content-length', '0'],
+      ],
+    });
   });
 
   it('anything but a Response is invalid_response', async () => {

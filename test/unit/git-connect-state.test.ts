@@ -25,7 +25,11 @@ describe('verifyConnectState', () => {
     const { state } = createConnectState({ teamId, userId, now: issuedAt, secret });
     const [payload, signature] = state.split('.') as [string, string];
     const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString());
-    for (const change of [{ team_id: '11111111-1111-4111-8111-111111111111' }, { exp: decoded.exp + 86_400 }, { user_id: 'someone-else' }]) {
+    for (const change of [
+      { team_id: '11111111-1111-4111-8111-111111111111' },
+      { exp: decoded.exp + 86_400 },
+      { user_id: 'someone-else' },
+    ]) {
       const forged = Buffer.from(JSON.stringify({ ...decoded, ...change })).toString('base64url');
       expect(verifyConnectState(`${forged}.${signature}`, issuedAt, { secret })).toEqual({ ok: false, reason: 'bad_signature' });
     }

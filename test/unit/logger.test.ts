@@ -23,7 +23,13 @@ describe('Logger', () => {
     log.error('broken', { reason: 'x' });
     expect(out).toHaveLength(1);
     expect(out[0]!.endsWith('\n')).toBe(true);
-    expect(JSON.parse(out[0]!)).toEqual({ timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: 'INFO', message: 'shown', service: 'slipway', count: 2 });
+    expect(JSON.parse(out[0]!)).toEqual({
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      level: 'INFO',
+      message: 'shown',
+      service: 'slipway',
+      count: 2,
+    });
     expect(err.map((line) => JSON.parse(line).level)).toEqual(['WARN', 'ERROR']);
   });
 
@@ -36,7 +42,12 @@ describe('Logger', () => {
     child.error('failed', new Error('boom', { cause: new TypeError('inner') }));
     child.error('sized', { bytes: 10n });
     const [failed, sized] = err.map((line) => JSON.parse(line));
-    expect(failed).toMatchObject({ level: 'ERROR', request_id: 'r-1', trace_id: 't-1', error: { name: 'Error', message: 'boom', cause: { name: 'TypeError', message: 'inner' } } });
+    expect(failed).toMatchObject({
+      level: 'ERROR',
+      request_id: 'r-1',
+      trace_id: 't-1',
+      error: { name: 'Error', message: 'boom', cause: { name: 'TypeError', message: 'inner' } },
+    });
     expect(failed.error.stack).toContain('logger.test.ts');
     expect(sized).toMatchObject({ bytes: '10' });
   });

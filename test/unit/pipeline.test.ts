@@ -43,7 +43,10 @@ describe('an unexpected error', () => {
     });
     expect(result.body).not.toContain('hunter2');
     expect(result.body).not.toContain('at ');
-    const logged = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((l) => l.message === 'unexpected error');
+    const logged = lines
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((l) => l.message === 'unexpected error');
     expect(logged).toMatchObject({ level: 'ERROR', request_id: 'req-123', trace_id: '0af7651916cd43dd8448eb211c80319c' });
   });
 });

@@ -12,7 +12,21 @@ describe('customDomainHost: which Host headers may name a custom domain', () => 
   });
 
   it('never the API, the site or function hosts, an IP address or a malformed name', () => {
-    for (const h of [undefined, '', 'localhost', 'localhost:3000', 'my-site.localhost:3000', 'hello-my-site.fn.localhost', '127.0.0.1:3000', '[::1]:3000', '10.0.0.1', 'bad_label.example.com', '-x.example.com', 'a..b.com', `${'a'.repeat(64)}.com`]) {
+    for (const h of [
+      undefined,
+      '',
+      'localhost',
+      'localhost:3000',
+      'my-site.localhost:3000',
+      'hello-my-site.fn.localhost',
+      '127.0.0.1:3000',
+      '[::1]:3000',
+      '10.0.0.1',
+      'bad_label.example.com',
+      '-x.example.com',
+      'a..b.com',
+      `${'a'.repeat(64)}.com`,
+    ]) {
       expect(host(h)).toBeNull();
     }
     expect(customDomainHost('shop.slipway.site', 'slipway.site', 'fn.slipway.site')).toBeNull();

@@ -16,7 +16,7 @@ const resolve = resolverOf({
   'mixed.example.com': ['93.184.215.14', '192.168.1.10'],
   'v6private.example.com': ['fd12:3456::1'],
   'metadata.example.com': ['169.254.169.254'],
-  'localhost': ['127.0.0.1', '::1'],
+  localhost: ['127.0.0.1', '::1'],
 });
 
 const check = (url: string, allowLoopbackHttp = false) => checkIssuerAddress(new URL(url), { allowLoopbackHttp, resolve });
@@ -110,7 +110,10 @@ describe('checkIssuerAddress: the SSRF refusals', () => {
 
   it('allows http on loopback only with the local-use exception', async () => {
     expect(await check('http://127.0.0.1:8080/realms/acme', true)).toMatchObject({ ok: true, addresses: [{ address: '127.0.0.1' }] });
-    expect(await check('http://localhost:8080/', true)).toMatchObject({ ok: true, addresses: [{ address: '127.0.0.1' }, { address: '::1' }] });
+    expect(await check('http://localhost:8080/', true)).toMatchObject({
+      ok: true,
+      addresses: [{ address: '127.0.0.1' }, { address: '::1' }],
+    });
   });
 
   it('refuses other schemes, credentials, query strings and fragments', async () => {

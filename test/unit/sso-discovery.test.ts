@@ -10,10 +10,14 @@ describe('detectProvider', () => {
     expect(detectProvider('https://auth.example.com/application/o/acme/', {})).toEqual({ provider: 'authentik', label: 'acme' });
   });
   it('from endpoint shapes when the path says nothing', () => {
-    expect(detectProvider('https://sso.example.com', { authorization_endpoint: 'https://sso.example.com/protocol/openid-connect/auth' })).toEqual({
+    expect(
+      detectProvider('https://sso.example.com', { authorization_endpoint: 'https://sso.example.com/protocol/openid-connect/auth' }),
+    ).toEqual({
       provider: 'keycloak',
     });
-    expect(detectProvider('https://auth.example.com', { authorization_endpoint: 'https://auth.example.com/application/o/authorize/' })).toEqual({
+    expect(
+      detectProvider('https://auth.example.com', { authorization_endpoint: 'https://auth.example.com/application/o/authorize/' }),
+    ).toEqual({
       provider: 'authentik',
     });
   });
@@ -43,10 +47,22 @@ describe('discoveryWarnings', () => {
     expect(
       discoveryWarnings({ id_token_signing_alg_values_supported: ['HS256', 'none'], code_challenge_methods_supported: ['plain'] }, docs),
     ).toEqual([
-      { code: 'SSO_NO_USERINFO_ENDPOINT', docs_url: 'https://docs.example/integrations#sso-no-userinfo-endpoint', message: expect.any(String) },
-      { code: 'SSO_WEAK_ID_TOKEN_SIGNING', docs_url: 'https://docs.example/integrations#sso-weak-id-token-signing', message: expect.any(String) },
+      {
+        code: 'SSO_NO_USERINFO_ENDPOINT',
+        docs_url: 'https://docs.example/integrations#sso-no-userinfo-endpoint',
+        message: expect.any(String),
+      },
+      {
+        code: 'SSO_WEAK_ID_TOKEN_SIGNING',
+        docs_url: 'https://docs.example/integrations#sso-weak-id-token-signing',
+        message: expect.any(String),
+      },
       { code: 'SSO_NO_PKCE_S256', docs_url: 'https://docs.example/integrations#sso-no-pkce-s256', message: expect.any(String) },
-      { code: 'SSO_NO_END_SESSION_ENDPOINT', docs_url: 'https://docs.example/integrations#sso-no-end-session-endpoint', message: expect.any(String) },
+      {
+        code: 'SSO_NO_END_SESSION_ENDPOINT',
+        docs_url: 'https://docs.example/integrations#sso-no-end-session-endpoint',
+        message: expect.any(String),
+      },
     ]);
   });
 });
@@ -62,6 +78,8 @@ describe('parseIssuerInput', () => {
     [{ issuer: `https://x.example/${'a'.repeat(2100)}` }, 'too_long'],
     [{ issuer: 'sso.example.com/realms/acme' }, 'not_a_url'],
   ])('%j is INVALID_INPUT (%s)', (body, reason) => {
-    expect(() => parseIssuerInput(body)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', status: 422, details: expect.objectContaining({ reason }) }));
+    expect(() => parseIssuerInput(body)).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', status: 422, details: expect.objectContaining({ reason }) }),
+    );
   });
 });

@@ -60,23 +60,48 @@ describe('checkManifest', () => {
       ],
       free,
     );
-    expect([...checked.blobs.entries()]).toEqual([[h(1), 5], [h(2), 3]]);
+    expect([...checked.blobs.entries()]).toEqual([
+      [h(1), 5],
+      [h(2), 3],
+    ]);
     expect(checked.totalBytes).toBe(13);
   });
 
   it('lists every defect with its index and path', () => {
     try {
-      checkManifest([{ path: '/abs', hash: 'x', size: -1 }, { path: 'ok.html', hash: h(1), size: 1 }, { path: 'a/./b', hash: h(1), size: 2 }], free);
+      checkManifest(
+        [
+          { path: '/abs', hash: 'x', size: -1 },
+          { path: 'ok.html', hash: h(1), size: 1 },
+          { path: 'a/./b', hash: h(1), size: 2 },
+        ],
+        free,
+      );
       expect.unreachable();
     } catch (error) {
       expect((error as ApiError).code).toBe('INVALID_MANIFEST');
       const problems = ((error as ApiError).details as { problems: { index: number; path: string }[] }).problems;
-      expect(problems.map((p) => [p.index, p.path])).toEqual([[0, '/abs'], [0, '/abs'], [0, '/abs'], [2, 'a/./b']]);
+      expect(problems.map((p) => [p.index, p.path])).toEqual([
+        [0, '/abs'],
+        [0, '/abs'],
+        [0, '/abs'],
+        [2, 'a/./b'],
+      ]);
     }
   });
 
   it('refuses one hash given two sizes', () => {
-    expect(codeOf(() => checkManifest([{ path: 'a.html', hash: h(1), size: 1 }, { path: 'b.html', hash: h(1), size: 2 }], free))).toBe('INVALID_MANIFEST');
+    expect(
+      codeOf(() =>
+        checkManifest(
+          [
+            { path: 'a.html', hash: h(1), size: 1 },
+            { path: 'b.html', hash: h(1), size: 2 },
+          ],
+          free,
+        ),
+      ),
+    ).toBe('INVALID_MANIFEST');
   });
 });
 

@@ -21,20 +21,34 @@ const body = z
     _hp: z.optional(z.nullable(z.string())),
     category: z.enum(ABUSE_CATEGORIES),
     description: z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_DESCRIPTION_LENGTH)),
-    reported_urls: z.array(z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_URL_LENGTH))).check(z.minLength(1), z.maxLength(MAX_REPORTED_URLS)),
+    reported_urls: z
+      .array(z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_URL_LENGTH)))
+      .check(z.minLength(1), z.maxLength(MAX_REPORTED_URLS)),
     reporter_name: optionalText(200),
     reporter_email: z.optional(z.nullable(z.union([z.literal(''), z.email().check(z.maxLength(254))]))),
-    good_faith_declared: z.literal(true, { error: 'good_faith_declared must be true: the reporter states the report is accurate and made in good faith.' }),
+    good_faith_declared: z.literal(true, {
+      error: 'good_faith_declared must be true: the reporter states the report is accurate and made in good faith.',
+    }),
   })
   .check(
     z.superRefine((report, ctx) => {
       // DSA Article 16(2)(c): name and e-mail address, except for the offences of Directive 2011/93/EU.
       if (report.category === ANONYMOUS_CATEGORY) return;
       if (!report.reporter_name?.trim()) {
-        ctx.issues.push({ code: 'custom', input: report.reporter_name, path: ['reporter_name'], message: `reporter_name is required except for category ${ANONYMOUS_CATEGORY}.` });
+        ctx.issues.push({
+          code: 'custom',
+          input: report.reporter_name,
+          path: ['reporter_name'],
+          message: `reporter_name is required except for category ${ANONYMOUS_CATEGORY}.`,
+        });
       }
       if (!report.reporter_email?.trim()) {
-        ctx.issues.push({ code: 'custom', input: report.reporter_email, path: ['reporter_email'], message: `reporter_email is required except for category ${ANONYMOUS_CATEGORY}.` });
+        ctx.issues.push({
+          code: 'custom',
+          input: report.reporter_email,
+          path: ['reporter_email'],
+          message: `reporter_email is required except for category ${ANONYMOUS_CATEGORY}.`,
+        });
       }
     }),
   );

@@ -16,7 +16,8 @@ const body = z.object({
 export const handler = defineHandler('POST /api/v1/projects/{id}/domains', { body }, async (ctx) => {
   const { item: project } = await loadProjectForCaller(ctx, ctx.params.id!);
   const parsed = parseCustomHostname(ctx.body.domain);
-  if ('problem' in parsed) throw new ApiError(parsed.problem === 'reserved' ? DOMAIN_RESERVED : DOMAIN_INVALID, { details: { domain: ctx.body.domain } });
+  if ('problem' in parsed)
+    throw new ApiError(parsed.problem === 'reserved' ? DOMAIN_RESERVED : DOMAIN_INVALID, { details: { domain: ctx.body.domain } });
   const record = newDomainRecord({
     teamId: project.team_id as string,
     projectId: project.id as string,

@@ -7,17 +7,21 @@ const API_GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const telemetry = new FunctionTelemetry();
 
 // Any body is the handler's: taken raw up to what API Gateway accepts, then cut at 1 MB (spec Limits).
-export const handler = defineHandler('POST /api/v1/public/functions/{subdomain}/{name}', { rawBody: { maxBytes: API_GATEWAY_MAX_BODY_BYTES } }, async (ctx) => {
-  try {
-    const data = await invoke({
-      subdomain: ctx.params.subdomain!,
-      name: ctx.params.name!,
-      sourceIp: ctx.sourceIp,
-      request: queuedRequestOf(ctx.event, ctx.rawBody),
-      telemetry,
-    });
-    return { status: 202, data };
-  } finally {
-    await telemetry.flush();
-  }
-});
+export const handler = defineHandler(
+  'POST /api/v1/public/functions/{subdomain}/{name}',
+  { rawBody: { maxBytes: API_GATEWAY_MAX_BODY_BYTES } },
+  async (ctx) => {
+    try {
+      const data = await invoke({
+        subdomain: ctx.params.subdomain!,
+        name: ctx.params.name!,
+        sourceIp: ctx.sourceIp,
+        request: queuedRequestOf(ctx.event, ctx.rawBody),
+        telemetry,
+      });
+      return { status: 202, data };
+    } finally {
+      await telemetry.flush();
+    }
+  },
+);

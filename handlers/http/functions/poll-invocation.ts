@@ -7,7 +7,13 @@ const telemetry = new FunctionTelemetry();
 
 export const handler = defineHandler('GET /api/v1/public/functions/{subdomain}/{name}/invocations/{id}', {}, async (ctx) => {
   try {
-    const record = await pollTarget({ subdomain: ctx.params.subdomain!, name: ctx.params.name!, id: ctx.params.id!, sourceIp: ctx.sourceIp, telemetry });
+    const record = await pollTarget({
+      subdomain: ctx.params.subdomain!,
+      name: ctx.params.name!,
+      id: ctx.params.id!,
+      sourceIp: ctx.sourceIp,
+      telemetry,
+    });
     // The public view: never the console output.
     return { data: await invocationView(record) };
   } finally {

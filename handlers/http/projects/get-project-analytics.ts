@@ -28,7 +28,8 @@ export const handler = defineHandler('GET /api/v1/projects/{id}/analytics', { qu
         fields: [
           {
             field: 'query.to',
-            message: days < 1 ? '`to` is before `from`.' : `The range is ${days} days; at most ${MAX_ANALYTICS_DAYS} days can be read at once.`,
+            message:
+              days < 1 ? '`to` is before `from`.' : `The range is ${days} days; at most ${MAX_ANALYTICS_DAYS} days can be read at once.`,
             code: 'custom',
           },
         ],

@@ -48,7 +48,12 @@ export const handler = defineHandler(
       variables,
     );
     // Counts only: names and values of variables stay out of the logs.
-    log.info('environment variables imported', { project_id: project.id, created: created.length, updated: updated.length, rejected: rejected.length });
+    log.info('environment variables imported', {
+      project_id: project.id,
+      created: created.length,
+      updated: updated.length,
+      rejected: rejected.length,
+    });
     return { data: { environment: body.environment, targets, created, updated, rejected } };
   },
 );

@@ -16,7 +16,9 @@ export const handler = defineHandler('GET /api/v1/projects', { query }, async ({
     // A cursor is only ever a position in this team's own list.
     const key = decodeCursor(query.cursor);
     if (!key || key.gsi1pk !== keys.projectByTeam(teamId, '', '').gsi1pk) {
-      throw new ApiError(VALIDATION_FAILED, { details: { fields: [{ field: 'query.cursor', message: 'Unknown cursor.', code: 'custom' }] } });
+      throw new ApiError(VALIDATION_FAILED, {
+        details: { fields: [{ field: 'query.cursor', message: 'Unknown cursor.', code: 'custom' }] },
+      });
     }
   }
   const page = await listTeamProjects(teamId, { limit: query.limit, cursor: query.cursor });

@@ -2,7 +2,13 @@ import * as z from '../../../lib/http/schema.ts';
 import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariable } from '../../../lib/env/store.ts';
-import { DEFAULT_ENV_TARGETS, MAX_ENV_VALUE_BYTES, envEnvironmentSchema, envNameProblem, envTargetsSchema } from '../../../lib/env/variables.ts';
+import {
+  DEFAULT_ENV_TARGETS,
+  MAX_ENV_VALUE_BYTES,
+  envEnvironmentSchema,
+  envNameProblem,
+  envTargetsSchema,
+} from '../../../lib/env/variables.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
 import { ENV_NAME_INVALID, ENV_NAME_RESERVED, ENV_VALUE_TOO_LARGE } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';

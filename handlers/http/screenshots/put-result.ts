@@ -32,13 +32,17 @@ export const handler = defineHandler(
       try {
         parsed = JSON.parse(rawBody.toString('utf8'));
       } catch {
-        throw new ApiError(VALIDATION_FAILED, { details: { fields: [{ field: 'body', message: 'The body is not JSON.', code: 'invalid_json' }] } });
+        throw new ApiError(VALIDATION_FAILED, {
+          details: { fields: [{ field: 'body', message: 'The body is not JSON.', code: 'invalid_json' }] },
+        });
       }
       const checked = failure.safeParse(parsed);
       if (!checked.success) throw new ApiError(VALIDATION_FAILED, { details: validationDetails(checked.error) });
       result = { kind: 'failure', error: checked.data.error, httpStatus: checked.data.http_status };
     } else {
-      throw new ApiError(SCREENSHOT_MEDIA_TYPE_UNSUPPORTED, { details: { content_type: type || null, accepted: ['image/png', 'application/json'] } });
+      throw new ApiError(SCREENSHOT_MEDIA_TYPE_UNSUPPORTED, {
+        details: { content_type: type || null, accepted: ['image/png', 'application/json'] },
+      });
     }
     await recordScreenshotResult(job, result);
     return { data: { message: 'Result recorded', job_id: job.id } };

@@ -1,6 +1,11 @@
 // Types of what the TypeScript side imports from build.mjs (plain JavaScript, run by every build host).
-export declare function detectPackageManager(rootDir: string, setting: string | null): { name: 'npm' | 'pnpm' | 'yarn' | 'bun'; why: string };
+export declare function detectPackageManager(
+  rootDir: string,
+  setting: string | null,
+): { name: 'npm' | 'pnpm' | 'yarn' | 'bun'; why: string };
 export declare function lockfileOf(rootDir: string, manager: string): string | null;
 export declare function fileHash(path: string): string;
-export declare function buildPhase(job: object): Promise<{ outcome: string; phase: string; failure_line: string | null; failure_kind: 'user' | 'platform' | null }>;
+export declare function buildPhase(
+  job: object,
+): Promise<{ outcome: string; phase: string; failure_line: string | null; failure_kind: 'user' | 'platform' | null }>;
 export declare function fetchPhase(job: object): Promise<void>;

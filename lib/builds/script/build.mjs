@@ -55,7 +55,12 @@ function errorLine(tail) {
 function run(command, args, options) {
   return new Promise((resolvePromise) => {
     const tail = [];
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], shell: options.shell ?? false });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: options.shell ?? false,
+    });
     for (const stream of [child.stdout, child.stderr]) {
       let partial = '';
       stream.setEncoding('utf8');
@@ -71,7 +76,9 @@ function run(command, args, options) {
       });
       stream.on('end', () => partial && (log(partial), tail.push(mask(partial))));
     }
-    child.on('error', (error) => resolvePromise({ code: error.code === 'ENOENT' ? 127 : 1, tail: [...tail, `${command}: ${error.message}`] }));
+    child.on('error', (error) =>
+      resolvePromise({ code: error.code === 'ENOENT' ? 127 : 1, tail: [...tail, `${command}: ${error.message}`] }),
+    );
     child.on('close', (code, signal) => resolvePromise({ code: code ?? (signal ? 128 : 1), tail }));
   });
 }
@@ -121,7 +128,8 @@ function cacheEnv(manager, cacheDir) {
   }[manager];
 }
 
-const OUT_OF_STEP = /in sync|frozen[- ]lockfile|lockfile.*(?:outdated|not up to date|needs to be updated|would have been modified)|--immutable/i;
+const OUT_OF_STEP =
+  /in sync|frozen[- ]lockfile|lockfile.*(?:outdated|not up to date|needs to be updated|would have been modified)|--immutable/i;
 
 async function install(job, rootDir, env) {
   if (!existsSync(join(rootDir, 'package.json'))) {
@@ -155,7 +163,8 @@ async function buildStep(job, rootDir, env, manager) {
   const started = Date.now();
   const result = await run(command, [], { cwd: rootDir, env, shell: '/bin/sh' });
   log(`The build command took ${Date.now() - started} ms.`);
-  if (result.code !== 0) throw new StepFailure('build', `Build failed: \`${command}\` exited with code ${result.code}: ${errorLine(result.tail)}`);
+  if (result.code !== 0)
+    throw new StepFailure('build', `Build failed: \`${command}\` exited with code ${result.code}: ${errorLine(result.tail)}`);
 }
 
 /** Whether `inner` is `outer` or inside it (both real paths). */
@@ -199,7 +208,8 @@ function collect(job, sourceDir, rootDir, publishDir) {
   if (!existsSync(outDir) || !statSync(outDir).isDirectory()) {
     throw new StepFailure('output', `No output folder: \`${job.output_dir}\` does not exist after the build.`);
   }
-  if (!within(realpathSync(sourceDir), realpathSync(outDir))) throw new StepFailure('output', `The output folder \`${job.output_dir}\` is outside the repository.`);
+  if (!within(realpathSync(sourceDir), realpathSync(outDir)))
+    throw new StepFailure('output', `The output folder \`${job.output_dir}\` is outside the repository.`);
   const isRoot = realpathSync(outDir) === realpathSync(rootDir);
   rmSync(publishDir, { recursive: true, force: true });
   copyFolder(outDir, publishDir, ['.git', ...(isRoot ? ['node_modules', 'functions'] : [])]);
@@ -209,12 +219,17 @@ function collect(job, sourceDir, rootDir, publishDir) {
     copyFolder(functionsDir, join(publishDir, root, 'functions'));
     const pkg = readJsonFile(join(rootDir, 'package.json')) ?? {};
     for (const dir of dependencyClosure(rootDir, Object.keys(pkg.dependencies ?? {}))) {
-      cpSync(dir, join(publishDir, root, relative(rootDir, dir)), { recursive: true, filter: (src) => !src.slice(dir.length).includes(`${sep}node_modules${sep}`) });
+      cpSync(dir, join(publishDir, root, relative(rootDir, dir)), {
+        recursive: true,
+        filter: (src) => !src.slice(dir.length).includes(`${sep}node_modules${sep}`),
+      });
     }
   }
   const count = countFiles(publishDir);
   if (count === 0) throw new StepFailure('output', `The output folder \`${job.output_dir}\` is empty.`);
-  log(`Collected ${count} files from ${job.output_dir || '.'}${job.include_functions && existsSync(functionsDir) ? ' and functions/' : ''}.`);
+  log(
+    `Collected ${count} files from ${job.output_dir || '.'}${job.include_functions && existsSync(functionsDir) ? ' and functions/' : ''}.`,
+  );
   return count;
 }
 
@@ -249,7 +264,16 @@ function buildEnv(job) {
     npm_config_update_notifier: 'false',
     npm_config_audit: 'false',
     npm_config_fund: 'false',
-    ...(proxy ? { HTTPS_PROXY: proxy, https_proxy: proxy, HTTP_PROXY: proxy, http_proxy: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy } : {}),
+    ...(proxy
+      ? {
+          HTTPS_PROXY: proxy,
+          https_proxy: proxy,
+          HTTP_PROXY: proxy,
+          http_proxy: proxy,
+          npm_config_proxy: proxy,
+          npm_config_https_proxy: proxy,
+        }
+      : {}),
     ...job.env,
   };
 }
@@ -287,13 +311,35 @@ function failureOf(error) {
 export async function fetchPhase(job) {
   const dir = resolve(job.source_dir);
   mkdirSync(dir, { recursive: true });
-  const auth = job.git.authorization ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: ${job.git.authorization}` } : {};
+  const auth = job.git.authorization
+    ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: ${job.git.authorization}` }
+    : {};
   const env = { PATH: process.env.PATH, HOME: dirname(dir), GIT_TERMINAL_PROMPT: '0', ...auth };
-  const git = (args) => run('git', ['-c', 'http.followRedirects=false', '-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', '-c', 'protocol.http.allow=always', ...args], { cwd: dir, env });
+  const git = (args) =>
+    run(
+      'git',
+      [
+        '-c',
+        'http.followRedirects=false',
+        '-c',
+        'protocol.allow=never',
+        '-c',
+        'protocol.https.allow=always',
+        '-c',
+        'protocol.http.allow=always',
+        ...args,
+      ],
+      { cwd: dir, env },
+    );
   log(`Fetching ${job.git.commit.slice(0, 12)} from ${job.git.display_url}`);
-  for (const args of [['init', '-q'], ['fetch', '-q', '--depth', '1', '--no-tags', job.git.url, job.git.commit], ['checkout', '-q', '--detach', 'FETCH_HEAD']]) {
+  for (const args of [
+    ['init', '-q'],
+    ['fetch', '-q', '--depth', '1', '--no-tags', job.git.url, job.git.commit],
+    ['checkout', '-q', '--detach', 'FETCH_HEAD'],
+  ]) {
     const result = await git(args);
-    if (result.code !== 0) throw new StepFailure('fetch', `Fetch failed: git ${args[0]} exited with code ${result.code}: ${errorLine(result.tail)}`, 'platform');
+    if (result.code !== 0)
+      throw new StepFailure('fetch', `Fetch failed: git ${args[0]} exited with code ${result.code}: ${errorLine(result.tail)}`, 'platform');
   }
 }
 

@@ -52,7 +52,12 @@ export async function runInCloud(script) {
   delete process.env.SLIPWAY_JOB_URL;
   const { job, urls } = envelope;
   const work = mkdtempSync(join(tmpdir(), 'slipway-build-'));
-  const dirs = { source_dir: join(work, 'src'), publish_dir: join(work, 'publish'), cache_dir: join(work, 'cache', 'store'), home: join(work, 'home') };
+  const dirs = {
+    source_dir: join(work, 'src'),
+    publish_dir: join(work, 'publish'),
+    cache_dir: join(work, 'cache', 'store'),
+    home: join(work, 'home'),
+  };
   mkdirSync(dirs.home, { recursive: true });
   let flushed = 0;
   const flush = async () => {

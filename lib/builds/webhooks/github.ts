@@ -60,8 +60,24 @@ export function githubEvent(eventType: string, payload: Json): GitEvent | null {
     const sha = str(headRef.sha);
     if (typeof number !== 'number' || !branch || !sha) return null;
     const action = str(payload.action);
-    const mapped = action === 'opened' || action === 'reopened' ? 'opened' : action === 'synchronize' ? 'updated' : action === 'closed' ? 'closed' : 'other';
-    return { kind: 'merge_request', repoUrls: urls, number, action: mapped, branch, commitSha: sha, commitMessage: str(pr.title), repoDefaultBranch };
+    const mapped =
+      action === 'opened' || action === 'reopened'
+        ? 'opened'
+        : action === 'synchronize'
+          ? 'updated'
+          : action === 'closed'
+            ? 'closed'
+            : 'other';
+    return {
+      kind: 'merge_request',
+      repoUrls: urls,
+      number,
+      action: mapped,
+      branch,
+      commitSha: sha,
+      commitMessage: str(pr.title),
+      repoDefaultBranch,
+    };
   }
   return { kind: 'other', repoUrls: urls, eventType };
 }

@@ -22,9 +22,14 @@ const str = (value: unknown): string | null => (typeof value === 'string' && val
 function repoUrls(payload: Json): string[] {
   const project = obj(payload.project);
   const repository = obj(payload.repository);
-  return [project.git_http_url, project.git_ssh_url, project.web_url, repository.git_http_url, repository.git_ssh_url, repository.homepage].filter(
-    (u): u is string => typeof u === 'string',
-  );
+  return [
+    project.git_http_url,
+    project.git_ssh_url,
+    project.web_url,
+    repository.git_http_url,
+    repository.git_ssh_url,
+    repository.homepage,
+  ].filter((u): u is string => typeof u === 'string');
 }
 
 const ZERO_SHA = /^0+$/;
@@ -58,8 +63,23 @@ function mergeRequestEvent(payload: Json, urls: string[], repoDefaultBranch: str
   if (typeof number !== 'number' || !branch || !sha) return null;
   const action = str(attributes.action);
   const mapped =
-    action === 'open' || action === 'reopen' ? 'opened' : action === 'update' ? 'updated' : action === 'close' || action === 'merge' ? 'closed' : 'other';
-  return { kind: 'merge_request', repoUrls: urls, number, action: mapped, branch, commitSha: sha, commitMessage: str(last.message), repoDefaultBranch };
+    action === 'open' || action === 'reopen'
+      ? 'opened'
+      : action === 'update'
+        ? 'updated'
+        : action === 'close' || action === 'merge'
+          ? 'closed'
+          : 'other';
+  return {
+    kind: 'merge_request',
+    repoUrls: urls,
+    number,
+    action: mapped,
+    branch,
+    commitSha: sha,
+    commitMessage: str(last.message),
+    repoDefaultBranch,
+  };
 }
 
 /** A GitLab payload as a GitEvent; null when it is not one GitLab would send for this event type. */

@@ -34,5 +34,11 @@ export async function receiveWebhook(input: {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
   const event = input.parse(input.eventType!, payload as Record<string, unknown>);
   if (!event || event.repoUrls.length === 0) throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
-  return receiveDelivery({ provider: input.provider, eventType: input.eventType!, deliveryId: input.deliveryId!.slice(0, 200), event, verify: input.verify });
+  return receiveDelivery({
+    provider: input.provider,
+    eventType: input.eventType!,
+    deliveryId: input.deliveryId!.slice(0, 200),
+    event,
+    verify: input.verify,
+  });
 }

@@ -75,7 +75,8 @@ export function resolveHandler(mod) {
 export async function loadHandler(bundlePath) {
   const mod = await import(pathToFileURL(bundlePath).href);
   const handler = resolveHandler(mod);
-  if (!handler) throw new Error('the bundle exports no handler (default function, default object with fetch, named fetch, or module.exports function)');
+  if (!handler)
+    throw new Error('the bundle exports no handler (default function, default object with fetch, named fetch, or module.exports function)');
   return handler;
 }
 
@@ -172,7 +173,14 @@ export async function invokeHandler(handler, request, context, { log = defaultLo
  * `set-cookie` stay several pairs; a failed call is a bare 500.
  */
 export function replyHead({ outcome, response }) {
-  if (outcome !== 'response' || !response) return { status: 500, headers: [[OUTCOME_HEADER, outcome], ['content-length', '0']] };
+  if (outcome !== 'response' || !response)
+    return {
+      status: 500,
+      headers: [
+        [OUTCOME_HEADER, outcome],
+        ['content-length', '0'],
+      ],
+    };
   const headers = [];
   response.headers.forEach((value, name) => {
     if (name === 'set-cookie' || HOP_BY_HOP.has(name) || name.startsWith('x-slipway-')) return;
@@ -193,7 +201,12 @@ export async function collectReply(result, { method = 'GET' } = {}) {
   if (result.outcome === 'response' && result.response.body && !bodiless(method, status)) {
     body = Buffer.from(await result.response.arrayBuffer());
   }
-  return { status, headers: headers.filter(([name]) => name !== OUTCOME_HEADER && name !== 'content-length'), body: body.toString('base64'), outcome: result.outcome };
+  return {
+    status,
+    headers: headers.filter(([name]) => name !== OUTCOME_HEADER && name !== 'content-length'),
+    body: body.toString('base64'),
+    outcome: result.outcome,
+  };
 }
 
 function describeError(error) {
@@ -252,7 +265,9 @@ function proxyUserAgents() {
 async function warm() {
   const request = new Request('http://warm.invalid/', { method: 'POST', body: 'x', headers: { a: 'b' }, duplex: 'half' });
   await request.text();
-  const response = new Response(new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array([1])), c.close()) }), { headers: { 'set-cookie': 'a=b' } });
+  const response = new Response(new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array([1])), c.close()) }), {
+    headers: { 'set-cookie': 'a=b' },
+  });
   response.headers.getSetCookie();
   await response.arrayBuffer();
   void fetch;
@@ -536,7 +551,8 @@ async function serve(options) {
       const method = String(head.m || 'GET').toUpperCase();
       const window = new SendWindow();
       // A GET or HEAD body is never read: its frames are dropped without a stream.
-      const body = method === 'GET' || method === 'HEAD' ? discardBody() : receiveBody((bytes) => write(FRAME.CREDIT, id, creditPayload(bytes)));
+      const body =
+        method === 'GET' || method === 'HEAD' ? discardBody() : receiveBody((bytes) => write(FRAME.CREDIT, id, creditPayload(bytes)));
       const entry = {
         body,
         window,
@@ -570,7 +586,13 @@ async function serve(options) {
       const { handler, url } = loaded;
       let request;
       try {
-        request = buildRequest({ method, publicUrl: url, query: head.q || '', headers: head.h || [], body: method === 'GET' || method === 'HEAD' ? null : body.stream });
+        request = buildRequest({
+          method,
+          publicUrl: url,
+          query: head.q || '',
+          headers: head.h || [],
+          body: method === 'GET' || method === 'HEAD' ? null : body.stream,
+        });
       } catch (error) {
         defaultLog(`request not built: ${describeError(error)}`);
         write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ s: 500, h: [['content-length', '0']], o: 'handler_error' })));

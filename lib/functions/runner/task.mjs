@@ -83,7 +83,11 @@ function log(line) {
  * Runs one invocation and resolves with the exit code. `env` holds the
  * variables above; `runnerPath` is runner.mjs (beside this file by default).
  */
-export async function runTask({ env = process.env, runnerPath = join(dirname(fileURLToPath(import.meta.url)), 'runner.mjs'), nodePath = process.execPath } = {}) {
+export async function runTask({
+  env = process.env,
+  runnerPath = join(dirname(fileURLToPath(import.meta.url)), 'runner.mjs'),
+  nodePath = process.execPath,
+} = {}) {
   const urls = {};
   for (const [key, name] of Object.entries(TASK_VARIABLES)) {
     if (!env[name]) {
@@ -101,7 +105,12 @@ export async function runTask({ env = process.env, runnerPath = join(dirname(fil
     else consoleLines.push({ at: new Date().toISOString(), stream, line });
   };
   const consoleValue = () =>
-    dropped ? [...consoleLines, { at: new Date().toISOString(), stream: 'stderr', line: `[platform] ${dropped} more console lines were not kept` }] : consoleLines;
+    dropped
+      ? [
+          ...consoleLines,
+          { at: new Date().toISOString(), stream: 'stderr', line: `[platform] ${dropped} more console lines were not kept` },
+        ]
+      : consoleLines;
 
   let dir;
   try {
@@ -119,12 +128,16 @@ export async function runTask({ env = process.env, runnerPath = join(dirname(fil
     }
   }
 
-  const child = spawn(nodePath, [runnerPath, 'once', '--bundle', join(dir, 'bundle.mjs'), '--url', urls.functionUrl, '--request', join(dir, 'request.json')], {
-    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-    // Nothing of the task's environment (the presigned URLs above) reaches user code.
-    env: { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', HOME: dir, TMPDIR: dir },
-    cwd: dir,
-  });
+  const child = spawn(
+    nodePath,
+    [runnerPath, 'once', '--bundle', join(dir, 'bundle.mjs'), '--url', urls.functionUrl, '--request', join(dir, 'request.json')],
+    {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      // Nothing of the task's environment (the presigned URLs above) reaches user code.
+      env: { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', HOME: dir, TMPDIR: dir },
+      cwd: dir,
+    },
+  );
   let heapExhausted = false;
   for (const stream of ['stdout', 'stderr']) {
     let partial = '';

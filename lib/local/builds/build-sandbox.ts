@@ -11,7 +11,13 @@ import { bwrapArgs, NOBODY, removeCgroup, type SandboxCapabilities } from '../fu
  * cgroup of BUILD_MEMORY_MB and a pids cgroup. Unlike a function, a build runs child processes (the
  * package manager, the build command), so node's --permission is not used: bubblewrap is the wall.
  */
-export const INSIDE = { node: '/opt/node', script: '/opt/slipway/build.mjs', workspace: '/build', cache: '/cache', sockets: '/run/slipway' };
+export const INSIDE = {
+  node: '/opt/node',
+  script: '/opt/slipway/build.mjs',
+  workspace: '/build',
+  cache: '/cache',
+  sockets: '/run/slipway',
+};
 /** The egress bridge's port inside the build's network namespace. */
 export const EGRESS_PORT = 3128;
 /** Processes and threads of one build (a package manager forks a good deal). */
@@ -57,22 +63,62 @@ function command(spec: BuildSpawn): string[] {
   const drop = spec.caps.dropToNobody ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : [];
   if (spec.caps.isolation !== 'bwrap') {
     // The fallback the platform's start line states: the machine's file system, no own network namespace.
-    return [...drop, 'env', '-i', `PATH=${process.env.PATH ?? '/usr/bin:/bin'}`, spec.caps.nodePath, spec.scriptPath, 'build', join(spec.workspace, 'job.json')];
+    return [
+      ...drop,
+      'env',
+      '-i',
+      `PATH=${process.env.PATH ?? '/usr/bin:/bin'}`,
+      spec.caps.nodePath,
+      spec.scriptPath,
+      'build',
+      join(spec.workspace, 'job.json'),
+    ];
   }
   const binds = [
-    '--ro-bind-try', '/bin', '/bin',
-    '--ro-bind-try', '/etc/ssl', '/etc/ssl',
-    '--ro-bind-try', '/etc/ca-certificates', '/etc/ca-certificates',
-    '--ro-bind-try', '/etc/passwd', '/etc/passwd',
-    '--ro-bind-try', '/etc/group', '/etc/group',
-    '--tmpfs', '/tmp',
-    '--ro-bind', spec.scriptPath, INSIDE.script,
-    '--bind', spec.workspace, INSIDE.workspace,
-    '--bind', spec.cacheDir, INSIDE.cache,
-    '--bind', spec.socketsDir, INSIDE.sockets,
+    '--ro-bind-try',
+    '/bin',
+    '/bin',
+    '--ro-bind-try',
+    '/etc/ssl',
+    '/etc/ssl',
+    '--ro-bind-try',
+    '/etc/ca-certificates',
+    '/etc/ca-certificates',
+    '--ro-bind-try',
+    '/etc/passwd',
+    '/etc/passwd',
+    '--ro-bind-try',
+    '/etc/group',
+    '/etc/group',
+    '--tmpfs',
+    '/tmp',
+    '--ro-bind',
+    spec.scriptPath,
+    INSIDE.script,
+    '--bind',
+    spec.workspace,
+    INSIDE.workspace,
+    '--bind',
+    spec.cacheDir,
+    INSIDE.cache,
+    '--bind',
+    spec.socketsDir,
+    INSIDE.sockets,
   ];
   const env = ['--setenv', 'PATH', `${INSIDE.node}:/usr/local/bin:/usr/bin:/bin`, '--setenv', 'HOME', `${INSIDE.workspace}/home`];
-  return [...drop, 'bwrap', ...bwrapArgs(spec.caps.nodePath, binds), ...env, '--chdir', INSIDE.workspace, '--', `${INSIDE.node}/node`, INSIDE.script, 'build', `${INSIDE.workspace}/job.json`];
+  return [
+    ...drop,
+    'bwrap',
+    ...bwrapArgs(spec.caps.nodePath, binds),
+    ...env,
+    '--chdir',
+    INSIDE.workspace,
+    '--',
+    `${INSIDE.node}/node`,
+    INSIDE.script,
+    'build',
+    `${INSIDE.workspace}/job.json`,
+  ];
 }
 
 /** Starts the build script's `build` phase in the sandbox; its output lines go to `onLine`. */
@@ -121,7 +167,8 @@ export function spawnBuild(spec: BuildSpawn): BuildProcess {
       }
       for (const path of cgroups) {
         try {
-          for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+          for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean))
+            process.kill(Number(pid), 'SIGKILL');
         } catch {
           // Empty or gone.
         }

@@ -38,7 +38,10 @@ function runFetch(run: Run, job: BuildJob, workspace: string): Promise<number> {
   const file = join(workspace, 'fetch.json');
   writeFileSync(file, JSON.stringify(fetchJob), { mode: 0o600 });
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BUILD_SCRIPT, 'fetch', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const child = spawn(process.execPath, [BUILD_SCRIPT, 'fetch', file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
     for (const stream of [child.stdout, child.stderr]) {
       stream.setEncoding('utf8');
       let partial = '';
@@ -75,7 +78,8 @@ function packageStore(cacheRoot: string, job: BuildJob, rootDir: string): { dir:
   // The sandboxed user (nobody) must traverse to its store.
   for (const folder of [cacheRoot, projectDir]) chmodSync(folder, 0o711);
   // One store per project: the one of the previous lockfile goes.
-  for (const other of existsSync(projectDir) ? readdirSync(projectDir) : []) if (other !== key) rmSync(join(projectDir, other), { recursive: true, force: true });
+  for (const other of existsSync(projectDir) ? readdirSync(projectDir) : [])
+    if (other !== key) rmSync(join(projectDir, other), { recursive: true, force: true });
   const line = lockfile
     ? `Package cache: ${warm ? 'warm' : 'cold'} (${lockfile} ${key.slice(0, 8)})`
     : `Package cache: ${warm ? 'warm' : 'cold'} (no lockfile)`;
@@ -105,7 +109,10 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
   chmodSync(root, 0o711);
   const cacheRoot = config.buildCacheDir() ?? join(tmpdir(), 'slipway-build-cache');
   const runs = new Map<string, Run>();
-  const fallbacks = caps.isolation === 'bwrap' ? [] : ['Builds: bubblewrap is unavailable, so builds run on the machine with no sandbox and no egress rule.'];
+  const fallbacks =
+    caps.isolation === 'bwrap'
+      ? []
+      : ['Builds: bubblewrap is unavailable, so builds run on the machine with no sandbox and no egress rule.'];
 
   async function execute(run: Run, job: BuildJob, id: string): Promise<void> {
     if ((await runFetch(run, job, run.workspace)) !== 0) {
@@ -126,7 +133,16 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
     try {
       if (isolated) proxy = await startEgressProxy({ socketPath: join(sockets, 'egress.sock') });
       if (run.stopped) return;
-      run.process = spawnBuild({ caps, id, scriptPath: BUILD_SCRIPT, workspace: run.workspace, cacheDir: store.dir, socketsDir: sockets, memoryMb: job.memoryMb, onLine: (l) => run.lines.push(l) });
+      run.process = spawnBuild({
+        caps,
+        id,
+        scriptPath: BUILD_SCRIPT,
+        workspace: run.workspace,
+        cacheDir: store.dir,
+        socketsDir: sockets,
+        memoryMb: job.memoryMb,
+        onLine: (l) => run.lines.push(l),
+      });
       const exit = await run.process.exited;
       settleRun(run, exit, job.memoryMb);
     } finally {
@@ -190,7 +206,10 @@ function settleRun(run: Run, exit: { code: number | null; outOfMemory: boolean }
     result = JSON.parse(readFileSync(join(run.workspace, 'result.json'), 'utf8'));
   } catch {
     run.state = 'failed';
-    run.failure = { kind: 'platform', line: `The build script ended without a result (exit code ${exit.code}). This is a platform issue; please retry.` };
+    run.failure = {
+      kind: 'platform',
+      line: `The build script ended without a result (exit code ${exit.code}). This is a platform issue; please retry.`,
+    };
     return;
   }
   run.state = result.outcome === 'succeeded' ? 'succeeded' : 'failed';

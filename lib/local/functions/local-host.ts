@@ -16,7 +16,12 @@ import {
   type ReceivedBody,
 } from '../../functions/runner/runner.mjs';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../functions/host.ts';
-import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../functions/model.ts';
+import {
+  CONCURRENT_REQUESTS_PER_INSTANCE,
+  functionIdleMs,
+  MAX_INSTANCES_PER_FUNCTION,
+  type DeployedFunction,
+} from '../../functions/model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
 import { runQueuedInSandbox, type StartedRunner } from './queued-run.ts';
 import { makeSandboxRoot, probeSandbox, spawnSandbox, type SandboxCapabilities, type SandboxProcess } from './sandbox.ts';
@@ -83,7 +88,10 @@ function openMux(path: string): Mux {
   const mux: Mux = { socket, write: frameWriter(socket), streams: new Map(), nextId: 1 };
   let failure: Error | null = null;
   socket.on('error', (error) => (failure = error));
-  socket.on('data', frameParser((type, id, payload) => mux.streams.get(id)?.onFrame(type, payload)));
+  socket.on(
+    'data',
+    frameParser((type, id, payload) => mux.streams.get(id)?.onFrame(type, payload)),
+  );
   socket.on('close', () => {
     const error = failure ?? new Error('the instance closed the connection');
     for (const stream of [...mux.streams.values()]) stream.onClose(error);
@@ -165,7 +173,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
   mkdirSync(bundleCache, { mode: 0o711 });
   chmodSync(bundleCache, 0o711);
   const emit = (event: LocalHostEvent) => {
-    if (event.type === 'console') logger.debug('function console', { function_id: event.fn.function_id, stream: event.stream, line: event.line });
+    if (event.type === 'console')
+      logger.debug('function console', { function_id: event.fn.function_id, stream: event.stream, line: event.line });
     try {
       options.onEvent?.(event);
     } catch (error) {
@@ -306,14 +315,19 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       if (taken.status === 'rejected' || bundled.status === 'rejected') {
         if (taken.status === 'fulfilled') await disposeBlank(taken.value);
         const error = taken.status === 'rejected' ? taken.reason : (bundled as PromiseRejectedResult).reason;
-        throw new FunctionHostError('start_failed', `no instance could be started: ${error instanceof Error ? error.message : String(error)}`);
+        throw new FunctionHostError(
+          'start_failed',
+          `no instance could be started: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       const blank = taken.value;
       const file = bundled.value;
       instance.blank = blank;
       instance.id = blank.sandbox.id;
       blank.owner.fn = pool.fn;
-      instance.death = blank.sandbox.exited.then((exit) => (instance.stopping ? 'stopped' : exit.outOfMemory ? 'out_of_memory' : 'instance_crashed'));
+      instance.death = blank.sandbox.exited.then((exit) =>
+        instance.stopping ? 'stopped' : exit.outOfMemory ? 'out_of_memory' : 'instance_crashed',
+      );
       void instance.death.then((how) => onDeath(instance, how));
       try {
         linkSync(file, blank.sandbox.bundleFile);
@@ -323,7 +337,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
       const loaded = new Promise<void>((resolve, reject) => {
         blank.sandbox.onMessage((message) => {
           if (message.type === 'loaded') resolve();
-          if (message.type === 'load_failed') reject(new FunctionHostError('start_failed', `the bundle failed to load: ${message.message ?? ''}`));
+          if (message.type === 'load_failed')
+            reject(new FunctionHostError('start_failed', `the bundle failed to load: ${message.message ?? ''}`));
         });
         void blank.sandbox.exited.then(() => reject(new FunctionHostError('start_failed', 'the instance exited while loading the bundle')));
       });
@@ -453,10 +468,17 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
 
   async function failureOf(instance: Instance, error: unknown): Promise<FunctionHostError> {
     // The connection broke: was it the instance dying? Give the exit a moment to be seen.
-    const how = await Promise.race([instance.death ?? Promise.resolve(null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref())]);
+    const how = await Promise.race([
+      instance.death ?? Promise.resolve(null),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref()),
+    ]);
     if (how === 'out_of_memory') return new FunctionHostError('out_of_memory', 'the instance went over its 512 MB memory limit');
-    if (how === 'instance_crashed' || how === 'stopped') return new FunctionHostError('instance_crashed', 'the instance stopped during the request');
-    return new FunctionHostError('instance_crashed', `the instance connection failed: ${error instanceof Error ? error.message : String(error)}`);
+    if (how === 'instance_crashed' || how === 'stopped')
+      return new FunctionHostError('instance_crashed', 'the instance stopped during the request');
+    return new FunctionHostError(
+      'instance_crashed',
+      `the instance connection failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 
   function send(instance: Instance, forward: DoorForward, signal: AbortSignal, coldStart: boolean): Promise<DoorReply> {
@@ -540,7 +562,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
               mux.socket.destroy(new Error('the instance sent a malformed reply head'));
               return;
             }
-            if (head.o === 'not_loaded') return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+            if (head.o === 'not_loaded')
+              return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
             // The door stopped waiting (its signal aborted): the reply is not wanted.
             if (settled) return giveUp();
             const outcome = head.o === 'handler_error' || head.o === 'invalid_response' ? head.o : 'response';
@@ -578,7 +601,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
           if (over) return;
           const current = reply;
           if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
-          else if (current && !replyEnded) void failureOf(instance, new Error('the reply was cut')).then((failure) => current.fail(failure));
+          else if (current && !replyEnded)
+            void failureOf(instance, new Error('the reply was cut')).then((failure) => current.fail(failure));
           finish();
         },
       });
@@ -669,7 +693,8 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
             signal: AbortSignal.any([signal, stopping.signal]),
           }),
     fallbacks: caps.fallbacks,
-    instanceCount: (fn) => pools.get(`${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`)?.instances.filter((i) => i.state !== 'dead').length ?? 0,
+    instanceCount: (fn) =>
+      pools.get(`${fn.function_id}/${fn.deployment_id}/${fn.bundle_sha256}`)?.instances.filter((i) => i.state !== 'dead').length ?? 0,
     async stop() {
       stopped = true;
       stopping.abort();

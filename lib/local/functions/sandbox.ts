@@ -1,5 +1,18 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -40,8 +53,8 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
  * chunks, where this module's URL is no longer under lib/), the copy bin/build-cli.mjs puts in dist/.
  */
 export const RUNNER_PATH =
-  [fileURLToPath(new URL('./runner.mjs', import.meta.url)), fileURLToPath(new URL('../runner.mjs', import.meta.url))].find((path) =>
-    path.endsWith(join('dist', 'runner.mjs')) && existsSync(path),
+  [fileURLToPath(new URL('./runner.mjs', import.meta.url)), fileURLToPath(new URL('../runner.mjs', import.meta.url))].find(
+    (path) => path.endsWith(join('dist', 'runner.mjs')) && existsSync(path),
   ) ?? join(repoRoot, 'lib/functions/runner/runner.mjs');
 
 /** The real node binary: node_modules/node/bin/node (node@22) when present, else this process's. */
@@ -143,7 +156,10 @@ export function probeSandbox(): SandboxCapabilities {
   let memswAccounting = false;
   if (memoryCgroup) {
     memswAccounting = existsSync(join(memoryCgroup, 'memory.memsw.limit_in_bytes'));
-    if (!memswAccounting) fallbacks.push('Function memory: the kernel does not account swap (no memory.memsw.limit_in_bytes), so the 512 MB cap counts RAM only.');
+    if (!memswAccounting)
+      fallbacks.push(
+        'Function memory: the kernel does not account swap (no memory.memsw.limit_in_bytes), so the 512 MB cap counts RAM only.',
+      );
   } else {
     fallbacks.push(
       'Function memory: no writable v1 memory cgroup, so an RSS watchdog (checked every 100 ms) stops an instance over 512 MB; a very fast allocation can overshoot before it is seen.',
@@ -152,10 +168,16 @@ export function probeSandbox(): SandboxCapabilities {
   let pidsCgroup = ownCgroup('pids');
   if (pidsCgroup) sweepStaleCgroups(pidsCgroup);
   if (pidsCgroup && !tryCgroup(pidsCgroup, 'pids.max', String(PIDS_LIMIT))) pidsCgroup = null;
-  if (!pidsCgroup) fallbacks.push('Function processes: no writable pids cgroup, so threads and processes per instance are not capped (Node --permission still refuses child processes).');
+  if (!pidsCgroup)
+    fallbacks.push(
+      'Function processes: no writable pids cgroup, so threads and processes per instance are not capped (Node --permission still refuses child processes).',
+    );
 
   const dropToNobody = isRoot && runs('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'true']).ok;
-  if (!dropToNobody) fallbacks.push(`Function user: cannot switch to nobody (${isRoot ? 'setpriv failed' : 'the platform is not running as root'}), so instances run as the platform's own user.`);
+  if (!dropToNobody)
+    fallbacks.push(
+      `Function user: cannot switch to nobody (${isRoot ? 'setpriv failed' : 'the platform is not running as root'}), so instances run as the platform's own user.`,
+    );
 
   let isolation: SandboxCapabilities['isolation'] = 'none';
   const bwrapProbe = runs(dropToNobody ? 'setpriv' : 'bwrap', [
@@ -311,7 +333,8 @@ function treeRss(pid: number): number {
       const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${current}/status`, 'utf8'));
       if (match) total += Number(match[1]) * 1024;
       for (const task of readdirSync(`/proc/${current}/task`)) {
-        for (const child of readFileSync(`/proc/${current}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) stack.push(Number(child));
+        for (const child of readFileSync(`/proc/${current}/task/${task}/children`, 'utf8').split(' ').filter(Boolean))
+          stack.push(Number(child));
       }
     } catch {
       // Gone meanwhile.
@@ -392,7 +415,17 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
   const drop = caps.dropToNobody ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : [];
   if (bwrap) {
     const setenv = Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]);
-    const binds = ['--ro-bind', options.runnerPath, INSIDE.runner, '--ro-bind', bundleDir, INSIDE.bundle, '--bind', sockets, INSIDE.sockets];
+    const binds = [
+      '--ro-bind',
+      options.runnerPath,
+      INSIDE.runner,
+      '--ro-bind',
+      bundleDir,
+      INSIDE.bundle,
+      '--bind',
+      sockets,
+      INSIDE.sockets,
+    ];
     command = [...drop, 'bwrap', ...bwrapArgs(caps.nodePath, binds), ...setenv, '--chdir', INSIDE.bundle, '--', ...nodeArgs];
   } else {
     const envArgs = Object.entries(env).map(([name, value]) => `${name}=${value}`);

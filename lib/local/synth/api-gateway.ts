@@ -108,7 +108,7 @@ export function selectRoute(
         break;
       }
       if (i >= parts.length) ok = false;
-      else if (param) ((params[param[1]!] = decodeURIComponent(parts[i]!)), score.push(1));
+      else if (param) (params[param[1]!] = decodeURIComponent(parts[i]!)), score.push(1);
       else if (segment === parts[i]) score.push(0);
       else ok = false;
     }

@@ -165,8 +165,7 @@ export async function startIamProxy(options: {
     } catch (error) {
       if (!(error instanceof UnmappedRequestError)) throw error;
       const message =
-        `User: ${principal.role.roleArn} is not authorized: ` +
-        `the local platform maps no IAM action for this request (${error.message})`;
+        `User: ${principal.role.roleArn} is not authorized: ` + `the local platform maps no IAM action for this request (${error.message})`;
       denied.push({ functionName: principal.functionName, action: 'unmapped', resource: request.url.pathname, message });
       return message;
     }
