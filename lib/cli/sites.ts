@@ -40,7 +40,8 @@ async function readyBefore(api: ApiClient, projectId: string, liveId: string | n
     const reply: { total?: number } = await api.call('GET', path);
     const deployments = listOf<DeploymentView>(reply, 'deployments');
     for (const d of deployments) {
-      if (seenLive && d.status === 'ready') return deploymentId(d);
+      // A preview (a branch's build) is never production's previous state: --to names one on purpose.
+      if (seenLive && d.status === 'ready' && d.target !== 'preview') return deploymentId(d);
       if (deploymentId(d) === liveId) seenLive = true;
     }
     if (deployments.length === 0 || page * 100 >= (reply.total ?? 0)) return undefined;
@@ -66,6 +67,7 @@ interface DeploymentView {
   deployment_id?: string;
   status: string;
   created_at: string;
+  target?: 'production' | 'preview' | null;
 }
 
 const deploymentId = (d: DeploymentView) => (d.id ?? d.deployment_id)!;

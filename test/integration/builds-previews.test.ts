@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { freshConfigHome, runCli } from '../support/cli.ts';
 import { githubPullRequestPayload, gitlabMergeRequestPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
 
 /**
@@ -217,5 +218,33 @@ describe('merge requests', () => {
     expect(skipped.body.data.builds).toEqual([
       expect.objectContaining({ status: 'skipped', skip_reason: 'skip_ci', trigger: 'merge_request' }),
     ]);
+  });
+});
+
+describe('rolling back past previews', () => {
+  it('slipway rollback makes the production deployment before the live one live, never a preview built in between', async () => {
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      build_command: 'npm run build',
+      output_dir: 'dist',
+    });
+    const built = async (branch: string, text: string) => {
+      const sha = ctx.repo.commit(branch, staticSite(text));
+      const queued = (await ctx.push(secret, branch, sha)).body.data.builds[0];
+      const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
+      expect(build.status, build.build_log.join('\n')).toBe('ready');
+      return build;
+    };
+    const first = await built('main', 'one');
+    const preview = await built('rollback-preview', 'preview');
+    expect(preview.target).toBe('preview');
+    await built('main', 'two');
+    expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>two no greeting</h1>');
+
+    const env = { SLIPWAY_API_URL: ctx.platform.baseUrl, SLIPWAY_TOKEN: ctx.roles.admin.token, XDG_CONFIG_HOME: freshConfigHome() };
+    const run = await runCli(['rollback', '--project', project.id, '--json'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).live_deployment_id).toBe(first.id);
+    expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>one no greeting</h1>');
   });
 });

@@ -69,7 +69,8 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
   const deployments = list.data?.deployments ?? [];
   const older = (list.data?.total ?? 0) - deployments.length;
   const liveIndex = deployments.findIndex((d) => d.is_live);
-  const previous = deployments.slice(liveIndex + 1).find((d) => d.status === 'ready');
+  // A preview (a branch's build) is never production's previous state.
+  const previous = deployments.slice(liveIndex + 1).find((d) => d.status === 'ready' && d.target !== 'preview');
   const promote = (id: string) =>
     action.run(async () => {
       await api.post(`/projects/${project.id}/promote`, { deployment_id: id });

@@ -30,6 +30,8 @@ export interface Deployment {
   commit_sha?: string | null;
   commit_message?: string | null;
   preview_url?: string | null;
+  /** A build's target; an upload's is null. */
+  target?: 'production' | 'preview' | null;
 }
 
 function ProjectCard(props: { project: Project }) {
