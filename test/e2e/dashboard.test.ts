@@ -184,7 +184,8 @@ describe('the console in a real browser', () => {
     await page.getByRole('button', { name: 'Show older (2 more)' }).waitFor();
     expect(await rows.count()).toBe(20);
     await page.getByRole('button', { name: 'Show older (2 more)' }).click();
-    await expect.poll(() => rows.count()).toBe(22);
+    // The second page is read through the API: on a loaded machine that takes longer than expect.poll's 1 s default.
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(22);
     await rows.filter({ hasText: state.firstDeployment! }).getByText('live').waitFor();
     expect(await page.getByRole('button', { name: /^Show older/ }).count()).toBe(0);
   });
