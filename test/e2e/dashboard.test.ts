@@ -292,6 +292,7 @@ describe('the console in a real browser', () => {
     await visitor.close();
   });
 
+  // Sign-in, two pages and a review form in the browser: over 30 s on a loaded CI machine (seen twice).
   it('reviews the reported site as a platform administrator', async () => {
     const adminEmail = `admin-${Date.now()}@example.test`;
     await createUser({ email: adminEmail, name: 'Platform Admin', isPlatformAdmin: true });
@@ -329,5 +330,5 @@ describe('the console in a real browser', () => {
     await p.getByLabel('Show').selectOption('actioned');
     await p.locator('li.card', { hasText: host }).first().waitFor();
     await context.close();
-  });
+  }, 90_000);
 });
