@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
-import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
+import { signedCall, signer } from './signer.ts';
 
 /**
  * One-time EventBridge Scheduler schedules in the platform's group, each
@@ -11,11 +11,8 @@ import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer
  * The three calls are signed `fetch` calls in Scheduler's REST-JSON protocol
  * (what the SDK's client speaks too): the client and its protocol code were
  * about 30 KB of each bundle that publishes or deletes (finalize among them).
- * Errors carry Scheduler's error type as `name`, as the SDK's do; network
- * failures, 5xx and throttling are retried three times in all.
+ * Errors carry Scheduler's error type as `name`, as the SDK's do (signedCall).
  */
-
-const MAX_ATTEMPTS = 3;
 
 export function atExpression(when: Date): string {
   // Rounded up to the next second: the schedule may fire late, never before `when`.
@@ -26,35 +23,12 @@ export function atExpression(when: Date): string {
 async function schedulerCall(method: 'POST' | 'PUT' | 'DELETE', name: string, body?: object): Promise<void> {
   const endpoint = config.awsEndpoint()?.replace(/\/+$/, '') ?? `https://scheduler.${config.awsRegion()}.amazonaws.com`;
   const query = method === 'DELETE' ? `?groupName=${encodeURIComponent(config.scheduleGroup())}` : '';
-  const url = `${endpoint}/schedules/${encodeURIComponent(name)}${query}`;
-  const aws = signer('scheduler');
-  for (let attempt = 1; ; attempt++) {
-    let res: Response;
-    try {
-      const init = body ? { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : { method };
-      res = await fetch(await aws.sign(url, init));
-    } catch (error) {
-      if (error instanceof CredentialsMissingError || attempt >= MAX_ATTEMPTS) throw error;
-      await backoff(attempt);
-      continue;
-    }
-    const text = await res.text().catch(() => '');
-    if (res.ok) return;
-    let parsed: Record<string, unknown> = {};
-    try {
-      parsed = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // A non-JSON answer: the status says enough.
-    }
+  const init = body ? { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : { method };
+  await signedCall(signer('scheduler'), `${endpoint}/schedules/${encodeURIComponent(name)}${query}`, init, ({ res, text, body: error }) => {
     // REST-JSON names the error in X-Amzn-ErrorType ("Name:uri"); some servers only in the body.
-    const type = res.headers.get('x-amzn-errortype') ?? String(parsed.__type ?? parsed.code ?? `Http${res.status}`);
-    const errorName = type.split(':')[0]!.split('#').pop()!;
-    if (attempt < MAX_ATTEMPTS && (res.status >= 500 || res.status === 429 || errorName === 'ThrottlingException')) {
-      await backoff(attempt);
-      continue;
-    }
-    throw new AwsLiteError(errorName, String(parsed.Message ?? parsed.message ?? text.slice(0, 200)), res.status);
-  }
+    const type = res.headers.get('x-amzn-errortype') ?? String(error.__type ?? error.code ?? `Http${res.status}`);
+    return { name: type.split(':')[0]!.split('#').pop()!, message: String(error.Message ?? error.message ?? text.slice(0, 200)) };
+  });
 }
 
 const isNamed = (error: unknown, name: string) => (error as Error).name === name;

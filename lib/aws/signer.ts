@@ -55,3 +55,51 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Jittered exponential backoff before attempt `attempt + 1`, as the SDK's standard retry. */
 export const backoff = (attempt: number) => sleep(Math.random() * 100 * 2 ** attempt);
+
+/** A signed call's answer: its response, its text, and that text as JSON (empty when it is not JSON). */
+export interface SignedReply {
+  res: Response;
+  text: string;
+  body: Record<string, unknown>;
+}
+
+const MAX_ATTEMPTS = 3;
+const RETRYABLE_ERRORS = new Set(['ThrottlingException', 'RequestThrottled', 'ServiceUnavailable', 'InternalFailure', 'InternalError']);
+
+/**
+ * One signed `fetch` of the -lite modules: network failures, 5xx, 429 and the
+ * services' throttling and internal error types are retried three times in all
+ * with jittered backoff. A 2xx answer is returned; any other throws an
+ * AwsLiteError named and worded by `errorOf` (each protocol says it elsewhere).
+ */
+export async function signedCall(
+  aws: AwsClient,
+  url: string,
+  init: RequestInit,
+  errorOf: (reply: SignedReply) => { name: string; message: string },
+): Promise<SignedReply> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response;
+    try {
+      res = await fetch(await aws.sign(url, init));
+    } catch (error) {
+      if (error instanceof CredentialsMissingError || attempt >= MAX_ATTEMPTS) throw error;
+      await backoff(attempt);
+      continue;
+    }
+    const text = await res.text().catch(() => '');
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // A non-JSON answer (a proxy's error page): the status says enough.
+    }
+    if (res.ok) return { res, text, body };
+    const { name, message } = errorOf({ res, text, body });
+    if (attempt < MAX_ATTEMPTS && (res.status >= 500 || res.status === 429 || RETRYABLE_ERRORS.has(name))) {
+      await backoff(attempt);
+      continue;
+    }
+    throw new AwsLiteError(name, message, res.status);
+  }
+}

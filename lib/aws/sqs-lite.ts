@@ -1,5 +1,5 @@
 import { config } from '../config.ts';
-import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer.ts';
+import { AwsLiteError, type SignedReply, signedCall, signer } from './signer.ts';
 
 /**
  * SendMessage as one signed `fetch` in SQS's JSON protocol (what the SDK's
@@ -10,9 +10,6 @@ import { AwsLiteError, backoff, CredentialsMissingError, signer } from './signer
  * network failures, 5xx and throttling are retried three times in all with
  * jittered backoff.
  */
-
-const MAX_ATTEMPTS = 3;
-const RETRYABLE = new Set(['ThrottlingException', 'RequestThrottled', 'ServiceUnavailable', 'InternalFailure', 'InternalError']);
 
 /** The service endpoint a queue URL lives on: the local endpoint when one is configured, else the queue URL's own origin. */
 function endpointFor(queueUrl: string): string {
@@ -25,41 +22,24 @@ export async function sendMessage(input: { queueUrl: string; body: string; delay
     MessageBody: input.body,
     ...(input.delaySeconds !== undefined ? { DelaySeconds: input.delaySeconds } : {}),
   });
-  const aws = signer('sqs');
-  for (let attempt = 1; ; attempt++) {
-    let res: Response;
-    try {
-      res = await fetch(
-        await aws.sign(`${endpointFor(input.queueUrl)}/`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' },
-          body: payload,
-        }),
-      );
-    } catch (error) {
-      if (error instanceof CredentialsMissingError || attempt >= MAX_ATTEMPTS) throw error;
-      await backoff(attempt);
-      continue;
-    }
-    const text = await res.text().catch(() => '');
-    let parsed: { MessageId?: string; __type?: string; message?: string; Message?: string } = {};
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // A non-JSON answer (a proxy's error page): the status says enough.
-    }
-    if (res.ok && parsed.MessageId) return { messageId: parsed.MessageId };
-    // The JSON error type; else the query-compatible header or an XML <Code> (what a server in front may answer).
-    const name =
-      parsed.__type?.split('#').pop() ??
-      res.headers.get('x-amzn-query-error')?.split(';')[0] ??
-      /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ??
-      `Http${res.status}`;
-    if (attempt < MAX_ATTEMPTS && (res.status >= 500 || res.status === 429 || RETRYABLE.has(name))) {
-      await backoff(attempt);
-      continue;
-    }
-    const message = parsed.message ?? parsed.Message ?? /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? `SQS answered ${res.status}`;
-    throw new AwsLiteError(name, message, res.status);
-  }
+  const init = {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' },
+    body: payload,
+  };
+  const { res, body } = await signedCall(signer('sqs'), `${endpointFor(input.queueUrl)}/`, init, errorOf);
+  if (typeof body.MessageId !== 'string')
+    throw new AwsLiteError(`Http${res.status}`, `SQS answered ${res.status} without a MessageId`, res.status);
+  return { messageId: body.MessageId };
+}
+
+/** The JSON error type; else the query-compatible header or an XML <Code> (what a server in front may answer). */
+function errorOf({ res, text, body }: SignedReply): { name: string; message: string } {
+  const name =
+    (typeof body.__type === 'string' ? body.__type.split('#').pop() : undefined) ??
+    res.headers.get('x-amzn-query-error')?.split(';')[0] ??
+    /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ??
+    `Http${res.status}`;
+  const message = String(body.message ?? body.Message ?? /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? `SQS answered ${res.status}`);
+  return { name, message };
 }
