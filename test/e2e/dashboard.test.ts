@@ -308,15 +308,17 @@ describe('the console in a real browser', () => {
     await p.getByRole('link', { name: 'Admin' }).click();
     const host = new URL(state.siteUrl!).hostname;
     const card = p.locator('li.card', { hasText: host });
-    // The keyword scan of the publish is queued at finalize and finished by the abuse-scans worker.
+    // The keyword scan of the publish is queued at finalize and finished by the abuse-scans worker. Each
+    // try reloads the page and waits for its list to load: switching the filter back and forth instead
+    // superseded every listing that took longer than the poll's interval (a loaded machine), so none showed.
     await expect
       .poll(
         async () => {
-          await p.getByLabel('Show').selectOption('actioned');
-          await p.getByLabel('Show').selectOption('new');
+          await p.reload();
+          await p.getByText(/^\d+ scans\.$/).waitFor({ timeout: 20_000 });
           return card.count();
         },
-        { timeout: 30_000 },
+        { timeout: 45_000 },
       )
       .toBeGreaterThan(0);
     await card.getByText('1 abuse report').first().waitFor();
