@@ -65,7 +65,7 @@ export async function startMoto(options: { env?: Record<string, string> } = {}):
     throw new LocalPlatformError(`moto_server could not start: ${spawned.message}`);
   }
   try {
-    await waitUntilReady(endpoint, child, 30_000);
+    await waitUntilReady(endpoint, child, 60_000);
   } catch (error) {
     child.kill('SIGKILL');
     throw new LocalPlatformError(`${(error as Error).message}\n${stderr}`);
