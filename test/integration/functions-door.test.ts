@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
@@ -16,14 +16,26 @@ import { deploy, putMissing, site } from '../support/uploads.ts';
  * cache are shortened for the test; every status, code and header is the
  * spec's (endpoint 11 and the door rows of Errors).
  */
+/** The budget of the timeout cases (withBudget); every other request gets a long one, so a cold start on a loaded machine fits. */
 const BUDGET_MS = 3000;
+const LONG_BUDGET_MS = 30_000;
 const IDLE_MS = 2500;
-process.env.FUNCTIONS_BUDGET_MS = String(BUDGET_MS);
+process.env.FUNCTIONS_BUDGET_MS = String(LONG_BUDGET_MS);
 process.env.FUNCTIONS_IDLE_MS = String(IDLE_MS);
 process.env.FUNCTIONS_ROUTE_CACHE_MS = '0';
 process.env.FUNCTIONS_TELEMETRY_FLUSH_MS = '200';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `work` with the short budget: the door reads the budget per request. */
+async function withBudget<T>(ms: number, work: () => Promise<T>): Promise<T> {
+  process.env.FUNCTIONS_BUDGET_MS = String(ms);
+  try {
+    return await work();
+  } finally {
+    process.env.FUNCTIONS_BUDGET_MS = String(LONG_BUDGET_MS);
+  }
+}
 
 const FUNCTIONS: Record<string, string> = {
   'functions/hello.js': `export default async (request) => new Response('hello from ' + new URL(request.url).pathname);`,
@@ -117,9 +129,11 @@ const FUNCTIONS: Record<string, string> = {
         },
       }), { headers: { 'x-instance': instance } });
     };`,
+  // Held 1.5 s so that all 35 requests are in flight together even when a loaded machine spreads their arrival
+  // (the 31st waits for a slot, then runs: within the long budget).
   'functions/busy.js': `
     const instance = crypto.randomUUID();
-    export default async () => { await new Promise((r) => setTimeout(r, 400)); return new Response(instance); };`,
+    export default async () => { await new Promise((r) => setTimeout(r, 1500)); return new Response(instance); };`,
 };
 
 let platform: TestPlatform;
@@ -294,7 +308,7 @@ describe('HTTPS door: limits and failures', () => {
 
   it('504 FUNCTION_TIMEOUT when the budget ends before any byte; the handler keeps running after it', async () => {
     const started = Date.now();
-    expectEnvelope(await get('slow'), 504, 'FUNCTION_TIMEOUT');
+    expectEnvelope(await withBudget(BUDGET_MS, () => get('slow')), 504, 'FUNCTION_TIMEOUT');
     expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_MS - 50);
     // The handler finishes 700 ms after the budget: poll for it (a fixed wait failed on a loaded machine).
     let finished = '';
@@ -306,22 +320,16 @@ describe('HTTPS door: limits and failures', () => {
   });
 
   it('the connection is cut when the budget ends mid-body', async () => {
-    const reply = await get('slowbody');
+    const reply = await withBudget(BUDGET_MS, () => get('slowbody'));
     expect(reply.status).toBe(200);
     expect(reply.cut).toBe(true);
     expect(reply.text).toBe('first part;');
   });
 
   it('a handler that fills memory past 512 MB gets a 500, and the function answers again from a new instance', async () => {
-    // Near its cap the kernel reclaims the instance's own pages before it kills: seconds on a busy machine, past
-    // the short budget of the other cases (504); the budget is read per request, so this one gets the spec's.
-    process.env.FUNCTIONS_BUDGET_MS = '30000';
-    try {
-      const reply = await get('hog');
-      expectEnvelope(reply, 500, 'FUNCTION_FAILED');
-    } finally {
-      process.env.FUNCTIONS_BUDGET_MS = String(BUDGET_MS);
-    }
+    // Near its cap the kernel reclaims the instance's own pages before it kills: seconds on a busy machine (the long budget).
+    const reply = await get('hog');
+    expectEnvelope(reply, 500, 'FUNCTION_FAILED');
     expect((await get('hello')).status).toBe(200);
   }, 60_000);
 });
@@ -407,33 +415,37 @@ describe('HTTPS door: instances', () => {
 
 describe('HTTPS door: telemetry', () => {
   it('records requests, cold starts with boot times, and limit hits by kind per function and hour, and requests per week', async () => {
-    await sleep(800);
-    const items = (
-      await dynamo().send(
-        new QueryCommand({
-          TableName: config.tableName(),
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': `FNSTATS#${roles.team.id}` },
-          ConsistentRead: true,
-        }),
-      )
-    ).Items!;
-    const byName = (name: string) => items.filter((i) => i.function_name === name);
-    const sum = (rows: Record<string, unknown>[], field: string) => rows.reduce((n, r) => n + ((r[field] as number) ?? 0), 0);
-    expect(sum(byName('echo'), 'limit_body_413')).toBeGreaterThanOrEqual(1);
-    expect(sum(byName('slow'), 'limit_http_timeout')).toBeGreaterThanOrEqual(1);
-    expect(sum(byName('slowbody'), 'limit_http_timeout')).toBeGreaterThanOrEqual(1);
-    expect(sum(byName('hog'), 'limit_out_of_memory')).toBeGreaterThanOrEqual(1);
-    expect(sum(byName('busy'), 'http_requests')).toBe(35);
-    expect(sum(byName('busy'), 'pod_starts')).toBeGreaterThanOrEqual(3);
-    const boots = byName('busy').flatMap((r) => r.boot_ms as number[]);
-    expect(boots.length).toBeGreaterThanOrEqual(3);
-    expect(boots.every((ms) => Number.isInteger(ms) && ms >= 0)).toBe(true);
-    // 'named' was stopped as idle above: its instance seconds and peak memory were recorded.
-    expect(sum(byName('named'), 'instance_seconds')).toBeGreaterThan(0);
-    expect(Math.max(...byName('named').map((r) => (r.peak_memory_mib as number) ?? 0))).toBeGreaterThan(10);
-    const weeks = items.filter((i) => (i.sk as string).startsWith('WEEK#'));
-    expect(weeks).toHaveLength(1);
-    expect(weeks[0]!.http_requests as number).toBeGreaterThanOrEqual(35);
-  });
+    // The door flushes its counters in the background: read until they are all there (a loaded machine flushes later).
+    await vi.waitFor(checkTelemetry, { timeout: 20_000, interval: 500 });
+  }, 30_000);
 });
+
+async function checkTelemetry(): Promise<void> {
+  const items = (
+    await dynamo().send(
+      new QueryCommand({
+        TableName: config.tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `FNSTATS#${roles.team.id}` },
+        ConsistentRead: true,
+      }),
+    )
+  ).Items!;
+  const byName = (name: string) => items.filter((i) => i.function_name === name);
+  const sum = (rows: Record<string, unknown>[], field: string) => rows.reduce((n, r) => n + ((r[field] as number) ?? 0), 0);
+  expect(sum(byName('echo'), 'limit_body_413')).toBeGreaterThanOrEqual(1);
+  expect(sum(byName('slow'), 'limit_http_timeout')).toBeGreaterThanOrEqual(1);
+  expect(sum(byName('slowbody'), 'limit_http_timeout')).toBeGreaterThanOrEqual(1);
+  expect(sum(byName('hog'), 'limit_out_of_memory')).toBeGreaterThanOrEqual(1);
+  expect(sum(byName('busy'), 'http_requests')).toBe(35);
+  expect(sum(byName('busy'), 'pod_starts')).toBeGreaterThanOrEqual(3);
+  const boots = byName('busy').flatMap((r) => r.boot_ms as number[]);
+  expect(boots.length).toBeGreaterThanOrEqual(3);
+  expect(boots.every((ms) => Number.isInteger(ms) && ms >= 0)).toBe(true);
+  // 'named' was stopped as idle above: its instance seconds and peak memory were recorded.
+  expect(sum(byName('named'), 'instance_seconds')).toBeGreaterThan(0);
+  expect(Math.max(...byName('named').map((r) => (r.peak_memory_mib as number) ?? 0))).toBeGreaterThan(10);
+  const weeks = items.filter((i) => (i.sk as string).startsWith('WEEK#'));
+  expect(weeks).toHaveLength(1);
+  expect(weeks[0]!.http_requests as number).toBeGreaterThanOrEqual(35);
+}
