@@ -418,11 +418,13 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         DynamoResult.execute_result = execute_result
 
     def _keep_alive():
-        """Answers in HTTP/1.1, so a client's connection serves many requests.
+        """Answers in HTTP/1.1 (chunked answers where moto gives no length).
 
-        Werkzeug's request handler speaks HTTP/1.0 by default and closes the connection after each
-        answer: every SDK call of the platform opened a new TCP connection, and moto started a new
-        thread for it.
+        This does not keep connections open: werkzeug 3 adds `Connection: close` to every answer and
+        then waits up to 10 ms for bytes left on the connection, so every SDK call still opens a TCP
+        connection and moto a thread for it (measured: two per API request). Real keep-alive (the body
+        read whole first, that header and that wait dropped, TCP_NODELAY) worked, but saved no CPU in
+        a run of seven moto-heavy test files (155 CPU-s either way), so it is not applied.
         """
         _serving.WSGIRequestHandler.protocol_version = "HTTP/1.1"
 
