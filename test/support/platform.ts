@@ -7,6 +7,7 @@ import { createTeam, type Team } from '../../lib/teams/teams.ts';
 import type { LocalDriver } from '../../lib/local/driver.ts';
 import { startLocalPlatform, type LocalPlatform } from '../../lib/local/platform.ts';
 import { localParts } from '../../lib/local/wiring.ts';
+import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
 import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
 import { recordPermissionUsage } from './synth-setup.ts';
 
@@ -42,6 +43,8 @@ export async function startTestPlatform(
   process.env.SSO_ALLOW_LOOPBACK_HTTP = 'true';
   // The synthesized mode's project (vitest.config.ts) runs the same suites against cdk.out's template.
   const synthesized = process.env.SLIPWAY_PLATFORM_MODE === 'synth';
+  // The run's setup started the synthesis without waiting for it (test/support/synth-setup.ts).
+  if (synthesized) await ensureSynthesized();
   const parts = localParts({ synthesized });
   const platform = await startLocalPlatform({
     synthesized: synthesized ? { assemblyDir: inject('assemblyDir'), alterTemplate: options.alterTemplate } : undefined,

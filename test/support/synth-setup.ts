@@ -3,25 +3,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import type { LocalPlatform } from '../../lib/local/platform.ts';
-import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
+import { assemblyDir, ensureSynthesized } from '../../lib/local/synth/assembly.ts';
 import type { PermissionUsage } from '../../lib/local/synth/iam-proxy.ts';
 import { permissionReport } from '../../lib/local/synth/report.ts';
 
 /**
- * Global setup of the synthesized mode's project: synthesizes the stack when
- * cdk.out is not current (reused otherwise), and at the end prints, per
- * Lambda, the actions the suites used and the grants they never used.
+ * Global setup of the synthesized mode's project: starts synthesizing the
+ * stack when cdk.out is not current (reused otherwise), and at the end prints,
+ * per Lambda, the actions the suites used and the grants they never used.
+ * The synthesis is not awaited here: vitest starts no test before every global
+ * setup has returned, and the source project's files need no template. Each
+ * synthesized-mode file waits for it as its platform starts (test/support/platform.ts).
  */
 let reportDir: string | null = null;
+let synthesis: Promise<unknown> | null = null;
 
 export async function setup(project: TestProject) {
-  const dir = await ensureSynthesized((line) => process.stdout.write(`${line}\n`));
-  project.provide('assemblyDir', dir);
+  project.provide('assemblyDir', assemblyDir());
+  // A failure is reported by every file that waits for it; here it must not be an unhandled rejection.
+  synthesis = ensureSynthesized((line) => process.stdout.write(`${line}\n`)).catch(() => undefined);
   reportDir = mkdtempSync(join(tmpdir(), 'slipway-permissions-'));
   project.provide('permissionUsageDir', reportDir);
 }
 
 export async function teardown() {
+  await synthesis;
   if (!reportDir) return;
   const merged = new Map<string, PermissionUsage>();
   for (const file of readdirSync(reportDir)) {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withFileLock } from '../file-lock.ts';
 
 // Not lib/local/api-server.ts's: vitest's global setup imports this file, and that one loads the API's modules.
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -52,11 +53,17 @@ export function isAssemblyCurrent(dir = assemblyDir()): boolean {
 /**
  * The cloud assembly of the current sources: reused when its recorded digest
  * matches, else made by `cdk synth --quiet` (every Lambda bundled: minutes on a
- * busy machine, so an up-to-date cdk.out is never made again).
+ * busy machine, so an up-to-date cdk.out is never made again). Callers in
+ * several processes at once (the test run's setup and its test files) wait for
+ * the one synthesis under way and reuse it.
  */
 export async function ensureSynthesized(log: (line: string) => void = () => undefined): Promise<string> {
   const dir = assemblyDir();
   if (isAssemblyCurrent(dir)) return dir;
+  return withFileLock(`${dir}.lock`, async () => (isAssemblyCurrent(dir) ? dir : synthesize(dir, log)));
+}
+
+async function synthesize(dir: string, log: (line: string) => void): Promise<string> {
   const digest = sourcesDigest();
   log(`Synthesizing the stack into ${dir} (cdk synth)...`);
   const started = performance.now();
