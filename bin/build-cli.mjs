@@ -39,5 +39,5 @@ await esbuild.build({
 });
 chmodSync(join(outdir, 'cli.mjs'), 0o755);
 // `slipway dev` starts each function instance on the runner, a program of its own read from a file
-// (lib/local/functions/sandbox.ts finds it beside the bundle).
+// (lib/functions/hosts/local/sandbox.ts finds it beside the bundle).
 copyFileSync(join(root, 'lib', 'functions', 'runner', 'runner.mjs'), join(outdir, 'runner.mjs'));

@@ -64,11 +64,11 @@ export const bundleSettings = {
  * fails when a bundle calls a streaming operation and is not listed.
  */
 export const EVENT_STREAM_MODULE = '@smithy/core/event-streams';
-// The invocations worker builds the same cloud host as the door (lib/functions/cloud-host.ts), streaming call included.
+// The invocations worker builds the same cloud host as the door (lib/functions/hosts/cloud/cloud-host.ts), streaming call included.
 // serve-site's bundle imports the module statically (found by the synthesized mode: its asset failed at import outside
 // the repository, where no node_modules lies above it, as in /var/task).
 export const eventStreamHandlers: ReadonlySet<string> = new Set([
-  'handlers/edge/function-door.ts',
+  'handlers/edge/functions-router.ts',
   'handlers/workers/function-invocations.ts',
   'handlers/edge/serve-site.ts',
   // The builds worker's S3 client (build output, log and package store) imports it statically too: left out, the

@@ -10,7 +10,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../lib/functions/cloud-host.ts';
+import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../lib/functions/hosts/cloud/cloud-host.ts';
 import { FUNCTION_MEMORY_MB } from '../lib/functions/model.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
 import { lambdaRuntime, repoRoot } from './bundling.ts';
@@ -265,7 +265,7 @@ export class FunctionsRuntime extends Construct {
 
     // --- The HTTPS door: CloudFront, the router, one Lambda per function -----------------------
     this.router = new HandlerFunction(this, 'Router', {
-      handler: 'handlers/edge/function-door.ts',
+      handler: 'handlers/edge/functions-router.ts',
       description: 'Slipway: the functions HTTPS door for {name}-{subdomain}.{function_domain}',
       // Resolves hosts and counts telemetry (table); reads a bundle to make its function's Lambda.
       uses: ['table:read', 'table:write', 'bundles:read'],

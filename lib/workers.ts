@@ -60,7 +60,7 @@ export const workers: readonly WorkerRow[] = [
     handler: 'handlers/workers/function-invocations.ts',
     trigger: { kind: 'queue', queue: 'invocations', batchSize: 1 },
     uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write'],
-    // The Fargate task's start (bounded at 90 s, lib/functions/cloud-host.ts), the 60 s budget, the
+    // The Fargate task's start (bounded at 90 s, lib/functions/hosts/cloud/cloud-host.ts), the 60 s budget, the
     // result's read and the console's wait after a stop; under the queue's 240 s visibility timeout.
     timeoutSeconds: 180,
   },
@@ -129,7 +129,7 @@ export const workers: readonly WorkerRow[] = [
   },
   {
     // Removes cloud resources no record names any more: user-function Lambdas and custom domains' distributions
-    // (lib/functions/lambda-sweep.ts, lib/domains/distribution-sweep.ts); the stack grants the Lambda part
+    // (lib/functions/hosts/cloud/lambda-sweep.ts, lib/domains/distribution-sweep.ts); the stack grants the Lambda part
     // (infra/functions-runtime.ts connectSweepWorker).
     name: 'cloud-sweep',
     handler: 'handlers/workers/cloud-sweep.ts',

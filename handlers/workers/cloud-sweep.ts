@@ -1,6 +1,6 @@
 import { config } from '../../lib/config.ts';
 import { sweepDomainDistributions, type DistributionSweepReport } from '../../lib/domains/distribution-sweep.ts';
-import { sweepFunctionLambdas, type LambdaSweepReport } from '../../lib/functions/lambda-sweep.ts';
+import { sweepFunctionLambdas, type LambdaSweepReport } from '../../lib/functions/hosts/cloud/lambda-sweep.ts';
 import { logger } from '../../lib/logger.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createCloudFunctionHost } from '../../lib/functions/cloud-host.ts';
+import { createCloudFunctionHost } from '../../lib/functions/hosts/cloud/cloud-host.ts';
 import type { FunctionHost } from '../../lib/functions/host.ts';
 import { queuedFunctionHost } from '../../lib/functions/queued-host.ts';
 import { runInvocation } from '../../lib/functions/queued.ts';

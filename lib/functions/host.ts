@@ -3,7 +3,7 @@ import type { DeployedFunction } from './model.ts';
 
 /**
  * What domain code asks of the machinery that runs functions. The local
- * adapter (lib/local/functions/) runs the runner in sandboxed child
+ * adapter (lib/functions/hosts/local/) runs the runner in sandboxed child
  * processes; the cloud adapter reaches Lambda and Fargate. The wiring picks
  * one at start; nothing in lib/functions/ spawns a process or calls ECS.
  */

@@ -12,7 +12,7 @@ import { logger } from '../logger.ts';
 import type { RouteManifestFile } from '../sites/route-manifest.ts';
 import { methodNotAllowed, serveSiteFiles, type SiteFiles } from '../sites/serve.ts';
 import type { HostHandler } from './api-server.ts';
-import { localFunctionsRuntime } from './function-door.ts';
+import { localFunctionsRuntime } from './functions-runtime.ts';
 
 /**
  * `slipway dev [folder]`: a site folder and its `functions/` served on this
@@ -21,7 +21,7 @@ import { localFunctionsRuntime } from './function-door.ts';
  * (read from the folder at each request, so a saved file is served at once);
  * each function is built by the build's own bundling (lib/functions/build.ts)
  * and answered through the same door and sandboxed runner as the local
- * platform's (lib/local/function-door.ts), rebuilt when a file under
+ * platform's (lib/local/functions-runtime.ts), rebuilt when a file under
  * functions/ or node_modules/ changes. The door waits for a rebuild in
  * progress, so the first request after a save gets the new code.
  */

@@ -6,7 +6,7 @@ import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/
 import type { DeployedFunction } from '../functions/model.ts';
 import { useQueuedFunctionHost } from '../functions/queued-host.ts';
 import { logger } from '../logger.ts';
-import { createLocalFunctionHost, type LocalFunctionHost } from './functions/local-host.ts';
+import { createLocalFunctionHost, type LocalFunctionHost } from '../functions/hosts/local/local-host.ts';
 import type { LocalDriver } from './driver.ts';
 import { queueDriver, type QueueDriver, type QueueDriverOptions } from './queue-driver.ts';
 

@@ -1,5 +1,5 @@
 import type { HostHandler } from './api-server.ts';
-import { localFunctionsRuntime } from './function-door.ts';
+import { localFunctionsRuntime } from './functions-runtime.ts';
 import type { LocalDriver } from './driver.ts';
 import { queuedRuntime } from './queued-runtime.ts';
 import { captureDriver } from './capture-driver.ts';

@@ -16,11 +16,11 @@ import {
   LAMBDA_ENTRY_SOURCE,
   RUNNER_LAYER_MODULE,
   type CloudRunnerEvent,
-} from '../../lib/functions/cloud-host.ts';
+} from '../../lib/functions/hosts/cloud/cloud-host.ts';
 import { FunctionHostError } from '../../lib/functions/host.ts';
 
 /**
- * The pure parts of the cloud host (lib/functions/cloud-host.ts): the stream
+ * The pure parts of the cloud host (lib/functions/hosts/cloud/cloud-host.ts): the stream
  * framing, the reply translation, the deployment package, and the Lambda entry
  * run against the real runner core with a stand-in for the Lambda runtime's
  * `awslambda` global. Lambda itself (CreateFunction, InvokeWithResponseStream)

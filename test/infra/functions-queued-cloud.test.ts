@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
-import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../../lib/functions/cloud-host.ts';
+import { cloudHostVariables, RUNNER_CONTAINER_NAME } from '../../lib/functions/hosts/cloud/cloud-host.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
 import { workers } from '../../lib/workers.ts';
 import { policyDocuments, statementsOfRole } from '../support/iam-policies.ts';

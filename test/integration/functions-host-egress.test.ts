@@ -4,7 +4,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEgressProxy, type EgressProxy, type EgressRefusalEvent } from '../../lib/local/functions/egress-proxy.ts';
+import { startEgressProxy, type EgressProxy, type EgressRefusalEvent } from '../../lib/functions/hosts/local/egress-proxy.ts';
 
 /**
  * The egress proxy's allowed path: a public name is resolved once, the tunnel

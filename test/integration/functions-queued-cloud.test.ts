@@ -21,14 +21,14 @@ import {
   stoppedTaskOutcome,
   TASK_EXIT,
   TASK_VARIABLES,
-} from '../../lib/functions/cloud-host.ts';
+} from '../../lib/functions/hosts/cloud/cloud-host.ts';
 import type { QueuedRequest } from '../../lib/functions/host.ts';
 import { finishOf } from '../../lib/functions/queued.ts';
 import type { DeployedFunction } from '../../lib/functions/model.ts';
 import { bucketDefinitions } from '../../lib/resources.ts';
 
 /**
- * The cloud side of queued invocations (lib/functions/cloud-host.ts
+ * The cloud side of queued invocations (lib/functions/hosts/cloud/cloud-host.ts
  * `runQueued`, lib/functions/runner/task.mjs) against the shared moto_server:
  * moto records RunTask, DescribeTasks and StopTask but runs no container, so
  * the task's entry is run here as a child process with the very environment

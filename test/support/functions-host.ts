@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { DoorForward, DoorReply, FunctionHost } from '../../lib/functions/host.ts';
 import type { DeployedFunction } from '../../lib/functions/model.ts';
-import { createLocalFunctionHost, type LocalFunctionHostOptions, type LocalHostEvent } from '../../lib/local/functions/local-host.ts';
+import { createLocalFunctionHost, type LocalFunctionHostOptions, type LocalHostEvent } from '../../lib/functions/hosts/local/local-host.ts';
 
 /**
  * Functions for host tests: each is a plain ESM source (a valid bundle) kept

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nodeBinary, RUNNER_PATH } from '../../lib/local/functions/sandbox.ts';
+import { nodeBinary, RUNNER_PATH } from '../../lib/functions/hosts/local/sandbox.ts';
 
 /** The runner's `once` mode (the queued door): one request from a file, one JSON line on fd 3, exit. */
 const dir = mkdtempSync(join(tmpdir(), 'slipway-runner-once-'));

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bwrapArgs, NOBODY, removeCgroup, type SandboxCapabilities } from '../functions/sandbox.ts';
+import { bwrapArgs, NOBODY, removeCgroup, type SandboxCapabilities } from '../../functions/hosts/local/sandbox.ts';
 
 /**
- * One build in the functions sandbox's isolation (lib/local/functions/sandbox.ts), shaped for a build:
+ * One build in the functions sandbox's isolation (lib/functions/hosts/local/sandbox.ts), shaped for a build:
  * bubblewrap as nobody with every namespace unshared (an empty network namespace whose only way out
  * is the platform's egress proxy socket, which the build script bridges to 127.0.0.1:3128), read-only
  * /usr and node, the workspace and the project's package store the only writable places, a memory

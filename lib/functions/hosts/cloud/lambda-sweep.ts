@@ -1,16 +1,16 @@
 import { DeleteFunctionCommand, ListFunctionsCommand, ListTagsCommand, type FunctionConfiguration } from '@aws-sdk/client-lambda';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { lambda } from '../aws/lambda.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
-import { queryAll } from '../db/query.ts';
-import { logger } from '../logger.ts';
+import { dynamo } from '../../../aws/clients.ts';
+import { lambda } from '../../../aws/lambda.ts';
+import { config } from '../../../config.ts';
+import { keys } from '../../../db/keys.ts';
+import { queryAll } from '../../../db/query.ts';
+import { logger } from '../../../logger.ts';
 import { functionLambdaName } from './cloud-host.ts';
 
 /**
  * The sweep of user-function Lambdas (the cloud HTTPS door makes one per built bundle,
- * lib/functions/cloud-host.ts): a Lambda under the stack's prefix that no function record names any more
+ * lib/functions/hosts/cloud/cloud-host.ts): a Lambda under the stack's prefix that no function record names any more
  * (its deployment, project or team deleted, or made by a request that raced a removal) is deleted.
  *
  * A Lambda is named when an active project's function record of some deployment has its function id and

@@ -11,10 +11,10 @@ import {
 import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { lazyClient } from '../aws/clients.ts';
-import { lambda } from '../aws/lambda.ts';
-import { s3 } from '../aws/s3.ts';
-import { config } from '../config.ts';
+import { lazyClient } from '../../../aws/clients.ts';
+import { lambda } from '../../../aws/lambda.ts';
+import { s3 } from '../../../aws/s3.ts';
+import { config } from '../../../config.ts';
 import {
   FunctionHostError,
   type ConsoleLine,
@@ -24,8 +24,8 @@ import {
   type FunctionHost,
   type QueuedRequest,
   type QueuedResult,
-} from './host.ts';
-import { FUNCTION_MEMORY_MB, type DeployedFunction } from './model.ts';
+} from '../../host.ts';
+import { FUNCTION_MEMORY_MB, type DeployedFunction } from '../../model.ts';
 
 /**
  * The cloud adapter of FunctionHost (docs/functions.md): one Lambda function

@@ -1,8 +1,8 @@
 import { copyFileSync, linkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ConsoleLine, QueuedRequest, QueuedResult } from '../../functions/host.ts';
-import type { DeployedFunction } from '../../functions/model.ts';
-import { logger } from '../../logger.ts';
+import type { ConsoleLine, QueuedRequest, QueuedResult } from '../../host.ts';
+import type { DeployedFunction } from '../../model.ts';
+import { logger } from '../../../logger.ts';
 import type { SandboxProcess } from './sandbox.ts';
 
 /**
@@ -10,7 +10,7 @@ import type { SandboxProcess } from './sandbox.ts';
  * own (its own memory cgroup, bubblewrap, empty network namespace with the
  * egress proxy, node --permission), never an HTTPS-door instance, and gone when
  * the handler returns (the spec's container per call). The process is started
- * ahead of need by the host (node booted, undici loaded: lib/local/functions/local-host.ts),
+ * ahead of need by the host (node booted, undici loaded: lib/functions/hosts/local/local-host.ts),
  * so the call does not wait for it: the bundle and the request are placed in
  * its bundle folder, it is told to run them once, answers one result line on
  * the control channel and exits. Its stdout and stderr are the console

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { createCloudFunctionHost } from '../../lib/functions/cloud-host.ts';
+import { createCloudFunctionHost } from '../../lib/functions/hosts/cloud/cloud-host.ts';
 import { createFunctionDoor, type DoorRequest, type OpenDoorReply } from '../../lib/functions/door.ts';
 import { isTeamEnrolledInFunctions, resolveFunctionByHost } from '../../lib/functions/resolve.ts';
 import { FunctionTelemetry } from '../../lib/functions/telemetry.ts';
@@ -60,5 +60,7 @@ export const handler = streaming
       answerFunctionEvent(event, (head) => streaming.HttpResponseStream.from(responseStream, { ...head })),
     )
   : async () => {
-      throw new Error('the functions router runs in the Lambda runtime (response streaming); locally lib/local/function-door.ts answers');
+      throw new Error(
+        'the functions router runs in the Lambda runtime (response streaming); locally lib/local/functions-runtime.ts answers',
+      );
     };

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, linkSync, mkdirSync, rmSync, writeFileSync, copy
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { logger } from '../../logger.ts';
+import { logger } from '../../../logger.ts';
 import {
   creditPayload,
   FRAME,
@@ -14,21 +14,16 @@ import {
   SendWindow,
   type FrameWrite,
   type ReceivedBody,
-} from '../../functions/runner/runner.mjs';
-import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../functions/host.ts';
-import {
-  CONCURRENT_REQUESTS_PER_INSTANCE,
-  functionIdleMs,
-  MAX_INSTANCES_PER_FUNCTION,
-  type DeployedFunction,
-} from '../../functions/model.ts';
+} from '../../runner/runner.mjs';
+import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../host.ts';
+import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
 import { runQueuedInSandbox, type StartedRunner } from './queued-run.ts';
 import { makeSandboxRoot, probeSandbox, spawnSandbox, type SandboxCapabilities, type SandboxProcess } from './sandbox.ts';
 
 /**
  * The local FunctionHost: the HTTPS door's requests go to sandboxed runner
- * instances on this machine (lib/local/functions/sandbox.ts).
+ * instances on this machine (lib/functions/hosts/local/sandbox.ts).
  *
  * Instances are per function deployment and bundle (function_id +
  * deployment_id + bundle_sha256): up to 10 requests at once each, a second
@@ -680,7 +675,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
 
   return {
     forwardHttp,
-    // Queued door: a sandboxed process of its own per invocation, started ahead of need (lib/local/functions/queued-run.ts).
+    // Queued door: a sandboxed process of its own per invocation, started ahead of need (lib/functions/hosts/local/queued-run.ts).
     runQueued: (fn, request, budgetMs, signal) =>
       stopped
         ? Promise.resolve({ outcome: 'aborted', reply: null, console: [], runtimeMs: 0 })

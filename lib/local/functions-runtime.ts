@@ -7,7 +7,7 @@ import type { DeployedFunction } from '../functions/model.ts';
 import { isTeamEnrolledInFunctions, resolveFunctionByHost } from '../functions/resolve.ts';
 import { FunctionTelemetry } from '../functions/telemetry.ts';
 import type { HostHandler } from './api-server.ts';
-import { createLocalFunctionHost } from './functions/local-host.ts';
+import { createLocalFunctionHost } from '../functions/hosts/local/local-host.ts';
 import type { LocalDriver } from './driver.ts';
 
 /** Whether a Host header names `{label}.{function_domain}` (port ignored). */

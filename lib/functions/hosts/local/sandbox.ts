@@ -17,7 +17,7 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FUNCTION_MEMORY_MB } from '../../functions/model.ts';
+import { FUNCTION_MEMORY_MB } from '../../model.ts';
 
 /**
  * One sandboxed runner process on this machine (the local functions host).
@@ -47,7 +47,7 @@ const PIDS_LIMIT = 128;
 const EGRESS_PORT_IN_NAMESPACE = 3128;
 export const NOBODY = 65534;
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 /**
  * The runner: in the repository, lib/functions/runner/; in the built CLI (dist/cli.mjs and its
  * chunks, where this module's URL is no longer under lib/), the copy bin/build-cli.mjs puts in dist/.
