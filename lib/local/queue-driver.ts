@@ -74,6 +74,8 @@ export interface QueueDriverOptions {
   waitSeconds?: number;
   concurrency?: number;
   rows?: readonly WorkerRow[];
+  /** A row's handler made by the platform (by name) instead of imported from the row's file: wiring by argument. */
+  handlers?: Readonly<Record<string, () => Promise<QueueHandler>>>;
 }
 
 export interface QueueDriver extends LocalDriver {
@@ -85,7 +87,10 @@ export interface QueueDriver extends LocalDriver {
 }
 
 /** The queue-triggered rows of lib/workers.ts as the stack maps them (infra/workers.ts: ReportBatchItemFailures on). */
-export function workerRowConsumers(rows: readonly WorkerRow[]): QueueConsumer[] {
+export function workerRowConsumers(
+  rows: readonly WorkerRow[],
+  handlers: Readonly<Record<string, () => Promise<QueueHandler>>> = {},
+): QueueConsumer[] {
   return rows.flatMap((row) => {
     const trigger = row.trigger;
     if (trigger.kind !== 'queue') return [];
@@ -95,11 +100,13 @@ export function workerRowConsumers(rows: readonly WorkerRow[]): QueueConsumer[] 
         queueUrl: () => config.queueUrl(trigger.queue),
         batchSize: trigger.batchSize,
         reportBatchItemFailures: true,
-        handler: async () => {
-          const mod = (await import(pathToFileURL(join(repoRoot, row.handler)).href)) as { handler?: QueueHandler };
-          if (typeof mod.handler !== 'function') throw new Error(`${row.handler} exports no handler`);
-          return mod.handler;
-        },
+        handler:
+          handlers[row.name] ??
+          (async () => {
+            const mod = (await import(pathToFileURL(join(repoRoot, row.handler)).href)) as { handler?: QueueHandler };
+            if (typeof mod.handler !== 'function') throw new Error(`${row.handler} exports no handler`);
+            return mod.handler;
+          }),
       },
     ];
   });
@@ -107,7 +114,7 @@ export function workerRowConsumers(rows: readonly WorkerRow[]): QueueConsumer[] 
 
 export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
   // A container-image row needs what its image holds (a browser): its own driver plays it where the machine has that.
-  return queueConsumerDriver(workerRowConsumers(options.rows ?? workers.filter((row) => !row.image)), options);
+  return queueConsumerDriver(workerRowConsumers(options.rows ?? workers.filter((row) => !row.image), options.handlers), options);
 }
 
 export function queueConsumerDriver(consumers: readonly QueueConsumer[], options: Omit<QueueDriverOptions, 'rows'> = {}): QueueDriver {

@@ -4,7 +4,7 @@ import { config } from '../config.ts';
 import type { FunctionHost } from '../functions/host.ts';
 import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/invocations.ts';
 import type { DeployedFunction } from '../functions/model.ts';
-import { useQueuedFunctionHost } from '../functions/queued-host.ts';
+import { invocationsWorker } from '../functions/queued-worker.ts';
 import { logger } from '../logger.ts';
 import { createLocalFunctionHost, type LocalFunctionHost } from '../functions/hosts/local/local-host.ts';
 import type { LocalDriver } from './driver.ts';
@@ -16,15 +16,18 @@ async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
 }
 
 /**
- * The local platform's queued door: registers a sandboxed host for queued
- * runs (a runner process of its own per invocation, taken from a few started
+ * The local platform's queued door: the invocations worker on a sandboxed host
+ * (a runner process of its own per invocation, taken from a few started
  * ahead of need: FUNCTIONS_QUEUED_PREFORK; the host is made on the first run),
  * reclaims what a stopped platform left running, queues again what it left
  * pending, then plays the queues' event source mappings. Stopping aborts the
  * runs in progress: they stay `running` and the next start reclaims them.
  */
 export function queuedRuntime(
-  options: QueueDriverOptions = {},
+  options: QueueDriverOptions & {
+    /** What the worker runs on instead of the sandboxed host itself (tests wrap it). */
+    host?: (sandboxed: FunctionHost) => FunctionHost;
+  } = {},
 ): LocalDriver & Pick<QueueDriver, 'idle' | 'pause' | 'resume'> & { reclaimed: Promise<number> } {
   let host: LocalFunctionHost | null = null;
   const ensure = () => (host ??= createLocalFunctionHost({ loadBundle, prefork: config.functionsQueuedPrefork() }));
@@ -32,7 +35,8 @@ export function queuedRuntime(
     forwardHttp: (fn, request, signal) => ensure().forwardHttp(fn, request, signal),
     runQueued: (fn, request, budgetMs, signal) => ensure().runQueued(fn, request, budgetMs, signal),
   };
-  const queues = queueDriver(options);
+  const worker = invocationsWorker(() => options.host?.(lazy) ?? lazy);
+  const queues = queueDriver({ ...options, handlers: { ...options.handlers, 'function-invocations': async () => worker } });
   let resolveReclaimed: (n: number) => void = () => {};
   const reclaimed = new Promise<number>((resolve) => (resolveReclaimed = resolve));
   let starting: Promise<void> = Promise.resolve();
@@ -41,7 +45,6 @@ export function queuedRuntime(
     name: 'queued-functions',
     reclaimed,
     start() {
-      useQueuedFunctionHost(lazy);
       starting = (async () => {
         let count = 0;
         try {
@@ -65,7 +68,6 @@ export function queuedRuntime(
       await starting;
       // The queues stop receiving at once; the host aborts the runs in progress.
       await Promise.all([queues.stop(), host?.stop()]);
-      useQueuedFunctionHost(null);
     },
   };
 }

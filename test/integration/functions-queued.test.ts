@@ -6,7 +6,6 @@ import { s3 } from '../../lib/aws/s3.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
-import { queuedFunctionHost, useQueuedFunctionHost } from '../../lib/functions/queued-host.ts';
 import { resolveFunctionBySubdomain } from '../../lib/functions/resolve.ts';
 import { queuedRuntime } from '../../lib/local/queued-runtime.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
@@ -65,7 +64,17 @@ let platform: TestPlatform;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 let subdomain: string;
 let projectId: string;
-const runtime = queuedRuntime();
+/** Called on each run the worker starts, while a test counts them. */
+let onRun: (() => void) | null = null;
+const runtime = queuedRuntime({
+  host: (sandboxed) => ({
+    forwardHttp: (...args) => sandboxed.forwardHttp(...args),
+    runQueued: (...args) => {
+      onRun?.();
+      return sandboxed.runQueued(...args);
+    },
+  }),
+});
 
 const invokePath = (name: string, sub = subdomain) => `/api/v1/public/functions/${sub}/${name}`;
 
@@ -250,17 +259,8 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
   }, 60_000);
 
   it('a redelivered message (the same message sent twice) runs the handler once', async () => {
-    const original = queuedFunctionHost(() => {
-      throw new Error('no host registered');
-    });
     let runs = 0;
-    useQueuedFunctionHost({
-      forwardHttp: (...args) => original.forwardHttp(...args),
-      runQueued: (...args) => {
-        runs += 1;
-        return original.runQueued(...args);
-      },
-    });
+    onRun = () => (runs += 1);
     try {
       runtime.pause();
       const reply = await invoke('once');
@@ -279,7 +279,7 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
       expect(runs).toBe(1);
     } finally {
       runtime.resume();
-      useQueuedFunctionHost(original);
+      onRun = null;
     }
   });
 });
