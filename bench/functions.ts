@@ -132,7 +132,7 @@ async function bareServer(): Promise<{ port: number; stop: () => void }> {
  * of a second process on this machine.
  */
 async function floorPair(): Promise<{ port: number; stop: () => void }> {
-  const framing = JSON.stringify(new URL('../lib/functions/runner/runner.mjs', import.meta.url).href);
+  const framing = JSON.stringify(new URL('../lib/functions/runner/protocol.mjs', import.meta.url).href);
   const socketPath = join(tmpdir(), `slipway-floor-${process.pid}-${randomBytes(3).toString('hex')}.sock`);
   const instance = `
     import net from 'node:net';

@@ -6,7 +6,7 @@
 // Split in chunks (dist/chunks/): a command loads only what it runs. The user commands load about
 // 55 KB; the operator commands (admin), with the DynamoDB client, load theirs when asked for. One
 // bundle of everything was 490 KB that every command parsed, half of a repeat deploy's start.
-import { chmodSync, copyFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -39,5 +39,7 @@ await esbuild.build({
 });
 chmodSync(join(outdir, 'cli.mjs'), 0o755);
 // `slipway dev` starts each function instance on the runner, a program of its own read from a file
-// (lib/functions/hosts/local/sandbox.ts finds it beside the bundle).
-copyFileSync(join(root, 'lib', 'functions', 'runner', 'runner.mjs'), join(outdir, 'runner.mjs'));
+// with the modules it imports (lib/functions/hosts/local/sandbox.ts finds the folder beside the bundle).
+mkdirSync(join(outdir, 'runner'), { recursive: true });
+for (const file of ['runner.mjs', 'protocol.mjs'])
+  copyFileSync(join(root, 'lib', 'functions', 'runner', file), join(outdir, 'runner', file));

@@ -14,6 +14,7 @@ import { traceIdFrom } from '../http/trace.ts';
 import { FunctionHostError, type DoorForward, type FunctionHost } from './host.ts';
 import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';
 import type { FunctionTelemetry, LimitKind } from './telemetry.ts';
+import { HOP_BY_HOP, INTERNAL_HEADER_PREFIX } from './runner/protocol.mjs';
 
 /**
  * The HTTPS door (spec endpoint 11): a request for `{name}-{subdomain}.{function_domain}`
@@ -68,21 +69,6 @@ function routeCacheMs(): number {
   const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);
   return Number.isFinite(value) && value >= 0 ? value : 1_000;
 }
-
-/** Connection-level headers are the door's own, never forwarded either way. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'proxy-authorization',
-  'proxy-authenticate',
-]);
-/** Headers between the door and the runner. */
-const INTERNAL = /^x-slipway-/;
 
 class BodyTooLarge extends Error {}
 
@@ -214,7 +200,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     }
 
     const headers: [string, string][] = request.headers
-      .filter(([name]) => !HOP_BY_HOP.has(name) && !INTERNAL.test(name) && name !== 'host' && name !== 'content-length')
+      .filter(([name]) => !HOP_BY_HOP.has(name) && !name.startsWith(INTERNAL_HEADER_PREFIX) && name !== 'host' && name !== 'content-length')
       .map(([name, value]) => [name.toLowerCase(), value]);
     headers.unshift(['host', publicHost]);
     if (body && body.length > 0) headers.push(['content-length', String(body.length)]);
@@ -263,7 +249,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       const head: DoorReplyHead = { statusCode: reply.status, headers: {}, cookies: [] };
       for (const [rawName, value] of reply.headers) {
         const name = rawName.toLowerCase();
-        if (HOP_BY_HOP.has(name) || INTERNAL.test(name) || name === COLD_START_HEADER) continue;
+        if (HOP_BY_HOP.has(name) || name.startsWith(INTERNAL_HEADER_PREFIX) || name === COLD_START_HEADER) continue;
         if (name === 'set-cookie') head.cookies.push(value);
         else head.headers[name] = head.headers[name] === undefined ? value : `${head.headers[name]}, ${value}`;
       }

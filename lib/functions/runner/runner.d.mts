@@ -1,30 +1,34 @@
-// Types of what the TypeScript side imports from runner.mjs (plain JavaScript): the door's framing.
-import type { Socket } from 'node:net';
+// Types of what the TypeScript side imports from runner.mjs (plain JavaScript): the runner's core, which the
+// Lambda entry (lib/functions/hosts/cloud/lambda-entry.ts) drives. The framing is protocol.mjs.
 import type { Readable } from 'node:stream';
 
-export declare const FRAME: Readonly<{ HEAD: 1; BODY: 2; END: 3; RESET: 4; CREDIT: 5 }>;
-export declare const FRAME_HEADER_BYTES: number;
-export declare const MAX_FRAME_BODY: number;
-export declare const STREAM_WINDOW: number;
-export declare function encodeFrame(type: number, stream: number, payload?: Uint8Array): Buffer;
-export declare function creditPayload(bytes: number): Buffer;
-export declare function frameParser(onFrame: (type: number, stream: number, payload: Buffer) => void): (chunk: Buffer) => void;
-export type FrameWrite = (type: number, stream: number, payload?: Uint8Array) => void;
-export declare function frameWriter(socket: Socket): FrameWrite;
-export declare class SendWindow {
-  constructor(size?: number);
-  available: number;
-  closed: boolean;
-  grant(bytes: number): void;
-  close(): void;
-  ready(): Promise<boolean>;
+export declare const OUTCOME_HEADER: 'x-slipway-runner-outcome';
+
+export interface RunnerHandler {
+  shape: string;
+  call(request: Request, context: unknown): unknown;
 }
-export declare function sendBody(write: FrameWrite, stream: number, window: SendWindow, chunk: Uint8Array): Promise<boolean>;
-export interface ReceivedBody {
-  readonly stream: Readable;
-  readonly ended: boolean;
-  push(chunk: Uint8Array): void;
-  end(): void;
-  fail(error: Error): void;
+export interface RunnerResult {
+  outcome: 'response' | 'handler_error' | 'invalid_response';
+  response: Response | null;
 }
-export declare function receiveBody(sendCredit: (bytes: number) => void): ReceivedBody;
+export declare function loadHandler(bundlePath: string): Promise<RunnerHandler>;
+export declare function buildRequest(input: {
+  method: string;
+  publicUrl: string;
+  query?: string;
+  headers: Iterable<[string, string]>;
+  body?: Readable | ReadableStream | Uint8Array | null;
+  signal?: AbortSignal;
+}): Request;
+export declare function createContext(options?: { log?: (line: string) => void }): {
+  context: { env: Record<string, string>; waitUntil(promise: unknown): void };
+  pending: Set<Promise<unknown>>;
+};
+export declare function invokeHandler(
+  handler: RunnerHandler,
+  request: Request,
+  context: unknown,
+  options?: { log?: (line: string) => void },
+): Promise<RunnerResult>;
+export declare function replyHead(result: RunnerResult): { status: number; headers: [string, string][] };

@@ -4,11 +4,12 @@
 // It loads one ES module bundle, resolves the handler in the spec's order,
 // builds the Web Request the handler receives, calls it with `context`, and
 // turns what it returns into a reply. The core (the exported functions below)
-// has no socket server in it, so the cloud adapter can load it too.
+// has no socket server in it, so the cloud adapter can load it too. The
+// framing and header names are protocol.mjs, beside it.
 //
 // Modes (argv[2]):
 //   serve  An HTTPS-door instance: a server on a path-based unix socket
-//          (--socket PATH) speaking the light framing below (FRAME), not
+//          (--socket PATH) speaking the light framing of protocol.mjs (FRAME), not
 //          HTTP: the door parses HTTP once, the runner never does. Many
 //          requests at once, as streams of one connection. Fd 3 is the control
 //          channel, JSON lines both ways (stdout and stderr are the user's
@@ -40,12 +41,23 @@ import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import {
+  creditPayload,
+  discardBody,
+  FRAME,
+  frameParser,
+  frameWriter,
+  HOP_BY_HOP,
+  INTERNAL_HEADER_PREFIX,
+  MAX_FRAME_BODY,
+  OUTCOME_HEADER,
+  receiveBody,
+  SendWindow,
+  sendBody,
+} from './protocol.mjs';
 
-/** The internal reply header that says how the handler's call ended; the host strips it. */
-export const OUTCOME_HEADER = 'x-slipway-runner-outcome';
-
-/** Connection-level headers between the host and the runner, never given to the handler nor taken from it. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+/** The outcome header, for the hosts that read the core's replies (tests, the Lambda entry). */
+export { OUTCOME_HEADER };
 
 /**
  * The handler of a loaded module, in the spec's order: a default export
@@ -92,7 +104,7 @@ export function buildRequest({ method, publicUrl, query = '', headers, body = nu
   const out = new Headers();
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || lower.startsWith('x-slipway-')) continue;
+    if (HOP_BY_HOP.has(lower) || lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     out.append(lower, value);
   }
   out.set('host', url.host);
@@ -183,7 +195,7 @@ export function replyHead({ outcome, response }) {
     };
   const headers = [];
   response.headers.forEach((value, name) => {
-    if (name === 'set-cookie' || HOP_BY_HOP.has(name) || name.startsWith('x-slipway-')) return;
+    if (name === 'set-cookie' || HOP_BY_HOP.has(name) || name.startsWith(INTERNAL_HEADER_PREFIX)) return;
     headers.push([name, value]);
   });
   for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
@@ -295,202 +307,6 @@ function parseArgs(argv) {
 
 // ---------------------------------------------------------------------------
 // serve: the HTTPS door's instance.
-
-/**
- * The instance socket's framing (door to instance and back). The door keeps
- * one connection to an instance and carries all its requests on it as
- * streams, so the frames of the requests that arrive together leave together
- * in one write each way (a write is a system call, and on these machines
- * system calls are most of what a small request costs). Each frame is a type
- * byte, a 32-bit big-endian stream id (the door numbers its requests), a
- * 32-bit big-endian payload length and the payload:
- *   HEAD    door: {"m":method,"q":query,"h":[[name,value],...]} (JSON);
- *           instance: {"s":status,"h":[[name,value],...],"o":outcome} (JSON)
- *   BODY    a chunk of a body, as it comes (at most MAX_FRAME_BODY bytes)
- *   END     this side's body is over (every request and reply ends with one)
- *   RESET   this side gives the stream up: before the reply's END, the reply
- *           is cut (the instance: its body failed; the door: nobody reads it
- *           any more); after it, the rest of the request body is not wanted
- *   CREDIT  4-byte count: the sender of this frame has taken that many more
- *           bytes of the stream's body (flow control, per stream and way)
- * A body's sender may have at most STREAM_WINDOW bytes not yet credited, so
- * one slow reader holds back its own stream only, never the others. The
- * connection closing ends every stream on it (the instance died).
- */
-export const FRAME = Object.freeze({ HEAD: 1, BODY: 2, END: 3, RESET: 4, CREDIT: 5 });
-export const FRAME_HEADER_BYTES = 9;
-export const MAX_FRAME_BODY = 64 * 1024;
-export const STREAM_WINDOW = 256 * 1024;
-const EMPTY = Buffer.alloc(0);
-
-/** One frame's bytes. */
-export function encodeFrame(type, stream, payload = EMPTY) {
-  const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
-  out[0] = type;
-  out.writeUInt32BE(stream, 1);
-  out.writeUInt32BE(payload.length, 5);
-  if (payload.length > 0) out.set(payload, FRAME_HEADER_BYTES);
-  return out;
-}
-
-/** A CREDIT frame's payload. */
-export function creditPayload(bytes) {
-  const out = Buffer.allocUnsafe(4);
-  out.writeUInt32BE(bytes, 0);
-  return out;
-}
-
-/** A `data` listener that calls onFrame(type, stream, payload) for each whole frame received. */
-export function frameParser(onFrame) {
-  // A frame split over many reads is joined once, when all of it has come.
-  let parts = [];
-  let buffered = 0;
-  let needed = FRAME_HEADER_BYTES;
-  return (chunk) => {
-    parts.push(chunk);
-    buffered += chunk.length;
-    if (buffered < needed) return;
-    const data = parts.length === 1 ? parts[0] : Buffer.concat(parts, buffered);
-    parts = [];
-    buffered = 0;
-    needed = FRAME_HEADER_BYTES;
-    let at = 0;
-    while (data.length - at >= FRAME_HEADER_BYTES) {
-      const length = data.readUInt32BE(at + 5);
-      if (data.length - at - FRAME_HEADER_BYTES < length) {
-        needed = FRAME_HEADER_BYTES + length;
-        break;
-      }
-      const type = data[at];
-      const stream = data.readUInt32BE(at + 1);
-      const payload = data.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
-      at += FRAME_HEADER_BYTES + length;
-      onFrame(type, stream, payload);
-    }
-    if (at < data.length) {
-      parts.push(data.subarray(at));
-      buffered = data.length - at;
-    }
-  };
-}
-
-/**
- * Writes frames to a socket, gathering those of one event-loop turn into one
- * write. Socket back-pressure is not waited for: the stream windows bound
- * what can be queued.
- */
-export function frameWriter(socket) {
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    socket.uncork();
-  };
-  return (type, stream, payload) => {
-    if (socket.destroyed) return;
-    if (!corked) {
-      corked = true;
-      socket.cork();
-      setImmediate(uncork);
-    }
-    socket.write(encodeFrame(type, stream, payload));
-  };
-}
-
-/** The sending side of one body: how many bytes the peer still takes. */
-export class SendWindow {
-  constructor(size = STREAM_WINDOW) {
-    this.available = size;
-    this.closed = false;
-    this.waiter = null;
-  }
-  grant(bytes) {
-    this.available += bytes;
-    this.wake();
-  }
-  close() {
-    this.closed = true;
-    this.wake();
-  }
-  wake() {
-    const waiter = this.waiter;
-    this.waiter = null;
-    waiter?.();
-  }
-  /** Resolves true once bytes may be sent, false once the stream is over. */
-  async ready() {
-    while (!this.closed && this.available <= 0) await new Promise((resolve) => (this.waiter = resolve));
-    return !this.closed;
-  }
-}
-
-/** Sends a chunk of a body as BODY frames, as the window allows; false when the stream ended first. */
-export async function sendBody(write, stream, window, chunk) {
-  let rest = chunk;
-  while (rest.length > 0) {
-    if (!(await window.ready())) return false;
-    const size = Math.min(rest.length, window.available, MAX_FRAME_BODY);
-    write(FRAME.BODY, stream, rest.subarray(0, size));
-    window.available -= size;
-    rest = rest.subarray(size);
-  }
-  return true;
-}
-
-/**
- * The receiving side of one body: a Readable fed by the BODY frames, which
- * credits the sender with what its reader has taken.
- */
-export function receiveBody(sendCredit) {
-  let delivered = 0;
-  let credited = 0;
-  let ended = false;
-  const stream = new Readable({
-    highWaterMark: MAX_FRAME_BODY,
-    read() {
-      // Called when the reader wants more: everything it took so far is credited.
-      if (ended) return;
-      const taken = delivered - stream.readableLength;
-      if (taken > credited) {
-        sendCredit(taken - credited);
-        credited = taken;
-      }
-    },
-  });
-  return {
-    stream,
-    get ended() {
-      return ended;
-    },
-    push(chunk) {
-      if (ended || stream.destroyed) return;
-      delivered += chunk.length;
-      stream.push(Buffer.from(chunk));
-    },
-    end() {
-      if (ended) return;
-      ended = true;
-      if (!stream.destroyed) stream.push(null);
-    },
-    fail(error) {
-      ended = true;
-      if (!stream.destroyed) stream.destroy(error);
-    },
-  };
-}
-
-/** A body nobody reads: its frames are counted out, no stream is made. */
-function discardBody() {
-  let ended = false;
-  return {
-    stream: null,
-    get ended() {
-      return ended;
-    },
-    push() {},
-    end: () => (ended = true),
-    fail: () => (ended = true),
-  };
-}
 
 /** Writes a reply as frames: the head at once, then the body chunk by chunk as the window allows. True when it ended whole. */
 async function writeFramedReply(write, id, window, result, entry, { method = 'GET', log = defaultLog } = {}) {

@@ -26,6 +26,7 @@ import {
   type QueuedResult,
 } from '../../host.ts';
 import { FUNCTION_MEMORY_MB, type DeployedFunction } from '../../model.ts';
+import { OUTCOME_HEADER, RUNNER_BOOT_MS_HEADER, RUNNER_COLD_START_HEADER, RUNNER_INSTANCE_HEADER } from '../../runner/protocol.mjs';
 
 /**
  * The cloud adapter of FunctionHost (docs/functions.md): one Lambda function
@@ -57,12 +58,6 @@ export const cloudHostVariables = {
   /** The runner's Fargate task definition (the invocations worker only). */
   taskDefinitionArn: 'FUNCTIONS_TASK_DEFINITION_ARN',
 } as const;
-
-/** Headers of the runner's report; the door never forwards `x-slipway-*`. */
-export const RUNNER_OUTCOME_HEADER = 'x-slipway-runner-outcome';
-export const RUNNER_COLD_START_HEADER = 'x-slipway-runner-cold-start';
-export const RUNNER_BOOT_MS_HEADER = 'x-slipway-runner-boot-ms';
-export const RUNNER_INSTANCE_HEADER = 'x-slipway-runner-instance';
 
 /**
  * What the door hands the runner's Lambda mode. The body is base64 in the
@@ -121,9 +116,9 @@ export const handler = awslambda.streamifyResponse(async (event, responseStream)
     if (name === 'set-cookie') cookies.push(value);
     else flat[name] = flat[name] === undefined ? value : flat[name] + ', ' + value;
   }
-  flat['${'x-slipway-runner-cold-start'}'] = String(wasCold);
-  if (wasCold) flat['${'x-slipway-runner-boot-ms'}'] = String(bootMs);
-  flat['${'x-slipway-runner-instance'}'] = instance;
+  flat['${RUNNER_COLD_START_HEADER}'] = String(wasCold);
+  if (wasCold) flat['${RUNNER_BOOT_MS_HEADER}'] = String(bootMs);
+  flat['${RUNNER_INSTANCE_HEADER}'] = instance;
   const out = awslambda.HttpResponseStream.from(responseStream, { statusCode: status, headers: flat, cookies });
   const body = result.outcome === 'response' && event.method !== 'HEAD' ? result.response.body : null;
   if (body) {
@@ -280,7 +275,7 @@ export function doorReplyFromPrelude(
   fallbackInstance: string,
   waitedForCreation: boolean,
 ): DoorReply {
-  const reported = prelude.headers[RUNNER_OUTCOME_HEADER];
+  const reported = prelude.headers[OUTCOME_HEADER];
   // A reply without the runner's report did not come from the runner: treat it as a failed handler.
   const outcome: DoorOutcome = OUTCOMES.includes(reported as DoorOutcome) ? (reported as DoorOutcome) : 'handler_error';
   const headers: [string, string][] = Object.entries(prelude.headers).filter(([name]) => !name.startsWith('x-slipway-runner-'));

@@ -9,12 +9,14 @@ import {
   FRAME,
   frameParser,
   frameWriter,
+  HOP_BY_HOP,
+  OUTCOME_HEADER,
   receiveBody,
   sendBody,
   SendWindow,
   type FrameWrite,
   type ReceivedBody,
-} from '../../runner/runner.mjs';
+} from '../../runner/protocol.mjs';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../host.ts';
 import { CONCURRENT_REQUESTS_PER_INSTANCE, functionIdleMs, MAX_INSTANCES_PER_FUNCTION, type DeployedFunction } from '../../model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
@@ -65,12 +67,10 @@ export type LocalFunctionHost = FunctionHost & {
   instanceCount(fn: DeployedFunction): number;
 };
 
-const OUTCOME_HEADER = 'x-slipway-runner-outcome';
 /** How long a failed start answers start_failed at once. */
 const START_FAILURE_MEMORY_MS = 2_000;
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
-/** One connection to an instance: every request to it is a stream on it (runner.mjs, FRAME). */
+/** One connection to an instance: every request to it is a stream on it (runner/protocol.mjs, FRAME). */
 interface Mux {
   socket: Socket;
   write: FrameWrite;
@@ -163,7 +163,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 export function createLocalFunctionHost(options: LocalFunctionHostOptions): LocalFunctionHost {
   const caps = options.capabilities ?? probeSandbox();
-  const { root, runnerPath } = makeSandboxRoot();
+  const { root, runnerDir } = makeSandboxRoot();
   const bundleCache = join(root, 'bundles');
   mkdirSync(bundleCache, { mode: 0o711 });
   chmodSync(bundleCache, 0o711);
@@ -195,7 +195,7 @@ export function createLocalFunctionHost(options: LocalFunctionHostOptions): Loca
     const startedAt = Date.now();
     const spawned = spawnSandbox(caps, {
       root,
-      runnerPath,
+      runnerDir,
       onConsole: (stream, line) => {
         if (owner.console) owner.console(stream, line);
         else if (owner.fn) emit({ type: 'console', fn: owner.fn, stream, line });

@@ -49,13 +49,17 @@ export const NOBODY = 65534;
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 /**
- * The runner: in the repository, lib/functions/runner/; in the built CLI (dist/cli.mjs and its
- * chunks, where this module's URL is no longer under lib/), the copy bin/build-cli.mjs puts in dist/.
+ * The runner's folder: in the repository, lib/functions/runner/; in the built CLI (dist/cli.mjs and its
+ * chunks, where this module's URL is no longer under lib/), the copy bin/build-cli.mjs puts in dist/runner/.
+ * The runner is runner.mjs and the modules beside it (protocol.mjs); task.mjs is the Fargate task's entry.
  */
-export const RUNNER_PATH =
-  [fileURLToPath(new URL('./runner.mjs', import.meta.url)), fileURLToPath(new URL('../runner.mjs', import.meta.url))].find(
-    (path) => path.endsWith(join('dist', 'runner.mjs')) && existsSync(path),
-  ) ?? join(repoRoot, 'lib/functions/runner/runner.mjs');
+export const RUNNER_DIR =
+  [fileURLToPath(new URL('./runner/', import.meta.url)), fileURLToPath(new URL('../runner/', import.meta.url))].find(
+    (path) => path.endsWith(join('dist', 'runner', '')) && existsSync(join(path, 'runner.mjs')),
+  ) ?? join(repoRoot, 'lib/functions/runner');
+export const RUNNER_PATH = join(RUNNER_DIR, 'runner.mjs');
+/** The runner's files every sandbox gets (read-only), beside one another. */
+export const RUNNER_FILES = ['runner.mjs', 'protocol.mjs'] as const;
 
 /** The real node binary: node_modules/node/bin/node (node@22) when present, else this process's. */
 export function nodeBinary(): string {
@@ -207,7 +211,7 @@ export function probeSandbox(): SandboxCapabilities {
 }
 
 /** Paths inside a bwrap sandbox. */
-const INSIDE = { node: '/opt/node', runner: '/opt/runner/runner.mjs', bundle: '/fn', sockets: '/run/slipway' };
+const INSIDE = { node: '/opt/node', runnerDir: '/opt/runner', bundle: '/fn', sockets: '/run/slipway' };
 
 export function bwrapArgs(nodePath: string, binds: string[]): string[] {
   return [
@@ -266,8 +270,8 @@ export interface SandboxProcess {
 export interface SpawnOptions {
   /** The host's temp folder; the instance gets a folder in it. */
   root: string;
-  /** The runner file to run (a copy readable by nobody). */
-  runnerPath: string;
+  /** The folder of the runner's files to run (copies the sandboxed user reads and cannot change). */
+  runnerDir: string;
   onConsole?: (stream: 'stdout' | 'stderr', line: string) => void;
   /** Called before the runner starts, with the egress socket path to listen on. */
   prepareEgress?: (socketPath: string) => Promise<void>;
@@ -360,7 +364,7 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
 
   const bwrap = caps.isolation === 'bwrap';
   const inside = {
-    runner: bwrap ? INSIDE.runner : options.runnerPath,
+    runnerDir: bwrap ? INSIDE.runnerDir : options.runnerDir,
     bundleDir: bwrap ? INSIDE.bundle : bundleDir,
     sockets: bwrap ? INSIDE.sockets : sockets,
     node: bwrap ? `${INSIDE.node}/node` : caps.nodePath,
@@ -380,9 +384,9 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
     // Node's own note that the env proxy is experimental is not the user's console.
     '--disable-warning=UNDICI-EHPA',
     '--permission',
-    `--allow-fs-read=${inside.runner}`,
+    `--allow-fs-read=${inside.runnerDir}/`,
     `--allow-fs-read=${inside.bundleDir}/`,
-    inside.runner,
+    `${inside.runnerDir}/runner.mjs`,
     'serve',
     '--socket',
     `${inside.sockets}/http.sock`,
@@ -417,8 +421,8 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
     const setenv = Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]);
     const binds = [
       '--ro-bind',
-      options.runnerPath,
-      INSIDE.runner,
+      options.runnerDir,
+      INSIDE.runnerDir,
       '--ro-bind',
       bundleDir,
       INSIDE.bundle,
@@ -561,13 +565,17 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
   };
 }
 
-/** Makes the host's temp folder, with a copy of the runner that nobody can read. */
-export function makeSandboxRoot(): { root: string; runnerPath: string } {
+/** Makes the host's temp folder, with a copy of the runner's files that nobody can write. */
+export function makeSandboxRoot(): { root: string; runnerDir: string } {
   const root = mkdtempSync(join(tmpdir(), 'slipway-functions-'));
   // The sandboxed user must traverse it (mkdtemp makes it 0700).
   chmodSync(root, 0o711);
-  const runnerPath = join(root, 'runner.mjs');
-  copyFileSync(RUNNER_PATH, runnerPath);
-  chmodSync(runnerPath, 0o644);
-  return { root, runnerPath };
+  const runnerDir = join(root, 'runner');
+  mkdirSync(runnerDir, { mode: 0o755 });
+  chmodSync(runnerDir, 0o755);
+  for (const file of RUNNER_FILES) {
+    copyFileSync(join(RUNNER_DIR, file), join(runnerDir, file));
+    chmodSync(join(runnerDir, file), 0o644);
+  }
+  return { root, runnerDir };
 }
