@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
+import { lambdaEntrySource } from '../lib/functions/hosts/cloud/lambda-package.ts';
 import { workers } from '../lib/workers.ts';
 
 /**
@@ -111,6 +112,15 @@ export function routeDefine(handler: string): Record<string, string> {
 export const bundledRouteVariable = 'process.env.SLIPWAY_BUNDLED_ROUTE';
 
 /**
+ * The user-function Lambdas' entry (lib/functions/hosts/cloud/lambda-entry.ts) as built by esbuild, given to
+ * every bundle as `SLIPWAY_LAMBDA_ENTRY`: the cloud host writes it into each function's package (only the bundles
+ * that hold the cloud host name it, so the others are unchanged).
+ */
+export function lambdaEntryDefine(): Record<string, string> {
+  return { SLIPWAY_LAMBDA_ENTRY: JSON.stringify(lambdaEntrySource()) };
+}
+
+/**
  * The width every route row is padded to with spaces (JSON allows them), so that all routes' values have one length:
  * the shared build (infra/lambda-bundles.ts) then builds all routes with one placeholder and writes each row into its
  * own bundle without moving a column of the source map. Fixed rather than the widest row's, so that a new route does
@@ -157,6 +167,6 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     entryPoints: [path.resolve(repoRoot, entry)],
     outfile,
     external: externalModulesFor(entry),
-    define: routeDefine(entry),
+    define: { ...lambdaEntryDefine(), ...routeDefine(entry) },
   };
 }

@@ -6,7 +6,15 @@ import type { Metafile } from 'esbuild';
 import { fallbackRoute, routes, type RouteRow } from '../lib/http/routes.ts';
 import { withFileLockSync } from '../lib/local/file-lock.ts';
 import { workers } from '../lib/workers.ts';
-import { bundledRouteValue, bundledRouteVariable, externalModulesFor, repoRoot, routeRowWidth, sharedEsbuildOptions } from './bundling.ts';
+import {
+  bundledRouteValue,
+  bundledRouteVariable,
+  externalModulesFor,
+  lambdaEntryDefine,
+  repoRoot,
+  routeRowWidth,
+  sharedEsbuildOptions,
+} from './bundling.ts';
 
 /**
  * Every Lambda bundle, made by one esbuild build per set of external modules
@@ -83,9 +91,13 @@ export function lambdaBundles(): LambdaBundles {
   };
 }
 
-/** What the bundles are made with besides the files esbuild reads: options, handler list, esbuild's version, the lockfile. */
+/** What the bundles are made with besides the files esbuild reads: options, the Lambda entry, handler list, esbuild's version, the lockfile. */
 function buildKey(handlers: string[]): string {
-  const hash = createHash('sha256').update(esbuild.version).update(JSON.stringify(sharedEsbuildOptions));
+  // The Lambda entry is built apart (a define of every bundle): its text stands for the files it was built from.
+  const hash = createHash('sha256')
+    .update(esbuild.version)
+    .update(JSON.stringify(sharedEsbuildOptions))
+    .update(JSON.stringify(lambdaEntryDefine()));
   for (const handler of handlers) hash.update(JSON.stringify([handler, externalModulesFor(handler), bundledRouteValue(handler)]));
   for (const file of ['package-lock.json', 'tsconfig.json']) hash.update(fs.readFileSync(path.join(repoRoot, file)));
   return hash.digest('hex');
@@ -136,7 +148,7 @@ function build(handlers: string[], key: string): true {
       outdir: temp,
       outExtension: { '.js': '.mjs' },
       external,
-      define: placeholder ? { [bundledRouteVariable]: JSON.stringify(placeholder) } : {},
+      define: { ...lambdaEntryDefine(), ...(placeholder ? { [bundledRouteVariable]: JSON.stringify(placeholder) } : {}) },
       metafile: true,
     });
     Object.assign(metafile.inputs, result.metafile!.inputs);

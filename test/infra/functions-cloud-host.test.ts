@@ -8,15 +8,17 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../infra/bundling.ts';
 import {
-  decodeRunnerStream,
-  doorReplyFromPrelude,
   functionLambdaName,
   functionPackage,
-  hostFailureOf,
-  LAMBDA_ENTRY_SOURCE,
+  lambdaEntrySource,
   RUNNER_LAYER_MODULE,
+} from '../../lib/functions/hosts/cloud/lambda-package.ts';
+import {
+  decodeRunnerStream,
+  doorReplyFromPrelude,
+  hostFailureOf,
   type CloudRunnerEvent,
-} from '../../lib/functions/hosts/cloud/cloud-host.ts';
+} from '../../lib/functions/hosts/cloud/runner-stream.ts';
 import { FunctionHostError } from '../../lib/functions/host.ts';
 
 /**
@@ -148,7 +150,7 @@ describe('the deployment package of a user-function Lambda', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-entry-'));
     dirs.push(dir);
     const runner = path.join(repoRoot, 'lib/functions/runner/runner.mjs');
-    fs.writeFileSync(path.join(dir, 'index.mjs'), LAMBDA_ENTRY_SOURCE.replace(RUNNER_LAYER_MODULE, pathToFileURL(runner).href));
+    fs.writeFileSync(path.join(dir, 'index.mjs'), lambdaEntrySource().replace(RUNNER_LAYER_MODULE, pathToFileURL(runner).href));
     fs.writeFileSync(
       path.join(dir, 'function.mjs'),
       `export default async (request, context) => {

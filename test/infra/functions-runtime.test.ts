@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HandlerFunction } from '../../infra/functions.ts';
 import { blockedEgressRanges, FunctionsRuntime } from '../../infra/functions-runtime.ts';
 import { SlipwayState } from '../../infra/state.ts';
-import { cloudHostVariables } from '../../lib/functions/hosts/cloud/cloud-host.ts';
+import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
 import { routeKey, routes, type RouteRow } from '../../lib/http/routes.ts';
 import { statementsOfRole } from '../support/iam-policies.ts';
 

@@ -17,7 +17,7 @@ import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { sweepDomainDistributions } from '../../lib/domains/distribution-sweep.ts';
 import { DOMAIN_ID_TAG } from '../../lib/domains/tls.ts';
-import { functionLambdaName, functionLambdaTags, functionPackage } from '../../lib/functions/hosts/cloud/cloud-host.ts';
+import { functionLambdaName, functionLambdaTags, functionPackage } from '../../lib/functions/hosts/cloud/lambda-package.ts';
 import { sweepFunctionLambdas } from '../../lib/functions/hosts/cloud/lambda-sweep.ts';
 import { listFunctionRecords } from '../../lib/functions/records.ts';
 import type { FunctionRecord } from '../../lib/functions/model.ts';

@@ -13,15 +13,15 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } fro
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { repoRoot } from '../../infra/bundling.ts';
+import { createCloudFunctionHost } from '../../lib/functions/hosts/cloud/cloud-host.ts';
 import {
-  cloudHostVariables,
-  createCloudFunctionHost,
   queuedTaskKeys,
   RUNNER_CONTAINER_NAME,
   stoppedTaskOutcome,
   TASK_EXIT,
   TASK_VARIABLES,
-} from '../../lib/functions/hosts/cloud/cloud-host.ts';
+} from '../../lib/functions/hosts/cloud/queued-task.ts';
+import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
 import type { QueuedRequest } from '../../lib/functions/host.ts';
 import { finishOf } from '../../lib/functions/queued.ts';
 import type { DeployedFunction } from '../../lib/functions/model.ts';

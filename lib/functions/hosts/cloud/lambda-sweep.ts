@@ -6,7 +6,7 @@ import { config } from '../../../config.ts';
 import { keys } from '../../../db/keys.ts';
 import { queryAll } from '../../../db/query.ts';
 import { logger } from '../../../logger.ts';
-import { functionLambdaName } from './cloud-host.ts';
+import { functionLambdaName } from './lambda-package.ts';
 
 /**
  * The sweep of user-function Lambdas (the cloud HTTPS door makes one per built bundle,

@@ -1,0 +1,124 @@
+import { PassThrough, type Readable } from 'node:stream';
+import type { InvokeWithResponseStreamResponseEvent } from '@aws-sdk/client-lambda';
+import { FunctionHostError, type DoorOutcome, type DoorReply } from '../../host.ts';
+import { OUTCOME_HEADER, RUNNER_BOOT_MS_HEADER, RUNNER_COLD_START_HEADER, RUNNER_INSTANCE_HEADER } from '../../runner/protocol.mjs';
+
+/**
+ * The router <-> user-function Lambda exchange: the event the door hands the Lambda entry (lambda-entry.ts) and
+ * the streamed reply it reads back, the prelude JSON, eight NUL bytes, then the body (the layout of the Lambda
+ * runtime's `HttpResponseStream`), with the runner's report in `x-slipway-runner-*` headers of the prelude.
+ */
+
+/**
+ * What the door hands the runner's Lambda mode. The body is base64 in the
+ * JSON payload, so the 6 MB invoke limit holds about 4.4 MiB of body
+ * (docs/functions.md, Limits).
+ */
+export interface CloudRunnerEvent {
+  method: string;
+  /** The function's public URL; with `query` it is the handler's `request.url`. */
+  publicUrl: string;
+  /** The caller's query string without `?`. */
+  query: string;
+  headers: [string, string][];
+  bodyBase64: string | null;
+}
+
+/** Between the prelude and the body. */
+const PRELUDE_DELIMITER = Buffer.alloc(8);
+
+export interface RunnerPrelude {
+  statusCode: number;
+  headers: Record<string, string>;
+  cookies: string[];
+}
+
+/**
+ * Splits a streamed reply into its prelude and its body: resolves with the
+ * prelude once the eight NUL bytes after it have arrived; the body stream then
+ * carries the rest. A stream that ends or fails before the prelude rejects.
+ */
+export function decodeRunnerStream(chunks: AsyncIterable<Uint8Array>): Promise<{ prelude: RunnerPrelude; body: Readable }> {
+  return new Promise((resolve, reject) => {
+    const body = new PassThrough();
+    let head: Buffer | null = Buffer.alloc(0);
+    const fail = (error: Error) => {
+      if (head) reject(error);
+      else body.destroy(error);
+    };
+    void (async () => {
+      for await (const chunk of chunks) {
+        if (!head) {
+          if (!body.write(chunk)) await new Promise((done) => body.once('drain', done));
+          continue;
+        }
+        head = Buffer.concat([head, chunk]);
+        const at = head.indexOf(PRELUDE_DELIMITER);
+        if (at < 0) continue;
+        let prelude: RunnerPrelude;
+        try {
+          prelude = parsePrelude(head.subarray(0, at));
+        } catch (error) {
+          return fail(error as Error);
+        }
+        const rest = head.subarray(at + PRELUDE_DELIMITER.length);
+        head = null;
+        resolve({ prelude, body });
+        if (rest.length > 0) body.write(rest);
+      }
+      if (head) fail(new FunctionHostError('instance_crashed', 'the function ended before it sent a status'));
+      else body.end();
+    })().catch(fail);
+  });
+}
+
+function parsePrelude(bytes: Buffer): RunnerPrelude {
+  const value = JSON.parse(bytes.toString('utf8')) as Partial<RunnerPrelude>;
+  if (typeof value.statusCode !== 'number' || !Number.isInteger(value.statusCode))
+    throw new FunctionHostError('instance_crashed', 'the runner sent no status');
+  const headers: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(value.headers ?? {})) headers[name.toLowerCase()] = String(raw);
+  return { statusCode: value.statusCode, headers, cookies: Array.isArray(value.cookies) ? value.cookies.map(String) : [] };
+}
+
+const OUTCOMES: readonly DoorOutcome[] = ['response', 'handler_error', 'invalid_response'];
+
+/** The door's view of the runner's reply: header pairs (each cookie its own `set-cookie`), the outcome and the cold-start report. */
+export function doorReplyFromPrelude(
+  prelude: RunnerPrelude,
+  body: Readable,
+  fallbackInstance: string,
+  waitedForCreation: boolean,
+): DoorReply {
+  const reported = prelude.headers[OUTCOME_HEADER];
+  // A reply without the runner's report did not come from the runner: treat it as a failed handler.
+  const outcome: DoorOutcome = OUTCOMES.includes(reported as DoorOutcome) ? (reported as DoorOutcome) : 'handler_error';
+  const headers: [string, string][] = Object.entries(prelude.headers).filter(([name]) => !name.startsWith('x-slipway-runner-'));
+  for (const cookie of prelude.cookies) headers.push(['set-cookie', cookie]);
+  const bootMs = Number(prelude.headers[RUNNER_BOOT_MS_HEADER]);
+  const coldStart = waitedForCreation || prelude.headers[RUNNER_COLD_START_HEADER] === 'true';
+  return {
+    outcome,
+    status: prelude.statusCode,
+    headers,
+    body,
+    coldStart,
+    ...(coldStart && Number.isFinite(bootMs) ? { bootMs } : {}),
+    instanceId: prelude.headers[RUNNER_INSTANCE_HEADER] || fallbackInstance,
+  };
+}
+
+/** An `InvokeComplete` error code as the door's failure kind. */
+export function hostFailureOf(errorCode: string | undefined): FunctionHostError {
+  return /memory/i.test(errorCode ?? '')
+    ? new FunctionHostError('out_of_memory', 'the function ran out of memory')
+    : new FunctionHostError('instance_crashed', `the function failed (${errorCode ?? 'unknown'})`);
+}
+
+/** The payload chunks of an InvokeWithResponseStream reply; an error reported by Lambda ends it with a host failure. */
+export async function* payloadOf(events: AsyncIterable<InvokeWithResponseStreamResponseEvent>): AsyncIterable<Uint8Array> {
+  for await (const event of events) {
+    if (event.PayloadChunk?.Payload) yield event.PayloadChunk.Payload;
+    else if (event.InvokeComplete?.ErrorCode) throw hostFailureOf(event.InvokeComplete.ErrorCode);
+  }
+}
