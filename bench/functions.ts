@@ -10,6 +10,7 @@ import { startLocalPlatform } from '../lib/local/platform.ts';
 import { localParts } from '../lib/local/wiring.ts';
 import { setFunctionsEnrolment } from '../lib/teams/standing.ts';
 import { createTeam } from '../lib/teams/teams.ts';
+import { http2Pair, linkCostMicros } from './http2-pair.ts';
 import { deploySiteFiles } from './support.ts';
 
 /**
@@ -26,9 +27,9 @@ export const targets = { coldStartMs: 50, warmRatio: 0.7 } as const;
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 20);
 const IDLE_MS = 300;
-const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
-const LOAD_ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
-const LOAD_CONCURRENCY = 10;
+export const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
+export const LOAD_ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
+export const LOAD_CONCURRENCY = 10;
 
 const SMALL = `export default () => new Response('hello');`;
 
@@ -47,7 +48,7 @@ const BIG = `import * as table from './lib/big.js';
 const names = Object.keys(table);
 export default () => new Response(String(table[names[names.length - 1]](7)));`;
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -72,7 +73,7 @@ function call(port: number, host: string, agent?: Agent): Promise<{ status: numb
 }
 
 /** Requests per second over LOAD_SECONDS from a separate process, LOAD_CONCURRENCY keep-alive connections. */
-function load(port: number, host: string): Promise<number> {
+export function load(port: number, host: string): Promise<number> {
   const script = `
     const http = require('node:http');
     const agent = new http.Agent({ keepAlive: true, maxSockets: ${LOAD_CONCURRENCY} });
@@ -106,7 +107,7 @@ function load(port: number, host: string): Promise<number> {
 }
 
 /** The same handler on a bare node:http server in its own process: the baseline of the warm figure. */
-async function bareServer(): Promise<{ port: number; stop: () => void }> {
+export async function bareServer(): Promise<{ port: number; stop: () => void }> {
   const script = `
     const http = require('node:http');
     const handler = () => new Response('hello');
@@ -131,7 +132,7 @@ async function bareServer(): Promise<{ port: number; stop: () => void }> {
  * beyond it is its own cost; what the floor misses of the target is the cost
  * of a second process on this machine.
  */
-async function floorPair(): Promise<{ port: number; stop: () => void }> {
+export async function floorPair(): Promise<{ port: number; stop: () => void }> {
   const framing = JSON.stringify(new URL('../lib/functions/runner/protocol.mjs', import.meta.url).href);
   const socketPath = join(tmpdir(), `slipway-floor-${process.pid}-${randomBytes(3).toString('hex')}.sock`);
   const instance = `
@@ -266,16 +267,18 @@ export async function runFunctionsBench(): Promise<void> {
     await call(platform.port, host);
     const bare = await bareServer();
     const floor = await floorPair();
+    const h2 = await http2Pair();
     try {
       // The three in turn, LOAD_ROUNDS times, each figure the median of its rounds: on 2 cores one run of the
       // bare server alone swings by half (where the scheduler puts it and the load generator).
-      const runs = { bare: [] as number[], door: [] as number[], floor: [] as number[] };
+      const runs = { bare: [] as number[], door: [] as number[], floor: [] as number[], http2: [] as number[] };
       for (let round = 0; round < LOAD_ROUNDS; round++) {
         runs.bare.push(await load(bare.port, 'bare'));
         runs.door.push(await load(platform.port, host));
         runs.floor.push(await load(floor.port, 'floor'));
+        runs.http2.push(await load(h2.port, 'floor'));
       }
-      const [bareRps, doorRps, floorRps] = [median(runs.bare), median(runs.door), median(runs.floor)];
+      const [bareRps, doorRps, floorRps, http2Rps] = [median(runs.bare), median(runs.door), median(runs.floor), median(runs.http2)];
       const ratio = doorRps / bareRps;
       console.log(
         `warm throughput (${LOAD_CONCURRENCY} connections, median of ${LOAD_ROUNDS} rounds of ${LOAD_SECONDS} s each): door ${doorRps.toFixed(0)} req/s, bare node:http ${bareRps.toFixed(0)} req/s, ` +
@@ -285,9 +288,17 @@ export async function runFunctionsBench(): Promise<void> {
         `  floor of a two-process door (minimal door and instance, same framing, no rules): ${floorRps.toFixed(0)} req/s, ratio ${(floorRps / bareRps).toFixed(2)}; ` +
           `the door reaches ${(doorRps / floorRps).toFixed(2)} of it`,
       );
+      // The issue's rule: our framing stays only if HTTP/2 costs more than a tenth of the door's warm figure.
+      const extra = linkCostMicros(floorRps, http2Rps);
+      const warm = 1e6 / doorRps;
+      console.log(
+        `  the same floor over node:http2 (same unix socket, same request): ${http2Rps.toFixed(0)} req/s; HTTP/2 costs ${extra.toFixed(0)} µs ` +
+          `more per request than our framing, ${((extra / warm) * 100).toFixed(1)}% of the door's warm figure (${warm.toFixed(0)} µs a request)`,
+      );
     } finally {
       bare.stop();
       floor.stop();
+      h2.stop();
     }
     await new Promise((r) => setTimeout(r, 1500));
     const rss = runnerRssMib();

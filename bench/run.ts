@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import { runDashboardBench } from './dashboard.ts';
 import { runBuildsBench } from './builds.ts';
 import { runDeployBench } from './deploy.ts';
+import { runDoorLinkBench } from './door-link.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
 import { runQueuedBench } from './queued.ts';
@@ -20,6 +21,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   synth: runSynthBench,
   deploy: runDeployBench,
   functions: runFunctionsBench,
+  'door-link': runDoorLinkBench,
   queued: runQueuedBench,
   dashboard: runDashboardBench,
   serving: runServingBench,
