@@ -1,0 +1,246 @@
+import { connect, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { FunctionHostError, type DoorForward, type DoorReply } from '../../host.ts';
+import {
+  creditPayload,
+  FRAME,
+  frameParser,
+  frameWriter,
+  HOP_BY_HOP,
+  OUTCOME_HEADER,
+  receiveBody,
+  sendBody,
+  SendWindow,
+  type FrameWrite,
+  type ReceivedBody,
+} from '../../runner/protocol.mjs';
+
+/**
+ * The mux client: the local host's side of an instance's connection (runner/protocol.mjs). Each request is a
+ * stream of the one connection to its instance; the reply is handed to the door once its head has come.
+ */
+
+/** One connection to an instance: every request to it is a stream on it (runner/protocol.mjs, FRAME). */
+export interface Mux {
+  socket: Socket;
+  write: FrameWrite;
+  streams: Map<number, { onFrame: (type: number, payload: Buffer) => void; onClose: (error: Error) => void }>;
+  nextId: number;
+}
+
+export function openMux(path: string): Mux {
+  const socket = connect(path);
+  const mux: Mux = { socket, write: frameWriter(socket), streams: new Map(), nextId: 1 };
+  let failure: Error | null = null;
+  socket.on('error', (error) => (failure = error));
+  socket.on(
+    'data',
+    frameParser((type, id, payload) => mux.streams.get(id)?.onFrame(type, payload)),
+  );
+  socket.on('close', () => {
+    const error = failure ?? new Error('the instance closed the connection');
+    for (const stream of [...mux.streams.values()]) stream.onClose(error);
+    mux.streams.clear();
+  });
+  return mux;
+}
+
+/** What a request needs of the instance it goes to (instance-pool.ts Instance). */
+export interface MuxTarget {
+  id: string;
+  bootMs: number;
+  mux: Mux | null;
+  blank: { sandbox: { httpSocket: string } };
+  /** How it died, once known. */
+  death?: Promise<'out_of_memory' | 'instance_crashed' | 'stopped'>;
+}
+
+export function abortError(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  const error = new Error(reason instanceof Error ? reason.message : 'The operation was aborted', { cause: reason });
+  error.name = 'AbortError';
+  return error;
+}
+
+/** The promise, or an AbortError as soon as the signal aborts (the promise runs on). */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+async function failureOf(instance: MuxTarget, error: unknown): Promise<FunctionHostError> {
+  // The connection broke: was it the instance dying? Give the exit a moment to be seen.
+  const how = await Promise.race([
+    instance.death ?? Promise.resolve(null),
+    new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref()),
+  ]);
+  if (how === 'out_of_memory') return new FunctionHostError('out_of_memory', 'the instance went over its 512 MB memory limit');
+  if (how === 'instance_crashed' || how === 'stopped')
+    return new FunctionHostError('instance_crashed', 'the instance stopped during the request');
+  return new FunctionHostError(
+    'instance_crashed',
+    `the instance connection failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}
+
+export function sendRequest<T extends MuxTarget>(
+  instance: T,
+  forward: DoorForward,
+  signal: AbortSignal,
+  coldStart: boolean,
+  release: (instance: T) => void,
+): Promise<DoorReply> {
+  return new Promise<DoorReply>((resolve, reject) => {
+    if (!instance.mux || instance.mux.socket.destroyed) instance.mux = openMux(instance.blank.sandbox.httpSocket);
+    const mux = instance.mux;
+    const id = mux.nextId;
+    mux.nextId = mux.nextId >= 0xffff_ffff ? 1 : mux.nextId + 1;
+    /** How much more of the request body the instance takes. */
+    const window = new SendWindow();
+    let reply: ReceivedBody | null = null;
+    /** The reply's head and the body received with it, until it is handed over. */
+    let early: { outcome: DoorReply['outcome']; status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
+    let replyEnded = false;
+    let over = false;
+    let settled = false;
+    // Shorthand methods, destructured: under tsx (keepNames) a named arrow costs a defineProperty per request.
+    const { finish, settle, giveUp, deliver, onAbort } = {
+      // The slot is held until the reply ends (or the stream is given up): a handler still running counts.
+      finish() {
+        if (over) return;
+        over = true;
+        mux.streams.delete(id);
+        window.close();
+        release(instance);
+      },
+      settle(fn: () => void) {
+        if (!settled) {
+          settled = true;
+          signal.removeEventListener('abort', onAbort);
+          fn();
+        }
+      },
+      giveUp() {
+        mux.write(FRAME.RESET, id);
+        finish();
+      },
+      deliver() {
+        const head = early!;
+        early = null;
+        // The door stopped waiting meanwhile: the reply is not wanted.
+        if (settled) return replyEnded ? undefined : giveUp();
+        // The connection broke right after the head: onClose's failure settles it.
+        if (over && !replyEnded) return;
+        let body: Readable | Buffer;
+        if (replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
+        else {
+          const received = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
+          reply = received;
+          for (const chunk of head.chunks) received.push(chunk);
+          // The door went away mid-body: the instance stops the body, the slot is free.
+          received.stream.on('close', () => {
+            if (!replyEnded && !over) giveUp();
+          });
+          body = received.stream;
+        }
+        settle(() =>
+          resolve({
+            outcome: head.outcome,
+            status: head.status,
+            headers: head.headers,
+            body,
+            coldStart,
+            ...(coldStart ? { bootMs: instance.bootMs } : {}),
+            instanceId: instance.id,
+          }),
+        );
+      },
+      // The door stops waiting; the handler runs on. Its reply, when it comes, is given up.
+      onAbort() {
+        settle(() => reject(abortError(signal)));
+      },
+    };
+    mux.streams.set(id, {
+      onFrame(type, payload) {
+        if (type === FRAME.HEAD) {
+          let head: { s: number; h: [string, string][]; o: string };
+          try {
+            head = JSON.parse(payload.toString());
+          } catch {
+            mux.socket.destroy(new Error('the instance sent a malformed reply head'));
+            return;
+          }
+          if (head.o === 'not_loaded')
+            return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+          // The door stopped waiting (its signal aborted): the reply is not wanted.
+          if (settled) return giveUp();
+          const outcome = head.o === 'handler_error' || head.o === 'invalid_response' ? head.o : 'response';
+          const headers: [string, string][] = [];
+          for (const [rawName, value] of head.h) {
+            const name = rawName.toLowerCase();
+            if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
+            headers.push([name, value]);
+          }
+          // The reply is handed over once the frames read with its head are taken: a small reply's body
+          // and END come in the same read, and then it goes whole, with no stream to make and drain.
+          early = { outcome, status: outcome === 'response' ? head.s : 500, headers, chunks: [] };
+          queueMicrotask(deliver);
+        } else if (type === FRAME.BODY) {
+          if (reply) reply.push(payload);
+          else early?.chunks.push(payload);
+        } else if (type === FRAME.END) {
+          replyEnded = true;
+          reply?.end();
+          finish();
+        } else if (type === FRAME.CREDIT && payload.length === 4) {
+          window.grant(payload.readUInt32BE(0));
+        } else if (type === FRAME.RESET) {
+          // After the reply's end: the rest of the request body is not wanted. Before: the runner cut the reply.
+          window.close();
+          if (replyEnded) return;
+          const cut = new FunctionHostError('instance_crashed', "the function's reply stream failed");
+          if (!settled) settle(() => reject(cut));
+          else reply?.fail(cut);
+          finish();
+        }
+      },
+      onClose(error) {
+        // The connection broke before the reply's end: the instance died (or was stopped).
+        if (over) return;
+        const current = reply;
+        if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
+        else if (current && !replyEnded) void failureOf(instance, new Error('the reply was cut')).then((failure) => current.fail(failure));
+        finish();
+      },
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+    const headers: [string, string][] = [];
+    for (const [name, value] of forward.headers) {
+      if (HOP_BY_HOP.has(name.toLowerCase())) continue;
+      headers.push([name, value]);
+    }
+    mux.write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ m: forward.method, q: forward.query, h: headers })));
+    if (!forward.body) {
+      mux.write(FRAME.END, id);
+      return;
+    }
+    const source = forward.body;
+    void (async () => {
+      try {
+        for await (const chunk of source) {
+          if (!(await sendBody(mux.write, id, window, chunk as Buffer))) {
+            source.destroy();
+            return;
+          }
+        }
+        if (!window.closed) mux.write(FRAME.END, id);
+      } catch {
+        if (!over) giveUp();
+      }
+    })();
+  });
+}
