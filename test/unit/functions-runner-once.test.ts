@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nodeBinary, RUNNER_PATH } from '../../lib/functions/hosts/local/sandbox.ts';
+import { RUNNER_PATH } from '../../lib/functions/hosts/local/runner-files.ts';
+import { nodeBinary } from '../../lib/functions/hosts/local/sandbox-probe.ts';
 
 /** The runner's `once` mode (the queued door): one request from a file, one JSON line on fd 3, exit. */
 const dir = mkdtempSync(join(tmpdir(), 'slipway-runner-once-'));

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bwrapArgs, NOBODY, removeCgroup, type SandboxCapabilities } from '../../functions/hosts/local/sandbox.ts';
+import { removeCgroup } from '../../functions/hosts/local/instance-memory.ts';
+import { bwrapArgs, NOBODY, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 
 /**
  * One build in the functions sandbox's isolation (lib/functions/hosts/local/sandbox.ts), shaped for a build:

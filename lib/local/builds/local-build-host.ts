@@ -8,7 +8,7 @@ import { config } from '../../config.ts';
 import { scriptJob, type BuildHost, type BuildJob, type BuildReport } from '../../builds/host.ts';
 import { detectPackageManager, fileHash, lockfileOf } from '../../builds/script/build.mjs';
 import { startEgressProxy, type EgressProxy } from '../../functions/hosts/local/egress-proxy.ts';
-import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox.ts';
+import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 import { EGRESS_PORT, INSIDE, spawnBuild, type BuildProcess } from './build-sandbox.ts';
 
 /**

@@ -1,7 +1,8 @@
 import { logger } from '../../../logger.ts';
 import type { DeployedFunction } from '../../model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
-import { spawnSandbox, type SandboxCapabilities, type SandboxProcess } from './sandbox.ts';
+import type { SandboxCapabilities } from './sandbox-probe.ts';
+import { spawnSandbox, type SandboxProcess } from './sandbox.ts';
 
 /** What the local host reports (telemetry, the console lines of `slipway dev`). */
 export type LocalHostEvent =

@@ -6,7 +6,8 @@ import { BlankPool, type LocalHostEvent } from './blank-pool.ts';
 import { BundleCache } from './bundle-cache.ts';
 import { InstancePool } from './instance-pool.ts';
 import { runQueuedInSandbox, type StartedRunner } from './queued-run.ts';
-import { makeSandboxRoot, probeSandbox, type SandboxCapabilities } from './sandbox.ts';
+import { makeSandboxRoot } from './runner-files.ts';
+import { probeSandbox, type SandboxCapabilities } from './sandbox-probe.ts';
 
 /**
  * The local FunctionHost: the HTTPS door's requests go to sandboxed runner

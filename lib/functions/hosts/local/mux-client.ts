@@ -87,6 +87,81 @@ async function failureOf(instance: MuxTarget, error: unknown): Promise<FunctionH
   );
 }
 
+/** A reply's head and the body received with it, until it is handed over to the door. */
+interface EarlyReply {
+  outcome: DoorReply['outcome'];
+  status: number;
+  headers: [string, string][];
+  chunks: Buffer[];
+}
+
+/** The instance's reply head (its JSON), the connection-level and outcome headers left out; null when malformed. */
+function replyHeadOf(payload: Buffer): EarlyReply | 'not_loaded' | null {
+  let head: { s: number; h: [string, string][]; o: string };
+  try {
+    head = JSON.parse(payload.toString());
+  } catch {
+    return null;
+  }
+  if (head.o === 'not_loaded') return 'not_loaded';
+  const outcome = head.o === 'handler_error' || head.o === 'invalid_response' ? head.o : 'response';
+  const headers: [string, string][] = [];
+  for (const [rawName, value] of head.h) {
+    const name = rawName.toLowerCase();
+    if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
+    headers.push([name, value]);
+  }
+  return { outcome, status: outcome === 'response' ? head.s : 500, headers, chunks: [] };
+}
+
+/** The reply body as a stream fed by its BODY frames, crediting the instance with what the door has read. */
+function openReplyBody(mux: Mux, id: number, chunks: Buffer[]): ReceivedBody {
+  const received = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
+  for (const chunk of chunks) received.push(chunk);
+  return received;
+}
+
+function doorReplyOf(head: EarlyReply, body: Readable | Buffer, coldStart: boolean, instance: MuxTarget): DoorReply {
+  return {
+    outcome: head.outcome,
+    status: head.status,
+    headers: head.headers,
+    body,
+    coldStart,
+    ...(coldStart ? { bootMs: instance.bootMs } : {}),
+    instanceId: instance.id,
+  };
+}
+
+/** The request's HEAD frame: method, query and the headers without the connection-level ones. */
+function writeRequestHead(mux: Mux, id: number, forward: DoorForward): void {
+  const headers: [string, string][] = [];
+  for (const [name, value] of forward.headers) {
+    if (HOP_BY_HOP.has(name.toLowerCase())) continue;
+    headers.push([name, value]);
+  }
+  mux.write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ m: forward.method, q: forward.query, h: headers })));
+}
+
+/** Sends the request body as the stream's window allows, then END; a failed body gives the stream up. */
+async function sendRequestBody(mux: Mux, id: number, window: SendWindow, source: Readable, giveUp: () => void): Promise<void> {
+  try {
+    for await (const chunk of source) {
+      if (!(await sendBody(mux.write, id, window, chunk as Buffer))) {
+        source.destroy();
+        return;
+      }
+    }
+    if (!window.closed) mux.write(FRAME.END, id);
+  } catch {
+    giveUp();
+  }
+}
+
+/**
+ * One request as a stream of the instance's connection: resolves with the reply once its head has come (whole
+ * when its body came with it). The slot is released when the reply ends or the stream is given up.
+ */
 export function sendRequest<T extends MuxTarget>(
   instance: T,
   forward: DoorForward,
@@ -103,7 +178,7 @@ export function sendRequest<T extends MuxTarget>(
     const window = new SendWindow();
     let reply: ReceivedBody | null = null;
     /** The reply's head and the body received with it, until it is handed over. */
-    let early: { outcome: DoorReply['outcome']; status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
+    let early: EarlyReply | null = null;
     let replyEnded = false;
     let over = false;
     let settled = false;
@@ -138,26 +213,14 @@ export function sendRequest<T extends MuxTarget>(
         let body: Readable | Buffer;
         if (replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
         else {
-          const received = receiveBody((bytes) => mux.write(FRAME.CREDIT, id, creditPayload(bytes)));
-          reply = received;
-          for (const chunk of head.chunks) received.push(chunk);
+          const received = (reply = openReplyBody(mux, id, head.chunks));
           // The door went away mid-body: the instance stops the body, the slot is free.
           received.stream.on('close', () => {
             if (!replyEnded && !over) giveUp();
           });
           body = received.stream;
         }
-        settle(() =>
-          resolve({
-            outcome: head.outcome,
-            status: head.status,
-            headers: head.headers,
-            body,
-            coldStart,
-            ...(coldStart ? { bootMs: instance.bootMs } : {}),
-            instanceId: instance.id,
-          }),
-        );
+        settle(() => resolve(doorReplyOf(head, body, coldStart, instance)));
       },
       // The door stops waiting; the handler runs on. Its reply, when it comes, is given up.
       onAbort() {
@@ -167,27 +230,18 @@ export function sendRequest<T extends MuxTarget>(
     mux.streams.set(id, {
       onFrame(type, payload) {
         if (type === FRAME.HEAD) {
-          let head: { s: number; h: [string, string][]; o: string };
-          try {
-            head = JSON.parse(payload.toString());
-          } catch {
+          const head = replyHeadOf(payload);
+          if (head === null) {
             mux.socket.destroy(new Error('the instance sent a malformed reply head'));
             return;
           }
-          if (head.o === 'not_loaded')
+          if (head === 'not_loaded')
             return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
           // The door stopped waiting (its signal aborted): the reply is not wanted.
           if (settled) return giveUp();
-          const outcome = head.o === 'handler_error' || head.o === 'invalid_response' ? head.o : 'response';
-          const headers: [string, string][] = [];
-          for (const [rawName, value] of head.h) {
-            const name = rawName.toLowerCase();
-            if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
-            headers.push([name, value]);
-          }
           // The reply is handed over once the frames read with its head are taken: a small reply's body
           // and END come in the same read, and then it goes whole, with no stream to make and drain.
-          early = { outcome, status: outcome === 'response' ? head.s : 500, headers, chunks: [] };
+          early = head;
           queueMicrotask(deliver);
         } else if (type === FRAME.BODY) {
           if (reply) reply.push(payload);
@@ -218,29 +272,13 @@ export function sendRequest<T extends MuxTarget>(
       },
     });
     signal.addEventListener('abort', onAbort, { once: true });
-    const headers: [string, string][] = [];
-    for (const [name, value] of forward.headers) {
-      if (HOP_BY_HOP.has(name.toLowerCase())) continue;
-      headers.push([name, value]);
-    }
-    mux.write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ m: forward.method, q: forward.query, h: headers })));
+    writeRequestHead(mux, id, forward);
     if (!forward.body) {
       mux.write(FRAME.END, id);
       return;
     }
-    const source = forward.body;
-    void (async () => {
-      try {
-        for await (const chunk of source) {
-          if (!(await sendBody(mux.write, id, window, chunk as Buffer))) {
-            source.destroy();
-            return;
-          }
-        }
-        if (!window.closed) mux.write(FRAME.END, id);
-      } catch {
-        if (!over) giveUp();
-      }
-    })();
+    void sendRequestBody(mux, id, window, forward.body, () => {
+      if (!over) giveUp();
+    });
   });
 }
