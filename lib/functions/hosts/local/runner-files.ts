@@ -8,7 +8,7 @@ const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 /**
  * The runner's folder: in the repository, lib/functions/runner/; in the built CLI (dist/cli.mjs and its
  * chunks, where this module's URL is no longer under lib/), the copy bin/build-cli.mjs puts in dist/runner/.
- * The runner is runner.mjs and the modules beside it (protocol.mjs); task.mjs is the Fargate task's entry.
+ * The runner is runner.mjs and the modules beside it (RUNNER_FILES); task.mjs is the Fargate task's entry.
  */
 export const RUNNER_DIR =
   [fileURLToPath(new URL('./runner/', import.meta.url)), fileURLToPath(new URL('../runner/', import.meta.url))].find(
@@ -16,7 +16,7 @@ export const RUNNER_DIR =
   ) ?? join(repoRoot, 'lib/functions/runner');
 export const RUNNER_PATH = join(RUNNER_DIR, 'runner.mjs');
 /** The runner's files every sandbox gets (read-only), beside one another. */
-export const RUNNER_FILES = ['runner.mjs', 'protocol.mjs'] as const;
+export const RUNNER_FILES = ['runner.mjs', 'core.mjs', 'serve.mjs', 'setup.mjs', 'protocol.mjs'] as const;
 
 /** Makes the host's temp folder, with a copy of the runner's files that nobody can write. */
 export function makeSandboxRoot(): { root: string; runnerDir: string } {
