@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { deleteKeys, getObject, putObject } from '../aws/s3-lite.ts';
 import { batchWriteAll } from '../db/batch.ts';
@@ -10,6 +10,7 @@ import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import type { ConsoleLine, QueuedRequest } from './host.ts';
+import { releaseInflightSlot } from './inflight-slots.ts';
 import type { DeployedFunction } from './model.ts';
 
 /**
@@ -94,10 +95,10 @@ export interface StoredResult {
   body: string;
 }
 
-const objectKey = (record: Pick<InvocationRecord, 'team_id' | 'id'>, part: 'request' | 'result' | 'console') =>
+export const objectKey = (record: Pick<InvocationRecord, 'team_id' | 'id'>, part: 'request' | 'result' | 'console') =>
   `invocations/${record.team_id}/${record.id}/${part}.json`;
 
-const isExpired = (item: Record<string, unknown>, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
+export const isExpired = (item: Record<string, unknown>, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
 
 /** One invocation, or null when unknown or past its retention. */
 export async function getInvocation(id: string): Promise<InvocationRecord | null> {
@@ -111,7 +112,7 @@ async function putJson(key: string, value: unknown): Promise<void> {
   await putObject({ bucket: config.bucket('bundles'), key, body: JSON.stringify(value), contentType: 'application/json' });
 }
 
-async function getJson<T>(key: string): Promise<T | null> {
+export async function getJson<T>(key: string): Promise<T | null> {
   try {
     return JSON.parse(await (await getObject(config.bucket('bundles'), key)).transformToString()) as T;
   } catch (error) {
@@ -345,266 +346,7 @@ export async function deleteProjectInvocations(projectId: string, functionNames:
   return deleted;
 }
 
-/** The public poll view (spec "Invocation"): no console output, ever. */
-export async function invocationView(record: InvocationRecord): Promise<Record<string, unknown>> {
-  const view: Record<string, unknown> = {
-    id: record.id,
-    status: record.status,
-    started_at: record.started_at ?? null,
-    finished_at: record.finished_at ?? null,
-  };
-  if (TERMINAL.includes(record.status)) {
-    const result = (await getJson<StoredResult>(objectKey(record, 'result'))) ?? {
-      status: record.response_status ?? 500,
-      headers: {},
-      body: '',
-    };
-    view.response_status = result.status;
-    view.response_headers = result.headers;
-    view.response_body = result.body;
-    if (record.error_message) view.error_message = record.error_message;
-  }
-  return view;
-}
-
-/** The members' view: the invocation, its function and times, and its console output. */
-export async function memberInvocationView(record: InvocationRecord): Promise<Record<string, unknown>> {
-  const console = TERMINAL.includes(record.status) ? ((await getJson<ConsoleLine[]>(objectKey(record, 'console'))) ?? []) : [];
-  return {
-    ...(await invocationView(record)),
-    function_name: record.function_name,
-    created_at: record.created_at,
-    expires_at: record.expires_at,
-    console,
-  };
-}
-
-/** A function's invocations, newest first (at most `limit`), without result bodies. */
-export async function listInvocations(projectId: string, name: string, limit = 50): Promise<Record<string, unknown>[]> {
-  const prefix = keys.invocationByFunction(projectId, name, '', '');
-  const reply = await dynamo().send(
-    new QueryCommand({
-      TableName: config.tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': prefix.gsi1pk },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  const now = Date.now();
-  return (reply.Items ?? [])
-    .filter((item) => !isExpired(item, now))
-    .map((item) => ({
-      id: item.id,
-      status: item.status,
-      created_at: item.created_at,
-      started_at: item.started_at ?? null,
-      finished_at: item.finished_at ?? null,
-      ...(item.response_status !== undefined && TERMINAL.includes(item.status) ? { response_status: item.response_status } : {}),
-      ...(item.error_message ? { error_message: item.error_message } : {}),
-    }));
-}
-
-/** Invocations still pending or running (what a restarted platform reclaims): every shard, and the partition of before sharding. */
-export async function listOpenInvocations(): Promise<InvocationRecord[]> {
-  const shards = Array.from({ length: OPEN_INVOCATION_SHARDS }, (_, shard) => keys.openInvocation(shard, '', '').gsi2pk);
-  const partitions = [...shards, keys.openInvocationsUnsharded().gsi2pk];
-  const pages = await Promise.all(
-    partitions.map((partition) =>
-      queryAll({
-        TableName: config.tableName(),
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :pk',
-        ExpressionAttributeValues: { ':pk': partition },
-      }),
-    ),
-  );
-  return pages.flat().filter((item) => item.type === 'invocation') as unknown as InvocationRecord[];
-}
-
-/**
- * Ends what a platform that died left open: a pending invocation as failed
- * ("never started"), a running one as timed_out ("did not finish before its
- * timeout"). Each is a conditional write from the state it was read in, so a
- * worker that is in fact alive keeps what it wrote. Returns how many it ended.
- */
-export async function reclaimOpenInvocations(filter: (record: InvocationRecord) => boolean = () => true): Promise<number> {
-  let ended = 0;
-  for (const record of await listOpenInvocations()) {
-    if (!filter(record)) continue;
-    const running = record.status === 'running';
-    const done = await finishInvocation(
-      record,
-      running
-        ? {
-            status: 'timed_out',
-            error_message: INVOCATION_ERRORS.reclaimedRunning,
-            result: { status: 504, headers: {}, body: '' },
-            console: [],
-          }
-        : {
-            status: 'failed',
-            error_message: INVOCATION_ERRORS.reclaimedPending,
-            result: { status: 500, headers: {}, body: '' },
-            console: [],
-          },
-      running ? 'running' : 'pending',
-    );
-    if (done) ended++;
-  }
-  return ended;
-}
-
-function sendInvocationMessage(id: string) {
+export function sendInvocationMessage(id: string) {
   const message = { QueueUrl: config.queueUrl('invocations'), MessageBody: JSON.stringify({ invocation_id: id }) };
   return sqs().send(new SendMessageCommand(message));
-}
-
-/**
- * Sends the message of every pending invocation again, so that each one a stopped platform left
- * waiting runs after the start, whether or not the queue kept its message: the worker's claim is a
- * conditional write, so the one of two messages that comes second does nothing. Returns how many.
- */
-export async function requeuePendingInvocations(): Promise<number> {
-  let sent = 0;
-  for (const record of await listOpenInvocations()) {
-    if (record.status !== 'pending') continue;
-    await sendInvocationMessage(record.id);
-    sent++;
-  }
-  return sent;
-}
-
-// ---------------------------------------------------------------------------
-// In-flight slots: the team item `FNINFLIGHT` holds a map invocation id ->
-// expiry (epoch seconds). Taking a slot is one conditional write (`size(slots)
-// < 10`), releasing one removes its key (idempotent). A slot a dead platform
-// never released expires and is pruned when the cap refuses.
-
-/** 10 queued invocations in flight per team (spec Limits). */
-export const MAX_INFLIGHT_PER_TEAM = 10;
-/** A slot is pruned this long after it was taken if nothing released it. */
-const SLOT_LIFETIME_SECONDS = 15 * 60;
-
-/** Makes the team's in-flight item on its first use (another caller may make it first). */
-async function ensureInflightItem(teamId: string): Promise<void> {
-  try {
-    await dynamo().send(
-      new PutCommand({
-        TableName: config.tableName(),
-        Item: { ...keys.functionInflight(teamId), type: 'function_inflight', slots: {} },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-  }
-}
-
-async function pruneExpiredSlots(teamId: string, now: number): Promise<number> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.functionInflight(teamId), ConsistentRead: true }),
-  );
-  let pruned = 0;
-  for (const [id, expires] of Object.entries((reply.Item?.slots ?? {}) as Record<string, number>)) {
-    if (expires > now) continue;
-    try {
-      await dynamo().send(
-        new UpdateCommand({
-          TableName: config.tableName(),
-          Key: keys.functionInflight(teamId),
-          UpdateExpression: 'REMOVE slots.#id',
-          ConditionExpression: 'slots.#id = :expires',
-          ExpressionAttributeNames: { '#id': id },
-          ExpressionAttributeValues: { ':expires': expires },
-        }),
-      );
-      pruned++;
-    } catch (error) {
-      if (!isConditionalCheckFailure(error)) throw error;
-    }
-  }
-  return pruned;
-}
-
-/** One conditional write: the slot, if the team's item exists and holds fewer than 10. */
-async function setSlot(teamId: string, slotId: string, now: Date): Promise<boolean> {
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.functionInflight(teamId),
-        UpdateExpression: 'SET slots.#id = :expires',
-        ConditionExpression: 'attribute_exists(slots) AND size(slots) < :max',
-        ExpressionAttributeNames: { '#id': slotId },
-        ExpressionAttributeValues: { ':expires': epochSeconds(now) + SLOT_LIFETIME_SECONDS, ':max': MAX_INFLIGHT_PER_TEAM },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    return false;
-  }
-}
-
-/** Takes an in-flight slot for `slotId`; false when the team has 10. One write when a slot is free. */
-export async function takeInflightSlot(teamId: string, slotId: string, now = new Date()): Promise<boolean> {
-  if (await setSlot(teamId, slotId, now)) return true;
-  // Refused: the team's first invocation (its item is made now), or the cap (slots a platform that died never
-  // released are pruned, then it is tried once more).
-  await ensureInflightItem(teamId);
-  if (await setSlot(teamId, slotId, now)) return true;
-  if ((await pruneExpiredSlots(teamId, epochSeconds(now))) > 0) return setSlot(teamId, slotId, now);
-  return false;
-}
-
-export async function releaseInflightSlot(teamId: string, slotId: string): Promise<void> {
-  await dynamo()
-    .send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.functionInflight(teamId),
-        UpdateExpression: 'REMOVE slots.#id',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#id': slotId },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailure(error)) throw error;
-    });
-}
-
-// ---------------------------------------------------------------------------
-// The rate cap: 20 requests per minute per IP address across invoke and poll,
-// a fixed one-minute window counter taken with a conditional ADD.
-
-export const QUEUED_RATE_PER_MINUTE = 20;
-
-/** The spec's 20; FUNCTIONS_QUEUED_RATE_PER_MINUTE raises it for tests that are not about the cap. */
-export function queuedRatePerMinute(): number {
-  const value = Number(process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE);
-  return Number.isInteger(value) && value > 0 ? value : QUEUED_RATE_PER_MINUTE;
-}
-
-/** Takes one request from the IP's minute; returns null when allowed, else the seconds until the window frees. */
-export async function takeQueuedRate(ip: string, now = new Date()): Promise<number | null> {
-  const nowSeconds = epochSeconds(now);
-  const start = nowSeconds - (nowSeconds % 60);
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.rateWindow(`fnqueued:ip:${ip || 'unknown'}`, start),
-        UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-        ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':one': 1, ':limit': queuedRatePerMinute(), ':type': 'rate_window', ':ttl': start + 120 },
-      }),
-    );
-    return null;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    return Math.max(1, start + 60 - nowSeconds);
-  }
 }

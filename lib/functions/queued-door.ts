@@ -3,17 +3,9 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
 import { FUNCTION_NOT_FOUND, INVOCATION_NOT_FOUND, RATE_LIMITED, TOO_MANY_CONCURRENT_INVOCATIONS } from '../errors/catalogue.ts';
 import type { QueuedRequest } from './host.ts';
-import {
-  createInvocation,
-  getInvocation,
-  MAX_QUEUED_BODY_BYTES,
-  MAX_INFLIGHT_PER_TEAM,
-  queuedRatePerMinute,
-  releaseInflightSlot,
-  takeInflightSlot,
-  takeQueuedRate,
-  type InvocationRecord,
-} from './invocations.ts';
+import { MAX_INFLIGHT_PER_TEAM, releaseInflightSlot, takeInflightSlot } from './inflight-slots.ts';
+import { createInvocation, getInvocation, MAX_QUEUED_BODY_BYTES, type InvocationRecord } from './invocations.ts';
+import { queuedRatePerMinute, takeQueuedRate } from './queued-rate.ts';
 import type { DeployedFunction } from './model.ts';
 import { isTeamEnrolledInFunctions, resolveFunctionBySubdomain } from './resolve.ts';
 import type { FunctionTelemetry } from './telemetry.ts';

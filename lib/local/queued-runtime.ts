@@ -2,7 +2,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import type { FunctionHost } from '../functions/host.ts';
-import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/invocations.ts';
+import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/invocation-reclaim.ts';
 import type { DeployedFunction } from '../functions/model.ts';
 import { invocationsWorker } from '../functions/queued-worker.ts';
 import { logger } from '../logger.ts';

@@ -1,4 +1,4 @@
-import { invocationView } from '../../../lib/functions/invocations.ts';
+import { invocationView } from '../../../lib/functions/invocation-views.ts';
 import { pollTarget } from '../../../lib/functions/queued-door.ts';
 import { FunctionTelemetry } from '../../../lib/functions/telemetry.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';

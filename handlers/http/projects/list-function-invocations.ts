@@ -1,4 +1,4 @@
-import { listInvocations } from '../../../lib/functions/invocations.ts';
+import { listInvocations } from '../../../lib/functions/invocation-views.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 

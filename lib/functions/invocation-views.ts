@@ -1,0 +1,69 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { keys } from '../db/keys.ts';
+import type { ConsoleLine } from './host.ts';
+import { getJson, isExpired, objectKey, TERMINAL, type InvocationRecord, type StoredResult } from './invocations.ts';
+
+/** What callers read of a queued invocation: the public poll, the members' view, a function's recent list. */
+
+/** The public poll view (spec "Invocation"): no console output, ever. */
+export async function invocationView(record: InvocationRecord): Promise<Record<string, unknown>> {
+  const view: Record<string, unknown> = {
+    id: record.id,
+    status: record.status,
+    started_at: record.started_at ?? null,
+    finished_at: record.finished_at ?? null,
+  };
+  if (TERMINAL.includes(record.status)) {
+    const result = (await getJson<StoredResult>(objectKey(record, 'result'))) ?? {
+      status: record.response_status ?? 500,
+      headers: {},
+      body: '',
+    };
+    view.response_status = result.status;
+    view.response_headers = result.headers;
+    view.response_body = result.body;
+    if (record.error_message) view.error_message = record.error_message;
+  }
+  return view;
+}
+
+/** The members' view: the invocation, its function and times, and its console output. */
+export async function memberInvocationView(record: InvocationRecord): Promise<Record<string, unknown>> {
+  const console = TERMINAL.includes(record.status) ? ((await getJson<ConsoleLine[]>(objectKey(record, 'console'))) ?? []) : [];
+  return {
+    ...(await invocationView(record)),
+    function_name: record.function_name,
+    created_at: record.created_at,
+    expires_at: record.expires_at,
+    console,
+  };
+}
+
+/** A function's invocations, newest first (at most `limit`), without result bodies. */
+export async function listInvocations(projectId: string, name: string, limit = 50): Promise<Record<string, unknown>[]> {
+  const prefix = keys.invocationByFunction(projectId, name, '', '');
+  const reply = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': prefix.gsi1pk },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  const now = Date.now();
+  return (reply.Items ?? [])
+    .filter((item) => !isExpired(item, now))
+    .map((item) => ({
+      id: item.id,
+      status: item.status,
+      created_at: item.created_at,
+      started_at: item.started_at ?? null,
+      finished_at: item.finished_at ?? null,
+      ...(item.response_status !== undefined && TERMINAL.includes(item.status) ? { response_status: item.response_status } : {}),
+      ...(item.error_message ? { error_message: item.error_message } : {}),
+    }));
+}

@@ -1,0 +1,40 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+
+/**
+ * The rate cap: 20 requests per minute per IP address across invoke and poll,
+ * a fixed one-minute window counter taken with a conditional ADD.
+ */
+
+export const QUEUED_RATE_PER_MINUTE = 20;
+
+/** The spec's 20; FUNCTIONS_QUEUED_RATE_PER_MINUTE raises it for tests that are not about the cap. */
+export function queuedRatePerMinute(): number {
+  const value = Number(process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE);
+  return Number.isInteger(value) && value > 0 ? value : QUEUED_RATE_PER_MINUTE;
+}
+
+/** Takes one request from the IP's minute; returns null when allowed, else the seconds until the window frees. */
+export async function takeQueuedRate(ip: string, now = new Date()): Promise<number | null> {
+  const nowSeconds = epochSeconds(now);
+  const start = nowSeconds - (nowSeconds % 60);
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.rateWindow(`fnqueued:ip:${ip || 'unknown'}`, start),
+        UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
+        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+        ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':one': 1, ':limit': queuedRatePerMinute(), ':type': 'rate_window', ':ttl': start + 120 },
+      }),
+    );
+    return null;
+  } catch (error) {
+    if (!isConditionalCheckFailure(error)) throw error;
+    return Math.max(1, start + 60 - nowSeconds);
+  }
+}
