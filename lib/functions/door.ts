@@ -11,9 +11,9 @@ import {
 } from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
 import { traceIdFrom } from '../http/trace.ts';
-import { FunctionHostError, type DoorForward, type FunctionHost } from './host.ts';
+import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from './host.ts';
 import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';
-import type { FunctionTelemetry, LimitKind } from './telemetry.ts';
+import type { FunctionTelemetry } from './telemetry.ts';
 import { HOP_BY_HOP, INTERNAL_HEADER_PREFIX } from './runner/protocol.mjs';
 
 /**
@@ -145,11 +145,86 @@ function firstBytes(body: Readable, signal: AbortSignal): Promise<{ chunks: Buff
   });
 }
 
-export function createFunctionDoor(deps: FunctionDoorDeps) {
-  /** By the Host header as sent: a caller sends the same one on every request. */
-  const routes = new Map<string, Route>();
+/** The door's error envelope as the whole reply (the caller did nothing wrong, or the function failed). */
+function fail(request: DoorRequest, open: OpenDoorReply, entry: ErrorEntry): void {
+  const traceId = traceIdFrom(request.headers.find(([name]) => name === 'traceparent')?.[1]);
+  const body = JSON.stringify({ code: entry.code, details: null, error: entry.message, meta: meta(randomUUID(), traceId) });
+  const out = open({
+    statusCode: entry.status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      [COLD_START_HEADER]: 'false',
+    },
+    cookies: [],
+  });
+  out.end(body);
+}
 
-  async function route(host: string): Promise<Route> {
+/** What the host gets: the caller's headers without the connection-level and internal ones, the function's own Host. */
+function forwardOf(request: DoorRequest, publicHost: string, body: Buffer | null): DoorForward {
+  const headers: [string, string][] = request.headers
+    .filter(([name]) => !HOP_BY_HOP.has(name) && !name.startsWith(INTERNAL_HEADER_PREFIX) && name !== 'host' && name !== 'content-length')
+    .map(([name, value]) => [name.toLowerCase(), value]);
+  headers.unshift(['host', publicHost]);
+  if (body && body.length > 0) headers.push(['content-length', String(body.length)]);
+  const queryAt = request.target.indexOf('?');
+  return {
+    method: request.method.toUpperCase(),
+    query: queryAt >= 0 ? request.target.slice(queryAt + 1) : '',
+    headers,
+    body: body && body.length > 0 ? Readable.from([body]) : null,
+  };
+}
+
+/** The reply's head for the caller: the handler's headers (each cookie apart) and the cold-start header. */
+function replyHeadOf(reply: DoorReply): DoorReplyHead {
+  const head: DoorReplyHead = { statusCode: reply.status, headers: {}, cookies: [] };
+  for (const [rawName, value] of reply.headers) {
+    const name = rawName.toLowerCase();
+    if (HOP_BY_HOP.has(name) || name.startsWith(INTERNAL_HEADER_PREFIX) || name === COLD_START_HEADER) continue;
+    if (name === 'set-cookie') head.cookies.push(value);
+    else head.headers[name] = head.headers[name] === undefined ? value : `${head.headers[name]}, ${value}`;
+  }
+  head.headers[COLD_START_HEADER] = String(reply.coldStart);
+  return head;
+}
+
+/** The rest of a streamed body to the caller; resolves when it ends or is cut (`onExpiry` runs first when the budget ends it). */
+function pipeReply(stream: Readable, out: Writable, signal: AbortSignal, onExpiry: () => void, fn: DeployedFunction): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let over = false;
+    const finish = () => {
+      if (over) return;
+      over = true;
+      signal.removeEventListener('abort', expire);
+      resolve();
+    };
+    // Mid-body: the only honest signal left is to cut the connection.
+    const cut = (why?: unknown) => {
+      if (over) return;
+      if (why !== undefined) logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(why) });
+      stream.destroy();
+      out.destroy();
+      finish();
+    };
+    const expire = () => {
+      onExpiry();
+      cut();
+    };
+    signal.addEventListener('abort', expire, { once: true });
+    stream.on('error', cut);
+    out.on('error', () => cut());
+    out.on('finish', finish);
+    out.on('close', () => (out.writableFinished ? finish() : cut()));
+    stream.pipe(out);
+  });
+}
+
+/** A hostname's route, read at most once per routeCacheMs() (by the Host header as sent: a caller sends the same one). */
+function routeCache(deps: FunctionDoorDeps): (host: string) => Promise<Route> {
+  const routes = new Map<string, Route>();
+  return async (host) => {
     const cached = routes.get(host);
     if (cached && cached.until > Date.now()) return cached;
     let fn = await deps.resolve(host);
@@ -158,59 +233,29 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     routes.set(host, entry);
     if (routes.size > 10_000) routes.delete(routes.keys().next().value!);
     return entry;
-  }
+  };
+}
+
+export function createFunctionDoor(deps: FunctionDoorDeps) {
+  const route = routeCache(deps);
 
   async function answer(request: DoorRequest, open: OpenDoorReply): Promise<void> {
     const started = Date.now();
-    // Shorthand methods, destructured: under tsx (keepNames) a named arrow costs a defineProperty per request.
-    const { fail, limit } = {
-      fail(entry: ErrorEntry) {
-        const traceId = traceIdFrom(request.headers.find(([name]) => name === 'traceparent')?.[1]);
-        const body = JSON.stringify({ code: entry.code, details: null, error: entry.message, meta: meta(randomUUID(), traceId) });
-        const out = open({
-          statusCode: entry.status,
-          headers: {
-            'content-type': 'application/json; charset=utf-8',
-            'content-length': String(Buffer.byteLength(body)),
-            [COLD_START_HEADER]: 'false',
-          },
-          cookies: [],
-        });
-        out.end(body);
-      },
-      limit(fn: DeployedFunction, kind: LimitKind) {
-        deps.telemetry?.limitHit(fn, kind);
-      },
-    };
-
     const { fn, publicHost } = await route(request.host);
     if (!fn) {
       request.body?.resume();
-      return fail(FUNCTION_NOT_FOUND);
+      return fail(request, open, FUNCTION_NOT_FOUND);
     }
-
     const declared = request.headers.find(([name]) => name === 'content-length')?.[1];
     let body: Buffer | null;
     try {
       body = await readBounded(request.body, declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : null);
     } catch (error) {
       if (!(error instanceof BodyTooLarge)) throw error;
-      limit(fn, 'body_413');
-      return fail(FUNCTION_BODY_TOO_LARGE);
+      deps.telemetry?.limitHit(fn, 'body_413');
+      return fail(request, open, FUNCTION_BODY_TOO_LARGE);
     }
-
-    const headers: [string, string][] = request.headers
-      .filter(([name]) => !HOP_BY_HOP.has(name) && !name.startsWith(INTERNAL_HEADER_PREFIX) && name !== 'host' && name !== 'content-length')
-      .map(([name, value]) => [name.toLowerCase(), value]);
-    headers.unshift(['host', publicHost]);
-    if (body && body.length > 0) headers.push(['content-length', String(body.length)]);
-    const queryAt = request.target.indexOf('?');
-    const forward: DoorForward = {
-      method: request.method.toUpperCase(),
-      query: queryAt >= 0 ? request.target.slice(queryAt + 1) : '',
-      headers,
-      body: body && body.length > 0 ? Readable.from([body]) : null,
-    };
+    const forward = forwardOf(request, publicHost, body);
 
     // The budget bounds what the caller sees; when it ends the door stops waiting, the handler runs on.
     const budget = new AbortController();
@@ -228,32 +273,23 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
         reply = await deps.host.forwardHttp(fn, forward, budget.signal);
       } catch (error) {
         if (expired) {
-          limit(fn, 'http_timeout');
-          return fail(FUNCTION_TIMEOUT);
+          deps.telemetry?.limitHit(fn, 'http_timeout');
+          return fail(request, open, FUNCTION_TIMEOUT);
         }
         if (request.signal?.aborted) return;
-        if (error instanceof FunctionHostError) {
-          if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') limit(fn, error.kind);
-          logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
-          return fail(error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
-        }
-        throw error;
+        if (!(error instanceof FunctionHostError)) throw error;
+        if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') deps.telemetry?.limitHit(fn, error.kind);
+        logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
+        return fail(request, open, error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
       }
       deps.telemetry?.httpRequest(fn, reply.coldStart);
       if (reply.outcome !== 'response') {
         // The runner's bare 500 carries nothing the caller may see; the envelope says only that it failed.
         if (!Buffer.isBuffer(reply.body)) reply.body.resume();
         logger.info('function handler failed', { function_id: fn.function_id, outcome: reply.outcome });
-        return fail(FUNCTION_FAILED);
+        return fail(request, open, FUNCTION_FAILED);
       }
-      const head: DoorReplyHead = { statusCode: reply.status, headers: {}, cookies: [] };
-      for (const [rawName, value] of reply.headers) {
-        const name = rawName.toLowerCase();
-        if (HOP_BY_HOP.has(name) || name.startsWith(INTERNAL_HEADER_PREFIX) || name === COLD_START_HEADER) continue;
-        if (name === 'set-cookie') head.cookies.push(value);
-        else head.headers[name] = head.headers[name] === undefined ? value : `${head.headers[name]}, ${value}`;
-      }
-      head.headers[COLD_START_HEADER] = String(reply.coldStart);
+      const head = replyHeadOf(reply);
       const bodiless = request.method.toUpperCase() === 'HEAD' || reply.status === 204 || reply.status === 304;
       if (Buffer.isBuffer(reply.body)) {
         if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(reply.body.length);
@@ -267,48 +303,30 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       if (first === null) {
         stream.destroy();
         if (!expired) return;
-        limit(fn, 'http_timeout');
-        return fail(FUNCTION_TIMEOUT);
+        deps.telemetry?.limitHit(fn, 'http_timeout');
+        return fail(request, open, FUNCTION_TIMEOUT);
       }
       if ('failed' in first) {
         logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(first.failed) });
-        return fail(FUNCTION_FAILED);
+        return fail(request, open, FUNCTION_FAILED);
       }
       if (first.ended) {
-        const body = Buffer.concat(first.chunks);
-        if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(body.length);
-        open(head).end(body);
+        const whole = Buffer.concat(first.chunks);
+        if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(whole.length);
+        open(head).end(whole);
         return;
       }
       const out = open(head);
       for (const chunk of first.chunks) out.write(chunk);
-      await new Promise<void>((resolve) => {
-        let over = false;
-        const finish = () => {
-          if (over) return;
-          over = true;
-          budget.signal.removeEventListener('abort', onExpiry);
-          resolve();
-        };
-        // Mid-body: the only honest signal left is to cut the connection.
-        const cut = (why?: unknown) => {
-          if (over) return;
-          if (why !== undefined) logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(why) });
-          stream.destroy();
-          out.destroy();
-          finish();
-        };
-        const onExpiry = () => {
-          if (expired) limit(fn, 'http_timeout');
-          cut();
-        };
-        budget.signal.addEventListener('abort', onExpiry, { once: true });
-        stream.on('error', cut);
-        out.on('error', () => cut());
-        out.on('finish', finish);
-        out.on('close', () => (out.writableFinished ? finish() : cut()));
-        stream.pipe(out);
-      });
+      await pipeReply(
+        stream,
+        out,
+        budget.signal,
+        () => {
+          if (expired) deps.telemetry?.limitHit(fn, 'http_timeout');
+        },
+        fn,
+      );
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onCallerGone);
