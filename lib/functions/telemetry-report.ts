@@ -176,35 +176,12 @@ export async function readFunctionsTelemetry(teamId: string, now = new Date()): 
   }
 }
 
-async function buildTelemetry(teamId: string, now: Date): Promise<FunctionsTelemetry> {
-  const partition = keys.functionStatsWeek(teamId, '').pk;
-  const currentHour = hourOf(now);
-  const first7d = hourOf(minusHours(now, HOURS_7D - 1));
-  const first24h = hourOf(minusHours(now, HOURS_24H - 1));
-  const currentWeek = weekStartOf(now);
-  const firstWeek = weekStartOf(new Date(Date.parse(currentWeek) - (WEEKS - 1) * 7 * 86_400_000));
-
-  const [hourRows, weekRows, team, owner, { projectNames, liveFunctions }] = await Promise.all([
-    queryAll({
-      TableName: config.tableName(),
-      // `$` sorts right after `#`: the bound takes in every function's row of the current hour.
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': partition, ':from': `HOUR#${first7d}`, ':to': `HOUR#${currentHour}$` },
-    }),
-    queryAll({
-      TableName: config.tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': partition, ':from': `WEEK#${firstWeek}`, ':to': `WEEK#${currentWeek}` },
-      ScanIndexForward: false,
-    }),
-    teamItem(teamId),
-    ownerEmail(teamId),
-    teamProjectsAndLiveFunctions(teamId),
-  ]);
-
-  const cockpitAvailable = typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
-
-  // Every function that answers now, and every function that left rows in the window (removed since, say).
+/** Every function that answers now and every one that left hour rows in the window, with its sums; and the background seconds. */
+function aggregateRows(
+  liveFunctions: { function_id: string; name: string; project_id: string }[],
+  hourRows: Record<string, unknown>[],
+  first24h: string,
+): { functions: Map<string, FunctionAggregate>; backgroundSeconds: number } {
   const functions = new Map<string, FunctionAggregate>();
   const aggregate = (functionId: string, name: string, projectId: string) => {
     let fn = functions.get(functionId);
@@ -257,11 +234,19 @@ async function buildTelemetry(teamId: string, now: Date): Promise<FunctionsTelem
     }
   }
 
-  const projectName = (projectId: string) => projectNames.get(projectId) ?? '';
-  const ordered = [...functions.values()].sort(
-    (a, b) => projectName(a.project_id).localeCompare(projectName(b.project_id)) || a.function_name.localeCompare(b.function_name),
-  );
+  return { functions, backgroundSeconds };
+}
 
+/** The limit-hit rows: the cockpit's kinds for every function (when the team has the cockpit), the others once hit. */
+function limitHitRows(
+  ordered: FunctionAggregate[],
+  {
+    cockpitAvailable,
+    owner,
+    projectName,
+    teamId,
+  }: { cockpitAvailable: boolean; owner: string; projectName: (id: string) => string; teamId: string },
+): LimitHitRow[] {
   const rows: LimitHitRow[] = [];
   for (const fn of ordered) {
     for (const kind of LIMIT_KINDS) {
@@ -283,6 +268,46 @@ async function buildTelemetry(teamId: string, now: Date): Promise<FunctionsTelem
       });
     }
   }
+
+  return rows;
+}
+
+async function buildTelemetry(teamId: string, now: Date): Promise<FunctionsTelemetry> {
+  const partition = keys.functionStatsWeek(teamId, '').pk;
+  const currentHour = hourOf(now);
+  const first7d = hourOf(minusHours(now, HOURS_7D - 1));
+  const first24h = hourOf(minusHours(now, HOURS_24H - 1));
+  const currentWeek = weekStartOf(now);
+  const firstWeek = weekStartOf(new Date(Date.parse(currentWeek) - (WEEKS - 1) * 7 * 86_400_000));
+
+  const [hourRows, weekRows, team, owner, { projectNames, liveFunctions }] = await Promise.all([
+    queryAll({
+      TableName: config.tableName(),
+      // `$` sorts right after `#`: the bound takes in every function's row of the current hour.
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': partition, ':from': `HOUR#${first7d}`, ':to': `HOUR#${currentHour}$` },
+    }),
+    queryAll({
+      TableName: config.tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': partition, ':from': `WEEK#${firstWeek}`, ':to': `WEEK#${currentWeek}` },
+      ScanIndexForward: false,
+    }),
+    teamItem(teamId),
+    ownerEmail(teamId),
+    teamProjectsAndLiveFunctions(teamId),
+  ]);
+
+  const cockpitAvailable = typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
+
+  const { functions, backgroundSeconds } = aggregateRows(liveFunctions, hourRows, first24h);
+
+  const projectName = (projectId: string) => projectNames.get(projectId) ?? '';
+  const ordered = [...functions.values()].sort(
+    (a, b) => projectName(a.project_id).localeCompare(projectName(b.project_id)) || a.function_name.localeCompare(b.function_name),
+  );
+
+  const rows = limitHitRows(ordered, { cockpitAvailable, owner, projectName, teamId });
 
   const coldStarts: ColdStartRow[] = ordered.map((fn) => {
     const boots = [...fn.bootMs].sort((a, b) => a - b);

@@ -81,6 +81,53 @@ interface WeekBucket {
 /** `2026-11-23T14` */
 export const hourOf = (date: Date) => date.toISOString().slice(0, 13);
 
+/** The hour row's update: its identity and TTL set, its counts added, each limit's count and last time. */
+function hourRowUpdate(b: HourBucket) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {
+    ':function_id': b.fn.function_id,
+    ':function_name': b.fn.name,
+    ':project_id': b.fn.project_id,
+    ':team_id': b.fn.team_id,
+    ':hour': b.hour,
+    ':ttl': epochSeconds(new Date(Date.parse(`${b.hour}:00:00Z`) + HOUR_ROW_DAYS * 86_400_000)),
+    ':requests': b.httpRequests,
+    ':wakes': b.wakes,
+    ':pod_starts': b.podStarts,
+    ':instance_seconds': Math.round(b.instanceSeconds * 1000) / 1000,
+    ':boot_ms': b.bootMs,
+    ':background': b.backgroundInvocations,
+    ':background_seconds': Math.round(b.backgroundRuntimeSeconds * 1000) / 1000,
+    ':empty': [],
+  };
+  const set = [
+    'function_id = :function_id',
+    'function_name = :function_name',
+    'project_id = :project_id',
+    'team_id = :team_id',
+    '#hour = :hour',
+    '#ttl = :ttl',
+    'boot_ms = list_append(if_not_exists(boot_ms, :empty), :boot_ms)',
+  ];
+  const add = [
+    'http_requests :requests',
+    'wakes :wakes',
+    'pod_starts :pod_starts',
+    'instance_seconds :instance_seconds',
+    'background_invocations :background',
+    'background_runtime_seconds :background_seconds',
+  ];
+  names['#hour'] = 'hour';
+  names['#ttl'] = 'ttl';
+  for (const [kind, { count, lastAt }] of b.limits) {
+    add.push(`limit_${kind} :limit_${kind}`);
+    set.push(`limit_${kind}_last_at = :limit_${kind}_last_at`);
+    values[`:limit_${kind}`] = count;
+    values[`:limit_${kind}_last_at`] = lastAt;
+  }
+  return { set, add, names, values };
+}
+
 /** The Monday (UTC) that starts the week of `date`, as `YYYY-MM-DD`. */
 export function weekStartOf(date: Date): string {
   const day = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()));
@@ -196,48 +243,7 @@ export class FunctionTelemetry {
     const table = config.tableName();
     const writes: Promise<unknown>[] = [];
     for (const b of hours) {
-      const names: Record<string, string> = {};
-      const values: Record<string, unknown> = {
-        ':function_id': b.fn.function_id,
-        ':function_name': b.fn.name,
-        ':project_id': b.fn.project_id,
-        ':team_id': b.fn.team_id,
-        ':hour': b.hour,
-        ':ttl': epochSeconds(new Date(Date.parse(`${b.hour}:00:00Z`) + HOUR_ROW_DAYS * 86_400_000)),
-        ':requests': b.httpRequests,
-        ':wakes': b.wakes,
-        ':pod_starts': b.podStarts,
-        ':instance_seconds': Math.round(b.instanceSeconds * 1000) / 1000,
-        ':boot_ms': b.bootMs,
-        ':background': b.backgroundInvocations,
-        ':background_seconds': Math.round(b.backgroundRuntimeSeconds * 1000) / 1000,
-        ':empty': [],
-      };
-      const set = [
-        'function_id = :function_id',
-        'function_name = :function_name',
-        'project_id = :project_id',
-        'team_id = :team_id',
-        '#hour = :hour',
-        '#ttl = :ttl',
-        'boot_ms = list_append(if_not_exists(boot_ms, :empty), :boot_ms)',
-      ];
-      const add = [
-        'http_requests :requests',
-        'wakes :wakes',
-        'pod_starts :pod_starts',
-        'instance_seconds :instance_seconds',
-        'background_invocations :background',
-        'background_runtime_seconds :background_seconds',
-      ];
-      names['#hour'] = 'hour';
-      names['#ttl'] = 'ttl';
-      for (const [kind, { count, lastAt }] of b.limits) {
-        add.push(`limit_${kind} :limit_${kind}`);
-        set.push(`limit_${kind}_last_at = :limit_${kind}_last_at`);
-        values[`:limit_${kind}`] = count;
-        values[`:limit_${kind}_last_at`] = lastAt;
-      }
+      const { set, add, names, values } = hourRowUpdate(b);
       const key = keys.functionStatsHour(b.fn.team_id, b.hour, b.fn.function_id);
       writes.push(
         dynamo().send(

@@ -79,6 +79,26 @@ function log(line) {
   process.stderr.write(`[task] ${line}\n`);
 }
 
+/** The console lines kept (at most MAX_LINES and MAX_BYTES), a last line saying how many more were dropped. */
+function consoleKeeper() {
+  const consoleLines = [];
+  let consoleBytes = 0;
+  let dropped = 0;
+  const keep = (stream, line) => {
+    consoleBytes += Buffer.byteLength(line) + 32;
+    if (consoleLines.length >= MAX_LINES || consoleBytes > MAX_BYTES) dropped++;
+    else consoleLines.push({ at: new Date().toISOString(), stream, line });
+  };
+  const consoleValue = () =>
+    dropped
+      ? [
+          ...consoleLines,
+          { at: new Date().toISOString(), stream: 'stderr', line: `[platform] ${dropped} more console lines were not kept` },
+        ]
+      : consoleLines;
+  return { keep, consoleValue };
+}
+
 /**
  * Runs one invocation and resolves with the exit code. `env` holds the
  * variables above; `runnerPath` is runner.mjs (beside this file by default).
@@ -96,21 +116,7 @@ export async function runTask({
     }
     urls[key] = env[name];
   }
-  const consoleLines = [];
-  let consoleBytes = 0;
-  let dropped = 0;
-  const keep = (stream, line) => {
-    consoleBytes += Buffer.byteLength(line) + 32;
-    if (consoleLines.length >= MAX_LINES || consoleBytes > MAX_BYTES) dropped++;
-    else consoleLines.push({ at: new Date().toISOString(), stream, line });
-  };
-  const consoleValue = () =>
-    dropped
-      ? [
-          ...consoleLines,
-          { at: new Date().toISOString(), stream: 'stderr', line: `[platform] ${dropped} more console lines were not kept` },
-        ]
-      : consoleLines;
+  const { keep, consoleValue } = consoleKeeper();
 
   let dir;
   try {

@@ -110,6 +110,71 @@ function log(level: 'INFO' | 'WARN' | 'ERROR', message: string, fields: Record<s
   console.error(JSON.stringify({ level, message, ...fields }));
 }
 
+/** Stores the request when it is not a stored invocation's, presigns the task's objects and starts the task: its ARN. */
+async function startTask(
+  fn: DeployedFunction,
+  request: QueuedRequest,
+  invocation: { id: string; team_id: string },
+  keys: ReturnType<typeof queuedTaskKeys>,
+): Promise<string> {
+  const bucket = config.bucket('bundles');
+  if (!request.invocation) {
+    // Not a stored invocation (a direct caller): store the request the task will read.
+    const stored = { method: request.method, query: request.query, headers: request.headers, body: request.body.toString('base64') };
+    await s3().send(
+      new PutObjectCommand({ Bucket: bucket, Key: keys.request, Body: JSON.stringify(stored), ContentType: 'application/json' }),
+    );
+  }
+  const presign = (command: GetObjectCommand | PutObjectCommand) => getSignedUrl(s3(), command, { expiresIn: PRESIGN_SECONDS });
+  const [bundleUrl, requestUrl, resultUrl, consoleUrl] = await Promise.all([
+    presign(new GetObjectCommand({ Bucket: bucket, Key: fn.bundle_key })),
+    presign(new GetObjectCommand({ Bucket: bucket, Key: keys.request })),
+    presign(new PutObjectCommand({ Bucket: bucket, Key: keys.result })),
+    presign(new PutObjectCommand({ Bucket: bucket, Key: keys.console })),
+  ]);
+  const overrides = {
+    containerOverrides: [
+      {
+        name: RUNNER_CONTAINER_NAME,
+        environment: [
+          { name: TASK_VARIABLES.bundleUrl, value: bundleUrl },
+          { name: TASK_VARIABLES.requestUrl, value: requestUrl },
+          { name: TASK_VARIABLES.resultUrl, value: resultUrl },
+          { name: TASK_VARIABLES.consoleUrl, value: consoleUrl },
+          { name: TASK_VARIABLES.functionUrl, value: fn.url },
+        ],
+      },
+    ],
+  };
+  const overrideChars = JSON.stringify(overrides).length;
+  if (overrideChars > MAX_OVERRIDE_CHARS)
+    throw new Error(`the task overrides are ${overrideChars} characters, over RunTask's ${MAX_OVERRIDE_CHARS}`);
+  const started = await ecs().send(
+    new RunTaskCommand({
+      cluster: variable(cloudHostVariables.taskCluster),
+      taskDefinition: variable(cloudHostVariables.taskDefinitionArn),
+      launchType: 'FARGATE',
+      count: 1,
+      // At most 36 characters: an invocation id fits, and tells operators which invocation a task ran.
+      startedBy: invocation.id.slice(0, 36),
+      networkConfiguration: {
+        awsvpcConfiguration: {
+          subnets: variable(cloudHostVariables.subnetIds).split(','),
+          securityGroups: [variable(cloudHostVariables.securityGroupId)],
+          assignPublicIp: 'DISABLED',
+        },
+      },
+      overrides,
+    }),
+  );
+  const task = started.tasks?.[0];
+  if (!task?.taskArn) {
+    const failure = started.failures?.map((f) => `${f.reason ?? 'unknown'}${f.detail ? ` (${f.detail})` : ''}`).join('; ');
+    throw new Error(`RunTask started no task: ${failure || 'no reason given'}`);
+  }
+  return task.taskArn;
+}
+
 /**
  * One queued invocation in a fresh Fargate task (docs/functions.md, "Queued
  * invocations in the cloud"): presign the bundle and request GETs and the
@@ -132,61 +197,7 @@ export async function runQueuedTask(
   const keys = queuedTaskKeys(invocation);
   let taskArn: string;
   try {
-    if (!request.invocation) {
-      // Not a stored invocation (a direct caller): store the request the task will read.
-      const stored = { method: request.method, query: request.query, headers: request.headers, body: request.body.toString('base64') };
-      await s3().send(
-        new PutObjectCommand({ Bucket: bucket, Key: keys.request, Body: JSON.stringify(stored), ContentType: 'application/json' }),
-      );
-    }
-    const presign = (command: GetObjectCommand | PutObjectCommand) => getSignedUrl(s3(), command, { expiresIn: PRESIGN_SECONDS });
-    const [bundleUrl, requestUrl, resultUrl, consoleUrl] = await Promise.all([
-      presign(new GetObjectCommand({ Bucket: bucket, Key: fn.bundle_key })),
-      presign(new GetObjectCommand({ Bucket: bucket, Key: keys.request })),
-      presign(new PutObjectCommand({ Bucket: bucket, Key: keys.result })),
-      presign(new PutObjectCommand({ Bucket: bucket, Key: keys.console })),
-    ]);
-    const overrides = {
-      containerOverrides: [
-        {
-          name: RUNNER_CONTAINER_NAME,
-          environment: [
-            { name: TASK_VARIABLES.bundleUrl, value: bundleUrl },
-            { name: TASK_VARIABLES.requestUrl, value: requestUrl },
-            { name: TASK_VARIABLES.resultUrl, value: resultUrl },
-            { name: TASK_VARIABLES.consoleUrl, value: consoleUrl },
-            { name: TASK_VARIABLES.functionUrl, value: fn.url },
-          ],
-        },
-      ],
-    };
-    const overrideChars = JSON.stringify(overrides).length;
-    if (overrideChars > MAX_OVERRIDE_CHARS)
-      throw new Error(`the task overrides are ${overrideChars} characters, over RunTask's ${MAX_OVERRIDE_CHARS}`);
-    const started = await ecs().send(
-      new RunTaskCommand({
-        cluster: variable(cloudHostVariables.taskCluster),
-        taskDefinition: variable(cloudHostVariables.taskDefinitionArn),
-        launchType: 'FARGATE',
-        count: 1,
-        // At most 36 characters: an invocation id fits, and tells operators which invocation a task ran.
-        startedBy: invocation.id.slice(0, 36),
-        networkConfiguration: {
-          awsvpcConfiguration: {
-            subnets: variable(cloudHostVariables.subnetIds).split(','),
-            securityGroups: [variable(cloudHostVariables.securityGroupId)],
-            assignPublicIp: 'DISABLED',
-          },
-        },
-        overrides,
-      }),
-    );
-    const task = started.tasks?.[0];
-    if (!task?.taskArn) {
-      const failure = started.failures?.map((f) => `${f.reason ?? 'unknown'}${f.detail ? ` (${f.detail})` : ''}`).join('; ');
-      throw new Error(`RunTask started no task: ${failure || 'no reason given'}`);
-    }
-    taskArn = task.taskArn;
+    taskArn = await startTask(fn, request, invocation, keys);
   } catch (error) {
     log('WARN', 'queued run: the task could not be started', { ...log_, error: String(error) });
     return { outcome: 'start_failed', reply: null, console: [], runtimeMs: Date.now() - called };
