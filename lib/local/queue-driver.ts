@@ -117,11 +117,79 @@ export function queueDriver(options: QueueDriverOptions = {}): QueueDriver {
   return queueConsumerDriver(workerRowConsumers(options.rows ?? workers.filter((row) => !row.image), options.handlers), options);
 }
 
+/** Messages received as the driver paused or stopped go back to the queue, visible at once. */
+async function release(queueUrl: string, messages: Message[], worker: string): Promise<void> {
+  try {
+    await sqs().send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })),
+      }),
+    );
+  } catch (error) {
+    logger.warn('queue driver could not give messages back', { worker, error: (error as Error).message });
+  }
+}
+
+async function receive(queueUrl: string, max: number, wait: number): Promise<Message[]> {
+  const reply = await sqs().send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: max,
+      WaitTimeSeconds: wait,
+      MessageSystemAttributeNames: ['All'],
+    }),
+  );
+  return reply.Messages ?? [];
+}
+
+/** The batching window: receive more until the batch is full or the window has passed. */
+async function fillBatch(
+  consumer: QueueConsumer,
+  queueUrl: string,
+  messages: Message[],
+  max: number,
+  stopped: () => boolean,
+): Promise<Message[]> {
+  const windowEnds = Date.now() + (consumer.batchingWindowSeconds ?? 0) * 1000;
+  while (!stopped() && messages.length < max && Date.now() < windowEnds) {
+    const wait = Math.min(20, Math.ceil((windowEnds - Date.now()) / 1000));
+    messages = [...messages, ...(await receive(queueUrl, Math.min(10, max - messages.length), wait))];
+  }
+  return messages;
+}
+
+/** One call of the worker with a batch; the records it did not report failed are deleted (unless the driver stopped). */
+function call(consumer: QueueConsumer, handler: QueueHandler, queueUrl: string, batch: Message[], stopped: () => boolean): Promise<void> {
+  return (async () => {
+    let failed = new Set(batch.map((m) => m.MessageId!));
+    try {
+      const reply = await handler({ Records: batch.map((m) => toRecord(m, queueUrl)) });
+      failed = consumer.reportBatchItemFailures ? new Set((reply?.batchItemFailures ?? []).map((f) => f.itemIdentifier)) : new Set();
+    } catch (error) {
+      logger.error('queue worker failed', { worker: consumer.name, error: (error as Error).message });
+    }
+    if (stopped()) return;
+    await Promise.all(
+      batch
+        .filter((m) => !failed.has(m.MessageId!))
+        .map((m) =>
+          sqs()
+            .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }))
+            .catch((error: unknown) =>
+              logger.warn('queue driver delete failed', { worker: consumer.name, error: (error as Error).message }),
+            ),
+        ),
+    );
+  })();
+}
+
 export function queueConsumerDriver(consumers: readonly QueueConsumer[], options: Omit<QueueDriverOptions, 'rows'> = {}): QueueDriver {
   const pollMs = options.pollMs ?? Number(process.env.LOCAL_QUEUE_POLL_MS || 50);
   const concurrency = options.concurrency ?? Number(process.env.LOCAL_QUEUE_CONCURRENCY || 16);
   const waitSeconds = options.waitSeconds ?? Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 1) || 0));
   let stopped = false;
+  const isStopped = () => stopped;
   let paused = false;
   const abort = new AbortController();
   const loops: Promise<void>[] = [];
@@ -132,66 +200,6 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
       const timer = setTimeout(resolve, ms);
       abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
-
-  /** Messages received as the driver paused or stopped go back to the queue, visible at once. */
-  async function release(queueUrl: string, messages: Message[], worker: string): Promise<void> {
-    try {
-      await sqs().send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })),
-        }),
-      );
-    } catch (error) {
-      logger.warn('queue driver could not give messages back', { worker, error: (error as Error).message });
-    }
-  }
-
-  async function receive(consumer: QueueConsumer, queueUrl: string, max: number, wait: number): Promise<Message[]> {
-    const reply = await sqs().send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: max,
-        WaitTimeSeconds: wait,
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
-    return reply.Messages ?? [];
-  }
-
-  /** The batching window: receive more until the batch is full or the window has passed. */
-  async function fillBatch(consumer: QueueConsumer, queueUrl: string, messages: Message[], max: number): Promise<Message[]> {
-    const windowEnds = Date.now() + (consumer.batchingWindowSeconds ?? 0) * 1000;
-    while (!stopped && messages.length < max && Date.now() < windowEnds) {
-      const wait = Math.min(20, Math.ceil((windowEnds - Date.now()) / 1000));
-      messages = [...messages, ...(await receive(consumer, queueUrl, Math.min(10, max - messages.length), wait))];
-    }
-    return messages;
-  }
-
-  function call(consumer: QueueConsumer, handler: QueueHandler, queueUrl: string, batch: Message[]): Promise<void> {
-    return (async () => {
-      let failed = new Set(batch.map((m) => m.MessageId!));
-      try {
-        const reply = await handler({ Records: batch.map((m) => toRecord(m, queueUrl)) });
-        failed = consumer.reportBatchItemFailures ? new Set((reply?.batchItemFailures ?? []).map((f) => f.itemIdentifier)) : new Set();
-      } catch (error) {
-        logger.error('queue worker failed', { worker: consumer.name, error: (error as Error).message });
-      }
-      if (stopped) return;
-      await Promise.all(
-        batch
-          .filter((m) => !failed.has(m.MessageId!))
-          .map((m) =>
-            sqs()
-              .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle! }))
-              .catch((error: unknown) =>
-                logger.warn('queue driver delete failed', { worker: consumer.name, error: (error as Error).message }),
-              ),
-          ),
-      );
-    })();
-  }
 
   async function loop(consumer: QueueConsumer): Promise<void> {
     const handler = await consumer.handler();
@@ -209,9 +217,9 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
       let messages: Message[] = [];
       const max = Math.min(10, free * batchSize);
       try {
-        messages = await receive(consumer, queueUrl, max, waitSeconds);
+        messages = await receive(queueUrl, max, waitSeconds);
         if (messages.length > 0 && messages.length < batchSize) {
-          messages = await fillBatch(consumer, queueUrl, messages, Math.min(max, batchSize));
+          messages = await fillBatch(consumer, queueUrl, messages, Math.min(max, batchSize), isStopped);
         }
       } catch (error) {
         if (stopped) break;
@@ -228,7 +236,7 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
         continue;
       }
       for (let i = 0; i < messages.length; i += batchSize) {
-        const running$ = call(consumer, handler, queueUrl, messages.slice(i, i + batchSize));
+        const running$ = call(consumer, handler, queueUrl, messages.slice(i, i + batchSize), isStopped);
         inFlight.add(running$);
         running.add(running$);
         void running$.finally(() => {

@@ -100,6 +100,49 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The IAM simulator's decision for one request of a Lambda's role (identity policies and permissions boundary). */
+async function simulate(accountId: string, principal: LambdaPrincipal, check: AuthorizationCheck, resource: string): Promise<Decision> {
+  const boundary = principal.role.permissionBoundaryPolicies;
+  const result = await runSimulation(
+    {
+      request: {
+        principal: `arn:aws:sts::${accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`,
+        action: check.action,
+        resource: { resource, accountId: accountId },
+        contextVariables: check.context ?? {},
+      },
+      identityPolicies: principal.role.identityPolicies,
+      permissionBoundaryPolicies: boundary.length ? boundary : undefined,
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+    },
+    {},
+  );
+  if (result.resultType === 'error') {
+    // An action with no resource type (CloudFront CreateDistribution, say) is authorized against "*" only:
+    // a statement naming ARNs does not allow it, as in AWS.
+    if (resource !== '*' && JSON.stringify(result.errors).includes('must.use.wildcard')) return simulate(accountId, principal, check, '*');
+    throw new Error(`IAM simulation of ${check.action} failed: ${JSON.stringify(result.errors)}`);
+  }
+  return { allowed: result.overallResult === 'Allowed', explicit: result.overallResult === 'ExplicitlyDenied', resource };
+}
+
+/** Passes an allowed request on to the AWS endpoint, as it came. */
+function forward(target: URL, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  const upstream = httpRequest(
+    { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+    (reply) => {
+      res.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(res);
+    },
+  );
+  upstream.on('error', () => {
+    if (!res.headersSent) res.writeHead(502);
+    res.end();
+  });
+  upstream.end(body);
+}
+
 /**
  * The AWS endpoint every Lambda of the synthesized mode calls: it knows the
  * caller by the access key its credentials carry (one per Lambda), maps the
@@ -119,37 +162,11 @@ export async function startIamProxy(options: {
   const used = new Map<string, Set<string>>();
   const denied: Denial[] = [];
 
-  const simulate = async (principal: LambdaPrincipal, check: AuthorizationCheck, resource: string): Promise<Decision> => {
-    const boundary = principal.role.permissionBoundaryPolicies;
-    const result = await runSimulation(
-      {
-        request: {
-          principal: `arn:aws:sts::${options.arns.accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`,
-          action: check.action,
-          resource: { resource, accountId: options.arns.accountId },
-          contextVariables: check.context ?? {},
-        },
-        identityPolicies: principal.role.identityPolicies,
-        permissionBoundaryPolicies: boundary.length ? boundary : undefined,
-        serviceControlPolicies: [],
-        resourceControlPolicies: [],
-      },
-      {},
-    );
-    if (result.resultType === 'error') {
-      // An action with no resource type (CloudFront CreateDistribution, say) is authorized against "*" only:
-      // a statement naming ARNs does not allow it, as in AWS.
-      if (resource !== '*' && JSON.stringify(result.errors).includes('must.use.wildcard')) return simulate(principal, check, '*');
-      throw new Error(`IAM simulation of ${check.action} failed: ${JSON.stringify(result.errors)}`);
-    }
-    return { allowed: result.overallResult === 'Allowed', explicit: result.overallResult === 'ExplicitlyDenied', resource };
-  };
-
   const decide = (principal: LambdaPrincipal, check: AuthorizationCheck) => {
     const key = JSON.stringify([principal.role.roleLogicalId, check.action, check.resource, check.context ?? {}]);
     let decision = decisions.get(key);
     if (!decision) {
-      decision = simulate(principal, check, check.resource);
+      decision = simulate(options.arns.accountId, principal, check, check.resource);
       decisions.set(key, decision);
     }
     return decision;
@@ -190,21 +207,6 @@ export async function startIamProxy(options: {
     return null;
   }
 
-  function forward(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
-    const upstream = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
-      (reply) => {
-        res.writeHead(reply.statusCode ?? 502, reply.headers);
-        reply.pipe(res);
-      },
-    );
-    upstream.on('error', () => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
-    });
-    upstream.end(body);
-  }
-
   const server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
@@ -226,7 +228,7 @@ export async function startIamProxy(options: {
           return void res.end(request.method === 'HEAD' ? undefined : answer.body);
         }
       }
-      forward(req, res, body);
+      forward(target, req, res, body);
     })().catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`IAM proxy: ${(error as Error).message}`);
