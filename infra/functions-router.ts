@@ -1,0 +1,160 @@
+import { ArnFormat, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
+import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
+import { HandlerFunction } from './functions.ts';
+import type { FunctionsRuntimeProps } from './functions-runtime.ts';
+
+/** The router (handlers/edge/functions-router.ts) and its function URL: it makes and invokes one Lambda per built function. */
+export function functionsRouter(
+  scope: Construct,
+  props: FunctionsRuntimeProps,
+  stack: Stack,
+  made: {
+    functionNamePrefix: string;
+    userFunctionRole: iam.Role;
+    runnerLayer: lambda.LayerVersion;
+    vpc: ec2.Vpc;
+    computeSecurityGroup: ec2.SecurityGroup;
+  },
+) {
+  // --- The HTTPS door: CloudFront, the router, one Lambda per function -----------------------
+  const router = new HandlerFunction(scope, 'Router', {
+    handler: 'handlers/edge/functions-router.ts',
+    description: 'Slipway: the functions HTTPS door for {name}-{subdomain}.{function_domain}',
+    // Resolves hosts and counts telemetry (table); reads a bundle to make its function's Lambda.
+    uses: ['table:read', 'table:write', 'bundles:read'],
+    // The 60 s budget, plus making a new function's Lambda on its first request.
+    timeoutSeconds: 180,
+    memoryMb: 1024,
+    environment: {
+      ...props.environment,
+      [cloudHostVariables.namePrefix]: made.functionNamePrefix,
+      [cloudHostVariables.roleArn]: made.userFunctionRole.roleArn,
+      [cloudHostVariables.runnerLayerArn]: made.runnerLayer.layerVersionArn,
+      [cloudHostVariables.subnetIds]: made.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','),
+      [cloudHostVariables.securityGroupId]: made.computeSecurityGroup.securityGroupId,
+    },
+    grants: props.grants,
+  });
+  const userFunctions = stack.formatArn({
+    service: 'lambda',
+    resource: 'function',
+    resourceName: `${made.functionNamePrefix}*`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+  const routerRole = router.role;
+  routerRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['lambda:GetFunction', 'lambda:InvokeFunction'], resources: [userFunctions] }),
+  );
+  // A function the router makes is in the compute VPC, behind the compute group, with the runner layer.
+  routerRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['lambda:CreateFunction', 'lambda:TagResource'],
+      resources: [userFunctions],
+      conditions: {
+        StringEquals: { 'lambda:VpcIds': made.vpc.vpcId },
+        'ForAllValues:StringEquals': {
+          'lambda:SecurityGroupIds': [made.computeSecurityGroup.securityGroupId],
+          'lambda:Layer': [made.runnerLayer.layerVersionArn],
+        },
+      },
+    }),
+  );
+  routerRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['lambda:GetLayerVersion'], resources: [made.runnerLayer.layerVersionArn] }),
+  );
+  // Lambda checks the VPC configuration of a new function with the caller's EC2 read rights.
+  routerRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets', 'ec2:DescribeVpcs'], resources: ['*'] }),
+  );
+  made.userFunctionRole.grantPassRole(routerRole);
+  Validations.of(routerRole).acknowledge({
+    // cdk-nag names the finding by the ARN as rendered: pseudo parameters unless the stack has a fixed environment.
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:function:${made.functionNamePrefix}*]`,
+    reason:
+      "The router makes and invokes one Lambda per built function, named at run time under the stack's prefix, so the grant covers that prefix only; " +
+      'creation is further bound to the compute VPC, security group and runner layer.',
+  });
+  Validations.of(routerRole).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason:
+      "Lambda checks the VPC of a function being created with the caller's ec2:DescribeSecurityGroups, DescribeSubnets and DescribeVpcs, " +
+      'which EC2 cannot scope to resources; they read network configuration only.',
+  });
+
+  // Public by the spec (anyone may call a function). Origin access control would make every POST
+  // caller sign its body (x-amz-content-sha256), which an arbitrary HTTP client does not do.
+  const routerUrl = router.fn.addFunctionUrl({
+    authType: lambda.FunctionUrlAuthType.NONE,
+    invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+  });
+
+  return { router, routerUrl };
+}
+
+/** CloudFront in front of the router for *.{function_domain}. */
+export function functionsDistribution(scope: Construct, props: FunctionsRuntimeProps, routerUrl: lambda.FunctionUrl) {
+  const copyHost = new cloudfront.Function(scope, 'CopyFunctionHost', {
+    comment: `Copies the viewer Host into ${SITE_HOST_HEADER} for the functions router`,
+    runtime: cloudfront.FunctionRuntime.JS_2_0,
+    code: cloudfront.FunctionCode.fromInline(
+      `function handler(event) {\n` +
+        `  var request = event.request;\n` +
+        `  request.headers['${SITE_HOST_HEADER}'] = { value: request.headers.host ? request.headers.host.value : '' };\n` +
+        `  return request;\n` +
+        `}\n`,
+    ),
+  });
+  const certificate = props.certificateArn
+    ? acm.Certificate.fromCertificateArn(scope, 'FunctionCertificate', props.certificateArn)
+    : undefined;
+  const distribution = new cloudfront.Distribution(scope, 'Distribution', {
+    comment: `Slipway functions: *.${props.functionDomain}`,
+    ...(certificate ? { domainNames: [`*.${props.functionDomain}`], certificate } : {}),
+    minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+    httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+    priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+    defaultBehavior: {
+      origin: new origins.FunctionUrlOrigin(routerUrl, {
+        // CloudFront's longest wait without a quota increase; the door answers 504 at 60 s itself.
+        readTimeout: Duration.seconds(60),
+      }),
+      // The spec: plain HTTP redirects to HTTPS.
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+      // Every call reaches the function: nothing is cached at the edge.
+      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      compress: false,
+      functionAssociations: [{ function: copyHost, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+    },
+  });
+
+  new CfnOutput(scope, 'FunctionsDistributionDomain', {
+    value: distribution.distributionDomainName,
+    description: `Point *.${props.functionDomain} (CNAME or alias) at this name`,
+  });
+
+  for (const [rule, reason] of [
+    [
+      'AwsSolutions-CFR1',
+      'Functions are public by the spec for every country; geo rules belong to custom domains, which functions do not have.',
+    ],
+    ['AwsSolutions-CFR2', 'WAF is an operator choice with its own cost; the door bounds bodies (10 MiB) and time (60 s) itself.'],
+    ['AwsSolutions-CFR3', 'Access logs would record HTTPS calls, which the spec says are not recorded.'],
+    [
+      'AwsSolutions-CFR4',
+      'With a certificate the policy is TLSv1.2_2021; without one the distribution is only the default cloudfront.net test name.',
+    ],
+  ] as const) {
+    Validations.of(distribution).acknowledge({ id: rule, reason });
+  }
+  return distribution;
+}
