@@ -9,12 +9,20 @@ import { Construct } from 'constructs';
 import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
 import { HandlerFunction } from './functions.ts';
-import type { FunctionsRuntimeProps } from './functions-runtime.ts';
+import type { GrantContext } from './grants.ts';
+
+/** What the router and its distribution are made from (the FunctionsRuntime's props). */
+interface RouterProps {
+  grants: GrantContext;
+  environment: Record<string, string>;
+  functionDomain: string;
+  certificateArn?: string;
+}
 
 /** The router (handlers/edge/functions-router.ts) and its function URL: it makes and invokes one Lambda per built function. */
 export function functionsRouter(
   scope: Construct,
-  props: FunctionsRuntimeProps,
+  props: RouterProps,
   stack: Stack,
   made: {
     functionNamePrefix: string;
@@ -100,7 +108,7 @@ export function functionsRouter(
 }
 
 /** CloudFront in front of the router for *.{function_domain}. */
-export function functionsDistribution(scope: Construct, props: FunctionsRuntimeProps, routerUrl: lambda.FunctionUrl) {
+export function functionsDistribution(scope: Construct, props: RouterProps, routerUrl: lambda.FunctionUrl) {
   const copyHost = new cloudfront.Function(scope, 'CopyFunctionHost', {
     comment: `Copies the viewer Host into ${SITE_HOST_HEADER} for the functions router`,
     runtime: cloudfront.FunctionRuntime.JS_2_0,
