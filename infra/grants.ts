@@ -2,7 +2,7 @@ import { ArnFormat, Stack, Token, Validations, type CfnResource } from 'aws-cdk-
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { ResourceUse } from '../lib/http/routes.ts';
-import type { SecretName } from '../lib/resources.ts';
+import type { QueueName, SecretName } from '../lib/resources.ts';
 import type { SlipwayState } from './state.ts';
 
 /**
@@ -37,6 +37,13 @@ export interface GrantContext {
   mailFrom: string;
 }
 
+/** What a grant is made with: the role, a statement adder, the stack and the context. */
+interface Granting extends GrantContext {
+  role: iam.Role;
+  allow: (actions: readonly string[], resources: string[]) => iam.AddToPrincipalPolicyResult;
+  stack: Stack;
+}
+
 /**
  * The one mapping from a row's `uses` to IAM: a function's role gets exactly
  * the grants its row declares, and a use the stack does not know fails to
@@ -48,6 +55,7 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
   const stack = Stack.of(state);
   const allow = (actions: readonly string[], resources: string[]) =>
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
+  const granting: Granting = { role, allow, stack, state, mailFrom };
   const tableResources = [state.table.tableArn, ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`)];
   const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => {
     allow(actions, [bucket.arnForObjects('*')]);
@@ -92,99 +100,26 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         bucketGrant(state.buckets.bundles, bucketWriteActions);
         break;
       case 'invocations:send':
-        state.queues.invocations.grantSendMessages(role);
-        break;
       case 'sslRetries:send':
-        state.queues.sslRetries.grantSendMessages(role);
-        break;
       case 'deletions:send':
-        state.queues.deletions.grantSendMessages(role);
-        break;
       case 'screenshots:send':
-        state.queues.screenshots.grantSendMessages(role);
-        break;
       case 'abuseScans:send':
-        state.queues.abuseScans.grantSendMessages(role);
-        break;
       case 'geoFilters:send':
-        state.queues.geoFilters.grantSendMessages(role);
-        break;
       case 'builds:send':
-        state.queues.builds.grantSendMessages(role);
+        state.queues[use.slice(0, -':send'.length) as QueueName].grantSendMessages(role);
         break;
       case 'builds:run':
         // The CodeBuild project is made beside the workers (infra/builds.ts), which grants its own actions to the worker.
         break;
       case 'cdn:distributions':
-        // The configuration of existing distributions only: no creation, deletion or invalidation.
-        allow(
-          ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
-          [
-            stack.formatArn({
-              service: 'cloudfront',
-              region: '',
-              resource: 'distribution',
-              resourceName: '*',
-              arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-            }),
-          ],
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
-          "Each verified domain gets its own distribution at run time; the grant covers the account's distributions and only reads and updates their configuration.",
-        );
+        grantCdnDistributions(granting);
         break;
       case 'cdn:sweep': {
-        // ListDistributions accepts no resource restriction; what the sweep changes is distributions only.
-        allow(['cloudfront:ListDistributions'], ['*']);
-        const distributions = stack.formatArn({
-          service: 'cloudfront',
-          region: '',
-          resource: 'distribution',
-          resourceName: '*',
-          arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-        });
-        allow(
-          [
-            'cloudfront:ListTagsForResource',
-            'cloudfront:GetDistribution',
-            'cloudfront:GetDistributionConfig',
-            'cloudfront:UpdateDistribution',
-            'cloudfront:DeleteDistribution',
-          ],
-          [distributions],
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::*]',
-          'CloudFront ListDistributions accepts no resource-level restriction: listing is account-wide.',
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
-          "Domains' distributions are made at run time; the sweep reads their tags and takes down only those " +
-            'tagged for a domain that no longer names them.',
-        );
+        grantCdnSweep(granting);
         break;
       }
       case 'scheduler:write': {
-        const groupName = state.scheduleGroup.scheduleGroupName;
-        allow(scheduleWriteActions, [
-          stack.formatArn({
-            service: 'scheduler',
-            resource: 'schedule',
-            resourceName: `${groupName}/*`,
-            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-          }),
-        ]);
-        acknowledge(
-          role,
-          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${Token.isUnresolved(groupName) ? `<${logicalId(state.scheduleGroup)}>` : groupName}/*]`,
-          "Schedule names are made per project at run time; the grant is limited to the schedules of the platform's own group.",
-        );
-        // A schedule names the role Scheduler assumes; passing any other role would escalate.
-        state.schedulerRole.grantPassRole(role);
+        grantScheduleWrites(granting);
         break;
       }
       case 'secrets:gitState':
@@ -196,81 +131,14 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         break;
       }
       case 'mail:send': {
-        const domain = mailFrom.slice(mailFrom.indexOf('@') + 1);
-        // SES authorizes against the identity that covers the sender: the address, or its verified domain.
-        allow(
-          ['ses:SendEmail'],
-          [mailFrom, domain].map((identity) =>
-            stack.formatArn({ service: 'ses', resource: 'identity', resourceName: identity, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
-          ),
-        );
+        grantMailSend(granting);
         break;
       }
       case 'dns:zones':
-        // CreateHostedZone names no resource (the zone does not exist yet); deletion is limited to hosted zones.
-        allow(['route53:CreateHostedZone'], ['*']);
-        // Deleting a zone first removes the records TLS wrote in it (Route 53 deletes only an empty zone).
-        allow(
-          ['route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
-          [`arn:${stack.partition}:route53:::hostedzone/*`],
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::*]',
-          'Route 53 CreateHostedZone accepts no resource-level restriction: the zone it makes has no ARN yet.',
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]',
-          'Managed zones are created per domain at run time; the grant covers hosted zones only.',
-        );
+        grantDnsZones(granting);
         break;
       case 'tls:provision': {
-        // lib/domains/tls.ts. Certificates for CloudFront live in us-east-1; distributions and hosted zones are global.
-        // CreateDistribution has no resource type in IAM (the distribution has no ARN yet): only "*" allows it.
-        allow(['acm:RequestCertificate', 'cloudfront:ListDistributions', 'cloudfront:CreateDistribution'], ['*']);
-        allow(
-          ['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'],
-          [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`],
-        );
-        // Read and update; disable, then delete, the distribution of a removed domain.
-        allow(
-          [
-            // CreateDistributionWithTags also needs TagResource: the distribution is tagged with its domain as it is made (the sweep reads it).
-            'cloudfront:TagResource',
-            'cloudfront:GetDistribution',
-            'cloudfront:GetDistributionConfig',
-            'cloudfront:UpdateDistribution',
-            'cloudfront:DeleteDistribution',
-          ],
-          [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`],
-        );
-        allow(['route53:ChangeResourceRecordSets'], [`arn:${stack.partition}:route53:::hostedzone/*`]);
-        // Retries are new messages on the queue; after the last attempt the message goes to the queue's dead-letter queue,
-        // whose URL the function reads from the queue's redrive policy.
-        state.queues.sslRetries.grantSendMessages(role);
-        allow(['sqs:GetQueueAttributes'], [state.queues.sslRetries.queueArn]);
-        allow(['sqs:SendMessage', 'sqs:GetQueueUrl'], [state.deadLetterQueues.sslRetries.queueArn]);
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::*]',
-          'ACM RequestCertificate, CloudFront CreateDistribution and ListDistributions accept no resource-level restriction: the certificate and distribution do not exist yet, and listing is account-wide.',
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:acm:us-east-1:<AWS::AccountId>:certificate/*]',
-          'Certificates are requested per custom domain at run time; the grant covers ACM certificates only.',
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
-          'Each custom domain gets its own distribution at run time; the grant covers distributions only.',
-        );
-        acknowledge(
-          role,
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]',
-          'Managed zones are created per domain at run time; the grant covers hosted zones only.',
-        );
+        grantTlsProvision(granting);
         break;
       }
       default: {
@@ -279,6 +147,164 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       }
     }
   }
+}
+
+/** The configuration of existing distributions (domains' own), read and updated only. */
+function grantCdnDistributions({ role, allow, stack }: Granting): void {
+  // The configuration of existing distributions only: no creation, deletion or invalidation.
+  allow(
+    ['cloudfront:GetDistributionConfig', 'cloudfront:UpdateDistribution'],
+    [
+      stack.formatArn({
+        service: 'cloudfront',
+        region: '',
+        resource: 'distribution',
+        resourceName: '*',
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      }),
+    ],
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
+    "Each verified domain gets its own distribution at run time; the grant covers the account's distributions and only reads and updates their configuration.",
+  );
+}
+
+/** The distribution sweep: list, read tags, update and delete distributions. */
+function grantCdnSweep({ role, allow, stack }: Granting): void {
+  // ListDistributions accepts no resource restriction; what the sweep changes is distributions only.
+  allow(['cloudfront:ListDistributions'], ['*']);
+  const distributions = stack.formatArn({
+    service: 'cloudfront',
+    region: '',
+    resource: 'distribution',
+    resourceName: '*',
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  allow(
+    [
+      'cloudfront:ListTagsForResource',
+      'cloudfront:GetDistribution',
+      'cloudfront:GetDistributionConfig',
+      'cloudfront:UpdateDistribution',
+      'cloudfront:DeleteDistribution',
+    ],
+    [distributions],
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::*]',
+    'CloudFront ListDistributions accepts no resource-level restriction: listing is account-wide.',
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
+    "Domains' distributions are made at run time; the sweep reads their tags and takes down only those " +
+      'tagged for a domain that no longer names them.',
+  );
+}
+
+/** Schedules of the platform's group, and passing the role Scheduler assumes. */
+function grantScheduleWrites({ role, allow, stack, state }: Granting): void {
+  const groupName = state.scheduleGroup.scheduleGroupName;
+  allow(scheduleWriteActions, [
+    stack.formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${groupName}/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    }),
+  ]);
+  acknowledge(
+    role,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${Token.isUnresolved(groupName) ? `<${logicalId(state.scheduleGroup)}>` : groupName}/*]`,
+    "Schedule names are made per project at run time; the grant is limited to the schedules of the platform's own group.",
+  );
+  // A schedule names the role Scheduler assumes; passing any other role would escalate.
+  state.schedulerRole.grantPassRole(role);
+}
+
+/** SES sending from the platform's address (or its domain). */
+function grantMailSend({ allow, stack, mailFrom }: Granting): void {
+  const domain = mailFrom.slice(mailFrom.indexOf('@') + 1);
+  // SES authorizes against the identity that covers the sender: the address, or its verified domain.
+  allow(
+    ['ses:SendEmail'],
+    [mailFrom, domain].map((identity) =>
+      stack.formatArn({ service: 'ses', resource: 'identity', resourceName: identity, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+    ),
+  );
+}
+
+/** Managed zones: create, and delete after emptying them. */
+function grantDnsZones({ role, allow, stack }: Granting): void {
+  // CreateHostedZone names no resource (the zone does not exist yet); deletion is limited to hosted zones.
+  allow(['route53:CreateHostedZone'], ['*']);
+  // Deleting a zone first removes the records TLS wrote in it (Route 53 deletes only an empty zone).
+  allow(
+    ['route53:DeleteHostedZone', 'route53:GetHostedZone', 'route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets'],
+    [`arn:${stack.partition}:route53:::hostedzone/*`],
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::*]',
+    'Route 53 CreateHostedZone accepts no resource-level restriction: the zone it makes has no ARN yet.',
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]',
+    'Managed zones are created per domain at run time; the grant covers hosted zones only.',
+  );
+}
+
+/** TLS for custom domains (lib/domains/tls.ts): certificates, distributions, the records and the retry queue. */
+function grantTlsProvision({ role, allow, stack, state }: Granting): void {
+  // lib/domains/tls.ts. Certificates for CloudFront live in us-east-1; distributions and hosted zones are global.
+  // CreateDistribution has no resource type in IAM (the distribution has no ARN yet): only "*" allows it.
+  allow(['acm:RequestCertificate', 'cloudfront:ListDistributions', 'cloudfront:CreateDistribution'], ['*']);
+  allow(
+    ['acm:AddTagsToCertificate', 'acm:DescribeCertificate', 'acm:DeleteCertificate'],
+    [`arn:${stack.partition}:acm:us-east-1:${stack.account}:certificate/*`],
+  );
+  // Read and update; disable, then delete, the distribution of a removed domain.
+  allow(
+    [
+      // CreateDistributionWithTags also needs TagResource: the distribution is tagged with its domain as it is made (the sweep reads it).
+      'cloudfront:TagResource',
+      'cloudfront:GetDistribution',
+      'cloudfront:GetDistributionConfig',
+      'cloudfront:UpdateDistribution',
+      'cloudfront:DeleteDistribution',
+    ],
+    [`arn:${stack.partition}:cloudfront::${stack.account}:distribution/*`],
+  );
+  allow(['route53:ChangeResourceRecordSets'], [`arn:${stack.partition}:route53:::hostedzone/*`]);
+  // Retries are new messages on the queue; after the last attempt the message goes to the queue's dead-letter queue,
+  // whose URL the function reads from the queue's redrive policy.
+  state.queues.sslRetries.grantSendMessages(role);
+  allow(['sqs:GetQueueAttributes'], [state.queues.sslRetries.queueArn]);
+  allow(['sqs:SendMessage', 'sqs:GetQueueUrl'], [state.deadLetterQueues.sslRetries.queueArn]);
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::*]',
+    'ACM RequestCertificate, CloudFront CreateDistribution and ListDistributions accept no resource-level restriction: the certificate and distribution do not exist yet, and listing is account-wide.',
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:acm:us-east-1:<AWS::AccountId>:certificate/*]',
+    'Certificates are requested per custom domain at run time; the grant covers ACM certificates only.',
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudfront::<AWS::AccountId>:distribution/*]',
+    'Each custom domain gets its own distribution at run time; the grant covers distributions only.',
+  );
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:route53:::hostedzone/*]',
+    'Managed zones are created per domain at run time; the grant covers hosted zones only.',
+  );
 }
 
 function logicalId(construct: { node: { defaultChild?: unknown } }): string {

@@ -17,6 +17,55 @@ import {
   type SecretName,
 } from '../lib/resources.ts';
 
+/** The data buckets of lib/resources.ts: private, versioned, logged to the access-logs bucket, each with its expiry rules. */
+function dataBuckets(scope: Construct, accessLogsBucket: s3.Bucket): Record<BucketName, s3.Bucket> {
+  const buckets = {} as Record<BucketName, s3.Bucket>;
+  for (const [name, definition] of Object.entries(bucketDefinitions) as [BucketName, (typeof bucketDefinitions)[BucketName]][]) {
+    buckets[name] = new s3.Bucket(scope, definition.id, {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: accessLogsBucket,
+      serverAccessLogsPrefix: `${definition.id}/`,
+      // Versioning keeps replaced objects; without expiry every redeploy would be kept forever.
+      lifecycleRules: [
+        { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ...definition.expire.map((rule) => ({
+          prefix: rule.prefix,
+          expiration: Duration.days(rule.days),
+          ...('noncurrentDays' in rule ? { noncurrentVersionExpiration: Duration.days(rule.noncurrentDays) } : {}),
+        })),
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+  }
+  return buckets;
+}
+
+/** The queues of lib/resources.ts, each with its dead-letter queue. */
+function queuesWithDeadLetters(scope: Construct): { queues: Record<QueueName, sqs.Queue>; deadLetterQueues: Record<QueueName, sqs.Queue> } {
+  const queues = {} as Record<QueueName, sqs.Queue>;
+  const deadLetterQueues = {} as Record<QueueName, sqs.Queue>;
+  for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
+    const deadLetterQueue = new sqs.Queue(scope, `${definition.id}Dlq`, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The longest SQS allows: time for an operator to look at what failed.
+      retentionPeriod: Duration.days(14),
+    });
+    deadLetterQueues[name] = deadLetterQueue;
+    queues[name] = new sqs.Queue(scope, definition.id, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: definition.maxReceiveCount },
+    });
+  }
+  return { queues, deadLetterQueues };
+}
+
 /**
  * Every stateful resource of lib/resources.ts (the same list the local
  * platform provisions), plus the role EventBridge Scheduler assumes.
@@ -68,49 +117,9 @@ export class SlipwayState extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    const buckets = {} as Record<BucketName, s3.Bucket>;
-    for (const [name, definition] of Object.entries(bucketDefinitions) as [BucketName, (typeof bucketDefinitions)[BucketName]][]) {
-      buckets[name] = new s3.Bucket(this, definition.id, {
-        blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-        encryption: s3.BucketEncryption.S3_MANAGED,
-        enforceSSL: true,
-        versioned: true,
-        objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-        serverAccessLogsBucket: this.accessLogsBucket,
-        serverAccessLogsPrefix: `${definition.id}/`,
-        // Versioning keeps replaced objects; without expiry every redeploy would be kept forever.
-        lifecycleRules: [
-          { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(1) },
-          ...definition.expire.map((rule) => ({
-            prefix: rule.prefix,
-            expiration: Duration.days(rule.days),
-            ...('noncurrentDays' in rule ? { noncurrentVersionExpiration: Duration.days(rule.noncurrentDays) } : {}),
-          })),
-        ],
-        removalPolicy: RemovalPolicy.RETAIN,
-      });
-    }
-    this.buckets = buckets;
+    this.buckets = dataBuckets(this, this.accessLogsBucket);
 
-    const queues = {} as Record<QueueName, sqs.Queue>;
-    const deadLetterQueues = {} as Record<QueueName, sqs.Queue>;
-    for (const [name, definition] of Object.entries(queueDefinitions) as [QueueName, (typeof queueDefinitions)[QueueName]][]) {
-      const deadLetterQueue = new sqs.Queue(this, `${definition.id}Dlq`, {
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        // The longest SQS allows: time for an operator to look at what failed.
-        retentionPeriod: Duration.days(14),
-      });
-      deadLetterQueues[name] = deadLetterQueue;
-      queues[name] = new sqs.Queue(this, definition.id, {
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
-        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: definition.maxReceiveCount },
-      });
-    }
-    this.queues = queues;
-    this.deadLetterQueues = deadLetterQueues;
+    ({ queues: this.queues, deadLetterQueues: this.deadLetterQueues } = queuesWithDeadLetters(this));
 
     this.scheduleGroup = new scheduler.ScheduleGroup(this, scheduleGroupDefinition.id, {
       // Deleting the group deletes its pending schedules (provisional project expiry): keep it.
