@@ -1,7 +1,7 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /**
  * Address ranges user code must never reach (spec, Limits: "port 80, private

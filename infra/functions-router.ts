@@ -1,11 +1,11 @@
-import { ArnFormat, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, type Stack, Token, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
 import { HandlerFunction } from './functions.ts';

@@ -1,11 +1,11 @@
-import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { DockerImageAsset, Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { repoRoot } from './bundling.ts';
 import * as path from 'node:path';
 import { RUNNER_CONTAINER_NAME } from '../lib/functions/hosts/cloud/queued-task.ts';

@@ -1,13 +1,13 @@
 import { ArnFormat, Stack, Token, Validations } from 'aws-cdk-lib';
-import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { DockerImageAsset } from 'aws-cdk-lib/aws-ecr-assets';
-import * as ecs from 'aws-cdk-lib/aws-ecs';
+import type { DockerImageAsset } from 'aws-cdk-lib/aws-ecr-assets';
+import type * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
-import { HandlerFunction } from './functions.ts';
+import type { HandlerFunction } from './functions.ts';
 import type { GrantContext } from './grants.ts';
 import { userCodeNetwork } from './functions-network.ts';
 import { functionsDistribution, functionsRouter } from './functions-router.ts';

@@ -1,6 +1,6 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { type Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { GrantContext } from './grants.ts';
 
 /** What user code may do in AWS: nothing of the platform (a permissions boundary), and the user functions' role. */
