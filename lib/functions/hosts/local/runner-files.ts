@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -12,7 +12,7 @@ const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
  */
 export const RUNNER_DIR =
   [fileURLToPath(new URL('./runner/', import.meta.url)), fileURLToPath(new URL('../runner/', import.meta.url))].find(
-    (path) => path.endsWith(join('dist', 'runner', '')) && existsSync(join(path, 'runner.mjs')),
+    (path) => basename(dirname(path)) === 'dist' && existsSync(join(path, 'runner.mjs')),
   ) ?? join(repoRoot, 'lib/functions/runner');
 export const RUNNER_PATH = join(RUNNER_DIR, 'runner.mjs');
 /** The runner's files every sandbox gets (read-only), beside one another. */
