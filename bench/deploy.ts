@@ -14,7 +14,7 @@ import { scanCachePrefix } from '../lib/abuse/scan-cache.ts';
 import { scanDeploymentFiles } from '../lib/abuse/scans.ts';
 import { getObject, putObject } from '../lib/aws/s3-lite.ts';
 import { config } from '../lib/config.ts';
-import { getProjectItem } from '../lib/projects/projects.ts';
+import { getProjectItem } from '../lib/projects/records.ts';
 
 /**
  * The deploy figures of the sites issue: a generated site of 5,000 files

@@ -7,7 +7,7 @@ import { finalizeUpload } from '../deployments/publish.ts';
 import { ApiError, isApiError } from '../errors/api-error.ts';
 import { TEAM_NOT_FOUND } from '../errors/catalogue.ts';
 import { getTeam } from '../teams/teams.ts';
-import { beginBuildSession } from '../uploads/build-sessions.ts';
+import { beginBuildSession } from '../deployments/begin-build-upload.ts';
 import { storeUploadedFiles } from '../uploads/files.ts';
 import type { TeamStanding } from '../uploads/sessions.ts';
 

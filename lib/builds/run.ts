@@ -1,7 +1,7 @@
 import { config } from '../config.ts';
 import { isApiError } from '../errors/api-error.ts';
 import { logger } from '../logger.ts';
-import { getProjectItem } from '../projects/projects.ts';
+import { getProjectItem } from '../projects/records.ts';
 import { getTeam } from '../teams/teams.ts';
 import { recordBuildSuccess, recordUserFailure } from './breaker-records.ts';
 import { appendCapped } from './build-log.ts';

@@ -1,13 +1,10 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DEPLOYMENT_NOT_FOUND, DEPLOYMENT_NOT_READY, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { readIndexPage } from '../db/query.ts';
-import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
+import { getProjectItem, pointProductionAt } from '../projects/records.ts';
+import { deploymentIsReady, deploymentPage, getDeploymentItem } from './records.ts';
 import { logger } from '../logger.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-rows.ts';
 import { readLogLines } from '../builds/build-log-records.ts';
@@ -58,15 +55,7 @@ export interface DeploymentDetail extends Deployment {
 /** GET /api/v1/projects/{id}/deployments/{deployment_id}: a deployment of this project (another project's id is not found). */
 export async function getDeployment(project: Record<string, unknown>, deploymentId: string): Promise<DeploymentDetail> {
   if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
-  const found = (
-    await dynamo().send(
-      new GetCommand({
-        TableName: config.tableName(),
-        Key: keys.deployment(project.id as string, deploymentId.toLowerCase()),
-        ConsistentRead: true,
-      }),
-    )
-  ).Item;
+  const found = await getDeploymentItem(project.id as string, deploymentId.toLowerCase());
   if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const item = await settleIfLost(found);
   // A build's log is in its own items (lib/builds/build-log-records.ts), capped; an upload's is its functions build's.
@@ -84,14 +73,7 @@ export async function getDeployment(project: Record<string, unknown>, deployment
  * on the page whose worker was lost is ended first (lib/builds/lost.ts).
  */
 export async function listDeployments(project: Record<string, unknown>, paging: { page: number; pageSize: number }) {
-  const { total, items } = await readIndexPage({
-    tableName: config.tableName(),
-    indexName: 'gsi1',
-    partition: { name: 'gsi1pk', value: keys.deploymentByProject(project.id as string, '', '').gsi1pk },
-    page: paging.page,
-    pageSize: paging.pageSize,
-    newestFirst: true,
-  });
+  const { total, items } = await deploymentPage(project.id as string, paging);
   const settled = await Promise.all(items.map(settleIfLost));
   return { page: paging.page, page_size: paging.pageSize, total, deployments: settled.map((item) => toDeployment(item, project)) };
 }
@@ -102,55 +84,29 @@ export async function listDeployments(project: Record<string, unknown>, paging: 
  * copied (the deployment's files and route manifest are already in place).
  */
 export async function promoteDeployment(project: Record<string, unknown>, deploymentId: string) {
-  const table = config.tableName();
   const projectId = project.id as string;
-  if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+  const notFound = () => new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+  if (!UUID_PATTERN.test(deploymentId)) throw notFound();
   // The deployment is looked up inside this project's partition: another project's id is simply not found.
-  const deployment = (
-    await dynamo().send(
-      new GetCommand({ TableName: table, Key: keys.deployment(projectId, deploymentId.toLowerCase()), ConsistentRead: true }),
-    )
-  ).Item;
-  if (!deployment) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
+  const deployment = await getDeploymentItem(projectId, deploymentId.toLowerCase());
+  if (!deployment) throw notFound();
   if (deployment.status !== 'ready') {
     throw new ApiError(DEPLOYMENT_NOT_READY, { details: { deployment_id: deployment.id, status: deployment.status } });
   }
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            ConditionCheck: {
-              TableName: table,
-              Key: keys.deployment(projectId, deployment.id as string),
-              ConditionExpression: '#status = :ready',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':ready': 'ready' },
-            },
-          },
-          {
-            Update: {
-              TableName: table,
-              Key: keys.project(projectId),
-              UpdateExpression: 'SET live_deployment_id = :deployment, updated_at = :now',
-              ConditionExpression: '#status = :active',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':deployment': deployment.id, ':now': new Date().toISOString(), ':active': 'active' },
-            },
-          },
-        ],
-      }),
-    );
+    await transact([
+      deploymentIsReady(projectId, deployment.id as string, notFound),
+      pointProductionAt(projectId, deployment.id as string, new Date().toISOString(), { publish: false }),
+    ]);
   } catch (error) {
-    if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 0)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
-    throw new ApiError(PROJECT_NOT_FOUND);
+    if (error instanceof TransactionRefused) throw new ApiError(PROJECT_NOT_FOUND);
+    throw error;
   }
   // A deployment live again brings its keyword scan back to the admin listing as new (lib/abuse/scans.ts).
   await reviveScanOfDeployment(projectId, deployment.id as string).catch((error: unknown) =>
     logger.warn('abuse scan of the promoted deployment not revived', { project_id: projectId, error: String(error) }),
   );
-  const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  const updated = await getProjectItem(projectId, true);
   if (!updated) throw new ApiError(PROJECT_NOT_FOUND);
   return promoteView(toProject(updated));
 }

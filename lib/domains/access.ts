@@ -1,7 +1,7 @@
 import type { Principal, TeamAccess } from '../http/authorize.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_NOT_FOUND } from '../errors/catalogue.ts';
-import { authorizeResourceTeam } from '../projects/access.ts';
+import { authorizeResourceTeam } from '../teams/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getDomainItem } from './domains.ts';
 

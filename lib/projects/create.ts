@@ -1,86 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
+import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import {
-  CONFLICT,
-  PLAN_LIMIT_EXCEEDED,
-  PROJECT_NAME_TAKEN,
-  SUBDOMAIN_INVALID,
-  SUBDOMAIN_RESERVED,
-  SUBDOMAIN_TAKEN,
-  TEAM_SUSPENDED,
-} from '../errors/catalogue.ts';
+import { CONFLICT } from '../errors/catalogue.ts';
 import * as z from '../http/schema.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
-import { CREATED_CLIENTS, newProjectRecord, projectItem, toProject, type Project, type ProjectRecord } from './projects.ts';
+import { teamInGoodStanding } from '../teams/standing-check.ts';
+import { CREATED_CLIENTS, newProjectRecord, toProject, type Project, type ProjectRecord } from './projects.ts';
+import { newProjectWrites, projectItem } from './records.ts';
 import { projectSettingsSchema } from './settings.ts';
-import { randomSuffix, subdomainFrom, subdomainProblem, suggestSubdomains, withSuffix } from './subdomain.ts';
+import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from './subdomain.ts';
 
 /**
- * The items every new project is written with, in one transaction (begin-upload's and
- * POST /api/v1/projects'): the team not suspended, the plan's site count, the global subdomain
- * hold, the team's name hold, the project. Their order is what callers read a cancellation by.
+ * The writes every new project is made with, in one transaction (begin-upload's and POST /api/v1/projects'):
+ * the team not suspended, the plan's site count, the global subdomain hold (`subdomain`, which names no
+ * refusal: a derived subdomain is retried), the team's name hold, the project.
  */
-export function newProjectItems(teamId: string, plan: Plan, record: ProjectRecord, item: Record<string, unknown> = projectItem(record)) {
-  const table = config.tableName();
-  return [
-    {
-      ConditionCheck: {
-        TableName: table,
-        Key: keys.team(teamId),
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(suspended_at) OR suspended_at = :null)',
-        ExpressionAttributeValues: { ':null': null },
-      },
-    },
-    {
-      Update: {
-        TableName: table,
-        Key: keys.teamProjectCount(teamId),
-        UpdateExpression: 'SET project_count = if_not_exists(project_count, :zero) + :one',
-        ConditionExpression: 'attribute_not_exists(project_count) OR project_count < :limit',
-        ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': plan.siteLimit },
-      },
-    },
-    {
-      Put: {
-        TableName: table,
-        Item: {
-          ...keys.subdomainHold(record.subdomain),
-          type: 'subdomain_hold',
-          subdomain: record.subdomain,
-          project_id: record.id,
-          team_id: teamId,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: table,
-        Item: { ...keys.projectName(teamId, record.name), type: 'project_name', name: record.name, project_id: record.id, team_id: teamId },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    { Put: { TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-  ];
+export function newProjectTransaction(
+  teamId: string,
+  plan: Plan,
+  record: ProjectRecord,
+  item: Record<string, unknown> = projectItem(record),
+): NamedWrite[] {
+  return [teamInGoodStanding(teamId), ...newProjectWrites(teamId, plan, record, item)];
 }
 
-/** The refusal a cancelled creation means, by which of newProjectItems' conditions failed (null: none of them). */
-export function creationRefusal(error: unknown, plan: Plan, name: string): ApiError | null {
-  if (conditionFailedAt(error, 0)) return new ApiError(TEAM_SUSPENDED);
-  if (conditionFailedAt(error, 1)) {
-    return new ApiError(PLAN_LIMIT_EXCEEDED, {
-      message: `The ${plan.name} plan allows ${plan.siteLimit} sites; this team has reached it.`,
-      details: { limit: 'sites', plan: plan.name, max_sites: plan.siteLimit },
-    });
-  }
-  if (conditionFailedAt(error, 3)) return new ApiError(PROJECT_NAME_TAKEN, { details: { name } });
-  return null;
+/** The client a project was created from, as X-Platform-Client names it (null for one the spec does not list). */
+export function createdClientOf(client: string | undefined): Project['created_client'] {
+  const named = client?.trim().toLowerCase();
+  return (CREATED_CLIENTS as readonly string[]).includes(named ?? '') ? (named as Project['created_client']) : null;
 }
 
 const SETTINGS_ON_CREATE = [
@@ -122,18 +70,6 @@ export const createProjectSchema = z.extend(
 );
 export type CreateProjectBody = z.infer<typeof createProjectSchema>;
 
-async function requestedSubdomain(body: CreateProjectBody): Promise<string | null> {
-  const requested = body.subdomain == null ? null : body.subdomain.trim().toLowerCase();
-  if (requested === null) return null;
-  const problem = subdomainProblem(requested);
-  if (problem) {
-    throw new ApiError(problem === 'invalid' ? SUBDOMAIN_INVALID : SUBDOMAIN_RESERVED, {
-      details: { subdomain: body.subdomain, suggestions: await suggestSubdomains(requested, body.name) },
-    });
-  }
-  return requested;
-}
-
 /** The record of a project made by POST /api/v1/projects: not provisional, its settings as given. */
 function createdRecord(
   team: { id: string },
@@ -141,7 +77,6 @@ function createdRecord(
   subdomain: string,
   caller: { kind: 'session' | 'api_key'; client?: string },
 ) {
-  const client = caller.client?.trim().toLowerCase();
   const base = newProjectRecord({
     id: randomUUID(),
     teamId: team.id,
@@ -150,7 +85,7 @@ function createdRecord(
     now: new Date().toISOString(),
     provisionalUntil: null,
     createdVia: caller.kind,
-    createdClient: (CREATED_CLIENTS as readonly string[]).includes(client ?? '') ? (client as Project['created_client']) : null,
+    createdClient: createdClientOf(caller.client),
   });
   const { name: _n, subdomain: _s, git_access_token: _t, ...settings } = body;
   const record = { ...base, ...Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) } as ProjectRecord;
@@ -184,23 +119,18 @@ export async function createProject(input: {
   caller: { kind: 'session' | 'api_key'; client?: string };
 }): Promise<Project> {
   const plan = planOf(input.team);
-  const requested = await requestedSubdomain(input.body);
-  let subdomain = requested ?? subdomainFrom(input.body.name);
-  if (requested === null && subdomainProblem(subdomain) !== null) subdomain = withSuffix(subdomain, 'site');
+  const requested = input.body.subdomain != null;
+  let subdomain = requested ? await acceptableSubdomain(input.body.subdomain!, input.body.name) : subdomainOfName(input.body.name);
   for (let attempt = 0; attempt < 10; attempt++) {
     const record = createdRecord(input.team, input.body, subdomain, input.caller);
     const item = createdItem(record, input.body);
     try {
-      await dynamo().send(new TransactWriteCommand({ TransactItems: newProjectItems(input.team.id, plan, record, item) }));
+      await transact(newProjectTransaction(input.team.id, plan, record, item));
       return toProject(item);
     } catch (error) {
-      if (!isTransactionCanceled(error)) throw error;
-      const refusal = creationRefusal(error, plan, input.body.name);
-      if (refusal) throw refusal;
-      if (!conditionFailedAt(error, 2)) throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });
-      if (requested !== null)
-        throw new ApiError(SUBDOMAIN_TAKEN, { details: { subdomain, suggestions: await suggestSubdomains(subdomain, input.body.name) } });
-      subdomain = withSuffix(subdomainFrom(input.body.name), randomSuffix());
+      if (!(error instanceof TransactionRefused)) throw error;
+      if (!error.failed.has('subdomain')) throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });
+      subdomain = await anotherSubdomain(subdomain, requested, input.body.name);
     }
   }
   throw new ApiError(CONFLICT, { message: 'Too many concurrent changes; try again.' });

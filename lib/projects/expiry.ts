@@ -1,8 +1,4 @@
-import { UpdateCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { claimExpiredProvisional, getProjectItem } from './records.ts';
 import { removeProject } from './deletion.ts';
 import { recordDeployFailure } from '../attention/team-state.ts';
 
@@ -19,27 +15,10 @@ export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
  * first (and the claim fails: nothing is deleted) or finds the project gone.
  */
 export async function expireProvisionalProject(projectId: string, now = new Date()): Promise<ExpiryOutcome> {
-  const table = config.tableName();
-  const project = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  const project = await getProjectItem(projectId, true);
   if (!project) return 'gone';
   if (project.status === 'active') {
-    try {
-      await dynamo().send(
-        new UpdateCommand({
-          TableName: table,
-          Key: keys.project(projectId),
-          UpdateExpression: 'SET #status = :deleting, updated_at = :now',
-          ConditionExpression:
-            '#status = :active AND attribute_exists(provisional_until) AND provisional_until <= :now AND ' +
-            '(attribute_not_exists(live_deployment_id) OR live_deployment_id = :null)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':now': now.toISOString(), ':null': null },
-        }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailure(error)) return 'kept';
-      throw error;
-    }
+    if (!(await claimExpiredProvisional(projectId, now))) return 'kept';
     // An upload abandoned before it published: the team's latest failure, for the stuck-activation queue (once, by the claim).
     await recordDeployFailure(project.team_id as string, 'PROJECT_EXPIRED', now);
   } else if (project.status !== 'deleting' || !project.provisional_until) {

@@ -1,7 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
 
 export const FRAMEWORKS = ['nextjs', 'sveltekit', 'astro', 'hugo', 'vite', 'gatsby', 'jekyll', 'static-html', 'other'] as const;
 export const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn', 'bun'] as const;
@@ -200,16 +197,6 @@ export function newProjectRecord(input: {
   };
 }
 
-/** The stored item of a project: its record plus keys (nulls are stored as nulls so every field reads back). */
-export function projectItem(record: ProjectRecord) {
-  return {
-    ...keys.project(record.id),
-    ...keys.projectByTeam(record.team_id, record.created_at, record.id),
-    type: 'project',
-    ...record,
-  };
-}
-
 /** The API shape of a stored project item. */
 export function toProject(item: Record<string, unknown>): Project {
   const out: Record<string, unknown> = {};
@@ -223,47 +210,4 @@ export function promoteView(project: Project): Pick<Project, (typeof PROMOTE_FIE
   const out: Record<string, unknown> = {};
   for (const field of PROMOTE_FIELDS) out[field] = project[field];
   return out as Pick<Project, (typeof PROMOTE_FIELDS)[number]>;
-}
-
-export async function getProjectItem(projectId: string, consistent = false): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: consistent }),
-  );
-  return reply.Item ?? null;
-}
-
-/** A team's projects, newest first, from the team's index partition (never a scan). */
-export async function listTeamProjects(
-  teamId: string,
-  options: { limit: number; cursor?: string },
-): Promise<{ projects: Project[]; nextCursor: string | null }> {
-  const reply = await dynamo().send(
-    new QueryCommand({
-      TableName: config.tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
-      ScanIndexForward: false,
-      Limit: options.limit,
-      ExclusiveStartKey: options.cursor ? decodeCursor(options.cursor) : undefined,
-    }),
-  );
-  return {
-    projects: (reply.Items ?? []).map(toProject),
-    nextCursor: reply.LastEvaluatedKey ? encodeCursor(reply.LastEvaluatedKey) : null,
-  };
-}
-
-function encodeCursor(key: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify(key)).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): Record<string, unknown> | undefined {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (typeof key === 'object' && key !== null && !Array.isArray(key)) return key as Record<string, unknown>;
-  } catch {
-    // fall through
-  }
-  return undefined;
 }

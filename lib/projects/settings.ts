@@ -1,8 +1,5 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '../http/schema.ts';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { type NamedWrite, TransactionRefused, namedWrites, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import {
   CONFLICT,
@@ -14,8 +11,6 @@ import {
   PROJECT_NAME_TAKEN,
   PROJECT_NOT_FOUND,
   PROJECT_SLUG_IMMUTABLE,
-  SUBDOMAIN_INVALID,
-  SUBDOMAIN_RESERVED,
   SUBDOMAIN_TAKEN,
 } from '../errors/catalogue.ts';
 import {
@@ -27,8 +22,9 @@ import {
   toProject,
   type Project,
 } from './projects.ts';
-import { subdomainProblem, suggestSubdomains } from './subdomain.ts';
-import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
+import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
+import { getProjectItem, moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './records.ts';
+import { domainQualifiesAsPrimary } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { getDomainItem } from '../domains/domains.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
@@ -152,6 +148,115 @@ async function readPrimaryCandidate(id: string): Promise<Record<string, unknown>
   return UUID_PATTERN.test(id) ? getDomainItem(id.toLowerCase()) : null;
 }
 
+/** The settings fields a save assigns, beside what git settings add (repository index, sealed token, preview slug). */
+function fieldAssignments(item: Record<string, unknown>, changes: ProjectSettings, git: ReturnType<typeof gitSettingsChanges>) {
+  const update: SettingsUpdate = {
+    set: ['updated_at = :now', ...git.set],
+    remove: git.remove,
+    names: {},
+    values: { ':now': new Date().toISOString(), ...git.values },
+    conditions: [],
+  };
+  WRITABLE.forEach((field, i) => {
+    if (changes[field] === undefined) return;
+    update.names[`#f${i}`] = field;
+    update.values[`:f${i}`] = field === 'git_auth_mode' && changes[field] === '' ? null : changes[field];
+    update.set.push(`#f${i} = :f${i}`);
+  });
+  if (changes.default_branch !== undefined && changes.default_branch !== item.default_branch) {
+    // A new production branch is not known to be deleted.
+    update.set.push('production_branch_deleted_at = :null');
+    update.values[':null'] = null;
+  }
+  return update;
+}
+
+/** A new name moves the team's name hold, on the condition that the name read is still the project's. */
+function renameWrites(item: Record<string, unknown>, newName: string | undefined, update: SettingsUpdate): NamedWrite[] {
+  if (newName === undefined) return [];
+  update.names['#name'] = 'name';
+  Object.assign(update.values, { ':name': newName, ':oldName': item.name });
+  update.set.push('#name = :name');
+  update.conditions.push('#name = :oldName');
+  return moveNameHold(item, newName);
+}
+
+/** A new subdomain moves the global subdomain hold, on the condition that the subdomain read is still the project's. */
+function subdomainWrites(item: Record<string, unknown>, newSubdomain: string | undefined, update: SettingsUpdate): NamedWrite[] {
+  if (newSubdomain === undefined) return [];
+  Object.assign(update.values, { ':subdomain': newSubdomain, ':oldSubdomain': item.subdomain });
+  update.set.push('subdomain = :subdomain');
+  update.conditions.push('subdomain = :oldSubdomain');
+  return moveSubdomainHold(item, newSubdomain);
+}
+
+/**
+ * A new primary domain: assigned with its hostname, and checked in the save's transaction (a removal
+ * or anything else racing it: the domain must still qualify when the project is written). Null clears it.
+ */
+async function primaryDomainWrites(item: Record<string, unknown>, changes: ProjectSettings, update: SettingsUpdate) {
+  const projectId = item.id as string;
+  const current = (item.primary_domain_id as string | null | undefined) ?? null;
+  const requested = changes.primary_domain_id === undefined ? undefined : changes.primary_domain_id?.trim().toLowerCase() || null;
+  if (requested === undefined || requested === current) return { primaryId: null, writes: [] };
+  if (requested === null) {
+    update.set.push('primary_domain_id = :primaryNone', 'primary_domain_hostname = :primaryNone');
+    update.values[':primaryNone'] = null;
+    return { primaryId: null, writes: [] };
+  }
+  const domain = await readPrimaryCandidate(requested);
+  const problem = primaryDomainProblem(domain, projectId);
+  if (problem) throw problem;
+  const primaryId = domain!.id as string;
+  update.set.push('primary_domain_id = :primaryId', 'primary_domain_hostname = :primaryHost');
+  Object.assign(update.values, { ':primaryId': primaryId, ':primaryHost': domain!.domain });
+  return { primaryId, writes: [domainQualifiesAsPrimary(primaryId, projectId)] };
+}
+
+/** What a cancelled save means, in the order a client can act on it. */
+async function saveRefusal(
+  error: unknown,
+  item: Record<string, unknown>,
+  save: { newName?: string; newSubdomain?: string; primaryId: string | null; previewSlug: unknown; hostLabels: string[] },
+): Promise<unknown> {
+  if (!(error instanceof TransactionRefused)) return error;
+  const projectId = item.id as string;
+  if (save.primaryId !== null && error.failed.has('primary_domain')) {
+    return (
+      primaryDomainProblem(await readPrimaryCandidate(save.primaryId), projectId) ??
+      new ApiError(CONFLICT, { message: 'The domain changed while this request ran. Reload and try again.' })
+    );
+  }
+  if (error.failed.has('name')) return new ApiError(PROJECT_NAME_TAKEN, { details: { name: save.newName } });
+  if (error.failed.has('preview_slug0')) return new ApiError(PREVIEW_SLUG_TAKEN, { details: { preview_slug: save.previewSlug } });
+  if (save.newSubdomain !== undefined && error.failed.has('subdomain')) {
+    return new ApiError(SUBDOMAIN_TAKEN, {
+      details: { subdomain: save.newSubdomain, suggestions: await suggestSubdomains(save.newSubdomain, item.name as string) },
+    });
+  }
+  const taken = save.hostLabels.filter((_, i) => error.failed.has(`host${i}`));
+  if (taken.length > 0) return new ApiError(FUNCTION_HOSTNAME_TAKEN, { details: { subdomain: save.newSubdomain, labels: taken } });
+  if (error.failed.has('project')) {
+    const current = await getProjectItem(projectId, true);
+    if (!current || current.status !== 'active') return new ApiError(PROJECT_NOT_FOUND);
+    return new ApiError(CONFLICT, { message: 'The project changed while this request ran. Reload and try again.' });
+  }
+  return error;
+}
+
+/** What follows a committed save: stale function host claims freed, analytics rows dropped when it is turned off. */
+async function afterSave(projectId: string, changes: ProjectSettings, movedLabels: string[] | null): Promise<void> {
+  if (movedLabels) {
+    // Claims on subdomains the project left before claims moved with it (older code kept them): free them too.
+    await releaseProjectHosts(projectId, new Set(movedLabels)).catch((error: unknown) =>
+      logger.warn('stale function host claims not released', { project_id: projectId, error: (error as Error).message }),
+    );
+  }
+  // Off means no data kept: the rows go after the flag is down, so no flush can write them back (lib/sites/analytics.ts).
+  // Saving `false` again deletes again, which finishes a deletion an earlier failure left half done.
+  if (changes.analytics_enabled === false) await deleteProjectAnalytics(projectId);
+}
+
 /**
  * PATCH /api/v1/projects/{id}: writes settings only. A new name moves the
  * team's name hold and a new subdomain moves the global subdomain hold, in the
@@ -168,186 +273,38 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
     throw new ApiError(PROJECT_SLUG_IMMUTABLE, { details: { slug: item.slug } });
   }
   if (item.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
-  const table = config.tableName();
   const projectId = item.id as string;
-  const teamId = item.team_id as string;
-  const now = new Date().toISOString();
-
-  const set: string[] = ['updated_at = :now'];
-  const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':now': now, ':active': 'active' };
-  const conditions = ['#status = :active'];
-  WRITABLE.forEach((field, i) => {
-    if (changes[field] === undefined) return;
-    names[`#f${i}`] = field;
-    values[`:f${i}`] = field === 'git_auth_mode' && changes[field] === '' ? null : changes[field];
-    set.push(`#f${i} = :f${i}`);
-  });
-  if (changes.default_branch !== undefined && changes.default_branch !== item.default_branch) {
-    // A new production branch is not known to be deleted.
-    set.push('production_branch_deleted_at = :null');
-    values[':null'] = null;
-  }
-
-  const extra: object[] = [];
   const git = gitSettingsChanges(item, changes);
-  set.push(...git.set);
-  Object.assign(values, git.values);
+  const update = fieldAssignments(item, changes, git);
   const newName = changes.name !== undefined && changes.name !== item.name ? changes.name : undefined;
-  if (newName !== undefined) {
-    names['#name'] = 'name';
-    values[':name'] = newName;
-    values[':oldName'] = item.name;
-    set.push('#name = :name');
-    conditions.push('#name = :oldName');
-    extra.push({
-      Put: {
-        TableName: table,
-        Item: { ...keys.projectName(teamId, newName), type: 'project_name', name: newName, project_id: projectId, team_id: teamId },
-        ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
-        ExpressionAttributeValues: { ':project': projectId },
-      },
-    });
-    if (newName.toLowerCase() !== (item.name as string).toLowerCase()) {
-      extra.push({
-        Delete: {
-          TableName: table,
-          Key: keys.projectName(teamId, item.name as string),
-          ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
-          ExpressionAttributeValues: { ':project': projectId },
-        },
-      });
-    }
-  }
-  const requestedSubdomain = changes.subdomain?.trim().toLowerCase();
-  const newSubdomain = requestedSubdomain !== undefined && requestedSubdomain !== item.subdomain ? requestedSubdomain : undefined;
-  let subdomainIndex = -1;
-  if (newSubdomain !== undefined) {
-    const problem = subdomainProblem(newSubdomain);
-    if (problem) {
-      throw new ApiError(problem === 'invalid' ? SUBDOMAIN_INVALID : SUBDOMAIN_RESERVED, {
-        details: { subdomain: changes.subdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
-      });
-    }
-    values[':subdomain'] = newSubdomain;
-    values[':oldSubdomain'] = item.subdomain;
-    set.push('subdomain = :subdomain');
-    conditions.push('subdomain = :oldSubdomain');
-    subdomainIndex = 1 + extra.length;
-    extra.push(
-      {
-        Put: {
-          TableName: table,
-          Item: {
-            ...keys.subdomainHold(newSubdomain),
-            type: 'subdomain_hold',
-            subdomain: newSubdomain,
-            project_id: projectId,
-            team_id: teamId,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-      {
-        Delete: {
-          TableName: table,
-          Key: keys.subdomainHold(item.subdomain as string),
-          ConditionExpression: 'project_id = :project',
-          ExpressionAttributeValues: { ':project': projectId },
-        },
-      },
-    );
-  }
-
-  const currentPrimary = (item.primary_domain_id as string | null | undefined) ?? null;
-  const requestedPrimary = changes.primary_domain_id === undefined ? undefined : changes.primary_domain_id?.trim().toLowerCase() || null;
-  let primaryIndex = -1;
-  let primaryId: string | null = null;
-  if (requestedPrimary !== undefined && requestedPrimary !== currentPrimary) {
-    if (requestedPrimary === null) {
-      set.push('primary_domain_id = :primaryNone', 'primary_domain_hostname = :primaryNone');
-      values[':primaryNone'] = null;
-    } else {
-      const domain = await readPrimaryCandidate(requestedPrimary);
-      const problem = primaryDomainProblem(domain, projectId);
-      if (problem) throw problem;
-      primaryId = domain!.id as string;
-      set.push('primary_domain_id = :primaryId', 'primary_domain_hostname = :primaryHost');
-      values[':primaryId'] = primaryId;
-      values[':primaryHost'] = domain!.domain;
-      // A removal or anything else racing this save: the domain must still qualify when the project is written.
-      primaryIndex = 1 + extra.length;
-      extra.push({
-        ConditionCheck: {
-          TableName: table,
-          Key: keys.domain(primaryId),
-          ConditionExpression: 'project_id = :project AND #domainStatus = :verified AND attribute_type(deleted_at, :nullType)',
-          ExpressionAttributeNames: { '#domainStatus': 'status' },
-          ExpressionAttributeValues: { ':project': projectId, ':verified': 'verified', ':nullType': 'NULL' },
-        },
-      });
-    }
-  }
+  const asked = changes.subdomain?.trim().toLowerCase();
+  const newSubdomain =
+    asked !== undefined && asked !== item.subdomain ? await acceptableSubdomain(changes.subdomain!, item.name as string) : undefined;
+  const writes = [...renameWrites(item, newName, update), ...subdomainWrites(item, newSubdomain, update)];
+  const primary = await primaryDomainWrites(item, changes, update);
+  writes.push(...primary.writes);
   // The function hostnames move with the subdomain, in the same transaction (lib/functions/host-claims.ts).
-  const room = MAX_TRANSACTION_ITEMS - 1 - extra.length - git.slugItems.length;
+  const room = MAX_TRANSACTION_ITEMS - 1 - writes.length - git.slugItems.length;
   const hostMoves = newSubdomain === undefined ? null : await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
-  const hostIndex = 1 + extra.length;
-  if (hostMoves) extra.push(...hostMoves.items);
+  const hostLabels = hostMoves?.claims.map((c) => c.label) ?? [];
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: table,
-              Key: keys.project(projectId),
-              UpdateExpression: `SET ${set.join(', ')}${git.remove.length > 0 ? ` REMOVE ${git.remove.join(', ')}` : ''}`,
-              ConditionExpression: conditions.join(' AND '),
-              ExpressionAttributeNames: names,
-              ExpressionAttributeValues: values,
-            },
-          },
-          ...(extra as never[]),
-          ...(git.slugItems as never[]),
-        ],
-      }),
-    );
+    await transact([
+      saveSettings(projectId, update),
+      ...writes,
+      ...namedWrites('preview_slug', git.slugItems),
+      ...namedWrites('host', hostMoves?.items ?? []),
+    ]);
   } catch (error) {
-    if (!isTransactionCanceled(error)) throw error;
-    if (primaryId !== null && conditionFailedAt(error, primaryIndex)) {
-      throw (
-        primaryDomainProblem(await readPrimaryCandidate(primaryId), projectId) ??
-        new ApiError(CONFLICT, { message: 'The domain changed while this request ran. Reload and try again.' })
-      );
-    }
-    if (newName !== undefined && conditionFailedAt(error, 1)) throw new ApiError(PROJECT_NAME_TAKEN, { details: { name: newName } });
-    if (git.slugItems.length > 0 && conditionFailedAt(error, 1 + extra.length)) {
-      throw new ApiError(PREVIEW_SLUG_TAKEN, { details: { preview_slug: changes.preview_slug } });
-    }
-    if (newSubdomain !== undefined && conditionFailedAt(error, subdomainIndex)) {
-      throw new ApiError(SUBDOMAIN_TAKEN, {
-        details: { subdomain: newSubdomain, suggestions: await suggestSubdomains(newSubdomain, item.name as string) },
-      });
-    }
-    const taken = hostMoves?.claims.filter((_, i) => conditionFailedAt(error, hostIndex + i)).map((c) => c.label) ?? [];
-    if (taken.length > 0) throw new ApiError(FUNCTION_HOSTNAME_TAKEN, { details: { subdomain: newSubdomain, labels: taken } });
-    if (conditionFailedAt(error, 0)) {
-      const current = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
-      if (!current || current.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
-      throw new ApiError(CONFLICT, { message: 'The project changed while this request ran. Reload and try again.' });
-    }
-    throw error;
+    throw await saveRefusal(error, item, {
+      newName,
+      newSubdomain,
+      primaryId: primary.primaryId,
+      previewSlug: changes.preview_slug,
+      hostLabels,
+    });
   }
-  if (hostMoves) {
-    // Claims on subdomains the project left before claims moved with it (older code kept them): free them too.
-    await releaseProjectHosts(projectId, new Set(hostMoves.claims.map((c) => c.label))).catch((error: unknown) =>
-      logger.warn('stale function host claims not released', { project_id: projectId, error: (error as Error).message }),
-    );
-  }
-  // Off means no data kept: the rows go after the flag is down, so no flush can write them back (lib/sites/analytics.ts).
-  // Saving `false` again deletes again, which finishes a deletion an earlier failure left half done.
-  if (changes.analytics_enabled === false) await deleteProjectAnalytics(projectId);
-  const updated = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  await afterSave(projectId, changes, hostMoves ? hostLabels : null);
+  const updated = await getProjectItem(projectId, true);
   if (!updated) throw new ApiError(PROJECT_NOT_FOUND);
   return toProject(updated);
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN } from '../errors/catalogue.ts';
 
 /**
  * A subdomain is one DNS label under the site domain: 3 to 63 lowercase
@@ -99,4 +101,32 @@ export async function suggestSubdomains(refused: string, fallbackText?: string):
   return valid.filter((c) => free.has(c)).slice(0, 3);
 }
 
-export { randomSuffix };
+/**
+ * The subdomain a request names (creating a project, or saving its settings), trimmed and lowercased;
+ * SUBDOMAIN_INVALID or SUBDOMAIN_RESERVED, with suggestions from it or the project's name, when it cannot be one.
+ */
+export async function acceptableSubdomain(asked: string, name: string): Promise<string> {
+  const subdomain = asked.trim().toLowerCase();
+  const problem = subdomainProblem(subdomain);
+  if (problem) {
+    throw new ApiError(problem === 'invalid' ? SUBDOMAIN_INVALID : SUBDOMAIN_RESERVED, {
+      details: { subdomain: asked, suggestions: await suggestSubdomains(subdomain, name) },
+    });
+  }
+  return subdomain;
+}
+
+/** A new project's subdomain when its request names none: its name's, made valid. */
+export function subdomainOfName(name: string): string {
+  const subdomain = subdomainFrom(name);
+  return subdomainProblem(subdomain) === null ? subdomain : withSuffix(subdomain, 'site');
+}
+
+/**
+ * Another project holds `subdomain`: a requested one is refused (SUBDOMAIN_TAKEN, with suggestions);
+ * a derived one is ours to pick, and this answers another.
+ */
+export async function anotherSubdomain(subdomain: string, requested: boolean, name: string): Promise<string> {
+  if (requested) throw new ApiError(SUBDOMAIN_TAKEN, { details: { subdomain, suggestions: await suggestSubdomains(subdomain, name) } });
+  return withSuffix(subdomainFrom(name), randomSuffix());
+}

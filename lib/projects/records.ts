@@ -1,0 +1,332 @@
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
+import type { NamedWrite } from '../db/transact.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { PLAN_LIMIT_EXCEEDED, PROJECT_NAME_TAKEN } from '../errors/catalogue.ts';
+import type { Plan } from '../plans.ts';
+import type { ProjectRecord } from './projects.ts';
+
+/**
+ * The records of a project (layout in docs/sites.md): the project item, the global subdomain hold,
+ * the team's name hold and the team's project count. Every write that moves a hold or the project's
+ * status is conditional here, so racing requests cannot both claim a name, an address or a removal.
+ */
+
+/** The stored item of a project: its record plus keys (nulls are stored as nulls so every field reads back). */
+export function projectItem(record: ProjectRecord) {
+  return {
+    ...keys.project(record.id),
+    ...keys.projectByTeam(record.team_id, record.created_at, record.id),
+    type: 'project',
+    ...record,
+  };
+}
+
+export async function getProjectItem(projectId: string, consistent = false): Promise<Record<string, unknown> | null> {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: consistent }),
+  );
+  return reply.Item ?? null;
+}
+
+/** One page of a team's project items, newest first, from the team's index partition (never a scan). */
+export async function queryTeamProjectItems(
+  teamId: string,
+  options: { limit: number; startKey?: Record<string, unknown> },
+): Promise<{ items: Record<string, unknown>[]; lastKey: Record<string, unknown> | null }> {
+  const reply = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ExclusiveStartKey: options.startKey,
+    }),
+  );
+  return { items: reply.Items ?? [], lastKey: reply.LastEvaluatedKey ?? null };
+}
+
+/** Every item of the project's partition (the project, its deployments, functions, variables, ...). */
+export function projectPartition(projectId: string): Promise<Record<string, unknown>[]> {
+  return queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.project(projectId).pk },
+    ConsistentRead: true,
+  });
+}
+
+/**
+ * Holds only while the project is `active`: a write that must not land for a project on its way out
+ * (deleting, expired) carries it, and loses to the status change whichever comes first.
+ */
+export function projectIsActive(projectId: string, refusal?: () => Error): NamedWrite {
+  return {
+    name: 'project',
+    write: {
+      ConditionCheck: {
+        Key: keys.project(projectId),
+        ConditionExpression: '#status = :active',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':active': 'active' },
+      },
+    },
+    ...(refusal ? { refusal } : {}),
+  };
+}
+
+const holdItem = (record: { subdomain: string; id: string }, teamId: string) => ({
+  ...keys.subdomainHold(record.subdomain),
+  type: 'subdomain_hold',
+  subdomain: record.subdomain,
+  project_id: record.id,
+  team_id: teamId,
+});
+
+const nameHoldItem = (teamId: string, name: string, projectId: string) => ({
+  ...keys.projectName(teamId, name),
+  type: 'project_name',
+  name,
+  project_id: projectId,
+  team_id: teamId,
+});
+
+/**
+ * The writes of a new project after the team's standing: the plan's site count (`site_count`), the global
+ * subdomain hold (`subdomain`: no refusal, the caller picks another or refuses), the team's name hold
+ * (`name`) and the project (`project`).
+ */
+export function newProjectWrites(teamId: string, plan: Plan, record: ProjectRecord, item: Record<string, unknown>): NamedWrite[] {
+  return [
+    {
+      name: 'site_count',
+      write: {
+        Update: {
+          Key: keys.teamProjectCount(teamId),
+          UpdateExpression: 'SET project_count = if_not_exists(project_count, :zero) + :one',
+          ConditionExpression: 'attribute_not_exists(project_count) OR project_count < :limit',
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': plan.siteLimit },
+        },
+      },
+      refusal: () =>
+        new ApiError(PLAN_LIMIT_EXCEEDED, {
+          message: `The ${plan.name} plan allows ${plan.siteLimit} sites; this team has reached it.`,
+          details: { limit: 'sites', plan: plan.name, max_sites: plan.siteLimit },
+        }),
+    },
+    {
+      name: 'subdomain',
+      write: { Put: { Item: holdItem(record, teamId), ConditionExpression: 'attribute_not_exists(pk)' } },
+    },
+    {
+      name: 'name',
+      write: { Put: { Item: nameHoldItem(teamId, record.name, record.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+      refusal: () => new ApiError(PROJECT_NAME_TAKEN, { details: { name: record.name } }),
+    },
+    { name: 'project', write: { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } } },
+  ];
+}
+
+/** A provisional project's expiry moved to `until` by a new upload session; fails once it published or left `active`. */
+export function extendProvisional(projectId: string, until: string, now: string): NamedWrite {
+  return {
+    name: 'project',
+    write: {
+      Update: {
+        Key: keys.project(projectId),
+        UpdateExpression: 'SET provisional_until = :until, updated_at = :now',
+        ConditionExpression: '#status = :active AND attribute_exists(provisional_until) AND provisional_until <> :null',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':until': until, ':now': now, ':active': 'active', ':null': null },
+      },
+    },
+  };
+}
+
+/**
+ * Production points at a deployment and the project is provisional no more. The expiry worker claims a
+ * project by setting status 'deleting' only while nothing is live; this condition makes publish and expiry
+ * exclusive, whichever comes first wins.
+ */
+export function pointProductionAt(projectId: string, deploymentId: string, now: string, options = { publish: true }): NamedWrite {
+  return {
+    name: 'project',
+    write: {
+      Update: {
+        Key: keys.project(projectId),
+        // A publish ends the provisional state; a promote (options.publish false) finds none to end.
+        UpdateExpression: `SET live_deployment_id = :deployment, updated_at = :now${options.publish ? ' REMOVE provisional_until' : ''}`,
+        ConditionExpression: '#status = :active',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':deployment': deploymentId, ':now': now, ':active': 'active' },
+      },
+    },
+  };
+}
+
+/** Claims a provisional project whose time is up and which never published (status 'deleting'); false when it is not one. */
+export async function claimExpiredProvisional(projectId: string, now: Date): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.project(projectId),
+        UpdateExpression: 'SET #status = :deleting, updated_at = :now',
+        ConditionExpression:
+          '#status = :active AND attribute_exists(provisional_until) AND provisional_until <= :now AND ' +
+          '(attribute_not_exists(live_deployment_id) OR live_deployment_id = :null)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':now': now.toISOString(), ':null': null },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Sets `deleting` on an active (or already deleting) project; false when there is no such project. */
+export async function markDeleting(projectId: string, now: Date): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.project(projectId),
+        UpdateExpression: 'SET #status = :deleting, deletion_requested_at = if_not_exists(deletion_requested_at, :now), updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND #status IN (:active, :deleting)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':now': now.toISOString() },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * The last writes of a removal: the project item (`project`, only while `deleting`), its subdomain and
+ * name holds (where still its own) and its place in the team's count.
+ */
+export function removedProjectWrites(project: Record<string, unknown>): NamedWrite[] {
+  const teamId = project.team_id as string;
+  const heldBy = { ':project': project.id as string };
+  return [
+    {
+      name: 'project',
+      write: {
+        Delete: {
+          Key: keys.project(project.id as string),
+          ConditionExpression: '#status = :deleting',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':deleting': 'deleting' },
+        },
+      },
+    },
+    {
+      name: 'subdomain',
+      write: {
+        Delete: {
+          Key: keys.subdomainHold(project.subdomain as string),
+          ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
+          ExpressionAttributeValues: heldBy,
+        },
+      },
+    },
+    {
+      name: 'name',
+      write: {
+        Delete: {
+          Key: keys.projectName(teamId, project.name as string),
+          ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
+          ExpressionAttributeValues: heldBy,
+        },
+      },
+    },
+    {
+      name: 'site_count',
+      write: {
+        Update: {
+          Key: keys.teamProjectCount(teamId),
+          UpdateExpression: 'SET project_count = project_count - :one',
+          ConditionExpression: 'project_count > :zero',
+          ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
+        },
+      },
+    },
+  ];
+}
+
+/** The fields a settings save assigns, and the values it read (conditions: the save lost to nobody). */
+export interface SettingsUpdate {
+  set: string[];
+  remove: string[];
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+  conditions: string[];
+}
+
+/** A settings save of an active project (`project`): assigns `update`, on the conditions it names. */
+export function saveSettings(projectId: string, update: SettingsUpdate): NamedWrite {
+  return {
+    name: 'project',
+    write: {
+      Update: {
+        Key: keys.project(projectId),
+        UpdateExpression: `SET ${update.set.join(', ')}${update.remove.length > 0 ? ` REMOVE ${update.remove.join(', ')}` : ''}`,
+        ConditionExpression: ['#status = :active', ...update.conditions].join(' AND '),
+        ExpressionAttributeNames: { '#status': 'status', ...update.names },
+        ExpressionAttributeValues: { ':active': 'active', ...update.values },
+      },
+    },
+  };
+}
+
+/** The team's name hold moves to a new name (`name`); the old one is dropped unless only its case changed. */
+export function moveNameHold(project: Record<string, unknown>, newName: string): NamedWrite[] {
+  const teamId = project.team_id as string;
+  const projectId = project.id as string;
+  const held = {
+    ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
+    ExpressionAttributeValues: { ':project': projectId },
+  };
+  const writes: NamedWrite[] = [{ name: 'name', write: { Put: { Item: nameHoldItem(teamId, newName, projectId), ...held } } }];
+  if (newName.toLowerCase() !== (project.name as string).toLowerCase()) {
+    writes.push({ name: 'old_name', write: { Delete: { Key: keys.projectName(teamId, project.name as string), ...held } } });
+  }
+  return writes;
+}
+
+/** The global subdomain hold moves to a new subdomain (`subdomain`: taken by another project when it fails). */
+export function moveSubdomainHold(project: Record<string, unknown>, newSubdomain: string): NamedWrite[] {
+  const projectId = project.id as string;
+  return [
+    {
+      name: 'subdomain',
+      write: {
+        Put: {
+          Item: holdItem({ subdomain: newSubdomain, id: projectId }, project.team_id as string),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    },
+    {
+      name: 'old_subdomain',
+      write: {
+        Delete: {
+          Key: keys.subdomainHold(project.subdomain as string),
+          ConditionExpression: 'project_id = :project',
+          ExpressionAttributeValues: { ':project': projectId },
+        },
+      },
+    },
+  ];
+}
