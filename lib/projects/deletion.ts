@@ -11,7 +11,7 @@ import { PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
-import { forgetHeldBlobs, heldBlobs } from '../uploads/blobs.ts';
+import { forgetHeldBlobs, heldBlobs } from '../uploads/blob-records.ts';
 import type { UploadSessionRecord } from '../uploads/session-record.ts';
 import { discardSessions, projectSessions, slotsOfRemovedSessions } from '../uploads/sessions.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';

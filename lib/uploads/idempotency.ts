@@ -1,11 +1,7 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED } from '../errors/catalogue.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, releaseIdempotencyKey } from './idempotency-records.ts';
 
 /**
  * Idempotency-Key for requests that create things. A record per (team, key)
@@ -67,40 +63,15 @@ export async function idempotent<T>(input: {
   replay: (stored: Record<string, unknown>) => Promise<T>;
 }): Promise<T> {
   if (input.key === undefined) return (await input.execute()).result;
-  const table = config.tableName();
-  const recordKey = keys.idempotency(input.teamId, createHash('sha256').update(input.key).digest('hex'));
+  const keyHash = createHash('sha256').update(input.key).digest('hex');
   const bodyHash = requestHash(input.scope, input.body);
   const deadline = Date.now() + WAIT_FOR_FIRST_MS;
 
   for (;;) {
     const now = new Date();
-    try {
-      await dynamo().send(
-        new PutCommand({
-          TableName: table,
-          Item: {
-            ...recordKey,
-            type: 'idempotency',
-            team_id: input.teamId,
-            request_hash: bodyHash,
-            state: 'in_progress',
-            created_at: now.toISOString(),
-            ttl: epochSeconds(now) + RECORD_SECONDS,
-          },
-          ConditionExpression: 'attribute_not_exists(pk) OR (#state = :progress AND request_hash = :hash AND created_at < :abandoned)',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':progress': 'in_progress',
-            ':hash': bodyHash,
-            ':abandoned': new Date(now.getTime() - ABANDONED_CLAIM_MS).toISOString(),
-          },
-        }),
-      );
-      break;
-    } catch (error) {
-      if (!isConditionalCheckFailure(error)) throw error;
-    }
-    const existing = (await dynamo().send(new GetCommand({ TableName: table, Key: recordKey, ConsistentRead: true }))).Item;
+    const claim = { teamId: input.teamId, keyHash, requestHash: bodyHash, now, recordSeconds: RECORD_SECONDS };
+    if (await claimIdempotencyKey({ ...claim, abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS) })) break;
+    const existing = await readIdempotencyKey(input.teamId, keyHash);
     if (!existing) continue; // released by a failed first request: claim it ourselves
     if (existing.request_hash !== bodyHash) throw new ApiError(IDEMPOTENCY_KEY_REUSED);
     if (existing.state === 'completed') return input.replay(existing.stored as Record<string, unknown>);
@@ -113,27 +84,9 @@ export async function idempotent<T>(input: {
     outcome = await input.execute();
   } catch (error) {
     // Nothing was created: release the key so a corrected or later retry can use it.
-    await dynamo()
-      .send(
-        new DeleteCommand({
-          TableName: table,
-          Key: recordKey,
-          ConditionExpression: '#state = :progress',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':progress': 'in_progress' },
-        }),
-      )
-      .catch(() => undefined);
+    await releaseIdempotencyKey(input.teamId, keyHash);
     throw error;
   }
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: table,
-      Key: recordKey,
-      UpdateExpression: 'SET #state = :done, #stored = :stored',
-      ExpressionAttributeNames: { '#state': 'state', '#stored': 'stored' },
-      ExpressionAttributeValues: { ':done': 'completed', ':stored': outcome.stored },
-    }),
-  );
+  await completeIdempotencyKey(input.teamId, keyHash, outcome.stored);
   return outcome.result;
 }

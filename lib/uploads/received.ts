@@ -3,7 +3,7 @@ import { batchWriteAll } from '../db/batch.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { config } from '../config.ts';
-import { heldBlobPuts, type HeldBlob } from './blobs.ts';
+import { heldBlobPuts, type HeldBlob } from './blob-records.ts';
 import type { UploadSessionRecord } from './session-record.ts';
 
 /**

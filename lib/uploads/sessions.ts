@@ -10,7 +10,8 @@ import type { Plan } from '../plans.ts';
 import type { Project } from '../projects/projects.ts';
 import { authorizeResourceTeam, type ResourceContext } from '../teams/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { heldBlobs, liveObjects } from './blobs.ts';
+import { heldBlobs } from './blob-records.ts';
+import { liveObjects } from './blobs.ts';
 import { receivedEntryKeys } from './received.ts';
 import type { UploadSessionRecord } from './session-record.ts';
 import {
