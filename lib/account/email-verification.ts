@@ -6,7 +6,7 @@ import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
-import type { User } from '../identity/users.ts';
+import type { User } from '../identity/user-records.ts';
 import type { RequestLogger } from '../logger.ts';
 import { confirmationTokenHash } from './email-confirmation.ts';
 import { takeResendAllowance } from './resend-limits.ts';

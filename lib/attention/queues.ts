@@ -4,7 +4,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
-import { getTeamOwner } from '../teams/memberships.ts';
+import { getTeamOwner } from '../teams/membership-records.ts';
 import { listFeedbackInbox, type FeedbackInboxRow } from './feedback.ts';
 import { PAYING_IDLE_DAYS, type BillingBucket } from './team-state.ts';
 import { listFailedWebhookEvents, type FailedWebhookEvent } from './webhooks.ts';

@@ -3,6 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
+import type { NamedWrite } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { SUBSCRIPTION_CHANGED } from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
@@ -81,6 +82,11 @@ function bucketKeys(item: Record<string, unknown>): { gsi2pk: string; gsi2sk: st
 }
 
 /** The item createTeam writes in its transaction. */
+/** A new team's attention item (`attention`), written with the team. */
+export function newTeamAttention(teamId: string, createdAt: string): NamedWrite {
+  return { name: 'attention', write: { Put: { Item: newTeamAttentionItem(teamId, createdAt) } } };
+}
+
 export function newTeamAttentionItem(teamId: string, createdAt: string): Record<string, unknown> {
   return {
     ...keys.teamAttention(teamId),

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { createApiKey, createSession } from '../identity/credentials.ts';
-import { createUser, EmailTakenError, getUser } from '../identity/users.ts';
-import { putMembership } from '../teams/memberships.ts';
+import { createApiKey, createSession } from '../identity/credential-records.ts';
+import { createUser, EmailTakenError, getUser } from '../identity/user-records.ts';
+import { putMembership } from '../teams/membership-records.ts';
 import { createTeam, resolveTeam } from '../teams/teams.ts';
 import { isPlanName, plans } from '../plans.ts';
 import { backfillTeamAttention } from '../attention/backfill.ts';

@@ -13,7 +13,7 @@ export const keys = {
    */
   apiKeyByTeam: (teamId: string, keyId: string) => ({ gsi1pk: `TEAMAPIKEYS#${teamId}`, gsi1sk: `APIKEY#${keyId}` }),
   sessionByTeam: (teamId: string, tokenHash: string) => ({ gsi1pk: `TEAMAPIKEYS#${teamId}`, gsi1sk: `SESSION#${tokenHash}` }),
-  /** An e-mail sign-in link, by the SHA-256 of its token (lib/identity/sign-in-links.ts). */
+  /** An e-mail sign-in link, by the SHA-256 of its token (lib/identity/sign-in-link-records.ts). */
   signInLink: (tokenHash: string) => ({ pk: `SIGNINLINK#${tokenHash}`, sk: 'SIGNINLINK' }),
   // Integrations: a project's environment variables, one item per environment and name
   envVariable: (projectId: string, environment: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `ENV#${environment}#${name}` }),

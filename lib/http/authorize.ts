@@ -1,7 +1,7 @@
-import { lookupCredential, type CredentialRecord } from '../identity/credentials.ts';
+import { lookupCredential, type CredentialRecord } from '../identity/credential-records.ts';
 import { bearerToken, hashToken } from '../identity/tokens.ts';
-import { getUser, type User } from '../identity/users.ts';
-import { getMembership } from '../teams/memberships.ts';
+import { getUser, type User } from '../identity/user-records.ts';
+import { getMembership } from '../teams/membership-records.ts';
 import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
 import { roleRank, type AccessRule, type TeamRole } from './access.ts';
 import { ApiError } from '../errors/api-error.ts';

@@ -1,10 +1,10 @@
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { invitationView } from '../teams/invite.ts';
-import { invitationStatus, listInvitationsForEmail } from '../teams/invitations.ts';
-import { listMembershipsOfUser } from '../teams/memberships.ts';
+import { invitationStatus, listInvitationsForEmail } from '../teams/invitation-records.ts';
+import { listMembershipsOfUser } from '../teams/membership-records.ts';
 import { teamProfile, type Team } from '../teams/teams.ts';
-import type { User } from './users.ts';
+import type { User } from './user-records.ts';
 
 /** The signed-in person as the console shows them. */
 export function meView(user: User) {

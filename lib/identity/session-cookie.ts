@@ -7,7 +7,7 @@ import { config } from '../config.ts';
  * cookie is first-party and no CORS is involved.
  */
 export const SESSION_COOKIE = 'slipway_session';
-/** As long as a session lives (lib/identity/credentials.ts). */
+/** As long as a session lives (lib/identity/credential-records.ts). */
 const SESSION_COOKIE_SECONDS = 30 * 86_400;
 
 function isLocalhost(hostname: string): boolean {

@@ -4,7 +4,7 @@ import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../logger.ts';
-import { createSignInLink, deleteSignInLink, SIGN_IN_LINK_MINUTES } from './sign-in-links.ts';
+import { createSignInLink, deleteSignInLink, SIGN_IN_LINK_MINUTES } from './sign-in-link-records.ts';
 import { SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
 
 /** Sign-in links, limited like confirmation resends: 3 per address and 10 per IP address per hour. */

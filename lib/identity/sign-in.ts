@@ -2,9 +2,9 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { SIGN_IN_LINK_INVALID } from '../errors/catalogue.ts';
 import { createTeam, UserHasTeamError } from '../teams/teams.ts';
-import { createSession } from './credentials.ts';
-import { consumeSignInLink } from './sign-in-links.ts';
-import { createUser, EmailTakenError, getUser, getUserByEmail, markEmailVerified, type User } from './users.ts';
+import { createSession } from './credential-records.ts';
+import { consumeSignInLink } from './sign-in-link-records.ts';
+import { createUser, EmailTakenError, getUser, getUserByEmail, markEmailVerified, type User } from './user-records.ts';
 
 // Sending a link lives apart (sign-in-mail.ts), so the sign-in handler's bundle carries no SES client.
 

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { isTransactionCanceled } from '../db/errors.ts';
+import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
+
+/**
+ * The records of users: the user item, and the e-mail item that makes an address unique (claimed by a
+ * conditional write with the user).
+ */
 
 export interface User {
   user_id: string;
@@ -38,30 +43,23 @@ export async function createUser(input: {
     created_at: new Date().toISOString(),
   };
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: config.tableName(),
-              Item: { ...keys.userEmail(user.email), type: 'user_email', user_id: user.user_id },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
+    await transact([
+      {
+        name: 'email',
+        write: {
+          Put: {
+            Item: { ...keys.userEmail(user.email), type: 'user_email', user_id: user.user_id },
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
-          {
-            Put: {
-              TableName: config.tableName(),
-              Item: { ...keys.user(user.user_id), type: 'user', ...user },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
+        },
+      },
+      {
+        name: 'user',
+        write: { Put: { Item: { ...keys.user(user.user_id), type: 'user', ...user }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      },
+    ]);
   } catch (error) {
-    if (isTransactionCanceled(error)) {
-      throw new EmailTakenError(`A user with e-mail ${user.email} exists`);
-    }
+    if (error instanceof TransactionRefused) throw new EmailTakenError(`A user with e-mail ${user.email} exists`);
     throw error;
   }
   return user;
@@ -96,4 +94,24 @@ export async function markEmailVerified(user: User): Promise<User> {
     }),
   );
   return { ...user, email_verified: true };
+}
+
+/**
+ * The user joins a team (`user`): the first team a user joins becomes their default team. `firstTeamOnly`:
+ * only while the user has none yet (a first sign-in's personal team), so two racing ones make one.
+ */
+export function userJoinsTeam(userId: string, teamId: string, options: { firstTeamOnly?: boolean } = {}): NamedWrite {
+  return {
+    name: 'user',
+    write: {
+      Update: {
+        Key: keys.user(userId),
+        UpdateExpression: 'SET default_team_id = if_not_exists(default_team_id, :team)',
+        ConditionExpression: options.firstTeamOnly
+          ? 'attribute_exists(pk) AND attribute_not_exists(default_team_id)'
+          : 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':team': teamId },
+      },
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
-import type { User } from '../identity/users.ts';
-import { listMembershipsOfUser } from '../teams/memberships.ts';
+import type { User } from '../identity/user-records.ts';
+import { listMembershipsOfUser } from '../teams/membership-records.ts';
 import type { Team } from '../teams/teams.ts';
 import {
   invitationStatus,

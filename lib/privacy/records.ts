@@ -13,14 +13,14 @@ import { queryAll } from '../db/query.ts';
  * queries, never scans.
  */
 
-// Invitations are team records of their own (lib/teams/invitations.ts); the export reads them from there.
+// Invitations are team records of their own (lib/teams/invitation-records.ts); the export reads them from there.
 export {
   createInvitation,
   invitationStatus,
   listInvitationsForEmail,
   type Invitation,
   type InvitationStatus,
-} from '../teams/invitations.ts';
+} from '../teams/invitation-records.ts';
 
 export type EmailChangeStatus = 'pending' | 'expired' | 'confirmed' | 'frozen';
 

@@ -52,6 +52,16 @@ export async function queryTeamProjectItems(
   return { items: reply.Items ?? [], lastKey: reply.LastEvaluatedKey ?? null };
 }
 
+/** Every project item of a team (its purge removes them all). */
+export function teamProjectItems(teamId: string): Promise<Record<string, unknown>[]> {
+  return queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
+  });
+}
+
 /** Every item of the project's partition (the project, its deployments, functions, variables, ...). */
 export function projectPartition(projectId: string): Promise<Record<string, unknown>[]> {
   return queryAll({
@@ -210,6 +220,19 @@ export async function markDeleting(projectId: string, now: Date): Promise<boolea
     if (isConditionalCheckFailure(error)) return false;
     throw error;
   }
+}
+
+/** A team's purge claims each of its projects for removal, whatever state it is in. */
+export async function forceDeleting(projectId: string, now: Date): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: config.tableName(),
+      Key: keys.project(projectId),
+      UpdateExpression: 'SET #status = :deleting, deletion_requested_at = if_not_exists(deletion_requested_at, :now)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':deleting': 'deleting', ':now': now.toISOString() },
+    }),
+  );
 }
 
 /**

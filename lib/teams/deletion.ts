@@ -1,15 +1,21 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { deleteOneTimeSchedule, setOneTimeSchedule } from '../aws/schedules.ts';
-import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { queryAll } from '../db/query.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT, TEAM_NOT_FOUND } from '../errors/catalogue.ts';
 import { removeProject } from '../projects/deletion.ts';
-import { deleteTeamCredentials } from '../identity/credentials.ts';
+import { forceDeleting, getProjectItem, teamProjectItems } from '../projects/records.ts';
+import {
+  claimPurge,
+  clearPendingDeletion,
+  functionStatsKeys,
+  getTeamItem,
+  markPendingDeletion,
+  pendingDeletionItems,
+  teamPartitionKeys,
+  writeLegalHold,
+} from './records.ts';
+import { deleteTeamCredentials } from '../identity/credential-records.ts';
 
 /**
  * A team's deletion (spec: Team deletion and legal hold). The owner asks for
@@ -26,9 +32,6 @@ import { deleteTeamCredentials } from '../identity/credentials.ts';
 
 export const DEFAULT_TEAM_PURGE_DAYS = 30;
 export const TEAM_PURGE_TARGET_ARN_ENV = 'TEAM_PURGE_TARGET_ARN';
-/** The deletions queue of the admin view: teams pending deletion, by deadline (index gsi2). */
-const PENDING_DELETIONS = 'PENDINGDELETIONS';
-
 /** Seconds from the request to the purge: 30 days, or `TEAM_PURGE_DELAY_SECONDS` (tests). */
 export function teamPurgeDelaySeconds(): number {
   const value = Number(process.env.TEAM_PURGE_DELAY_SECONDS);
@@ -59,40 +62,12 @@ function stateOf(item: Record<string, unknown>): TeamDeletionState {
   };
 }
 
-async function teamItem(teamId: string): Promise<Record<string, unknown> | null> {
-  return (
-    ((await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.team(teamId), ConsistentRead: true }))).Item as Record<
-      string,
-      unknown
-    >) ?? null
-  );
-}
+const teamItem = (teamId: string) => getTeamItem(teamId, true);
 
 /** The owner's request: `pending_deletion` until `purge_after`. Asking again keeps the first deadline. */
 export async function requestTeamDeletion(teamId: string, userId: string, now = new Date()): Promise<TeamDeletionState> {
   const purgeAfter = new Date(now.getTime() + teamPurgeDelaySeconds() * 1000).toISOString();
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.team(teamId),
-        UpdateExpression:
-          'SET #status = :pending, deletion_requested_at = :now, deletion_requested_by = :user, purge_after = :purge, gsi2pk = :queue, gsi2sk = :sort, updated_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :active)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':pending': 'pending_deletion',
-          ':active': 'active',
-          ':now': now.toISOString(),
-          ':user': userId,
-          ':purge': purgeAfter,
-          ':queue': PENDING_DELETIONS,
-          ':sort': `${purgeAfter}#${teamId}`,
-        },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
+  if (!(await markPendingDeletion(teamId, userId, now, purgeAfter))) {
     const item = await teamItem(teamId);
     if (!item) throw new ApiError(TEAM_NOT_FOUND);
     // Already pending: the first request's deadline stands.
@@ -107,20 +82,7 @@ export async function requestTeamDeletion(teamId: string, userId: string, now = 
 
 /** The owner takes the request back before the purge started. */
 export async function cancelTeamDeletion(teamId: string, now = new Date()): Promise<TeamDeletionState> {
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.team(teamId),
-        UpdateExpression:
-          'SET #status = :active, updated_at = :now REMOVE deletion_requested_at, deletion_requested_by, purge_after, gsi2pk, gsi2sk',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':active': 'active', ':pending': 'pending_deletion', ':now': now.toISOString() },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
+  if (!(await clearPendingDeletion(teamId, now))) {
     const item = await teamItem(teamId);
     if (!item) throw new ApiError(TEAM_NOT_FOUND);
     throw new ApiError(CONFLICT, {
@@ -138,24 +100,8 @@ export async function setLegalHold(
   adminUserId: string,
   now = new Date(),
 ): Promise<TeamDeletionState & { legal_hold_set_at: string; legal_hold_set_by: string }> {
-  let item: Record<string, unknown>;
-  try {
-    item = (
-      await dynamo().send(
-        new UpdateCommand({
-          TableName: config.tableName(),
-          Key: keys.team(teamId),
-          UpdateExpression: 'SET legal_hold = :hold, legal_hold_set_at = :now, legal_hold_set_by = :admin',
-          // A purge that already claimed the team is past stopping: the hold is refused rather than silently lost.
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status <> :purging)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':hold': hold, ':now': now.toISOString(), ':admin': adminUserId, ':purging': 'purging' },
-          ReturnValues: 'ALL_NEW',
-        }),
-      )
-    ).Attributes as Record<string, unknown>;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
+  const item = await writeLegalHold(teamId, hold, adminUserId, now);
+  if (!item) {
     if (!(await teamItem(teamId))) throw new ApiError(TEAM_NOT_FOUND);
     throw new ApiError(CONFLICT, { message: 'The team is being purged.' });
   }
@@ -183,12 +129,7 @@ export interface PendingDeletion {
 
 /** GET /api/v1/admin/deletions: teams pending deletion, earliest deadline first (one index query). */
 export async function listPendingDeletions(now = new Date()): Promise<PendingDeletion[]> {
-  const items = await queryAll({
-    TableName: config.tableName(),
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :queue',
-    ExpressionAttributeValues: { ':queue': PENDING_DELETIONS },
-  });
+  const items = await pendingDeletionItems();
   return items.map((item) => ({
     team_id: item.id as string,
     team_name: item.name as string,
@@ -207,69 +148,26 @@ export type PurgeOutcome = 'purged' | 'held' | 'early' | 'kept' | 'gone';
  * invitations, feedback, counters, functions telemetry and slug, then the team.
  */
 export async function purgeTeam(teamId: string, now = new Date()): Promise<PurgeOutcome> {
-  const table = config.tableName();
   const item = await teamItem(teamId);
   if (!item) return 'gone';
   if (item.status === 'pending_deletion') {
     if (item.legal_hold === true) return 'held';
     if (typeof item.purge_after !== 'string' || Date.parse(item.purge_after) > now.getTime()) return 'early';
-    try {
-      await dynamo().send(
-        new UpdateCommand({
-          TableName: table,
-          Key: keys.team(teamId),
-          UpdateExpression: 'SET #status = :purging, purge_started_at = :now',
-          ConditionExpression: '#status = :pending AND purge_after <= :now AND (attribute_not_exists(legal_hold) OR legal_hold = :false)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':purging': 'purging', ':pending': 'pending_deletion', ':now': now.toISOString(), ':false': false },
-        }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailure(error)) return 'held';
-      throw error;
-    }
+    if (!(await claimPurge(teamId, now))) return 'held';
   } else if (item.status !== 'purging') {
     return 'kept';
   }
   // From here the team is ours to delete; a retry after a crash resumes at this point.
   // Its API keys and the sessions opened for it go first: nothing acts in a team being purged.
   await deleteTeamCredentials(teamId);
-  const projects = await queryAll({
-    TableName: table,
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
-  });
-  for (const listed of projects) {
-    const projectId = listed.id as string;
-    const project = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.project(projectId), ConsistentRead: true }))).Item;
+  for (const listed of await teamProjectItems(teamId)) {
+    const project = await getProjectItem(listed.id as string, true);
     if (!project) continue;
-    if (project.status !== 'deleting') {
-      await dynamo().send(
-        new UpdateCommand({
-          TableName: table,
-          Key: keys.project(projectId),
-          UpdateExpression: 'SET #status = :deleting, deletion_requested_at = if_not_exists(deletion_requested_at, :now)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':deleting': 'deleting', ':now': now.toISOString() },
-        }),
-      );
-    }
+    if (project.status !== 'deleting') await forceDeleting(listed.id as string, now);
     await removeProject(project);
   }
-  const owned = await queryAll({
-    TableName: table,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.team(teamId).pk },
-    ProjectionExpression: 'pk, sk',
-    ConsistentRead: true,
-  });
-  const stats = await queryAll({
-    TableName: table,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.functionStatsWeek(teamId, '').pk },
-    ProjectionExpression: 'pk, sk',
-  });
+  const owned = await teamPartitionKeys(teamId);
+  const stats = await functionStatsKeys(teamId);
   const gone = [
     ...owned.filter((o) => o.sk !== 'TEAM'),
     // Each feedback's reference by id (lib/privacy/records.ts createFeedback) lives outside the team's partition.

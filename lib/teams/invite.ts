@@ -4,9 +4,9 @@ import type { TeamRole } from '../http/access.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ALREADY_A_MEMBER, EMAIL_DELIVERY_UNAVAILABLE, INVITATION_PENDING } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../logger.ts';
-import { getUserByEmail } from '../identity/users.ts';
-import { createInvitation, invitationStatus, listTeamInvitations, revokeInvitation, type Invitation } from './invitations.ts';
-import { getMembership } from './memberships.ts';
+import { getUserByEmail } from '../identity/user-records.ts';
+import { createInvitation, invitationStatus, listTeamInvitations, revokeInvitation, type Invitation } from './invitation-records.ts';
+import { getMembership } from './membership-records.ts';
 import { displayLabel, type Team } from './teams.ts';
 
 /** An invitation as the API shows it: with its status. */

@@ -1,7 +1,7 @@
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { roleRank } from '../http/access.ts';
-import { listTeamMemberships } from './memberships.ts';
+import { listTeamMemberships } from './membership-records.ts';
 
 /** A team's members with their names and addresses: the owner first, then by role and address. */
 export async function teamMembers(teamId: string) {

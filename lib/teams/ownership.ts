@@ -1,11 +1,7 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { refusedAt, TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { MEMBER_NOT_FOUND, OWNERSHIP_TRANSFER_CONFLICT, OWNERSHIP_TRANSFER_TO_SELF } from '../errors/catalogue.ts';
-import { getMembership } from './memberships.ts';
-import { conditionFailedAt } from '../db/errors.ts';
+import { getMembership, ownershipMove } from './membership-records.ts';
 
 /**
  * Moves a team's ownership from `currentOwnerId` to another admin or member;
@@ -21,39 +17,12 @@ export async function transferOwnership(teamId: string, currentOwnerId: string, 
   if (!target) throw new ApiError(MEMBER_NOT_FOUND, { details: { new_owner_id: newOwnerId } });
   if (target.role === 'owner') throw new ApiError(OWNERSHIP_TRANSFER_CONFLICT);
 
-  const now = new Date().toISOString();
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: keys.membership(teamId, currentOwnerId),
-              UpdateExpression: 'SET #role = :admin, role_changed_at = :now',
-              ConditionExpression: '#role = :owner',
-              ExpressionAttributeNames: { '#role': 'role' },
-              ExpressionAttributeValues: { ':admin': 'admin', ':owner': 'owner', ':now': now },
-            },
-          },
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: keys.membership(teamId, newOwnerId),
-              UpdateExpression: 'SET #role = :owner, role_changed_at = :now',
-              ConditionExpression: 'attribute_exists(pk) AND #role IN (:admin, :member)',
-              ExpressionAttributeNames: { '#role': 'role' },
-              ExpressionAttributeValues: { ':admin': 'admin', ':member': 'member', ':owner': 'owner', ':now': now },
-            },
-          },
-        ],
-      }),
-    );
+    await transact(ownershipMove(teamId, currentOwnerId, newOwnerId, new Date().toISOString()));
   } catch (error) {
-    const name = (error as Error).name;
-    if (name !== 'TransactionCanceledException' && name !== 'TransactionConflictException') throw error;
+    if (!(error instanceof TransactionRefused) && (error as Error).name !== 'TransactionConflictException') throw error;
     // The target left the team while we ran: the same answer as if it had never been there.
-    if (conditionFailedAt(error, 1) && !conditionFailedAt(error, 0)) {
+    if (refusedAt(error, 'new_owner') && !refusedAt(error, 'old_owner')) {
       if (!(await getMembership(teamId, newOwnerId))) throw new ApiError(MEMBER_NOT_FOUND, { details: { new_owner_id: newOwnerId } });
     }
     throw new ApiError(OWNERSHIP_TRANSFER_CONFLICT);

@@ -1,6 +1,6 @@
 import type { Principal, TeamAccess } from '../http/authorize.ts';
 import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
-import { getMembership } from './memberships.ts';
+import { getMembership } from './membership-records.ts';
 
 export interface ResourceContext {
   principal: Principal | null;

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
+import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT, TEAM_NOT_FOUND, TEAM_SLUG_INVALID, TEAM_SLUG_RESERVED, TEAM_SLUG_TAKEN } from '../errors/catalogue.ts';
-import type { TeamRole } from '../http/access.ts';
+import { userJoinsTeam } from '../identity/user-records.ts';
 import { RESERVED_TEAM_SLUGS, UUID_PATTERN, isValidTeamSlug, slugFromName, withRandomSuffix } from './slug.ts';
-import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
-import { newTeamAttentionItem } from '../attention/team-state.ts';
+import { newTeamAttention } from '../attention/team-state.ts';
+import { newMembership } from './membership-records.ts';
+import { getTeamItem, getTeamSlugItem, newTeamWrites, profileWrites } from './records.ts';
 
 export interface Team {
   id: string;
@@ -41,50 +39,17 @@ export async function createTeam(input: { name: string; ownerUserId: string; per
     const slug = attempt === 0 ? base : withRandomSuffix(base);
     const team: Team = { id: randomUUID(), name: input.name, slug, slug_chosen_at: null, created_at: now, updated_at: now };
     try {
-      await dynamo().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: config.tableName(),
-                Item: { ...keys.teamSlug(slug), type: 'team_slug', team_id: team.id, state: 'active' },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Put: {
-                TableName: config.tableName(),
-                Item: { ...keys.team(team.id), type: 'team', ...team },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Put: {
-                TableName: config.tableName(),
-                Item: membershipItem(team.id, input.ownerUserId, 'owner', now),
-              },
-            },
-            {
-              // The first team a user joins becomes their default team.
-              Update: {
-                TableName: config.tableName(),
-                Key: keys.user(input.ownerUserId),
-                UpdateExpression: 'SET default_team_id = if_not_exists(default_team_id, :team)',
-                ConditionExpression: input.personal
-                  ? 'attribute_exists(pk) AND attribute_not_exists(default_team_id)'
-                  : 'attribute_exists(pk)',
-                ExpressionAttributeValues: { ':team': team.id },
-              },
-            },
-            // Its activation state: in the stuck-activation queue until it first publishes (lib/attention/team-state.ts).
-            { Put: { TableName: config.tableName(), Item: newTeamAttentionItem(team.id, now) } },
-          ],
-        }),
-      );
+      await transact([
+        ...newTeamWrites(team),
+        newMembership(team.id, input.ownerUserId, 'owner', now, { onlyNew: false }),
+        userJoinsTeam(input.ownerUserId, team.id, { firstTeamOnly: input.personal }),
+        // Its activation state: in the stuck-activation queue until it first publishes (lib/attention/team-state.ts).
+        newTeamAttention(team.id, now),
+      ]);
       return team;
     } catch (error) {
-      if (!isTransactionCanceled(error)) throw error;
-      if (conditionFailedAt(error, 3)) {
+      if (!(error instanceof TransactionRefused)) throw error;
+      if (error.failed.has('user')) {
         if (input.personal) throw new UserHasTeamError(`User ${input.ownerUserId} has a team`);
         throw new Error(`No user ${input.ownerUserId}`);
       }
@@ -94,24 +59,11 @@ export async function createTeam(input: { name: string; ownerUserId: string; per
   throw new Error('Could not pick a free team slug');
 }
 
-export function membershipItem(teamId: string, userId: string, role: TeamRole, now: string) {
-  return {
-    ...keys.membership(teamId, userId),
-    ...keys.membershipByUser(userId, teamId),
-    type: 'membership',
-    team_id: teamId,
-    user_id: userId,
-    role,
-    created_at: now,
-    joined_at: now,
-  };
-}
-
 export async function getTeam(teamId: string): Promise<Team | null> {
-  const result = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.team(teamId) }));
-  if (!result.Item) return null;
-  const { pk: _pk, sk: _sk, type: _type, ...team } = result.Item;
-  return team as Team;
+  const item = await getTeamItem(teamId);
+  if (!item) return null;
+  const { pk: _pk, sk: _sk, type: _type, ...team } = item;
+  return team as unknown as Team;
 }
 
 /**
@@ -124,8 +76,7 @@ export async function resolveTeam(idOrSlug: string): Promise<{ team: Team; retir
     return team ? { team, retiredSlug: false } : null;
   }
   const slug = idOrSlug.toLowerCase();
-  const result = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamSlug(slug) }));
-  const item = result.Item;
+  const item = await getTeamSlugItem(slug);
   if (!item) return null;
   const retired = item.state === 'retired';
   // DynamoDB TTL deletes lazily: an expired retired slug is treated as gone.
@@ -148,66 +99,16 @@ export function validateTeamSlug(slug: string): void {
  */
 export async function updateTeamProfile(team: Team, changes: { name?: string; slug?: string }): Promise<Team> {
   const now = new Date();
-  const nowIso = now.toISOString();
   const newSlug = changes.slug?.toLowerCase();
   const slugChanges = newSlug !== undefined && newSlug !== team.slug;
   if (newSlug !== undefined && slugChanges) validateTeamSlug(newSlug);
 
-  const set: string[] = ['updated_at = :now'];
-  const values: Record<string, unknown> = { ':now': nowIso, ':oldSlug': team.slug };
-  if (changes.name !== undefined) {
-    set.push('#name = :name');
-    values[':name'] = changes.name;
-  }
-  if (newSlug !== undefined) {
-    // Submitting a slug, even the auto-picked one, records that it was chosen.
-    set.push('slug = :newSlug', 'slug_chosen_at = :now');
-    values[':newSlug'] = newSlug;
-  }
-  const teamUpdate = {
-    Update: {
-      TableName: config.tableName(),
-      Key: keys.team(team.id),
-      UpdateExpression: `SET ${set.join(', ')}`,
-      ConditionExpression: 'slug = :oldSlug',
-      ExpressionAttributeNames: changes.name !== undefined ? { '#name': 'name' } : undefined,
-      ExpressionAttributeValues: values,
-    },
-  };
-  const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [teamUpdate];
-  if (slugChanges) {
-    const retiredUntil = new Date(now.getTime() + RETIRED_SLUG_DAYS * 86_400_000);
-    items.push(
-      {
-        Put: {
-          TableName: config.tableName(),
-          Item: { ...keys.teamSlug(newSlug), type: 'team_slug', team_id: team.id, state: 'active' },
-          ConditionExpression: 'attribute_not_exists(pk) OR team_id = :team OR retired_until < :now',
-          ExpressionAttributeValues: { ':team': team.id, ':now': nowIso },
-        },
-      },
-      {
-        Put: {
-          TableName: config.tableName(),
-          Item: {
-            ...keys.teamSlug(team.slug),
-            type: 'team_slug',
-            team_id: team.id,
-            state: 'retired',
-            retired_until: retiredUntil.toISOString(),
-            ttl: epochSeconds(retiredUntil),
-          },
-          ConditionExpression: 'team_id = :team',
-          ExpressionAttributeValues: { ':team': team.id },
-        },
-      },
-    );
-  }
+  const retiredUntil = new Date(now.getTime() + RETIRED_SLUG_DAYS * 86_400_000);
   try {
-    await dynamo().send(new TransactWriteCommand({ TransactItems: items }));
+    await transact(profileWrites(team, { name: changes.name, newSlug, slugChanges }, now, retiredUntil));
   } catch (error) {
-    if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 1)) throw new ApiError(TEAM_SLUG_TAKEN, { details: { slug: newSlug } });
+    if (!(error instanceof TransactionRefused)) throw error;
+    if (error.failed.has('slug')) throw new ApiError(TEAM_SLUG_TAKEN, { details: { slug: newSlug } });
     throw new ApiError(CONFLICT, { message: 'The team changed while this request ran. Reload and try again.' });
   }
   const updated = await getTeam(team.id);

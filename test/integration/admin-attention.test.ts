@@ -7,7 +7,7 @@ import { recordFailedWebhookEvent } from '../../lib/attention/webhooks.ts';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { createSession } from '../../lib/identity/credentials.ts';
+import { createSession } from '../../lib/identity/credential-records.ts';
 import { expireProvisionalProject } from '../../lib/projects/expiry.ts';
 import { purgeTeam } from '../../lib/teams/deletion.ts';
 import { createTeam } from '../../lib/teams/teams.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getUserByEmail } from '../../lib/identity/users.ts';
-import { listMembershipsOfUser } from '../../lib/teams/memberships.ts';
+import { getUserByEmail } from '../../lib/identity/user-records.ts';
+import { listMembershipsOfUser } from '../../lib/teams/membership-records.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { callFrom, cookiePair, freshIp, latestSignInToken, signInByLink } from '../support/console.ts';
 import { makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getMembership } from '../../lib/teams/memberships.ts';
+import { getMembership } from '../../lib/teams/membership-records.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { signInByLink } from '../support/console.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -6,7 +6,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { cloudfront } from '../../lib/aws/cloudfront.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { createApiKey } from '../../lib/identity/credentials.ts';
+import { createApiKey } from '../../lib/identity/credential-records.ts';
 import { queueDriver, type QueueDriver } from '../../lib/local/queue-driver.ts';
 import { workers } from '../../lib/workers.ts';
 import { handler as geoFiltersWorker } from '../../handlers/workers/geo-filters.ts';

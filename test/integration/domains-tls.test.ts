@@ -16,7 +16,7 @@ import { queueDefinitions } from '../../lib/resources.ts';
 import { updateDomain } from '../../lib/domains/domains.ts';
 import { attemptTls, handleSslMessage, SSL_ERROR_CODES } from '../../lib/domains/tls.ts';
 import { errorCatalogue } from '../../lib/errors/all.ts';
-import { createApiKey } from '../../lib/identity/credentials.ts';
+import { createApiKey } from '../../lib/identity/credential-records.ts';
 import { queueDriver } from '../../lib/local/queue-driver.ts';
 import { workers } from '../../lib/workers.ts';
 import { distributionGeoRestriction } from '../support/cdn.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../lib/cli/admin.ts';
 import { getWatermark, publishNotice } from '../../lib/notices/notices.ts';
-import { putMembership } from '../../lib/teams/memberships.ts';
+import { putMembership } from '../../lib/teams/membership-records.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
-import { getMembership, putMembership } from '../../lib/teams/memberships.ts';
+import { getMembership, putMembership } from '../../lib/teams/membership-records.ts';
 import { transferOwnership } from '../../lib/teams/ownership.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';

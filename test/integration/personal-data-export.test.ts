@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTeam } from '../../lib/teams/teams.ts';
-import { putMembership } from '../../lib/teams/memberships.ts';
+import { putMembership } from '../../lib/teams/membership-records.ts';
 import { createEmailChange, createFeedback, createInvitation, createStepUpGrant, setCredentialCutoff } from '../../lib/privacy/records.ts';
 import { runAdmin } from '../../lib/cli/admin.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -120,7 +120,7 @@ describe('CORS for the dashboard', () => {
 
 describe('revoked credentials', () => {
   it('401 for a revoked session', async () => {
-    const { revokeCredential } = await import('../../lib/identity/credentials.ts');
+    const { revokeCredential } = await import('../../lib/identity/credential-records.ts');
     const { makeUser } = await import('../support/platform.ts');
     const actor = await makeUser();
     await revokeCredential(actor.token);

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { createApiKey, createSession } from '../../lib/identity/credentials.ts';
+import { createApiKey, createSession } from '../../lib/identity/credential-records.ts';
 import { hashToken } from '../../lib/identity/tokens.ts';
 import { purgeTeam } from '../../lib/teams/deletion.ts';
 import { createTeam } from '../../lib/teams/teams.ts';

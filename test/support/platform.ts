@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { createApiKey, createSession } from '../../lib/identity/credentials.ts';
-import { createUser, type User } from '../../lib/identity/users.ts';
-import { putMembership } from '../../lib/teams/memberships.ts';
+import { createApiKey, createSession } from '../../lib/identity/credential-records.ts';
+import { createUser, type User } from '../../lib/identity/user-records.ts';
+import { putMembership } from '../../lib/teams/membership-records.ts';
 import { createTeam, type Team } from '../../lib/teams/teams.ts';
 import type { LocalDriver } from '../../lib/local/driver.ts';
 import { startLocalPlatform, type LocalPlatform } from '../../lib/local/platform.ts';

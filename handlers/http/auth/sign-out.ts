@@ -1,5 +1,5 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { revokeCredentialByHash } from '../../../lib/identity/credentials.ts';
+import { revokeCredentialByHash } from '../../../lib/identity/credential-records.ts';
 import { clearedSessionCookie } from '../../../lib/identity/session-cookie.ts';
 
 // Revokes the session that made the request (cookie or bearer), so the token is dead wherever it was copied to.

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../lib/errors/api-error.ts';
 import { INVITATION_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { acceptInvitation, listInvitationsForEmail } from '../../../lib/teams/invitations.ts';
+import { acceptInvitation, listInvitationsForEmail } from '../../../lib/teams/invitation-records.ts';
 
 export const handler = defineHandler('POST /api/v1/me/invitations/{id}/accept', {}, async ({ principal, params }) => {
   const user = principal!.user!;

@@ -1,6 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { issueApiKey } from '../../../lib/identity/credentials.ts';
+import { issueApiKey } from '../../../lib/identity/credential-records.ts';
 
 const body = z.strictObject({
   name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)),

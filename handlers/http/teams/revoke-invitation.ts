@@ -1,5 +1,5 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { revokeInvitation } from '../../../lib/teams/invitations.ts';
+import { revokeInvitation } from '../../../lib/teams/invitation-records.ts';
 
 export const handler = defineHandler('DELETE /api/v1/team/invitations/{id}', {}, async ({ team, params }) => {
   await revokeInvitation(team!.team.id, params.id!.toLowerCase());

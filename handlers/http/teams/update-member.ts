@@ -1,6 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { setMemberRole } from '../../../lib/teams/memberships.ts';
+import { setMemberRole } from '../../../lib/teams/membership-records.ts';
 
 const body = z.strictObject({ role: z.enum(['admin', 'member']) });
 

@@ -9,6 +9,11 @@ import { queryAll } from '../db/query.ts';
 import type { TeamRole } from '../http/access.ts';
 import { hashToken, newToken, tokenKind } from './tokens.ts';
 
+/**
+ * The records of credentials: one item per token, keyed by the SHA-256 of the token (never the token),
+ * for sessions and API keys alike; a team's API keys and the sessions opened for it are indexed by team.
+ */
+
 /** Sessions last 30 days; API keys until revoked. */
 const SESSION_DAYS = 30;
 

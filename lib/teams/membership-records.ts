@@ -1,11 +1,12 @@
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import type { TeamRole } from '../http/access.ts';
-import { membershipItem } from './teams.ts';
+import { userJoinsTeam } from '../identity/user-records.ts';
 import { queryAll } from '../db/query.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { type NamedWrite, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { MEMBER_IS_OWNER, MEMBER_NOT_FOUND } from '../errors/catalogue.ts';
 
@@ -15,6 +16,72 @@ export interface Membership {
   role: TeamRole;
   created_at: string;
   joined_at: string;
+}
+
+/**
+ * The records of team memberships: one item per (team, user) in the team's partition, indexed by user.
+ * The owner's row is never overwritten, changed or removed here (ownership moves by transfer, one
+ * transaction over both rows), so a team never has zero or two owners.
+ */
+
+export function membershipItem(teamId: string, userId: string, role: TeamRole, now: string) {
+  return {
+    ...keys.membership(teamId, userId),
+    ...keys.membershipByUser(userId, teamId),
+    type: 'membership',
+    team_id: teamId,
+    user_id: userId,
+    role,
+    created_at: now,
+    joined_at: now,
+  };
+}
+
+/** A new member's row (`membership`: already a member when it fails). */
+export function newMembership(teamId: string, userId: string, role: TeamRole, now: string, options = { onlyNew: true }): NamedWrite {
+  return {
+    name: 'membership',
+    write: {
+      Put: {
+        Item: membershipItem(teamId, userId, role, now),
+        ...(options.onlyNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * Ownership moves (`old_owner`: the caller still owns the team; `new_owner`: the target is still an admin
+ * or member); the previous owner becomes admin.
+ */
+export function ownershipMove(teamId: string, currentOwnerId: string, newOwnerId: string, now: string): NamedWrite[] {
+  const names = { '#role': 'role' };
+  return [
+    {
+      name: 'old_owner',
+      write: {
+        Update: {
+          Key: keys.membership(teamId, currentOwnerId),
+          UpdateExpression: 'SET #role = :admin, role_changed_at = :now',
+          ConditionExpression: '#role = :owner',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':admin': 'admin', ':owner': 'owner', ':now': now },
+        },
+      },
+    },
+    {
+      name: 'new_owner',
+      write: {
+        Update: {
+          Key: keys.membership(teamId, newOwnerId),
+          UpdateExpression: 'SET #role = :owner, role_changed_at = :now',
+          ConditionExpression: 'attribute_exists(pk) AND #role IN (:admin, :member)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':admin': 'admin', ':member': 'member', ':owner': 'owner', ':now': now },
+        },
+      },
+    },
+  ];
 }
 
 export async function getMembership(teamId: string, userId: string): Promise<Membership | null> {
@@ -30,32 +97,21 @@ export async function putMembership(teamId: string, userId: string, role: Exclud
     ...membershipItem(teamId, userId, role, now),
     ...(existing ? { created_at: existing.created_at, joined_at: existing.joined_at } : {}),
   };
-  await dynamo().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: config.tableName(),
-            Item: item,
-            // An owner's row is never overwritten here: that would leave the team ownerless.
-            ConditionExpression: 'attribute_not_exists(pk) OR #role <> :owner',
-            ExpressionAttributeNames: { '#role': 'role' },
-            ExpressionAttributeValues: { ':owner': 'owner' },
-          },
+  await transact([
+    {
+      name: 'membership',
+      write: {
+        Put: {
+          Item: item,
+          // An owner's row is never overwritten here: that would leave the team ownerless.
+          ConditionExpression: 'attribute_not_exists(pk) OR #role <> :owner',
+          ExpressionAttributeNames: { '#role': 'role' },
+          ExpressionAttributeValues: { ':owner': 'owner' },
         },
-        {
-          // The first team a user joins becomes their default team.
-          Update: {
-            TableName: config.tableName(),
-            Key: keys.user(userId),
-            UpdateExpression: 'SET default_team_id = if_not_exists(default_team_id, :team)',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':team': teamId },
-          },
-        },
-      ],
-    }),
-  );
+      },
+    },
+    userJoinsTeam(userId, teamId),
+  ]);
   return item;
 }
 

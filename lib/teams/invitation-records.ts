@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { TransactionRefused, transact } from '../db/transact.ts';
+import { userJoinsTeam } from '../identity/user-records.ts';
 import { queryAll } from '../db/query.ts';
 import type { TeamRole } from '../http/access.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ALREADY_A_MEMBER, INVITATION_NOT_FOUND, INVITATION_NOT_PENDING } from '../errors/catalogue.ts';
-import { membershipItem } from './teams.ts';
+import { newMembership } from './membership-records.ts';
 
 /**
  * Invitations to join a team, addressed to an e-mail address: the records
@@ -129,40 +131,24 @@ export async function revokeInvitation(teamId: string, invitationId: string): Pr
 export async function acceptInvitation(invitation: Invitation, user: { user_id: string; email: string }): Promise<void> {
   const now = new Date().toISOString();
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: keys.invitation(invitation.team_id, invitation.id),
-              UpdateExpression: 'SET accepted_at = :now',
-              ConditionExpression: `attribute_exists(pk) AND ${NOT_ACCEPTED} AND expires_at > :now`,
-              ExpressionAttributeValues: { ':now': now, ':null': 'NULL' },
-            },
+    await transact([
+      {
+        name: 'invitation',
+        write: {
+          Update: {
+            Key: keys.invitation(invitation.team_id, invitation.id),
+            UpdateExpression: 'SET accepted_at = :now',
+            ConditionExpression: `attribute_exists(pk) AND ${NOT_ACCEPTED} AND expires_at > :now`,
+            ExpressionAttributeValues: { ':now': now, ':null': 'NULL' },
           },
-          {
-            Put: {
-              TableName: config.tableName(),
-              Item: membershipItem(invitation.team_id, user.user_id, invitation.role, now),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: keys.user(user.user_id),
-              UpdateExpression: 'SET default_team_id = if_not_exists(default_team_id, :team)',
-              ConditionExpression: 'attribute_exists(pk)',
-              ExpressionAttributeValues: { ':team': invitation.team_id },
-            },
-          },
-        ],
-      }),
-    );
+        },
+      },
+      newMembership(invitation.team_id, user.user_id, invitation.role, now),
+      userJoinsTeam(user.user_id, invitation.team_id),
+    ]);
   } catch (error) {
-    if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 1) && !conditionFailedAt(error, 0)) throw new ApiError(ALREADY_A_MEMBER);
+    if (!(error instanceof TransactionRefused)) throw error;
+    if (error.failed.has('membership') && !error.failed.has('invitation')) throw new ApiError(ALREADY_A_MEMBER);
     throw new ApiError(INVITATION_NOT_PENDING);
   }
 }
