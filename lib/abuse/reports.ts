@@ -10,7 +10,7 @@ import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_NOT_RECORDED, ABUSE_REPORT_URL_N
 import type { RequestLogger } from '../logger.ts';
 import { resolveReportedUrl, type HostedTarget } from './hosts.ts';
 import { takeAbuseReportAllowance } from './limits.ts';
-import { refreshReportCount } from './scan-rows.ts';
+import { refreshReportCount } from './scan-records.ts';
 import type { AbuseCategory } from './categories.ts';
 
 /**

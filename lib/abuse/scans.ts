@@ -29,16 +29,16 @@ import {
   type AbuseScanRow,
   type ReviewStatus,
   type ScanRecord,
-} from './scan-rows.ts';
+} from './scan-records.ts';
 import { projectActiveCheck } from '../projects/active-check.ts';
 
-export { REVIEW_STATUSES, type ReviewStatus } from './scan-rows.ts';
+export { REVIEW_STATUSES, type ReviewStatus } from './scan-records.ts';
 
 /**
  * Keyword scans of published deployments (issue 11 item 2; spec "Admin abuse
  * scan row" and endpoint 18): queued at publish, run by the abuse-scans
  * worker, listed and reviewed by platform administrators. The items and the
- * listing's order are in lib/abuse/scan-rows.ts; the whole design in
+ * listing's order are in lib/abuse/scan-records.ts; the whole design in
  * docs/trust-and-safety.md ("Keyword scans").
  */
 

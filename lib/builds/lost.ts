@@ -1,7 +1,7 @@
 import { config } from '../config.ts';
 import { appendLogLines } from './build-log-records.ts';
 import { endLostBuild, getBuild, type BuildStatus } from './build-records.ts';
-import { releaseBuildSlot } from './build-slots.ts';
+import { releaseBuildSlot } from './build-slot-records.ts';
 
 /**
  * A build whose worker died (mid-build or mid-publish) is never finished by

@@ -6,7 +6,7 @@ import { getTeam } from '../teams/teams.ts';
 import { recordBuildSuccess, recordUserFailure } from './breaker-records.ts';
 import { appendCapped } from './build-log.ts';
 import { claimBuild, dropQueuedBuild, finishBuild, getBuild, recordBuildHandle, recordLogProgress } from './build-records.ts';
-import { acquireBuildSlot, releaseBuildSlot } from './build-slots.ts';
+import { acquireBuildSlot, releaseBuildSlot } from './build-slot-records.ts';
 import { failureSignature, type ClassifiedFailure } from './classify.ts';
 import { sendBuildMessage, type BuildMessage } from './enqueue.ts';
 import type { BuildHost, BuildReport } from './host.ts';

@@ -6,7 +6,7 @@ import { UUID_PATTERN } from '../teams/slug.ts';
 import { getProjectItem, pointProductionAt } from '../projects/records.ts';
 import { deploymentIsReady, deploymentPage, getDeploymentItem } from './records.ts';
 import { logger } from '../logger.ts';
-import { reviveScanOfDeployment } from '../abuse/scan-rows.ts';
+import { reviveScanOfDeployment } from '../abuse/scan-records.ts';
 import { readLogLines } from '../builds/build-log-records.ts';
 import { settleIfLost } from '../builds/lost.ts';
 import { deploymentBuildFields, type DeploymentBuildFields, type DeploymentStatus } from '../builds/view.ts';

@@ -17,7 +17,7 @@ import { discardSessions, projectSessions, slotsOfRemovedSessions } from '../upl
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
 import { getProjectItem, markDeleting, projectPartition, removedProjectWrites } from './records.ts';
-import { forgetProjectScans } from '../abuse/scan-rows.ts';
+import { forgetProjectScans } from '../abuse/scan-records.ts';
 import { scanCachePrefix } from '../abuse/scan-cache.ts';
 import { claimsFor, releaseProjectHosts } from '../functions/host-claims.ts';
 import { deleteProjectInvocations } from '../functions/invocations.ts';

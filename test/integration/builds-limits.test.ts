@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { acquireBuildSlot, releaseBuildSlot } from '../../lib/builds/build-slots.ts';
+import { acquireBuildSlot, releaseBuildSlot } from '../../lib/builds/build-slot-records.ts';
 import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
 import { recordUserFailure } from '../../lib/builds/breaker-records.ts';

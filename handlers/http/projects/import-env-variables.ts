@@ -1,7 +1,7 @@
 import * as z from '../../../lib/http/schema.ts';
 import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
-import { upsertEnvVariables } from '../../../lib/env/store.ts';
+import { upsertEnvVariables } from '../../../lib/env/records.ts';
 import {
   DEFAULT_ENV_TARGETS,
   MAX_ENV_CONTENT_BYTES,

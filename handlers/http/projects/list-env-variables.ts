@@ -1,6 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
 import { authorizeEnvProject } from '../../../lib/env/authorize.ts';
-import { listEnvVariables } from '../../../lib/env/store.ts';
+import { listEnvVariables } from '../../../lib/env/records.ts';
 import { envEnvironmentSchema } from '../../../lib/env/variables.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
