@@ -3,7 +3,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_NOT_FOUND } from '../errors/catalogue.ts';
 import { authorizeResourceTeam } from '../teams/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { getDomainItem } from './domains.ts';
+import { getDomainItem } from './records.ts';
 
 /**
  * The domain a path names, once the caller passed the route's rule on the

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-cloudfront';
 import { cloudfront } from '../aws/cloudfront.ts';
 import { logger } from '../logger.ts';
-import { getDomainItem } from './domains.ts';
+import { getDomainItem } from './records.ts';
 import { DOMAIN_ID_TAG } from './tls.ts';
 
 /**

@@ -1,24 +1,15 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 // The library's index, not its package entry: the entry registers every locale's country names
 // (78 locale files, about 700 KB), while validation needs only the code table.
 import { getAlpha2Codes } from 'i18n-iso-countries/index.js';
-import { dynamo } from '../aws/clients.ts';
 import { setGeoRestriction, type GeoRestrictionInput } from '../aws/cloudfront-lite.ts';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_NOT_FOUND, DOMAIN_NOT_ON_DEDICATED_ZONE, GEO_COUNTRIES_REQUIRED, GEO_COUNTRY_INVALID } from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
-import { type GEO_MODES, getDomainItem, type DomainRecord } from './domains.ts';
-
-export type GeoMode = (typeof GEO_MODES)[number];
-
-export interface GeoPolicy {
-  geo_mode: GeoMode;
-  geo_countries: string[];
-}
+import type { DomainRecord } from './domains.ts';
+import { getDomainItem } from './records.ts';
+import { forgetGeoApplied, type GeoMode, type GeoPolicy, recordGeoApplied, writeGeoPolicy } from './geo-records.ts';
 
 /**
  * The ISO 3166-1 alpha-2 codes, from i18n-iso-countries' maintained table.
@@ -51,31 +42,11 @@ export function normalizeGeoPolicy(mode: GeoMode, countries: string[] | undefine
  * here (applyGeoPolicy does that), so a CDN failure never loses the policy.
  */
 export async function saveGeoPolicy(domainId: string, policy: GeoPolicy, now: Date): Promise<Record<string, unknown>> {
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: 'SET geo_mode = :mode, geo_countries = :countries, updated_at = :now ADD geo_revision :one',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_type(deleted_at, :null) AND attribute_type(distribution_id, :string)',
-        ExpressionAttributeValues: {
-          ':mode': policy.geo_mode,
-          ':countries': policy.geo_countries,
-          ':now': now.toISOString(),
-          ':one': 1,
-          ':null': 'NULL',
-          ':string': 'S',
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    const item = await getDomainItem(domainId);
-    if (!item || item.deleted_at) throw new ApiError(DOMAIN_NOT_FOUND);
-    throw new ApiError(DOMAIN_NOT_ON_DEDICATED_ZONE);
-  }
+  const saved = await writeGeoPolicy(domainId, policy, now);
+  if (saved) return saved;
+  const item = await getDomainItem(domainId);
+  if (!item || item.deleted_at) throw new ApiError(DOMAIN_NOT_FOUND);
+  throw new ApiError(DOMAIN_NOT_ON_DEDICATED_ZONE);
 }
 
 /** CloudFront's geo restriction for a policy: an allowlist is a whitelist, a blocklist a blacklist. */
@@ -121,41 +92,11 @@ export async function applyGeoPolicy(domainId: string): Promise<GeoApplyResult> 
       if ((error as Error).name === 'PreconditionFailed') continue;
       throw error;
     }
-    try {
-      const reply = await dynamo().send(
-        new UpdateCommand({
-          TableName: config.tableName(),
-          Key: keys.domain(domainId),
-          UpdateExpression: 'SET geo_applied_revision = :revision, geo_applied_at = :now',
-          ConditionExpression: 'geo_revision = :revision AND distribution_id = :distribution AND attribute_type(deleted_at, :null)',
-          ExpressionAttributeValues: {
-            ':revision': revision,
-            ':now': new Date().toISOString(),
-            ':distribution': record.distribution_id,
-            ':null': 'NULL',
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { outcome: 'applied', item: reply.Attributes! };
-    } catch (error) {
-      if (!isConditionalCheckFailure(error)) throw error;
-    }
+    const applied = await recordGeoApplied(domainId, revision, record.distribution_id);
+    if (applied) return { outcome: 'applied', item: applied };
     // A newer policy was saved while this round wrote an older one to CloudFront: whatever revision is
     // recorded may no longer be what the distribution holds, so none is, until a round records the newest.
-    await dynamo()
-      .send(
-        new UpdateCommand({
-          TableName: config.tableName(),
-          Key: keys.domain(domainId),
-          UpdateExpression: 'SET geo_applied_revision = :none, geo_applied_at = :none',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':none': null },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailure(error)) throw error;
-      });
+    await forgetGeoApplied(domainId);
   }
   throw new Error(`the geo policy of domain ${domainId} kept changing while it was applied`);
 }
@@ -175,18 +116,9 @@ export async function applyGeoPolicyToNewDistribution(item: Record<string, unkno
   if (item.geo_mode !== 'allowlist' && item.geo_mode !== 'blocklist') return;
   const domainId = item.id as string;
   try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: 'SET geo_applied_revision = :none, geo_applied_at = :none',
-        ConditionExpression: 'distribution_id = :distribution',
-        ExpressionAttributeValues: { ':none': null, ':distribution': item.distribution_id },
-      }),
-    );
+    if (!(await forgetGeoApplied(domainId, item.distribution_id))) return;
     await applyGeoPolicy(domainId);
   } catch (error) {
-    if (isConditionalCheckFailure(error)) return;
     logger.warn('geo policy not applied to the new distribution; queued for the geo-filters worker', {
       domain_id: domainId,
       error: (error as Error).name,

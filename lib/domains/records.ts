@@ -1,5 +1,20 @@
-import { keys } from '../db/keys.ts';
-import type { NamedWrite } from '../db/transact.ts';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
+import { type NamedWrite, TransactionRefused, refusedAt, transact } from '../db/transact.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { DOMAIN_CHANGED, DOMAIN_NOT_FOUND, DOMAIN_TAKEN, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
+import { getProjectItem, primaryDomainCleared, primaryDomainIsNot, projectIsActive } from '../projects/records.ts';
+import { REMOVED_DOMAIN_RETENTION_DAYS, type DomainRecord, type DomainStatus } from './domains.ts';
+
+/**
+ * The records of custom domains: the domain item (indexed by project until it is removed) and the
+ * hostname claim that makes a hostname one domain's. Adding claims the hostname by a conditional write;
+ * removing releases it in the same transaction that marks the domain removed.
+ */
 
 /**
  * The domain is still this project's, verified and not removed (`primary_domain`): a project's settings
@@ -17,4 +32,172 @@ export function domainQualifiesAsPrimary(domainId: string, projectId: string): N
       },
     },
   };
+}
+
+/**
+ * Stores a new domain and its hostname claim in one transaction that also
+ * checks the project is still active. Two racing adds of one hostname: the
+ * claim's condition lets exactly one through, the other gets DOMAIN_TAKEN.
+ */
+export async function insertDomain(record: DomainRecord): Promise<void> {
+  const claim = {
+    ...keys.domainHost(record.domain),
+    type: 'domain_host',
+    domain_id: record.id,
+    project_id: record.project_id,
+    team_id: record.team_id,
+  };
+  const item = {
+    ...keys.domain(record.id),
+    ...keys.domainByProject(record.project_id, record.created_at, record.id),
+    type: 'domain',
+    ...record,
+  };
+  try {
+    await transact([
+      {
+        name: 'hostname',
+        write: { Put: { Item: claim, ConditionExpression: 'attribute_not_exists(pk)' } },
+        refusal: () => new ApiError(DOMAIN_TAKEN, { details: { domain: record.domain } }),
+      },
+      { name: 'domain', write: { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } } },
+      projectIsActive(record.project_id, () => new ApiError(PROJECT_NOT_FOUND)),
+    ]);
+  } catch (error) {
+    // A racing transaction on the same items: the caller may retry and then learns who won.
+    if (error instanceof TransactionRefused) throw new ApiError(DOMAIN_CHANGED);
+    throw error;
+  }
+}
+
+/** Undoes insertDomain when what follows it (the managed zone) failed, so the hostname is free again. */
+export async function discardDomain(record: Pick<DomainRecord, 'id' | 'domain'>): Promise<void> {
+  await transact([
+    {
+      name: 'hostname',
+      write: {
+        Delete: {
+          Key: keys.domainHost(record.domain),
+          ConditionExpression: 'domain_id = :id',
+          ExpressionAttributeValues: { ':id': record.id },
+        },
+      },
+    },
+    { name: 'domain', write: { Delete: { Key: keys.domain(record.id) } } },
+  ]);
+}
+
+export async function getDomainItem(domainId: string): Promise<Record<string, unknown> | null> {
+  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domain(domainId), ConsistentRead: true }));
+  return reply.Item ?? null;
+}
+
+/** A project's domain items, oldest first, from the project's index partition (removed ones have left it). */
+export function projectDomainItems(projectId: string): Promise<Record<string, unknown>[]> {
+  return queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.domainByProject(projectId, '', '').gsi1pk },
+  });
+}
+
+/**
+ * Sets fields of a live domain whose status is still `expected` (a verification
+ * racing a removal or another verification must not write over it). Returns
+ * the item after the write; throws DOMAIN_CHANGED when the condition failed.
+ */
+export async function updateDomain(
+  domainId: string,
+  expected: DomainStatus,
+  fields: Partial<DomainRecord>,
+): Promise<Record<string, unknown>> {
+  const names: Record<string, string> = { '#status_now': 'status' };
+  const values: Record<string, unknown> = { ':expected': expected };
+  const sets = Object.entries(fields).map(([field, value], i) => {
+    names[`#f${i}`] = field;
+    values[`:v${i}`] = value;
+    return `#f${i} = :v${i}`;
+  });
+  try {
+    const reply = await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.domain(domainId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk) AND #status_now = :expected AND attribute_type(deleted_at, :null)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ...values, ':null': 'NULL' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return reply.Attributes!;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) throw new ApiError(DOMAIN_CHANGED);
+    throw error;
+  }
+}
+
+/** The domain removed (`domain`, once), its hostname claim released (`hostname`). */
+function removalWrites(record: Pick<DomainRecord, 'id' | 'domain'>, now: Date): NamedWrite[] {
+  const at = now.toISOString();
+  return [
+    {
+      name: 'domain',
+      write: {
+        Update: {
+          Key: keys.domain(record.id),
+          UpdateExpression: 'SET deleted_at = :at, updated_at = :at, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_type(deleted_at, :null)',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':at': at, ':null': 'NULL', ':ttl': epochSeconds(now) + REMOVED_DOMAIN_RETENTION_DAYS * 86_400 },
+        },
+      },
+      refusal: () => new ApiError(DOMAIN_NOT_FOUND),
+    },
+    {
+      name: 'hostname',
+      write: {
+        Delete: {
+          Key: keys.domainHost(record.domain),
+          ConditionExpression: 'domain_id = :id',
+          ExpressionAttributeValues: { ':id': record.id },
+        },
+      },
+    },
+  ];
+}
+
+/**
+ * Removes a domain: `deleted_at` set and the project index keys dropped (so
+ * listings skip it), and the hostname claim released, in one transaction. The
+ * item expires later by TTL.
+ *
+ * The same transaction keeps the project's primary domain honest: when the
+ * project names this domain as `primary_domain_id`, it is cleared (with its
+ * hostname) on the condition that it still is this domain; otherwise a check
+ * that it still is not. A settings save racing the removal (it checks the
+ * domain is not removed) therefore loses cleanly to it or makes it try again.
+ */
+export async function markDomainRemoved(
+  record: Pick<DomainRecord, 'id' | 'domain' | 'project_id'>,
+  now: Date,
+): Promise<Record<string, unknown>> {
+  for (let attempt = 1; ; attempt++) {
+    const project = await getProjectItem(record.project_id, true);
+    const primary =
+      project?.primary_domain_id === record.id
+        ? primaryDomainCleared(record.project_id, record.id, now.toISOString())
+        : primaryDomainIsNot(record.project_id, record.id);
+    try {
+      await transact([...removalWrites(record, now), primary]);
+      break;
+    } catch (error) {
+      // The project's primary domain changed between the read and the write: read it again.
+      if (refusedAt(error, 'project') && attempt < 3) continue;
+      if (refusedAt(error, 'project')) throw new ApiError(DOMAIN_CHANGED);
+      throw error;
+    }
+  }
+  return (await getDomainItem(record.id))!;
 }

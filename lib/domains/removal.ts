@@ -4,7 +4,7 @@ import { queryAll } from '../db/query.ts';
 import { ApiError, isApiError } from '../errors/api-error.ts';
 import { DNS_ZONE_UNAVAILABLE } from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
-import { markDomainRemoved } from './domains.ts';
+import { markDomainRemoved } from './records.ts';
 import { queueTeardown } from './tls-queue.ts';
 import { deleteManagedZone } from './zones.ts';
 

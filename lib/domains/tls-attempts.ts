@@ -1,11 +1,7 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
 import { logger } from '../logger.ts';
-import { getDomainItem } from './domains.ts';
+import { getDomainItem } from './records.ts';
 import { sendSslMessage } from './tls-queue.ts';
+import { writeIfCurrent } from './tls-records.ts';
 
 /**
  * The table side of TLS attempts: claiming one, the writes conditional on it
@@ -40,47 +36,6 @@ export const SSL_ERROR_CODES = {
   PROVISIONING_INTERRUPTED: 'The attempt was interrupted by an error on our side; it will be tried again.',
 } as const;
 export type SslErrorCode = keyof typeof SSL_ERROR_CODES;
-
-/** Sets fields of the domain if it is still on attempt `attempts`, live and verified; null when it moved on. */
-export async function writeIfCurrent(
-  domainId: string,
-  attempts: number,
-  fields: Record<string, unknown>,
-  extra: { add?: boolean; notIssued?: boolean } = {},
-): Promise<Record<string, unknown> | null> {
-  const names: Record<string, string> = { '#status_now': 'status', '#attempts': 'ssl_attempts' };
-  const values: Record<string, unknown> = { ':attempts': attempts, ':verified': 'verified', ':null': 'NULL' };
-  if (extra.notIssued) {
-    names['#ssl'] = 'ssl_status';
-    values[':issued'] = 'issued';
-  }
-  const sets = Object.entries(fields).map(([field, value], i) => {
-    names[`#f${i}`] = field;
-    values[`:v${i}`] = value;
-    return `#f${i} = :v${i}`;
-  });
-  if (extra.add) {
-    sets.push('#attempts = #attempts + :one');
-    values[':one'] = 1;
-  }
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: `attribute_exists(pk) AND #status_now = :verified AND #attempts = :attempts AND attribute_type(deleted_at, :null)${extra.notIssued ? ' AND #ssl <> :issued' : ''}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return null;
-    throw error;
-  }
-}
 
 /**
  * Claims a new attempt: ssl_attempts goes up by one, conditionally on the

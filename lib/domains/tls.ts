@@ -15,20 +15,18 @@ import {
 } from '@aws-sdk/client-cloudfront';
 import { ChangeResourceRecordSetsCommand, type ResourceRecordSet } from '@aws-sdk/client-route-53';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { acm } from '../aws/acm.ts';
-import { dynamo } from '../aws/clients.ts';
 import { cloudfront } from '../aws/cloudfront.ts';
 import { route53 } from '../aws/route53.ts';
 import { sqs } from '../aws/sqs.ts';
 import { CUSTOM_HOST_HEADER } from '../sites/hostname.ts';
 import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
 import { logger } from '../logger.ts';
-import { getDomainItem, type DomainRecord } from './domains.ts';
+import { type DomainRecord } from './domains.ts';
+import { getDomainItem } from './records.ts';
 import { applyGeoPolicyToNewDistribution } from './geo.ts';
-import { claimAttempt, SSL_ERROR_CODES, writeIfCurrent, type SslErrorCode } from './tls-attempts.ts';
+import { claimAttempt, SSL_ERROR_CODES, type SslErrorCode } from './tls-attempts.ts';
+import { claimCheck, clearRemovedField, recordDistribution, writeIfCurrent } from './tls-records.ts';
 import { sendSslMessage, type SslMessage } from './tls-queue.ts';
 
 /**
@@ -221,46 +219,6 @@ async function createDistribution(record: DomainRecord, certificateArn: string):
   }
 }
 
-/** The next integer pull_zone_id: one atomic counter, so two distributions never share a number. */
-async function nextPullZoneNumber(): Promise<number> {
-  const reply = await dynamo().send(
-    new UpdateCommand({
-      TableName: config.tableName(),
-      Key: keys.pullZoneCounter(),
-      UpdateExpression: 'ADD #n :one',
-      ExpressionAttributeNames: { '#n': 'value' },
-      ExpressionAttributeValues: { ':one': 1 },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  return Number(reply.Attributes!.value);
-}
-
-/**
- * Records the distribution on the domain once: the write is conditional on
- * the domain having none, so a racing attempt cannot give it a second pull
- * zone id. Returns the item as it stands after.
- */
-async function recordDistribution(domainId: string, distributionId: string): Promise<Record<string, unknown>> {
-  const pullZoneId = await nextPullZoneNumber();
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: 'SET distribution_id = :d, pull_zone_id = :p',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(distribution_id) OR attribute_type(distribution_id, :null))',
-        ExpressionAttributeValues: { ':d': distributionId, ':p': pullZoneId, ':null': 'NULL' },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    return (await getDomainItem(domainId))!;
-  }
-}
-
 type StepResult = { kind: 'issued' } | { kind: 'pending' };
 
 /**
@@ -435,31 +393,6 @@ export async function attemptTls(
   return { outcome, item: (await getDomainItem(item.id as string)) ?? claimed };
 }
 
-/**
- * Claims look number `check` at a pending attempt: `ssl_check_seq` (internal)
- * only grows, so SQS delivering one look twice runs it once and the looks do
- * not multiply into parallel chains.
- */
-async function claimCheck(domainId: string, attempts: number, check: number): Promise<Record<string, unknown> | null> {
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: 'SET ssl_check_seq = :check',
-        ConditionExpression:
-          'attribute_exists(pk) AND ssl_attempts = :attempts AND ssl_status = :provisioning AND attribute_type(deleted_at, :null) AND (attribute_not_exists(ssl_check_seq) OR ssl_check_seq < :check)',
-        ExpressionAttributeValues: { ':check': check, ':attempts': attempts, ':provisioning': 'provisioning', ':null': 'NULL' },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return null;
-    throw error;
-  }
-}
-
 /** What the worker does with one message of the SSL-retries queue. */
 export async function handleSslMessage(message: SslMessage, now = new Date()): Promise<AttemptOutcome | TeardownOutcome | 'gone'> {
   if (message.kind === 'ssl_teardown') return teardownTls(message.domain_id);
@@ -478,20 +411,6 @@ export async function handleSslMessage(message: SslMessage, now = new Date()): P
 }
 
 export type TeardownOutcome = 'torn_down' | 'waiting';
-
-/** Clears an internal field of a removed domain's item once what it named is gone. */
-async function clearRemovedField(domainId: string, field: 'distribution_id' | 'certificate_arn' | 'ssl_validation_record'): Promise<void> {
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: config.tableName(),
-      Key: keys.domain(domainId),
-      UpdateExpression: 'SET #f = :null',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#f': field },
-      ExpressionAttributeValues: { ':null': null },
-    }),
-  );
-}
 
 /**
  * Takes down what TLS made for a removed domain: CloudFront deletes only a

@@ -4,12 +4,9 @@ import {
   ListResourceRecordSetsCommand,
   type ResourceRecordSet,
 } from '@aws-sdk/client-route-53';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { createHostedZone } from '../aws/route53-lite.ts';
 import { route53 } from '../aws/route53.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { nextZoneNumber } from './tls-records.ts';
 
 export interface ManagedZone {
   /** Route 53's id (`Z...`), kept in the table, never shown. */
@@ -17,21 +14,6 @@ export interface ManagedZone {
   /** The spec's integer `cdn_dns_zone_id`. */
   zoneNumber: number;
   nameServers: string[];
-}
-
-/** The next integer zone id: one atomic counter, so two zones never share a number. */
-async function nextZoneNumber(): Promise<number> {
-  const reply = await dynamo().send(
-    new UpdateCommand({
-      TableName: config.tableName(),
-      Key: keys.dnsZoneCounter(),
-      UpdateExpression: 'ADD #n :one',
-      ExpressionAttributeNames: { '#n': 'value' },
-      ExpressionAttributeValues: { ':one': 1 },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  return Number(reply.Attributes!.value);
 }
 
 /**

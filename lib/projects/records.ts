@@ -222,6 +222,53 @@ export async function markDeleting(projectId: string, now: Date): Promise<boolea
   }
 }
 
+/** The project's primary domain, this domain being removed, is cleared with its hostname (`project`: it still is). */
+export function primaryDomainCleared(projectId: string, domainId: string, at: string): NamedWrite {
+  return {
+    name: 'project',
+    write: {
+      Update: {
+        Key: keys.project(projectId),
+        UpdateExpression: 'SET primary_domain_id = :none, primary_domain_hostname = :none, updated_at = :at',
+        ConditionExpression: 'primary_domain_id = :id',
+        ExpressionAttributeValues: { ':none': null, ':at': at, ':id': domainId },
+      },
+    },
+  };
+}
+
+/** The project's primary domain is still not this domain being removed (`project`). */
+export function primaryDomainIsNot(projectId: string, domainId: string): NamedWrite {
+  return {
+    name: 'project',
+    write: {
+      ConditionCheck: {
+        Key: keys.project(projectId),
+        ConditionExpression:
+          'attribute_not_exists(pk) OR attribute_not_exists(primary_domain_id) OR attribute_type(primary_domain_id, :nullType) OR primary_domain_id <> :id',
+        ExpressionAttributeValues: { ':nullType': 'NULL', ':id': domainId },
+      },
+    },
+  };
+}
+
+/** The project's latest screenshot (`captured_at` orders them): a later capture replaces an earlier one, never the reverse. */
+export async function recordLatestScreenshot(projectId: string, shot: { captured_at: string } & Record<string, unknown>): Promise<void> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.project(projectId),
+        UpdateExpression: 'SET latest_screenshot = :shot',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(latest_screenshot) OR latest_screenshot.captured_at < :now)',
+        ExpressionAttributeValues: { ':now': shot.captured_at, ':shot': shot },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailure(error)) throw error;
+  }
+}
+
 /** A team's purge claims each of its projects for removal, whatever state it is in. */
 export async function forceDeleting(projectId: string, now: Date): Promise<void> {
   await dynamo().send(

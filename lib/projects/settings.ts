@@ -24,9 +24,8 @@ import {
 } from './projects.ts';
 import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
 import { getProjectItem, moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './records.ts';
-import { domainQualifiesAsPrimary } from '../domains/records.ts';
+import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
-import { getDomainItem } from '../domains/domains.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claims.ts';
 import { logger } from '../logger.ts';

@@ -13,7 +13,7 @@ import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
-import { updateDomain } from '../../lib/domains/domains.ts';
+import { updateDomain } from '../../lib/domains/records.ts';
 import { attemptTls, handleSslMessage, SSL_ERROR_CODES } from '../../lib/domains/tls.ts';
 import { errorCatalogue } from '../../lib/errors/all.ts';
 import { createApiKey } from '../../lib/identity/credential-records.ts';

@@ -1,6 +1,7 @@
 import * as z from '../../../lib/http/schema.ts';
 import { config } from '../../../lib/config.ts';
-import { CONNECTION_MODES, discardDomain, insertDomain, newDomainRecord, toDomain, updateDomain } from '../../../lib/domains/domains.ts';
+import { CONNECTION_MODES, newDomainRecord, toDomain } from '../../../lib/domains/domains.ts';
+import { discardDomain, insertDomain, updateDomain } from '../../../lib/domains/records.ts';
 import { parseCustomHostname } from '../../../lib/domains/hostname.ts';
 import { createManagedZone } from '../../../lib/domains/zones.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';

@@ -1,4 +1,4 @@
-import { listProjectDomains } from '../../../lib/domains/domains.ts';
+import { listProjectDomains } from '../../../lib/domains/listing.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 
