@@ -1,12 +1,15 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
 import { roleRank, type TeamRole } from '../http/access.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { NOTICE_NOT_FOUND, NOTICE_SEEN_AT_IN_FUTURE } from '../errors/catalogue.ts';
-import { queryAll } from '../db/query.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import {
+  advanceWatermark,
+  dismissedKeys,
+  getNoticeItem,
+  getWatermark,
+  insertDismissal,
+  insertNotice,
+  publishedNoticeItems,
+} from './records.ts';
 
 /** A notice of the catalogue, published by an operator (`admin publish-notice`). */
 export interface Notice {
@@ -46,18 +49,7 @@ export async function publishNotice(input: {
     min_role: input.minRole ?? null,
     created_at: now.toISOString(),
   };
-  try {
-    await dynamo().send(
-      new PutCommand({
-        TableName: config.tableName(),
-        Item: { ...keys.notice(notice.key), ...keys.noticeCatalogue(notice.published_at, notice.key), type: 'notice', ...notice },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) throw new NoticeKeyTakenError(`A notice with key ${notice.key} exists`);
-    throw error;
-  }
+  if (!(await insertNotice({ ...notice }))) throw new NoticeKeyTakenError(`A notice with key ${notice.key} exists`);
   return notice;
 }
 
@@ -74,35 +66,9 @@ export function isVisible(notice: Notice, role: TeamRole, now: Date): boolean {
   return true;
 }
 
-/** Notices published up to now, from the catalogue index (never a scan). */
+/** Notices published up to now, newest first. */
 async function publishedNotices(now: Date): Promise<Notice[]> {
-  const items = await queryAll({
-    TableName: config.tableName(),
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk <= :upTo',
-    // '~' sorts after '#' and every key character: everything published at or before now.
-    ExpressionAttributeValues: { ':pk': 'NOTICES', ':upTo': `${now.toISOString()}~` },
-    ScanIndexForward: false,
-  });
-  return items.map(toNotice);
-}
-
-async function dismissedKeys(userId: string, teamId: string): Promise<Set<string>> {
-  const prefix = keys.noticeDismissal(userId, teamId, '').sk;
-  const items = await queryAll({
-    TableName: config.tableName(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': keys.noticeWatermark(userId).pk, ':prefix': prefix },
-    ProjectionExpression: 'notice_key',
-  });
-  return new Set(items.map((item) => item.notice_key as string));
-}
-
-export async function getWatermark(userId: string): Promise<string | null> {
-  const result = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.noticeWatermark(userId), ConsistentRead: true }),
-  );
-  return (result.Item?.seen_at as string | undefined) ?? null;
+  return (await publishedNoticeItems(now)).map(toNotice);
 }
 
 /** What the caller sees in a team, newest first, with the unread count (published after the watermark). */
@@ -137,22 +103,8 @@ export async function markNoticesSeen(userId: string, seenAt: Date, now = new Da
   }
   // One fixed-width ISO form, so the string comparison in the condition is a time comparison.
   const value = seenAt.toISOString();
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.noticeWatermark(userId),
-        UpdateExpression: 'SET seen_at = :new, #type = :type, updated_at = :now',
-        ConditionExpression: 'attribute_not_exists(seen_at) OR seen_at < :new',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':new': value, ':type': 'notice_watermark', ':now': now.toISOString() },
-      }),
-    );
-    return value;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    return (await getWatermark(userId)) ?? value;
-  }
+  if (await advanceWatermark(userId, value, now)) return value;
+  return (await getWatermark(userId)) ?? value;
 }
 
 /**
@@ -163,32 +115,7 @@ export async function markNoticesSeen(userId: string, seenAt: Date, now = new Da
  */
 export async function dismissNotice(userId: string, teamId: string, role: TeamRole, key: string): Promise<string> {
   const now = new Date();
-  const found = NOTICE_KEY_PATTERN.test(key)
-    ? await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.notice(key) }))
-    : null;
-  if (!found?.Item || !isVisible(toNotice(found.Item), role, now)) throw new ApiError(NOTICE_NOT_FOUND);
-  const dismissedAt = now.toISOString();
-  try {
-    await dynamo().send(
-      new PutCommand({
-        TableName: config.tableName(),
-        Item: {
-          ...keys.noticeDismissal(userId, teamId, key),
-          type: 'notice_dismissal',
-          user_id: userId,
-          team_id: teamId,
-          notice_key: key,
-          dismissed_at: dismissedAt,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return dismissedAt;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    const existing = await dynamo().send(
-      new GetCommand({ TableName: config.tableName(), Key: keys.noticeDismissal(userId, teamId, key), ConsistentRead: true }),
-    );
-    return (existing.Item?.dismissed_at as string | undefined) ?? dismissedAt;
-  }
+  const found = NOTICE_KEY_PATTERN.test(key) ? await getNoticeItem(key) : null;
+  if (!found || !isVisible(toNotice(found), role, now)) throw new ApiError(NOTICE_NOT_FOUND);
+  return insertDismissal(userId, teamId, key, now.toISOString());
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../lib/cli/admin.ts';
-import { getWatermark, publishNotice } from '../../lib/notices/notices.ts';
+import { publishNotice } from '../../lib/notices/notices.ts';
+import { getWatermark } from '../../lib/notices/records.ts';
 import { putMembership } from '../../lib/teams/membership-records.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
