@@ -119,7 +119,7 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
       ...sessionClosing(session, readyAt),
       deploymentReady(session.project_id, session.deployment_id, readyAt, emptyBuild),
       p.preview ? projectIsActive(session.project_id) : pointProductionAt(session.project_id, session.deployment_id, readyAt),
-      ...namedWrites('screenshot', screenshot ? [screenshot.transactItem] : []),
+      ...(screenshot ? [screenshot.write] : []),
       ...namedWrites('scan', scan.transactItems),
     ]);
   } catch (error) {

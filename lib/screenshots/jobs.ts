@@ -1,11 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { presignGet } from '../aws/s3-lite.ts';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
 import { logger } from '../logger.ts';
+import { insertJob, jobItem, jobPut } from './records.ts';
 
 /**
  * Screenshots of published sites. Each publish creates a capture job with a
@@ -16,9 +14,6 @@ import { logger } from '../logger.ts';
  * hash matching), so the token works once, also under racing requests
  * (lib/screenshots/results.ts).
  */
-
-/** A job and its token expire after a day: a capture that never reported is of no use later. */
-const JOB_TTL_SECONDS = 86_400;
 
 /** What the capture worker receives on the screenshots queue. */
 export interface CaptureMessage {
@@ -41,22 +36,9 @@ interface NewJob {
 function newJob(input: { projectId: string; teamId: string; deploymentId: string; url: string }): NewJob {
   const id = randomUUID();
   const token = randomBytes(32).toString('base64url');
-  const now = new Date();
   return {
     id,
-    item: {
-      ...keys.screenshotJob(id),
-      type: 'screenshot_job',
-      id,
-      project_id: input.projectId,
-      team_id: input.teamId,
-      deployment_id: input.deploymentId,
-      url: input.url,
-      token_hash: hashToken(token).toString('hex'),
-      status: 'pending',
-      created_at: now.toISOString(),
-      ttl: epochSeconds(now) + JOB_TTL_SECONDS,
-    },
+    item: jobItem({ id, ...input, tokenHash: hashToken(token).toString('hex') }),
     message: { job_id: id, token, url: input.url, upload_path: `/api/v1/public/screenshots/jobs/${id}` },
   };
 }
@@ -81,7 +63,7 @@ async function queueCapture(job: NewJob, projectId: string): Promise<string | nu
 export function screenshotJobOfPublish(input: { projectId: string; teamId: string; deploymentId: string; url: string }) {
   const job = newJob(input);
   return {
-    transactItem: { Put: { TableName: config.tableName(), Item: job.item } },
+    write: jobPut(job.item),
     queue: () => queueCapture(job, input.projectId),
   };
 }
@@ -95,7 +77,7 @@ export async function createScreenshotJob(input: {
 }): Promise<string | null> {
   const job = newJob(input);
   try {
-    await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: job.item }));
+    await insertJob(job.item);
   } catch (error) {
     logger.warn('screenshot job not created', { project_id: input.projectId, error: String(error) });
     return null;

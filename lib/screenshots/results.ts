@@ -1,14 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { PNG } from 'pngjs';
-import { dynamo } from '../aws/clients.ts';
 import { deleteObject, putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { SCREENSHOT_IMAGE_DIMENSIONS, SCREENSHOT_IMAGE_INVALID, SCREENSHOT_JOB_FINISHED, UNAUTHENTICATED } from '../errors/catalogue.ts';
 import { hashToken } from './jobs.ts';
+import { finishJob, getJobItem } from './records.ts';
+import { recordLatestScreenshot } from '../projects/records.ts';
 
 /**
  * What a capture worker reports for a job (`PUT /api/v1/public/screenshots/jobs/{job_id}`):
@@ -38,8 +36,7 @@ interface JobRecord {
 /** The job a token opens; 401 for an unknown job, an expired one or another token (nothing tells them apart). */
 export async function jobForToken(jobId: string, token: string | null): Promise<JobRecord> {
   if (!token || !/^[0-9a-f-]{36}$/.test(jobId)) throw new ApiError(UNAUTHENTICATED);
-  const job = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.screenshotJob(jobId), ConsistentRead: true })))
-    .Item as JobRecord | undefined;
+  const job = ((await getJobItem(jobId)) ?? undefined) as JobRecord | undefined;
   if (!job || job.ttl * 1000 < Date.now()) throw new ApiError(UNAUTHENTICATED);
   const expected = Buffer.from(job.token_hash, 'hex');
   if (!timingSafeEqual(expected, hashToken(token))) throw new ApiError(UNAUTHENTICATED);
@@ -69,7 +66,6 @@ export function checkPng(png: Buffer): { width: number; height: number } {
  * 409, so the stored screenshot is always the winner's.
  */
 export async function recordScreenshotResult(job: JobRecord, result: CaptureResult, now = new Date()): Promise<void> {
-  const table = config.tableName();
   let imageKey: string | null = null;
   let size: { width: number; height: number } | null = null;
   if (result.kind === 'image') {
@@ -78,58 +74,32 @@ export async function recordScreenshotResult(job: JobRecord, result: CaptureResu
     await putObject({ bucket: config.bucket('bundles'), key: imageKey, body: result.png, contentType: 'image/png' });
   }
   const finished = now.toISOString();
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: table,
-        Key: keys.screenshotJob(job.id),
-        UpdateExpression:
-          'SET #status = :status, finished_at = :now, capture_http_status = :http, capture_error = :error, image_key = :key, width = :width, height = :height, image_bytes = :bytes',
-        ConditionExpression: '#status = :pending AND token_hash = :hash',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':status': result.kind === 'image' ? 'captured' : 'failed',
-          ':pending': 'pending',
-          ':hash': job.token_hash,
-          ':now': finished,
-          ':http': result.httpStatus,
-          ':error': result.kind === 'failure' ? result.error : null,
-          ':key': imageKey,
-          ':width': size?.width ?? null,
-          ':height': size?.height ?? null,
-          ':bytes': result.kind === 'image' ? result.png.length : null,
-        },
-      }),
-    );
-  } catch (error) {
+  const finishedJob = await finishJob(job.id, job.token_hash, {
+    status: result.kind === 'image' ? 'captured' : 'failed',
+    finished_at: finished,
+    capture_http_status: result.httpStatus,
+    capture_error: result.kind === 'failure' ? result.error : null,
+    image_key: imageKey,
+    width: size?.width ?? null,
+    height: size?.height ?? null,
+    image_bytes: result.kind === 'image' ? result.png.length : null,
+  }).catch(async (error: unknown) => {
     if (imageKey) await deleteObject(config.bucket('bundles'), imageKey).catch(() => undefined);
-    if (isConditionalCheckFailure(error)) throw new ApiError(SCREENSHOT_JOB_FINISHED);
     throw error;
+  });
+  if (!finishedJob) {
+    if (imageKey) await deleteObject(config.bucket('bundles'), imageKey).catch(() => undefined);
+    throw new ApiError(SCREENSHOT_JOB_FINISHED);
   }
   if (result.kind !== 'image') return;
   // The project's latest screenshot: a later capture replaces an earlier one, never the other way round.
-  await dynamo()
-    .send(
-      new UpdateCommand({
-        TableName: table,
-        Key: keys.project(job.project_id),
-        UpdateExpression: 'SET latest_screenshot = :shot',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(latest_screenshot) OR latest_screenshot.captured_at < :now)',
-        ExpressionAttributeValues: {
-          ':now': finished,
-          ':shot': {
-            job_id: job.id,
-            deployment_id: job.deployment_id,
-            captured_at: finished,
-            capture_http_status: result.httpStatus,
-            width: size!.width,
-            height: size!.height,
-            image_key: imageKey,
-          },
-        },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailure(error)) throw error;
-    });
+  await recordLatestScreenshot(job.project_id, {
+    job_id: job.id,
+    deployment_id: job.deployment_id,
+    captured_at: finished,
+    capture_http_status: result.httpStatus,
+    width: size!.width,
+    height: size!.height,
+    image_key: imageKey,
+  });
 }
