@@ -1,28 +1,9 @@
 import { useState } from 'preact/hooks';
 import { navigate } from '../router.tsx';
 import { api, canAdmin, useSession } from '../session.ts';
-import { Checkbox, ErrorNote, Field, formatTime, Notice, Select, TextArea, useAction } from '../ui.tsx';
+import { ErrorNote, Field, formatTime, Notice, useAction } from '../ui.tsx';
 import type { Project } from './projects.tsx';
-
-const FRAMEWORKS = ['nextjs', 'sveltekit', 'astro', 'hugo', 'vite', 'gatsby', 'jekyll', 'static-html', 'other'] as const;
-const PACKAGE_MANAGERS: [string, string][] = [
-  ['', 'Detect from the lockfile'],
-  ['npm', 'npm'],
-  ['pnpm', 'pnpm'],
-  ['yarn', 'yarn'],
-  ['bun', 'bun'],
-];
-const BRANCH_MODES: [string, string][] = [
-  ['all', 'Every branch'],
-  ['none', 'No branch'],
-  ['custom', 'Branches matching the lists below'],
-];
-const AUTH_MODES: [string, string][] = [
-  ['pat', 'Access token (pat)'],
-  ['forge_jwt', 'Short-lived forge token (forge_jwt)'],
-];
-
-type Draft = Record<string, string | boolean>;
+import { AnalyticsFieldset, BuildFieldset, type Draft, type FieldsetProps, GitFieldset, PreviewFieldset } from './settings-fieldsets.tsx';
 
 const text = (p: Project, f: string) => (p[f] as string | null | undefined) ?? '';
 const lines = (value: unknown) => (Array.isArray(value) ? value.join('\n') : '');
@@ -81,7 +62,6 @@ export function SettingsTab(props: { project: Project; onSaved: () => void }) {
   const [draft, setDraft] = useState<Draft>(() => draftOf(props.project));
   const [saved, setSaved] = useState(false);
   const action = useAction();
-  const remove = useAction();
   const p = props.project;
   const input = (name: string, label: string, hint?: string) => (
     <Field
@@ -95,6 +75,7 @@ export function SettingsTab(props: { project: Project; onSaved: () => void }) {
   );
   const set = (name: string) => (value: string | boolean) => setDraft({ ...draft, [name]: value });
   const readOnly = !canAdmin(session);
+  const fieldsets: FieldsetProps = { draft, set, input, errors: action.fields, readOnly };
   return (
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">Settings</h2>
@@ -116,88 +97,10 @@ export function SettingsTab(props: { project: Project; onSaved: () => void }) {
           }
         }}
       >
-        <fieldset disabled={readOnly}>
-          <legend>Build</legend>
-          <Select
-            label="Framework"
-            name="framework"
-            value={draft.framework as string}
-            options={FRAMEWORKS}
-            onChange={set('framework')}
-            error={action.fields.framework}
-          />
-          {input('build_command', 'Build command')}
-          {input('output_dir', 'Output folder')}
-          {input('root_directory', 'Root directory', 'The functions/ folder is looked up inside it.')}
-          <Select
-            label="Package manager"
-            name="package_manager"
-            value={draft.package_manager as string}
-            options={PACKAGE_MANAGERS}
-            onChange={set('package_manager')}
-          />
-        </fieldset>
-        <fieldset disabled={readOnly}>
-          <legend>Git</legend>
-          {input('git_provider', 'Git provider')}
-          {input('git_repo_url', 'Repository URL')}
-          {input('default_branch', 'Production branch')}
-          <Select
-            label="Git access"
-            name="git_auth_mode"
-            value={draft.git_auth_mode as string}
-            options={AUTH_MODES}
-            onChange={set('git_auth_mode')}
-          />
-          {input('forge_audience', 'Forge audience', 'Not secret: check it against the forge settings of the integration.')}
-          <Checkbox
-            label="Deploy pushes automatically"
-            name="auto_deploy_enabled"
-            checked={draft.auto_deploy_enabled as boolean}
-            onChange={set('auto_deploy_enabled')}
-          />
-        </fieldset>
-        <fieldset disabled={readOnly}>
-          <legend>Preview branch policy</legend>
-          <Select
-            label="Which pushed branches build a preview"
-            name="preview_branch_mode"
-            value={draft.preview_branch_mode as string}
-            options={BRANCH_MODES}
-            onChange={set('preview_branch_mode')}
-          />
-          <TextArea
-            label="Include patterns (one per line)"
-            name="preview_branch_include"
-            rows={3}
-            value={draft.preview_branch_include as string}
-            error={action.fields.preview_branch_include}
-            onInput={(e) => set('preview_branch_include')((e.target as HTMLTextAreaElement).value)}
-          />
-          <TextArea
-            label="Exclude patterns (one per line)"
-            name="preview_branch_exclude"
-            rows={3}
-            value={draft.preview_branch_exclude as string}
-            error={action.fields.preview_branch_exclude}
-            onInput={(e) => set('preview_branch_exclude')((e.target as HTMLTextAreaElement).value)}
-          />
-          <Checkbox
-            label="Build previews of merge and pull requests"
-            name="mr_previews_enabled"
-            checked={draft.mr_previews_enabled as boolean}
-            onChange={set('mr_previews_enabled')}
-          />
-        </fieldset>
-        <fieldset disabled={readOnly}>
-          <legend>Analytics</legend>
-          <Checkbox
-            label="Collect site analytics (switching off deletes the collected rows)"
-            name="analytics_enabled"
-            checked={draft.analytics_enabled as boolean}
-            onChange={set('analytics_enabled')}
-          />
-        </fieldset>
+        <BuildFieldset {...fieldsets} />
+        <GitFieldset {...fieldsets} />
+        <PreviewFieldset {...fieldsets} />
+        <AnalyticsFieldset {...fieldsets} />
         <ErrorNote error={action.error} />
         {saved && <Notice>Settings saved.</Notice>}
         {!readOnly && (
@@ -206,24 +109,30 @@ export function SettingsTab(props: { project: Project; onSaved: () => void }) {
           </button>
         )}
       </form>
-      {!readOnly && (
-        <section aria-labelledby="danger-title" class="danger">
-          <h3 id="danger-title">Delete this project</h3>
-          <p>Its deployments, files and domains are removed. This cannot be undone.</p>
-          <ErrorNote error={remove.error} />
-          <button
-            type="button"
-            class="danger-button"
-            disabled={remove.busy}
-            onClick={async () => {
-              if (!confirm(`Delete ${p.name} for good?`)) return;
-              if (await remove.run(() => api.del(`/projects/${p.id}`))) navigate('/');
-            }}
-          >
-            Delete project
-          </button>
-        </section>
-      )}
+      {!readOnly && <DeleteProject project={p} />}
+    </section>
+  );
+}
+
+/** The danger zone: deleting the project, after a confirmation. */
+function DeleteProject({ project }: { project: Project }) {
+  const remove = useAction();
+  return (
+    <section aria-labelledby="danger-title" class="danger">
+      <h3 id="danger-title">Delete this project</h3>
+      <p>Its deployments, files and domains are removed. This cannot be undone.</p>
+      <ErrorNote error={remove.error} />
+      <button
+        type="button"
+        class="danger-button"
+        disabled={remove.busy}
+        onClick={async () => {
+          if (!confirm(`Delete ${project.name} for good?`)) return;
+          if (await remove.run(() => api.del(`/projects/${project.id}`))) navigate('/');
+        }}
+      >
+        Delete project
+      </button>
     </section>
   );
 }
