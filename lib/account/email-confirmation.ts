@@ -1,10 +1,9 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { TransactionRefused, transact } from '../db/transact.ts';
+import { emailVerified } from '../identity/user-records.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { EMAIL_CONFIRMATION_INVALID } from '../errors/catalogue.ts';
+import { confirmationUse, getConfirmation } from './confirmation-records.ts';
 
 // Consuming a link lives apart from sending one, so the confirm handler's
 // bundle carries no SES client.
@@ -23,39 +22,14 @@ export const confirmationTokenHash = (token: string) => createHash('sha256').upd
  */
 export async function confirmEmail(token: string): Promise<{ user_id: string; email: string }> {
   if (!CONFIRMATION_TOKEN_SHAPE.test(token)) throw new ApiError(EMAIL_CONFIRMATION_INVALID);
-  const key = keys.emailConfirmation(confirmationTokenHash(token));
-  const found = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key }));
-  const record = found.Item;
+  const tokenHash = confirmationTokenHash(token);
+  const record = await getConfirmation(tokenHash);
   if (!record) throw new ApiError(EMAIL_CONFIRMATION_INVALID);
   const now = new Date().toISOString();
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: key,
-              UpdateExpression: 'SET used_at = :now',
-              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used_at) AND expires_at > :now',
-              ExpressionAttributeValues: { ':now': now },
-            },
-          },
-          {
-            Update: {
-              TableName: config.tableName(),
-              Key: keys.user(record.user_id as string),
-              UpdateExpression: 'SET email_verified = :true, email_verified_at = if_not_exists(email_verified_at, :now)',
-              ConditionExpression: 'email = :email',
-              ExpressionAttributeValues: { ':true': true, ':now': now, ':email': record.email },
-            },
-          },
-        ],
-      }),
-    );
+    await transact([confirmationUse(tokenHash, now), emailVerified(record.user_id as string, record.email as string, now)]);
   } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'TransactionCanceledException' || name === 'TransactionConflictException') {
+    if (error instanceof TransactionRefused || (error as Error).name === 'TransactionConflictException') {
       throw new ApiError(EMAIL_CONFIRMATION_INVALID);
     }
     throw error;

@@ -1,14 +1,12 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { dynamo } from '../aws/clients.ts';
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
 import type { User } from '../identity/user-records.ts';
 import type { RequestLogger } from '../logger.ts';
 import { confirmationTokenHash } from './email-confirmation.ts';
+import { deleteConfirmation, insertConfirmation } from './confirmation-records.ts';
 import { takeResendAllowance } from './resend-limits.ts';
 
 /** A confirmation link works for 24 hours, once. */
@@ -47,29 +45,15 @@ export async function resendConfirmation(user: User, sourceIp: string, log: Requ
   const token = randomBytes(32).toString('base64url');
   const now = new Date();
   const expires = new Date(now.getTime() + CONFIRMATION_LINK_HOURS * 3_600_000);
-  const key = keys.emailConfirmation(confirmationTokenHash(token));
-  await dynamo().send(
-    new PutCommand({
-      TableName: config.tableName(),
-      Item: {
-        ...key,
-        type: 'email_confirmation',
-        user_id: user.user_id,
-        email: user.email,
-        created_at: now.toISOString(),
-        expires_at: expires.toISOString(),
-        ttl: epochSeconds(expires),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  const tokenHash = confirmationTokenHash(token);
+  await insertConfirmation(tokenHash, user, now, expires);
 
   const mail = confirmationMail(user, confirmationLink(token));
   try {
     await sendTextMail(user.email, mail);
   } catch (error) {
     log.error('confirmation e-mail not sent', { error: (error as Error).name });
-    await Promise.allSettled([giveBack(), dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: key }))]);
+    await Promise.allSettled([giveBack(), deleteConfirmation(tokenHash)]);
     throw new ApiError(EMAIL_DELIVERY_UNAVAILABLE);
   }
   return 'sent';

@@ -1,9 +1,6 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { cancellationCodes, isTransactionCanceled } from '../db/errors.ts';
+import { windowGiveBack, windowTake } from '../db/rate-window-records.ts';
 import { EMAIL_RESEND_LIMITED, type SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
 
 /** Confirmation-link resends, per the spec's Limits: 3 per account and 10 per IP address per hour. */
@@ -52,22 +49,13 @@ export async function takeHourlyAllowance(
   attempt = 1,
 ): Promise<() => Promise<void>> {
   const window = windowOf(now);
-  const update = (c: HourlyCounter) => ({
-    TableName: config.tableName(),
-    Key: keys.rateWindow(c.scope, window.start),
-    UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
-    ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-    ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
-    ExpressionAttributeValues: { ':one': 1, ':limit': c.limit, ':type': 'rate_window', ':ttl': window.end + WINDOW_SECONDS },
-  });
   try {
-    await dynamo().send(new TransactWriteCommand({ TransactItems: all.map((c) => ({ Update: update(c) })) }));
+    await transact(all.map((c) => windowTake(c.scope, c.limit, window.start, window.end + WINDOW_SECONDS)));
   } catch (error) {
-    if (!isTransactionCanceled(error)) throw error;
-    const reasons = cancellationCodes(error);
-    const failed = all.filter((_c, i) => reasons[i] === 'ConditionalCheckFailed');
+    if (!(error instanceof TransactionRefused)) throw error;
+    const failed = all.filter((c) => error.failed.has(c.scope));
     // No failed condition: DynamoDB cancelled on a write conflict with a racing request; try again a few times.
-    if (failed.length === 0 && attempt < 5 && reasons.includes('TransactionConflict')) {
+    if (failed.length === 0 && attempt < 5 && error.conflicted) {
       await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
       return takeHourlyAllowance(all, code, now, attempt + 1);
     }
@@ -85,19 +73,6 @@ export async function takeHourlyAllowance(
   }
   // Gives the allowance back when nothing could be sent, so an outage does not use up the hour.
   return async () => {
-    await Promise.all(
-      all.map((c) =>
-        dynamo().send(
-          new UpdateCommand({
-            TableName: config.tableName(),
-            Key: keys.rateWindow(c.scope, window.start),
-            UpdateExpression: 'ADD #count :minusOne',
-            ConditionExpression: '#count > :zero',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-          }),
-        ),
-      ),
-    );
+    await Promise.all(all.map((c) => windowGiveBack(c.scope, window.start)));
   };
 }

@@ -30,10 +30,13 @@ export interface NamedWrite {
  */
 export class TransactionRefused extends Error {
   readonly failed: ReadonlySet<string>;
-  constructor(failed: ReadonlySet<string>, cause: unknown) {
+  /** Whether a racing transaction on the same items cancelled it (worth another try when nothing failed). */
+  readonly conflicted: boolean;
+  constructor(failed: ReadonlySet<string>, conflicted: boolean, cause: unknown) {
     super(`transaction cancelled${failed.size > 0 ? `: ${[...failed].join(', ')} failed` : ''}`, { cause });
     this.name = 'TransactionRefused';
     this.failed = failed;
+    this.conflicted = conflicted;
   }
 }
 
@@ -57,7 +60,7 @@ export async function transact(writes: NamedWrite[]): Promise<void> {
     const failed = writes.filter((_, i) => codes[i] === 'ConditionalCheckFailed');
     const refused = failed.find((w) => w.refusal);
     if (refused?.refusal) throw refused.refusal();
-    throw new TransactionRefused(new Set(failed.map((w) => w.name)), error);
+    throw new TransactionRefused(new Set(failed.map((w) => w.name)), codes.includes('TransactionConflict'), error);
   }
 }
 

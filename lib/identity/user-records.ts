@@ -115,3 +115,18 @@ export function userJoinsTeam(userId: string, teamId: string, options: { firstTe
     },
   };
 }
+
+/** The account's address is confirmed (`user`), on the condition that it is still `email`. */
+export function emailVerified(userId: string, email: string, now: string): NamedWrite {
+  return {
+    name: 'user',
+    write: {
+      Update: {
+        Key: keys.user(userId),
+        UpdateExpression: 'SET email_verified = :true, email_verified_at = if_not_exists(email_verified_at, :now)',
+        ConditionExpression: 'email = :email',
+        ExpressionAttributeValues: { ':true': true, ':now': now, ':email': email },
+      },
+    },
+  };
+}
