@@ -1,9 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { domainToASCII } from 'node:url';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
+import { getDomainItem, getHostnameClaim } from '../domains/records.ts';
 import { functionHostLabel, resolveFunctionByHost } from '../functions/resolve.ts';
+import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
 import { siteSubdomain } from '../sites/hostname.ts';
 
 /**
@@ -21,14 +19,9 @@ export interface HostedTarget {
   team_id: string;
 }
 
-async function getItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key }));
-  return reply.Item ?? null;
-}
-
 /** A project that still exists (any status: one being deleted was hosted when the report was written). */
 async function projectOf(projectId: unknown): Promise<Record<string, unknown> | null> {
-  return typeof projectId === 'string' ? getItem(keys.project(projectId)) : null;
+  return typeof projectId === 'string' ? getProjectItem(projectId) : null;
 }
 
 /**
@@ -39,7 +32,7 @@ async function projectOf(projectId: unknown): Promise<Record<string, unknown> | 
 async function siteTarget(hostname: string): Promise<Omit<HostedTarget, 'url'> | null> {
   const subdomain = siteSubdomain(hostname);
   if (!subdomain) return null;
-  const hold = await getItem(keys.subdomainHold(subdomain));
+  const hold = await getSubdomainHold(subdomain);
   const project = await projectOf(hold?.project_id);
   if (!project || project.subdomain !== subdomain) return null;
   return { hostname, kind: 'site', project_id: project.id as string, team_id: project.team_id as string };
@@ -60,9 +53,9 @@ async function functionTarget(hostname: string): Promise<Omit<HostedTarget, 'url
  * is served, so this condition stays, or becomes "has its distribution".
  */
 async function customDomainTarget(hostname: string): Promise<Omit<HostedTarget, 'url'> | null> {
-  const claim = await getItem(keys.domainHost(hostname));
+  const claim = await getHostnameClaim(hostname);
   if (typeof claim?.domain_id !== 'string') return null;
-  const domain = await getItem(keys.domain(claim.domain_id));
+  const domain = await getDomainItem(claim.domain_id);
   if (!domain || domain.status !== 'verified' || (domain.deleted_at ?? null) !== null || domain.domain !== hostname) return null;
   return { hostname, kind: 'custom_domain', project_id: domain.project_id as string, team_id: domain.team_id as string };
 }

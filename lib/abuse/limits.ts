@@ -1,8 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
-import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { tryWindowTake, windowGiveBack } from '../db/rate-window-records.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ABUSE_REPORT_RATE_LIMITED } from '../errors/catalogue.ts';
@@ -52,37 +50,9 @@ export function platformCounterKey(now = new Date()) {
   return keys.rateWindow('abuse:platform', windowOf(now).start);
 }
 
-async function take(counter: Counter, windowStart: number, ttl: number): Promise<boolean> {
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.rateWindow(counter.key, windowStart),
-        UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-        ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':one': 1, ':limit': counter.limit, ':type': 'rate_window', ':ttl': ttl },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return false;
-    throw error;
-  }
-}
+const take = (counter: Counter, windowStart: number, ttl: number) => tryWindowTake(counter.key, counter.limit, windowStart, ttl);
 
-async function giveBack(counter: Counter, windowStart: number): Promise<void> {
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: config.tableName(),
-      Key: keys.rateWindow(counter.key, windowStart),
-      UpdateExpression: 'ADD #count :minusOne',
-      ConditionExpression: '#count > :zero',
-      ExpressionAttributeNames: { '#count': 'count' },
-      ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-    }),
-  );
-}
+const giveBack = (counter: Counter, windowStart: number) => windowGiveBack(counter.key, windowStart);
 
 /**
  * Takes one report from every allowance, or from none: 429

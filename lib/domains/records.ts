@@ -92,6 +92,11 @@ export async function getDomainItem(domainId: string): Promise<Record<string, un
   return reply.Item ?? null;
 }
 
+/** The platform-wide claim of a hostname: which domain holds it. */
+export async function getHostnameClaim(hostname: string): Promise<Record<string, unknown> | null> {
+  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domainHost(hostname) }))).Item ?? null;
+}
+
 /** A project's domain items, oldest first, from the project's index partition (removed ones have left it). */
 export function projectDomainItems(projectId: string): Promise<Record<string, unknown>[]> {
   return queryAll({

@@ -33,6 +33,11 @@ export async function getProjectItem(projectId: string, consistent = false): Pro
   return reply.Item ?? null;
 }
 
+/** The hold of a subdomain: which project answers to it. */
+export async function getSubdomainHold(subdomain: string): Promise<Record<string, unknown> | null> {
+  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(subdomain) }))).Item ?? null;
+}
+
 /** One page of a team's project items, newest first, from the team's index partition (never a scan). */
 export async function queryTeamProjectItems(
   teamId: string,
