@@ -1,16 +1,14 @@
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { dynamo } from '../aws/clients.ts';
 import { ses } from '../aws/ses.ts';
 import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_NOT_RECORDED, ABUSE_REPORT_URL_NOT_HOSTED } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../logger.ts';
 import { resolveReportedUrl, type HostedTarget } from './hosts.ts';
 import { takeAbuseReportAllowance } from './limits.ts';
 import { refreshReportCount } from './scan-records.ts';
+import { insertReport, writeReceiptStatus } from './report-records.ts';
 import type { AbuseCategory } from './categories.ts';
 
 /**
@@ -104,14 +102,7 @@ async function sendReceipt(report: Parameters<typeof receiptMail>[0] & { reporte
     log.error('abuse report receipt not sent', { report_id: report.id, error: (error as Error).name });
   }
   try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.abuseReport(report.id),
-        UpdateExpression: 'SET receipt_status = :status, receipt_at = :at',
-        ExpressionAttributeValues: { ':status': status, ':at': new Date().toISOString() },
-      }),
-    );
+    await writeReceiptStatus(report.id, status);
   } catch (error) {
     log.warn('abuse report receipt status not written', { report_id: report.id, error: (error as Error).name });
   }
@@ -150,45 +141,17 @@ export async function submitAbuseReport(input: AbuseReportInput, sourceIp: strin
   const id = randomUUID();
   const createdAt = new Date().toISOString();
   const projectIds = [...new Set(targets.map((t) => t.project_id))];
-  const report = {
-    ...keys.abuseReport(id),
-    ...keys.abuseReportQueue(createdAt, id),
-    type: 'abuse_report',
-    id,
-    category: input.category,
-    description: input.description,
-    reported_urls: targets.map((t) => t.url),
-    targets: targets.map(({ url, hostname, kind, project_id, team_id }) => ({ url, hostname, kind, project_id, team_id })),
-    project_ids: projectIds,
-    reporter_name: reporterName,
-    reporter_email: reporterEmail,
-    good_faith_declared: true,
-    status: 'received',
-    receipt_status: reporterEmail ? 'pending' : 'not_requested',
-    created_at: createdAt,
-  };
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: config.tableName(), Item: report, ConditionExpression: 'attribute_not_exists(pk)' } },
-          ...projectIds.map((projectId) => ({
-            Put: {
-              TableName: config.tableName(),
-              Item: {
-                ...keys.abuseReportOfProject(projectId, id),
-                type: 'abuse_report_of_project',
-                report_id: id,
-                project_id: projectId,
-                category: input.category,
-                status: 'received',
-                created_at: createdAt,
-              },
-            },
-          })),
-        ],
-      }),
-    );
+    await insertReport({
+      id,
+      category: input.category,
+      description: input.description,
+      targets,
+      projectIds,
+      reporterName,
+      reporterEmail,
+      createdAt,
+    });
   } catch (error) {
     log.error('abuse report not recorded', { error: (error as Error).name });
     await giveBack().catch(() => undefined);
@@ -207,7 +170,7 @@ export async function submitAbuseReport(input: AbuseReportInput, sourceIp: strin
       {
         id,
         category: input.category,
-        reported_urls: report.reported_urls,
+        reported_urls: targets.map((t) => t.url),
         created_at: createdAt,
         reporter_name: reporterName,
         reporter_email: reporterEmail,
