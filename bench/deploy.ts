@@ -121,6 +121,39 @@ async function timeKeywordScans(input: { teamId: string; projectId: string; depl
   );
 }
 
+/** aws s3 sync of the same folder into a fresh bucket on the same endpoint: what the deploy is compared with. */
+async function timeS3Sync(site: string, awsEndpoint: string, bytes: number): Promise<{ seconds: number }> {
+  const awsEnv = {
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_DEFAULT_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL: awsEndpoint,
+  };
+  const bucket = `bench-sync-${randomBytes(4).toString('hex')}`;
+  const mkBucket = await run('aws', ['--endpoint-url', awsEndpoint, 's3', 'mb', `s3://${bucket}`], awsEnv);
+  if (mkBucket.code !== 0) throw new Error(`aws s3 mb failed: ${mkBucket.stderr}`);
+  const sync = await run('aws', ['--endpoint-url', awsEndpoint, 's3', 'sync', site, `s3://${bucket}`, '--only-show-errors'], awsEnv);
+  if (sync.code !== 0) throw new Error(`aws s3 sync failed: ${sync.stderr}`);
+  console.log(`aws s3 sync:     ${sync.seconds.toFixed(1)} s (${FILES} files, ${mb(bytes)})`);
+  return sync;
+}
+
+/** The installed CLI (package.json's bin, built as `npm install` builds it), run against the platform with a token. */
+function installedCli(work: string, baseUrl: string, token: string) {
+  const cliEnv = {
+    SLIPWAY_API_URL: baseUrl,
+    SLIPWAY_TOKEN: token,
+    XDG_CONFIG_HOME: join(work, 'config'),
+    XDG_CACHE_HOME: join(work, 'cache'),
+  };
+  execFileSync(process.execPath, [join(repoRoot, 'bin', 'build-cli.mjs')]);
+  const bin = join(
+    repoRoot,
+    (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: { slipway: string } }).bin.slipway,
+  );
+  return (args: string[]) => run(process.execPath, [bin, ...args], cliEnv);
+}
+
 export async function runDeployBench(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'slipway-bench-deploy-'));
   const site = join(work, 'site');
@@ -140,38 +173,9 @@ export async function runDeployBench(): Promise<void> {
     const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
     const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });
     const token = await createApiKey(team.id);
-    const awsEnv = {
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_DEFAULT_REGION: 'us-east-1',
-      AWS_ENDPOINT_URL: platform.awsEndpoint,
-    };
+    const sync = await timeS3Sync(site, platform.awsEndpoint, bytes);
 
-    // aws s3 sync of the same folder into a fresh bucket on the same endpoint.
-    const bucket = `bench-sync-${randomBytes(4).toString('hex')}`;
-    const mkBucket = await run('aws', ['--endpoint-url', platform.awsEndpoint, 's3', 'mb', `s3://${bucket}`], awsEnv);
-    if (mkBucket.code !== 0) throw new Error(`aws s3 mb failed: ${mkBucket.stderr}`);
-    const sync = await run(
-      'aws',
-      ['--endpoint-url', platform.awsEndpoint, 's3', 'sync', site, `s3://${bucket}`, '--only-show-errors'],
-      awsEnv,
-    );
-    if (sync.code !== 0) throw new Error(`aws s3 sync failed: ${sync.stderr}`);
-    console.log(`aws s3 sync:     ${sync.seconds.toFixed(1)} s (${FILES} files, ${mb(bytes)})`);
-
-    const cliEnv = {
-      SLIPWAY_API_URL: platform.baseUrl,
-      SLIPWAY_TOKEN: token,
-      XDG_CONFIG_HOME: join(work, 'config'),
-      XDG_CACHE_HOME: join(work, 'cache'),
-    };
-    // The installed CLI: package.json's bin, built as `npm install` (prepare) builds it.
-    execFileSync(process.execPath, [join(repoRoot, 'bin', 'build-cli.mjs')]);
-    const bin = join(
-      repoRoot,
-      (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: { slipway: string } }).bin.slipway,
-    );
-    const cli = (args: string[]) => run(process.execPath, [bin, ...args], cliEnv);
+    const cli = installedCli(work, platform.baseUrl, token);
     const first = await cli(['deploy', site, '--subdomain', `bench-${randomBytes(3).toString('hex')}`, '--json']);
     if (first.code !== 0) throw new Error(`first deploy failed: ${first.stderr}`);
     const one = JSON.parse(first.stdout) as {
