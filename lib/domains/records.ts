@@ -70,21 +70,23 @@ export async function insertDomain(record: DomainRecord): Promise<void> {
   }
 }
 
-/** Undoes insertDomain when what follows it (the managed zone) failed, so the hostname is free again. */
-export async function discardDomain(record: Pick<DomainRecord, 'id' | 'domain'>): Promise<void> {
-  await transact([
-    {
-      name: 'hostname',
-      write: {
-        Delete: {
-          Key: keys.domainHost(record.domain),
-          ConditionExpression: 'domain_id = :id',
-          ExpressionAttributeValues: { ':id': record.id },
-        },
+/** The hostname claim released (`hostname`), where it is still this domain's. */
+function hostnameRelease(record: Pick<DomainRecord, 'id' | 'domain'>): NamedWrite {
+  return {
+    name: 'hostname',
+    write: {
+      Delete: {
+        Key: keys.domainHost(record.domain),
+        ConditionExpression: 'domain_id = :id',
+        ExpressionAttributeValues: { ':id': record.id },
       },
     },
-    { name: 'domain', write: { Delete: { Key: keys.domain(record.id) } } },
-  ]);
+  };
+}
+
+/** Undoes insertDomain when what follows it (the managed zone) failed, so the hostname is free again. */
+export async function discardDomain(record: Pick<DomainRecord, 'id' | 'domain'>): Promise<void> {
+  await transact([hostnameRelease(record), { name: 'domain', write: { Delete: { Key: keys.domain(record.id) } } }]);
 }
 
 export async function getDomainItem(domainId: string): Promise<Record<string, unknown> | null> {
@@ -160,16 +162,7 @@ function removalWrites(record: Pick<DomainRecord, 'id' | 'domain'>, now: Date): 
       },
       refusal: () => new ApiError(DOMAIN_NOT_FOUND),
     },
-    {
-      name: 'hostname',
-      write: {
-        Delete: {
-          Key: keys.domainHost(record.domain),
-          ConditionExpression: 'domain_id = :id',
-          ExpressionAttributeValues: { ':id': record.id },
-        },
-      },
-    },
+    hostnameRelease(record),
   ];
 }
 

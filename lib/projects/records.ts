@@ -96,7 +96,7 @@ export function projectIsActive(projectId: string, refusal?: () => Error): Named
   };
 }
 
-const holdItem = (record: { subdomain: string; id: string }, teamId: string) => ({
+export const holdItem = (record: { subdomain: string; id: string }, teamId: string) => ({
   ...keys.subdomainHold(record.subdomain),
   type: 'subdomain_hold',
   subdomain: record.subdomain,
@@ -104,7 +104,7 @@ const holdItem = (record: { subdomain: string; id: string }, teamId: string) => 
   team_id: teamId,
 });
 
-const nameHoldItem = (teamId: string, name: string, projectId: string) => ({
+export const nameHoldItem = (teamId: string, name: string, projectId: string) => ({
   ...keys.projectName(teamId, name),
   type: 'project_name',
   name,
@@ -334,72 +334,6 @@ export function removedProjectWrites(project: Record<string, unknown>): NamedWri
           UpdateExpression: 'SET project_count = project_count - :one',
           ConditionExpression: 'project_count > :zero',
           ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
-        },
-      },
-    },
-  ];
-}
-
-/** The fields a settings save assigns, and the values it read (conditions: the save lost to nobody). */
-export interface SettingsUpdate {
-  set: string[];
-  remove: string[];
-  names: Record<string, string>;
-  values: Record<string, unknown>;
-  conditions: string[];
-}
-
-/** A settings save of an active project (`project`): assigns `update`, on the conditions it names. */
-export function saveSettings(projectId: string, update: SettingsUpdate): NamedWrite {
-  return {
-    name: 'project',
-    write: {
-      Update: {
-        Key: keys.project(projectId),
-        UpdateExpression: `SET ${update.set.join(', ')}${update.remove.length > 0 ? ` REMOVE ${update.remove.join(', ')}` : ''}`,
-        ConditionExpression: ['#status = :active', ...update.conditions].join(' AND '),
-        ExpressionAttributeNames: { '#status': 'status', ...update.names },
-        ExpressionAttributeValues: { ':active': 'active', ...update.values },
-      },
-    },
-  };
-}
-
-/** The team's name hold moves to a new name (`name`); the old one is dropped unless only its case changed. */
-export function moveNameHold(project: Record<string, unknown>, newName: string): NamedWrite[] {
-  const teamId = project.team_id as string;
-  const projectId = project.id as string;
-  const held = {
-    ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
-    ExpressionAttributeValues: { ':project': projectId },
-  };
-  const writes: NamedWrite[] = [{ name: 'name', write: { Put: { Item: nameHoldItem(teamId, newName, projectId), ...held } } }];
-  if (newName.toLowerCase() !== (project.name as string).toLowerCase()) {
-    writes.push({ name: 'old_name', write: { Delete: { Key: keys.projectName(teamId, project.name as string), ...held } } });
-  }
-  return writes;
-}
-
-/** The global subdomain hold moves to a new subdomain (`subdomain`: taken by another project when it fails). */
-export function moveSubdomainHold(project: Record<string, unknown>, newSubdomain: string): NamedWrite[] {
-  const projectId = project.id as string;
-  return [
-    {
-      name: 'subdomain',
-      write: {
-        Put: {
-          Item: holdItem({ subdomain: newSubdomain, id: projectId }, project.team_id as string),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-    },
-    {
-      name: 'old_subdomain',
-      write: {
-        Delete: {
-          Key: keys.subdomainHold(project.subdomain as string),
-          ConditionExpression: 'project_id = :project',
-          ExpressionAttributeValues: { ':project': projectId },
         },
       },
     },

@@ -23,7 +23,8 @@ import {
   type Project,
 } from './projects.ts';
 import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
-import { getProjectItem, moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './records.ts';
+import { getProjectItem } from './records.ts';
+import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './settings-records.ts';
 import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';

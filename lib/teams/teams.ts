@@ -6,16 +6,10 @@ import { userJoinsTeam } from '../identity/user-records.ts';
 import { RESERVED_TEAM_SLUGS, UUID_PATTERN, isValidTeamSlug, slugFromName, withRandomSuffix } from './slug.ts';
 import { newTeamAttention } from '../attention/team-state.ts';
 import { newMembership } from './membership-records.ts';
-import { getTeamItem, getTeamSlugItem, newTeamWrites, profileWrites } from './records.ts';
+import { getTeamItem, getTeamSlugItem, newTeamWrites, profileWrites, type TeamFields } from './records.ts';
 
-export interface Team {
-  id: string;
-  name: string;
-  slug: string;
-  slug_chosen_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A team's profile fields, as stored (lib/teams/records.ts). */
+export type Team = TeamFields;
 
 /** A renamed-away slug keeps resolving, and stays held from other teams, this long. */
 export const RETIRED_SLUG_DAYS = 30;

@@ -1,0 +1,74 @@
+import { keys } from '../db/keys.ts';
+import type { NamedWrite } from '../db/transact.ts';
+import { holdItem, nameHoldItem } from './records.ts';
+
+/**
+ * The writes of a project's settings save (lib/projects/settings.ts): the project item's fields, on the
+ * conditions of the values read, and the moves of its name and subdomain holds.
+ */
+
+/** The fields a settings save assigns, and the values it read (conditions: the save lost to nobody). */
+export interface SettingsUpdate {
+  set: string[];
+  remove: string[];
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+  conditions: string[];
+}
+
+/** A settings save of an active project (`project`): assigns `update`, on the conditions it names. */
+export function saveSettings(projectId: string, update: SettingsUpdate): NamedWrite {
+  return {
+    name: 'project',
+    write: {
+      Update: {
+        Key: keys.project(projectId),
+        UpdateExpression: `SET ${update.set.join(', ')}${update.remove.length > 0 ? ` REMOVE ${update.remove.join(', ')}` : ''}`,
+        ConditionExpression: ['#status = :active', ...update.conditions].join(' AND '),
+        ExpressionAttributeNames: { '#status': 'status', ...update.names },
+        ExpressionAttributeValues: { ':active': 'active', ...update.values },
+      },
+    },
+  };
+}
+
+/** The team's name hold moves to a new name (`name`); the old one is dropped unless only its case changed. */
+export function moveNameHold(project: Record<string, unknown>, newName: string): NamedWrite[] {
+  const teamId = project.team_id as string;
+  const projectId = project.id as string;
+  const held = {
+    ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
+    ExpressionAttributeValues: { ':project': projectId },
+  };
+  const writes: NamedWrite[] = [{ name: 'name', write: { Put: { Item: nameHoldItem(teamId, newName, projectId), ...held } } }];
+  if (newName.toLowerCase() !== (project.name as string).toLowerCase()) {
+    writes.push({ name: 'old_name', write: { Delete: { Key: keys.projectName(teamId, project.name as string), ...held } } });
+  }
+  return writes;
+}
+
+/** The global subdomain hold moves to a new subdomain (`subdomain`: taken by another project when it fails). */
+export function moveSubdomainHold(project: Record<string, unknown>, newSubdomain: string): NamedWrite[] {
+  const projectId = project.id as string;
+  return [
+    {
+      name: 'subdomain',
+      write: {
+        Put: {
+          Item: holdItem({ subdomain: newSubdomain, id: projectId }, project.team_id as string),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    },
+    {
+      name: 'old_subdomain',
+      write: {
+        Delete: {
+          Key: keys.subdomainHold(project.subdomain as string),
+          ConditionExpression: 'project_id = :project',
+          ExpressionAttributeValues: { ':project': projectId },
+        },
+      },
+    },
+  ];
+}
