@@ -10,7 +10,8 @@ import { functionUrl } from '../functions/records.ts';
 import { functionHostLabel } from '../functions/resolve.ts';
 import { logger } from '../logger.ts';
 import type { RouteManifestFile } from '../sites/route-manifest.ts';
-import { methodNotAllowed, serveSiteFiles, type SiteFiles } from '../sites/serve.ts';
+import { serveSiteFiles, type SiteFiles } from '../sites/site-files.ts';
+import { methodNotAllowed } from '../sites/site-replies.ts';
 import type { HostHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './functions-runtime.ts';
 

@@ -1,7 +1,8 @@
 import { pipeline } from 'node:stream/promises';
 import type { HostHandler } from './api-server.ts';
 import { logger } from '../logger.ts';
-import { customDomainHost, serveSite, siteSubdomain } from '../sites/serve.ts';
+import { customDomainHost, siteSubdomain } from '../sites/hostname.ts';
+import { serveSite } from '../sites/serve.ts';
 import { parsePreviewHost } from '../builds/preview-hosts.ts';
 
 /** What a write to a client that closed the connection fails with. */

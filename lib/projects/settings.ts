@@ -26,7 +26,7 @@ import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
 import { getProjectItem } from './records.ts';
 import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './settings-records.ts';
 import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
-import { deleteProjectAnalytics } from '../sites/analytics.ts';
+import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claims.ts';
 import { logger } from '../logger.ts';

@@ -1,12 +1,6 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { batchWriteAll } from '../db/batch.ts';
-import { conditionFailedAt, isTransactionCanceled } from '../db/errors.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
 import { logger } from '../logger.ts';
-import { queryAll } from '../db/query.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
+import { type AnalyticsDay, addDayCounts, type DayCounts, readAnalyticsRows, type StatusClass } from './analytics-records.ts';
 
 /**
  * Site analytics (the Project's `analytics_enabled`): serving counts each reply
@@ -17,10 +11,9 @@ import { PeriodicFlush } from '../periodic-flush.ts';
  *
  * Each flush of a project's day is one transaction that also checks the
  * project still has analytics on: switching it off (then deleting the rows)
- * can never be undone by a flush of counts taken just before.
+ * can never be undone by a flush of counts taken just before (the rows: lib/sites/analytics-records.ts).
  */
 
-export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx';
 const STATUS_CLASSES: readonly StatusClass[] = ['2xx', '3xx', '4xx', '5xx'];
 
 /** Paths counted per project, day and flush; the requests of the others count as `other_paths`. */
@@ -37,23 +30,8 @@ function countedPath(path: string): string {
     .toString('utf8')
     .replace(/\uFFFD$/, '');
 }
-/** Rows are kept 400 days (table TTL), then gone. */
-const ROW_DAYS = 400;
-/** A DynamoDB transaction holds at most 100 items: the project check, the day row and 98 path rows. */
-const PATH_ROWS_PER_TRANSACTION = 98;
 
 export const dayOf = (date: Date) => date.toISOString().slice(0, 10);
-
-interface DayBucket {
-  projectId: string;
-  teamId: string;
-  day: string;
-  requests: number;
-  bytes: number;
-  statuses: Record<StatusClass, number>;
-  paths: Map<string, number>;
-  otherPaths: number;
-}
 
 export interface ServedRequest {
   projectId: string;
@@ -76,7 +54,7 @@ function statusClass(status: number): StatusClass | null {
 }
 
 export class SiteAnalytics {
-  private days = new Map<string, DayBucket>();
+  private days = new Map<string, DayCounts>();
   private readonly flusher = new PeriodicFlush(() => this.writeOut(), flushIntervalMs);
 
   /** Counts one reply; costs a few map updates, never I/O. */
@@ -122,7 +100,7 @@ export class SiteAnalytics {
   private async writeOut(): Promise<void> {
     const buckets = [...this.days.values()];
     this.days.clear();
-    const results = await Promise.allSettled(buckets.map((bucket) => writeDay(bucket)));
+    const results = await Promise.allSettled(buckets.map((bucket) => addDayCounts(bucket)));
     for (const result of results) {
       if (result.status === 'rejected') logger.warn('site analytics write failed', { error: String(result.reason) });
     }
@@ -131,73 +109,6 @@ export class SiteAnalytics {
 
 /** The one recorder of this process: the serving module counts into it. */
 export const siteAnalytics = new SiteAnalytics();
-
-async function writeDay(bucket: DayBucket): Promise<void> {
-  const table = config.tableName();
-  const ttl = epochSeconds(new Date(Date.parse(bucket.day) + ROW_DAYS * 86_400_000));
-  const check = {
-    ConditionCheck: {
-      TableName: table,
-      Key: keys.project(bucket.projectId),
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(analytics_enabled) OR analytics_enabled <> :off)',
-      ExpressionAttributeValues: { ':off': false },
-    },
-  };
-  const paths = [...bucket.paths];
-  for (let start = 0, first = true; first || start < paths.length; start += PATH_ROWS_PER_TRANSACTION, first = false) {
-    const items: object[] = [check];
-    if (first) {
-      items.push({
-        Update: {
-          TableName: table,
-          Key: keys.analyticsDay(bucket.projectId, bucket.day),
-          UpdateExpression:
-            'SET #type = :type, project_id = :project, team_id = :team, #day = :day, #ttl = :ttl ADD requests :requests, bytes :bytes, status_2xx :s2, status_3xx :s3, status_4xx :s4, status_5xx :s5, other_paths :other',
-          ExpressionAttributeNames: { '#type': 'type', '#day': 'day', '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
-            ':type': 'analytics_day',
-            ':project': bucket.projectId,
-            ':team': bucket.teamId,
-            ':day': bucket.day,
-            ':ttl': ttl,
-            ':requests': bucket.requests,
-            ':bytes': bucket.bytes,
-            ':s2': bucket.statuses['2xx'],
-            ':s3': bucket.statuses['3xx'],
-            ':s4': bucket.statuses['4xx'],
-            ':s5': bucket.statuses['5xx'],
-            ':other': bucket.otherPaths,
-          },
-        },
-      });
-    }
-    for (const [path, count] of paths.slice(start, start + PATH_ROWS_PER_TRANSACTION)) {
-      items.push({
-        Update: {
-          TableName: table,
-          Key: keys.analyticsPath(bucket.projectId, bucket.day, path),
-          UpdateExpression: 'SET #type = :type, #path = :path, #day = :day, #ttl = :ttl ADD requests :requests',
-          ExpressionAttributeNames: { '#type': 'type', '#path': 'path', '#day': 'day', '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':type': 'analytics_path', ':path': path, ':day': bucket.day, ':ttl': ttl, ':requests': count },
-        },
-      });
-    }
-    try {
-      await dynamo().send(new TransactWriteCommand({ TransactItems: items as never[] }));
-    } catch (error) {
-      // Analytics switched off (or the project gone) since these requests were served: their counts are dropped.
-      if (isTransactionCanceled(error) && conditionFailedAt(error, 0)) return;
-      throw error;
-    }
-  }
-}
-
-export interface AnalyticsDay {
-  date: string;
-  requests: number;
-  bytes: number;
-  status_classes: Record<StatusClass, number>;
-}
 
 export interface ProjectAnalytics {
   from: string;
@@ -213,36 +124,7 @@ export const TOP_PATHS = 10;
 
 /** The project's analytics for the UTC days `from` to `to`, both included (`YYYY-MM-DD`). */
 export async function readProjectAnalytics(projectId: string, from: string, to: string): Promise<ProjectAnalytics> {
-  const { pk } = keys.analyticsDay(projectId, from);
-  const items = await queryAll({
-    TableName: config.tableName(),
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': pk,
-      ':from': keys.analyticsDay(projectId, from).sk,
-      ':to': `${keys.analyticsDay(projectId, to).sk}#~`,
-    },
-    ConsistentRead: true,
-  });
-  const byDay = new Map<string, AnalyticsDay>();
-  const paths = new Map<string, number>();
-  for (const item of items) {
-    if (item.type === 'analytics_day') {
-      byDay.set(item.day as string, {
-        date: item.day as string,
-        requests: Number(item.requests ?? 0),
-        bytes: Number(item.bytes ?? 0),
-        status_classes: {
-          '2xx': Number(item.status_2xx ?? 0),
-          '3xx': Number(item.status_3xx ?? 0),
-          '4xx': Number(item.status_4xx ?? 0),
-          '5xx': Number(item.status_5xx ?? 0),
-        },
-      });
-    } else if (item.type === 'analytics_path') {
-      paths.set(item.path as string, (paths.get(item.path as string) ?? 0) + Number(item.requests ?? 0));
-    }
-  }
+  const { days: byDay, paths } = await readAnalyticsRows(projectId, from, to);
   const days: AnalyticsDay[] = [];
   const totals = { requests: 0, bytes: 0, status_classes: { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 } as Record<StatusClass, number> };
   for (let t = Date.parse(from); t <= Date.parse(to); t += 86_400_000) {
@@ -258,17 +140,4 @@ export async function readProjectAnalytics(projectId: string, from: string, to: 
     .slice(0, TOP_PATHS)
     .map(([path, requests]) => ({ path, requests }));
   return { from, to, totals, days, top_paths };
-}
-
-/** Deletes every analytics row of the project (analytics switched off). */
-export async function deleteProjectAnalytics(projectId: string): Promise<void> {
-  const { pk } = keys.analyticsDay(projectId, '');
-  const items = await queryAll({
-    TableName: config.tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': pk },
-    ProjectionExpression: 'pk, sk',
-    ConsistentRead: true,
-  });
-  await batchWriteAll(items.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
 }

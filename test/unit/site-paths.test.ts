@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { etagMatches, requestSegments, resolveSitePath, siteSubdomain } from '../../lib/sites/serve.ts';
+import { siteSubdomain } from '../../lib/sites/hostname.ts';
+import { etagMatches, requestSegments, resolveSitePath } from '../../lib/sites/site-paths.ts';
 import { isObjectReference } from '../../lib/sites/storage-keys.ts';
 
 const files = Object.fromEntries(
