@@ -10,7 +10,7 @@ import {
 import { cloudfront } from '../aws/cloudfront.ts';
 import { logger } from '../logger.ts';
 import { getDomainItem } from './records.ts';
-import { DOMAIN_ID_TAG } from './tls.ts';
+import { DOMAIN_ID_TAG } from './tls-distribution.ts';
 
 /**
  * The sweep of custom domains' CloudFront distributions (lib/domains/tls.ts makes one per verified domain,

@@ -109,18 +109,25 @@ export function projectDomainItems(projectId: string): Promise<Record<string, un
   });
 }
 
+/** A condition on the domain item, with the attribute names and values its expression uses. */
+export interface DomainCondition {
+  expression: string;
+  names?: Record<string, string>;
+  values?: Record<string, unknown>;
+}
+
 /**
- * Sets fields of a live domain whose status is still `expected` (a verification
- * racing a removal or another verification must not write over it). Returns
- * the item after the write; throws DOMAIN_CHANGED when the condition failed.
+ * Sets `fields` of the domain (and the SET clauses of `alsoSet`, which may use the condition's names and
+ * values) where `condition` holds. Returns the item after the write, or null when the condition failed.
  */
-export async function updateDomain(
+export async function setDomainFieldsIf(
   domainId: string,
-  expected: DomainStatus,
-  fields: Partial<DomainRecord>,
-): Promise<Record<string, unknown>> {
-  const names: Record<string, string> = { '#status_now': 'status' };
-  const values: Record<string, unknown> = { ':expected': expected };
+  fields: Record<string, unknown>,
+  condition: DomainCondition,
+  alsoSet: string[] = [],
+): Promise<Record<string, unknown> | null> {
+  const names: Record<string, string> = { ...condition.names };
+  const values: Record<string, unknown> = { ...condition.values };
   const sets = Object.entries(fields).map(([field, value], i) => {
     names[`#f${i}`] = field;
     values[`:v${i}`] = value;
@@ -131,18 +138,37 @@ export async function updateDomain(
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.domain(domainId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk) AND #status_now = :expected AND attribute_type(deleted_at, :null)',
+        UpdateExpression: `SET ${[...sets, ...alsoSet].join(', ')}`,
+        ConditionExpression: condition.expression,
         ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ...values, ':null': 'NULL' },
+        ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
       }),
     );
     return reply.Attributes!;
   } catch (error) {
-    if (isConditionalCheckFailure(error)) throw new ApiError(DOMAIN_CHANGED);
+    if (isConditionalCheckFailure(error)) return null;
     throw error;
   }
+}
+
+/**
+ * Sets fields of a live domain whose status is still `expected` (a verification
+ * racing a removal or another verification must not write over it). Returns
+ * the item after the write; throws DOMAIN_CHANGED when the condition failed.
+ */
+export async function updateDomain(
+  domainId: string,
+  expected: DomainStatus,
+  fields: Partial<DomainRecord>,
+): Promise<Record<string, unknown>> {
+  const item = await setDomainFieldsIf(domainId, fields, {
+    expression: 'attribute_exists(pk) AND #status_now = :expected AND attribute_type(deleted_at, :null)',
+    names: { '#status_now': 'status' },
+    values: { ':expected': expected, ':null': 'NULL' },
+  });
+  if (!item) throw new ApiError(DOMAIN_CHANGED);
+  return item;
 }
 
 /** The domain removed (`domain`, once), its hostname claim released (`hostname`). */

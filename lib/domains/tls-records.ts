@@ -1,9 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { getDomainItem } from './records.ts';
+import { getDomainItem, setDomainFieldsIf } from './records.ts';
 
 /**
  * The TLS fields of a domain item (its attempts, the distribution and certificate they made) and the
@@ -12,7 +11,7 @@ import { getDomainItem } from './records.ts';
  */
 
 /** Sets fields of the domain if it is still on attempt `attempts`, live and verified; null when it moved on. */
-export async function writeIfCurrent(
+export function writeIfCurrent(
   domainId: string,
   attempts: number,
   fields: Record<string, unknown>,
@@ -24,32 +23,17 @@ export async function writeIfCurrent(
     names['#ssl'] = 'ssl_status';
     values[':issued'] = 'issued';
   }
-  const sets = Object.entries(fields).map(([field, value], i) => {
-    names[`#f${i}`] = field;
-    values[`:v${i}`] = value;
-    return `#f${i} = :v${i}`;
-  });
-  if (extra.add) {
-    sets.push('#attempts = #attempts + :one');
-    values[':one'] = 1;
-  }
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: `attribute_exists(pk) AND #status_now = :verified AND #attempts = :attempts AND attribute_type(deleted_at, :null)${extra.notIssued ? ' AND #ssl <> :issued' : ''}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return null;
-    throw error;
-  }
+  if (extra.add) values[':one'] = 1;
+  return setDomainFieldsIf(
+    domainId,
+    fields,
+    {
+      expression: `attribute_exists(pk) AND #status_now = :verified AND #attempts = :attempts AND attribute_type(deleted_at, :null)${extra.notIssued ? ' AND #ssl <> :issued' : ''}`,
+      names,
+      values,
+    },
+    extra.add ? ['#attempts = #attempts + :one'] : [],
+  );
 }
 
 /** The next integer pull_zone_id: one atomic counter, so two distributions never share a number. */
@@ -74,22 +58,15 @@ export async function nextPullZoneNumber(): Promise<number> {
  */
 export async function recordDistribution(domainId: string, distributionId: string): Promise<Record<string, unknown>> {
   const pullZoneId = await nextPullZoneNumber();
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: 'SET distribution_id = :d, pull_zone_id = :p',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(distribution_id) OR attribute_type(distribution_id, :null))',
-        ExpressionAttributeValues: { ':d': distributionId, ':p': pullZoneId, ':null': 'NULL' },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    return (await getDomainItem(domainId))!;
-  }
+  const recorded = await setDomainFieldsIf(
+    domainId,
+    { distribution_id: distributionId, pull_zone_id: pullZoneId },
+    {
+      expression: 'attribute_exists(pk) AND (attribute_not_exists(distribution_id) OR attribute_type(distribution_id, :null))',
+      values: { ':null': 'NULL' },
+    },
+  );
+  return recorded ?? (await getDomainItem(domainId))!;
 }
 
 /**
@@ -97,24 +74,16 @@ export async function recordDistribution(domainId: string, distributionId: strin
  * only grows, so SQS delivering one look twice runs it once and the looks do
  * not multiply into parallel chains.
  */
-export async function claimCheck(domainId: string, attempts: number, check: number): Promise<Record<string, unknown> | null> {
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.domain(domainId),
-        UpdateExpression: 'SET ssl_check_seq = :check',
-        ConditionExpression:
-          'attribute_exists(pk) AND ssl_attempts = :attempts AND ssl_status = :provisioning AND attribute_type(deleted_at, :null) AND (attribute_not_exists(ssl_check_seq) OR ssl_check_seq < :check)',
-        ExpressionAttributeValues: { ':check': check, ':attempts': attempts, ':provisioning': 'provisioning', ':null': 'NULL' },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes!;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return null;
-    throw error;
-  }
+export function claimCheck(domainId: string, attempts: number, check: number): Promise<Record<string, unknown> | null> {
+  return setDomainFieldsIf(
+    domainId,
+    { ssl_check_seq: check },
+    {
+      expression:
+        'attribute_exists(pk) AND ssl_attempts = :attempts AND ssl_status = :provisioning AND attribute_type(deleted_at, :null) AND (attribute_not_exists(ssl_check_seq) OR ssl_check_seq < :check)',
+      values: { ':check': check, ':attempts': attempts, ':provisioning': 'provisioning', ':null': 'NULL' },
+    },
+  );
 }
 
 /** Clears an internal field of a removed domain's item once what it named is gone. */

@@ -16,7 +16,7 @@ import { signer } from '../../lib/aws/signer.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { sweepDomainDistributions } from '../../lib/domains/distribution-sweep.ts';
-import { DOMAIN_ID_TAG } from '../../lib/domains/tls.ts';
+import { DOMAIN_ID_TAG } from '../../lib/domains/tls-distribution.ts';
 import { functionLambdaName, functionLambdaTags, functionPackage } from '../../lib/functions/hosts/cloud/lambda-package.ts';
 import { sweepFunctionLambdas } from '../../lib/functions/hosts/cloud/lambda-sweep.ts';
 import { listFunctionRecords } from '../../lib/functions/records.ts';
