@@ -10,6 +10,7 @@ import { recordDistribution, writeIfCurrent } from './tls-records.ts';
 
 /** The hosted zone id CloudFront's alias targets live in (fixed by AWS for every distribution). */
 const CLOUDFRONT_ALIAS_ZONE_ID = 'Z2FDTNDATAQYW2';
+
 /** Writes a record set into the managed zone (UPSERT: running twice is harmless). */
 async function upsertRecord(hostedZoneId: string, recordSet: ResourceRecordSet): Promise<void> {
   try {
