@@ -1,110 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, readdirSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
-import { basename, resolve, sep } from 'node:path';
-import cliProgress from 'cli-progress';
-import pLimit from 'p-limit';
-import { MAX_BATCH_BYTES, MAX_BATCH_FILES, MAX_INLINE_FILE_BYTES } from '../plans.ts';
+import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import type { ApiCallError, ApiClient } from './api-client.ts';
-import { interactive } from './args.ts';
-import { CliError } from './operator-env.ts';
+import { hashSiteFiles } from './file-hashing.ts';
+import { FileSender } from './file-sender.ts';
 import { functionDependencies } from './function-deps.ts';
-import type { SiteFile } from './site-file.ts';
-import { HashCache, statFacts } from './hash-cache.ts';
-import { multipartForm } from './http.ts';
+import { HashCache } from './hash-cache.ts';
+import { CliError } from './operator-env.ts';
 import { refuseUnbuiltApp } from './publishable.ts';
-
-export type { SiteFile } from './site-file.ts';
-
-/** Folders and files never deployed: VCS data, dependencies, macOS litter. */
-const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
-const SKIPPED_FILES = new Set(['.DS_Store']);
-
-/** Files hashed at once: enough to keep the disk busy, few enough to bound open descriptors. */
-const HASH_CONCURRENCY = 32;
-/** Upload requests in flight at once, by default. */
-export const UPLOAD_CONCURRENCY = 8;
-
-/**
- * Every deployable file under `dir`, sorted by path. Symlinked files are followed; symlinked folders are not (no loops).
- * Synchronous on purpose: nothing else runs while the folder is listed, and sync readdir and stat calls on 5,000 files
- * take a fifth of the time the same calls take through promises and the thread pool (about 25 ms against 160 ms on
- * the 2-core bench machine), which is most of what a repeat deploy with a warm hash cache spends on the disk.
- */
-export async function listSiteFiles(dir: string): Promise<Omit<SiteFile, 'hash'>[]> {
-  const root = resolve(dir);
-  const rootStat = statSync(root, { throwIfNoEntry: false });
-  if (!rootStat) throw new CliError(`${dir} does not exist.`);
-  if (!rootStat.isDirectory()) throw new CliError(`${dir} is not a folder.`);
-  const found: Omit<SiteFile, 'hash'>[] = [];
-  const walk = (absolute: string, relative: string): void => {
-    for (const entry of readdirSync(absolute, { withFileTypes: true })) {
-      // Not path.join: its normalizing walk over every character was a fifth of the listing, and both parts are already clean.
-      const abs = `${absolute}${sep}${entry.name}`;
-      const rel = relative ? `${relative}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name)) walk(abs, rel);
-      } else if ((entry.isFile() || entry.isSymbolicLink()) && !SKIPPED_FILES.has(entry.name)) {
-        // stat follows a symlink: one to a file is deployed as that file, one to a folder or nowhere is skipped.
-        let info: BigIntStats | undefined;
-        try {
-          info = statSync(abs, { bigint: true, throwIfNoEntry: false });
-        } catch {
-          info = undefined;
-        }
-        if (info?.isFile()) found.push({ path: rel, absolute: abs, size: Number(info.size), facts: statFacts(info) });
-      }
-    }
-  };
-  walk(root, '');
-  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
-
-/** SHA-256 of a file, read as a stream: memory stays flat whatever the size. */
-export function hashFile(absolute: string): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(absolute, { highWaterMark: 256 * 1024 })
-      .on('data', (chunk) => hash.update(chunk as Buffer))
-      .on('end', () => resolvePromise(hash.digest('hex')))
-      .on('error', reject);
-  });
-}
-
-/** Files up to this size are read whole and hashed in one call: for the many small files of a site, a stream's setup costs more than the read. */
-const WHOLE_READ_MAX_BYTES = 1024 * 1024;
-
-async function hashSmallFile(absolute: string): Promise<string> {
-  return createHash('sha256')
-    .update(await readFile(absolute))
-    .digest('hex');
-}
-
-/**
- * Every file's hash: from the cache when the file's stat facts are those it was hashed under, else read and
- * hashed (and recorded). `read` counts the files read.
- */
-export async function hashSiteFiles(files: Omit<SiteFile, 'hash'>[], cache?: HashCache): Promise<{ files: SiteFile[]; read: number }> {
-  const limit = pLimit(HASH_CONCURRENCY);
-  let read = 0;
-  const hashed = await Promise.all(
-    files.map((file) => {
-      // A cache hit costs no I/O: answered at once, outside the limit.
-      const cached = file.facts && cache?.lookup(file.path, file.facts);
-      if (cached) return { ...file, hash: cached };
-      return limit(async () => {
-        const facts = file.facts ?? (cache ? statFacts(await stat(file.absolute, { bigint: true })) : undefined);
-        const hit = !file.facts && facts && cache?.lookup(file.path, facts);
-        if (hit) return { ...file, hash: hit };
-        const hash = file.size <= WHOLE_READ_MAX_BYTES ? await hashSmallFile(file.absolute) : await hashFile(file.absolute);
-        read++;
-        if (facts) cache?.record(file.path, facts, hash);
-        return { ...file, hash };
-      });
-    }),
-  );
-  return { files: hashed, read };
-}
+import type { SiteFile } from './site-file.ts';
+import { listSiteFiles } from './site-listing.ts';
+import { UploadProgress } from './upload-progress.ts';
 
 export interface UploadSession {
   upload_id: string;
@@ -150,51 +56,6 @@ export interface DeployOptions {
   onBegin?: (session: UploadSession) => void;
 }
 
-const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-
-class UploadProgress {
-  private bar: cliProgress.SingleBar | null = null;
-  private files = 0;
-  private bytes = 0;
-  private readonly started = Date.now();
-
-  constructor(
-    private readonly out: NodeJS.WriteStream | undefined,
-    private readonly totalFiles: number,
-    private readonly totalBytes: number,
-  ) {}
-
-  start(known: number): void {
-    if (!this.out) return;
-    if (interactive(this.out) && this.totalFiles > 0) {
-      this.bar = new cliProgress.SingleBar(
-        {
-          stream: this.out,
-          format: 'Uploading [{bar}] {percentage}% | {value}/{total} files | {sent}/{size}',
-          hideCursor: true,
-          clearOnComplete: false,
-        },
-        cliProgress.Presets.shades_classic,
-      );
-      this.bar.start(this.totalFiles, 0, { sent: mb(0), size: mb(this.totalBytes) });
-    } else {
-      this.out.write(`Uploading ${this.totalFiles} files (${mb(this.totalBytes)}); ${known} already on the platform.\n`);
-    }
-  }
-
-  fileSent(size: number): void {
-    this.files++;
-    this.bytes += size;
-    this.bar?.update(this.files, { sent: mb(this.bytes) });
-  }
-
-  stop(): void {
-    if (!this.out) return;
-    if (this.bar) this.bar.stop();
-    else this.out.write(`Uploaded ${this.files} files (${mb(this.bytes)}) in ${((Date.now() - this.started) / 1000).toFixed(1)} s.\n`);
-  }
-}
-
 interface Finalized {
   deployment_id: string;
   project_id: string;
@@ -223,96 +84,6 @@ export async function finalizeUpload(api: ApiClient, uploadId: string): Promise<
   }
 }
 
-/** Files this small travel in batches; a larger one gets a PUT of its own. */
-const BATCH_FILE_MAX_BYTES = 1024 * 1024;
-
-/**
- * Sends files to an upload session: small ones many to a request
- * (POST .../files, multipart), larger ones one to a PUT, the largest straight
- * to storage by upload URL; a bounded number at once. A retried request sends
- * its files again from the disk.
- */
-class FileSender {
-  filesSent = 0;
-  bytesSent = 0;
-  private readonly limit;
-
-  constructor(
-    private readonly api: ApiClient,
-    private readonly uploadId: string,
-    concurrency: number | undefined,
-    private readonly progress: UploadProgress,
-  ) {
-    this.limit = pLimit(Math.max(1, concurrency ?? UPLOAD_CONCURRENCY));
-  }
-
-  async send(files: SiteFile[]): Promise<void> {
-    const requests: SiteFile[][] = [];
-    let batch: SiteFile[] = [];
-    let batchBytes = 0;
-    for (const file of files) {
-      if (file.size > BATCH_FILE_MAX_BYTES) {
-        requests.push([file]);
-        continue;
-      }
-      if (batch.length === MAX_BATCH_FILES || batchBytes + file.size > MAX_BATCH_BYTES) {
-        requests.push(batch);
-        batch = [];
-        batchBytes = 0;
-      }
-      batch.push(file);
-      batchBytes += file.size;
-    }
-    if (batch.length > 0) requests.push(batch);
-    const base = `/api/v1/uploads/${encodeURIComponent(this.uploadId)}/files`;
-    try {
-      await Promise.all(
-        requests.map((group) =>
-          this.limit(async () => {
-            if (group.length === 1 && group[0]!.size > MAX_INLINE_FILE_BYTES) {
-              // Too large for the API (lib/plans.ts): straight to storage by upload URL, then checked.
-              const file = group[0]!;
-              const target = await this.api.call<{ url: string; headers: Record<string, string> }>(
-                'POST',
-                `${base}/${file.hash}/upload-url`,
-                { json: {} },
-              );
-              await this.api.putToStorage(target.url, target.headers, () => createReadStream(file.absolute));
-              await this.api.call('POST', `${base}/${file.hash}/complete`, { json: {} });
-            } else if (group.length === 1 && group[0]!.size > BATCH_FILE_MAX_BYTES) {
-              const file = group[0]!;
-              await this.api.call('PUT', `${base}/${file.hash}`, {
-                headers: { 'content-type': 'application/octet-stream', 'content-length': String(file.size) },
-                // A fresh stream per attempt: a retried upload reads the file again from the start.
-                body: () => ({ body: createReadStream(file.absolute) }),
-              });
-            } else {
-              // Read from the disk when sent, again on a retry.
-              await this.api.call('POST', base, {
-                body: async () => {
-                  const form = await multipartForm(group.map((file) => ({ name: file.hash, absolute: file.absolute })));
-                  return { body: form.body, headers: { 'content-type': form.contentType } };
-                },
-              });
-            }
-            for (const file of group) {
-              this.filesSent++;
-              this.bytesSent += file.size;
-              this.progress.fileSent(file.size);
-            }
-          }),
-        ),
-      );
-    } finally {
-      this.limit.clearQueue();
-    }
-  }
-}
-
-/**
- * `slipway deploy DIR`: hash, begin the upload (new project or an existing
- * one), send only the files the platform lacks, finalize.
- */
 /**
  * Whether a manifest can hold function sources: a `functions/` folder at the top or under a
  * root directory (lib/functions/build.ts). A site without one has no live functions to list.
@@ -325,6 +96,10 @@ async function projectRootDirectory(api: ApiClient, projectId: string): Promise<
   return project.root_directory ?? null;
 }
 
+/**
+ * `slipway deploy DIR`: hash, begin the upload (new project or an existing
+ * one), send only the files the platform lacks, finalize.
+ */
 export async function deploySite(api: ApiClient, options: DeployOptions): Promise<DeploySummary & { functionSources: boolean }> {
   const out = options.quiet ? undefined : options.progress;
   let mark = performance.now();
