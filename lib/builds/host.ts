@@ -1,9 +1,10 @@
 /**
  * Where builds run (docs/builds.md): domain code asks a build host to start a
  * build, to report on it, to stop it and to let go of it; it never spawns a
- * process or calls CodeBuild itself. The local platform registers its
- * sandboxed host (lib/local/builds/); a deployed worker uses the CodeBuild
- * host (lib/builds/cloud-host.ts). The same build script runs in both.
+ * process or calls CodeBuild itself. The builds worker is given its host
+ * (lib/builds/builds-worker.ts): the local platform's sandboxed one
+ * (lib/local/builds/), or in the stack the CodeBuild host
+ * (lib/builds/cloud-host.ts). The same build script runs in both.
  */
 export interface BuildJob {
   deploymentId: string;
@@ -74,15 +75,4 @@ export interface BuildHost {
   stop(handle: string): Promise<void>;
   /** Lets go of what the build left on this machine (after publishing, or when it ended). */
   release(handle: string): Promise<void>;
-}
-
-let selected: BuildHost | null = null;
-
-/** The wiring picks the host once, at start: the local platform registers its own. */
-export function useBuildHost(host: BuildHost | null): void {
-  selected = host;
-}
-
-export function buildHost(fallback: () => BuildHost): BuildHost {
-  return selected ?? fallback();
 }

@@ -24,6 +24,7 @@ export function localParts(options: { synthesized?: boolean } = {}): {
     // screenshot capture, whose Lambda is a container image the synthesized mode cannot run.
     return { hostHandlers: [functions.hostHandler], drivers: [() => functions.driver, () => captureDriver()], functions: functions.driver };
   }
+  const builds = buildsRuntime();
   return {
     // The door first: its check is one suffix test, and the site handler would only pass its hosts on.
     hostHandlers: [functions.hostHandler, siteHostHandler],
@@ -33,9 +34,9 @@ export function localParts(options: { synthesized?: boolean } = {}): {
       // Sandboxed runner instances of the functions HTTPS door; stopped with the platform.
       () => functions.driver,
       // The build host the builds queue's consumer runs builds on (sandboxed, like functions).
-      () => buildsRuntime(),
-      // SQS event source mappings (queued function invocations, builds), after reclaiming what a dead platform left open.
-      () => queuedRuntime(),
+      () => builds,
+      // SQS event source mappings (queued function invocations, builds on that host), after reclaiming what a dead platform left open.
+      () => queuedRuntime({ handlers: { builds: async () => builds.worker } }),
       // Screenshots of published sites, taken with headless Chromium when there is one.
       () => captureDriver(),
     ],
