@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request, type Agent } from 'node:http';
@@ -11,7 +11,7 @@ import { localParts } from '../lib/local/wiring.ts';
 import { setFunctionsEnrolment } from '../lib/teams/standing.ts';
 import { createTeam } from '../lib/teams/teams.ts';
 import { http2Pair, linkCostMicros } from './http2-pair.ts';
-import { deploySiteFiles } from './support.ts';
+import { deploySiteFiles, startPair } from './support.ts';
 
 /**
  * The functions HTTPS door on this machine, fully sandboxed (the start log's
@@ -182,18 +182,7 @@ export async function floorPair(): Promise<{ port: number; stop: () => void }> {
       write(FRAME.END, id);
     });
     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
-  const first = spawn(process.execPath, ['--input-type=module', '-e', instance], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise((resolve) => first.stdout.once('data', resolve));
-  const second = spawn(process.execPath, ['--input-type=module', '-e', door], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => second.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
-  return {
-    port,
-    stop: () => {
-      second.kill();
-      first.kill();
-      rmSync(socketPath, { force: true });
-    },
-  };
+  return startPair(instance, door, socketPath);
 }
 
 /** RSS of the runner processes now alive (sandboxed instances), in MiB. */

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startPair } from './support.ts';
 
 /**
  * The door <-> instance link: our own framing (lib/functions/runner/protocol.mjs: streams, RESET, CREDIT windows)
@@ -54,18 +53,7 @@ export async function http2Pair(): Promise<{ port: number; stop: () => void }> {
       });
     });
     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
-  const first = spawn(process.execPath, ['--input-type=module', '-e', instance], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise((resolve) => first.stdout.once('data', resolve));
-  const second = spawn(process.execPath, ['--input-type=module', '-e', door], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => second.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
-  return {
-    port,
-    stop: () => {
-      second.kill();
-      first.kill();
-      rmSync(socketPath, { force: true });
-    },
-  };
+  return startPair(instance, door, socketPath);
 }
 
 /** What HTTP/2 costs per request beyond our framing, in microseconds (from two throughputs of the same load). */

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
 
 /** Publishes `files` (path -> content) through the upload API as a client would, and lists the project's functions. */
 export async function deploySiteFiles(
@@ -32,4 +34,24 @@ export async function deploySiteFiles(
   const listed = await fetch(`${baseUrl}/api/v1/projects/${session.project_id}/functions`, { headers });
   const functions = ((await listed.json()) as { data: { functions: { name: string; bundle_bytes: number }[] } }).data.functions;
   return { projectId: session.project_id, functions };
+}
+
+/**
+ * A door and an instance in two processes of their own (ES module scripts): the instance first, which prints a
+ * line once it listens on `socketPath`; then the door, which prints the port it listens on. `stop` ends both and
+ * removes the socket.
+ */
+export async function startPair(instance: string, door: string, socketPath: string): Promise<{ port: number; stop: () => void }> {
+  const first = spawn(process.execPath, ['--input-type=module', '-e', instance], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => first.stdout.once('data', resolve));
+  const second = spawn(process.execPath, ['--input-type=module', '-e', door], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => second.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
+  return {
+    port,
+    stop: () => {
+      second.kill();
+      first.kill();
+      rmSync(socketPath, { force: true });
+    },
+  };
 }

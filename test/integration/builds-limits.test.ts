@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { acquireBuildSlot, releaseBuildSlot } from '../../lib/builds/build-slot-records.ts';
 import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
+import { withEnv } from '../support/env.ts';
 import { recordUserFailure } from '../../lib/builds/breaker-records.ts';
 import { claimBuild, finishBuild, getBuild, recordQueuedBuild } from '../../lib/builds/build-records.ts';
 import { settleIfLost } from '../../lib/builds/lost.ts';
@@ -38,20 +39,6 @@ const plainSite = (label: string, options: { sleepMs?: number; lines?: number } 
   ].join('\n'),
 });
 
-/** Runs `work` with the platform's settings `env` (read at call time), restoring them after. */
-async function withSettings<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
-  Object.assign(process.env, env);
-  try {
-    return await work();
-  } finally {
-    for (const [name, value] of Object.entries(before)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  }
-}
-
 const projectOf = async (id: string) =>
   (await ctx.platform.api('GET', `/api/v1/projects/${id}`, { token: ctx.roles.member.token })).body.data;
 
@@ -65,7 +52,7 @@ describe('build limits', () => {
     });
     // A budget of 5 s for this build alone (read as the build starts): the file's 15 s leave the other builds room on a
     // loaded machine, and this one would wait all of it.
-    const build = await withSettings({ BUILD_TIME_BUDGET_MS: String(SHORT_BUDGET_MS) }, async () => {
+    const build = await withEnv({ BUILD_TIME_BUDGET_MS: String(SHORT_BUDGET_MS) }, async () => {
       const queued = await push(secret, 'slow', ctx.repo.commit('slow', plainSite('slow', { sleepMs: 120_000 })));
       return waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
     });
@@ -201,7 +188,7 @@ describe('build limits', () => {
     expect(good.status, good.build_log.join('\n')).toBe('ready');
     // Buffers written to (an unwritten one holds no memory) until the cgroup's OOM killer ends the process.
     const hog = { ...plainSite('never'), 'build.mjs': 'const held = []; for (;;) held.push(Buffer.alloc(8 << 20, 1));' };
-    const failed = await withSettings({ BUILD_MEMORY_MB: '128' }, async () =>
+    const failed = await withEnv({ BUILD_MEMORY_MB: '128' }, async () =>
       waitForBuild(
         ctx.platform,
         ctx.roles.member.token,
@@ -237,7 +224,7 @@ describe('build limits', () => {
             payload: githubPushPayload({ repoUrl: repos[i]!.url, branch: 'main', sha: repos[i]!.commit('main', site) }),
           })
         ).body.data.builds[0].deployment_id as string;
-      const [first, second, elsewhere] = await withSettings({ BUILD_CONCURRENCY_PER_TEAM: '1' }, async () => {
+      const [first, second, elsewhere] = await withEnv({ BUILD_CONCURRENCY_PER_TEAM: '1' }, async () => {
         const first = await pushTo(0, a1.secret, plainSite('first', { sleepMs: 6000 }));
         await waitForBuild(ctx.platform, ctx.roles.member.token, a1.project.id, first, ['building']);
         const second = await pushTo(1, a2.secret, plainSite('second'));
@@ -289,7 +276,7 @@ describe('build limits', () => {
     const env = { SLIPWAY_API_URL: ctx.platform.baseUrl, SLIPWAY_TOKEN: ctx.roles.admin.token, XDG_CONFIG_HOME: freshConfigHome() };
     const line =
       'The build stopped reporting and was ended 1 second past its time budget of 1 second. This is a platform issue; please retry.';
-    await withSettings({ BUILD_TIME_BUDGET_MS: '1000', BUILD_LOST_GRACE_MS: '1000' }, async () => {
+    await withEnv({ BUILD_TIME_BUDGET_MS: '1000', BUILD_LOST_GRACE_MS: '1000' }, async () => {
       const follow = await runCli(['logs', '--build', id, '--project', project.id, '--follow'], env);
       expect(follow.code, follow.stderr).toBe(1);
       expect(follow.stdout.trim().split('\n')).toEqual([line]);

@@ -6,6 +6,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { doorRequest, functionHost, type DoorResponse } from '../support/door.ts';
+import { withEnv } from '../support/env.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, putMissing, site } from '../support/uploads.ts';
 
@@ -16,7 +17,10 @@ import { deploy, putMissing, site } from '../support/uploads.ts';
  * cache are shortened for the test; every status, code and header is the
  * spec's (endpoint 11 and the door rows of Errors).
  */
-/** The budget of the timeout cases (withBudget); every other request gets a long one, so a cold start on a loaded machine fits. */
+/**
+ * The budget of the timeout cases (set with withEnv: the door reads it per request); every other request gets a
+ * long one, so a cold start on a loaded machine fits.
+ */
 const BUDGET_MS = 3000;
 const LONG_BUDGET_MS = 30_000;
 const IDLE_MS = 2500;
@@ -26,16 +30,6 @@ process.env.FUNCTIONS_ROUTE_CACHE_MS = '0';
 process.env.FUNCTIONS_TELEMETRY_FLUSH_MS = '200';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Runs `work` with the short budget: the door reads the budget per request. */
-async function withBudget<T>(ms: number, work: () => Promise<T>): Promise<T> {
-  process.env.FUNCTIONS_BUDGET_MS = String(ms);
-  try {
-    return await work();
-  } finally {
-    process.env.FUNCTIONS_BUDGET_MS = String(LONG_BUDGET_MS);
-  }
-}
 
 const FUNCTIONS: Record<string, string> = {
   'functions/hello.js': `export default async (request) => new Response('hello from ' + new URL(request.url).pathname);`,
@@ -308,7 +302,7 @@ describe('HTTPS door: limits and failures', () => {
 
   it('504 FUNCTION_TIMEOUT when the budget ends before any byte; the handler keeps running after it', async () => {
     const started = Date.now();
-    expectEnvelope(await withBudget(BUDGET_MS, () => get('slow')), 504, 'FUNCTION_TIMEOUT');
+    expectEnvelope(await withEnv({ FUNCTIONS_BUDGET_MS: String(BUDGET_MS) }, () => get('slow')), 504, 'FUNCTION_TIMEOUT');
     expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_MS - 50);
     // The handler finishes 700 ms after the budget: poll for it (a fixed wait failed on a loaded machine).
     let finished = '';
@@ -320,7 +314,7 @@ describe('HTTPS door: limits and failures', () => {
   });
 
   it('the connection is cut when the budget ends mid-body', async () => {
-    const reply = await withBudget(BUDGET_MS, () => get('slowbody'));
+    const reply = await withEnv({ FUNCTIONS_BUDGET_MS: String(BUDGET_MS) }, () => get('slowbody'));
     expect(reply.status).toBe(200);
     expect(reply.cut).toBe(true);
     expect(reply.text).toBe('first part;');
