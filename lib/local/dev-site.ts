@@ -18,7 +18,7 @@ import { localFunctionsRuntime } from './functions-runtime.ts';
 /**
  * `slipway dev [folder]`: a site folder and its `functions/` served on this
  * machine as they would be once deployed, with no platform, account or AWS
- * endpoint. The site goes through the serving rules of lib/sites/serve.ts
+ * endpoint. The site goes through the serving rules of lib/sites/site-files.ts
  * (read from the folder at each request, so a saved file is served at once);
  * each function is built by the build's own bundling (lib/functions/build.ts)
  * and answered through the same door and sandboxed runner as the local

@@ -1,4 +1,4 @@
-/** What a deployment publishes beside its files: each path's object, as the site server reads it (lib/sites/serve.ts). */
+/** What a deployment publishes beside its files: each path's object, as the site server reads it (lib/sites/deployment-files.ts). */
 export interface RouteManifestFile {
   hash: string;
   size: number;
