@@ -28,13 +28,22 @@ async function inBatches<T>(items: T[], size: number, work: (batch: T[]) => Prom
   await Promise.all(batches.map((batch) => limit(() => work(batch))));
 }
 
-/** Every item of the table found under these keys (absent keys are left out), in no particular order. */
-export async function batchGetAll(itemKeys: Key[], projection?: string): Promise<Record<string, unknown>[]> {
+/**
+ * Every item of the table found under these keys (absent keys are left out), in no particular order;
+ * `consistent` reads every write acknowledged before the call.
+ */
+export async function batchGetAll(itemKeys: Key[], projection?: string, consistent = false): Promise<Record<string, unknown>[]> {
   const table = config.tableName();
   const found: Record<string, unknown>[] = [];
   await inBatches(itemKeys, GET_MAX, (batch) =>
-    untilProcessed<Record<string, { Keys: Key[]; ProjectionExpression?: string }>>(
-      { [table]: { Keys: batch, ...(projection ? { ProjectionExpression: projection } : {}) } },
+    untilProcessed<Record<string, { Keys: Key[]; ProjectionExpression?: string; ConsistentRead?: boolean }>>(
+      {
+        [table]: {
+          Keys: batch,
+          ...(projection ? { ProjectionExpression: projection } : {}),
+          ...(consistent ? { ConsistentRead: true } : {}),
+        },
+      },
       async (request) => {
         const reply = await dynamo().send(new BatchGetCommand({ RequestItems: request }));
         found.push(...(reply.Responses?.[table] ?? []));

@@ -13,6 +13,7 @@ import { logger } from '../logger.ts';
 import { traceIdFrom } from '../http/trace.ts';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from './host.ts';
 import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';
+import { cachedReads } from './route-cache.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
 import { HOP_BY_HOP, INTERNAL_HEADER_PREFIX } from './runner/protocol.mjs';
 
@@ -64,19 +65,12 @@ export interface FunctionDoorDeps {
   telemetry?: FunctionTelemetry;
 }
 
-/** A function's route is read at most this often per hostname (a rollback is seen within it). */
-function routeCacheMs(): number {
-  const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);
-  return Number.isFinite(value) && value >= 0 ? value : 1_000;
-}
-
 class BodyTooLarge extends Error {}
 
 interface Route {
   fn: DeployedFunction | null;
   /** The function's own hostname, the `host` its handler sees. */
   publicHost: string;
-  until: number;
 }
 
 /**
@@ -223,17 +217,11 @@ function pipeReply(stream: Readable, out: Writable, signal: AbortSignal, onExpir
 
 /** A hostname's route, read at most once per routeCacheMs() (by the Host header as sent: a caller sends the same one). */
 function routeCache(deps: FunctionDoorDeps): (host: string) => Promise<Route> {
-  const routes = new Map<string, Route>();
-  return async (host) => {
-    const cached = routes.get(host);
-    if (cached && cached.until > Date.now()) return cached;
+  return cachedReads(async (host) => {
     let fn = await deps.resolve(host);
     if (fn && !(await deps.isEnrolled(fn.team_id))) fn = null;
-    const entry: Route = { fn, publicHost: fn ? new URL(fn.url).host : '', until: Date.now() + routeCacheMs() };
-    routes.set(host, entry);
-    if (routes.size > 10_000) routes.delete(routes.keys().next().value!);
-    return entry;
-  };
+    return { fn, publicHost: fn ? new URL(fn.url).host : '' };
+  });
 }
 
 export function createFunctionDoor(deps: FunctionDoorDeps) {

@@ -36,10 +36,11 @@ export interface QueuedRequest {
   body: Buffer;
   /**
    * The stored invocation it belongs to, when there is one: the cloud host
-   * hands its task the request object already under the invocation's prefix
-   * and puts the task's result and console beside it.
+   * puts the task's result and console under the invocation's prefix, and
+   * hands its task the request object there (`requestStored`: already there;
+   * a small request is kept in the record instead, and the host stores it).
    */
-  invocation?: { id: string; team_id: string };
+  invocation?: { id: string; team_id: string; requestStored: boolean };
 }
 
 /** How a queued run ended. */

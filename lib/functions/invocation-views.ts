@@ -3,7 +3,8 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import type { ConsoleLine } from './host.ts';
-import { getJson, isExpired, objectKey, TERMINAL, type InvocationRecord, type StoredResult } from './invocations.ts';
+import { loadPart, type StoredResult } from './invocation-payloads.ts';
+import { isExpired, TERMINAL, type InvocationRecord } from './invocations.ts';
 
 /** What callers read of a queued invocation: the public poll, the members' view, a function's recent list. */
 
@@ -16,7 +17,7 @@ export async function invocationView(record: InvocationRecord): Promise<Record<s
     finished_at: record.finished_at ?? null,
   };
   if (TERMINAL.includes(record.status)) {
-    const result = (await getJson<StoredResult>(objectKey(record, 'result'))) ?? {
+    const result = (await loadPart<StoredResult>(record, 'result')) ?? {
       status: record.response_status ?? 500,
       headers: {},
       body: '',
@@ -31,7 +32,7 @@ export async function invocationView(record: InvocationRecord): Promise<Record<s
 
 /** The members' view: the invocation, its function and times, and its console output. */
 export async function memberInvocationView(record: InvocationRecord): Promise<Record<string, unknown>> {
-  const console = TERMINAL.includes(record.status) ? ((await getJson<ConsoleLine[]>(objectKey(record, 'console'))) ?? []) : [];
+  const console = TERMINAL.includes(record.status) ? ((await loadPart<ConsoleLine[]>(record, 'console')) ?? []) : [];
   return {
     ...(await invocationView(record)),
     function_name: record.function_name,

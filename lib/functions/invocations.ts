@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { deleteKeys, getObject, putObject } from '../aws/s3-lite.ts';
+import { deleteKeys } from '../aws/s3-lite.ts';
 import { batchWriteAll } from '../db/batch.ts';
 import { queryAll } from '../db/query.ts';
 import { sqs } from '../aws/sqs.ts';
@@ -11,15 +11,16 @@ import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import type { ConsoleLine, QueuedRequest } from './host.ts';
 import { releaseInflightSlot } from './inflight-slots.ts';
+import { loadPart, objectKey, partJson, storeObject, storePart, type StoredRequest, type StoredResult } from './invocation-payloads.ts';
 import type { DeployedFunction } from './model.ts';
 
 /**
  * Queued invocations (spec: "Invocation (queued door)" and its state table).
  *
  * The record is one table item `INVOCATION#{id}`, expiring by TTL after the
- * retention (7 days). The request, the result and the console output are
- * objects in the bundles bucket under `invocations/{team_id}/{id}/`, expired
- * by a lifecycle rule after the same 7 days. A deleted project's invocations
+ * retention (7 days). The request, the result and the console output are in
+ * the record when small, else objects in the bundles bucket expired by a
+ * lifecycle rule after the same 7 days (invocation-payloads.ts). A deleted project's invocations
  * and their objects are deleted with it (deleteProjectInvocations). Reads treat a record whose TTL
  * has passed as gone (DynamoDB deletes expired items lazily).
  *
@@ -86,17 +87,11 @@ export interface InvocationRecord {
   error_message?: string;
   response_status?: number;
   runtime_ms?: number;
+  /** The request, result and console output as JSON text, each when small (invocation-payloads.ts). */
+  request_json?: string;
+  result_json?: string;
+  console_json?: string;
 }
-
-export interface StoredResult {
-  status: number;
-  headers: Record<string, string>;
-  /** base64 */
-  body: string;
-}
-
-export const objectKey = (record: Pick<InvocationRecord, 'team_id' | 'id'>, part: 'request' | 'result' | 'console') =>
-  `invocations/${record.team_id}/${record.id}/${part}.json`;
 
 export const isExpired = (item: Record<string, unknown>, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
 
@@ -108,31 +103,10 @@ export async function getInvocation(id: string): Promise<InvocationRecord | null
   return reply.Item as unknown as InvocationRecord;
 }
 
-async function putJson(key: string, value: unknown): Promise<void> {
-  await putObject({ bucket: config.bucket('bundles'), key, body: JSON.stringify(value), contentType: 'application/json' });
-}
-
-export async function getJson<T>(key: string): Promise<T | null> {
-  try {
-    return JSON.parse(await (await getObject(config.bucket('bundles'), key)).transformToString()) as T;
-  } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'NoSuchKey' || name === 'NotFound') return null;
-    throw error;
-  }
-}
-
-interface StoredRequest {
-  method: string;
-  query: string;
-  headers: [string, string][];
-  body: string;
-}
-
 /**
- * Records a new pending invocation: the request object first, then the
- * record, then the queue message (the worker claims by id). When the message
- * cannot be sent the record is removed again and the error thrown.
+ * Records a new pending invocation: the request (in the record, or its object
+ * beside it), then the queue message (the worker claims by id). When the
+ * message cannot be sent the record is removed again and the error thrown.
  */
 export async function createInvocation(
   fn: DeployedFunction,
@@ -162,9 +136,10 @@ export async function createInvocation(
     headers: request.headers,
     body: request.body.toString('base64'),
   };
-  // The request object and the record together: the worker reads the request only once the message it gets
-  // below has let it claim the record.
-  const storing = putJson(objectKey(record, 'request'), stored);
+  // The request and the record together: the worker reads the request only once the message it gets below
+  // has let it claim the record.
+  const requestPart = partJson(stored);
+  const storing = requestPart.inline ? Promise.resolve() : storeObject(record, 'request', requestPart.json);
   storing.catch(() => undefined);
   await dynamo().send(
     new PutCommand({
@@ -175,6 +150,7 @@ export async function createInvocation(
         ...keys.openInvocation(openInvocationShard(id), createdAt, id),
         type: 'invocation',
         ...record,
+        ...(requestPart.inline ? { request_json: requestPart.json } : {}),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
@@ -191,14 +167,14 @@ export async function createInvocation(
 
 /** The stored request of an invocation (null when gone). */
 export async function loadInvocationRequest(record: InvocationRecord): Promise<QueuedRequest | null> {
-  const stored = await getJson<StoredRequest>(objectKey(record, 'request'));
+  const stored = await loadPart<StoredRequest>(record, 'request');
   if (!stored) return null;
   return {
     method: stored.method,
     query: stored.query,
     headers: stored.headers,
     body: Buffer.from(stored.body, 'base64'),
-    invocation: { id: record.id, team_id: record.team_id },
+    invocation: { id: record.id, team_id: record.team_id, requestStored: record.request_json === undefined },
   };
 }
 
@@ -274,9 +250,9 @@ export async function finishInvocation(
   from: 'running' | 'pending' = 'running',
   now = new Date(),
 ): Promise<boolean> {
-  await Promise.all([
-    putJson(objectKey(record, 'result'), finish.result),
-    putJson(objectKey(record, 'console'), boundConsole(finish.console)),
+  const [resultJson, consoleJson] = await Promise.all([
+    storePart(record, 'result', finish.result),
+    storePart(record, 'console', boundConsole(finish.console)),
   ]);
   const values: Record<string, unknown> = {
     ':status': finish.status,
@@ -285,6 +261,14 @@ export async function finishInvocation(
     ':response_status': finish.result.status,
   };
   const set = ['#status = :status', 'finished_at = :now', 'response_status = :response_status'];
+  for (const [attribute, json] of [
+    ['result_json', resultJson],
+    ['console_json', consoleJson],
+  ] as const) {
+    if (json === null) continue;
+    set.push(`${attribute} = :${attribute}`);
+    values[`:${attribute}`] = json;
+  }
   if (finish.error_message) {
     set.push('error_message = :error_message');
     values[':error_message'] = finish.error_message;

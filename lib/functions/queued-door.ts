@@ -7,12 +7,9 @@ import { MAX_INFLIGHT_PER_TEAM, releaseInflightSlot, takeInflightSlot } from './
 import { createInvocation, getInvocation, MAX_QUEUED_BODY_BYTES, type InvocationRecord } from './invocations.ts';
 import { queuedRatePerMinute, takeQueuedRate } from './queued-rate.ts';
 import type { DeployedFunction } from './model.ts';
-import { isTeamEnrolledInFunctions, resolveFunctionBySubdomain } from './resolve.ts';
+import { isTeamEnrolledInFunctions, projectOfSubdomain, resolveFunctionBySubdomain } from './resolve.ts';
+import { cachedReads } from './route-cache.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
 
 /**
  * The queued door's two public endpoints (spec endpoint 10): invoke and poll.
@@ -64,10 +61,18 @@ async function rateCap(ip: string, limitHit: () => Promise<void>): Promise<void>
   });
 }
 
-async function liveFunction(subdomain: string, name: string): Promise<DeployedFunction | null> {
+// What the queued door looks up is kept per process as the HTTPS door keeps its routes (route-cache.ts): a poll,
+// the door's most frequent request, then reads only the invocation and the caller's rate window.
+const enrolments = cachedReads(isTeamEnrolledInFunctions);
+const subdomainProjects = cachedReads(projectOfSubdomain);
+const liveFunctions = cachedReads(async (key) => {
+  const [subdomain, name] = JSON.parse(key) as [string, string];
   const fn = await resolveFunctionBySubdomain(subdomain, name);
-  if (!fn || !(await isTeamEnrolledInFunctions(fn.team_id))) return null;
-  return fn;
+  return fn && (await enrolments(fn.team_id)) ? fn : null;
+});
+
+function liveFunction(subdomain: string, name: string): Promise<DeployedFunction | null> {
+  return liveFunctions(JSON.stringify([subdomain.toLowerCase(), name]));
 }
 
 export function pollUrl(subdomain: string, name: string, id: string): string {
@@ -117,23 +122,16 @@ export async function pollTarget(input: {
   sourceIp: string;
   telemetry: FunctionTelemetry;
 }): Promise<InvocationRecord> {
-  const sub = input.subdomain.toLowerCase();
-  // Read together, and beside the cap: a poll is the queued door's most frequent request. A refusal by the cap
-  // answers before anything read is used.
-  const reads = Promise.all([
-    dynamo()
-      .send(new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(sub), ConsistentRead: true }))
-      .then((reply) => reply.Item),
-    getInvocation(input.id.toLowerCase()),
-  ]);
+  // Read together, and beside the cap. A refusal by the cap answers before anything read is used.
+  const reads = Promise.all([subdomainProjects(input.subdomain.toLowerCase()), getInvocation(input.id.toLowerCase())]);
   reads.catch(() => undefined);
   await rateCap(input.sourceIp, async () => {
     const fn = await liveFunction(input.subdomain, input.name);
     if (fn) input.telemetry.limitHit(fn, 'queued_rate_limit');
   });
-  const [hold, record] = await reads;
-  if (!hold || typeof hold.project_id !== 'string') throw new ApiError(FUNCTION_NOT_FOUND);
-  if (!record || record.project_id !== hold.project_id || record.function_name !== input.name) throw new ApiError(INVOCATION_NOT_FOUND);
-  if (!(await isTeamEnrolledInFunctions(record.team_id))) throw new ApiError(FUNCTION_NOT_FOUND);
+  const [projectId, record] = await reads;
+  if (!projectId) throw new ApiError(FUNCTION_NOT_FOUND);
+  if (!record || record.project_id !== projectId || record.function_name !== input.name) throw new ApiError(INVOCATION_NOT_FOUND);
+  if (!(await enrolments(record.team_id))) throw new ApiError(FUNCTION_NOT_FOUND);
   return record;
 }

@@ -10,7 +10,7 @@ import {
   type Finish,
 } from './invocations.ts';
 import { functionBudgetMs } from './model.ts';
-import { isTeamEnrolledInFunctions, resolveFunctionInProject } from './resolve.ts';
+import { resolveQueuedRun } from './resolve.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
 
 /**
@@ -89,12 +89,11 @@ export async function runInvocation(id: string, deps: RunDeps): Promise<'done' |
     return 'skipped';
   }
   // What the run needs, read at once: the live function, the team's enrolment and the stored request.
-  const [fn, enrolled, request] = await Promise.all([
-    resolveFunctionInProject(running.project_id, running.function_name),
-    isTeamEnrolledInFunctions(running.team_id),
+  const [{ fn }, request] = await Promise.all([
+    resolveQueuedRun(running.project_id, running.team_id, running.function_name),
     loadInvocationRequest(running),
   ]);
-  if (!fn || !enrolled) {
+  if (!fn) {
     await finishInvocation(running, { status: 'failed', error_message: INVOCATION_ERRORS.notDeployed, result: bare(500), console: [] });
     return 'done';
   }

@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction } from './model.ts';
 import { functionUrl, getFunctionRecord } from './records.ts';
@@ -62,14 +63,28 @@ export async function isTeamEnrolledInFunctions(teamId: string): Promise<boolean
 export async function resolveFunctionBySubdomain(subdomain: string, name: string): Promise<DeployedFunction | null> {
   const sub = subdomain.trim().toLowerCase();
   if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(sub) || !FUNCTION_NAME_PATTERN.test(name)) return null;
-  const hold = await getItem(keys.subdomainHold(sub));
-  if (!hold || typeof hold.project_id !== 'string') return null;
-  return resolveFunctionInProject(hold.project_id, name, sub);
+  const projectId = await projectOfSubdomain(sub);
+  return projectId ? resolveFunctionInProject(projectId, name, sub) : null;
+}
+
+/** The project holding a subdomain (its hold), or null. */
+export async function projectOfSubdomain(subdomain: string): Promise<string | null> {
+  const hold = await getItem(keys.subdomainHold(subdomain));
+  return typeof hold?.project_id === 'string' ? hold.project_id : null;
 }
 
 /** The live deployment's record of `name` in a project (active; on `subdomain` when given), or null. */
 export async function resolveFunctionInProject(projectId: string, name: string, subdomain?: string): Promise<DeployedFunction | null> {
-  const project = await getItem(keys.project(projectId));
+  return liveFunctionOf(projectId, await getItem(keys.project(projectId)), name, subdomain);
+}
+
+/** The live deployment's record of `name` in a project item read just now, or null. */
+async function liveFunctionOf(
+  projectId: string,
+  project: Record<string, unknown> | null,
+  name: string,
+  subdomain?: string,
+): Promise<DeployedFunction | null> {
   if (!project || project.status !== 'active') return null;
   if (subdomain !== undefined && project.subdomain !== subdomain) return null;
   const live = project.live_deployment_id as string | null | undefined;
@@ -77,4 +92,21 @@ export async function resolveFunctionInProject(projectId: string, name: string, 
   const record = await getFunctionRecord(projectId, live, name);
   if (!record) return null;
   return { ...record, subdomain: project.subdomain as string, url: functionUrl(record.name, project.subdomain as string) };
+}
+
+/**
+ * What a queued run checks as it starts (the function live then, not when invoked): the live deployment's
+ * record of `name` and whether the team is in the functions beta. The project and the team are one read.
+ */
+export async function resolveQueuedRun(
+  projectId: string,
+  teamId: string,
+  name: string,
+): Promise<{ fn: DeployedFunction | null; enrolled: boolean }> {
+  const [projectKey, teamKey] = [keys.project(projectId), keys.team(teamId)];
+  const items = await batchGetAll([projectKey, teamKey], undefined, true);
+  const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk) ?? null;
+  const [project, team] = [find(projectKey), find(teamKey)];
+  const enrolled = typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
+  return { fn: enrolled ? await liveFunctionOf(projectId, project, name) : null, enrolled };
 }

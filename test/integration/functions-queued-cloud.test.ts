@@ -73,7 +73,7 @@ function fnFor(bundleKey: string): DeployedFunction {
   } as unknown as DeployedFunction;
 }
 
-const request = (body: string, invocation = { id: randomUUID(), team_id: `team_${suffix}` }): QueuedRequest => ({
+const request = (body: string, invocation = { id: randomUUID(), team_id: `team_${suffix}`, requestStored: true }): QueuedRequest => ({
   method: 'POST',
   query: 'q=1',
   headers: [['content-type', 'text/plain']],
@@ -287,6 +287,28 @@ describe('runQueued of the cloud host against moto ECS', () => {
     expect(result.reply!.body.toString()).toBe('echo:from the worker');
     expect(result.reply!.headers.filter(([name]) => name === 'set-cookie')).toHaveLength(2);
     expect(result.console.map((line) => line.line)).toEqual(['got POST ?q=1 from the worker', 'to stderr']);
+  });
+
+  it('stores a request kept in its invocation record (a small one) where its task reads it', async () => {
+    const host = createCloudFunctionHost();
+    const req = request('kept in the record', { id: randomUUID(), team_id: `team_${suffix}`, requestStored: false });
+    const keys = queuedTaskKeys(req.invocation!);
+    expect(await readObject(keys.request)).toBeNull();
+    const running = host.runQueued(fnFor('functions/echo.mjs'), req, 20_000, new AbortController().signal);
+    let task: Task | undefined;
+    for (let i = 0; i < 50 && !task; i++) {
+      task = (await tasksStartedBy(req.invocation!.id))[0];
+      if (!task) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await readObject(keys.request)).toEqual({
+      method: 'POST',
+      query: 'q=1',
+      headers: [['content-type', 'text/plain']],
+      body: Buffer.from('kept in the record').toString('base64'),
+    });
+    const override = task!.overrides!.containerOverrides!.find((o) => o.name === RUNNER_CONTAINER_NAME)!;
+    expect(await runEntry(Object.fromEntries(override.environment!.map(({ name, value }) => [name!, value!])))).toBe(TASK_EXIT.result);
+    expect((await running).reply!.body.toString()).toBe('echo:kept in the record');
   });
 
   it('stops the task at the budget and ends timed_out', async () => {

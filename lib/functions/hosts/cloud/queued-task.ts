@@ -110,7 +110,7 @@ function log(level: 'INFO' | 'WARN' | 'ERROR', message: string, fields: Record<s
   console.error(JSON.stringify({ level, message, ...fields }));
 }
 
-/** Stores the request when it is not a stored invocation's, presigns the task's objects and starts the task: its ARN. */
+/** Stores the request when it is not stored as an object yet, presigns the task's objects and starts the task: its ARN. */
 async function startTask(
   fn: DeployedFunction,
   request: QueuedRequest,
@@ -118,8 +118,8 @@ async function startTask(
   keys: ReturnType<typeof queuedTaskKeys>,
 ): Promise<string> {
   const bucket = config.bucket('bundles');
-  if (!request.invocation) {
-    // Not a stored invocation (a direct caller): store the request the task will read.
+  if (!request.invocation?.requestStored) {
+    // Not a stored object (a small request kept in its record, or a direct caller): store what the task reads.
     const stored = { method: request.method, query: request.query, headers: request.headers, body: request.body.toString('base64') };
     await s3().send(
       new PutObjectCommand({ Bucket: bucket, Key: keys.request, Body: JSON.stringify(stored), ContentType: 'application/json' }),
