@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../db/batch.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
@@ -39,6 +39,12 @@ export function hostClaimItem(projectId: string, claim: HostClaim, now: string):
     label: claim.label,
     claimed_at: now,
   };
+}
+
+/** The claim of a function hostname's label (consistent: a subdomain change is seen at once), or null. */
+export async function getHostClaim(label: string): Promise<Record<string, unknown> | null> {
+  const read = new GetCommand({ TableName: config.tableName(), Key: keys.functionHost(label), ConsistentRead: true });
+  return (await dynamo().send(read)).Item ?? null;
 }
 
 /** The condition every claim write carries: the label is free, or already this project's. */

@@ -1,13 +1,8 @@
 import { queryAll } from '../db/query.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import {
-  INVOCATION_ERRORS,
-  finishInvocation,
-  sendInvocationMessage,
-  OPEN_INVOCATION_SHARDS,
-  type InvocationRecord,
-} from './invocations.ts';
+import { OPEN_INVOCATION_SHARDS, type InvocationRecord } from './invocation-records.ts';
+import { INVOCATION_ERRORS, finishInvocation, sendInvocationMessage } from './invocations.ts';
 
 /** What a restarted platform does with the invocations a stopped one left open (lib/local/queued-runtime.ts). */
 

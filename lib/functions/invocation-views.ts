@@ -1,10 +1,7 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { keys } from '../db/keys.ts';
 import type { ConsoleLine } from './host.ts';
 import { loadPart, type StoredResult } from './invocation-payloads.ts';
-import { isExpired, TERMINAL, type InvocationRecord } from './invocations.ts';
+import { recentInvocations, type InvocationRecord } from './invocation-records.ts';
+import { TERMINAL } from './invocations.ts';
 
 /** What callers read of a queued invocation: the public poll, the members' view, a function's recent list. */
 
@@ -44,27 +41,13 @@ export async function memberInvocationView(record: InvocationRecord): Promise<Re
 
 /** A function's invocations, newest first (at most `limit`), without result bodies. */
 export async function listInvocations(projectId: string, name: string, limit = 50): Promise<Record<string, unknown>[]> {
-  const prefix = keys.invocationByFunction(projectId, name, '', '');
-  const reply = await dynamo().send(
-    new QueryCommand({
-      TableName: config.tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': prefix.gsi1pk },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  const now = Date.now();
-  return (reply.Items ?? [])
-    .filter((item) => !isExpired(item, now))
-    .map((item) => ({
-      id: item.id,
-      status: item.status,
-      created_at: item.created_at,
-      started_at: item.started_at ?? null,
-      finished_at: item.finished_at ?? null,
-      ...(item.response_status !== undefined && TERMINAL.includes(item.status) ? { response_status: item.response_status } : {}),
-      ...(item.error_message ? { error_message: item.error_message } : {}),
-    }));
+  return (await recentInvocations(projectId, name, limit)).map((item) => ({
+    id: item.id,
+    status: item.status,
+    created_at: item.created_at,
+    started_at: item.started_at ?? null,
+    finished_at: item.finished_at ?? null,
+    ...(item.response_status !== undefined && TERMINAL.includes(item.status) ? { response_status: item.response_status } : {}),
+    ...(item.error_message ? { error_message: item.error_message } : {}),
+  }));
 }

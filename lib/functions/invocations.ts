@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { deleteKeys } from '../aws/s3-lite.ts';
-import { batchWriteAll } from '../db/batch.ts';
-import { queryAll } from '../db/query.ts';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { epochSeconds } from '../db/keys.ts';
 import type { ConsoleLine, QueuedRequest } from './host.ts';
-import { releaseInflightSlot } from './inflight-slots.ts';
+import { releaseInflightSlot } from './inflight-slot-records.ts';
+import {
+  deleteInvocation,
+  deleteInvocations,
+  functionInvocationStubs,
+  getInvocation,
+  putInvocation,
+  writeInvocationEnd,
+  type InvocationRecord,
+  type InvocationStatus,
+} from './invocation-records.ts';
 import { loadPart, objectKey, partJson, storeObject, storePart, type StoredRequest, type StoredResult } from './invocation-payloads.ts';
 import type { DeployedFunction } from './model.ts';
 
@@ -29,8 +34,6 @@ import type { DeployedFunction } from './model.ts';
  * running the record is in one of the OPEN_INVOCATION_SHARDS index partitions
  * `OPENINVOCATIONS#{shard}`, which a restarted platform reclaims.
  */
-
-export type InvocationStatus = 'pending' | 'running' | 'completed' | 'failed' | 'timed_out';
 
 export const TERMINAL: readonly InvocationStatus[] = ['completed', 'failed', 'timed_out'];
 
@@ -52,55 +55,10 @@ export const MAX_QUEUED_BODY_BYTES = 1024 * 1024;
 export const MAX_CONSOLE_LINES = 1000;
 export const MAX_CONSOLE_BYTES = 256 * 1024;
 
-/**
- * The open invocations' index (gsi2) is write-sharded over this many partitions, by the invocation id: every
- * invocation writes its key there twice (made pending, then removed when it ends), and one partition of an
- * index takes about 1,000 writes a second, so 16 hold about 8,000 invocations a second. The reclaim reads all
- * of them at once.
- */
-export const OPEN_INVOCATION_SHARDS = 16;
-
-/** The shard of an invocation: its id is random (UUID v4), so its first 32 bits spread evenly. */
-export const openInvocationShard = (id: string) => Number.parseInt(id.slice(0, 8), 16) % OPEN_INVOCATION_SHARDS;
-
 /** Request, result and console output are kept 7 days; FUNCTIONS_INVOCATION_RETENTION_MS shortens it for tests. */
 export function invocationRetentionMs(): number {
   const value = Number(process.env.FUNCTIONS_INVOCATION_RETENTION_MS);
   return Number.isFinite(value) && value > 0 ? value : 7 * 86_400_000;
-}
-
-export interface InvocationRecord {
-  id: string;
-  status: InvocationStatus;
-  team_id: string;
-  project_id: string;
-  function_id: string;
-  function_name: string;
-  /** The live deployment when it was invoked (the run uses the live one at run time). */
-  deployment_id: string;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  /** ISO time the record and its objects are gone. */
-  expires_at: string;
-  ttl: number;
-  error_message?: string;
-  response_status?: number;
-  runtime_ms?: number;
-  /** The request, result and console output as JSON text, each when small (invocation-payloads.ts). */
-  request_json?: string;
-  result_json?: string;
-  console_json?: string;
-}
-
-export const isExpired = (item: Record<string, unknown>, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
-
-/** One invocation, or null when unknown or past its retention. */
-export async function getInvocation(id: string): Promise<InvocationRecord | null> {
-  if (!/^[0-9a-f-]{36}$/.test(id)) return null;
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true }));
-  if (!reply.Item || reply.Item.type !== 'invocation' || isExpired(reply.Item)) return null;
-  return reply.Item as unknown as InvocationRecord;
 }
 
 /**
@@ -141,25 +99,12 @@ export async function createInvocation(
   const requestPart = partJson(stored);
   const storing = requestPart.inline ? Promise.resolve() : storeObject(record, 'request', requestPart.json);
   storing.catch(() => undefined);
-  await dynamo().send(
-    new PutCommand({
-      TableName: config.tableName(),
-      Item: {
-        ...keys.invocation(id),
-        ...keys.invocationByFunction(fn.project_id, fn.name, createdAt, id),
-        ...keys.openInvocation(openInvocationShard(id), createdAt, id),
-        type: 'invocation',
-        ...record,
-        ...(requestPart.inline ? { request_json: requestPart.json } : {}),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putInvocation(requestPart.inline ? { ...record, request_json: requestPart.json } : record);
   try {
     await storing;
     await sendInvocationMessage(id);
   } catch (error) {
-    await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.invocation(id) }));
+    await deleteInvocation(id);
     throw error;
   }
   return record;
@@ -176,34 +121,6 @@ export async function loadInvocationRequest(record: InvocationRecord): Promise<Q
     body: Buffer.from(stored.body, 'base64'),
     invocation: { id: record.id, team_id: record.team_id, requestStored: record.request_json === undefined },
   };
-}
-
-/**
- * pending -> running, only from pending: the claimed record, or null when a
- * redelivered message, a second consumer or a reclaim got there first (or the
- * invocation is unknown or past its retention), and the caller runs nothing.
- */
-export async function claimInvocation(id: string, now = new Date()): Promise<InvocationRecord | null> {
-  if (!/^[0-9a-f-]{36}$/.test(id)) return null;
-  try {
-    // The claim reads the record too (one call where a read and a write were): a worker's first step.
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.invocation(id),
-        UpdateExpression: 'SET #status = :running, started_at = :now',
-        // Past its retention it is gone, whatever DynamoDB's lazy TTL deletion still holds.
-        ConditionExpression: '#status = :pending AND #ttl > :epoch',
-        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': now.toISOString(), ':epoch': epochSeconds(now) },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return reply.Attributes as unknown as InvocationRecord;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return null;
-    throw error;
-  }
 }
 
 export interface Finish {
@@ -254,42 +171,16 @@ export async function finishInvocation(
     storePart(record, 'result', finish.result),
     storePart(record, 'console', boundConsole(finish.console)),
   ]);
-  const values: Record<string, unknown> = {
-    ':status': finish.status,
-    ':from': from,
-    ':now': now.toISOString(),
-    ':response_status': finish.result.status,
-  };
-  const set = ['#status = :status', 'finished_at = :now', 'response_status = :response_status'];
-  for (const [attribute, json] of [
-    ['result_json', resultJson],
-    ['console_json', consoleJson],
-  ] as const) {
-    if (json === null) continue;
-    set.push(`${attribute} = :${attribute}`);
-    values[`:${attribute}`] = json;
-  }
-  if (finish.error_message) {
-    set.push('error_message = :error_message');
-    values[':error_message'] = finish.error_message;
-  }
-  if (finish.runtimeMs !== undefined) {
-    set.push('runtime_ms = :runtime_ms');
-    values[':runtime_ms'] = Math.round(finish.runtimeMs);
-  }
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.invocation(record.id),
-        UpdateExpression: `SET ${set.join(', ')} REMOVE gsi2pk, gsi2sk`,
-        ConditionExpression: '#status = :from',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: values,
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
+  const ended = await writeInvocationEnd(record.id, from, {
+    status: finish.status,
+    finished_at: now.toISOString(),
+    response_status: finish.result.status,
+    error_message: finish.error_message || undefined,
+    runtime_ms: finish.runtimeMs === undefined ? undefined : Math.round(finish.runtimeMs),
+    result_json: resultJson ?? undefined,
+    console_json: consoleJson ?? undefined,
+  });
+  if (!ended) {
     // Its project was deleted while it ran (the record went with it): what this just stored goes too.
     if (!(await getInvocation(record.id))) {
       await deleteKeys(config.bucket('bundles'), [objectKey(record, 'result'), objectKey(record, 'console')]);
@@ -313,17 +204,10 @@ export async function deleteProjectInvocations(projectId: string, functionNames:
   const bucket = config.bucket('bundles');
   let deleted = 0;
   for (const name of new Set(functionNames)) {
-    const items = (await queryAll({
-      TableName: config.tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.invocationByFunction(projectId, name, '', '').gsi1pk },
-      ExpressionAttributeNames: { '#status': 'status' },
-      ProjectionExpression: 'id, team_id, #status',
-    })) as unknown as Pick<InvocationRecord, 'id' | 'team_id' | 'status'>[];
+    const items = await functionInvocationStubs(projectId, name);
     const objects = items.flatMap((item) => PARTS.map((part) => objectKey(item, part)));
     for (let i = 0; i < objects.length; i += DELETE_KEYS_MAX) await deleteKeys(bucket, objects.slice(i, i + DELETE_KEYS_MAX));
-    await batchWriteAll(items.map((item) => ({ DeleteRequest: { Key: keys.invocation(item.id) } })));
+    await deleteInvocations(items.map((item) => item.id));
     await Promise.all(items.filter((item) => !TERMINAL.includes(item.status)).map((item) => releaseInflightSlot(item.team_id, item.id)));
     deleted += items.length;
   }

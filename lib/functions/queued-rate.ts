@@ -1,8 +1,5 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { epochSeconds } from '../db/keys.ts';
+import { tryWindowTake } from '../db/rate-window-records.ts';
 
 /**
  * The rate cap: 20 requests per minute per IP address across invoke and poll,
@@ -21,20 +18,6 @@ export function queuedRatePerMinute(): number {
 export async function takeQueuedRate(ip: string, now = new Date()): Promise<number | null> {
   const nowSeconds = epochSeconds(now);
   const start = nowSeconds - (nowSeconds % 60);
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.rateWindow(`fnqueued:ip:${ip || 'unknown'}`, start),
-        UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-        ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':one': 1, ':limit': queuedRatePerMinute(), ':type': 'rate_window', ':ttl': start + 120 },
-      }),
-    );
-    return null;
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-    return Math.max(1, start + 60 - nowSeconds);
-  }
+  if (await tryWindowTake(`fnqueued:ip:${ip || 'unknown'}`, queuedRatePerMinute(), start, start + 120)) return null;
+  return Math.max(1, start + 60 - nowSeconds);
 }

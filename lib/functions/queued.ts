@@ -1,14 +1,7 @@
 import { logger } from '../logger.ts';
 import type { FunctionHost, QueuedResult } from './host.ts';
-import {
-  claimInvocation,
-  finishInvocation,
-  getInvocation,
-  INVOCATION_ERRORS,
-  joinHeaders,
-  loadInvocationRequest,
-  type Finish,
-} from './invocations.ts';
+import { claimInvocation, getInvocation } from './invocation-records.ts';
+import { finishInvocation, INVOCATION_ERRORS, joinHeaders, loadInvocationRequest, type Finish } from './invocations.ts';
 import { functionBudgetMs } from './model.ts';
 import { resolveQueuedRun } from './resolve.ts';
 import type { FunctionTelemetry } from './telemetry.ts';

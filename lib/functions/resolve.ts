@@ -1,8 +1,9 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
+import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
+import { getTeamItem } from '../teams/records.ts';
+import { getHostClaim } from './host-claims.ts';
 import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction } from './model.ts';
 import { functionUrl, getFunctionRecord } from './records.ts';
 
@@ -11,11 +12,6 @@ import { functionUrl, getFunctionRecord } from './records.ts';
  * the door caches. Every read is consistent, so a promote or rollback (which
  * only moves `live_deployment_id`) is seen by the next look-up.
  */
-
-async function getItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: key, ConsistentRead: true }));
-  return reply.Item ?? null;
-}
 
 /** The DNS label of a function host `{label}.{function_domain}` (port ignored, case-folded), or null. */
 export function functionHostLabel(hostHeader: string, functionDomain = config.functionDomain()): string | null {
@@ -35,9 +31,9 @@ export function functionHostLabel(hostHeader: string, functionDomain = config.fu
 export async function resolveFunctionByHost(hostHeader: string): Promise<DeployedFunction | null> {
   const label = functionHostLabel(hostHeader);
   if (!label) return null;
-  const claim = await getItem(keys.functionHost(label));
+  const claim = await getHostClaim(label);
   if (!claim || typeof claim.project_id !== 'string' || typeof claim.name !== 'string') return null;
-  const project = await getItem(keys.project(claim.project_id));
+  const project = await getProjectItem(claim.project_id, true);
   if (!project || project.status !== 'active') return null;
   const subdomain = project.subdomain as string;
   // A project whose subdomain changed no longer answers at labels made from the old one.
@@ -51,7 +47,7 @@ export async function resolveFunctionByHost(hostHeader: string): Promise<Deploye
 
 /** Whether the team is in the functions beta: the operator command sets `functions_enrolled_at` on the team item. */
 export async function isTeamEnrolledInFunctions(teamId: string): Promise<boolean> {
-  const team = await getItem(keys.team(teamId));
+  const team = await getTeamItem(teamId, true);
   return typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
 }
 
@@ -69,13 +65,13 @@ export async function resolveFunctionBySubdomain(subdomain: string, name: string
 
 /** The project holding a subdomain (its hold), or null. */
 export async function projectOfSubdomain(subdomain: string): Promise<string | null> {
-  const hold = await getItem(keys.subdomainHold(subdomain));
+  const hold = await getSubdomainHold(subdomain, true);
   return typeof hold?.project_id === 'string' ? hold.project_id : null;
 }
 
 /** The live deployment's record of `name` in a project (active; on `subdomain` when given), or null. */
 export async function resolveFunctionInProject(projectId: string, name: string, subdomain?: string): Promise<DeployedFunction | null> {
-  return liveFunctionOf(projectId, await getItem(keys.project(projectId)), name, subdomain);
+  return liveFunctionOf(projectId, await getProjectItem(projectId, true), name, subdomain);
 }
 
 /** The live deployment's record of `name` in a project item read just now, or null. */

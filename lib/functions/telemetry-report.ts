@@ -1,5 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
@@ -7,6 +5,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { SERVICE_UNAVAILABLE } from '../errors/catalogue.ts';
 import { getUser } from '../identity/users.ts';
 import { getTeamOwner } from '../teams/memberships.ts';
+import { getTeamItem } from '../teams/records.ts';
 import { FUNCTION_MEMORY_MB } from './model.ts';
 import { listFunctionRecords } from './records.ts';
 import { LIMIT_KINDS, hourOf, weekStartOf, type LimitKind } from './telemetry.ts';
@@ -138,11 +137,6 @@ interface FunctionAggregate {
   instanceSeconds: number;
   peakMemoryMib: number;
   limits: Map<LimitKind, { count7d: number; count24h: number; lastAt: string | null }>;
-}
-
-async function teamItem(teamId: string): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.team(teamId) }));
-  return reply.Item ?? null;
 }
 
 async function ownerEmail(teamId: string): Promise<string> {
@@ -293,7 +287,7 @@ async function buildTelemetry(teamId: string, now: Date): Promise<FunctionsTelem
       ExpressionAttributeValues: { ':pk': partition, ':from': `WEEK#${firstWeek}`, ':to': `WEEK#${currentWeek}` },
       ScanIndexForward: false,
     }),
-    teamItem(teamId),
+    getTeamItem(teamId),
     ownerEmail(teamId),
     teamProjectsAndLiveFunctions(teamId),
   ]);

@@ -1,11 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
 import { logger } from '../logger.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
-import type { DeployedFunction } from './model.ts';
+import { addToHourRow, addToWeekRow, raisePeakMemory, type HourBucket, type WeekBucket } from './telemetry-records.ts';
 
 /**
  * Functions telemetry, written as the doors work and read by the admin
@@ -48,85 +43,11 @@ export const LIMIT_KINDS: readonly LimitKind[] = [
   'queued_timeout',
 ];
 
-/** Hourly rows serve the 7-day and 24-hour figures; a little slack for late readers. */
-const HOUR_ROW_DAYS = 9;
-/** The admin view shows 8 weeks; rows outlive that a little. */
-const WEEK_ROW_DAYS = 7 * 10;
 /** Boot-time samples kept per function and flush: enough for a p99 of an hour's cold starts. */
 const MAX_BOOT_SAMPLES = 200;
 
-interface HourBucket {
-  fn: Pick<DeployedFunction, 'function_id' | 'name' | 'project_id' | 'team_id'>;
-  hour: string;
-  httpRequests: number;
-  wakes: number;
-  podStarts: number;
-  bootMs: number[];
-  instanceSeconds: number;
-  /** Queued invocations that ran, and their runtime: the admin view's 7-day background figure reads hours, not weeks. */
-  backgroundInvocations: number;
-  backgroundRuntimeSeconds: number;
-  peakMemoryMib: number;
-  limits: Map<LimitKind, { count: number; lastAt: string }>;
-}
-
-interface WeekBucket {
-  teamId: string;
-  weekStart: string;
-  httpRequests: number;
-  backgroundInvocations: number;
-  backgroundRuntimeSeconds: number;
-}
-
 /** `2026-11-23T14` */
 export const hourOf = (date: Date) => date.toISOString().slice(0, 13);
-
-/** The hour row's update: its identity and TTL set, its counts added, each limit's count and last time. */
-function hourRowUpdate(b: HourBucket) {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {
-    ':function_id': b.fn.function_id,
-    ':function_name': b.fn.name,
-    ':project_id': b.fn.project_id,
-    ':team_id': b.fn.team_id,
-    ':hour': b.hour,
-    ':ttl': epochSeconds(new Date(Date.parse(`${b.hour}:00:00Z`) + HOUR_ROW_DAYS * 86_400_000)),
-    ':requests': b.httpRequests,
-    ':wakes': b.wakes,
-    ':pod_starts': b.podStarts,
-    ':instance_seconds': Math.round(b.instanceSeconds * 1000) / 1000,
-    ':boot_ms': b.bootMs,
-    ':background': b.backgroundInvocations,
-    ':background_seconds': Math.round(b.backgroundRuntimeSeconds * 1000) / 1000,
-    ':empty': [],
-  };
-  const set = [
-    'function_id = :function_id',
-    'function_name = :function_name',
-    'project_id = :project_id',
-    'team_id = :team_id',
-    '#hour = :hour',
-    '#ttl = :ttl',
-    'boot_ms = list_append(if_not_exists(boot_ms, :empty), :boot_ms)',
-  ];
-  const add = [
-    'http_requests :requests',
-    'wakes :wakes',
-    'pod_starts :pod_starts',
-    'instance_seconds :instance_seconds',
-    'background_invocations :background',
-    'background_runtime_seconds :background_seconds',
-  ];
-  names['#hour'] = 'hour';
-  names['#ttl'] = 'ttl';
-  for (const [kind, { count, lastAt }] of b.limits) {
-    add.push(`limit_${kind} :limit_${kind}`);
-    set.push(`limit_${kind}_last_at = :limit_${kind}_last_at`);
-    values[`:limit_${kind}`] = count;
-    values[`:limit_${kind}_last_at`] = lastAt;
-  }
-  return { set, add, names, values };
-}
 
 /** The Monday (UTC) that starts the week of `date`, as `YYYY-MM-DD`. */
 export function weekStartOf(date: Date): string {
@@ -240,62 +161,13 @@ export class FunctionTelemetry {
     const weeks = [...this.weeks.values()];
     this.hours.clear();
     this.weeks.clear();
-    const table = config.tableName();
     const writes: Promise<unknown>[] = [];
     for (const b of hours) {
-      const { set, add, names, values } = hourRowUpdate(b);
-      const key = keys.functionStatsHour(b.fn.team_id, b.hour, b.fn.function_id);
-      writes.push(
-        dynamo().send(
-          new UpdateCommand({
-            TableName: table,
-            Key: key,
-            UpdateExpression: `SET ${set.join(', ')} ADD ${add.join(', ')}`,
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          }),
-        ),
-      );
-      if (b.peakMemoryMib > 0) {
-        // A maximum, not a sum: written only when it raises the stored peak.
-        writes.push(
-          dynamo()
-            .send(
-              new UpdateCommand({
-                TableName: table,
-                Key: key,
-                UpdateExpression: 'SET peak_memory_mib = :peak',
-                ConditionExpression: 'attribute_not_exists(peak_memory_mib) OR peak_memory_mib < :peak',
-                ExpressionAttributeValues: { ':peak': b.peakMemoryMib },
-              }),
-            )
-            .catch((error: unknown) => {
-              if (!isConditionalCheckFailure(error)) throw error;
-            }),
-        );
-      }
+      writes.push(addToHourRow(b));
+      // A maximum, not a sum: written only when it raises the stored peak.
+      if (b.peakMemoryMib > 0) writes.push(raisePeakMemory(b));
     }
-    for (const w of weeks) {
-      writes.push(
-        dynamo().send(
-          new UpdateCommand({
-            TableName: table,
-            Key: keys.functionStatsWeek(w.teamId, w.weekStart),
-            UpdateExpression:
-              'SET team_id = :team_id, week_start = :week_start, #ttl = :ttl ADD http_requests :requests, background_invocations :background, background_runtime_seconds :runtime',
-            ExpressionAttributeNames: { '#ttl': 'ttl' },
-            ExpressionAttributeValues: {
-              ':team_id': w.teamId,
-              ':week_start': w.weekStart,
-              ':ttl': epochSeconds(new Date(Date.parse(w.weekStart) + WEEK_ROW_DAYS * 86_400_000)),
-              ':requests': w.httpRequests,
-              ':background': w.backgroundInvocations,
-              ':runtime': Math.round(w.backgroundRuntimeSeconds * 1000) / 1000,
-            },
-          }),
-        ),
-      );
-    }
+    for (const w of weeks) writes.push(addToWeekRow(w));
     const results = await Promise.allSettled(writes);
     for (const result of results) {
       if (result.status === 'rejected') logger.warn('functions telemetry write failed', { error: String(result.reason) });

@@ -34,8 +34,9 @@ export async function getProjectItem(projectId: string, consistent = false): Pro
 }
 
 /** The hold of a subdomain: which project answers to it. */
-export async function getSubdomainHold(subdomain: string): Promise<Record<string, unknown> | null> {
-  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(subdomain) }))).Item ?? null;
+export async function getSubdomainHold(subdomain: string, consistent = false): Promise<Record<string, unknown> | null> {
+  const read = new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(subdomain), ConsistentRead: consistent });
+  return (await dynamo().send(read)).Item ?? null;
 }
 
 /** One page of a team's project items, newest first, from the team's index partition (never a scan). */

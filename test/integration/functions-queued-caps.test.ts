@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
+import { keys } from '../../lib/db/keys.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site } from '../support/uploads.ts';
@@ -118,4 +119,37 @@ describe('queued door caps', () => {
       delete process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE;
     }
   }, 90_000);
+
+  it('slots a stopped platform never released expire: with 10 past their lifetime, the next invoke prunes them and is accepted', async () => {
+    process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '100000';
+    try {
+      // Wait until the last test's invocations have ended and released their slots.
+      for (let i = 0; i < 100; i++) {
+        const item = await dynamo().send(
+          new GetCommand({ TableName: config.tableName(), Key: keys.functionInflight(teamId), ConsistentRead: true }),
+        );
+        if (Object.keys(item.Item?.slots ?? {}).length === 0) break;
+        await sleep(200);
+      }
+      const past = Math.floor(Date.now() / 1000) - 1;
+      const dead = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`dead-${i}`, past]));
+      await dynamo().send(
+        new UpdateCommand({
+          TableName: config.tableName(),
+          Key: keys.functionInflight(teamId),
+          UpdateExpression: 'SET slots = :dead',
+          ExpressionAttributeValues: { ':dead': dead },
+        }),
+      );
+      const reply = await platform.api('POST', `/api/v1/public/functions/${subdomain}/wait`);
+      expect(reply.status).toBe(202);
+      const item = await dynamo().send(
+        new GetCommand({ TableName: config.tableName(), Key: keys.functionInflight(teamId), ConsistentRead: true }),
+      );
+      expect(Object.keys(item.Item!.slots).filter((id) => id.startsWith('dead-'))).toEqual([]);
+      expect(Object.keys(item.Item!.slots)).toContain(reply.body.data.invocation_id);
+    } finally {
+      delete process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE;
+    }
+  }, 60_000);
 });

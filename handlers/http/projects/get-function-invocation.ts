@@ -1,5 +1,5 @@
 import { memberInvocationView } from '../../../lib/functions/invocation-views.ts';
-import { getInvocation } from '../../../lib/functions/invocations.ts';
+import { getInvocation } from '../../../lib/functions/invocation-records.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
 import { INVOCATION_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';

@@ -1,11 +1,10 @@
 import { DeleteFunctionCommand, ListFunctionsCommand, ListTagsCommand, type FunctionConfiguration } from '@aws-sdk/client-lambda';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../../aws/clients.ts';
 import { lambda } from '../../../aws/lambda.ts';
 import { config } from '../../../config.ts';
 import { keys } from '../../../db/keys.ts';
 import { queryAll } from '../../../db/query.ts';
 import { logger } from '../../../logger.ts';
+import { getProjectItem } from '../../../projects/records.ts';
 import { functionLambdaName } from './lambda-package.ts';
 
 /**
@@ -39,8 +38,7 @@ async function* functionsUnder(prefix: string): AsyncIterable<FunctionConfigurat
 
 /** The Lambda names a project's function records name; none when the project is gone or being deleted. */
 async function namesOfProject(prefix: string, projectId: string): Promise<Set<string>> {
-  const read = new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: true });
-  const project = (await dynamo().send(read)).Item;
+  const project = await getProjectItem(projectId, true);
   if (!project || project.status !== 'active') return new Set();
   const records = await queryAll({
     TableName: config.tableName(),

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
@@ -31,12 +31,10 @@ async function ensureInflightItem(teamId: string): Promise<void> {
   }
 }
 
-async function pruneExpiredSlots(teamId: string, now: number): Promise<number> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.functionInflight(teamId), ConsistentRead: true }),
-  );
+/** Removes the slots of `slots` (the item as read) that expired by `now`, each only if still that slot; how many went. */
+async function pruneExpiredSlots(teamId: string, slots: Record<string, number>, now: number): Promise<number> {
   let pruned = 0;
-  for (const [id, expires] of Object.entries((reply.Item?.slots ?? {}) as Record<string, number>)) {
+  for (const [id, expires] of Object.entries(slots)) {
     if (expires > now) continue;
     try {
       await dynamo().send(
@@ -57,8 +55,15 @@ async function pruneExpiredSlots(teamId: string, now: number): Promise<number> {
   return pruned;
 }
 
-/** One conditional write: the slot, if the team's item exists and holds fewer than 10. */
-async function setSlot(teamId: string, slotId: string, now: Date): Promise<boolean> {
+/**
+ * One conditional write: the slot, if the team's item exists and holds fewer than 10. Refused, it answers
+ * the item as it was (`slots`), or null when there is none: no read of its own.
+ */
+async function setSlot(
+  teamId: string,
+  slotId: string,
+  now: Date,
+): Promise<{ taken: true } | { taken: false; slots: Record<string, number> | null }> {
   try {
     await dynamo().send(
       new UpdateCommand({
@@ -68,24 +73,32 @@ async function setSlot(teamId: string, slotId: string, now: Date): Promise<boole
         ConditionExpression: 'attribute_exists(slots) AND size(slots) < :max',
         ExpressionAttributeNames: { '#id': slotId },
         ExpressionAttributeValues: { ':expires': epochSeconds(now) + SLOT_LIFETIME_SECONDS, ':max': MAX_INFLIGHT_PER_TEAM },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return true;
+    return { taken: true };
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
-    return false;
+    // The item comes as DynamoDB's attribute values (the document client leaves errors as they are).
+    const item = (error as { Item?: { slots?: { M?: Record<string, { N?: string }> } } }).Item;
+    if (!item) return { taken: false, slots: null };
+    return { taken: false, slots: Object.fromEntries(Object.entries(item.slots?.M ?? {}).map(([id, value]) => [id, Number(value.N)])) };
   }
 }
 
-/** Takes an in-flight slot for `slotId`; false when the team has 10. One write when a slot is free. */
+/** Takes an in-flight slot for `slotId`; false when the team has 10. One write when a slot is free, and when the cap refuses. */
 export async function takeInflightSlot(teamId: string, slotId: string, now = new Date()): Promise<boolean> {
-  if (await setSlot(teamId, slotId, now)) return true;
-  // Refused: the team's first invocation (its item is made now), or the cap (slots a platform that died never
-  // released are pruned, then it is tried once more).
-  await ensureInflightItem(teamId);
-  if (await setSlot(teamId, slotId, now)) return true;
-  if ((await pruneExpiredSlots(teamId, epochSeconds(now))) > 0) return setSlot(teamId, slotId, now);
-  return false;
+  let attempt = await setSlot(teamId, slotId, now);
+  if (attempt.taken) return true;
+  if (attempt.slots === null) {
+    // The team's first invocation: its item is made now (another caller may make it first), then tried once more.
+    await ensureInflightItem(teamId);
+    attempt = await setSlot(teamId, slotId, now);
+    if (attempt.taken || attempt.slots === null) return attempt.taken;
+  }
+  // The cap: slots a platform that died never released are pruned, then it is tried once more.
+  if ((await pruneExpiredSlots(teamId, attempt.slots, epochSeconds(now))) === 0) return false;
+  return (await setSlot(teamId, slotId, now)).taken;
 }
 
 export async function releaseInflightSlot(teamId: string, slotId: string): Promise<void> {

@@ -1,0 +1,185 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients.ts';
+import { config } from '../config.ts';
+import { batchWriteAll } from '../db/batch.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
+
+/**
+ * The records of queued invocations: one table item `INVOCATION#{id}` per invocation, listed per function
+ * (gsi1, newest last) and, while pending or running, in one of the OPEN_INVOCATION_SHARDS partitions of the
+ * open index (gsi2) that a restarted platform reclaims. It expires by TTL after the retention; reads treat
+ * a record whose TTL has passed as gone (DynamoDB deletes expired items lazily). Every state change is a
+ * conditional write from the state it was read in (invocations.ts has the states).
+ */
+
+export type InvocationStatus = 'pending' | 'running' | 'completed' | 'failed' | 'timed_out';
+
+/**
+ * The open invocations' index (gsi2) is write-sharded over this many partitions, by the invocation id: every
+ * invocation writes its key there twice (made pending, then removed when it ends), and one partition of an
+ * index takes about 1,000 writes a second, so 16 hold about 8,000 invocations a second. The reclaim reads all
+ * of them at once.
+ */
+export const OPEN_INVOCATION_SHARDS = 16;
+
+/** The shard of an invocation: its id is random (UUID v4), so its first 32 bits spread evenly. */
+export const openInvocationShard = (id: string) => Number.parseInt(id.slice(0, 8), 16) % OPEN_INVOCATION_SHARDS;
+
+export interface InvocationRecord {
+  id: string;
+  status: InvocationStatus;
+  team_id: string;
+  project_id: string;
+  function_id: string;
+  function_name: string;
+  /** The live deployment when it was invoked (the run uses the live one at run time). */
+  deployment_id: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** ISO time the record and its objects are gone. */
+  expires_at: string;
+  ttl: number;
+  error_message?: string;
+  response_status?: number;
+  runtime_ms?: number;
+  /** The request, result and console output as JSON text, each when small (invocation-payloads.ts). */
+  request_json?: string;
+  result_json?: string;
+  console_json?: string;
+}
+
+export const isExpired = (item: Record<string, unknown>, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
+
+/** One invocation, or null when unknown or past its retention. */
+export async function getInvocation(id: string): Promise<InvocationRecord | null> {
+  if (!/^[0-9a-f-]{36}$/.test(id)) return null;
+  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true }));
+  if (!reply.Item || reply.Item.type !== 'invocation' || isExpired(reply.Item)) return null;
+  return reply.Item as unknown as InvocationRecord;
+}
+
+/** A new pending invocation's record (its request inline when small); refused if the id exists. */
+export async function putInvocation(record: InvocationRecord): Promise<void> {
+  await dynamo().send(
+    new PutCommand({
+      TableName: config.tableName(),
+      Item: {
+        ...keys.invocation(record.id),
+        ...keys.invocationByFunction(record.project_id, record.function_name, record.created_at, record.id),
+        ...keys.openInvocation(openInvocationShard(record.id), record.created_at, record.id),
+        type: 'invocation',
+        ...record,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+export async function deleteInvocation(id: string): Promise<void> {
+  await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.invocation(id) }));
+}
+
+/**
+ * pending -> running, only from pending: the claimed record, or null when a
+ * redelivered message, a second consumer or a reclaim got there first (or the
+ * invocation is unknown or past its retention), and the caller runs nothing.
+ */
+export async function claimInvocation(id: string, now = new Date()): Promise<InvocationRecord | null> {
+  if (!/^[0-9a-f-]{36}$/.test(id)) return null;
+  try {
+    // The claim reads the record too (one call where a read and a write were): a worker's first step.
+    const reply = await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.invocation(id),
+        UpdateExpression: 'SET #status = :running, started_at = :now',
+        // Past its retention it is gone, whatever DynamoDB's lazy TTL deletion still holds.
+        ConditionExpression: '#status = :pending AND #ttl > :epoch',
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':now': now.toISOString(), ':epoch': epochSeconds(now) },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return reply.Attributes as unknown as InvocationRecord;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return null;
+    throw error;
+  }
+}
+
+/** How an invocation ended, as its record keeps it. */
+export interface InvocationEnd {
+  status: 'completed' | 'failed' | 'timed_out';
+  finished_at: string;
+  response_status: number;
+  error_message?: string;
+  runtime_ms?: number;
+  result_json?: string;
+  console_json?: string;
+}
+
+/** `from` -> terminal, and out of the open index; false when the record is not in `from` (or is gone). */
+export async function writeInvocationEnd(id: string, from: 'running' | 'pending', end: InvocationEnd): Promise<boolean> {
+  const fields = Object.entries(end).filter(([, value]) => value !== undefined);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':from': from };
+  fields.forEach(([name, value], i) => {
+    names[`#f${i}`] = name;
+    values[`:f${i}`] = value;
+  });
+  names['#status'] = 'status';
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.invocation(id),
+        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :f${i}`).join(', ')} REMOVE gsi2pk, gsi2sk`,
+        ConditionExpression: '#status = :from',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** A function's newest invocations (at most `limit`), newest first, expired ones left out. */
+export async function recentInvocations(projectId: string, name: string, limit: number): Promise<InvocationRecord[]> {
+  const reply = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.invocationByFunction(projectId, name, '', '').gsi1pk },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  const now = Date.now();
+  return (reply.Items ?? []).filter((item) => !isExpired(item, now)) as unknown as InvocationRecord[];
+}
+
+/** Every invocation of a function (expired ones too), as much as deleting them needs. */
+export async function functionInvocationStubs(
+  projectId: string,
+  name: string,
+): Promise<Pick<InvocationRecord, 'id' | 'team_id' | 'status'>[]> {
+  return (await queryAll({
+    TableName: config.tableName(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.invocationByFunction(projectId, name, '', '').gsi1pk },
+    ExpressionAttributeNames: { '#status': 'status' },
+    ProjectionExpression: 'id, team_id, #status',
+  })) as unknown as Pick<InvocationRecord, 'id' | 'team_id' | 'status'>[];
+}
+
+export async function deleteInvocations(ids: string[]): Promise<void> {
+  await batchWriteAll(ids.map((id) => ({ DeleteRequest: { Key: keys.invocation(id) } })));
+}
