@@ -105,7 +105,10 @@ export class LambdaFunctionHost {
       worker.on('error', (error) => {
         reject(error);
         const oom = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
-        this.end(environment, oom ? this.outOfMemory(error.message) : new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', error.message));
+        this.end(
+          environment,
+          oom ? this.outOfMemory(error.message) : new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', error.message),
+        );
       });
       worker.on('exit', (code) => {
         reject(new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', `exited with code ${code} during init`));
@@ -152,7 +155,8 @@ export class LambdaFunctionHost {
         this.take(environment, message.id, pending.stream, Buffer.from(message.data));
         return;
       case 'body-end':
-        if (!pending.stream) pending.resolve({ head: { statusCode: 200 }, body: (pending.stream = new PassThrough()) } satisfies StreamedReply);
+        if (!pending.stream)
+          pending.resolve({ head: { statusCode: 200 }, body: (pending.stream = new PassThrough()) } satisfies StreamedReply);
         pending.stream.end();
         return;
       case 'cut':
@@ -174,7 +178,10 @@ export class LambdaFunctionHost {
     const ack = () => {
       if (!environment.dead) environment.worker.postMessage({ ack: id });
     };
-    if (stream.destroyed || stream.write(chunk)) return ack();
+    if (stream.destroyed || stream.write(chunk)) {
+      ack();
+      return;
+    }
     const resume = () => (stream.off('drain', resume), stream.off('close', resume), ack());
     stream.on('drain', resume);
     stream.on('close', resume);

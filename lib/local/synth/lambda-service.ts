@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
 import { unzipSync } from 'fflate';
 import { LambdaFunctionHost, LambdaInvokeError, type StreamedReply } from './lambda-host.ts';
-import { checkUserPackage, type CreateFunctionRequest } from './user-packages.ts';
+import { checkUserPackage, type CreateFunctionRequest, userFunctionConfiguration, userLambdaOf } from './user-packages.ts';
 
 /**
  * The Lambda service of the synthesized mode for the Lambdas made at run time: the user-function Lambdas the
@@ -80,11 +80,54 @@ function writerOf(res: ServerResponse) {
   };
 }
 
+/** InvokeWithResponseStream: the event stream of the reply's bytes (the prelude first), then InvokeComplete. */
+async function invoke(fn: UserLambda, body: Buffer, res: ServerResponse): Promise<void> {
+  if (body.length > INVOKE_PAYLOAD_LIMIT_BYTES) {
+    throw new LambdaApiError(
+      413,
+      'RequestEntityTooLargeException',
+      `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`,
+    );
+  }
+  let input: unknown;
+  try {
+    input = body.length ? JSON.parse(body.toString('utf8')) : {};
+  } catch {
+    throw new LambdaApiError(400, 'InvalidRequestContentException', 'Could not parse request body into json');
+  }
+  res.writeHead(200, {
+    'content-type': 'application/vnd.amazon.eventstream',
+    'x-amz-executed-version': '$LATEST',
+    'x-amzn-requestid': randomUUID(),
+  });
+  const write = writerOf(res);
+  let complete: Record<string, string> = {};
+  try {
+    const reply = await fn.host.invoke(input);
+    if (reply && typeof reply === 'object' && 'body' in reply && 'head' in reply) {
+      const { head, body: stream } = reply as StreamedReply;
+      // What HttpResponseStream.from writes first: the prelude JSON, then eight NUL bytes.
+      await write(event('PayloadChunk', Buffer.concat([Buffer.from(JSON.stringify(head)), Buffer.alloc(8)])));
+      for await (const chunk of stream) await write(event('PayloadChunk', chunk as Buffer));
+    } else {
+      await write(event('PayloadChunk', Buffer.from(JSON.stringify(reply))));
+    }
+  } catch (error) {
+    const failed = error instanceof LambdaInvokeError ? error : new LambdaInvokeError(fn.host.fn.name, 'Unhandled', String(error));
+    complete = { ErrorCode: failed.errorType, ErrorDetails: failed.message };
+  }
+  await write(event('InvokeComplete', Buffer.from(JSON.stringify({ ...complete, LogResult: '' }))));
+  if (!res.destroyed) res.end();
+}
+
 export function createLocalLambdaService(options: { region: string; accountId: string; layers: Map<string, string> }): LocalLambdaService {
   const lambdas = new Map<string, UserLambda & { createdAt: number }>();
   const root = join(tmpdir(), 'slipway-user-lambdas');
   const arnOf = (name: string) => `arn:aws:lambda:${options.region}:${options.accountId}:function:${name}`;
-  const nameOf = (raw: string) => decodeURIComponent(raw).replace(/^arn:aws:lambda:[^:]*:\d+:function:/, '').split(':')[0]!;
+  const nameOf = (raw: string) =>
+    decodeURIComponent(raw)
+      .replace(/^arn:aws:lambda:[^:]*:\d+:function:/, '')
+      .split(':')[0]!;
   const lambdaNamed = (raw: string) => {
     const found = lambdas.get(nameOf(raw));
     if (!found) throw new LambdaApiError(404, 'ResourceNotFoundException', `Function not found: ${arnOf(nameOf(raw))}`);
@@ -100,96 +143,22 @@ export function createLocalLambdaService(options: { region: string; accountId: s
     try {
       files = unzipSync(zip);
     } catch {
-      throw new LambdaApiError(400, 'InvalidParameterValueException', 'Could not unzip uploaded file. Please check your file, then try again.');
+      throw new LambdaApiError(
+        400,
+        'InvalidParameterValueException',
+        'Could not unzip uploaded file. Please check your file, then try again.',
+      );
     }
     const problem = checkUserPackage(request, files, options.layers);
     if (problem) throw new LambdaApiError(400, 'InvalidParameterValueException', problem);
     mkdirSync(root, { recursive: true });
     const dir = mkdtempSync(join(root, `${name.slice(-16)}-`));
     for (const [file, data] of Object.entries(files)) writeFileSync(join(dir, file), data);
-    const configuration = {
-      FunctionName: name,
-      FunctionArn: arnOf(name),
-      Runtime: request.Runtime,
-      Role: request.Role,
-      Handler: request.Handler,
-      CodeSize: zip.length,
-      Description: request.Description ?? '',
-      Timeout: request.Timeout ?? 3,
-      MemorySize: request.MemorySize ?? 128,
-      LastModified: new Date().toISOString().replace('Z', '+0000'),
-      CodeSha256: createHash('sha256').update(zip).digest('base64'),
-      Version: '$LATEST',
-      VpcConfig: { ...request.VpcConfig, VpcId: 'vpc-local' },
-      Environment: { Variables: request.Environment?.Variables ?? {} },
-      Layers: (request.Layers ?? []).map((arn) => ({ Arn: arn, CodeSize: 0 })),
-      Architectures: request.Architectures ?? ['x86_64'],
-      PackageType: 'Zip',
-      State: 'Active',
-      LastUpdateStatus: 'Successful',
-    };
-    const host = new LambdaFunctionHost(
-      {
-        logicalId: name,
-        name,
-        arn: arnOf(name),
-        assetDir: dir,
-        handler: String(request.Handler),
-        timeoutSeconds: Number(configuration.Timeout),
-        memoryMb: Number(configuration.MemorySize),
-        // What the Lambda runtime sets, and the function's own (empty) variables: no platform setting, no credentials.
-        environment: {
-          ...configuration.Environment.Variables,
-          AWS_REGION: options.region,
-          AWS_DEFAULT_REGION: options.region,
-          AWS_LAMBDA_FUNCTION_NAME: name,
-          AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(configuration.MemorySize),
-          AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-          LAMBDA_TASK_ROOT: dir,
-          TZ: 'UTC',
-          PATH: '/usr/local/bin:/usr/bin:/bin',
-        },
-        roleLogicalId: 'user-function',
-        layers: (request.Layers ?? []).map((arn) => options.layers.get(arn)!),
-      },
-      MAX_ENVIRONMENTS,
-    );
+    const configuration = userFunctionConfiguration(request, zip, arnOf(name));
+    const host = new LambdaFunctionHost(userLambdaOf(configuration, dir, options), MAX_ENVIRONMENTS);
     lambdas.set(name, { configuration, tags: request.Tags ?? {}, host, dir, createdAt: Date.now() });
     // A VPC function is Pending while Lambda attaches it; the caller waits for Active (GetFunction).
     return { ...configuration, State: 'Pending', StateReasonCode: 'Creating' };
-  }
-
-  async function invoke(raw: string, body: Buffer, res: ServerResponse): Promise<void> {
-    const fn = lambdaNamed(raw);
-    if (body.length > INVOKE_PAYLOAD_LIMIT_BYTES) {
-      throw new LambdaApiError(413, 'RequestEntityTooLargeException', `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`);
-    }
-    let input: unknown;
-    try {
-      input = body.length ? JSON.parse(body.toString('utf8')) : {};
-    } catch {
-      throw new LambdaApiError(400, 'InvalidRequestContentException', 'Could not parse request body into json');
-    }
-    res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amz-executed-version': '$LATEST', 'x-amzn-requestid': randomUUID() });
-    const write = writerOf(res);
-    let complete: Record<string, string> = {};
-    try {
-      const reply = await fn.host.invoke(input);
-      if (reply && typeof reply === 'object' && 'body' in reply && 'head' in reply) {
-        const { head, body: stream } = reply as StreamedReply;
-        // What HttpResponseStream.from writes first: the prelude JSON, then eight NUL bytes.
-        await write(event('PayloadChunk', Buffer.concat([Buffer.from(JSON.stringify(head)), Buffer.alloc(8)])));
-        for await (const chunk of stream) await write(event('PayloadChunk', chunk as Buffer));
-      } else {
-        await write(event('PayloadChunk', Buffer.from(JSON.stringify(reply))));
-      }
-    } catch (error) {
-      const failed = error instanceof LambdaInvokeError ? error : new LambdaInvokeError(fn.host.fn.name, 'Unhandled', String(error));
-      complete = { ErrorCode: failed.errorType, ErrorDetails: failed.message };
-    }
-    await write(event('InvokeComplete', Buffer.from(JSON.stringify({ ...complete, LogResult: '' }))));
-    if (!res.destroyed) res.end();
   }
 
   async function remove(raw: string): Promise<void> {
@@ -206,7 +175,7 @@ export function createLocalLambdaService(options: { region: string; accountId: s
       return sendJson(res, 200, { Functions: [...lambdas.values()].map((entry) => entry.configuration) });
     const tags = /^\/2017-03-31\/tags\/(.+)$/.exec(path);
     if (method === 'GET' && tags) return sendJson(res, 200, { Tags: lambdaNamed(tags[1]!).tags });
-    if (fn && method === 'POST' && fn[3] === '/response-streaming-invocations') return invoke(fn[2]!, body, res);
+    if (fn && method === 'POST' && fn[3] === '/response-streaming-invocations') return invoke(lambdaNamed(fn[2]!), body, res);
     if (fn && method === 'GET' && !fn[3]) {
       const found = lambdaNamed(fn[2]!);
       return sendJson(res, 200, { Configuration: found.configuration, Code: { RepositoryType: 'S3', Location: '' }, Tags: found.tags });

@@ -121,7 +121,8 @@ function templateLayers(template: SynthesizedTemplate, values: LocalStackValues,
   const layers = new Map<string, string>();
   for (const [id, layer] of resourcesOfType(template, 'AWS::Lambda::LayerVersion')) {
     const assetPath = String(layer.Metadata?.['aws:asset:path'] ?? '');
-    if (assetPath && !assetPath.endsWith('.zip')) layers.set(rename(values.physical.get(id)!.ref), stagedAsset(join(template.assemblyDir, assetPath)));
+    if (assetPath && !assetPath.endsWith('.zip'))
+      layers.set(rename(values.physical.get(id)!.ref), stagedAsset(join(template.assemblyDir, assetPath)));
   }
   return layers;
 }
