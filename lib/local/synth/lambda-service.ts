@@ -34,8 +34,6 @@ interface UserLambda {
 export interface LocalLambdaService {
   /** Answers one Lambda API request the IAM proxy allowed. */
   handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void>;
-  /** The names of the Lambdas made so far, and when each was made (a publish prepares them: lib/functions). */
-  functions(): { name: string; createdAt: number; invocations: number }[];
   stop(): Promise<void>;
 }
 
@@ -121,7 +119,7 @@ async function invoke(fn: UserLambda, body: Buffer, res: ServerResponse): Promis
 }
 
 export function createLocalLambdaService(options: { region: string; accountId: string; layers: Map<string, string> }): LocalLambdaService {
-  const lambdas = new Map<string, UserLambda & { createdAt: number }>();
+  const lambdas = new Map<string, UserLambda>();
   const root = join(tmpdir(), 'slipway-user-lambdas');
   const arnOf = (name: string) => `arn:aws:lambda:${options.region}:${options.accountId}:function:${name}`;
   const nameOf = (raw: string) =>
@@ -156,7 +154,7 @@ export function createLocalLambdaService(options: { region: string; accountId: s
     for (const [file, data] of Object.entries(files)) writeFileSync(join(dir, file), data);
     const configuration = userFunctionConfiguration(request, zip, arnOf(name));
     const host = new LambdaFunctionHost(userLambdaOf(configuration, dir, options), MAX_ENVIRONMENTS);
-    lambdas.set(name, { configuration, tags: request.Tags ?? {}, host, dir, createdAt: Date.now() });
+    lambdas.set(name, { configuration, tags: request.Tags ?? {}, host, dir });
     // A VPC function is Pending while Lambda attaches it; the caller waits for Active (GetFunction).
     return { ...configuration, State: 'Pending', StateReasonCode: 'Creating' };
   }
@@ -196,12 +194,6 @@ export function createLocalLambdaService(options: { region: string; accountId: s
         sendJson(res, error.status, { Type: 'User', message: error.message }, { 'x-amzn-errortype': error.type });
       }
     },
-    functions: () =>
-      [...lambdas.values()].map((entry) => ({
-        name: String(entry.configuration.FunctionName),
-        createdAt: entry.createdAt,
-        invocations: entry.host.invocations,
-      })),
     async stop() {
       await Promise.all([...lambdas.values()].map((entry) => entry.host.stop()));
       for (const entry of lambdas.values()) rmSync(entry.dir, { recursive: true, force: true });

@@ -18,7 +18,7 @@ import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsag
 import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
 import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
 import type { ArnContext } from './iam-requests.ts';
-import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
+import { createLocalLambdaService } from './lambda-service.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
@@ -37,8 +37,6 @@ export interface SynthesizedRuntime {
   lambdaCount: number;
   skipped: { logicalId: string; reason: string }[];
   hosts: Map<string, LambdaFunctionHost>;
-  /** The Lambdas made at run time (the functions router's user-function Lambdas). */
-  userLambdas: LocalLambdaService;
   usage(): PermissionUsage[];
   stop(): Promise<void>;
 }
@@ -227,7 +225,6 @@ export async function startSynthesizedRuntime(options: {
     lambdaCount: lambdas.length,
     skipped,
     hosts,
-    userLambdas,
     usage: () => proxy.usage(),
     async stop() {
       await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop()));
