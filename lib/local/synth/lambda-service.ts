@@ -21,8 +21,12 @@ import { checkUserPackage, type CreateFunctionRequest, userFunctionConfiguration
 /** Lambda's limit on a synchronous invocation's request payload (InvokeWithResponseStream included). */
 export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
 
-/** How many environments one user-function Lambda may run at once here (the account's concurrency, in the cloud). */
-const MAX_ENVIRONMENTS = 40;
+/**
+ * How many environments one user-function Lambda runs at once here. In the cloud it is the account's concurrency;
+ * here it is the template's Lambdas' bound (LOCAL_LAMBDA_MAX_ENVIRONMENTS), so that a burst of requests does not
+ * boot dozens of threads on a small machine: the rest wait for an environment, as throttled calls would be retried.
+ */
+const maxEnvironments = () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10);
 
 interface UserLambda {
   configuration: Record<string, unknown>;
@@ -153,7 +157,7 @@ export function createLocalLambdaService(options: { region: string; accountId: s
     const dir = mkdtempSync(join(root, `${name.slice(-16)}-`));
     for (const [file, data] of Object.entries(files)) writeFileSync(join(dir, file), data);
     const configuration = userFunctionConfiguration(request, zip, arnOf(name));
-    const host = new LambdaFunctionHost(userLambdaOf(configuration, dir, options), MAX_ENVIRONMENTS);
+    const host = new LambdaFunctionHost(userLambdaOf(configuration, dir, options), maxEnvironments());
     lambdas.set(name, { configuration, tags: request.Tags ?? {}, host, dir });
     // A VPC function is Pending while Lambda attaches it; the caller waits for Active (GetFunction).
     return { ...configuration, State: 'Pending', StateReasonCode: 'Creating' };
