@@ -212,7 +212,9 @@ export class LambdaFunctionHost {
   private async acquire(): Promise<Environment> {
     for (;;) {
       if (this.stopped) throw new LambdaInvokeError(this.fn.name, 'Runtime.Stopped', 'the local platform is stopping');
-      const idle = this.idle.pop();
+      // The environment idle longest first (Lambda's own choice is unspecified): warm environments take turns, so a
+      // request can reach the one a late handler has just left.
+      const idle = this.idle.shift();
       if (idle) return idle;
       if (this.all.size < this.maxEnvironments) return this.start();
       await new Promise<void>((resolve) => this.waiting.push(resolve));
