@@ -64,7 +64,7 @@ export function functionsRouter(
   // A function the router makes is in the compute VPC, behind the compute group, with the runner layer.
   routerRole.addToPrincipalPolicy(
     new iam.PolicyStatement({
-      actions: ['lambda:CreateFunction', 'lambda:TagResource'],
+      actions: ['lambda:CreateFunction'],
       resources: [userFunctions],
       conditions: {
         StringEquals: { 'lambda:VpcIds': made.vpc.vpcId },
@@ -73,6 +73,16 @@ export function functionsRouter(
           'lambda:Layer': [made.runnerLayer.layerVersionArn],
         },
       },
+    }),
+  );
+  // The `slipway:*` tags a new function carries (the sweep reads them). Lambda authorizes them as TagResource,
+  // whose request has no lambda:VpcIds, lambda:SecurityGroupIds or lambda:Layer: under the statement above
+  // it would be refused, and so would every CreateFunction (the synthesized mode's IAM check found it).
+  routerRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['lambda:TagResource'],
+      resources: [userFunctions],
+      conditions: { 'ForAllValues:StringLike': { 'aws:TagKeys': ['slipway:*'] } },
     }),
   );
   routerRole.addToPrincipalPolicy(

@@ -17,8 +17,18 @@ import { SITE_HOST_HEADER } from '../../lib/sites/serve.ts';
  */
 
 const telemetry = new FunctionTelemetry();
+const cloudHost = createCloudFunctionHost();
 const door = createFunctionDoor({
-  host: createCloudFunctionHost(),
+  host: {
+    ...cloudHost,
+    // Lambda tells the router of no environment's start (the local host's events): a reply from a new environment,
+    // whose entry reports its boot time, is one, so the function's instance starts and boot times are counted.
+    async forwardHttp(fn, request, signal) {
+      const reply = await cloudHost.forwardHttp(fn, request, signal);
+      if (reply.bootMs !== undefined) telemetry.instanceStarted(fn, reply.bootMs);
+      return reply;
+    },
+  },
   resolve: resolveFunctionByHost,
   isEnrolled: isTeamEnrolledInFunctions,
   telemetry,

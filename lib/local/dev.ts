@@ -51,7 +51,8 @@ async function main() {
   process.env.EMAIL_CONFIRM_URL ??= `${platform.consoleUrl}/confirm-email`;
   // The CLI finds this platform from any folder by this record (a site's folder has no .slipway/).
   writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
-  const sandbox = parts.functions.sandboxReport();
+  // The synthesized mode runs functions in user-function Lambdas (lib/local/synth/lambda-service.ts), not the sandbox.
+  const sandbox = platform.synthesized ? null : parts.functions.sandboxReport();
   const lines = [
     '',
     'Slipway local platform is running.',
@@ -69,7 +70,9 @@ async function main() {
     `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by the endpoint itself (secrets in ${state.dir})`}`,
     `  Previews:      http://{branch}-{preview_slug}.previews.localhost:${platform.port} (builds: docs/builds.md)`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
-    `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
+    sandbox === null
+      ? '  Functions run: in user-function Lambdas the router creates (the synthesized mode, docs/synthesized-mode.md)'
+      : `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',
     'Create a first user and team (in another terminal):',
     '  npm run -s slipway -- admin create-user --email you@example.com --name You',

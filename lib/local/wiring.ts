@@ -19,10 +19,10 @@ export function localParts(options: { synthesized?: boolean } = {}): {
 } {
   const functions = localFunctionsRuntime();
   if (options.synthesized) {
-    // The template's event source mappings, Scheduler targets and distributions replace the source parts
-    // (lib/local/synth/runtime.ts). What stays: the functions HTTPS door on its sandboxed host, and the
-    // screenshot capture, whose Lambda is a container image the synthesized mode cannot run.
-    return { hostHandlers: [functions.hostHandler], drivers: [() => functions.driver, () => captureDriver()], functions: functions.driver };
+    // The template's event source mappings, Scheduler targets and distributions (the functions door's
+    // included) replace the source parts (lib/local/synth/runtime.ts). What stays: the screenshot capture,
+    // whose Lambda is a container image the synthesized mode cannot run.
+    return { hostHandlers: [], drivers: [() => captureDriver()], functions: functions.driver };
   }
   const builds = buildsRuntime();
   return {

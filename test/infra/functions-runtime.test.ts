@@ -155,6 +155,11 @@ describe('the HTTPS door', () => {
       StringEquals: { 'lambda:VpcIds': { Ref: idOf(runtime.vpc) } },
       'ForAllValues:StringEquals': { 'lambda:SecurityGroupIds': [{ 'Fn::GetAtt': [idOf(runtime.computeSecurityGroup), 'GroupId'] }] },
     });
+    // Tagging at creation is authorized as TagResource, whose request carries no VPC or layer keys: a statement of its own.
+    expect([create.Action].flat()).not.toContain('lambda:TagResource');
+    const tag = statements.find((s) => [s.Action].flat().includes('lambda:TagResource'))!;
+    expect(JSON.stringify(tag.Resource)).toContain(':function:FunctionsTest-fn-*');
+    expect(tag.Condition).toEqual({ 'ForAllValues:StringLike': { 'aws:TagKeys': ['slipway:*'] } });
     const passRole = statements.find((s) => [s.Action].flat().includes('iam:PassRole'))!;
     expect(passRole.Resource).toEqual({ 'Fn::GetAtt': [idOf(runtime.userFunctionRole), 'Arn'] });
     for (const s of statements) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);

@@ -31,6 +31,13 @@ process.env.FUNCTIONS_TELEMETRY_FLUSH_MS = '200';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The synthesized project runs this file against the template (docs/synthesized-mode.md): CloudFront, the router
+ * Lambda and one Lambda per function, as in the cloud. Where the cloud differs from the local host by design
+ * (docs/functions.md, "Limits in the cloud"), the test says so and asserts what the cloud does instead.
+ */
+const cloud = process.env.SLIPWAY_PLATFORM_MODE === 'synth';
+
 const FUNCTIONS: Record<string, string> = {
   'functions/hello.js': `export default async (request) => new Response('hello from ' + new URL(request.url).pathname);`,
   'functions/obj.js': `export default { fetch() { return new Response('object with fetch'); } };`,
@@ -285,6 +292,16 @@ describe('HTTPS door: deployments', () => {
 
 describe('HTTPS door: limits and failures', () => {
   it('413 FUNCTION_BODY_TOO_LARGE over 10 MiB; exactly 10 MiB reaches the handler', async () => {
+    if (cloud) {
+      // Limits in the cloud (a gap): the router's function URL takes an invocation payload of at most 6 MB, a binary
+      // body base64 in it, so about 4.4 MiB of body reach a function and a larger one gets Lambda's own 413.
+      const fits = await get('echo', '/', { method: 'POST', body: Buffer.alloc(4 * 1024 * 1024, 7) });
+      expect(JSON.parse(fits.text).bodyLength).toBe(4 * 1024 * 1024);
+      const over = await get('echo', '/', { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024 + 1, 7) });
+      expect(over.status).toBe(413);
+      expect(JSON.parse(over.text)).toEqual({ Message: 'Request must be smaller than 6291456 bytes for the InvokeFunction operation' });
+      return;
+    }
     expectEnvelope(await get('echo', '/', { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024 + 1, 7) }), 413, 'FUNCTION_BODY_TOO_LARGE');
     const exact = await get('echo', '/', { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024, 7) });
     expect(exact.status).toBe(200);
@@ -301,6 +318,9 @@ describe('HTTPS door: limits and failures', () => {
   });
 
   it('504 FUNCTION_TIMEOUT when the budget ends before any byte; the handler keeps running after it', async () => {
+    // In the cloud a function's first request also waits for its Lambda to be made (Limits in the cloud: cold start);
+    // when that outlasts the short budget on a loaded machine, the handler never starts: the Lambda is made first.
+    if (cloud) await get('slow', '/?check');
     const started = Date.now();
     expectEnvelope(await withEnv({ FUNCTIONS_BUDGET_MS: String(BUDGET_MS) }, () => get('slow')), 504, 'FUNCTION_TIMEOUT');
     expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_MS - 50);
@@ -314,6 +334,9 @@ describe('HTTPS door: limits and failures', () => {
   });
 
   it('the connection is cut when the budget ends mid-body', async () => {
+    // In the cloud a function's first request also waits for its Lambda to be made (Limits in the cloud: cold start),
+    // which the short budget may not cover on a loaded machine before the first byte: the Lambda is made first.
+    if (cloud) expect((await get('slowbody')).text).toBe('first part;second part');
     const reply = await withEnv({ FUNCTIONS_BUDGET_MS: String(BUDGET_MS) }, () => get('slowbody'));
     expect(reply.status).toBe(200);
     expect(reply.cut).toBe(true);
@@ -351,6 +374,9 @@ describe('HTTPS door: streaming, cookies, waitUntil', () => {
     const reply = await get('later');
     expect(reply.status).toBe(200);
     expect(reply.text).toBe('replied first');
+    // In the cloud the environment that replied stays busy with its waitUntil work, so these requests reach other
+    // environments, each with its own module state: the release cannot reach the work (one request per environment).
+    if (cloud) return void expect((await get('later', '/?check')).text).toBe('0');
     expect((await get('later', '/?check')).text).toBe('0');
     expect((await get('later', '/?release')).text).toBe('released');
     await expect.poll(async () => (await get('later', '/?check')).text, { timeout: 10_000, interval: 50 }).toBe('1');
@@ -373,8 +399,10 @@ describe('HTTPS door: one connection to an instance, many requests on it', () =>
     await sleep(300);
     const beside = await get('large', '/?small');
     expect(beside.status).toBe(200);
-    // The same instance answered, on the connection the slow reply is still on.
-    expect(beside.text).toBe(slow.headers['x-instance']);
+    // The same instance answered, on the connection the slow reply is still on. In the cloud a Lambda environment
+    // serves one request at a time (Limits in the cloud): the request beside it gets the large reply's environment
+    // only once that one has handed its whole reply to the path's buffers, so only that it answers at once holds.
+    if (!cloud) expect(beside.text).toBe(slow.headers['x-instance']);
     const parts: Buffer[] = [];
     slow.on('data', (chunk: Buffer) => parts.push(chunk));
     slow.resume();
@@ -392,19 +420,30 @@ describe('HTTPS door: instances', () => {
     // named answered earlier in this file: the instance may still be up, or stopped as idle.
     expect(['true', 'false']).toContain(first.headers['x-scaler-http-cold-start']);
     expect(second.headers['x-scaler-http-cold-start']).toBe('false');
+    // In the cloud Lambda keeps an idle environment for minutes and reclaims it on its own schedule (Limits in the
+    // cloud: scale to zero), not after the door's idle time: the environment is still warm.
+    if (cloud) return void expect((await get('named')).headers['x-scaler-http-cold-start']).toBe('false');
     await sleep(IDLE_MS + 1500);
     const afterIdle = await get('named');
     expect(afterIdle.headers['x-scaler-http-cold-start']).toBe('true');
     expect((await get('named')).headers['x-scaler-http-cold-start']).toBe('false');
   }, 30_000);
 
-  it('10 concurrent requests per instance, a second instance beyond that, at most 3; request 31 waits for a slot', async () => {
-    const replies = await Promise.all(Array.from({ length: 35 }, () => get('busy')));
-    expect(replies.map((r) => r.status)).toEqual(Array(35).fill(200));
-    const instances = new Set(replies.map((r) => r.text));
-    expect(instances.size).toBe(3);
-    for (const id of instances) expect(replies.filter((r) => r.text === id).length).toBeGreaterThanOrEqual(5);
-  }, 30_000);
+  it(
+    '10 concurrent requests per instance, a second instance beyond that, at most 3; request 31 waits for a slot',
+    async () => {
+      const replies = await Promise.all(Array.from({ length: 35 }, () => get('busy')));
+      expect(replies.map((r) => r.status)).toEqual(Array(35).fill(200));
+      const instances = new Set(replies.map((r) => r.text));
+      // In the cloud one Lambda environment serves one request at a time, and no per-function cap holds yet
+      // (Limits in the cloud: a gap): the requests spread over more than 3 environments.
+      if (cloud) return void expect(instances.size).toBeGreaterThan(3);
+      expect(instances.size).toBe(3);
+      for (const id of instances) expect(replies.filter((r) => r.text === id).length).toBeGreaterThanOrEqual(5);
+      // In the cloud each of the environments is a cold start of its own.
+    },
+    cloud ? 60_000 : 30_000,
+  );
 });
 
 describe('HTTPS door: telemetry', () => {
@@ -427,7 +466,8 @@ async function checkTelemetry(): Promise<void> {
   ).Items!;
   const byName = (name: string) => items.filter((i) => i.function_name === name);
   const sum = (rows: Record<string, unknown>[], field: string) => rows.reduce((n, r) => n + ((r[field] as number) ?? 0), 0);
-  expect(sum(byName('echo'), 'limit_body_413')).toBeGreaterThanOrEqual(1);
+  // In the cloud a body over 10 MiB is refused by the function URL before the door sees it (the 413 test): not counted.
+  if (!cloud) expect(sum(byName('echo'), 'limit_body_413')).toBeGreaterThanOrEqual(1);
   expect(sum(byName('slow'), 'limit_http_timeout')).toBeGreaterThanOrEqual(1);
   expect(sum(byName('slowbody'), 'limit_http_timeout')).toBeGreaterThanOrEqual(1);
   expect(sum(byName('hog'), 'limit_out_of_memory')).toBeGreaterThanOrEqual(1);
@@ -436,9 +476,10 @@ async function checkTelemetry(): Promise<void> {
   const boots = byName('busy').flatMap((r) => r.boot_ms as number[]);
   expect(boots.length).toBeGreaterThanOrEqual(3);
   expect(boots.every((ms) => Number.isInteger(ms) && ms >= 0)).toBe(true);
-  // 'named' was stopped as idle above: its instance seconds and peak memory were recorded.
-  expect(sum(byName('named'), 'instance_seconds')).toBeGreaterThan(0);
-  expect(Math.max(...byName('named').map((r) => (r.peak_memory_mib as number) ?? 0))).toBeGreaterThan(10);
+  // 'named' was stopped as idle above: its instance seconds and peak memory were recorded. The cloud host has no
+  // instance events (Lambda reports no environment's lifetime or memory to the router).
+  if (!cloud) expect(sum(byName('named'), 'instance_seconds')).toBeGreaterThan(0);
+  if (!cloud) expect(Math.max(...byName('named').map((r) => (r.peak_memory_mib as number) ?? 0))).toBeGreaterThan(10);
   const weeks = items.filter((i) => (i.sk as string).startsWith('WEEK#'));
   expect(weeks).toHaveLength(1);
   expect(weeks[0]!.http_requests as number).toBeGreaterThanOrEqual(35);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Script, createContext } from 'node:vm';
 import type { StreamedReply, LambdaFunctionHost } from './lambda-host.ts';
+import { INVOKE_PAYLOAD_LIMIT_BYTES } from './lambda-service.ts';
 import { constructPath, resourcesOfType, type SynthesizedTemplate } from './template.ts';
 
 interface CloudFrontValue {
@@ -102,7 +103,7 @@ function viewerRequestOf(req: IncomingMessage): ViewerRequest {
  * headers CloudFront itself sends, since this stand-in keeps no cache), Host
  * being the function URL's own.
  */
-function functionUrlEvent(request: ViewerRequest, distribution: TemplateDistribution, rawQuery: string, viewerIp: string) {
+function functionUrlEvent(request: ViewerRequest, distribution: TemplateDistribution, rawQuery: string, viewerIp: string, body: Buffer) {
   const headers: Record<string, string> = {};
   for (const [name, { value }] of Object.entries(request.headers)) {
     const forwarded =
@@ -128,8 +129,19 @@ function functionUrlEvent(request: ViewerRequest, distribution: TemplateDistribu
       stage: '$default',
       timeEpoch: Date.now(),
     },
-    isBase64Encoded: false,
+    // A function URL passes a text body as it is and any other body base64.
+    ...(body.length ? { body: isTextBody(headers['content-type']) ? body.toString('utf8') : body.toString('base64') } : {}),
+    isBase64Encoded: body.length > 0 && !isTextBody(headers['content-type']),
   };
+}
+
+const isTextBody = (contentType: string | undefined) =>
+  /^text\/|[/+](json|xml|javascript)\b|^application\/x-www-form-urlencoded/i.test(contentType ?? '');
+
+async function requestBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** Answers a viewer request through a distribution of the template: its viewer function, then its origin Lambda. */
@@ -150,18 +162,25 @@ export async function answerThroughDistribution(
     request = result;
   }
   const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
+  const event = functionUrlEvent(request, distribution, rawQuery, viewerIp, await requestBody(req));
+  if (Buffer.byteLength(JSON.stringify(event)) > INVOKE_PAYLOAD_LIMIT_BYTES) {
+    // The function URL's own answer: its invocation payload (the event, a binary body base64) is capped at 6 MB.
+    const message = `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`;
+    res.writeHead(413, { 'content-type': 'application/json', 'x-amzn-errortype': 'RequestEntityTooLargeException' });
+    return void res.end(JSON.stringify({ Message: message }));
+  }
   try {
-    const reply = (await lambdaOf(distribution.originFunctionLogicalId).invoke(
-      functionUrlEvent(request, distribution, rawQuery, viewerIp),
-    )) as StreamedReply;
+    const reply = (await lambdaOf(distribution.originFunctionLogicalId).invoke(event)) as StreamedReply;
     const head = reply.head as { statusCode?: number; headers?: Record<string, string>; cookies?: string[] };
     const headers: Record<string, string | string[]> = { ...(head.headers ?? {}) };
     if (head.cookies?.length) headers['set-cookie'] = head.cookies;
     res.writeHead(head.statusCode ?? 200, headers);
     await pipeline(reply.body, res);
   } catch {
+    // Mid-body, the origin's stream was cut (a budget that ended): CloudFront cuts the viewer's connection.
+    if (res.headersSent) return void res.destroy();
     // CloudFront's answer when the origin fails.
-    if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-    res.end(res.headersSent ? undefined : '502 Bad Gateway: the origin failed');
+    res.writeHead(502, { 'content-type': 'text/plain' });
+    res.end('502 Bad Gateway: the origin failed');
   }
 }

@@ -156,6 +156,11 @@ export async function startIamProxy(options: {
   target: string;
   principals: Map<string, LambdaPrincipal>;
   arns: ArnContext;
+  /**
+   * Services the platform plays itself, by signing name: a Lambda's allowed call to one goes there instead
+   * of the AWS endpoint (the Lambdas the functions router makes: lambda-service.ts).
+   */
+  services?: Record<string, (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>>;
 }): Promise<IamProxy> {
   const target = new URL(options.target);
   const decisions = new Map<string, Promise<Decision>>();
@@ -227,6 +232,8 @@ export async function startIamProxy(options: {
           res.writeHead(answer.status, { ...answer.headers, 'content-length': String(Buffer.byteLength(answer.body)) });
           return void res.end(request.method === 'HEAD' ? undefined : answer.body);
         }
+        const service = options.services?.[signing.service];
+        if (service) return service(req, res, body);
       }
       forward(target, req, res, body);
     })().catch((error: unknown) => {

@@ -86,9 +86,14 @@ function lambdaChecks(request: WireRequest, ctx: ArnContext): AuthorizationCheck
       },
       { action: 'iam:PassRole', resource: String(body.Role), context: { 'iam:PassedToService': 'lambda.amazonaws.com' } },
     ];
-    if (body.Tags && Object.keys(body.Tags).length) checks.push({ action: 'lambda:TagResource', resource: arnOf(body.FunctionName) });
+    if (body.Tags && Object.keys(body.Tags).length)
+      checks.push({ action: 'lambda:TagResource', resource: arnOf(body.FunctionName), context: { 'aws:TagKeys': Object.keys(body.Tags) } });
     return checks;
   }
+  // ListFunctions has no resource scope; ListTags names the function's ARN.
+  if (request.method === 'GET' && /^\/2015-03-31\/functions\/?$/.test(path)) return [{ action: 'lambda:ListFunctions', resource: '*' }];
+  const tags = /^\/2017-03-31\/tags\/(.+)$/.exec(path);
+  if (request.method === 'GET' && tags) return [{ action: 'lambda:ListTags', resource: decodeURIComponent(tags[1]!) }];
   const fn = /^\/\d{4}-\d\d-\d\d\/functions\/([^/]+)(\/.*)?$/.exec(path);
   if (fn) {
     const resource = arnOf(decodeURIComponent(fn[1]!));

@@ -17,6 +17,8 @@ export interface SynthLambda {
   environment: Record<string, string>;
   /** Logical id of the execution role. */
   roleLogicalId: string;
+  /** The folders of its layers, in order: Lambda puts their files under /opt. */
+  layers?: string[];
 }
 
 export class LambdaInvokeError extends Error {
@@ -47,6 +49,9 @@ interface Environment {
 
 const workerFile = new URL('./lambda-worker.mjs', import.meta.url);
 
+/** Lambda's log stream of one execution environment (`2026/11/26/[$LATEST]{id}`): the environment's own name. */
+const logStreamName = () => `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`;
+
 /**
  * The execution environments of one Lambda: a worker thread each, made on
  * demand (a cold start: the asset is imported in it), serving one invocation
@@ -73,8 +78,14 @@ export class LambdaFunctionHost {
     const overlay = Object.entries(this.overlay()).filter((entry): entry is [string, string] => entry[1] !== null);
     const worker = new Worker(workerFile, {
       // Local variables from the start too: a module may read one at import (the logger's level).
-      env: { ...this.fn.environment, ...Object.fromEntries(overlay) },
-      workerData: { assetDir: this.fn.assetDir, handler: this.fn.handler, functionName: this.fn.name, memoryMb: this.fn.memoryMb },
+      env: { ...this.fn.environment, ...Object.fromEntries(overlay), AWS_LAMBDA_LOG_STREAM_NAME: logStreamName() },
+      workerData: {
+        assetDir: this.fn.assetDir,
+        handler: this.fn.handler,
+        functionName: this.fn.name,
+        memoryMb: this.fn.memoryMb,
+        layers: this.fn.layers ?? [],
+      },
       // The template's MemorySize bounds the heap, as the Lambda's memory does.
       resourceLimits: { maxOldGenerationSizeMb: this.fn.memoryMb },
       stdout: false,
@@ -88,11 +99,16 @@ export class LambdaFunctionHost {
           return resolve();
         }
         if (message.type === 'init-error') return reject(new LambdaInvokeError(this.fn.name, 'Runtime.InitError', message.error.message));
+        if (message.type === 'out-of-memory') return this.end(environment, this.outOfMemory(`${message.usedMb} MB used`));
         this.onMessage(environment, message);
       });
       worker.on('error', (error) => {
         reject(error);
-        this.end(environment, new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', error.message));
+        const oom = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+        this.end(
+          environment,
+          oom ? this.outOfMemory(error.message) : new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', error.message),
+        );
       });
       worker.on('exit', (code) => {
         reject(new LambdaInvokeError(this.fn.name, 'Runtime.ExitError', `exited with code ${code} during init`));
@@ -101,6 +117,10 @@ export class LambdaFunctionHost {
     });
     this.all.add(environment);
     return environment;
+  }
+
+  private outOfMemory(detail: string): LambdaInvokeError {
+    return new LambdaInvokeError(this.fn.name, 'Runtime.OutOfMemory', `Runtime exited with error: signal: killed (${detail})`);
   }
 
   private onMessage(environment: Environment, message: any): void {
@@ -132,15 +152,39 @@ export class LambdaFunctionHost {
           pending.stream = new PassThrough();
           pending.resolve({ head: { statusCode: 200 }, body: pending.stream } satisfies StreamedReply);
         }
-        pending.stream.write(Buffer.from(message.data));
+        this.take(environment, message.id, pending.stream, Buffer.from(message.data));
+        return;
+      case 'body-end':
+        if (!pending.stream)
+          pending.resolve({ head: { statusCode: 200 }, body: (pending.stream = new PassThrough()) } satisfies StreamedReply);
+        pending.stream.end();
+        return;
+      case 'cut':
+        // The function destroyed its stream mid-body; the environment is released when its handler returns.
+        pending.stream?.destroy(new LambdaInvokeError(this.fn.name, 'Runtime.ResponseStreamCut', 'the response stream was destroyed'));
         return;
       case 'end':
         settle();
+        if (pending.stream?.destroyed || pending.stream?.writableEnded) return;
         if (!pending.stream)
           pending.resolve({ head: { statusCode: 200 }, body: new PassThrough().end() as PassThrough } satisfies StreamedReply);
         else pending.stream.end();
         return;
     }
+  }
+
+  /** Passes a chunk on and acknowledges it once the reader has room (a destroyed stream takes everything). */
+  private take(environment: Environment, id: string, stream: PassThrough, chunk: Buffer): void {
+    const ack = () => {
+      if (!environment.dead) environment.worker.postMessage({ ack: id });
+    };
+    if (stream.destroyed || stream.write(chunk)) {
+      ack();
+      return;
+    }
+    const resume = () => (stream.off('drain', resume), stream.off('close', resume), ack());
+    stream.on('drain', resume);
+    stream.on('close', resume);
   }
 
   private end(environment: Environment, error: Error): void {
@@ -168,7 +212,9 @@ export class LambdaFunctionHost {
   private async acquire(): Promise<Environment> {
     for (;;) {
       if (this.stopped) throw new LambdaInvokeError(this.fn.name, 'Runtime.Stopped', 'the local platform is stopping');
-      const idle = this.idle.pop();
+      // The environment idle longest first (Lambda's own choice is unspecified): warm environments take turns, so a
+      // request can reach the one a late handler has just left.
+      const idle = this.idle.shift();
       if (idle) return idle;
       if (this.all.size < this.maxEnvironments) return this.start();
       await new Promise<void>((resolve) => this.waiting.push(resolve));

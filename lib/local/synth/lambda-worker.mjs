@@ -4,14 +4,44 @@
 // invocation at a time, as a Lambda environment does. Plain JavaScript: it
 // loads the bundle `cdk deploy` uploads, never the TypeScript sources.
 import { existsSync } from 'node:fs';
+import { registerHooks } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { assetDir, handler: handlerSetting, functionName, memoryMb } = workerData;
+const { assetDir, handler: handlerSetting, functionName, memoryMb, layers = [] } = workerData;
+
+// A layer's files are under /opt in Lambda: an import of /opt/... resolves to the first layer folder that has it.
+if (layers.length > 0) {
+  registerHooks({
+    resolve(specifier, context, nextResolve) {
+      const path = specifier.startsWith('file:///opt/') ? fileURLToPath(specifier) : specifier;
+      if (!path.startsWith('/opt/')) return nextResolve(specifier, context);
+      const found = layers.map((dir) => join(dir, path.slice('/opt/'.length))).find((file) => existsSync(file));
+      return found ? { url: pathToFileURL(found).href, shortCircuit: true } : nextResolve(specifier, context);
+    },
+  });
+}
+
+/**
+ * Lambda ends an environment whose memory passes its MemorySize. The heap is bounded by the worker's
+ * resourceLimits; Buffers live outside it, so their total (V8's external memory of this thread) is checked
+ * whenever the function hands the runtime a reply or a chunk, and every 50 ms.
+ */
+function checkMemory() {
+  const { used_heap_size: heap, external_memory: external } = getHeapStatistics();
+  if (heap + external <= memoryMb * 1024 * 1024) return;
+  parentPort.postMessage({ type: 'out-of-memory', usedMb: Math.round((heap + external) / 1024 / 1024) });
+  process.exit(137);
+}
+setInterval(checkMemory, 50).unref();
 
 if ((process.env.NODE_OPTIONS ?? '').includes('--enable-source-maps')) process.setSourceMapsEnabled(true);
+
+/** The pending write of each invocation's stream, until the runtime acknowledges its chunk. */
+const written = new Map();
 
 /** The runtime's streaming API (`awslambda`): a streamed reply posts its head, then its chunks. */
 const STREAMING = Symbol('streaming');
@@ -20,9 +50,22 @@ class ReplyStream extends Writable {
     super();
     this.id = id;
   }
+  // Each chunk waits for the runtime to take it (an ack), so a caller that reads slowly holds the function back,
+  // as Lambda's streamed response does.
   _write(chunk, _encoding, done) {
+    checkMemory();
+    written.set(this.id, done);
     parentPort.postMessage({ id: this.id, type: 'chunk', data: Buffer.from(chunk) });
+  }
+  // The response ends when the stream ends (the runtime's response request completes); the handler may go on.
+  _final(done) {
+    parentPort.postMessage({ id: this.id, type: 'body-end' });
     done();
+  }
+  // Destroyed before its end (a budget cut mid-body): the caller's connection is cut, not ended.
+  _destroy(error, done) {
+    if (!this.writableFinished) parentPort.postMessage({ id: this.id, type: 'cut' });
+    done(error);
   }
 }
 globalThis.awslambda = {
@@ -32,6 +75,7 @@ globalThis.awslambda = {
   },
   HttpResponseStream: {
     from(stream, metadata) {
+      checkMemory();
       parentPort.postMessage({ id: stream.id, type: 'head', metadata: JSON.parse(JSON.stringify(metadata ?? {})) });
       return stream;
     },
@@ -74,7 +118,12 @@ function context(id, deadline) {
   };
 }
 
-parentPort.on('message', async ({ id, event, deadline, overlay }) => {
+parentPort.on('message', async ({ id, event, deadline, overlay, ack }) => {
+  if (ack) {
+    const done = written.get(ack);
+    written.delete(ack);
+    return done?.();
+  }
   for (const [name, value] of Object.entries(overlay ?? {})) {
     if (value === null) delete process.env[name];
     else process.env[name] = value;
@@ -83,8 +132,10 @@ parentPort.on('message', async ({ id, event, deadline, overlay }) => {
     if (handler[STREAMING]) {
       const stream = new ReplyStream(id);
       await handler(event, stream, context(id, deadline));
-      if (!stream.writableEnded) stream.end();
-      await new Promise((resolve) => (stream.writableFinished ? resolve() : stream.once('finish', resolve)));
+      if (!stream.destroyed) {
+        if (!stream.writableEnded) stream.end();
+        await new Promise((resolve) => (stream.writableFinished ? resolve() : stream.once('finish', resolve)));
+      }
       parentPort.postMessage({ id, type: 'end' });
     } else {
       const value = await handler(event, context(id, deadline));

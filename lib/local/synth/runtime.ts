@@ -2,9 +2,11 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SQSEvent } from 'aws-lambda';
 import { secretDefinitions } from '../../resources.ts';
+import { join } from 'node:path';
 import { parsePreviewHost } from '../../builds/preview-hosts.ts';
 import { customDomainHost, siteSubdomain } from '../../sites/serve.ts';
 import type { HostHandler } from '../api-server.ts';
+import { isFunctionHost } from '../functions-runtime.ts';
 import type { LocalDriver } from '../driver.ts';
 import { queueConsumerDriver, type QueueConsumer } from '../queue-driver.ts';
 import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
@@ -16,7 +18,8 @@ import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsag
 import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
 import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
 import type { ArnContext } from './iam-requests.ts';
-import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, templateLambdas } from './lambdas.ts';
+import { createLocalLambdaService } from './lambda-service.ts';
+import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
 
@@ -111,6 +114,17 @@ function arnContext(template: SynthesizedTemplate, values: LocalStackValues): Ar
   };
 }
 
+/** The template's layers whose asset is a folder, by the ARN the Lambdas are given: where their files are. */
+function templateLayers(template: SynthesizedTemplate, values: LocalStackValues, rename: (text: string) => string): Map<string, string> {
+  const layers = new Map<string, string>();
+  for (const [id, layer] of resourcesOfType(template, 'AWS::Lambda::LayerVersion')) {
+    const assetPath = String(layer.Metadata?.['aws:asset:path'] ?? '');
+    if (assetPath && !assetPath.endsWith('.zip'))
+      layers.set(rename(values.physical.get(id)!.ref), stagedAsset(join(template.assemblyDir, assetPath)));
+  }
+  return layers;
+}
+
 /** SES sends only from a verified identity: each sender address the Lambdas are configured with. */
 async function verifySenders(lambdas: SynthLambda[], endpoint: string, region: string): Promise<void> {
   const ses = new SESv2Client({ endpoint, region });
@@ -158,7 +172,13 @@ export async function startSynthesizedRuntime(options: {
   const principals = new Map<string, LambdaPrincipal>(
     lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
   );
-  const proxy: IamProxy = await startIamProxy({ target: options.endpoint, principals, arns: arnContext(template, values) });
+  const userLambdas = createLocalLambdaService({ region, accountId: LOCAL_ACCOUNT_ID, layers: templateLayers(template, values, rename) });
+  const proxy: IamProxy = await startIamProxy({
+    target: options.endpoint,
+    principals,
+    arns: arnContext(template, values),
+    services: { lambda: userLambdas.handle },
+  });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
 
   const hosts = new Map(
@@ -183,13 +203,20 @@ export async function startSynthesizedRuntime(options: {
     await answerThroughDistribution(req, res, sites, lambdaOf);
     return true;
   };
+  // *.{function_domain}: the functions distribution (its viewer function copies Host) to the router's function URL.
+  const functions = distributions.find((d) => d.path.startsWith('Functions/'));
+  const functionHost: HostHandler = async (req, res) => {
+    if (!functions || !isFunctionHost(req.headers.host)) return false;
+    await answerThroughDistribution(req, res, functions, lambdaOf);
+    return true;
+  };
   const targets = new Map<string, ScheduleTarget>(
     lambdas.map((fn) => [fn.arn, { name: fn.name, invoke: (input: unknown) => lambdaOf(fn.logicalId).invoke(input) }]),
   );
   return {
     env: await platformEnvironment(hosts, options.endpoint, region),
     api: templateApi(routes, () => templateCors(template, (process.env.CORS_ORIGINS ?? '').split(',').filter(Boolean)), lambdaOf, refusals),
-    hostHandlers: [siteHost],
+    hostHandlers: [functionHost, siteHost],
     awsEndpoint: proxy.endpoint,
     drivers: [
       () => schedulerDriver({ targets: () => targets }),
@@ -200,7 +227,7 @@ export async function startSynthesizedRuntime(options: {
     hosts,
     usage: () => proxy.usage(),
     async stop() {
-      await Promise.all([...hosts.values()].map((host) => host.stop()));
+      await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop()));
       await proxy.stop();
     },
   };

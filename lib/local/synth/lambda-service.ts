@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
+import { unzipSync } from 'fflate';
+import { LambdaFunctionHost, LambdaInvokeError, type StreamedReply } from './lambda-host.ts';
+import { checkUserPackage, type CreateFunctionRequest, userFunctionConfiguration, userLambdaOf } from './user-packages.ts';
+
+/**
+ * The Lambda service of the synthesized mode for the Lambdas made at run time: the user-function Lambdas the
+ * functions router creates (lib/functions/hosts/cloud/cloud-host.ts). moto's Lambda needs Docker to invoke, so
+ * the IAM proxy hands a Lambda's allowed Lambda API calls here instead (iam-proxy.ts `services`). It keeps each
+ * package and configuration, and runs the package's entry with its layers at /opt in the same execution
+ * environments as the template's Lambdas (lambda-host.ts: a worker thread each, one invocation at a time).
+ * CreateFunction, GetFunction, GetFunctionConfiguration, InvokeWithResponseStream, ListFunctions, ListTags and
+ * DeleteFunction, in Lambda's REST-JSON protocol, with its error names and its 6 MB request payload limit.
+ */
+
+/** Lambda's limit on a synchronous invocation's request payload (InvokeWithResponseStream included). */
+export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
+
+/**
+ * How many environments one user-function Lambda runs at once here. In the cloud it is the account's concurrency;
+ * here it is the template's Lambdas' bound (LOCAL_LAMBDA_MAX_ENVIRONMENTS), so that a burst of requests does not
+ * boot dozens of threads on a small machine: the rest wait for an environment, as throttled calls would be retried.
+ */
+const maxEnvironments = () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10);
+
+interface UserLambda {
+  configuration: Record<string, unknown>;
+  tags: Record<string, string>;
+  host: LambdaFunctionHost;
+  dir: string;
+}
+
+export interface LocalLambdaService {
+  /** Answers one Lambda API request the IAM proxy allowed. */
+  handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void>;
+  stop(): Promise<void>;
+}
+
+class LambdaApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const codec = new EventStreamCodec(
+  (bytes) => Buffer.from(bytes).toString('utf8'),
+  (text) => Buffer.from(text, 'utf8'),
+);
+
+function event(type: 'PayloadChunk' | 'InvokeComplete', body: Uint8Array): Uint8Array {
+  const message: Message = {
+    headers: {
+      ':event-type': { type: 'string', value: type },
+      ':message-type': { type: 'string', value: 'event' },
+      ':content-type': { type: 'string', value: type === 'PayloadChunk' ? 'application/octet-stream' : 'application/json' },
+    },
+    body,
+  };
+  return codec.encode(message);
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  const text = value === null ? '' : JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID(), ...headers });
+  res.end(text);
+}
+
+/** A stream's writes, waiting for the reader (the router) and giving up silently once it has gone. */
+function writerOf(res: ServerResponse) {
+  return async (bytes: Uint8Array) => {
+    if (res.destroyed) return;
+    if (!res.write(bytes)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  };
+}
+
+/** InvokeWithResponseStream: the event stream of the reply's bytes (the prelude first), then InvokeComplete. */
+async function invoke(fn: UserLambda, body: Buffer, res: ServerResponse): Promise<void> {
+  if (body.length > INVOKE_PAYLOAD_LIMIT_BYTES) {
+    throw new LambdaApiError(
+      413,
+      'RequestEntityTooLargeException',
+      `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`,
+    );
+  }
+  let input: unknown;
+  try {
+    input = body.length ? JSON.parse(body.toString('utf8')) : {};
+  } catch {
+    throw new LambdaApiError(400, 'InvalidRequestContentException', 'Could not parse request body into json');
+  }
+  res.writeHead(200, {
+    'content-type': 'application/vnd.amazon.eventstream',
+    'x-amz-executed-version': '$LATEST',
+    'x-amzn-requestid': randomUUID(),
+  });
+  const write = writerOf(res);
+  let complete: Record<string, string> = {};
+  try {
+    const reply = await fn.host.invoke(input);
+    if (reply && typeof reply === 'object' && 'body' in reply && 'head' in reply) {
+      const { head, body: stream } = reply as StreamedReply;
+      // What HttpResponseStream.from writes first: the prelude JSON, then eight NUL bytes.
+      await write(event('PayloadChunk', Buffer.concat([Buffer.from(JSON.stringify(head)), Buffer.alloc(8)])));
+      for await (const chunk of stream) await write(event('PayloadChunk', chunk as Buffer));
+    } else {
+      await write(event('PayloadChunk', Buffer.from(JSON.stringify(reply))));
+    }
+  } catch (error) {
+    const failed = error instanceof LambdaInvokeError ? error : new LambdaInvokeError(fn.host.fn.name, 'Unhandled', String(error));
+    complete = { ErrorCode: failed.errorType, ErrorDetails: failed.message };
+  }
+  await write(event('InvokeComplete', Buffer.from(JSON.stringify({ ...complete, LogResult: '' }))));
+  if (!res.destroyed) res.end();
+}
+
+export function createLocalLambdaService(options: { region: string; accountId: string; layers: Map<string, string> }): LocalLambdaService {
+  const lambdas = new Map<string, UserLambda>();
+  const root = join(tmpdir(), 'slipway-user-lambdas');
+  const arnOf = (name: string) => `arn:aws:lambda:${options.region}:${options.accountId}:function:${name}`;
+  const nameOf = (raw: string) =>
+    decodeURIComponent(raw)
+      .replace(/^arn:aws:lambda:[^:]*:\d+:function:/, '')
+      .split(':')[0]!;
+  const lambdaNamed = (raw: string) => {
+    const found = lambdas.get(nameOf(raw));
+    if (!found) throw new LambdaApiError(404, 'ResourceNotFoundException', `Function not found: ${arnOf(nameOf(raw))}`);
+    return found;
+  };
+
+  function create(body: Buffer): Record<string, unknown> {
+    const request = JSON.parse(body.toString('utf8')) as CreateFunctionRequest;
+    const name = String(request.FunctionName ?? '');
+    if (lambdas.has(name)) throw new LambdaApiError(409, 'ResourceConflictException', `Function already exist: ${name}`);
+    const zip = Buffer.from(String(request.Code?.ZipFile ?? ''), 'base64');
+    let files: Record<string, Uint8Array>;
+    try {
+      files = unzipSync(zip);
+    } catch {
+      throw new LambdaApiError(
+        400,
+        'InvalidParameterValueException',
+        'Could not unzip uploaded file. Please check your file, then try again.',
+      );
+    }
+    const problem = checkUserPackage(request, files, options.layers);
+    if (problem) throw new LambdaApiError(400, 'InvalidParameterValueException', problem);
+    mkdirSync(root, { recursive: true });
+    const dir = mkdtempSync(join(root, `${name.slice(-16)}-`));
+    for (const [file, data] of Object.entries(files)) writeFileSync(join(dir, file), data);
+    const configuration = userFunctionConfiguration(request, zip, arnOf(name));
+    const host = new LambdaFunctionHost(userLambdaOf(configuration, dir, options), maxEnvironments());
+    lambdas.set(name, { configuration, tags: request.Tags ?? {}, host, dir });
+    // A VPC function is Pending while Lambda attaches it; the caller waits for Active (GetFunction).
+    return { ...configuration, State: 'Pending', StateReasonCode: 'Creating' };
+  }
+
+  async function remove(raw: string): Promise<void> {
+    const fn = lambdaNamed(raw);
+    lambdas.delete(String(fn.configuration.FunctionName));
+    await fn.host.stop();
+    rmSync(fn.dir, { recursive: true, force: true });
+  }
+
+  async function route(method: string, path: string, body: Buffer, res: ServerResponse): Promise<void> {
+    const fn = /^\/(\d{4}-\d\d-\d\d)\/functions\/([^/]+)(\/[a-z-]+)?\/?$/.exec(path);
+    if (method === 'POST' && /^\/2015-03-31\/functions\/?$/.test(path)) return sendJson(res, 201, create(body));
+    if (method === 'GET' && /^\/2015-03-31\/functions\/?$/.test(path))
+      return sendJson(res, 200, { Functions: [...lambdas.values()].map((entry) => entry.configuration) });
+    const tags = /^\/2017-03-31\/tags\/(.+)$/.exec(path);
+    if (method === 'GET' && tags) return sendJson(res, 200, { Tags: lambdaNamed(tags[1]!).tags });
+    if (fn && method === 'POST' && fn[3] === '/response-streaming-invocations') return invoke(lambdaNamed(fn[2]!), body, res);
+    if (fn && method === 'GET' && !fn[3]) {
+      const found = lambdaNamed(fn[2]!);
+      return sendJson(res, 200, { Configuration: found.configuration, Code: { RepositoryType: 'S3', Location: '' }, Tags: found.tags });
+    }
+    if (fn && method === 'GET' && fn[3] === '/configuration') return sendJson(res, 200, lambdaNamed(fn[2]!).configuration);
+    if (fn && method === 'DELETE' && !fn[3]) return (await remove(fn[2]!), sendJson(res, 204, null));
+    throw new LambdaApiError(400, 'InvalidParameterValueException', `The local Lambda service does not offer ${method} ${path}`);
+  }
+
+  return {
+    async handle(req, res, body) {
+      const path = new URL(req.url ?? '/', 'http://lambda').pathname;
+      try {
+        await route((req.method ?? 'GET').toUpperCase(), path, body, res);
+      } catch (error) {
+        if (res.headersSent) return void res.end();
+        if (!(error instanceof LambdaApiError)) throw error;
+        sendJson(res, error.status, { Type: 'User', message: error.message }, { 'x-amzn-errortype': error.type });
+      }
+    },
+    async stop() {
+      await Promise.all([...lambdas.values()].map((entry) => entry.host.stop()));
+      for (const entry of lambdas.values()) rmSync(entry.dir, { recursive: true, force: true });
+      lambdas.clear();
+    },
+  };
+}
