@@ -1,16 +1,16 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { queryAll } from '../db/query.ts';
-import { priorityRank, type ScanPriority } from './rules.ts';
-import type { ScanMatch } from './scan-text.ts';
-import { projectActiveCheck } from '../projects/active-check.ts';
+import { queryAll, readIndexPage } from '../db/query.ts';
+import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
+import { projectIsActive } from '../projects/records.ts';
+import { type AbuseScanRow, listingKeys, orderKey, type ReviewStatus, type ScanStatus, toScanRow } from './scan-row.ts';
 
 /**
- * The rows of keyword scans and the items that list them (lib/abuse/scans.ts
+ * The records of keyword scans and the items that list them (lib/abuse/scans.ts
  * queues, runs, lists and reviews them). Kept apart, with table access only,
  * because the abuse report intake and promote touch the listing too and
  * should not bundle the queue and S3 clients for it.
@@ -27,11 +27,6 @@ import { projectActiveCheck } from '../projects/active-check.ts';
  *   `orderKey`), so the admin listing is one index partition query.
  */
 
-export const REVIEW_STATUSES = ['new', 'dismissed', 'actioned'] as const;
-export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
-export const SCAN_STATUSES = ['queued', 'finished', 'failed'] as const;
-export type ScanStatus = (typeof SCAN_STATUSES)[number];
-
 /** The branch of a direct-upload deployment, when the project names no default branch (uploads publish production). */
 export const PRODUCTION_BRANCH = 'production';
 
@@ -46,84 +41,6 @@ function positive(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
-
-/** The spec's "Admin abuse scan row", every field and nothing else. */
-export interface AbuseScanRow {
-  branch: string;
-  created_at: string;
-  deployment_id: string;
-  error: string | null;
-  files_scanned: number;
-  handled_at: string | null;
-  handled_by: string | null;
-  id: string;
-  matches: ScanMatch[];
-  priority: ScanPriority | null;
-  project_id: string;
-  report_count: number;
-  resolution: string | null;
-  review_status: ReviewStatus;
-  scanned_at: string | null;
-  score: number;
-  site_host: string;
-  status: ScanStatus;
-  team_id: string;
-  team_name: string | null;
-  truncated: boolean;
-}
-
-const ROW_FIELDS = [
-  'branch',
-  'created_at',
-  'deployment_id',
-  'error',
-  'files_scanned',
-  'handled_at',
-  'handled_by',
-  'id',
-  'matches',
-  'priority',
-  'project_id',
-  'report_count',
-  'resolution',
-  'review_status',
-  'scanned_at',
-  'score',
-  'site_host',
-  'status',
-  'team_id',
-  'team_name',
-  'truncated',
-] as const satisfies readonly (keyof AbuseScanRow)[];
-
-export function toScanRow(item: Record<string, unknown>): AbuseScanRow {
-  const row: Record<string, unknown> = {};
-  for (const field of ROW_FIELDS) row[field] = item[field] ?? null;
-  row.report_count = Number(item.report_count ?? 0);
-  row.files_scanned = Number(item.files_scanned ?? 0);
-  row.score = Number(item.score ?? 0);
-  row.truncated = item.truncated === true;
-  row.matches = Array.isArray(item.matches) ? item.matches : [];
-  return row as unknown as AbuseScanRow;
-}
-
-const SCORE_PAD = 9_999_999_999;
-const TIME_PAD = 9_999_999_999_999;
-
-/**
- * The listing's sort key: reported projects first, then priority (critical
- * first), then score (highest first), then the newest scan, then the id.
- * Each part is fixed width so the index sorts it as a string.
- */
-export function orderKey(row: Pick<AbuseScanRow, 'report_count' | 'priority' | 'score' | 'scanned_at' | 'id'>): string {
-  const reported = row.report_count > 0 ? '0' : '1';
-  const priority = String(priorityRank(row.priority ?? 'none'));
-  const score = String(SCORE_PAD - Math.min(row.score, SCORE_PAD)).padStart(10, '0');
-  const at = String(TIME_PAD - Date.parse(row.scanned_at ?? '1970-01-01T00:00:00Z')).padStart(13, '0');
-  return `${reported}#${priority}#${score}#${at}#${row.id}`;
-}
-
-export const listingKeys = (row: AbuseScanRow) => ({ gsi2pk: `ABUSESCANS#${row.review_status}`, gsi2sk: orderKey(row) });
 
 /** Non-rejected abuse reports naming the project, counted by key (`PROJECTREPORTS#{project}`). */
 export async function countProjectReports(projectId: string): Promise<number> {
@@ -164,7 +81,7 @@ export const getScan = async (id: string) =>
     | ScanRecord
     | undefined;
 
-export function latestItem(scan: Pick<ScanRecord, 'project_id' | 'branch' | 'deployed_at' | 'id'>, row: AbuseScanRow) {
+function latestItem(scan: Pick<ScanRecord, 'project_id' | 'branch' | 'deployed_at' | 'id'>, row: AbuseScanRow) {
   return {
     ...keys.abuseScanLatest(scan.project_id, scan.branch),
     ...listingKeys(row),
@@ -230,29 +147,25 @@ export async function reviveScanOfDeployment(projectId: string, deploymentId: st
   if (!pointer) return;
   const scan = await getScan(pointer.scan_id as string);
   if (!scan || scan.status !== 'finished') return;
-  const current = (
-    await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(projectId, scan.branch), ConsistentRead: true }))
-  ).Item;
+  const current = await getLatestOfBranch(projectId, scan.branch);
   if (current?.scan_id === scan.id) return;
   const reviewReset = { review_status: 'new' as const, handled_at: null, handled_by: null, resolution: null };
   const row = toScanRow({ ...scan, ...reviewReset, report_count: await countProjectReports(projectId) });
-  await dynamo().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        { Put: { TableName: table, Item: latestItem(scan, row) } },
-        // Not for a project on its way out (lib/projects/deletion.ts removes its listing items).
-        projectActiveCheck(projectId),
-        {
-          Update: {
-            TableName: table,
-            Key: keys.abuseScan(scan.id),
-            UpdateExpression: 'SET review_status = :new, handled_at = :null, handled_by = :null, resolution = :null, report_count = :count',
-            ExpressionAttributeValues: { ':new': 'new', ':null': null, ':count': row.report_count },
-          },
+  await transact([
+    { name: 'latest', write: { Put: { Item: latestItem(scan, row) } } },
+    // Not for a project on its way out (lib/projects/deletion.ts removes its listing items).
+    projectIsActive(projectId),
+    {
+      name: 'record',
+      write: {
+        Update: {
+          Key: keys.abuseScan(scan.id),
+          UpdateExpression: 'SET review_status = :new, handled_at = :null, handled_by = :null, resolution = :null, report_count = :count',
+          ExpressionAttributeValues: { ':new': 'new', ':null': null, ':count': row.report_count },
         },
-      ],
-    }),
-  );
+      },
+    },
+  ]);
 }
 
 /**
@@ -269,4 +182,168 @@ export async function forgetProjectScans(projectId: string): Promise<void> {
     ConsistentRead: true,
   });
   await batchWriteAll(items.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
+}
+
+/** The listed row of a project's branch: the latest finished scan's copy (null when none is listed). */
+export async function getLatestOfBranch(projectId: string, branch: string): Promise<Record<string, unknown> | null> {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.abuseScanLatest(projectId, branch), ConsistentRead: true }),
+  );
+  return reply.Item ?? null;
+}
+
+/** What a publish knows of its scan. */
+export interface QueuedScan {
+  id: string;
+  project_id: string;
+  team_id: string;
+  deployment_id: string;
+  slug: string;
+  branch: string;
+  site_host: string;
+  deployed_at: string;
+  ruleset_version: string;
+}
+
+/**
+ * The records of a publish's scan, for the publish's commit transaction: the scan, `queued`, and the
+ * deployment's marker, which allows one scan per deployment (the commit it rides in happens once per
+ * deployment, too).
+ */
+export function queuedScanWrites(scan: QueuedScan): NamedWrite[] {
+  const record = {
+    ...keys.abuseScan(scan.id),
+    type: 'abuse_scan',
+    ...scan,
+    status: 'queued',
+    review_status: 'new',
+    created_at: scan.deployed_at,
+  };
+  const marker = { ...keys.abuseScanOfDeployment(scan.project_id, scan.deployment_id), type: 'abuse_scan_of_deployment', scan_id: scan.id };
+  return [
+    { name: 'scan', write: { Put: { Item: record, ConditionExpression: 'attribute_not_exists(pk)' } } },
+    { name: 'scan_of_deployment', write: { Put: { Item: marker, ConditionExpression: 'attribute_not_exists(pk)' } } },
+  ];
+}
+
+/** A queued scan ends `failed` with its `error`; a scan no longer queued (a redelivered message) is left alone. */
+export async function markScanFailed(scanId: string, error: string, at: string): Promise<void> {
+  await dynamo()
+    .send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.abuseScan(scanId),
+        UpdateExpression: 'SET #status = :failed, #error = :error, scanned_at = :now',
+        ConditionExpression: '#status = :queued',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeValues: { ':failed': 'failed', ':queued': 'queued', ':error': error, ':now': at },
+      }),
+    )
+    .catch((e: unknown) => {
+      if (!isConditionalCheckFailure(e)) throw e;
+    });
+}
+
+/**
+ * Records a queued scan finished and lists its row as the latest of its branch, in one transaction:
+ * `listed`. When a later deployment's scan holds the branch, or the project is going, it is recorded
+ * and not listed: `recorded`. A scan no longer queued (finished by a redelivered message) is left
+ * alone: `skipped`. `live`: the deployment production serves now is the latest whatever its age
+ * (a rollback before its scan finished).
+ */
+export async function finishScan(finished: ScanRecord, row: AbuseScanRow, live: boolean): Promise<'listed' | 'recorded' | 'skipped'> {
+  const finishRecord = {
+    Item: { ...finished, ...keys.abuseScan(finished.id) },
+    ConditionExpression: '#status = :queued',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':queued': 'queued' },
+  };
+  const unlessLater = {
+    ConditionExpression: 'attribute_not_exists(pk) OR deployed_at <= :mine',
+    ExpressionAttributeValues: { ':mine': finished.deployed_at },
+  };
+  try {
+    await transact([
+      { name: 'record', write: { Put: finishRecord } },
+      { name: 'latest', write: { Put: { Item: latestItem(finished, row), ...(live ? {} : unlessLater) } } },
+      // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
+      projectIsActive(finished.project_id),
+    ]);
+    return 'listed';
+  } catch (error) {
+    if (!(error instanceof TransactionRefused)) throw error;
+    if (error.failed.has('record')) return 'skipped';
+  }
+  try {
+    await dynamo().send(new PutCommand({ TableName: config.tableName(), ...finishRecord }));
+    return 'recorded';
+  } catch (e) {
+    if (isConditionalCheckFailure(e)) return 'skipped';
+    throw e;
+  }
+}
+
+export interface ScanReview {
+  review_status: Exclude<ReviewStatus, 'new'>;
+  handled_at: string;
+  handled_by: string;
+  resolution: string | null;
+}
+
+/**
+ * An administrator's decision, on the scan and on its listed row, in one transaction conditioned on the
+ * scan still being the listed one of its branch and still `new`: false when it is not (of racing
+ * reviews one wins).
+ */
+export async function recordReview(scan: Pick<ScanRecord, 'id' | 'project_id' | 'branch'>, review: ScanReview): Promise<boolean> {
+  const values = {
+    ':status': review.review_status,
+    ':new': 'new',
+    ':at': review.handled_at,
+    ':by': review.handled_by,
+    ':resolution': review.resolution,
+  };
+  const decided = 'SET review_status = :status, handled_at = :at, handled_by = :by, resolution = :resolution';
+  try {
+    await transact([
+      {
+        name: 'latest',
+        write: {
+          Update: {
+            Key: keys.abuseScanLatest(scan.project_id, scan.branch),
+            UpdateExpression: `${decided}, gsi2pk = :partition`,
+            ConditionExpression: 'scan_id = :scan AND review_status = :new',
+            ExpressionAttributeValues: { ...values, ':scan': scan.id, ':partition': `ABUSESCANS#${review.review_status}` },
+          },
+        },
+      },
+      {
+        name: 'record',
+        write: {
+          Update: {
+            Key: keys.abuseScan(scan.id),
+            UpdateExpression: decided,
+            ConditionExpression: 'review_status = :new',
+            ExpressionAttributeValues: values,
+          },
+        },
+      },
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionRefused) return false;
+    throw error;
+  }
+}
+
+/** One page of the listed rows of a review status, in the listing's order (index `gsi2`). */
+export async function listedScansPage(reviewStatus: ReviewStatus, page: number, pageSize: number) {
+  const { total, items } = await readIndexPage({
+    tableName: config.tableName(),
+    indexName: 'gsi2',
+    partition: { name: 'gsi2pk', value: `ABUSESCANS#${reviewStatus}` },
+    page,
+    pageSize,
+  });
+  return { total, rows: items.map(toScanRow) };
 }

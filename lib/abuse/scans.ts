@@ -1,38 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { getObject, S3LiteError } from '../aws/s3-lite.ts';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
-import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
-import { readIndexPage } from '../db/query.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ABUSE_SCAN_ALREADY_REVIEWED, ABUSE_SCAN_NOT_FOUND, ABUSE_SCAN_SUPERSEDED } from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
+import { getProjectItem } from '../projects/records.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
 import { manifestObjectKey, routeManifestKey } from '../sites/storage-keys.ts';
+import { getTeamItem } from '../teams/records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { RULESET_VERSION } from './rules.ts';
 import { isScannedText, newTally, scanText, summarize } from './scan-text.ts';
 import { addBlobScan, blobScanOf, loadScanCache, saveScanCache, type BlobScan } from './scan-cache.ts';
 import {
   countProjectReports,
+  finishScan,
+  getLatestOfBranch,
   getScan,
-  latestItem,
+  listedScansPage,
+  markScanFailed,
   PRODUCTION_BRANCH,
+  queuedScanWrites,
+  recordReview,
   refreshReportCount,
   scanFileMaxBytes,
   scanMaxBytes,
   scanMaxFiles,
-  toScanRow,
-  type AbuseScanRow,
-  type ReviewStatus,
   type ScanRecord,
 } from './scan-records.ts';
-import { projectActiveCheck } from '../projects/active-check.ts';
+import { type AbuseScanRow, type ReviewStatus, toScanRow } from './scan-row.ts';
 
-export { REVIEW_STATUSES, type ReviewStatus } from './scan-records.ts';
+export { REVIEW_STATUSES, type ReviewStatus } from './scan-row.ts';
 
 /**
  * Keyword scans of published deployments (issue 11 item 2; spec "Admin abuse
@@ -64,40 +63,18 @@ export interface QueueScanInput {
  */
 export function abuseScanOfPublish(input: QueueScanInput) {
   const id = randomUUID();
-  const table = config.tableName();
   return {
-    transactItems: [
-      {
-        Put: {
-          TableName: table,
-          Item: {
-            ...keys.abuseScan(id),
-            type: 'abuse_scan',
-            id,
-            project_id: input.projectId,
-            team_id: input.teamId,
-            deployment_id: input.deploymentId,
-            slug: input.slug,
-            branch: input.branch || PRODUCTION_BRANCH,
-            site_host: `${input.subdomain}.${config.siteDomain()}`,
-            deployed_at: input.deployedAt,
-            status: 'queued',
-            review_status: 'new',
-            ruleset_version: RULESET_VERSION,
-            created_at: input.deployedAt,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-      {
-        // One scan per deployment (the commit it rides in happens once per deployment, too).
-        Put: {
-          TableName: table,
-          Item: { ...keys.abuseScanOfDeployment(input.projectId, input.deploymentId), type: 'abuse_scan_of_deployment', scan_id: id },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-    ],
+    writes: queuedScanWrites({
+      id,
+      project_id: input.projectId,
+      team_id: input.teamId,
+      deployment_id: input.deploymentId,
+      slug: input.slug,
+      branch: input.branch || PRODUCTION_BRANCH,
+      site_host: `${input.subdomain}.${config.siteDomain()}`,
+      deployed_at: input.deployedAt,
+      ruleset_version: RULESET_VERSION,
+    }),
     queue: async (): Promise<string | null> => {
       try {
         await sendMessage({ queueUrl: config.queueUrl('abuseScans'), body: JSON.stringify({ scan_id: id }) });
@@ -198,7 +175,6 @@ export async function scanDeploymentFiles(
  * since) ends `failed` with its `error`; any other failure throws, for SQS to retry.
  */
 export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed' | 'skipped'> {
-  const table = config.tableName();
   const scan = await getScan(scanId);
   if (!scan || scan.status !== 'queued') return 'skipped';
 
@@ -207,31 +183,13 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
     result = await scanDeploymentFiles(scan, { reuse: true });
   } catch (error) {
     if (!(error instanceof S3LiteError && error.$metadata.httpStatusCode === 404)) throw error;
-    await dynamo()
-      .send(
-        new UpdateCommand({
-          TableName: table,
-          Key: keys.abuseScan(scanId),
-          UpdateExpression: 'SET #status = :failed, #error = :error, scanned_at = :now',
-          ConditionExpression: '#status = :queued',
-          ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-          ExpressionAttributeValues: {
-            ':failed': 'failed',
-            ':queued': 'queued',
-            ':error': 'The deployment has no route manifest any more.',
-            ':now': new Date().toISOString(),
-          },
-        }),
-      )
-      .catch((e: unknown) => {
-        if (!isConditionalCheckFailure(e)) throw e;
-      });
+    await markScanFailed(scanId, 'The deployment has no route manifest any more.', new Date().toISOString());
     return 'failed';
   }
 
   const [team, project, reportCount] = await Promise.all([
-    dynamo().send(new GetCommand({ TableName: table, Key: keys.team(scan.team_id) })),
-    dynamo().send(new GetCommand({ TableName: table, Key: keys.project(scan.project_id), ConsistentRead: true })),
+    getTeamItem(scan.team_id),
+    getProjectItem(scan.project_id, true),
     countProjectReports(scan.project_id),
   ]);
   const finished = {
@@ -244,7 +202,7 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
     hits: result.hits,
     score: result.score,
     priority: result.priority,
-    team_name: (team.Item?.name as string | undefined) ?? null,
+    team_name: (team?.name as string | undefined) ?? null,
     report_count: reportCount,
     review_status: 'new' as const,
     handled_at: null,
@@ -252,47 +210,10 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
     resolution: null,
     scanned_at: new Date().toISOString(),
   };
-  const row = toScanRow(finished);
-  const live = project.Item?.live_deployment_id === scan.deployment_id;
-  const finishRecord = {
-    Put: {
-      TableName: table,
-      Item: { ...finished, ...keys.abuseScan(scanId) },
-      ConditionExpression: '#status = :queued',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':queued': 'queued' },
-    },
-  };
-  const putLatest = {
-    Put: {
-      TableName: table,
-      Item: latestItem(scan, row),
-      // The latest of the branch: unless a later deployment's scan is already there. The deployment
-      // production serves now is the latest whatever its age (a rollback before its scan finished).
-      ...(live
-        ? {}
-        : {
-            ConditionExpression: 'attribute_not_exists(pk) OR deployed_at <= :mine',
-            ExpressionAttributeValues: { ':mine': scan.deployed_at },
-          }),
-    },
-  };
-  // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
-  const projectActive = projectActiveCheck(scan.project_id);
-  try {
-    await dynamo().send(new TransactWriteCommand({ TransactItems: [finishRecord, putLatest, projectActive] }));
-  } catch (error) {
-    if (!isTransactionCanceled(error)) throw error;
-    if (conditionFailedAt(error, 0)) return 'skipped';
-    // A later deployment's scan holds the branch, or the project is going: this one is recorded, not listed.
-    try {
-      await dynamo().send(new PutCommand(finishRecord.Put));
-    } catch (e) {
-      if (isConditionalCheckFailure(e)) return 'skipped';
-      throw e;
-    }
-    return 'finished';
-  }
+  const outcome = await finishScan(finished, toScanRow(finished), project?.live_deployment_id === scan.deployment_id);
+  if (outcome === 'skipped') return 'skipped';
+  // A later deployment's scan holds the branch, or the project is going: this one is recorded, not listed.
+  if (outcome === 'recorded') return 'finished';
   // A report recorded between the count above and this write would be missed: count again.
   await refreshReportCount(scan.project_id);
   return 'finished';
@@ -303,14 +224,8 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
 
 /** One page of the listed scans of a review status, in index order (admin use, and a queue an admin keeps short). */
 export async function listAbuseScans(input: { reviewStatus: ReviewStatus; page: number; pageSize: number }) {
-  const { total, items } = await readIndexPage({
-    tableName: config.tableName(),
-    indexName: 'gsi2',
-    partition: { name: 'gsi2pk', value: `ABUSESCANS#${input.reviewStatus}` },
-    page: input.page,
-    pageSize: input.pageSize,
-  });
-  return { page: input.page, page_size: input.pageSize, total, scans: items.map(toScanRow) };
+  const { total, rows } = await listedScansPage(input.reviewStatus, input.page, input.pageSize);
+  return { page: input.page, page_size: input.pageSize, total, scans: rows };
 }
 
 /**
@@ -325,52 +240,16 @@ export async function reviewAbuseScan(
   handledBy: string,
 ): Promise<AbuseScanRow> {
   if (!UUID_PATTERN.test(id)) throw new ApiError(ABUSE_SCAN_NOT_FOUND);
-  const table = config.tableName();
   const scan = await getScan(id.toLowerCase());
   if (!scan || scan.status !== 'finished') throw new ApiError(ABUSE_SCAN_NOT_FOUND);
-  const handledAt = new Date().toISOString();
   const resolution = decision.resolution?.trim() ? decision.resolution.trim() : null;
-  const values = { ':status': decision.review_status, ':new': 'new', ':at': handledAt, ':by': handledBy, ':resolution': resolution };
-  try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: table,
-              Key: keys.abuseScanLatest(scan.project_id, scan.branch),
-              UpdateExpression:
-                'SET review_status = :status, handled_at = :at, handled_by = :by, resolution = :resolution, gsi2pk = :partition',
-              ConditionExpression: 'scan_id = :scan AND review_status = :new',
-              ExpressionAttributeValues: { ...values, ':scan': scan.id, ':partition': `ABUSESCANS#${decision.review_status}` },
-            },
-          },
-          {
-            Update: {
-              TableName: table,
-              Key: keys.abuseScan(scan.id),
-              UpdateExpression: 'SET review_status = :status, handled_at = :at, handled_by = :by, resolution = :resolution',
-              ConditionExpression: 'review_status = :new',
-              ExpressionAttributeValues: values,
-            },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (!isTransactionCanceled(error)) throw error;
-    const latest = (
-      await dynamo().send(
-        new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }),
-      )
-    ).Item;
+  const decided = { review_status: decision.review_status, handled_at: new Date().toISOString(), handled_by: handledBy, resolution };
+  if (!(await recordReview(scan, decided))) {
+    const latest = await getLatestOfBranch(scan.project_id, scan.branch);
     if (latest?.scan_id !== scan.id) throw new ApiError(ABUSE_SCAN_SUPERSEDED, { details: { latest_scan_id: latest?.scan_id ?? null } });
     throw new ApiError(ABUSE_SCAN_ALREADY_REVIEWED, { details: { review_status: latest.review_status } });
   }
-  const latest = (
-    await dynamo().send(new GetCommand({ TableName: table, Key: keys.abuseScanLatest(scan.project_id, scan.branch), ConsistentRead: true }))
-  ).Item;
+  const latest = await getLatestOfBranch(scan.project_id, scan.branch);
   // A publish may have replaced the listed scan since: then answer from the record, which holds the same decision.
-  const decided = { review_status: decision.review_status, handled_at: handledAt, handled_by: handledBy, resolution };
   return toScanRow(latest?.scan_id === scan.id ? latest : { ...scan, ...decided });
 }

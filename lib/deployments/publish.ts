@@ -3,7 +3,7 @@ import { abuseScanOfPublish } from '../abuse/scans.ts';
 import { putObject } from '../aws/s3-lite.ts';
 import { deletePrefix } from '../aws/s3-prefixes.ts';
 import { config } from '../config.ts';
-import { namedWrites, TransactionRefused, transact } from '../db/transact.ts';
+import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_EXPIRED, UPLOAD_NOT_FOUND } from '../errors/catalogue.ts';
 import { functionEntries, rootPrefix } from '../functions/build.ts';
@@ -120,7 +120,7 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
       deploymentReady(session.project_id, session.deployment_id, readyAt, emptyBuild),
       p.preview ? projectIsActive(session.project_id) : pointProductionAt(session.project_id, session.deployment_id, readyAt),
       ...(screenshot ? [screenshot.write] : []),
-      ...namedWrites('scan', scan.transactItems),
+      ...scan.writes,
     ]);
   } catch (error) {
     if (!(error instanceof TransactionRefused)) throw error;

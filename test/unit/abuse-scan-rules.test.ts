@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HITS_COUNTED_PER_RULE, RULESET_VERSION, SCAN_RULES } from '../../lib/abuse/rules.ts';
-import { orderKey } from '../../lib/abuse/scan-records.ts';
+import { orderKey } from '../../lib/abuse/scan-row.ts';
 import { EXAMPLES_PER_RULE, isScannedText, newTally, scanText, summarize } from '../../lib/abuse/scan-text.ts';
 
 /** The pure part of the keyword scan: rules, matching, examples, score, priority and the listing's order key. */
