@@ -7,7 +7,8 @@ import { keys } from '../db/keys.ts';
 import { getTeamOwner } from '../teams/membership-records.ts';
 import { listFeedbackInbox, type FeedbackInboxRow } from './feedback.ts';
 import { PAYING_IDLE_DAYS, type BillingBucket } from './team-state.ts';
-import { listFailedWebhookEvents, type FailedWebhookEvent } from './webhooks.ts';
+import type { FailedWebhookEvent } from './webhook-records.ts';
+import { listFailedWebhookEvents } from './webhooks.ts';
 
 /**
  * GET /api/v1/admin/attention: every queue is one query of an index partition

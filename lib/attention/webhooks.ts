@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
+import { epochSeconds } from '../db/keys.ts';
+import {
+  deleteFailedEvent,
+  deleteFailedEventRow,
+  type FailedWebhookEvent,
+  failedEventById,
+  failedEventsQueue,
+  type StoredFailedWebhookEvent,
+  upsertFailedEvent,
+} from './webhook-records.ts';
 
 /**
  * Failed webhook events, for the admin attention queues.
@@ -33,129 +38,35 @@ const ERROR_MESSAGE_MAX = 2000;
 /** Largest event kept for a retry: an item holds 400 KB in all. A larger one is recorded without it (not retryable). */
 export const FAILED_WEBHOOK_PAYLOAD_MAX_BYTES = 256 * 1024;
 
-export interface FailedWebhookEvent {
-  created_at: string;
-  error_message: string;
-  event_type: string;
-  id: string;
-  provider_event_id: string;
-}
-
 export async function recordFailedWebhookEvent(
   input: { provider: string; providerEventId: string; eventType: string; errorMessage: string; payload?: string },
   now = new Date(),
 ): Promise<FailedWebhookEvent> {
-  const id = randomUUID();
-  const at = now.toISOString();
   const kept = input.payload !== undefined && Buffer.byteLength(input.payload) <= FAILED_WEBHOOK_PAYLOAD_MAX_BYTES;
-  const payload = kept ? input.payload! : null;
-  const reply = await dynamo().send(
-    new UpdateCommand({
-      TableName: config.tableName(),
-      Key: keys.failedWebhookEvent(input.provider, input.providerEventId),
-      // if_not_exists keeps the first id, created_at, queue position and id key of a redelivered event.
-      UpdateExpression:
-        'SET #type = :type, provider = :provider, provider_event_id = :eventId, event_type = :eventType, error_message = :error, ' +
-        'id = if_not_exists(id, :id), created_at = if_not_exists(created_at, :now), last_failed_at = :now, payload = :payload, ' +
-        'gsi1pk = if_not_exists(gsi1pk, :byId), gsi1sk = :byIdSort, gsi2pk = :queue, gsi2sk = if_not_exists(gsi2sk, :sort), #ttl = :ttl',
-      ExpressionAttributeNames: { '#type': 'type', '#ttl': 'ttl' },
-      ExpressionAttributeValues: {
-        ':payload': payload,
-        ':byId': keys.failedWebhookById(id).gsi1pk,
-        ':byIdSort': keys.failedWebhookById(id).gsi1sk,
-        ':type': 'failed_webhook_event',
-        ':provider': input.provider,
-        ':eventId': input.providerEventId,
-        ':eventType': input.eventType,
-        ':error': input.errorMessage.slice(0, ERROR_MESSAGE_MAX),
-        ':id': id,
-        ':now': at,
-        ':queue': keys.failedWebhookQueue('', '').gsi2pk,
-        ':sort': keys.failedWebhookQueue(at, id).gsi2sk,
-        ':ttl': epochSeconds(now) + FAILED_WEBHOOK_RETENTION_DAYS * 86_400,
-      },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  const item = reply.Attributes!;
-  const byId = keys.failedWebhookById(item.id as string);
-  if (item.gsi1pk !== byId.gsi1pk) {
-    // A row recorded before rows had their id key, failing again: its key is made from its own first id.
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.failedWebhookEvent(input.provider, input.providerEventId),
-        UpdateExpression: 'SET gsi1pk = :byId',
-        ConditionExpression: 'id = :id',
-        ExpressionAttributeValues: { ':byId': byId.gsi1pk, ':id': item.id },
-      }),
-    );
-  }
-  return toRow(item);
+  return upsertFailedEvent({
+    provider: input.provider,
+    providerEventId: input.providerEventId,
+    eventType: input.eventType,
+    errorMessage: input.errorMessage.slice(0, ERROR_MESSAGE_MAX),
+    payload: kept ? input.payload! : null,
+    id: randomUUID(),
+    at: now.toISOString(),
+    expiresEpoch: epochSeconds(now) + FAILED_WEBHOOK_RETENTION_DAYS * 86_400,
+  });
 }
 
 /** An event that failed before and has now been processed is no longer for the admins to look at. */
 export async function clearFailedWebhookEvent(provider: string, providerEventId: string): Promise<void> {
-  await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.failedWebhookEvent(provider, providerEventId) }));
+  await deleteFailedEvent(provider, providerEventId);
 }
-
-const toRow = (item: Record<string, unknown>): FailedWebhookEvent => ({
-  created_at: item.created_at as string,
-  error_message: item.error_message as string,
-  event_type: item.event_type as string,
-  id: item.id as string,
-  provider_event_id: item.provider_event_id as string,
-});
 
 export async function listFailedWebhookEvents(now = new Date()): Promise<FailedWebhookEvent[]> {
-  const reply = await dynamo().send(
-    new QueryCommand({
-      TableName: config.tableName(),
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :queue',
-      // TTL deletion lags; an expired record is not shown.
-      FilterExpression: '#ttl > :now',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':queue': keys.failedWebhookQueue('', '').gsi2pk, ':now': epochSeconds(now) },
-      ScanIndexForward: false,
-      Limit: FAILED_WEBHOOK_LIMIT,
-    }),
-  );
-  return (reply.Items ?? []).map(toRow);
-}
-
-/** A failed event's row as stored, for the admin actions: its provider, event id and the event itself when kept. */
-export interface StoredFailedWebhookEvent extends FailedWebhookEvent {
-  provider: string;
-  /** The verified event it failed on; null when it was too large to keep, or failed before rows kept it. */
-  payload: string | null;
+  return failedEventsQueue(epochSeconds(now), FAILED_WEBHOOK_LIMIT);
 }
 
 /** The failed event whose row has this `id`, or null (unknown, or expired). */
 export async function findFailedWebhookEvent(id: string, now = new Date()): Promise<StoredFailedWebhookEvent | null> {
-  const ref = keys.failedWebhookById(id.toLowerCase());
-  const reply = await dynamo().send(
-    new QueryCommand({
-      TableName: config.tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-      ExpressionAttributeValues: { ':pk': ref.gsi1pk, ':sk': ref.gsi1sk },
-    }),
-  );
-  const listed = reply.Items?.[0];
-  if (!listed) return null;
-  // The index is read eventually; the row itself, consistently (a retry or dismissal may have just removed it).
-  const item = (
-    await dynamo().send(
-      new GetCommand({
-        TableName: config.tableName(),
-        Key: keys.failedWebhookEvent(listed.provider as string, listed.provider_event_id as string),
-        ConsistentRead: true,
-      }),
-    )
-  ).Item;
-  if (!item || item.id !== listed.id || (typeof item.ttl === 'number' && item.ttl <= epochSeconds(now))) return null;
-  return { ...toRow(item), provider: item.provider as string, payload: typeof item.payload === 'string' ? item.payload : null };
+  return failedEventById(id.toLowerCase(), epochSeconds(now));
 }
 
 /**
@@ -163,18 +74,5 @@ export async function findFailedWebhookEvent(id: string, now = new Date()): Prom
  * dismissal racing a retry that cleared it (or another dismissal) answers false, and nothing else is removed.
  */
 export async function dismissFailedWebhookEvent(row: StoredFailedWebhookEvent): Promise<boolean> {
-  try {
-    await dynamo().send(
-      new DeleteCommand({
-        TableName: config.tableName(),
-        Key: keys.failedWebhookEvent(row.provider, row.provider_event_id),
-        ConditionExpression: 'id = :id',
-        ExpressionAttributeValues: { ':id': row.id },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return false;
-    throw error;
-  }
+  return deleteFailedEventRow(row);
 }

@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyWritten, setTeamSubscription, type Subscription } from '../attention/team-state.ts';
-import { clearFailedWebhookEvent, recordFailedWebhookEvent, type StoredFailedWebhookEvent } from '../attention/webhooks.ts';
+import type { StoredFailedWebhookEvent } from '../attention/webhook-records.ts';
+import { clearFailedWebhookEvent, recordFailedWebhookEvent } from '../attention/webhooks.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
