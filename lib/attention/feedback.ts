@@ -1,11 +1,7 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
+import { tryWindowTake, windowGiveBack } from '../db/rate-window-records.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { FEEDBACK_NOT_FOUND, FEEDBACK_RATE_LIMITED } from '../errors/catalogue.ts';
-import { createFeedback, type Feedback } from '../privacy/records.ts';
+import { createFeedback, type Feedback, feedbackInbox, feedbackTeamId, getFeedback, markFeedbackHandledOnce } from '../privacy/records.ts';
 
 /**
  * Feedback from signed-in users (POST /api/v1/feedback) and the admin inbox of
@@ -39,46 +35,16 @@ export function capMessage(message: string): { message: string; truncated: boole
 async function takeFeedbackAllowance(userId: string, now: Date): Promise<() => Promise<void>> {
   const nowSeconds = Math.floor(now.getTime() / 1000);
   const start = nowSeconds - (nowSeconds % WINDOW_SECONDS);
-  const key = keys.rateWindow(`feedback:user:${userId}`, start);
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: key,
-        UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-        ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
-        // The counter outlives its window by one more, long gone before anyone reads it as current.
-        ExpressionAttributeValues: {
-          ':one': 1,
-          ':limit': FEEDBACK_PER_USER_PER_HOUR,
-          ':type': 'rate_window',
-          ':ttl': start + 2 * WINDOW_SECONDS,
-        },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
+  const scope = `feedback:user:${userId}`;
+  // The counter outlives its window by one more, long gone before anyone reads it as current.
+  if (!(await tryWindowTake(scope, FEEDBACK_PER_USER_PER_HOUR, start, start + 2 * WINDOW_SECONDS))) {
     const retryAfter = Math.max(1, start + WINDOW_SECONDS - nowSeconds);
     throw new ApiError(FEEDBACK_RATE_LIMITED, {
       headers: { 'Retry-After': String(retryAfter) },
       details: { max_per_hour: FEEDBACK_PER_USER_PER_HOUR, retry_after_seconds: retryAfter },
     });
   }
-  return async () => {
-    await dynamo()
-      .send(
-        new UpdateCommand({
-          TableName: config.tableName(),
-          Key: key,
-          UpdateExpression: 'ADD #count :minusOne',
-          ConditionExpression: '#count > :zero',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-        }),
-      )
-      .catch(() => undefined);
-  };
+  return () => windowGiveBack(scope, start).catch(() => undefined);
 }
 
 export interface FeedbackReceipt {
@@ -132,26 +98,11 @@ export interface HandledFeedback {
  * stands; marking it again answers with that first mark and changes nothing.
  */
 export async function markFeedbackHandled(feedbackId: string, adminUserId: string, now = new Date()): Promise<HandledFeedback> {
-  const table = config.tableName();
-  const ref = (await dynamo().send(new GetCommand({ TableName: table, Key: keys.feedbackRef(feedbackId) }))).Item;
-  if (!ref) throw new ApiError(FEEDBACK_NOT_FOUND);
-  const key = keys.feedback(ref.team_id as string, feedbackId);
-  try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'SET handled_at = :now, handled_by = :admin REMOVE gsi2pk, gsi2sk',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(handled_at) OR handled_at = :null)',
-        ExpressionAttributeValues: { ':now': now.toISOString(), ':admin': adminUserId, ':null': null },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return { id: feedbackId, handled_at: reply.Attributes!.handled_at as string, handled_by: reply.Attributes!.handled_by as string };
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-  }
-  const current = (await dynamo().send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  const teamId = await feedbackTeamId(feedbackId);
+  if (!teamId) throw new ApiError(FEEDBACK_NOT_FOUND);
+  const marked = await markFeedbackHandledOnce(teamId, feedbackId, now.toISOString(), adminUserId);
+  if (marked) return { id: feedbackId, ...marked };
+  const current = await getFeedback(teamId, feedbackId);
   if (!current) throw new ApiError(FEEDBACK_NOT_FOUND);
   return { id: feedbackId, handled_at: current.handled_at as string, handled_by: current.handled_by as string };
 }
@@ -167,22 +118,13 @@ export interface FeedbackInboxRow {
 }
 
 export async function listFeedbackInbox(): Promise<FeedbackInboxRow[]> {
-  const reply = await dynamo().send(
-    new QueryCommand({
-      TableName: config.tableName(),
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :inbox',
-      ExpressionAttributeValues: { ':inbox': keys.feedbackInbox('', '').gsi2pk },
-      Limit: FEEDBACK_INBOX_LIMIT,
-    }),
-  );
-  return (reply.Items ?? []).map((f) => ({
-    created_at: f.created_at as string,
-    id: f.id as string,
-    message: f.message as string,
-    page_route: (f.page_route as string | null | undefined) ?? null,
+  return (await feedbackInbox(FEEDBACK_INBOX_LIMIT)).map((f) => ({
+    created_at: f.created_at,
+    id: f.id,
+    message: f.message,
+    page_route: f.page_route ?? null,
     truncated: f.truncated === true,
-    type: f.type as string,
-    user_email: f.user_email as string,
+    type: f.type,
+    user_email: f.user_email,
   }));
 }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
+import { transact } from '../db/transact.ts';
 
 /**
  * Records that identify a person, beyond the user row and memberships: what
@@ -113,34 +115,95 @@ export async function createFeedback(input: {
     handled_by: null,
   };
   // The feedback, in the admin inbox until handled, and its reference by id, together.
-  await dynamo().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: config.tableName(),
-            Item: {
-              ...keys.feedback(feedback.team_id, feedback.id),
-              ...keys.feedbackByUser(feedback.user_id, feedback.created_at, feedback.id),
-              ...keys.feedbackInbox(feedback.created_at, feedback.id),
-              // `type` is the feedback's own field (bug, idea ...), so the item kind goes under another name.
-              item_type: 'feedback',
-              ...feedback,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
+  await transact([
+    {
+      name: 'feedback',
+      write: {
+        Put: {
+          Item: {
+            ...keys.feedback(feedback.team_id, feedback.id),
+            ...keys.feedbackByUser(feedback.user_id, feedback.created_at, feedback.id),
+            ...keys.feedbackInbox(feedback.created_at, feedback.id),
+            // `type` is the feedback's own field (bug, idea ...), so the item kind goes under another name.
+            item_type: 'feedback',
+            ...feedback,
           },
+          ConditionExpression: 'attribute_not_exists(pk)',
         },
-        {
-          Put: {
-            TableName: config.tableName(),
-            Item: { ...keys.feedbackRef(feedback.id), item_type: 'feedback_ref', team_id: feedback.team_id },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
+      },
+    },
+    {
+      name: 'ref',
+      write: {
+        Put: {
+          Item: { ...keys.feedbackRef(feedback.id), item_type: 'feedback_ref', team_id: feedback.team_id },
+          ConditionExpression: 'attribute_not_exists(pk)',
         },
-      ],
+      },
+    },
+  ]);
+  return feedback;
+}
+
+/** The team whose partition holds the feedback with this id (its reference by id), or null. */
+export async function feedbackTeamId(feedbackId: string): Promise<string | null> {
+  const ref = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.feedbackRef(feedbackId) }))).Item;
+  return ref ? (ref.team_id as string) : null;
+}
+
+export interface FeedbackHandling {
+  handled_at: string;
+  handled_by: string;
+}
+
+/**
+ * Marks the feedback handled, taking it out of the inbox, unless it is handled already (or gone): then
+ * null, and nothing changes (the first mark stands).
+ */
+export async function markFeedbackHandledOnce(
+  teamId: string,
+  feedbackId: string,
+  at: string,
+  by: string,
+): Promise<FeedbackHandling | null> {
+  try {
+    const reply = await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.feedback(teamId, feedbackId),
+        UpdateExpression: 'SET handled_at = :now, handled_by = :admin REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(handled_at) OR handled_at = :null)',
+        ExpressionAttributeValues: { ':now': at, ':admin': by, ':null': null },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return { handled_at: reply.Attributes!.handled_at as string, handled_by: reply.Attributes!.handled_by as string };
+  } catch (error) {
+    if (!isConditionalCheckFailure(error)) throw error;
+    return null;
+  }
+}
+
+/** The feedback item, read consistently, or null. */
+export async function getFeedback(teamId: string, feedbackId: string): Promise<Feedback | null> {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.feedback(teamId, feedbackId), ConsistentRead: true }),
+  );
+  return (reply.Item as Feedback | undefined) ?? null;
+}
+
+/** The admin inbox: unhandled feedback, oldest first, at most `limit`. */
+export async function feedbackInbox(limit: number): Promise<Feedback[]> {
+  const reply = await dynamo().send(
+    new QueryCommand({
+      TableName: config.tableName(),
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :inbox',
+      ExpressionAttributeValues: { ':inbox': keys.feedbackInbox('', '').gsi2pk },
+      Limit: limit,
     }),
   );
-  return feedback;
+  return (reply.Items ?? []) as Feedback[];
 }
 
 export async function createEmailChange(input: {
