@@ -1,11 +1,8 @@
-import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
 import { batchGetAll } from '../db/batch.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
-import { queryAll } from '../db/query.ts';
-import { newTeamAttentionItem } from './team-state.ts';
+import { teamProjectItems } from '../projects/records.ts';
+import { scanTeamItemsPage } from '../teams/records.ts';
+import { insertTeamAttention } from './team-state-records.ts';
 
 /**
  * Operator command `admin backfill-attention`: gives each team created before
@@ -30,20 +27,12 @@ export interface BackfillResult {
 }
 
 export async function backfillTeamAttention(): Promise<BackfillResult> {
-  const table = config.tableName();
   const result: BackfillResult = { teams: 0, created: 0, existing: 0, activated: 0 };
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamo().send(
-      new ScanCommand({
-        TableName: table,
-        FilterExpression: 'sk = :team',
-        ExpressionAttributeValues: { ':team': 'TEAM' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    start = page.LastEvaluatedKey;
-    for (const team of page.Items ?? []) {
+    const page = await scanTeamItemsPage(start);
+    start = page.lastKey;
+    for (const team of page.items) {
       result.teams++;
       const outcome = await backfillTeam(team.id as string, team.created_at as string);
       result[outcome]++;
@@ -53,12 +42,7 @@ export async function backfillTeamAttention(): Promise<BackfillResult> {
 }
 
 async function lastLiveDeploy(teamId: string): Promise<string | null> {
-  const listed = await queryAll({
-    TableName: config.tableName(),
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
-  });
+  const listed = await teamProjectItems(teamId);
   const projects = await batchGetAll(listed.map((p) => keys.project(p.id as string)));
   const live = projects.filter((p) => typeof p.live_deployment_id === 'string');
   if (live.length === 0) return null;
@@ -72,17 +56,6 @@ async function lastLiveDeploy(teamId: string): Promise<string | null> {
 
 async function backfillTeam(teamId: string, createdAt: string): Promise<'created' | 'existing' | 'activated'> {
   const lastDeploy = await lastLiveDeploy(teamId);
-  const item = newTeamAttentionItem(teamId, createdAt);
-  if (lastDeploy) {
-    delete item.gsi1pk;
-    delete item.gsi1sk;
-    Object.assign(item, { last_successful_deploy_at: lastDeploy, activated_at: lastDeploy, last_activity_at: lastDeploy });
-  }
-  try {
-    await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-  } catch (error) {
-    if (isConditionalCheckFailure(error)) return 'existing';
-    throw error;
-  }
+  if (!(await insertTeamAttention(teamId, createdAt, lastDeploy))) return 'existing';
   return lastDeploy ? 'activated' : 'created';
 }

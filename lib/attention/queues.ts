@@ -1,12 +1,10 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { getTeamOwner } from '../teams/membership-records.ts';
 import { listFeedbackInbox, type FeedbackInboxRow } from './feedback.ts';
-import { PAYING_IDLE_DAYS, type BillingBucket } from './team-state.ts';
+import { PAYING_IDLE_DAYS } from './team-state.ts';
+import { type BillingBucket, billingBucketTeams, stuckTeams } from './team-state-records.ts';
 import type { FailedWebhookEvent } from './webhook-records.ts';
 import { listFailedWebhookEvents } from './webhooks.ts';
 
@@ -54,28 +52,6 @@ export interface AttentionQueues {
   stuck_activation: { no_projects: StuckActivationRow[]; no_successful_deploy: StuckActivationRow[] };
 }
 
-async function indexPartition(input: {
-  index: 'gsi1' | 'gsi2';
-  pk: string;
-  before?: string;
-  newestFirst?: boolean;
-  limit: number;
-}): Promise<Record<string, unknown>[]> {
-  const pkName = `${input.index}pk`;
-  const skName = `${input.index}sk`;
-  const reply = await dynamo().send(
-    new QueryCommand({
-      TableName: config.tableName(),
-      IndexName: input.index,
-      KeyConditionExpression: input.before ? `${pkName} = :pk AND ${skName} < :before` : `${pkName} = :pk`,
-      ExpressionAttributeValues: { ':pk': input.pk, ...(input.before ? { ':before': input.before } : {}) },
-      ScanIndexForward: !input.newestFirst,
-      Limit: input.limit,
-    }),
-  );
-  return reply.Items ?? [];
-}
-
 /** Team items, project counters and owners (name and e-mail) of these teams, by key. */
 async function teamsAndOwners(teamIds: string[]) {
   const unique = [...new Set(teamIds)];
@@ -104,17 +80,10 @@ const isLeaving = (team: Record<string, unknown> | undefined) => !team || team.s
 export async function attentionQueues(now = new Date()): Promise<AttentionQueues> {
   const stuckBefore = new Date(now.getTime() - STUCK_AFTER_HOURS * 3_600_000).toISOString();
   const idleBefore = new Date(now.getTime() - PAYING_IDLE_DAYS * DAY_MS).toISOString();
-  const bucket = (name: BillingBucket, before?: string) =>
-    indexPartition({ index: 'gsi2', pk: keys.billingBucket(name, '', '').gsi2pk, before, limit: QUEUE_LIMIT });
+  const bucket = (name: BillingBucket, before?: string) => billingBucketTeams(name, QUEUE_LIMIT, before);
   const [stuck, cancelling, pastDue, payingIdle, pendingPayment, failedWebhooks, feedback] = await Promise.all([
     // Both stuck lists come from one partition: read enough for each to fill, newest sign-ups first.
-    indexPartition({
-      index: 'gsi1',
-      pk: keys.stuckActivation('', '').gsi1pk,
-      before: stuckBefore,
-      newestFirst: true,
-      limit: 2 * QUEUE_LIMIT,
-    }),
+    stuckTeams(stuckBefore, 2 * QUEUE_LIMIT),
     bucket('CANCELLING'),
     bucket('PAST_DUE'),
     bucket('PAYING', idleBefore),

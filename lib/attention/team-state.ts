@@ -1,13 +1,16 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
-import type { NamedWrite } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { SUBSCRIPTION_CHANGED } from '../errors/catalogue.ts';
 import { logger } from '../logger.ts';
 import type { PlanName } from '../plans.ts';
+import {
+  addDeployAttempt,
+  type AttentionChange,
+  type BillingBucket,
+  bucketKeys,
+  getTeamAttention,
+  setLatestFailure,
+  writeAttentionChange,
+} from './team-state-records.ts';
 
 /**
  * A team's attention state, one item per team (`TEAM#{id}` / `ATTENTION`),
@@ -38,8 +41,6 @@ const ENDED: readonly SubscriptionStatus[] = ['canceled', 'incomplete_expired'];
 
 /** A paying subscription with no successful deploy for this long is `paying_idle`. */
 export const PAYING_IDLE_DAYS = 30;
-
-export type BillingBucket = 'CANCELLING' | 'PAST_DUE' | 'PENDING_PAYMENT' | 'PAYING';
 
 export interface Subscription {
   team_id: string;
@@ -72,34 +73,13 @@ export function billingBucketOf(s: { plan?: unknown; status?: unknown; cancel_at
   }
 }
 
-/** The gsi2 keys of an item's billing bucket: paying teams sort by their last successful deploy (never deployed first). */
-function bucketKeys(item: Record<string, unknown>): { gsi2pk: string; gsi2sk: string } | null {
+/** An item's billing bucket: paying teams sort by their last successful deploy (never deployed first). */
+function bucketOf(item: Record<string, unknown>): AttentionChange['bucket'] {
   const bucket = billingBucketOf({ plan: item.sub_plan, status: item.sub_status, cancel_at_period_end: item.sub_cancel_at_period_end });
   if (!bucket) return null;
   const sort =
     bucket === 'PAYING' ? ((item.last_successful_deploy_at as string | null | undefined) ?? '') : (item.sub_created_at as string);
-  return keys.billingBucket(bucket, sort, item.team_id as string);
-}
-
-/** The item createTeam writes in its transaction. */
-/** A new team's attention item (`attention`), written with the team. */
-export function newTeamAttention(teamId: string, createdAt: string): NamedWrite {
-  return { name: 'attention', write: { Put: { Item: newTeamAttentionItem(teamId, createdAt) } } };
-}
-
-export function newTeamAttentionItem(teamId: string, createdAt: string): Record<string, unknown> {
-  return {
-    ...keys.teamAttention(teamId),
-    ...keys.stuckActivation(createdAt, teamId),
-    type: 'team_attention',
-    team_id: teamId,
-    team_created_at: createdAt,
-    deploy_attempts: 0,
-    latest_failure_reason: null,
-    last_activity_at: createdAt,
-    last_successful_deploy_at: null,
-    version: 0,
-  };
+  return { name: bucket, sort };
 }
 
 /**
@@ -108,16 +88,9 @@ export function newTeamAttentionItem(teamId: string, createdAt: string): Record<
  * publish records nothing), its failure is not unhandled; the write it was read for reads again.
  */
 export function readTeamState(teamId: string): Promise<Record<string, unknown> | undefined> {
-  const read = readState(teamId);
+  const read = getTeamAttention(teamId);
   read.catch(() => undefined);
   return read;
-}
-
-async function readState(teamId: string): Promise<Record<string, unknown> | undefined> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }),
-  );
-  return reply.Item;
 }
 
 const MAX_ATTEMPTS = 12;
@@ -148,71 +121,25 @@ async function versionedUpdate(
   firstRead?: Promise<Record<string, unknown> | undefined>,
 ): Promise<Record<string, unknown> | null> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const item = attempt === 0 && firstRead ? await firstRead.catch(() => readState(teamId)) : await readState(teamId);
+    const item = attempt === 0 && firstRead ? await firstRead.catch(() => getTeamAttention(teamId)) : await getTeamAttention(teamId);
     const decided = change(item);
     if (!decided) return null;
     if (!item && !decided.create) return null;
     const version = (item?.version as number | undefined) ?? 0;
     const next: Record<string, unknown> = {
-      ...(item ?? { ...keys.teamAttention(teamId), type: 'team_attention', team_id: teamId }),
+      ...(item ?? { type: 'team_attention', team_id: teamId }),
       ...decided.set,
       version: version + 1,
     };
-    const bucket = bucketKeys(next);
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    const sets: string[] = [];
-    let n = 0;
-    const setAttr = (name: string, value: unknown) => {
-      names[`#a${n}`] = name;
-      values[`:v${n}`] = value;
-      sets.push(`#a${n} = :v${n}`);
-      n++;
-    };
-    for (const [name, value] of Object.entries(decided.set)) setAttr(name, value);
-    setAttr('version', version + 1);
-    if (!item) {
-      setAttr('type', 'team_attention');
-      setAttr('team_id', teamId);
-    }
-    if (bucket) {
-      setAttr('gsi2pk', bucket.gsi2pk);
-      setAttr('gsi2sk', bucket.gsi2sk);
-    }
-    const removes = [...(decided.remove ?? []), ...(bucket ? [] : ['gsi2pk', 'gsi2sk'])];
-    const versioned = typeof item?.version === 'number';
-    if (versioned) values[':read'] = version;
-    const condition = !item ? 'attribute_not_exists(pk)' : versioned ? '#version = :read' : 'attribute_not_exists(#version)';
-    const update = {
-      TableName: config.tableName(),
-      Key: keys.teamAttention(teamId),
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ConditionExpression: condition,
-      ExpressionAttributeNames: item ? { ...names, '#version': 'version' } : names,
-      ExpressionAttributeValues: values,
-    };
-    try {
-      if (once) {
-        await dynamo().send(
-          new TransactWriteCommand({
-            TransactItems: [
-              { Update: update },
-              { Put: { TableName: config.tableName(), Item: once, ConditionExpression: 'attribute_not_exists(pk)' } },
-            ],
-          }),
-        );
-      } else {
-        await dynamo().send(new UpdateCommand(update));
-      }
-      for (const name of removes) delete next[name];
-      if (bucket) Object.assign(next, bucket);
+    const bucket = bucketOf(next);
+    const remove = decided.remove ?? [];
+    const marker = once ? { item: once, refusal: () => new AlreadyWritten() } : undefined;
+    if (await writeAttentionChange(teamId, item, { set: decided.set, remove, bucket }, marker)) {
+      for (const name of bucket ? remove : [...remove, 'gsi2pk', 'gsi2sk']) delete next[name];
+      Object.assign(next, bucketKeys(teamId, bucket));
       return next;
-    } catch (error) {
-      if (isTransactionCanceled(error) && conditionFailedAt(error, 1)) throw new AlreadyWritten();
-      // A cancelled transaction whose marker was free lost the version race (or a concurrent transaction): retry.
-      if (!isConditionalCheckFailure(error) && !isTransactionCanceled(error)) throw error;
-      await jitter(attempt);
     }
+    await jitter(attempt);
   }
   throw new ApiError(SUBSCRIPTION_CHANGED);
 }
@@ -289,7 +216,7 @@ export async function setTeamSubscription(
 }
 
 export async function getTeamSubscription(teamId: string): Promise<Subscription | null> {
-  const item = await readState(teamId);
+  const item = await getTeamAttention(teamId);
   return item?.sub_status ? toSubscription(item) : null;
 }
 
@@ -306,37 +233,13 @@ async function quietly(what: string, teamId: string, write: () => Promise<unknow
   }
 }
 
-/** One atomic update of a team that has the item; a team without one (created before it existed) is left alone. */
-async function updateIfPresent(teamId: string, expression: string, values: Record<string, unknown>): Promise<void> {
-  try {
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.teamAttention(teamId),
-        UpdateExpression: expression,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: values,
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailure(error)) throw error;
-  }
-}
-
 /** A begin of an upload (new project or existing one): one deploy attempt. */
 export const recordDeployAttempt = (teamId: string, now = new Date()) =>
-  quietly('deploy_attempt', teamId, () =>
-    updateIfPresent(teamId, 'ADD deploy_attempts :one SET last_activity_at = :now', { ':one': 1, ':now': now.toISOString() }),
-  );
+  quietly('deploy_attempt', teamId, () => addDeployAttempt(teamId, now.toISOString()));
 
 /** A refused begin or a failed build: its error code is the latest failure reason. */
 export const recordDeployFailure = (teamId: string, reason: string, now = new Date()) =>
-  quietly('deploy_failure', teamId, () =>
-    updateIfPresent(teamId, 'SET latest_failure_reason = :reason, last_activity_at = :now', {
-      ':reason': reason,
-      ':now': now.toISOString(),
-    }),
-  );
+  quietly('deploy_failure', teamId, () => setLatestFailure(teamId, reason, now.toISOString()));
 
 /**
  * A publish made a deployment live: the team leaves the stuck-activation

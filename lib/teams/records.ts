@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
@@ -261,4 +261,22 @@ export function functionStatsKeys(teamId: string): Promise<Record<string, unknow
     ExpressionAttributeValues: { ':pk': keys.functionStatsWeek(teamId, '').pk },
     ProjectionExpression: 'pk, sk',
   });
+}
+
+/**
+ * One page of every team item, by a scan of the whole table: for operator commands only (the
+ * attention backfill), never on a request path.
+ */
+export async function scanTeamItemsPage(
+  startKey?: Record<string, unknown>,
+): Promise<{ items: Record<string, unknown>[]; lastKey: Record<string, unknown> | undefined }> {
+  const page = await dynamo().send(
+    new ScanCommand({
+      TableName: config.tableName(),
+      FilterExpression: 'sk = :team',
+      ExpressionAttributeValues: { ':team': 'TEAM' },
+      ExclusiveStartKey: startKey,
+    }),
+  );
+  return { items: page.Items ?? [], lastKey: page.LastEvaluatedKey };
 }
