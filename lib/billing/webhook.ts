@@ -1,14 +1,12 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyWritten, setTeamSubscription, type Subscription } from '../attention/team-state.ts';
 import type { StoredFailedWebhookEvent } from '../attention/webhook-records.ts';
 import { clearFailedWebhookEvent, recordFailedWebhookEvent } from '../attention/webhooks.ts';
-import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
-import { epochSeconds, keys } from '../db/keys.ts';
+import { epochSeconds } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, WEBHOOK_EVENT_NOT_PROCESSED } from '../errors/catalogue.ts';
 import type { RequestLogger } from '../logger.ts';
 import { getTeam } from '../teams/teams.ts';
+import { processedEventItem, wasEventProcessed } from './records.ts';
 import { isSubscriptionEventType, providerEventOf, subscriptionChangeOf, type ProviderEvent } from './subscription-events.ts';
 
 /**
@@ -44,7 +42,7 @@ export async function receiveBillingEvent(event: ProviderEvent, log: RequestLogg
   let team;
   try {
     // The transaction below is what guarantees once; this read only spares a redelivery the team check.
-    if (await wasApplied(event.id)) return settled(event, { outcome: 'duplicate' }, log);
+    if (await wasEventProcessed(BILLING_PROVIDER, event.id)) return settled(event, { outcome: 'duplicate' }, log);
     team = await getTeam(change.teamId);
   } catch (error) {
     return notProcessed(event, error, log);
@@ -52,16 +50,14 @@ export async function receiveBillingEvent(event: ProviderEvent, log: RequestLogg
   if (!team)
     return failForGood(event, `No team ${change.teamId} (metadata.team_id of the subscription): it does not exist or was deleted.`, log);
 
-  const marker = {
-    ...keys.processedWebhookEvent(BILLING_PROVIDER, event.id),
-    type: 'processed_webhook_event',
+  const marker = processedEventItem({
     provider: BILLING_PROVIDER,
-    provider_event_id: event.id,
-    event_type: event.type,
-    team_id: change.teamId,
-    processed_at: now.toISOString(),
-    ttl: epochSeconds(now) + PROCESSED_EVENT_RETENTION_DAYS * 86_400,
-  };
+    providerEventId: event.id,
+    eventType: event.type,
+    teamId: change.teamId,
+    processedAt: now,
+    expiresEpoch: epochSeconds(now) + PROCESSED_EVENT_RETENTION_DAYS * 86_400,
+  });
   let subscription: Subscription | null;
   try {
     subscription = await setTeamSubscription(change.teamId, change.input, now, { once: marker });
@@ -83,13 +79,6 @@ async function settled(event: ProviderEvent, outcome: BillingEventOutcome, log: 
     log.warn('failed webhook event not cleared', { event_id: event.id, error: (error as Error).name });
   }
   return outcome;
-}
-
-async function wasApplied(eventId: string): Promise<boolean> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.processedWebhookEvent(BILLING_PROVIDER, eventId), ConsistentRead: true }),
-  );
-  return reply.Item !== undefined;
 }
 
 /** The event as the row keeps it for a retry: the envelope fields processing reads, in the provider's own shape. */
