@@ -18,6 +18,7 @@ import { BuildsRuntime } from './builds.ts';
 import { SiteServing } from './site-serving.ts';
 import { ConsoleHosting } from './console.ts';
 import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
+import { config } from '../lib/config.ts';
 
 /** The whole platform: state, the HTTP API (one Lambda per route), the workers, site serving and the functions runtime. */
 export class SlipwayStack extends Stack {
@@ -117,7 +118,7 @@ export function buildSlipwayApp(props: AppProps = {}): { app: App; stack: Slipwa
   const stackName = app.node.tryGetContext('stackName');
   const stack = new SlipwayStack(app, typeof stackName === 'string' && stackName ? stackName : 'Slipway', {
     description: 'Slipway: static sites and serverless functions for teams',
-    env: process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
+    env: config.cdkDeployEnvironment(),
   });
   // cdk-nag 3 runs as a policy-validation plugin: synthesis fails on any unacknowledged finding.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

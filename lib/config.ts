@@ -1,4 +1,11 @@
-import { bucketDefinitions, queueDefinitions, scheduleGroupDefinition, tableDefinition } from './resources.ts';
+import {
+  bucketDefinitions,
+  queueDefinitions,
+  type SecretName,
+  scheduleGroupDefinition,
+  secretDefinitions,
+  tableDefinition,
+} from './resources.ts';
 
 /**
  * Runtime configuration, read from the environment on each call so that the
@@ -19,6 +26,12 @@ function optional(name: string, fallback: string): string {
 function positiveInteger(name: string, fallback: number): number {
   const value = Number(process.env[name]);
   return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+/** A positive number (fractions allowed: tests shorten seconds below one), else the fallback. */
+function positiveNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 export const config = {
@@ -181,7 +194,60 @@ export const config = {
   gitAllowLoopbackHttp: () => optional('GIT_ALLOW_LOOPBACK_HTTP', 'false') === 'true',
   /** Where the local build host keeps each project's package-manager store, keyed by lockfile hash (default: a folder under the OS temp dir). */
   buildCacheDir: () => process.env.BUILD_CACHE_DIR || undefined,
+  // Keyword scans of published deployments (lib/abuse/scans.ts)
+  /** Bytes read of one file; the rest is not scanned and the scan is `truncated`. */
+  abuseScanFileMaxBytes: () => positiveInteger('ABUSE_SCAN_FILE_MAX_BYTES', 512 * 1024),
+  /** Bytes read in all for one scan; files past it are not scanned and the scan is `truncated`. */
+  abuseScanMaxBytes: () => positiveInteger('ABUSE_SCAN_MAX_BYTES', 8 * 1024 * 1024),
+  /** Text files read for one scan at most. */
+  abuseScanMaxFiles: () => positiveInteger('ABUSE_SCAN_MAX_FILES', 2000),
+  // Lifetimes and budgets of teams, projects and uploads
+  /** Seconds from a team's deletion request to its purge: 30 days, or `TEAM_PURGE_DELAY_SECONDS` (tests). */
+  teamPurgeDelaySeconds: () => positiveNumber('TEAM_PURGE_DELAY_SECONDS', 30 * 86_400),
+  /** Seconds a provisional project lives unless claimed (2 h 15 min). */
+  provisionalExpirySeconds: () => positiveNumber('PROVISIONAL_EXPIRY_SECONDS', 8100),
+  /** How long an upload session accepts files and a finalize. */
+  uploadSessionSeconds: () => positiveNumber('UPLOAD_SESSION_SECONDS', 7200),
+  /** How long one finalize call copies and checks contents before it answers and lets the next call carry on. */
+  finalizeBudgetMs: () => positiveNumber('FINALIZE_BUDGET_MS', 20_000),
+  // Screenshots (lib/screenshots/)
+  /** How long a page may take to load, read at each capture. */
+  screenshotPageTimeoutMs: () => Number(process.env.SCREENSHOT_PAGE_TIMEOUT_MS || 20_000),
+  /** Which Chromium: `system` (a binary on this machine) or `serverless` (@sparticuz/chromium, the capture image's). */
+  screenshotChromium: (): 'system' | 'serverless' => {
+    const value = process.env.SCREENSHOT_CHROMIUM || 'system';
+    if (value !== 'system' && value !== 'serverless') throw new Error(`SCREENSHOT_CHROMIUM must be system or serverless, not "${value}"`);
+    return value;
+  },
+  /** Where the system Chromium binary is looked for (Debian's, unless CHROMIUM_PATH). */
+  chromiumPath: () => process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+  /** The platform's API origin the capture worker reports its results to. */
+  apiBaseUrl: () => process.env.API_BASE_URL ?? '',
+  /** The Lambda runtime API (`host:port`) in a Lambda, which a captured page must not reach; unset elsewhere. */
+  lambdaRuntimeApi: () => process.env.AWS_LAMBDA_RUNTIME_API,
+  /** The CodeBuild project builds run in (lib/builds/cloud-host.ts `cloudBuildVariables`); unset where builds run locally. */
+  buildsCodebuildProject: () => process.env.BUILDS_CODEBUILD_PROJECT || undefined,
+  /**
+   * The ARN of the worker a one-time schedule invokes, from the variable the worker's row names (lib/workers.ts):
+   * each function is given only the ARNs it schedules.
+   */
+  scheduleTargetArn: (variable: string) => process.env[variable] || undefined,
+  /** A secret's value when set (the local platform, tests, or loaded at cold start by lib/aws/secrets.ts). */
+  secretValue: (name: SecretName) => process.env[secretDefinitions[name].envVar] || undefined,
+  /** The ARN of a secret's Secrets Manager secret (the stack sets it; the value is fetched at cold start). */
+  secretArn: (name: SecretName) => process.env[secretDefinitions[name].arnEnvVar] || undefined,
+  /** The least severe level logged (LOG_LEVEL, else Lambda's advanced logging level), upper-cased; INFO by default. */
+  logLevel: () => (process.env.LOG_LEVEL ?? process.env.AWS_LAMBDA_LOG_LEVEL ?? process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO').toUpperCase(),
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
+  /** The credentials requests are signed with (Lambda's role, or the local platform's `test`); missing ones are undefined. */
+  awsCredentials: () => ({
+    accessKeyId: process.env.AWS_ACCESS_KEY_ID,
+    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,
+    sessionToken: process.env.AWS_SESSION_TOKEN || undefined,
+  }),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
   awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,
+  /** The account and region `cdk` deploys to (the CDK CLI sets them), or undefined for an environment-agnostic stack. */
+  cdkDeployEnvironment: () =>
+    process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
 };

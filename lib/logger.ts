@@ -1,3 +1,4 @@
+import { config } from './config.ts';
 /**
  * Structured JSON logs, one line per entry on stdout, in the shape Lambda's
  * own JSON log format uses (`timestamp`, `level`, `message`) plus the
@@ -15,8 +16,7 @@ type Level = keyof typeof LEVELS;
 type Extra = Record<string, unknown> | Error | undefined;
 
 function thresholdFromEnv(): number {
-  const name = (process.env.LOG_LEVEL ?? process.env.AWS_LAMBDA_LOG_LEVEL ?? process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO').toUpperCase();
-  return LEVELS[name as Level] ?? LEVELS.INFO;
+  return LEVELS[config.logLevel() as Level] ?? LEVELS.INFO;
 }
 
 /** An Error as plain fields: a thrown value keeps its name, message, stack and cause in the log line. */

@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../lib/logger.ts';
 import type { CaptureMessage } from '../../lib/screenshots/jobs.ts';
 import { captureJob } from '../../lib/screenshots/capture.ts';
+import { config } from '../../lib/config.ts';
 
 /**
  * Consumer of the screenshots queue: one capture job per message, reported
@@ -12,7 +13,7 @@ import { captureJob } from '../../lib/screenshots/capture.ts';
  */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
-  const apiBaseUrl = process.env.API_BASE_URL ?? '';
+  const apiBaseUrl = config.apiBaseUrl();
   for (const record of event.Records) {
     let message: CaptureMessage;
     try {

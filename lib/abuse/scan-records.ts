@@ -30,18 +30,6 @@ import { type AbuseScanRow, listingKeys, orderKey, type ReviewStatus, type ScanS
 /** The branch of a direct-upload deployment, when the project names no default branch (uploads publish production). */
 export const PRODUCTION_BRANCH = 'production';
 
-/** Bytes read of one file; the rest is not scanned and the scan is `truncated`. */
-export const scanFileMaxBytes = () => positive(process.env.ABUSE_SCAN_FILE_MAX_BYTES, 512 * 1024);
-/** Bytes read in all for one scan; files past it are not scanned and the scan is `truncated`. */
-export const scanMaxBytes = () => positive(process.env.ABUSE_SCAN_MAX_BYTES, 8 * 1024 * 1024);
-/** Text files read for one scan at most. */
-export const scanMaxFiles = () => positive(process.env.ABUSE_SCAN_MAX_FILES, 2000);
-
-function positive(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
 /** Non-rejected abuse reports naming the project, counted by key (`PROJECTREPORTS#{project}`). */
 export async function countProjectReports(projectId: string): Promise<number> {
   let count = 0;

@@ -24,9 +24,6 @@ import {
   queuedScanWrites,
   recordReview,
   refreshReportCount,
-  scanFileMaxBytes,
-  scanMaxBytes,
-  scanMaxFiles,
   type ScanRecord,
 } from './scan-records.ts';
 import { type AbuseScanRow, type ReviewStatus, toScanRow } from './scan-row.ts';
@@ -127,7 +124,7 @@ export async function scanDeploymentFiles(
   options: { reuse: boolean },
 ): Promise<DeploymentScan> {
   const bucket = config.bucket('sites');
-  const fileCap = scanFileMaxBytes();
+  const fileCap = config.abuseScanFileMaxBytes();
   const [manifestText, earlier] = await Promise.all([
     getObject(bucket, routeManifestKey(scan.team_id, scan.slug, scan.deployment_id)).then((o) => o.transformToString()),
     options.reuse ? loadScanCache(scan.team_id, scan.project_id, fileCap) : Promise.resolve(new Map<string, BlobScan>()),
@@ -135,8 +132,8 @@ export async function scanDeploymentFiles(
   const manifest = JSON.parse(manifestText) as RouteManifest;
   const tally = newTally();
   const kept = new Map<string, BlobScan>();
-  const maxFiles = scanMaxFiles();
-  let budget = scanMaxBytes();
+  const maxFiles = config.abuseScanMaxFiles();
+  let budget = config.abuseScanMaxBytes();
   let filesScanned = 0;
   let filesRead = 0;
   let truncated = false;

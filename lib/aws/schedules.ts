@@ -35,7 +35,7 @@ const isNamed = (error: unknown, name: string) => (error as Error).name === name
 
 /** Creates the schedule `name`, or moves an existing one to `at` with this input. */
 export async function setOneTimeSchedule(name: string, at: Date, targetArnEnv: string, input: unknown): Promise<void> {
-  const targetArn = process.env[targetArnEnv];
+  const targetArn = config.scheduleTargetArn(targetArnEnv);
   if (!targetArn) throw new Error(`Configuration variable ${targetArnEnv} is not set`);
   const params = {
     GroupName: config.scheduleGroup(),

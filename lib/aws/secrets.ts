@@ -1,6 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { secretDefinitions, type SecretName } from '../resources.ts';
 import { lazyClient } from './clients.ts';
+import { config } from '../config.ts';
 
 export const secretsManager = /* @__PURE__ */ lazyClient(
   'secretsmanager',
@@ -28,8 +29,8 @@ export async function loadSecrets(names: readonly SecretName[]): Promise<void> {
 
 function loadSecret(name: SecretName): Promise<void> {
   const { envVar, arnEnvVar } = secretDefinitions[name];
-  if (process.env[envVar]) return Promise.resolve();
-  const arn = process.env[arnEnvVar];
+  if (config.secretValue(name)) return Promise.resolve();
+  const arn = config.secretArn(name);
   if (!arn) return Promise.resolve();
   let pending = inFlight.get(name);
   if (!pending) {
@@ -37,7 +38,7 @@ function loadSecret(name: SecretName): Promise<void> {
       const { SecretString } = await secretsManager().send(new GetSecretValueCommand({ SecretId: arn }));
       if (!SecretString) throw new Error(`Secret ${arnEnvVar}=${arn} has no string value`);
       // Another caller may have set it meanwhile (the local platform, a test); a given value still wins.
-      if (!process.env[envVar]) process.env[envVar] = SecretString;
+      if (!config.secretValue(name)) process.env[envVar] = SecretString;
     })().finally(() => inFlight.delete(name));
     inFlight.set(name, pending);
   }

@@ -39,10 +39,8 @@ const cached = new Map<string, { key: string; client: AwsClient }>();
  * service signed in one region (Route 53: us-east-1).
  */
 export function signer(service: string, region = config.awsRegion()): AwsClient {
-  const accessKeyId = process.env.AWS_ACCESS_KEY_ID;
-  const secretAccessKey = process.env.AWS_SECRET_ACCESS_KEY;
+  const { accessKeyId, secretAccessKey, sessionToken } = config.awsCredentials();
   if (!accessKeyId || !secretAccessKey) throw new CredentialsMissingError();
-  const sessionToken = process.env.AWS_SESSION_TOKEN || undefined;
   const key = [accessKeyId, secretAccessKey, sessionToken, region].join('\n');
   const hit = cached.get(`${service}@${region}`);
   if (hit?.key === key) return hit.client;

@@ -116,7 +116,7 @@ async function unpack(body: Readable, dir: string): Promise<void> {
 
 export function createCloudBuildHost(): BuildHost {
   const projectName = () => {
-    const name = process.env[cloudBuildVariables.projectName];
+    const name = config.buildsCodebuildProject();
     if (!name) throw new Error(`${cloudBuildVariables.projectName} is not set`);
     return name;
   };

@@ -21,10 +21,7 @@ const COPY_CHUNK = 500;
  * project's files (or a slow endpoint) may need more; the next call carries on
  * from what the deployment folder already holds.
  */
-export function publishBudgetMs(): number {
-  const value = Number(process.env.FINALIZE_BUDGET_MS);
-  return Number.isFinite(value) && value > 0 ? value : 20_000;
-}
+export const publishBudgetMs = () => config.finalizeBudgetMs();
 
 type Manifest = Awaited<ReturnType<typeof readManifest>>;
 

@@ -2,6 +2,7 @@ import { chromiumPath } from '../screenshots/capture.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import type { LocalDriver } from './driver.ts';
 import { queueDriver, type QueueDriver } from './queue-driver.ts';
+import { localConfig } from './local-config.ts';
 
 /**
  * The screenshots queue's consumer on the local platform: the cloud capture
@@ -13,7 +14,7 @@ import { queueDriver, type QueueDriver } from './queue-driver.ts';
 export const captureRow: WorkerRow = workers.find((row) => row.name === 'screenshots-capture')!;
 
 export function captureEnabled(): boolean {
-  return process.env.SCREENSHOT_CAPTURE !== 'off' && chromiumPath() !== null;
+  return !localConfig.screenshotCaptureOff() && chromiumPath() !== null;
 }
 
 export function captureDriver(options: { pollMs?: number } = {}): QueueDriver | LocalDriver {

@@ -8,13 +8,12 @@ import { permissionReport } from './synth/report.ts';
 import { localParts } from './wiring.ts';
 import { openLocalState } from './persistence.ts';
 import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from './state.ts';
+import { config } from '../config.ts';
+import { localConfig } from './local-config.ts';
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
 async function main() {
-  const port = Number(process.env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new LocalPlatformError(`PORT must be a port number, not "${process.env.PORT}"`);
-  }
+  const port = localConfig.port((raw) => new LocalPlatformError(`PORT must be a port number, not "${raw}"`));
   const args = process.argv.slice(2);
   const unknown = args.filter((a) => a !== '--fresh' && a !== '--synth');
   if (unknown.length > 0) {
@@ -38,8 +37,8 @@ async function main() {
   const platform = await startLocalPlatform({
     synthesized: synth ? { assemblyDir: assemblyDir() } : undefined,
     port,
-    prefix: process.env.SLIPWAY_PREFIX ?? 'slipway-local',
-    awsEndpoint: process.env.AWS_ENDPOINT_URL || undefined,
+    prefix: localConfig.resourcePrefix(),
+    awsEndpoint: config.awsEndpoint(),
     writeState: true,
     motoEnv: state.motoEnv,
     hostHandlers: parts.hostHandlers,

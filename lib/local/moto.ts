@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.ts';
+import { localConfig } from './local-config.ts';
 
 const MOTO_PYTHON_DIR = join(dirname(fileURLToPath(import.meta.url)), 'moto-python');
 
@@ -42,7 +43,7 @@ export async function startMoto(options: { env?: Record<string, string> } = {}):
       ...process.env,
       MOTO_ALLOW_NONEXISTENT_REGION: 'true',
       // moto's DynamoDB is not thread-safe; moto-python/sitecustomize.py serializes its requests (see there why).
-      PYTHONPATH: [MOTO_PYTHON_DIR, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
+      PYTHONPATH: [MOTO_PYTHON_DIR, localConfig.pythonPath()].filter(Boolean).join(delimiter),
       SLIPWAY_MOTO_SERIALIZE_DYNAMODB: '1',
       ...options.env,
     },

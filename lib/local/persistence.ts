@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { localConfig } from './local-config.ts';
 
 /**
  * What `npm run dev` keeps across a stop and a start (issue 21, "nothing lost
@@ -32,7 +33,7 @@ export interface LocalStateFolder {
 }
 
 export function localStateDir(root = process.cwd()): string {
-  return process.env.SLIPWAY_LOCAL_STATE_DIR || join(root, '.slipway', 'state');
+  return localConfig.stateDir(root);
 }
 
 /**

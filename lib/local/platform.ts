@@ -1,3 +1,4 @@
+import { config } from '../config.ts';
 import type { LocalDriver } from './driver.ts';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -72,7 +73,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 /** The source mode's resources: lib/resources.ts provisioned, and the local ARNs of the schedule targets. */
 async function sourceResources(endpoint: string, prefix: string): Promise<Record<string, string>> {
   return {
-    ...(await provisionResources({ endpoint, region: process.env.AWS_REGION!, prefix })),
+    ...(await provisionResources({ endpoint, region: config.awsRegion(), prefix })),
     // Schedule targets: fake ARNs the local scheduler driver maps back to lib/workers.ts rows.
     ...localScheduleTargetEnv(),
   };
@@ -125,16 +126,16 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       SITE_RECORD_CACHE: 'process',
       // Per-run secrets of the Git connect state and of environment variable encryption (a set value is kept,
       // so a developer on a persistent AWS endpoint can keep the same key across restarts).
-      GIT_STATE_SECRET: process.env.GIT_STATE_SECRET || randomBytes(32).toString('base64url'),
-      ENV_ENCRYPTION_KEY: process.env.ENV_ENCRYPTION_KEY || randomBytes(32).toString('base64'),
+      GIT_STATE_SECRET: config.secretValue('gitState') || randomBytes(32).toString('base64url'),
+      ENV_ENCRYPTION_KEY: config.secretValue('envEncryption') || randomBytes(32).toString('base64'),
       // Set it to the secret `stripe listen` prints to forward a real test-mode account's events here.
-      BILLING_WEBHOOK_SECRET: process.env.BILLING_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('base64url')}`,
+      BILLING_WEBHOOK_SECRET: config.secretValue('billingWebhook') || `whsec_${randomBytes(24).toString('base64url')}`,
     };
     if (options.synthesized) {
       // The platform's own settings first: the Lambdas' environments take the local domains from them.
       Object.assign(process.env, local);
       const { prefix } = options;
-      synthesized = await startSynthesizedRuntime({ ...options.synthesized, endpoint, region: process.env.AWS_REGION, prefix });
+      synthesized = await startSynthesizedRuntime({ ...options.synthesized, endpoint, region: config.awsRegion(), prefix });
       api = synthesized.api;
       // After the console's handler: app.localhost is the console's, not a site's.
       hostHandlers.splice(1, 0, ...synthesized.hostHandlers);

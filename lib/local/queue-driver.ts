@@ -8,6 +8,7 @@ import { logger } from '../logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
 import type { LocalDriver } from './driver.ts';
+import { localConfig } from './local-config.ts';
 
 /**
  * Plays the SQS event source mapping of every queue-triggered row of
@@ -185,9 +186,9 @@ function call(consumer: QueueConsumer, handler: QueueHandler, queueUrl: string, 
 }
 
 export function queueConsumerDriver(consumers: readonly QueueConsumer[], options: Omit<QueueDriverOptions, 'rows'> = {}): QueueDriver {
-  const pollMs = options.pollMs ?? Number(process.env.LOCAL_QUEUE_POLL_MS || 50);
-  const concurrency = options.concurrency ?? Number(process.env.LOCAL_QUEUE_CONCURRENCY || 16);
-  const waitSeconds = options.waitSeconds ?? Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 1) || 0));
+  const pollMs = options.pollMs ?? localConfig.queuePollMs();
+  const concurrency = options.concurrency ?? localConfig.queueConcurrency();
+  const waitSeconds = options.waitSeconds ?? localConfig.queueWaitSeconds();
   let stopped = false;
   const isStopped = () => stopped;
   let paused = false;

@@ -7,6 +7,7 @@ import { logger } from '../logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
 import type { LocalDriver } from './driver.ts';
+import { localConfig } from './local-config.ts';
 
 /**
  * The ARN a schedule-triggered worker gets on the local platform. Nothing
@@ -93,7 +94,7 @@ export function workerRowTargets(): Map<string, ScheduleTarget> {
  * provisioned with the platform) fires each period and stays.
  */
 export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<string, ScheduleTarget> } = {}): LocalDriver {
-  const pollMs = options.pollMs ?? Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500);
+  const pollMs = options.pollMs ?? localConfig.schedulerPollMs();
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let stopped = false;

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { localConfig } from './local-config.ts';
 
 /**
  * What a running local platform tells the operator CLI: its API address and
@@ -13,7 +13,7 @@ export interface LocalPlatformState {
 }
 
 export function stateFilePath(): string {
-  return process.env.SLIPWAY_STATE_FILE || join(process.cwd(), '.slipway', 'local.json');
+  return localConfig.stateFile();
 }
 
 export function writeLocalState(state: LocalPlatformState, file = stateFilePath()): void {
@@ -48,7 +48,7 @@ export interface RunningPlatform {
 }
 
 export function runningPlatformPath(): string {
-  return join(process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'slipway', 'local-platform.json');
+  return join(localConfig.userStateHome(), 'slipway', 'local-platform.json');
 }
 
 export function writeRunningPlatform(state: RunningPlatform, file = runningPlatformPath()): void {

@@ -1,16 +1,12 @@
 import { deleteOneTimeSchedule, setOneTimeSchedule } from '../aws/schedules.ts';
+import { config } from '../config.ts';
 
 /**
  * A project created by a direct upload is provisional until something
  * publishes; about 2 h 15 min after the last begin it is deleted. The delay is
  * configurable so tests can prove the expiry without waiting hours.
  */
-export const DEFAULT_PROVISIONAL_EXPIRY_SECONDS = 8100;
-
-export function provisionalExpirySeconds(): number {
-  const value = Number(process.env.PROVISIONAL_EXPIRY_SECONDS);
-  return Number.isFinite(value) && value > 0 ? value : DEFAULT_PROVISIONAL_EXPIRY_SECONDS;
-}
+export const provisionalExpirySeconds = () => config.provisionalExpirySeconds();
 
 /** The variable through which this function learns the provisional-expiry worker's ARN (lib/workers.ts row). */
 export const PROVISIONAL_EXPIRY_TARGET_ARN_ENV = 'PROVISIONAL_EXPIRY_TARGET_ARN';

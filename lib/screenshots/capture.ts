@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext, type LaunchOptions } from 'playwright-core';
 import type { CaptureMessage } from './jobs.ts';
+import { config } from '../config.ts';
 
 /**
  * The capture of one job: headless Chromium, driven by playwright-core, opens
@@ -13,7 +14,7 @@ import type { CaptureMessage } from './jobs.ts';
 
 export const CAPTURE_VIEWPORT = { width: 1280, height: 800 } as const;
 /** How long a page may take to load (SCREENSHOT_PAGE_TIMEOUT_MS), read at each capture. */
-const pageTimeoutMs = () => Number(process.env.SCREENSHOT_PAGE_TIMEOUT_MS || 20_000);
+const pageTimeoutMs = () => config.screenshotPageTimeoutMs();
 
 /**
  * Which Chromium: `system` (the default) is a binary on this machine,
@@ -22,15 +23,11 @@ const pageTimeoutMs = () => Number(process.env.SCREENSHOT_PAGE_TIMEOUT_MS || 20_
  */
 export type ChromiumBuild = 'system' | 'serverless';
 
-export function chromiumBuild(): ChromiumBuild {
-  const value = process.env.SCREENSHOT_CHROMIUM || 'system';
-  if (value !== 'system' && value !== 'serverless') throw new Error(`SCREENSHOT_CHROMIUM must be system or serverless, not "${value}"`);
-  return value;
-}
+export const chromiumBuild = (): ChromiumBuild => config.screenshotChromium();
 
 /** The system Chromium binary: `CHROMIUM_PATH`, else Debian's. Null when there is none (local captures are then off). */
 export function chromiumPath(): string | null {
-  const path = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+  const path = config.chromiumPath();
   return existsSync(path) ? path : null;
 }
 
@@ -84,7 +81,7 @@ async function launchOptions(): Promise<LaunchOptions> {
  * uses for loopback (localhost, 127.1, a name resolving there).
  */
 async function shutOutRuntimeApi(context: BrowserContext): Promise<void> {
-  const runtimeApi = process.env.AWS_LAMBDA_RUNTIME_API;
+  const runtimeApi = config.lambdaRuntimeApi();
   if (!runtimeApi) return;
   const address = new URL(`http://${runtimeApi}`);
   // Lambda's is 127.0.0.1:9001; without a port, the address itself.

@@ -16,6 +16,7 @@ import {
   writeLegalHold,
 } from './records.ts';
 import { deleteTeamCredentials } from '../identity/credential-records.ts';
+import { config } from '../config.ts';
 
 /**
  * A team's deletion (spec: Team deletion and legal hold). The owner asks for
@@ -30,13 +31,9 @@ import { deleteTeamCredentials } from '../identity/credential-records.ts';
  * set at the same moment either lands first (no purge) or finds it purging.
  */
 
-export const DEFAULT_TEAM_PURGE_DAYS = 30;
 export const TEAM_PURGE_TARGET_ARN_ENV = 'TEAM_PURGE_TARGET_ARN';
 /** Seconds from the request to the purge: 30 days, or `TEAM_PURGE_DELAY_SECONDS` (tests). */
-export function teamPurgeDelaySeconds(): number {
-  const value = Number(process.env.TEAM_PURGE_DELAY_SECONDS);
-  return Number.isFinite(value) && value > 0 ? value : DEFAULT_TEAM_PURGE_DAYS * 86_400;
-}
+export const teamPurgeDelaySeconds = () => config.teamPurgeDelaySeconds();
 
 export const teamPurgeScheduleName = (teamId: string) => `team-purge-${teamId}`;
 

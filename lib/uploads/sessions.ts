@@ -38,10 +38,7 @@ export type { UploadSessionRecord } from './session-record.ts';
  */
 
 /** How long an upload session accepts files and a finalize. */
-export function uploadSessionSeconds(): number {
-  const value = Number(process.env.UPLOAD_SESSION_SECONDS);
-  return Number.isFinite(value) && value > 0 ? value : 7200;
-}
+export const uploadSessionSeconds = () => config.uploadSessionSeconds();
 
 /** Racing begins retry a lost optimistic write (the team's session slots); each round one of them wins. */
 export const TRANSACTION_ATTEMPTS = 25;

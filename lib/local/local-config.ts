@@ -1,0 +1,38 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The local platform's own settings (`npm run dev` and the tests' platform), read from the environment on
+ * each call. The local platform is a program of its own: none of these is read by deployed code, so they
+ * stay out of lib/config.ts, which every Lambda bundle carries. What it shares with deployed code (the AWS
+ * endpoint and region, the secrets) it reads through lib/config.ts; the variables it writes for the code it
+ * runs and for its children stay writes.
+ */
+export const localConfig = {
+  /** The API's port: PORT, 3000 by default; anything but a port number is refused with `invalid(raw)`. */
+  port: (invalid: (raw: string | undefined) => Error): number => {
+    const port = Number(process.env.PORT ?? 3000);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(process.env.PORT);
+    return port;
+  },
+  /** Prefix of the local resources' names. */
+  resourcePrefix: () => process.env.SLIPWAY_PREFIX ?? 'slipway-local',
+  /** Where the project's running platform is recorded (the CLI finds it there). */
+  stateFile: () => process.env.SLIPWAY_STATE_FILE || join(process.cwd(), '.slipway', 'local.json'),
+  /** The user's state folder (XDG), where the running platform is recorded for every folder. */
+  userStateHome: () => process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'),
+  /** What is kept across restarts (moto's state, sealed secrets): SLIPWAY_LOCAL_STATE_DIR, else under `root`. */
+  stateDir: (root: string) => process.env.SLIPWAY_LOCAL_STATE_DIR || join(root, '.slipway', 'state'),
+  /** The caller's PYTHONPATH, which moto's own path is put before. */
+  pythonPath: () => process.env.PYTHONPATH,
+  /** `off` switches local screenshot captures off (the test platform's default). */
+  screenshotCaptureOff: () => process.env.SCREENSHOT_CAPTURE === 'off',
+  /** Between two looks of the scheduler driver at due schedules. */
+  schedulerPollMs: () => Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500),
+  /** Between two receives of the queue driver on an empty queue. */
+  queuePollMs: () => Number(process.env.LOCAL_QUEUE_POLL_MS || 50),
+  /** Worker calls the queue driver runs at once. */
+  queueConcurrency: () => Number(process.env.LOCAL_QUEUE_CONCURRENCY || 16),
+  /** The queue driver's long-poll wait, 0 to 20 seconds. */
+  queueWaitSeconds: () => Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 1) || 0)),
+};
