@@ -194,6 +194,39 @@ export const config = {
   gitAllowLoopbackHttp: () => optional('GIT_ALLOW_LOOPBACK_HTTP', 'false') === 'true',
   /** Where the local build host keeps each project's package-manager store, keyed by lockfile hash (default: a folder under the OS temp dir). */
   buildCacheDir: () => process.env.BUILD_CACHE_DIR || undefined,
+  // Functions (lib/functions/): tests shorten these
+  /** Queued invocations one client IP may make per minute: the spec's 20, raised for tests that are not about the cap. */
+  functionsQueuedRatePerMinute: () => positiveInteger('FUNCTIONS_QUEUED_RATE_PER_MINUTE', 20),
+  /** How long an invocation's request, result and console output are kept: 7 days. */
+  functionsInvocationRetentionMs: () => positiveNumber('FUNCTIONS_INVOCATION_RETENTION_MS', 7 * 86_400_000),
+  /** The request budget of a function: 60 s. */
+  functionsBudgetMs: () => positiveNumber('FUNCTIONS_BUDGET_MS', 60_000),
+  /** An instance without traffic this long is stopped (about two minutes). */
+  functionsIdleMs: () => positiveNumber('FUNCTIONS_IDLE_MS', 120_000),
+  /** Between two flushes of the door's telemetry counters. */
+  functionsTelemetryFlushMs: () => positiveNumber('FUNCTIONS_TELEMETRY_FLUSH_MS', 5_000),
+  /** A function's route is read at most this often per hostname; 0 reads it on every request (the local platform). */
+  functionsRouteCacheMs: () => {
+    const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);
+    return Number.isFinite(value) && value >= 0 ? value : 1_000;
+  },
+  /** How long a queued invocation's task may take to be placed, pull the image and start. */
+  functionsTaskStartTimeoutMs: () => positiveNumber('FUNCTIONS_TASK_START_TIMEOUT_MS', 90_000),
+  /** How often the invocations worker looks at the task and the result object. */
+  functionsTaskPollMs: () => positiveNumber('FUNCTIONS_TASK_POLL_MS', 1000),
+  /** Local platform: blank runner processes kept started ahead of requests (FUNCTIONS_PREFORK, default 2). */
+  functionsPrefork: () => {
+    const raw = process.env.FUNCTIONS_PREFORK;
+    const value = Number(raw);
+    return raw !== undefined && raw.trim() !== '' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 2;
+  },
+  /**
+   * A variable the stack's functions runtime gives the router and the invocations worker, by the name
+   * lib/functions/hosts/cloud/variables.ts gives it (`cloudHostVariables`); undefined when unset.
+   */
+  functionsRuntimeVariable: (name: string) => process.env[name] || undefined,
+  /** Between two flushes of a site server's visit counters. */
+  siteAnalyticsFlushMs: () => positiveNumber('SITE_ANALYTICS_FLUSH_MS', 10_000),
   // Keyword scans of published deployments (lib/abuse/scans.ts)
   /** Bytes read of one file; the rest is not scanned and the scan is `truncated`. */
   abuseScanFileMaxBytes: () => positiveInteger('ABUSE_SCAN_FILE_MAX_BYTES', 512 * 1024),

@@ -57,8 +57,7 @@ export const MAX_CONSOLE_BYTES = 256 * 1024;
 
 /** Request, result and console output are kept 7 days; FUNCTIONS_INVOCATION_RETENTION_MS shortens it for tests. */
 export function invocationRetentionMs(): number {
-  const value = Number(process.env.FUNCTIONS_INVOCATION_RETENTION_MS);
-  return Number.isFinite(value) && value > 0 ? value : 7 * 86_400_000;
+  return config.functionsInvocationRetentionMs();
 }
 
 /**

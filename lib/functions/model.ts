@@ -1,3 +1,4 @@
+import { config } from '../config.ts';
 /**
  * Functions: the names, limits and records every part shares (build at
  * publish, the door, the hosts, the API). Spec: "Function" and the function
@@ -19,14 +20,12 @@ export const MAX_INSTANCES_PER_FUNCTION = 3;
 
 /** The request budget: 60 s, shortened by FUNCTIONS_BUDGET_MS for tests. */
 export function functionBudgetMs(): number {
-  const value = Number(process.env.FUNCTIONS_BUDGET_MS);
-  return Number.isFinite(value) && value > 0 ? value : 60_000;
+  return config.functionsBudgetMs();
 }
 
 /** An instance without traffic this long is stopped (about two minutes); FUNCTIONS_IDLE_MS shortens it for tests. */
 export function functionIdleMs(): number {
-  const value = Number(process.env.FUNCTIONS_IDLE_MS);
-  return Number.isFinite(value) && value > 0 ? value : 120_000;
+  return config.functionsIdleMs();
 }
 
 /** The DNS label of a function's hostname. */

@@ -1,3 +1,4 @@
+import { config } from '../config.ts';
 import { epochSeconds } from '../db/keys.ts';
 import { tryWindowTake } from '../db/rate-window-records.ts';
 
@@ -10,8 +11,7 @@ export const QUEUED_RATE_PER_MINUTE = 20;
 
 /** The spec's 20; FUNCTIONS_QUEUED_RATE_PER_MINUTE raises it for tests that are not about the cap. */
 export function queuedRatePerMinute(): number {
-  const value = Number(process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE);
-  return Number.isInteger(value) && value > 0 ? value : QUEUED_RATE_PER_MINUTE;
+  return config.functionsQueuedRatePerMinute();
 }
 
 /** Takes one request from the IP's minute; returns null when allowed, else the seconds until the window frees. */

@@ -1,3 +1,4 @@
+import { config } from '../config.ts';
 /**
  * Function look-ups kept per process for a short while: the HTTPS door's route per hostname, the queued
  * door's function per subdomain and name, a subdomain's project and a team's enrolment in the functions beta.
@@ -7,8 +8,7 @@
 
 /** FUNCTIONS_ROUTE_CACHE_MS (0 reads every time, as tests about those changes do); 1 s by default. */
 export function routeCacheMs(): number {
-  const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);
-  return Number.isFinite(value) && value >= 0 ? value : 1_000;
+  return config.functionsRouteCacheMs();
 }
 
 /** Keys kept at most; the oldest goes first. */

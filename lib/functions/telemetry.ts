@@ -1,3 +1,4 @@
+import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
 import { addToHourRow, addToWeekRow, raisePeakMemory, type HourBucket, type WeekBucket } from './telemetry-records.ts';
@@ -57,8 +58,7 @@ export function weekStartOf(date: Date): string {
 }
 
 function flushIntervalMs(): number {
-  const value = Number(process.env.FUNCTIONS_TELEMETRY_FLUSH_MS);
-  return Number.isFinite(value) && value > 0 ? value : 5_000;
+  return config.functionsTelemetryFlushMs();
 }
 
 export class FunctionTelemetry {

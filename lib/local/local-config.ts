@@ -23,6 +23,19 @@ export const localConfig = {
   userStateHome: () => process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'),
   /** What is kept across restarts (moto's state, sealed secrets): SLIPWAY_LOCAL_STATE_DIR, else under `root`. */
   stateDir: (root: string) => process.env.SLIPWAY_LOCAL_STATE_DIR || join(root, '.slipway', 'state'),
+  /** The platform's PATH as it was given (undefined when unset). */
+  searchPath: () => process.env.PATH,
+  /** The PATH a sandboxed child is started with: the platform's own, else the system's. */
+  childPath: () => process.env.PATH ?? '/usr/bin:/bin',
+  /** Those of `names` the platform was given, with their values: passed on to the code it runs. */
+  setVariables: (names: readonly string[]): Record<string, string> =>
+    Object.fromEntries(names.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]!])),
+  /** One variable of the platform's own environment, passed on to the code it runs. */
+  variable: (name: string) => process.env[name],
+  /** Synthesized mode: where the cloud assembly is (SLIPWAY_CDK_OUT, else `fallback`). */
+  assemblyDir: (fallback: string) => process.env.SLIPWAY_CDK_OUT || fallback,
+  /** Synthesized mode: execution environments one Lambda may keep at once. */
+  lambdaMaxEnvironments: () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10),
   /** The caller's PYTHONPATH, which moto's own path is put before. */
   pythonPath: () => process.env.PYTHONPATH,
   /** `off` switches local screenshot captures off (the test platform's default). */

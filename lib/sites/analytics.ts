@@ -1,3 +1,4 @@
+import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
 import { type AnalyticsDay, addDayCounts, type DayCounts, readAnalyticsRows, type StatusClass } from './analytics-records.ts';
@@ -44,8 +45,7 @@ export interface ServedRequest {
 }
 
 function flushIntervalMs(): number {
-  const value = Number(process.env.SITE_ANALYTICS_FLUSH_MS);
-  return Number.isFinite(value) && value > 0 ? value : 10_000;
+  return config.siteAnalyticsFlushMs();
 }
 
 function statusClass(status: number): StatusClass | null {

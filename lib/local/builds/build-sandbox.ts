@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeCgroup } from '../../functions/hosts/local/instance-memory.ts';
 import { bwrapArgs, NOBODY, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * One build in the functions sandbox's isolation (lib/functions/hosts/local/sandbox.ts), shaped for a build:
@@ -68,7 +69,7 @@ function command(spec: BuildSpawn): string[] {
       ...drop,
       'env',
       '-i',
-      `PATH=${process.env.PATH ?? '/usr/bin:/bin'}`,
+      `PATH=${localConfig.childPath()}`,
       spec.caps.nodePath,
       spec.scriptPath,
       'build',
@@ -128,7 +129,7 @@ export function spawnBuild(spec: BuildSpawn): BuildProcess {
   const joinCgroups = cgroups.map((path) => `echo $$ > '${path}/cgroup.procs'`).join(' && ');
   const child = spawn('sh', ['-c', `${joinCgroups ? `${joinCgroups} && ` : ''}exec "$@"`, 'sh', ...command(spec)], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    env: { PATH: localConfig.childPath() },
     detached: true,
   });
   for (const stream of [child.stdout!, child.stderr!]) {

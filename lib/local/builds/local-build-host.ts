@@ -10,6 +10,7 @@ import { detectPackageManager, fileHash, lockfileOf } from '../../builds/script/
 import { startEgressProxy, type EgressProxy } from '../../functions/hosts/local/egress-proxy.ts';
 import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 import { EGRESS_PORT, INSIDE, spawnBuild, type BuildProcess } from './build-sandbox.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * The local BuildHost: the commit is fetched by the platform (git, outside
@@ -40,7 +41,7 @@ function runFetch(run: Run, job: BuildJob, workspace: string): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BUILD_SCRIPT, 'fetch', file], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      env: { PATH: localConfig.childPath() },
     });
     for (const stream of [child.stdout, child.stderr]) {
       stream.setEncoding('utf8');
@@ -95,7 +96,7 @@ function sandboxJob(job: BuildJob, isolated: boolean, workspace: string, cacheDi
     result_file: `${ws}/result.json`,
     home: `${ws}/home`,
     cache_dir: at(INSIDE.cache, cacheDir),
-    path: isolated ? `${INSIDE.node}:/usr/local/bin:/usr/bin:/bin` : process.env.PATH,
+    path: isolated ? `${INSIDE.node}:/usr/local/bin:/usr/bin:/bin` : localConfig.searchPath(),
     egress: isolated ? { socket: `${INSIDE.sockets}/egress.sock`, port: EGRESS_PORT } : null,
     // The sandbox never gets the fetch credential: the commit is fetched already.
     ...scriptJob(job),

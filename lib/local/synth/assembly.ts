@@ -4,13 +4,14 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withFileLock } from '../file-lock.ts';
+import { localConfig } from '../local-config.ts';
 
 // Not lib/local/api-server.ts's: vitest's global setup imports this file, and that one loads the API's modules.
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** Where `cdk synth` writes (cdk.json has no `output`): the cloud assembly the synthesized mode runs. */
 export function assemblyDir(): string {
-  return process.env.SLIPWAY_CDK_OUT || join(repoRoot, 'cdk.out');
+  return localConfig.assemblyDir(join(repoRoot, 'cdk.out'));
 }
 
 const digestFile = 'slipway-sources.sha256';

@@ -7,6 +7,7 @@ import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
 import { unzipSync } from 'fflate';
 import { LambdaFunctionHost, LambdaInvokeError, type StreamedReply } from './lambda-host.ts';
 import { checkUserPackage, type CreateFunctionRequest, userFunctionConfiguration, userLambdaOf } from './user-packages.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * The Lambda service of the synthesized mode for the Lambdas made at run time: the user-function Lambdas the
@@ -26,7 +27,7 @@ export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
  * here it is the template's Lambdas' bound (LOCAL_LAMBDA_MAX_ENVIRONMENTS), so that a burst of requests does not
  * boot dozens of threads on a small machine: the rest wait for an environment, as throttled calls would be retried.
  */
-const maxEnvironments = () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10);
+const maxEnvironments = () => localConfig.lambdaMaxEnvironments();
 
 interface UserLambda {
   configuration: Record<string, unknown>;

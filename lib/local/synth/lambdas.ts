@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { resolveString, type LocalStackValues } from './intrinsics.ts';
 import type { SynthLambda } from './lambda-host.ts';
 import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * Deployment settings (cdk context) that the local platform answers with its
@@ -67,8 +68,8 @@ export const localTuningVariables = [
  */
 export function localOverlay(): Record<string, string | null> {
   const overlay: Record<string, string | null> = {};
-  for (const name of localSettingVariables) if (process.env[name] !== undefined) overlay[name] = process.env[name]!;
-  for (const name of localTuningVariables) overlay[name] = process.env[name] ?? null;
+  Object.assign(overlay, localConfig.setVariables(localSettingVariables));
+  for (const name of localTuningVariables) overlay[name] = localConfig.variable(name) ?? null;
   return overlay;
 }
 
@@ -179,7 +180,7 @@ export function runtimeEnvironment(
     LAMBDA_TASK_ROOT: fn.assetDir,
     SLIPWAY_LOCAL_FUNCTION_ARN: fn.arn,
     TZ: 'UTC',
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    PATH: localConfig.childPath(),
     AWS_ACCESS_KEY_ID: accessKeyIdOf(fn.name),
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_SESSION_TOKEN: `session-${fn.roleLogicalId}`,

@@ -22,6 +22,8 @@ import { createLocalLambdaService } from './lambda-service.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import { localConfig } from '../local-config.ts';
+import { config } from '../../config.ts';
 
 /** moto's default account: ARNs the template resolves to match the ones moto hands out. */
 export const LOCAL_ACCOUNT_ID = '123456789012';
@@ -164,10 +166,9 @@ export async function startSynthesizedRuntime(options: {
   const renameDeep = <T>(value: T): T => JSON.parse(rename(JSON.stringify(value))) as T;
 
   const roles = renameDeep(Object.fromEntries(rolePolicies(template, values)));
-  const settings = { ...process.env } as Record<string, string>;
   const { lambdas, skipped } = templateLambdas(template, values, rename, (fn) =>
     // The proxy's address is set below, once it listens.
-    runtimeEnvironment(fn, { region, endpoint: '', settings: pick(settings, localSettingVariables) }),
+    runtimeEnvironment(fn, { region, endpoint: '', settings: localConfig.setVariables(localSettingVariables) }),
   );
   const principals = new Map<string, LambdaPrincipal>(
     lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
@@ -181,9 +182,7 @@ export async function startSynthesizedRuntime(options: {
   });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
 
-  const hosts = new Map(
-    lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10), localOverlay)]),
-  );
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, localConfig.lambdaMaxEnvironments(), localOverlay)]));
   const lambdaOf = (logicalId: string) => {
     const host = hosts.get(logicalId);
     if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
@@ -215,7 +214,7 @@ export async function startSynthesizedRuntime(options: {
   );
   return {
     env: await platformEnvironment(hosts, options.endpoint, region),
-    api: templateApi(routes, () => templateCors(template, (process.env.CORS_ORIGINS ?? '').split(',').filter(Boolean)), lambdaOf, refusals),
+    api: templateApi(routes, () => templateCors(template, config.corsOrigins()), lambdaOf, refusals),
     hostHandlers: [functionHost, siteHost],
     awsEndpoint: proxy.endpoint,
     drivers: [
@@ -231,8 +230,4 @@ export async function startSynthesizedRuntime(options: {
       await proxy.stop();
     },
   };
-}
-
-function pick(source: Record<string, string>, names: readonly string[]): Record<string, string> {
-  return Object.fromEntries(names.filter((name) => source[name] !== undefined).map((name) => [name, source[name]!]));
 }

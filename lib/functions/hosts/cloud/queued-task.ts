@@ -28,14 +28,12 @@ export const TASK_EXIT = { result: 0, crashed: 3, outOfMemory: 137, stopped: 143
 
 /** How long a task may take to be placed, pull the image and start; the budget runs from then. */
 export function taskStartTimeoutMs(): number {
-  const value = Number(process.env.FUNCTIONS_TASK_START_TIMEOUT_MS);
-  return Number.isFinite(value) && value > 0 ? value : 90_000;
+  return config.functionsTaskStartTimeoutMs();
 }
 
 /** How often the worker looks at the task and the result object; FUNCTIONS_TASK_POLL_MS shortens it for tests. */
 export function taskPollMs(): number {
-  const value = Number(process.env.FUNCTIONS_TASK_POLL_MS);
-  return Number.isFinite(value) && value > 0 ? value : 1000;
+  return config.functionsTaskPollMs();
 }
 
 /** RunTask refuses overrides longer than this (the JSON of the override structure included). */

@@ -1,3 +1,4 @@
+import { config } from '../../../config.ts';
 /** The variables the stack gives the router and the invocations worker (infra/functions-runtime.ts); the cloud host reads them. */
 export const cloudHostVariables = {
   /** Every user-function Lambda's name starts with it; the router may create and invoke only those. */
@@ -18,7 +19,7 @@ export const cloudHostVariables = {
 
 /** A variable the stack sets; its absence is a stack fault, said by name. */
 export function variable(name: string): string {
-  const value = process.env[name];
+  const value = config.functionsRuntimeVariable(name);
   if (!value) throw new Error(`${name} is not set (the functions runtime of the stack sets it)`);
   return value;
 }

@@ -3,6 +3,7 @@ import type { DeployedFunction } from '../../model.ts';
 import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
 import type { SandboxCapabilities } from './sandbox-probe.ts';
 import { spawnSandbox, type SandboxProcess } from './sandbox.ts';
+import { config } from '../../../config.ts';
 
 /** What the local host reports (telemetry, the console lines of `slipway dev`). */
 export type LocalHostEvent =
@@ -24,9 +25,7 @@ export interface Blank {
 /** FUNCTIONS_PREFORK, default 2, unless the host was given a count. */
 function preforkCount(option: number | undefined): number {
   if (option !== undefined) return Math.max(0, Math.floor(option));
-  const raw = process.env.FUNCTIONS_PREFORK;
-  const value = Number(raw);
-  return raw !== undefined && raw.trim() !== '' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 2;
+  return config.functionsPrefork();
 }
 
 /**

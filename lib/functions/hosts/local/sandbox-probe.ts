@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSy
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_MEMORY_MB } from '../../model.ts';
+import { localConfig } from '../../../local/local-config.ts';
 
 /**
  * What this machine allows a sandboxed runner (sandbox.ts): cgroups, bubblewrap, a network namespace, a switch
@@ -74,7 +75,7 @@ function tryCgroup(parent: string, file: string, value: string): boolean {
 }
 
 function runs(command: string, args: string[]): { ok: boolean; why: string } {
-  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 10_000, env: { PATH: localConfig.childPath() } });
   if (result.error) return { ok: false, why: (result.error as NodeJS.ErrnoException).code ?? result.error.message };
   if (result.status !== 0) return { ok: false, why: (result.stderr || `exit ${result.status}`).trim().split('\n')[0]! };
   return { ok: true, why: '' };

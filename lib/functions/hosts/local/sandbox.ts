@@ -4,6 +4,7 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { makeInstanceCgroups, removeCgroup, watchMemory } from './instance-memory.ts';
 import { bwrapArgs, INSIDE, NOBODY, type SandboxCapabilities } from './sandbox-probe.ts';
+import { localConfig } from '../../../local/local-config.ts';
 
 /**
  * One sandboxed runner process on this machine (the local functions host).
@@ -208,7 +209,7 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
   const script = `${joinCgroups ? `${joinCgroups} && ` : ''}exec "$@"`;
   const child = spawn('sh', ['-c', script, 'sh', ...command], {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    env: { PATH: localConfig.childPath() },
     cwd: folder.dir,
   });
   forwardConsole(child, options.onConsole);
