@@ -53,7 +53,8 @@ export async function countProjectReports(projectId: string): Promise<number> {
   return count;
 }
 
-export interface ScanRecord extends Record<string, unknown> {
+/** Which publish a scan is of. */
+interface ScanOfPublish {
   id: string;
   project_id: string;
   team_id: string;
@@ -61,6 +62,9 @@ export interface ScanRecord extends Record<string, unknown> {
   slug: string;
   branch: string;
   deployed_at: string;
+}
+
+export interface ScanRecord extends Record<string, unknown>, ScanOfPublish {
   status: ScanStatus;
 }
 
@@ -181,15 +185,8 @@ export async function getLatestOfBranch(projectId: string, branch: string): Prom
 }
 
 /** What a publish knows of its scan. */
-export interface QueuedScan {
-  id: string;
-  project_id: string;
-  team_id: string;
-  deployment_id: string;
-  slug: string;
-  branch: string;
+export interface QueuedScan extends ScanOfPublish {
   site_host: string;
-  deployed_at: string;
   ruleset_version: string;
 }
 
