@@ -17,7 +17,7 @@ import {
   functionLabel,
   type FunctionRecord,
 } from './model.ts';
-import { claimFunctionHosts } from './host-claims.ts';
+import { claimFunctionHosts } from './host-claim-records.ts';
 import { rootPrefix } from './root-directory.ts';
 import { functionIdFor } from './records.ts';
 

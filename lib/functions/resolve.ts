@@ -3,7 +3,7 @@ import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
 import { getTeamItem } from '../teams/records.ts';
-import { getHostClaim } from './host-claims.ts';
+import { getHostClaim } from './host-claim-records.ts';
 import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction } from './model.ts';
 import { functionUrl, getFunctionRecord } from './records.ts';
 

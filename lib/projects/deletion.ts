@@ -19,7 +19,7 @@ import { cancelProvisionalExpiry } from './provisional.ts';
 import { getProjectItem, markDeleting, projectPartition, removedProjectWrites } from './records.ts';
 import { forgetProjectScans } from '../abuse/scan-records.ts';
 import { scanCachePrefix } from '../abuse/scan-cache.ts';
-import { claimsFor, releaseProjectHosts } from '../functions/host-claims.ts';
+import { claimsFor, releaseProjectHosts } from '../functions/host-claim-records.ts';
 import { deleteProjectInvocations } from '../functions/invocations.ts';
 
 /**

@@ -28,7 +28,7 @@ import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } fr
 import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claims.ts';
+import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claim-records.ts';
 import { logger } from '../logger.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
 
@@ -283,7 +283,7 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   const writes = [...renameWrites(item, newName, update), ...subdomainWrites(item, newSubdomain, update)];
   const primary = await primaryDomainWrites(item, changes, update);
   writes.push(...primary.writes);
-  // The function hostnames move with the subdomain, in the same transaction (lib/functions/host-claims.ts).
+  // The function hostnames move with the subdomain, in the same transaction (lib/functions/host-claim-records.ts).
   const room = MAX_TRANSACTION_ITEMS - 1 - writes.length - git.slugItems.length;
   const hostMoves = newSubdomain === undefined ? null : await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
   const hostLabels = hostMoves?.claims.map((c) => c.label) ?? [];

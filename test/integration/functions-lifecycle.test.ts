@@ -5,7 +5,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { listKeysPage } from '../../lib/aws/s3-lite.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { claimFunctionHosts } from '../../lib/functions/host-claims.ts';
+import { claimFunctionHosts } from '../../lib/functions/host-claim-records.ts';
 import { queuedRuntime } from '../../lib/local/queued-runtime.ts';
 import { setFunctionsEnrolment, setTeamPlan } from '../../lib/teams/standing.ts';
 import { doorRequest, functionHost } from '../support/door.ts';
