@@ -157,8 +157,8 @@ export function boundConsole(lines: ConsoleLine[]): ConsoleLine[] {
 
 /**
  * running (or, for a reclaim, pending) -> terminal: the result and console
- * objects first, then the record, only from the state it was read in. Returns
- * false when another writer finished it first.
+ * output stored first (as objects when large), then the record, only from the
+ * state it was read in. Returns false when another writer finished it first.
  */
 export async function finishInvocation(
   record: InvocationRecord,
