@@ -190,7 +190,7 @@ export async function runBuildsBench(): Promise<void> {
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `benchb${randomBytes(3).toString('hex')}`,
-    hostHandlers: parts.hostHandlers,
+    hostnameHandlers: parts.hostnameHandlers,
     drivers: parts.drivers,
   });
   const repo = await startGitServer({ name: 'bench' });

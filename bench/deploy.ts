@@ -166,7 +166,7 @@ export async function runDeployBench(): Promise<void> {
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `bench${randomBytes(3).toString('hex')}`,
-    hostHandlers: parts.hostHandlers,
+    hostnameHandlers: parts.hostnameHandlers,
     drivers: drivers.map((driver) => () => driver),
   });
   try {

@@ -208,7 +208,7 @@ export async function runFunctionsBench(): Promise<void> {
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `benchfn${randomBytes(3).toString('hex')}`,
-    hostHandlers: parts.hostHandlers,
+    hostnameHandlers: parts.hostnameHandlers,
     drivers: parts.drivers,
   });
   try {

@@ -55,7 +55,7 @@ export async function runQueuedBench(): Promise<void> {
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `benchq${randomBytes(3).toString('hex')}`,
-    hostHandlers: parts.hostHandlers,
+    hostnameHandlers: parts.hostnameHandlers,
     drivers: parts.drivers,
   });
   try {

@@ -51,7 +51,7 @@ const line = (name: string, f: LoadFigures) =>
 async function platformFigures(): Promise<LoadFigures> {
   const parts = localParts();
   const prefix = `serve${randomBytes(3).toString('hex')}`;
-  const platform = await startLocalPlatform({ port: 0, prefix, hostHandlers: parts.hostHandlers, drivers: [] });
+  const platform = await startLocalPlatform({ port: 0, prefix, hostnameHandlers: parts.hostnameHandlers, drivers: [] });
   try {
     const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
     const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });

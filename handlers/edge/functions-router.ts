@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createCloudFunctionHost } from '../../lib/functions/hosts/cloud/cloud-host.ts';
 import { createFunctionDoor, type DoorRequest, type OpenDoorReply } from '../../lib/functions/door.ts';
-import { isTeamEnrolledInFunctions, resolveFunctionByHost } from '../../lib/functions/resolve.ts';
+import { isTeamEnrolledInFunctions, resolveFunctionByHostname } from '../../lib/functions/resolve.ts';
 import { FunctionTelemetry } from '../../lib/functions/telemetry.ts';
 import { SITE_HOST_HEADER } from '../../lib/sites/serve.ts';
 
@@ -29,7 +29,7 @@ const door = createFunctionDoor({
       return reply;
     },
   },
-  resolve: resolveFunctionByHost,
+  resolve: resolveFunctionByHostname,
   isEnrolled: isTeamEnrolledInFunctions,
   telemetry,
 });
@@ -48,7 +48,7 @@ export function doorRequestOf(event: APIGatewayProxyEventV2): DoorRequest {
       ? null
       : Readable.from([Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8')]);
   return {
-    host,
+    hostname: host,
     method,
     target: event.rawQueryString ? `${event.rawPath || '/'}?${event.rawQueryString}` : event.rawPath || '/',
     headers,

@@ -1,6 +1,6 @@
 import { domainToASCII } from 'node:url';
 import { getDomainItem, getHostnameClaim } from '../domains/records.ts';
-import { functionHostLabel, resolveFunctionByHost } from '../functions/resolve.ts';
+import { functionHostnameLabel, resolveFunctionByHostname } from '../functions/resolve.ts';
 import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
 import { siteSubdomain } from '../sites/hostname.ts';
 
@@ -40,8 +40,8 @@ async function siteTarget(hostname: string): Promise<Omit<HostedTarget, 'url'> |
 
 /** `{name}-{subdomain}.{function_domain}`: exactly what the HTTPS door answers (lib/functions/resolve.ts). */
 async function functionTarget(hostname: string): Promise<Omit<HostedTarget, 'url'> | null> {
-  if (!functionHostLabel(hostname)) return null;
-  const fn = await resolveFunctionByHost(hostname);
+  if (!functionHostnameLabel(hostname)) return null;
+  const fn = await resolveFunctionByHostname(hostname);
   return fn ? { hostname, kind: 'function', project_id: fn.project_id, team_id: fn.team_id } : null;
 }
 

@@ -103,8 +103,8 @@ export const keys = {
    * that builds it: names and subdomains both hold hyphens, so two projects could
    * otherwise produce one label. Holds `project_id` and `name`.
    */
-  functionHost: (label: string) => ({ pk: `FNHOST#${label}`, sk: 'FNHOST' }),
-  /** The labels a project claims (lib/functions/host-claim-records.ts): released when its subdomain changes and when it is deleted. */
+  functionHostname: (label: string) => ({ pk: `FNHOST#${label}`, sk: 'FNHOST' }),
+  /** The labels a project claims (lib/functions/hostname-claim-records.ts): released when its subdomain changes and when it is deleted. */
   functionHostOfProject: (projectId: string, label: string) => ({ gsi1pk: `PROJECTFNHOSTS#${projectId}`, gsi1sk: label }),
   /** Functions telemetry of one function in one clock hour (lib/functions/telemetry.ts); kept 9 days. */
   functionStatsHour: (teamId: string, hour: string, functionId: string) => ({ pk: `FNSTATS#${teamId}`, sk: `HOUR#${hour}#${functionId}` }),

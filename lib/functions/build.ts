@@ -17,7 +17,7 @@ import {
   functionLabel,
   type FunctionRecord,
 } from './model.ts';
-import { claimFunctionHosts } from './host-claim-records.ts';
+import { claimFunctionHostnames } from './hostname-claim-records.ts';
 import { rootPrefix } from './root-directory.ts';
 import { functionIdFor } from './records.ts';
 
@@ -241,7 +241,7 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
       ),
     };
   }
-  const taken = await claimFunctionHosts(input.projectId, labels);
+  const taken = await claimFunctionHostnames(input.projectId, labels);
   if (taken.length > 0) {
     return {
       ok: false,

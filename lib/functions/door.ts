@@ -35,7 +35,7 @@ export const COLD_START_HEADER = 'x-scaler-http-cold-start';
 
 export interface DoorRequest {
   /** The Host header as sent (port allowed). */
-  host: string;
+  hostname: string;
   method: string;
   /** Path and query string as received. */
   target: string;
@@ -60,7 +60,7 @@ export type OpenDoorReply = (head: DoorReplyHead) => Writable;
 export interface FunctionDoorDeps {
   host: FunctionHost;
   /** The live deployment's function answering at this Host, or null. */
-  resolve: (host: string) => Promise<DeployedFunction | null>;
+  resolve: (hostname: string) => Promise<DeployedFunction | null>;
   isEnrolled: (teamId: string) => Promise<boolean>;
   telemetry?: FunctionTelemetry;
 }
@@ -70,7 +70,7 @@ class BodyTooLarge extends Error {}
 interface Route {
   fn: DeployedFunction | null;
   /** The function's own hostname, the `host` its handler sees. */
-  publicHost: string;
+  publicHostname: string;
 }
 
 /**
@@ -156,11 +156,11 @@ function fail(request: DoorRequest, open: OpenDoorReply, entry: ErrorEntry): voi
 }
 
 /** What the host gets: the caller's headers without the connection-level and internal ones, the function's own Host. */
-function forwardOf(request: DoorRequest, publicHost: string, body: Buffer | null): DoorForward {
+function forwardOf(request: DoorRequest, publicHostname: string, body: Buffer | null): DoorForward {
   const headers: [string, string][] = request.headers
     .filter(([name]) => !HOP_BY_HOP.has(name) && !name.startsWith(INTERNAL_HEADER_PREFIX) && name !== 'host' && name !== 'content-length')
     .map(([name, value]) => [name.toLowerCase(), value]);
-  headers.unshift(['host', publicHost]);
+  headers.unshift(['host', publicHostname]);
   if (body && body.length > 0) headers.push(['content-length', String(body.length)]);
   const queryAt = request.target.indexOf('?');
   return {
@@ -216,11 +216,11 @@ function pipeReply(stream: Readable, out: Writable, signal: AbortSignal, onExpir
 }
 
 /** A hostname's route, read at most once per routeCacheMs() (by the Host header as sent: a caller sends the same one). */
-function routeCache(deps: FunctionDoorDeps): (host: string) => Promise<Route> {
-  return cachedReads(async (host) => {
-    let fn = await deps.resolve(host);
+function routeCache(deps: FunctionDoorDeps): (hostname: string) => Promise<Route> {
+  return cachedReads(async (hostname) => {
+    let fn = await deps.resolve(hostname);
     if (fn && !(await deps.isEnrolled(fn.team_id))) fn = null;
-    return { fn, publicHost: fn ? new URL(fn.url).host : '' };
+    return { fn, publicHostname: fn ? new URL(fn.url).host : '' };
   });
 }
 
@@ -229,7 +229,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
 
   async function answer(request: DoorRequest, open: OpenDoorReply): Promise<void> {
     const started = Date.now();
-    const { fn, publicHost } = await route(request.host);
+    const { fn, publicHostname } = await route(request.hostname);
     if (!fn) {
       request.body?.resume();
       return fail(request, open, FUNCTION_NOT_FOUND);
@@ -243,7 +243,7 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       deps.telemetry?.limitHit(fn, 'body_413');
       return fail(request, open, FUNCTION_BODY_TOO_LARGE);
     }
-    const forward = forwardOf(request, publicHost, body);
+    const forward = forwardOf(request, publicHostname, body);
 
     // The budget bounds what the caller sees; when it ends the door stops waiting, the handler runs on.
     const budget = new AbortController();

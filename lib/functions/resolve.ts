@@ -3,7 +3,7 @@ import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
 import { getTeamItem } from '../teams/records.ts';
-import { getHostClaim } from './host-claim-records.ts';
+import { getHostnameClaim } from './hostname-claim-records.ts';
 import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction } from './model.ts';
 import { functionUrl, getFunctionRecord } from './records.ts';
 
@@ -14,7 +14,7 @@ import { functionUrl, getFunctionRecord } from './records.ts';
  */
 
 /** The DNS label of a function host `{label}.{function_domain}` (port ignored, case-folded), or null. */
-export function functionHostLabel(hostHeader: string, functionDomain = config.functionDomain()): string | null {
+export function functionHostnameLabel(hostHeader: string, functionDomain = config.functionDomain()): string | null {
   const name = hostHeader.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
   const suffix = `.${functionDomain.toLowerCase()}`;
   if (!name.endsWith(suffix)) return null;
@@ -28,10 +28,10 @@ export function functionHostLabel(hostHeader: string, functionDomain = config.fu
  * record of that function. Null for an unknown host, name or subdomain, no live
  * deployment, or a function the live deployment does not have.
  */
-export async function resolveFunctionByHost(hostHeader: string): Promise<DeployedFunction | null> {
-  const label = functionHostLabel(hostHeader);
+export async function resolveFunctionByHostname(hostHeader: string): Promise<DeployedFunction | null> {
+  const label = functionHostnameLabel(hostHeader);
   if (!label) return null;
-  const claim = await getHostClaim(label);
+  const claim = await getHostnameClaim(label);
   if (!claim || typeof claim.project_id !== 'string' || typeof claim.name !== 'string') return null;
   const project = await getProjectItem(claim.project_id, true);
   if (!project || project.status !== 'active') return null;

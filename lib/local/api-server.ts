@@ -35,7 +35,7 @@ export function loadHandler(file: string): Promise<LambdaHandler> {
  * to pass. It runs before the API reads the body: each reads (and bounds) its
  * own, as CloudFront and the function door do in the cloud.
  */
-export type HostHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+export type HostnameHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -121,7 +121,7 @@ export interface StartGate {
 const STARTING_RETRY_AFTER_SECONDS = 1;
 
 export function createApiServer(
-  hostHandlers: HostHandler[] = [],
+  hostnameHandlers: HostnameHandler[] = [],
   gate: StartGate = { ready: true },
   api: () => ApiAnswer = () => sourceApi,
 ): Server {
@@ -132,8 +132,8 @@ export function createApiServer(
           req.resume();
           return writeEnvelopeError(res, PLATFORM_STARTING, { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
         }
-        for (const hostHandler of hostHandlers) {
-          if (await hostHandler(req, res)) return;
+        for (const hostnameHandler of hostnameHandlers) {
+          if (await hostnameHandler(req, res)) return;
         }
         await answerApiRequest(req, res, api());
       } catch (error) {

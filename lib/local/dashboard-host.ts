@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
-import { answerApiRequest, repoRoot, type ApiAnswer, type HostHandler } from './api-server.ts';
+import { answerApiRequest, repoRoot, type ApiAnswer, type HostnameHandler } from './api-server.ts';
 import type { MailOutbox } from './mail-outbox.ts';
 import { signInLinkOf } from './mail-outbox.ts';
 
@@ -64,7 +64,7 @@ function fileFor(path: string): string | null {
 }
 
 /** `api` answers the console's /api/* as the platform's API does (the template's routes in the synthesized mode). */
-export function dashboardHostHandler(outbox: MailOutbox, api?: () => ApiAnswer): HostHandler {
+export function dashboardHostnameHandler(outbox: MailOutbox, api?: () => ApiAnswer): HostnameHandler {
   return async (req, res) => {
     if (!isConsoleHost(req.headers.host)) return false;
     const path = req.url ?? '/';

@@ -7,12 +7,12 @@ import { contentTypeFor } from '../deployments/content-type.ts';
 import { bundleFunctionInFolder, functionEntries, INVALID_NAME_LINE } from '../functions/build.ts';
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH, type DeployedFunction } from '../functions/model.ts';
 import { functionUrl } from '../functions/records.ts';
-import { functionHostLabel } from '../functions/resolve.ts';
+import { functionHostnameLabel } from '../functions/resolve.ts';
 import { logger } from '../logger.ts';
 import type { RouteManifestFile } from '../sites/route-manifest.ts';
 import { serveSiteFiles, type SiteFiles } from '../sites/site-files.ts';
 import { methodNotAllowed } from '../sites/site-replies.ts';
-import type { HostHandler } from './api-server.ts';
+import type { HostnameHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './functions-runtime.ts';
 
 /**
@@ -154,7 +154,7 @@ function listen(server: Server, port: number): Promise<number> {
 }
 
 /** The dev server: the function door first (its hosts), every other request a file of the folder. */
-function devServer(doorHandler: HostHandler, files: SiteFiles): Server {
+function devServer(doorHandler: HostnameHandler, files: SiteFiles): Server {
   return createServer((req, res) => {
     void (async () => {
       if (await doorHandler(req, res)) return;
@@ -190,13 +190,13 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
     resolve: async (host) => {
       // A request right after a save builds at once rather than wait for the watcher's pause.
       await (dirty ? rebuild() : building);
-      const label = functionHostLabel(host);
+      const label = functionHostnameLabel(host);
       return [...built.values()].find(({ fn }) => functionLabel(fn.name, fn.subdomain) === label)?.fn ?? null;
     },
     loadBundle: async (fn) => [...built.values()].find((b) => b.fn.bundle_sha256 === fn.bundle_sha256)?.code ?? Buffer.alloc(0),
     onConsole: (fn, stream, line) => log(`[${fn.name}] ${stream === 'stderr' ? 'stderr ' : ''}${line}`),
   });
-  const server = devServer(runtime.hostHandler, folderFiles(options.dir));
+  const server = devServer(runtime.hostnameHandler, folderFiles(options.dir));
   const port = await listen(server, options.port);
   // The serving and door rules read these (lib/config.ts): the addresses a deployed site would have, on this port.
   Object.assign(process.env, {

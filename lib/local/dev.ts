@@ -41,7 +41,7 @@ async function main() {
     awsEndpoint: config.awsEndpoint(),
     writeState: true,
     motoEnv: state.motoEnv,
-    hostHandlers: parts.hostHandlers,
+    hostnameHandlers: parts.hostnameHandlers,
     drivers: parts.drivers,
     // Nothing is delivered locally: the link is printed here (and listed on the outbox page).
     onSignInLink: (email, url) => process.stdout.write(`Sign-in link for ${email}: ${url}\n`),

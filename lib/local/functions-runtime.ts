@@ -4,14 +4,14 @@ import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { createFunctionDoor, type FunctionDoor } from '../functions/door.ts';
 import type { DeployedFunction } from '../functions/model.ts';
-import { isTeamEnrolledInFunctions, resolveFunctionByHost } from '../functions/resolve.ts';
+import { isTeamEnrolledInFunctions, resolveFunctionByHostname } from '../functions/resolve.ts';
 import { FunctionTelemetry } from '../functions/telemetry.ts';
-import type { HostHandler } from './api-server.ts';
+import type { HostnameHandler } from './api-server.ts';
 import { createLocalFunctionHost } from '../functions/hosts/local/local-host.ts';
 import type { LocalDriver } from './driver.ts';
 
 /** Whether a Host header names `{label}.{function_domain}` (port ignored). */
-export function isFunctionHost(host: string | undefined, functionDomain = config.functionDomain()): boolean {
+export function isFunctionHostname(host: string | undefined, functionDomain = config.functionDomain()): boolean {
   if (!host) return false;
   const name = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
   return name.endsWith(`.${functionDomain.toLowerCase()}`);
@@ -33,7 +33,7 @@ async function loadBundle(fn: DeployedFunction): Promise<Buffer> {
  * `slipway dev` serves (its own builds, no table, no telemetry).
  */
 export interface FunctionSource {
-  resolve: (host: string) => Promise<DeployedFunction | null>;
+  resolve: (hostname: string) => Promise<DeployedFunction | null>;
   isEnrolled: (teamId: string) => Promise<boolean>;
   loadBundle: (fn: DeployedFunction) => Promise<Buffer>;
   telemetry: boolean;
@@ -42,14 +42,14 @@ export interface FunctionSource {
 }
 
 const deployedFunctions: FunctionSource = {
-  resolve: resolveFunctionByHost,
+  resolve: resolveFunctionByHostname,
   isEnrolled: isTeamEnrolledInFunctions,
   loadBundle,
   telemetry: true,
 };
 
 export function localFunctionsRuntime(source: FunctionSource = deployedFunctions): {
-  hostHandler: HostHandler;
+  hostnameHandler: HostnameHandler;
   driver: LocalDriver & { sandboxReport(): string[] };
 } {
   let host: ReturnType<typeof createLocalFunctionHost> | null = null;
@@ -82,8 +82,8 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
   };
 
   // The function domain is read on every request: it is configuration, and a platform sets it as it starts.
-  const hostHandler: HostHandler = async (req, res: ServerResponse) => {
-    if (!isFunctionHost(req.headers.host)) return false;
+  const hostnameHandler: HostnameHandler = async (req, res: ServerResponse) => {
+    if (!isFunctionHostname(req.headers.host)) return false;
     const caller = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) caller.abort();
@@ -93,7 +93,7 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
     const method = (req.method ?? 'GET').toUpperCase();
     await ensure().answer(
       {
-        host: req.headers.host!,
+        hostname: req.headers.host!,
         method,
         target: req.url ?? '/',
         headers,
@@ -111,7 +111,7 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
   };
 
   return {
-    hostHandler,
+    hostnameHandler,
     driver: {
       name: 'functions',
       // The sandbox starts on the first function request (or the start log's report): the many

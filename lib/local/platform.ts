@@ -2,8 +2,8 @@ import { config } from '../config.ts';
 import type { LocalDriver } from './driver.ts';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { createApiServer, type ApiAnswer, type HostHandler, type StartGate } from './api-server.ts';
-import { dashboardHostHandler } from './dashboard-host.ts';
+import { createApiServer, type ApiAnswer, type HostnameHandler, type StartGate } from './api-server.ts';
+import { dashboardHostnameHandler } from './dashboard-host.ts';
 import { signInLinkOf, startMailOutbox, type MailOutbox } from './mail-outbox.ts';
 import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
@@ -27,7 +27,7 @@ export interface LocalPlatformOptions {
   writeState?: boolean;
   /** Settings of the moto_server it starts: `npm run dev` passes those that keep its state (lib/local/persistence.ts). */
   motoEnv?: Record<string, string>;
-  hostHandlers?: HostHandler[];
+  hostnameHandlers?: HostnameHandler[];
   drivers?: (() => LocalDriver)[];
   /** Run this cloud assembly (cdk.out) instead of the sources: the synthesized mode (lib/local/synth/). */
   synthesized?: { assemblyDir: string; alterTemplate?: (template: SynthesizedTemplate) => void };
@@ -104,9 +104,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   // The synthesized mode's API is known once its template is provisioned, after the port is.
   const apiOf = options.synthesized ? () => api! : undefined;
   // The console first: its host is reserved (app is no project subdomain), and its /api/* falls through to the API.
-  const hostHandlers = [dashboardHostHandler(outbox, apiOf), ...(options.hostHandlers ?? [])];
+  const hostnameHandlers = [dashboardHostnameHandler(outbox, apiOf), ...(options.hostnameHandlers ?? [])];
   const gate: StartGate = { ready: false };
-  const server = createApiServer(hostHandlers, gate, apiOf);
+  const server = createApiServer(hostnameHandlers, gate, apiOf);
   const drivers: LocalDriver[] = [];
   try {
     const port = await listen(server, options.port, options.host ?? '127.0.0.1');
@@ -138,7 +138,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       synthesized = await startSynthesizedRuntime({ ...options.synthesized, endpoint, region: config.awsRegion(), prefix });
       api = synthesized.api;
       // After the console's handler: app.localhost is the console's, not a site's.
-      hostHandlers.splice(1, 0, ...synthesized.hostHandlers);
+      hostnameHandlers.splice(1, 0, ...synthesized.hostnameHandlers);
     }
     const resources = synthesized?.env ?? (await sourceResources(endpoint, options.prefix));
     // In the synthesized mode the secrets' values are the ones Secrets Manager holds for the template's secrets.

@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import type { HostHandler } from './api-server.ts';
+import type { HostnameHandler } from './api-server.ts';
 import { logger } from '../logger.ts';
 import { customDomainHost, siteSubdomain } from '../sites/hostname.ts';
 import { serveSite } from '../sites/serve.ts';
@@ -18,7 +18,7 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * door) pass through. A custom domain's geo rule reads the country from the
  * GEO_COUNTRY_HEADER request header, as CloudFront's would.
  */
-export const siteHostHandler: HostHandler = async (req, res) => {
+export const siteHostnameHandler: HostnameHandler = async (req, res) => {
   if (!siteSubdomain(req.headers.host) && !parsePreviewHost(req.headers.host) && !customDomainHost(req.headers.host)) return false;
   const reply = await serveSite({
     host: req.headers.host!,

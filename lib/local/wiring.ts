@@ -1,11 +1,11 @@
-import type { HostHandler } from './api-server.ts';
+import type { HostnameHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './functions-runtime.ts';
 import type { LocalDriver } from './driver.ts';
 import { queuedRuntime } from './queued-runtime.ts';
 import { captureDriver } from './capture-driver.ts';
 import { buildsRuntime } from './builds/builds-runtime.ts';
 import { schedulerDriver } from './scheduler-driver.ts';
-import { siteHostHandler } from './site-host.ts';
+import { siteHostnameHandler } from './site-host.ts';
 
 /**
  * What the local platform runs beside the API: hostname handlers (sites,
@@ -13,7 +13,7 @@ import { siteHostHandler } from './site-host.ts';
  * runtime). Each part of the platform registers its own here.
  */
 export function localParts(options: { synthesized?: boolean } = {}): {
-  hostHandlers: HostHandler[];
+  hostnameHandlers: HostnameHandler[];
   drivers: (() => LocalDriver)[];
   functions: ReturnType<typeof localFunctionsRuntime>['driver'];
 } {
@@ -22,12 +22,12 @@ export function localParts(options: { synthesized?: boolean } = {}): {
     // The template's event source mappings, Scheduler targets and distributions (the functions door's
     // included) replace the source parts (lib/local/synth/runtime.ts). What stays: the screenshot capture,
     // whose Lambda is a container image the synthesized mode cannot run.
-    return { hostHandlers: [], drivers: [() => captureDriver()], functions: functions.driver };
+    return { hostnameHandlers: [], drivers: [() => captureDriver()], functions: functions.driver };
   }
   const builds = buildsRuntime();
   return {
     // The door first: its check is one suffix test, and the site handler would only pass its hosts on.
-    hostHandlers: [functions.hostHandler, siteHostHandler],
+    hostnameHandlers: [functions.hostnameHandler, siteHostnameHandler],
     drivers: [
       // EventBridge Scheduler: fires due one-time schedules (provisional project expiry).
       () => schedulerDriver(),

@@ -19,7 +19,7 @@ import { cancelProvisionalExpiry } from './provisional.ts';
 import { getProjectItem, markDeleting, projectPartition, removedProjectWrites } from './records.ts';
 import { forgetProjectScans } from '../abuse/scan-records.ts';
 import { scanCachePrefix } from '../abuse/scan-cache.ts';
-import { claimsFor, releaseProjectHosts } from '../functions/host-claim-records.ts';
+import { claimsFor, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
 import { deleteProjectInvocations } from '../functions/invocations.ts';
 
 /**
@@ -91,7 +91,7 @@ async function removeOwnedElsewhere(project: Record<string, unknown>, functionNa
   // Every hostname label the project holds (its index key), and those of its functions on its current subdomain
   // (claims written before they carried the index key): another project may take them at once.
   const current = claimsFor(functionNames, project.subdomain as string).map((c) => c.label);
-  await releaseProjectHosts(projectId, new Set(), current);
+  await releaseProjectHostnames(projectId, new Set(), current);
   await removeProjectDomains(projectId);
   // Its queued invocations: records, stored requests, results and console output (not left to their TTL).
   await deleteProjectInvocations(projectId, functionNames);

@@ -28,7 +28,7 @@ import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } fr
 import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { hostClaimMoves, releaseProjectHosts } from '../functions/host-claim-records.ts';
+import { hostnameClaimMoves, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
 import { logger } from '../logger.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
 
@@ -248,7 +248,7 @@ async function saveRefusal(
 async function afterSave(projectId: string, changes: ProjectSettings, movedLabels: string[] | null): Promise<void> {
   if (movedLabels) {
     // Claims on subdomains the project left before claims moved with it (older code kept them): free them too.
-    await releaseProjectHosts(projectId, new Set(movedLabels)).catch((error: unknown) =>
+    await releaseProjectHostnames(projectId, new Set(movedLabels)).catch((error: unknown) =>
       logger.warn('stale function host claims not released', { project_id: projectId, error: (error as Error).message }),
     );
   }
@@ -283,9 +283,9 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   const writes = [...renameWrites(item, newName, update), ...subdomainWrites(item, newSubdomain, update)];
   const primary = await primaryDomainWrites(item, changes, update);
   writes.push(...primary.writes);
-  // The function hostnames move with the subdomain, in the same transaction (lib/functions/host-claim-records.ts).
+  // The function hostnames move with the subdomain, in the same transaction (lib/functions/hostname-claim-records.ts).
   const room = MAX_TRANSACTION_ITEMS - 1 - writes.length - git.slugItems.length;
-  const hostMoves = newSubdomain === undefined ? null : await hostClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
+  const hostMoves = newSubdomain === undefined ? null : await hostnameClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
   const hostLabels = hostMoves?.claims.map((c) => c.label) ?? [];
   try {
     await transact([

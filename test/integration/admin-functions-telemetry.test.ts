@@ -8,7 +8,7 @@ import { functionIdFor } from '../../lib/functions/records.ts';
 import { COCKPIT_NOT_ENROLLED } from '../../lib/functions/telemetry-report.ts';
 import { hourOf, weekStartOf } from '../../lib/functions/telemetry.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
-import { doorRequest, functionHost } from '../support/door.ts';
+import { doorRequest, functionHostname } from '../support/door.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site } from '../support/uploads.ts';
@@ -67,7 +67,7 @@ afterAll(async () => {
 describe('GET /api/v1/admin/teams/{id}/functions: from real traffic', () => {
   it('limits hit, cold starts, the week, and the 7-day cost per function, as the doors recorded them', async () => {
     const at = (name: string, options: Parameters<typeof doorRequest>[3] = {}) =>
-      doorRequest(platform.port, functionHost(`${name}-${subdomain}`, platform.port), '/', options);
+      doorRequest(platform.port, functionHostname(`${name}-${subdomain}`, platform.port), '/', options);
     const first = await at('hello');
     expect(first.headers['x-scaler-http-cold-start']).toBe('true');
     expect((await at('hello')).status).toBe(200);

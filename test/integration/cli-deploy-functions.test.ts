@@ -6,7 +6,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
-import { resolveFunctionByHost } from '../../lib/functions/resolve.ts';
+import { resolveFunctionByHostname } from '../../lib/functions/resolve.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
 import { routeManifestKey } from '../../lib/sites/storage-keys.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
@@ -86,7 +86,7 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
     expect(honoSent).toBeLessThan(countFiles(join(folder, 'node_modules/hono')) / 4);
     expect(summary.files_total).toBe(paths.length);
 
-    const api = await resolveFunctionByHost(`api-${subdomain}.fn.localhost:${platform.port}`);
+    const api = await resolveFunctionByHostname(`api-${subdomain}.fn.localhost:${platform.port}`);
     expect(api?.deployment_id).toBe(summary.deployment_id);
     // The Hono app and the packaged function answer through the HTTPS door, in the sandbox.
     const hono = await doorRequest(platform.port, `api-${subdomain}.fn.localhost:${platform.port}`);

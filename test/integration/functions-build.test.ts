@@ -10,7 +10,7 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { resolveFunctionByHost } from '../../lib/functions/resolve.ts';
+import { resolveFunctionByHostname } from '../../lib/functions/resolve.ts';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -114,7 +114,7 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
       expect.stringMatching(/^\[functions\] Built typed \(\d+\.\d KB\)$/),
     ]);
 
-    const hello = await resolveFunctionByHost(host('hello', subdomain).toUpperCase());
+    const hello = await resolveFunctionByHostname(host('hello', subdomain).toUpperCase());
     expect(hello).toMatchObject({
       name: 'hello',
       project_id: projectId,
@@ -131,7 +131,7 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     expect(code.startsWith("import {createRequire} from 'node:module'; const require = createRequire(import.meta.url);")).toBe(true);
     expect(await (await runBundle(hello!.bundle_key)).text()).toBe('HELLO FROM STRING!');
 
-    const typed = await resolveFunctionByHost(host('typed', subdomain));
+    const typed = await resolveFunctionByHostname(host('typed', subdomain));
     expect(typed?.entry_path).toBe('functions/typed.ts');
     expect(await bundleText(typed!.bundle_key)).toMatch(/from\s*"node:crypto"/);
     expect(await (await runBundle(typed!.bundle_key)).json()).toEqual({
@@ -140,10 +140,10 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
       wrong: 'not a number',
     });
     // The shared-code directory and other files are no functions.
-    expect(await resolveFunctionByHost(host('lib', subdomain))).toBeNull();
-    expect(await resolveFunctionByHost(host('readme', subdomain))).toBeNull();
-    expect(await resolveFunctionByHost(`hello-${subdomain}.localhost:${platform.port}`)).toBeNull();
-    expect(await resolveFunctionByHost(`hello-nobody-${randomBytes(3).toString('hex')}.fn.localhost`)).toBeNull();
+    expect(await resolveFunctionByHostname(host('lib', subdomain))).toBeNull();
+    expect(await resolveFunctionByHostname(host('readme', subdomain))).toBeNull();
+    expect(await resolveFunctionByHostname(`hello-${subdomain}.localhost:${platform.port}`)).toBeNull();
+    expect(await resolveFunctionByHostname(`hello-nobody-${randomBytes(3).toString('hex')}.fn.localhost`)).toBeNull();
   });
 
   it('never serves function sources or the packages sent for them', async () => {
@@ -240,7 +240,7 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
       expect(detail.body.data).toMatchObject({ status: 'failed', is_live: false, build_log: log, functions: [] });
       const project = await platform.api('GET', `/api/v1/projects/${projectId}`, { token: m.member.token });
       expect(project.body.data.live_deployment_id).toBe(first.begin.deployment_id);
-      expect((await resolveFunctionByHost(host('hello', subdomain)))?.deployment_id).toBe(first.begin.deployment_id);
+      expect((await resolveFunctionByHostname(host('hello', subdomain)))?.deployment_id).toBe(first.begin.deployment_id);
       // A failed deployment cannot be promoted.
       const promote = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, {
         token: m.member.token,
@@ -266,7 +266,7 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     expect(clash.finalize.body.details.build_log).toEqual([
       `[functions] Build failed: hostname a-x-x-${holder}.fn.localhost is held by another project; rename the function`,
     ]);
-    expect((await resolveFunctionByHost(`a-x-x-${holder}.fn.localhost`))?.project_id).toBe(ok.begin.project_id);
+    expect((await resolveFunctionByHostname(`a-x-x-${holder}.fn.localhost`))?.project_id).toBe(ok.begin.project_id);
   });
 
   it('deleting a function file removes it; promoting the earlier deployment brings it back, unbuilt', async () => {
@@ -278,19 +278,19 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     expect(second.finalize.status, second.finalize.text).toBe(200);
     const list = async () =>
       (await platform.api('GET', `/api/v1/projects/${projectId}/functions`, { token: m.member.token })).body.data.functions;
-    expect(await resolveFunctionByHost(host('hello', subdomain))).toBeNull();
-    expect((await resolveFunctionByHost(host('bye', subdomain)))?.deployment_id).toBe(second.begin.deployment_id);
+    expect(await resolveFunctionByHostname(host('hello', subdomain))).toBeNull();
+    expect((await resolveFunctionByHostname(host('bye', subdomain)))?.deployment_id).toBe(second.begin.deployment_id);
     expect((await list()).map((f: any) => f.name)).toEqual(['bye', 'typed']);
-    const typedBefore = await resolveFunctionByHost(host('typed', subdomain));
+    const typedBefore = await resolveFunctionByHostname(host('typed', subdomain));
 
     const promote = await platform.api('POST', `/api/v1/projects/${projectId}/promote`, {
       token: m.member.token,
       body: { deployment_id: first.begin.deployment_id },
     });
     expect(promote.status).toBe(200);
-    const hello = await resolveFunctionByHost(host('hello', subdomain));
+    const hello = await resolveFunctionByHostname(host('hello', subdomain));
     expect(hello?.deployment_id).toBe(first.begin.deployment_id);
-    expect(await resolveFunctionByHost(host('bye', subdomain))).toBeNull();
+    expect(await resolveFunctionByHostname(host('bye', subdomain))).toBeNull();
     const functions = await list();
     expect(functions).toEqual([
       {
@@ -317,11 +317,11 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
       expectError(finalize, 503, 'PUBLISH_IN_PROGRESS');
       const next = await platform.api('POST', `/api/v1/uploads/${begin.upload_id}/finalize`, { token: m.member.token });
       expect(next.status, next.text).toBe(200);
-      const built = await resolveFunctionByHost(host('hello', begin.project.subdomain));
+      const built = await resolveFunctionByHostname(host('hello', begin.project.subdomain));
       expect(built?.deployment_id).toBe(begin.deployment_id);
       const again = await platform.api('POST', `/api/v1/uploads/${begin.upload_id}/finalize`, { token: m.member.token });
       expect(again.body.data).toEqual(next.body.data);
-      expect((await resolveFunctionByHost(host('hello', begin.project.subdomain)))?.created_at).toBe(built!.created_at);
+      expect((await resolveFunctionByHostname(host('hello', begin.project.subdomain)))?.created_at).toBe(built!.created_at);
     } finally {
       delete process.env.FINALIZE_BUDGET_MS;
     }
@@ -349,7 +349,7 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     await putMissing(platform, m.owner.token, begin.body.data.upload_id, begin.body.data.missing, s);
     const fin = await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token: m.owner.token });
     expect(fin.status, fin.text).toBe(200);
-    expect((await resolveFunctionByHost(host('inside', sub)))?.entry_path).toBe('app/functions/inside.js');
+    expect((await resolveFunctionByHostname(host('inside', sub)))?.entry_path).toBe('app/functions/inside.js');
     const get = (path: string) => siteRequest(platform.port, `${sub}.localhost:${platform.port}`, path);
     expect((await get('/app/functions/inside.js')).status).toBe(404);
     expect((await get('/functions/Not_A_Function.js')).status).toBe(200);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
-import { doorRequest, functionHost, type DoorResponse } from '../support/door.ts';
+import { doorRequest, functionHostname, type DoorResponse } from '../support/door.ts';
 import { withEnv } from '../support/env.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, putMissing, site } from '../support/uploads.ts';
@@ -140,7 +140,7 @@ const FUNCTIONS: Record<string, string> = {
 let platform: TestPlatform;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 let subdomain: string;
-const host = (name: string) => functionHost(`${name}-${subdomain}`, platform.port);
+const host = (name: string) => functionHostname(`${name}-${subdomain}`, platform.port);
 const get = (name: string, path = '/', options: Parameters<typeof doorRequest>[3] = {}) =>
   doorRequest(platform.port, host(name), path, options);
 
@@ -191,17 +191,17 @@ describe('HTTPS door: routing', () => {
   it('404 FUNCTION_NOT_FOUND for an unknown name, an unknown subdomain and an unknown host', async () => {
     expectEnvelope(await get('nosuch'), 404, 'FUNCTION_NOT_FOUND');
     expectEnvelope(
-      await doorRequest(platform.port, functionHost(`hello-nosuch-${randomBytes(3).toString('hex')}`, platform.port)),
+      await doorRequest(platform.port, functionHostname(`hello-nosuch-${randomBytes(3).toString('hex')}`, platform.port)),
       404,
       'FUNCTION_NOT_FOUND',
     );
-    expectEnvelope(await doorRequest(platform.port, functionHost('x', platform.port)), 404, 'FUNCTION_NOT_FOUND');
+    expectEnvelope(await doorRequest(platform.port, functionHostname('x', platform.port)), 404, 'FUNCTION_NOT_FOUND');
   });
 
   it('404 for a team not enrolled in the functions beta, and for a project with no functions deployed yet', async () => {
     const other = `plain-${randomBytes(3).toString('hex')}`;
     await deploy(platform, roles.owner.token, site({ 'index.html': '<p>no functions</p>' }), { name: `Plain ${other}`, subdomain: other });
-    expectEnvelope(await doorRequest(platform.port, functionHost(`hello-${other}`, platform.port)), 404, 'FUNCTION_NOT_FOUND');
+    expectEnvelope(await doorRequest(platform.port, functionHostname(`hello-${other}`, platform.port)), 404, 'FUNCTION_NOT_FOUND');
 
     const outsiderSub = `out-${randomBytes(3).toString('hex')}`;
     await deploy(
@@ -213,7 +213,7 @@ describe('HTTPS door: routing', () => {
         subdomain: outsiderSub,
       },
     );
-    const outsiderHost = functionHost(`hello-${outsiderSub}`, platform.port);
+    const outsiderHost = functionHostname(`hello-${outsiderSub}`, platform.port);
     expectEnvelope(await doorRequest(platform.port, outsiderHost), 404, 'FUNCTION_NOT_FOUND');
     await setFunctionsEnrolment(roles.otherTeam.id, true);
     expect((await doorRequest(platform.port, outsiderHost)).status).toBe(200);
@@ -230,7 +230,7 @@ describe('HTTPS door: routing', () => {
 describe('HTTPS door: deployments', () => {
   it('a redeploy replaces and removes functions; promoting the older deployment brings back exactly its functions', async () => {
     const sub = `roll-${randomBytes(3).toString('hex')}`;
-    const at = (name: string) => doorRequest(platform.port, functionHost(`${name}-${sub}`, platform.port));
+    const at = (name: string) => doorRequest(platform.port, functionHostname(`${name}-${sub}`, platform.port));
     const v1 = await deploy(
       platform,
       roles.owner.token,
@@ -286,7 +286,7 @@ describe('HTTPS door: deployments', () => {
     expect(fin.status).toBe(422);
     expect(fin.body.code).toBe('FUNCTIONS_BUILD_FAILED');
     expect(fin.body.details.build_log).toContain('[functions] Build failed: invalid function name');
-    expect((await doorRequest(platform.port, functionHost(`hello-${sub}`, platform.port))).text).toBe('still here');
+    expect((await doorRequest(platform.port, functionHostname(`hello-${sub}`, platform.port))).text).toBe('still here');
   }, 60_000);
 });
 

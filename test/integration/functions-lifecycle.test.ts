@@ -5,10 +5,10 @@ import { dynamo } from '../../lib/aws/clients.ts';
 import { listKeysPage } from '../../lib/aws/s3-lite.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { claimFunctionHosts } from '../../lib/functions/host-claim-records.ts';
+import { claimFunctionHostnames } from '../../lib/functions/hostname-claim-records.ts';
 import { queuedRuntime } from '../../lib/local/queued-runtime.ts';
 import { setFunctionsEnrolment, setTeamPlan } from '../../lib/teams/standing.ts';
-import { doorRequest, functionHost } from '../support/door.ts';
+import { doorRequest, functionHostname } from '../support/door.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site, uniqueName } from '../support/uploads.ts';
@@ -31,8 +31,8 @@ let b: Team;
 
 const sub = (prefix: string) => `${prefix}-${randomBytes(3).toString('hex')}`;
 const claim = async (label: string) =>
-  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.functionHost(label), ConsistentRead: true }))).Item;
-const call = (label: string) => doorRequest(platform.port, functionHost(label, platform.port));
+  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.functionHostname(label), ConsistentRead: true }))).Item;
+const call = (label: string) => doorRequest(platform.port, functionHostname(label, platform.port));
 const patch = (team: Team, projectId: string, body: unknown) =>
   platform.api('PATCH', `/api/v1/projects/${projectId}`, { token: team.owner.token, body });
 
@@ -197,7 +197,7 @@ describe('deleting a project', () => {
     const [first, second] = [sub('was'), sub('now')];
     const projectId = await deployHello(a, first, 'moving');
     expect((await patch(a, projectId, { subdomain: second })).status).toBe(200);
-    expect(await claimFunctionHosts(projectId, [{ name: 'hello', label: `hello-${first}` }])).toEqual([]);
+    expect(await claimFunctionHostnames(projectId, [{ name: 'hello', label: `hello-${first}` }])).toEqual([]);
     expect((await platform.api('DELETE', `/api/v1/projects/${projectId}`, { token: a.owner.token })).status).toBe(202);
     await until(
       async () =>

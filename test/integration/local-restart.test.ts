@@ -13,7 +13,7 @@ import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
 import { readLocalState } from '../../lib/local/state.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { apiOf, interrupt, signalGroup, startDev, type DevProcess } from '../support/dev-process.ts';
-import { doorRequest, functionHost } from '../support/door.ts';
+import { doorRequest, functionHostname } from '../support/door.ts';
 import { makeTeamWithRoles, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
 import { deploy, site } from '../support/uploads.ts';
@@ -132,7 +132,7 @@ describe('npm run dev keeps its state across a stop and a start', () => {
     expect(page.status, second.log()).toBe(200);
     expect(page.text).toBe('<h1>kept</h1>');
     // The function on its hostname.
-    const door = await doorRequest(second.port, functionHost(`hello-${subdomain}`, second.port), '/?who=door');
+    const door = await doorRequest(second.port, functionHostname(`hello-${subdomain}`, second.port), '/?who=door');
     expect(door.status).toBe(200);
     expect(door.text).toBe('hello door');
     // The call that waited runs after the start; the one the stop cut short ends with the restart sentence.

@@ -5,7 +5,7 @@ import { startLocalPlatform, type LocalPlatform } from '../../lib/local/platform
 import { freePort } from '../../lib/local/ports.ts';
 import { localParts } from '../../lib/local/wiring.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
-import { doorRequest, functionHost, type DoorResponse } from '../support/door.ts';
+import { doorRequest, functionHostname, type DoorResponse } from '../support/door.ts';
 import { asTestPlatform, makeTeamWithRoles } from '../support/platform.ts';
 import { deploy, site } from '../support/uploads.ts';
 
@@ -43,7 +43,7 @@ describe('the local platform as it starts', () => {
       port,
       prefix: `t${randomBytes(5).toString('hex')}`,
       awsEndpoint: inject('awsEndpoint'),
-      hostHandlers: parts.hostHandlers,
+      hostnameHandlers: parts.hostnameHandlers,
       drivers: parts.drivers,
     }).then((started) => {
       ready = true;
@@ -55,7 +55,7 @@ describe('the local platform as it starts', () => {
     const targets: { target: Seen['target']; host: string; headers: Record<string, string> }[] = [
       { target: 'api', host: `localhost:${port}`, headers: { authorization: `Bearer ${UNKNOWN_TOKEN}` } },
       { target: 'site', host: `${subdomain}.localhost:${port}`, headers: {} },
-      { target: 'function', host: functionHost(`hello-${subdomain}`, port), headers: {} },
+      { target: 'function', host: functionHostname(`hello-${subdomain}`, port), headers: {} },
     ];
     const seen: Seen[] = [];
     // Knock until the port accepts a connection, then keep every target busy until the platform is started.
@@ -101,7 +101,7 @@ describe('the local platform as it starts', () => {
       site({ 'index.html': '<h1>booted</h1>', 'functions/hello.js': `export default () => new Response('hello after start');` }),
       { name: `Boot ${subdomain}`, subdomain },
     );
-    const fn = await doorRequest(port, functionHost(`hello-${subdomain}`, port));
+    const fn = await doorRequest(port, functionHostname(`hello-${subdomain}`, port));
     expect(fn.status).toBe(200);
     expect(fn.text).toBe('hello after start');
     const page = await doorRequest(port, `${subdomain}.localhost:${port}`);

@@ -93,7 +93,7 @@ describe('deleting a project', () => {
     expect((await siteRequest(platform.port, host, '/')).status).toBe(200);
     await siteAnalytics.flush();
     expect((await partition(keys.analyticsDay(project.id, '').pk)).length).toBeGreaterThan(0);
-    expect(await item(keys.functionHost(`hello-${project.subdomain}`))).toBeDefined();
+    expect(await item(keys.functionHostname(`hello-${project.subdomain}`))).toBeDefined();
     // The upload session and its record of what it received (an entry per upload request).
     const sessionItems = await partition(keys.uploadSession(project.uploadId).pk);
     expect([...new Set(sessionItems.map((i) => (i.sk as string).replace(/#.*/, '#')))].sort()).toEqual(['RECEIVED#', 'UPLOAD']);
@@ -118,7 +118,7 @@ describe('deleting a project', () => {
     expect(await partition(keys.analyticsDay(project.id, '').pk)).toEqual([]);
     expect(await item(keys.subdomainHold(project.subdomain))).toBeUndefined();
     expect(await item(keys.projectName(m.team.id, project.name))).toBeUndefined();
-    expect(await item(keys.functionHost(`hello-${project.subdomain}`))).toBeUndefined();
+    expect(await item(keys.functionHostname(`hello-${project.subdomain}`))).toBeUndefined();
     expect((await item(keys.teamProjectCount(m.team.id)))!.project_count).toBe(before!.project_count - 1);
     const sites = await listKeysPage(config.bucket('sites'), `${m.team.id}/`);
     expect(sites.keys.filter((k) => k.includes(project.id) || k.split('/')[1] === project.name.toLowerCase())).toEqual([]);

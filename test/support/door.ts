@@ -58,4 +58,4 @@ export function doorRequest(
 }
 
 /** `{label}.fn.localhost:PORT` */
-export const functionHost = (label: string, port: number) => `${label}.fn.localhost:${port}`;
+export const functionHostname = (label: string, port: number) => `${label}.fn.localhost:${port}`;

@@ -52,7 +52,7 @@ export async function startTestPlatform(
     prefix: `t${randomBytes(5).toString('hex')}`,
     // A moto_server of its own for a file that reads moto's inspection API (sent mail), which serializes everything moto holds.
     awsEndpoint: options.ownAwsEndpoint ? undefined : inject('awsEndpoint'),
-    hostHandlers: parts.hostHandlers,
+    hostnameHandlers: parts.hostnameHandlers,
     drivers: options.drivers ?? parts.drivers,
   });
   if (platform.synthesized) recordPermissionUsage(platform, inject('permissionUsageDir'));

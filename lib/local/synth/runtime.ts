@@ -5,8 +5,8 @@ import { secretDefinitions } from '../../resources.ts';
 import { join } from 'node:path';
 import { parsePreviewHost } from '../../builds/preview-hosts.ts';
 import { customDomainHost, siteSubdomain } from '../../sites/serve.ts';
-import type { HostHandler } from '../api-server.ts';
-import { isFunctionHost } from '../functions-runtime.ts';
+import type { HostnameHandler } from '../api-server.ts';
+import { isFunctionHostname } from '../functions-runtime.ts';
 import type { LocalDriver } from '../driver.ts';
 import { queueConsumerDriver, type QueueConsumer } from '../queue-driver.ts';
 import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
@@ -32,7 +32,7 @@ export interface SynthesizedRuntime {
   /** Variables naming the resources (the state file and the platform's own process get them). */
   env: Record<string, string>;
   api(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, body: Buffer): Promise<void>;
-  hostHandlers: HostHandler[];
+  hostnameHandlers: HostnameHandler[];
   /** The IAM proxy in front of the AWS endpoint: where the Lambdas' calls go (the mail outbox forwards there). */
   awsEndpoint: string;
   drivers: (() => LocalDriver)[];
@@ -195,7 +195,7 @@ export async function startSynthesizedRuntime(options: {
   const refusals = await invokeRefusals(template, routes, roles, { accountId: LOCAL_ACCOUNT_ID, functionArn });
   const distributions = templateDistributions(template);
   const sites = distributions.find((d) => d.path.startsWith('Sites/'));
-  const siteHost: HostHandler = async (req, res) => {
+  const siteHost: HostnameHandler = async (req, res) => {
     // The hosts the sites distribution answers: *.{siteDomain}, *.previews.{siteDomain} and custom domains.
     const host = req.headers.host;
     if (!sites || (!siteSubdomain(host) && !parsePreviewHost(host) && !customDomainHost(host))) return false;
@@ -204,8 +204,8 @@ export async function startSynthesizedRuntime(options: {
   };
   // *.{function_domain}: the functions distribution (its viewer function copies Host) to the router's function URL.
   const functions = distributions.find((d) => d.path.startsWith('Functions/'));
-  const functionHost: HostHandler = async (req, res) => {
-    if (!functions || !isFunctionHost(req.headers.host)) return false;
+  const functionHostname: HostnameHandler = async (req, res) => {
+    if (!functions || !isFunctionHostname(req.headers.host)) return false;
     await answerThroughDistribution(req, res, functions, lambdaOf);
     return true;
   };
@@ -215,7 +215,7 @@ export async function startSynthesizedRuntime(options: {
   return {
     env: await platformEnvironment(hosts, options.endpoint, region),
     api: templateApi(routes, () => templateCors(template, config.corsOrigins()), lambdaOf, refusals),
-    hostHandlers: [functionHost, siteHost],
+    hostnameHandlers: [functionHostname, siteHost],
     awsEndpoint: proxy.endpoint,
     drivers: [
       () => schedulerDriver({ targets: () => targets }),

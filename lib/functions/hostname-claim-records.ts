@@ -23,15 +23,15 @@ import { listProjectFunctionNames } from './records.ts';
  * label instead (names of the project's functions x its subdomain).
  */
 
-export interface HostClaim {
+export interface HostnameClaim {
   label: string;
   name: string;
 }
 
 /** The claim item of a label for a project: written by a build, or moved by a subdomain change. */
-export function hostClaimItem(projectId: string, claim: HostClaim, now: string): Record<string, unknown> {
+export function hostnameClaimItem(projectId: string, claim: HostnameClaim, now: string): Record<string, unknown> {
   return {
-    ...keys.functionHost(claim.label),
+    ...keys.functionHostname(claim.label),
     ...keys.functionHostOfProject(projectId, claim.label),
     type: 'function_host',
     project_id: projectId,
@@ -42,8 +42,8 @@ export function hostClaimItem(projectId: string, claim: HostClaim, now: string):
 }
 
 /** The claim of a function hostname's label (consistent: a subdomain change is seen at once), or null. */
-export async function getHostClaim(label: string): Promise<Record<string, unknown> | null> {
-  const read = new GetCommand({ TableName: config.tableName(), Key: keys.functionHost(label), ConsistentRead: true });
+export async function getHostnameClaim(label: string): Promise<Record<string, unknown> | null> {
+  const read = new GetCommand({ TableName: config.tableName(), Key: keys.functionHostname(label), ConsistentRead: true });
   return (await dynamo().send(read)).Item ?? null;
 }
 
@@ -51,14 +51,14 @@ export async function getHostClaim(label: string): Promise<Record<string, unknow
 export const CLAIMABLE = { expression: 'attribute_not_exists(pk) OR project_id = :claimant', value: ':claimant' } as const;
 
 /** A project's claim of each function name under a subdomain. */
-export const claimsFor = (names: Iterable<string>, subdomain: string): HostClaim[] =>
+export const claimsFor = (names: Iterable<string>, subdomain: string): HostnameClaim[] =>
   [...new Set(names)].sort().map((name) => ({ name, label: functionLabel(name, subdomain) }));
 
 /**
  * Claims each label for the project with a conditional write: the first project wins, the same project
  * claims again freely. Returns the labels another project holds.
  */
-export async function claimFunctionHosts(projectId: string, claims: HostClaim[]): Promise<string[]> {
+export async function claimFunctionHostnames(projectId: string, claims: HostnameClaim[]): Promise<string[]> {
   const taken: string[] = [];
   const now = new Date().toISOString();
   await Promise.all(
@@ -67,7 +67,7 @@ export async function claimFunctionHosts(projectId: string, claims: HostClaim[])
         await dynamo().send(
           new PutCommand({
             TableName: config.tableName(),
-            Item: hostClaimItem(projectId, claim, now),
+            Item: hostnameClaimItem(projectId, claim, now),
             ConditionExpression: CLAIMABLE.expression,
             ExpressionAttributeValues: { [CLAIMABLE.value]: projectId },
           }),
@@ -82,7 +82,7 @@ export async function claimFunctionHosts(projectId: string, claims: HostClaim[])
 }
 
 /** The labels a project holds, by its index key (claims from before the key existed are not among them). */
-export async function projectHostLabels(projectId: string): Promise<string[]> {
+export async function projectHostnameLabels(projectId: string): Promise<string[]> {
   const items = await queryAll({
     TableName: config.tableName(),
     IndexName: 'gsi1',
@@ -94,14 +94,14 @@ export async function projectHostLabels(projectId: string): Promise<string[]> {
 }
 
 /** Releases labels the project holds; a label another project holds (or nobody) is left alone. */
-export async function releaseFunctionHosts(projectId: string, labels: Iterable<string>): Promise<void> {
+export async function releaseFunctionHostnames(projectId: string, labels: Iterable<string>): Promise<void> {
   await Promise.all(
     [...new Set(labels)].map((label) =>
       dynamo()
         .send(
           new DeleteCommand({
             TableName: config.tableName(),
-            Key: keys.functionHost(label),
+            Key: keys.functionHostname(label),
             ConditionExpression: 'project_id = :project',
             ExpressionAttributeValues: { ':project': projectId },
           }),
@@ -114,11 +114,11 @@ export async function releaseFunctionHosts(projectId: string, labels: Iterable<s
 }
 
 /** What a subdomain change adds to its transaction: each function's new claim and the release of its old one. */
-export interface HostClaimMove {
+export interface HostnameClaimMove {
   /** Transaction items: a Put per new label (claimable), a Delete per old label the project holds. */
   items: Record<string, unknown>[];
   /** The new labels, in the order of their Puts at the start of `items`. */
-  claims: HostClaim[];
+  claims: HostnameClaim[];
 }
 
 /**
@@ -128,7 +128,7 @@ export interface HostClaimMove {
  * another project at the same moment. Refused when a new label would be over 63 characters, or when the
  * transaction could not hold them all (`maxItems`).
  */
-export async function hostClaimMoves(projectId: string, from: string, to: string, maxItems: number): Promise<HostClaimMove> {
+export async function hostnameClaimMoves(projectId: string, from: string, to: string, maxItems: number): Promise<HostnameClaimMove> {
   const names = await listProjectFunctionNames(projectId);
   const claims = claimsFor(names, to);
   const tooLong = claims.filter((c) => c.label.length > MAX_FUNCTION_LABEL_LENGTH).map((c) => c.label);
@@ -140,7 +140,7 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
     old.length === 0
       ? []
       : await batchGetAll(
-          old.map((c) => keys.functionHost(c.label)),
+          old.map((c) => keys.functionHostname(c.label)),
           'label, project_id',
         );
   const release = held.filter((item) => item.project_id === projectId).map((item) => item.label as string);
@@ -155,7 +155,7 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
       ...claims.map((claim) => ({
         Put: {
           TableName: table,
-          Item: hostClaimItem(projectId, claim, now),
+          Item: hostnameClaimItem(projectId, claim, now),
           ConditionExpression: CLAIMABLE.expression,
           ExpressionAttributeValues: { [CLAIMABLE.value]: projectId },
         },
@@ -163,7 +163,7 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
       ...release.map((label) => ({
         Delete: {
           TableName: table,
-          Key: keys.functionHost(label),
+          Key: keys.functionHostname(label),
           ConditionExpression: 'project_id = :claimant',
           ExpressionAttributeValues: { ':claimant': projectId },
         },
@@ -176,13 +176,13 @@ export async function hostClaimMoves(projectId: string, from: string, to: string
  * Releases every label the project holds but `keep` (its claims on subdomains it left, found by the index
  * key): after a subdomain change, the claims older code left behind; at deletion, all of them.
  */
-export async function releaseProjectHosts(
+export async function releaseProjectHostnames(
   projectId: string,
   keep: ReadonlySet<string> = new Set(),
   alsoLabels: Iterable<string> = [],
 ): Promise<void> {
-  const labels = new Set([...(await projectHostLabels(projectId)), ...alsoLabels]);
-  await releaseFunctionHosts(
+  const labels = new Set([...(await projectHostnameLabels(projectId)), ...alsoLabels]);
+  await releaseFunctionHostnames(
     projectId,
     [...labels].filter((label) => !keep.has(label)),
   );
