@@ -13,6 +13,9 @@ import { functionUrl, getFunctionRecord } from './records.ts';
  * only moves `live_deployment_id`) is seen by the next look-up.
  */
 
+/** A subdomain as a DNS label: what a hold can be stored under. */
+const SUBDOMAIN_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
 /** The DNS label of a function host `{label}.{function_domain}` (port ignored, case-folded), or null. */
 export function functionHostnameLabel(hostHeader: string, functionDomain = config.functionDomain()): string | null {
   const name = hostHeader.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
@@ -58,13 +61,14 @@ export async function isTeamEnrolledInFunctions(teamId: string): Promise<boolean
  */
 export async function resolveFunctionBySubdomain(subdomain: string, name: string): Promise<DeployedFunction | null> {
   const sub = subdomain.trim().toLowerCase();
-  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(sub) || !FUNCTION_NAME_PATTERN.test(name)) return null;
+  if (!SUBDOMAIN_LABEL.test(sub) || !FUNCTION_NAME_PATTERN.test(name)) return null;
   const projectId = await projectOfSubdomain(sub);
   return projectId ? resolveFunctionInProject(projectId, name, sub) : null;
 }
 
-/** The project holding a subdomain (its hold), or null. */
+/** The project holding a subdomain (its hold), or null; a string that is no subdomain is read nowhere. */
 export async function projectOfSubdomain(subdomain: string): Promise<string | null> {
+  if (!SUBDOMAIN_LABEL.test(subdomain)) return null;
   const hold = await getSubdomainHold(subdomain, true);
   return typeof hold?.project_id === 'string' ? hold.project_id : null;
 }
