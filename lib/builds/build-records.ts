@@ -3,6 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
+import { setFields } from '../db/set-fields.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
 
 /**
@@ -133,11 +134,7 @@ async function conditionalUpdate(input: {
 }): Promise<boolean> {
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ...input.values };
-  const sets = Object.entries(input.set).map(([field, value], i) => {
-    names[`#u${i}`] = field;
-    values[`:u${i}`] = value;
-    return `#u${i} = :u${i}`;
-  });
+  const sets = setFields(input.set, names, values);
   const from = input.fromStatus.map((status, i) => {
     values[`:from${i}`] = status;
     return `:from${i}`;

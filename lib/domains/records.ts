@@ -4,6 +4,7 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
+import { setFields } from '../db/set-fields.ts';
 import { type NamedWrite, TransactionRefused, refusedAt, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_CHANGED, DOMAIN_NOT_FOUND, DOMAIN_TAKEN, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
@@ -128,11 +129,7 @@ export async function setDomainFieldsIf(
 ): Promise<Record<string, unknown> | null> {
   const names: Record<string, string> = { ...condition.names };
   const values: Record<string, unknown> = { ...condition.values };
-  const sets = Object.entries(fields).map(([field, value], i) => {
-    names[`#f${i}`] = field;
-    values[`:v${i}`] = value;
-    return `#f${i} = :v${i}`;
-  });
+  const sets = setFields(fields, names, values);
   try {
     const reply = await dynamo().send(
       new UpdateCommand({

@@ -5,6 +5,7 @@ import { batchWriteAll } from '../db/batch.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
+import { setFields } from '../db/set-fields.ts';
 
 /**
  * The records of queued invocations: one table item `INVOCATION#{id}` per invocation, listed per function
@@ -123,20 +124,15 @@ export interface InvocationEnd {
 
 /** `from` -> terminal, and out of the open index; false when the record is not in `from` (or is gone). */
 export async function writeInvocationEnd(id: string, from: 'running' | 'pending', end: InvocationEnd): Promise<boolean> {
-  const fields = Object.entries(end).filter(([, value]) => value !== undefined);
-  const names: Record<string, string> = {};
+  const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ':from': from };
-  fields.forEach(([name, value], i) => {
-    names[`#f${i}`] = name;
-    values[`:f${i}`] = value;
-  });
-  names['#status'] = 'status';
+  const sets = setFields({ ...end }, names, values);
   try {
     await dynamo().send(
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.invocation(id),
-        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :f${i}`).join(', ')} REMOVE gsi2pk, gsi2sk`,
+        UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi2pk, gsi2sk`,
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
