@@ -63,6 +63,7 @@ const FUNCTIONS: Record<string, string> = {
   'functions/sha.js': `
     export default async (request) => {
       const body = new Uint8Array(await request.arrayBuffer());
+      if (new URL(request.url).searchParams.has('hold')) await new Promise((r) => setTimeout(r, 2000));
       const digest = Buffer.from(await crypto.subtle.digest('SHA-256', body)).toString('hex');
       return Response.json({ length: body.length, sha256: digest });
     };`,
@@ -308,26 +309,35 @@ describe('HTTPS door: limits and failures', () => {
     );
     expect(over.error).toBe('The request body is over 10 MiB, the limit of a function request.');
     const sha = (body: Buffer) => createHash('sha256').update(body).digest('hex');
-    const read = async (body: Buffer, headers: Record<string, string> = {}) => {
-      const reply = await get('sha', '/', { method: 'POST', body, headers });
+    const read = async (body: Buffer, headers: Record<string, string> = {}, path = '/') => {
+      const reply = await get('sha', path, { method: 'POST', body, headers });
       expect(reply.status, reply.text.slice(0, 300)).toBe(200);
       return JSON.parse(reply.text) as { length: number; sha256: string };
     };
     // Too large for a user-function Lambda's 6 MB payload once base64, small enough for the function URL as text:
     // in the cloud the router stages it in S3 and the Lambda reads it from a presigned URL.
     const text = Buffer.from(randomBytes(2_900_000).toString('hex'));
-    expect(await read(text, { 'content-type': 'text/plain' })).toEqual({ length: text.length, sha256: sha(text) });
+    const staged = () => listKeys(config.bucket('bundles'), stagedBodyPrefix);
+    // The handler holds its reply 2 s after reading the body: meanwhile the staged copy is there (in the cloud).
+    const reading = read(text, { 'content-type': 'text/plain' }, '/?hold');
+    if (cloud) await vi.waitFor(async () => expect((await staged()).size).toBe(1), { timeout: 30_000, interval: 100 });
+    expect(await reading).toEqual({ length: text.length, sha256: sha(text) });
     if (cloud) {
       // The staged copy is deleted once the reply has ended.
-      await vi.waitFor(async () => expect([...(await listKeys(config.bucket('bundles'), stagedBodyPrefix))]).toEqual([]), {
-        timeout: 10_000,
-        interval: 200,
-      });
+      await vi.waitFor(async () => expect([...(await staged())]).toEqual([]), { timeout: 10_000, interval: 200 });
       // Limits in the cloud (a gap): the router's function URL takes an invocation payload of at most 6 MB, a binary
       // body base64 in it, so a binary body over about 4.4 MiB (and a chunked one) still gets Lambda's own 413.
-      const large = await get('sha', '/', { method: 'POST', body: randomBytes(6 * 1024 * 1024) });
-      expect(large.status).toBe(413);
-      expect(JSON.parse(large.text)).toEqual({ Message: 'Request must be smaller than 6291456 bytes for the InvokeFunction operation' });
+      for (const reply of [
+        await get('sha', '/', { method: 'POST', body: randomBytes(6 * 1024 * 1024) }),
+        await get('echo', '/', {
+          method: 'POST',
+          headers: { 'transfer-encoding': 'chunked' },
+          body: Buffer.alloc(10 * 1024 * 1024 + 1, 7),
+        }),
+      ]) {
+        expect(reply.status).toBe(413);
+        expect(JSON.parse(reply.text)).toEqual({ Message: 'Request must be smaller than 6291456 bytes for the InvokeFunction operation' });
+      }
       return;
     }
     const chunked = await get('echo', '/', {
