@@ -24,8 +24,6 @@ const STAGED_URL_SECONDS = 300;
 export interface RunnerPayload {
   /** The invocation's payload: the event as JSON. */
   payload: Buffer;
-  /** True when the body travels through the bucket. */
-  staged: boolean;
   /** Deletes the staged body, if any (never throws). */
   discard(): void;
 }
@@ -38,7 +36,7 @@ export async function runnerPayload(
 ): Promise<RunnerPayload> {
   const inline = Buffer.from(JSON.stringify({ ...event, bodyBase64: body ? body.toString('base64') : null }));
   // Lambda refuses a payload of the limit itself ("must be smaller than").
-  if (!body || inline.length < INVOKE_PAYLOAD_LIMIT_BYTES) return { payload: inline, staged: false, discard: () => {} };
+  if (!body || inline.length < INVOKE_PAYLOAD_LIMIT_BYTES) return { payload: inline, discard: () => {} };
   const bucket = config.bucket('bundles');
   const key = `${stagedBodyPrefix}${fn.function_id}/${randomUUID()}`;
   let bodyUrl: string;
@@ -51,7 +49,6 @@ export async function runnerPayload(
   let discarded = false;
   return {
     payload: Buffer.from(JSON.stringify({ ...event, bodyBase64: null, bodyUrl })),
-    staged: true,
     discard() {
       if (discarded) return;
       discarded = true;

@@ -1,10 +1,10 @@
+import { finished } from 'node:stream';
 import {
   CreateFunctionCommand,
   GetFunctionCommand,
   InvokeWithResponseStreamCommand,
   waitUntilFunctionActiveV2,
 } from '@aws-sdk/client-lambda';
-import { finished } from 'node:stream';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { lambda } from '../../../aws/lambda.ts';
 import { s3 } from '../../../aws/s3.ts';
