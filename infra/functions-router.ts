@@ -1,15 +1,18 @@
-import { ArnFormat, CfnOutput, Duration, type Stack, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
+import { stagedBodyPrefix } from '../lib/resources.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
 import { HandlerFunction } from './functions.ts';
-import type { GrantContext } from './grants.ts';
+import { functionsViewerCode } from './functions-viewer.ts';
+import { acknowledge, type GrantContext } from './grants.ts';
 
 /** What the router and its distribution are made from (the FunctionsRuntime's props). */
 interface RouterProps {
@@ -93,6 +96,7 @@ export function functionsRouter(
     new iam.PolicyStatement({ actions: ['ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets', 'ec2:DescribeVpcs'], resources: ['*'] }),
   );
   made.userFunctionRole.grantPassRole(routerRole);
+  grantBodyStaging(routerRole, props.grants.state.buckets.bundles);
   Validations.of(routerRole).acknowledge({
     // cdk-nag names the finding by the ARN as rendered: pseudo parameters unless the stack has a fixed environment.
     id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:function:${made.functionNamePrefix}*]`,
@@ -117,18 +121,29 @@ export function functionsRouter(
   return { router, routerUrl };
 }
 
+/**
+ * Staging a request body too large for a user-function Lambda's payload (lib/functions/hosts/cloud/body-staging.ts):
+ * writing and deleting objects under the staging prefix only. Its presigned GET acts with the signer's rights: the
+ * bundles bucket's read, which the router holds already (`bundles:read`) to make a function's Lambda.
+ */
+export function grantBodyStaging(role: iam.Role, bundles: s3.Bucket): void {
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [bundles.arnForObjects(`${stagedBodyPrefix}*`)] }),
+  );
+  const bucketId = Stack.of(bundles).getLogicalId(bundles.node.defaultChild as s3.CfnBucket);
+  acknowledge(
+    role,
+    `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${stagedBodyPrefix}*]`,
+    'Each staged body gets a key made at run time (function id, random id) under the staging prefix; the grant covers that prefix only.',
+  );
+}
+
 /** CloudFront in front of the router for *.{function_domain}. */
 export function functionsDistribution(scope: Construct, props: RouterProps, routerUrl: lambda.FunctionUrl) {
   const copyHost = new cloudfront.Function(scope, 'CopyFunctionHost', {
-    comment: `Copies the viewer Host into ${SITE_HOST_HEADER} for the functions router`,
+    comment: `Answers a body over 10 MiB with the door's 413; copies the viewer Host into ${SITE_HOST_HEADER} for the router`,
     runtime: cloudfront.FunctionRuntime.JS_2_0,
-    code: cloudfront.FunctionCode.fromInline(
-      `function handler(event) {\n` +
-        `  var request = event.request;\n` +
-        `  request.headers['${SITE_HOST_HEADER}'] = { value: request.headers.host ? request.headers.host.value : '' };\n` +
-        `  return request;\n` +
-        `}\n`,
-    ),
+    code: cloudfront.FunctionCode.fromInline(functionsViewerCode()),
   });
   const certificate = props.certificateArn
     ? acm.Certificate.fromCertificateArn(scope, 'FunctionCertificate', props.certificateArn)

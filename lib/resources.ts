@@ -17,6 +17,13 @@ export const tableDefinition = {
   ],
 } as const;
 
+/**
+ * Where the functions door stages a request body too large for a user-function Lambda's invocation payload, in the
+ * bundles bucket (lib/functions/hosts/cloud/body-staging.ts): the Lambda reads it through a presigned URL, the door
+ * deletes it after the reply, and the bucket's rule removes what a frozen or failed router left after a day.
+ */
+export const stagedBodyPrefix = 'door-bodies/';
+
 export const bucketDefinitions = {
   /** Deployed site objects at {team_id}/{slug}/{deployment_id}/{path}. */
   sites: { id: 'SitesBucket', envVar: 'SITES_BUCKET', expire: [] },
@@ -36,6 +43,7 @@ export const bucketDefinitions = {
       { prefix: 'invocations/', days: 7, noncurrentDays: 1 },
       // A build's job, log and output archive (lib/builds/cloud-host.ts): of no use once the build is recorded.
       { prefix: 'builds/', days: 7, noncurrentDays: 1 },
+      { prefix: stagedBodyPrefix, days: 1, noncurrentDays: 1 },
       // Package-manager stores of builds, per project and lockfile hash: a lockfile unchanged for a month builds cold once.
       { prefix: 'build-cache/', days: 30, noncurrentDays: 1 },
     ],

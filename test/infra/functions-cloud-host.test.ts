@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -208,6 +210,20 @@ describe('the deployment package of a user-function Lambda', () => {
       expect((globalThis as Record<string, unknown>).__afterReply).toBe(true);
       const second = await invoke({ ...event, method: 'GET', bodyBase64: null });
       expect(second.reply.coldStart).toBe(false);
+      // A staged body (body-staging.ts) is read from its URL, as a stream, before the handler sees the request.
+      const staged = Buffer.from('staged payload '.repeat(1000));
+      const store = createServer((req, res) => (req.url === '/staged' ? res.end(staged) : res.writeHead(403).end('<Error/>')));
+      await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
+      const at = `http://127.0.0.1:${(store.address() as AddressInfo).port}`;
+      try {
+        const third = await invoke({ ...event, bodyBase64: null, bodyUrl: `${at}/staged` });
+        expect(third.text).toBe(`POST https://hello-site.fn.example.test/?a=b ${staged} hello-site.fn.example.test`);
+        await expect(entry.handler({ ...event, bodyBase64: null, bodyUrl: `${at}/expired` }, new PassThrough())).rejects.toThrow(
+          'the staged request body could not be read (S3 answered 403)',
+        );
+      } finally {
+        store.close();
+      }
     } finally {
       delete (globalThis as Record<string, unknown>).awslambda;
       delete (globalThis as Record<string, unknown>).__afterReply;

@@ -13,6 +13,7 @@ import { SlipwayState } from '../../infra/state.ts';
 import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
 import { routeKey, routes, type RouteRow } from '../../lib/http/routes.ts';
 import { statementsOfRole } from '../support/iam-policies.ts';
+import { compileViewerFunction, type ViewerReply } from '../../lib/local/synth/cloudfront.ts';
 
 /**
  * The functions runtime in a stack of its own (the state it must not touch,
@@ -163,6 +164,72 @@ describe('the HTTPS door', () => {
     const passRole = statements.find((s) => [s.Action].flat().includes('iam:PassRole'))!;
     expect(passRole.Resource).toEqual({ 'Fn::GetAtt': [idOf(runtime.userFunctionRole), 'Arn'] });
     for (const s of statements) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);
+  });
+
+  it('the router may write and delete staged request bodies under door-bodies/ only, which the bucket expires after a day', () => {
+    const statements = statementsOf(idOf(runtime.router.role));
+    const bundlesArn = { 'Fn::GetAtt': [idOf(state.buckets.bundles), 'Arn'] };
+    const writers = statements.filter((s) => [s.Action].flat().some((action) => /^s3:(Put|Delete)Object/.test(action as string)));
+    expect(writers).toEqual([
+      expect.objectContaining({
+        Action: ['s3:PutObject', 's3:DeleteObject'],
+        Resource: { 'Fn::Join': ['', [bundlesArn, '/door-bodies/*']] },
+      }),
+    ]);
+    const rules = resources[idOf(state.buckets.bundles)]!.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
+    expect(rules).toContainEqual(
+      expect.objectContaining({
+        Prefix: 'door-bodies/',
+        ExpirationInDays: 1,
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        Status: 'Enabled',
+      }),
+    );
+  });
+
+  it("the viewer function answers a declared body over 10 MiB with the door's 413 envelope, and passes 10 MiB on", () => {
+    const [, viewer] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::CloudFront::Function')!;
+    const run = compileViewerFunction(String(viewer.Properties.FunctionCode));
+    const request = (length: string | null, traceparent?: string) => ({
+      method: 'POST',
+      uri: '/',
+      querystring: {},
+      cookies: {},
+      headers: {
+        host: { value: 'echo-sub.fn.example.site' },
+        ...(length === null ? {} : { 'content-length': { value: length } }),
+        ...(traceparent ? { traceparent: { value: traceparent } } : {}),
+      },
+    });
+    const trace = '0af7651916cd43dd8448eb211c80319c';
+    const over = run(request('10485761', `00-${trace}-b7ad6b7169203331-01`), '198.51.100.7') as ViewerReply;
+    expect(over.statusCode).toBe(413);
+    expect(over.headers).toEqual({
+      'content-type': { value: 'application/json; charset=utf-8' },
+      'x-scaler-http-cold-start': { value: 'false' },
+    });
+    const body = JSON.parse((over.body as { data: string }).data);
+    expect(body).toEqual({
+      code: 'FUNCTION_BODY_TOO_LARGE',
+      details: null,
+      error: 'The request body is over 10 MiB, the limit of a function request.',
+      meta: {
+        request_id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+        timestamp: expect.any(String),
+        trace_id: trace,
+      },
+    });
+    expect(new Date(body.meta.timestamp).toISOString()).toBe(body.meta.timestamp);
+    // An invalid traceparent gets a fresh trace id, as the door gives one.
+    const fresh = run(request('99999999', `ff-${trace}-b7ad6b7169203331-01`), '198.51.100.7') as ViewerReply;
+    expect(JSON.parse((fresh.body as { data: string }).data).meta.trace_id).toMatch(/^(?!0af7651916cd43dd8448eb211c80319c)[0-9a-f]{32}$/);
+    for (const length of ['10485760', null]) {
+      const passed = run(request(length), '198.51.100.7');
+      expect('statusCode' in passed, String(length)).toBe(false);
+      expect((passed as { headers: Record<string, { value: string }> }).headers['x-slipway-host']).toEqual({
+        value: 'echo-sub.fn.example.site',
+      });
+    }
   });
 
   it('user-function roles can touch nothing of the platform: network interfaces only, no logs, a boundary that denies platform resources', () => {

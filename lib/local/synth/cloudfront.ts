@@ -16,10 +16,21 @@ interface ViewerRequest {
   cookies: Record<string, CloudFrontValue>;
 }
 
-export type ViewerFunction = (
-  request: ViewerRequest,
-  viewerIp: string,
-) => ViewerRequest | { statusCode: number; headers?: Record<string, CloudFrontValue> };
+/** A reply the viewer function makes itself; its body is a string or `{ encoding: 'text' | 'base64', data }`. */
+export interface ViewerReply {
+  statusCode: number;
+  headers?: Record<string, CloudFrontValue>;
+  body?: string | { encoding?: 'text' | 'base64'; data: string };
+}
+
+export type ViewerFunction = (request: ViewerRequest, viewerIp: string) => ViewerRequest | ViewerReply;
+
+/** The bytes of a reply the viewer function made. */
+function viewerReplyBody(reply: ViewerReply): Buffer {
+  if (reply.body === undefined) return Buffer.alloc(0);
+  if (typeof reply.body === 'string') return Buffer.from(reply.body);
+  return Buffer.from(reply.body.data, reply.body.encoding === 'base64' ? 'base64' : 'utf8');
+}
 
 /** A cloudfront-js-2.0 function of the template, run in its own VM context on each viewer request. */
 export function compileViewerFunction(code: string): ViewerFunction {
@@ -156,8 +167,12 @@ export async function answerThroughDistribution(
   if (distribution.viewerRequest) {
     const result = distribution.viewerRequest(request, viewerIp);
     if ('statusCode' in result) {
-      res.writeHead(result.statusCode, Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, { value }]) => [name, value])));
-      return void res.end();
+      // The caller may still be sending: its body is read and dropped, so it gets this reply rather than a reset.
+      req.resume();
+      const body = viewerReplyBody(result);
+      const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, { value }]) => [name, value]));
+      res.writeHead(result.statusCode, { ...headers, 'content-length': String(body.length) });
+      return void res.end(body);
     }
     request = result;
   }

@@ -1,3 +1,4 @@
+import { finished } from 'node:stream';
 import {
   CreateFunctionCommand,
   GetFunctionCommand,
@@ -10,9 +11,10 @@ import { s3 } from '../../../aws/s3.ts';
 import { config } from '../../../config.ts';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from '../../host.ts';
 import { FUNCTION_MEMORY_MB, type DeployedFunction } from '../../model.ts';
+import { runnerPayload } from './body-staging.ts';
 import { functionLambdaName, functionLambdaTags, functionPackage } from './lambda-package.ts';
 import { runQueuedTask } from './queued-task.ts';
-import { decodeRunnerStream, doorReplyFromPrelude, payloadOf, type CloudRunnerEvent } from './runner-stream.ts';
+import { decodeRunnerStream, doorReplyFromPrelude, payloadOf } from './runner-stream.ts';
 import { cloudHostVariables, variable } from './variables.ts';
 
 /**
@@ -99,27 +101,25 @@ export function createCloudFunctionHost(): FunctionHost {
 
       const chunks: Buffer[] = [];
       if (request.body) for await (const chunk of request.body) chunks.push(Buffer.from(chunk as Buffer));
-      const event: CloudRunnerEvent = {
-        method: request.method,
-        publicUrl: fn.url,
-        query: request.query,
-        headers: request.headers,
-        bodyBase64: chunks.length > 0 ? Buffer.concat(chunks).toString('base64') : null,
-      };
+      const event = { method: request.method, publicUrl: fn.url, query: request.query, headers: request.headers };
+      const invocation = await runnerPayload(fn, event, chunks.length > 0 ? Buffer.concat(chunks) : null);
       let response;
       try {
-        response = await lambda().send(
-          new InvokeWithResponseStreamCommand({ FunctionName: name, Payload: Buffer.from(JSON.stringify(event)) }),
-          { abortSignal: signal },
-        );
+        response = await lambda().send(new InvokeWithResponseStreamCommand({ FunctionName: name, Payload: invocation.payload }), {
+          abortSignal: signal,
+        });
       } catch (error) {
+        invocation.discard();
         if (signal.aborted) throw error;
         if (isError(error, 'ResourceNotFoundException')) ready.delete(name);
-        // Throttled (the account's concurrency), payload over 6 MB, or the function gone: nothing ran.
+        // Throttled (the account's concurrency), or the function gone: nothing ran.
         throw new FunctionHostError('start_failed', `invoke failed: ${String(error)}`);
       }
       if (!response.EventStream) throw new FunctionHostError('instance_crashed', 'the invoke reply has no stream');
-      const { prelude, body } = await decodeRunnerStream(payloadOf(response.EventStream));
+      const decoded = decodeRunnerStream(payloadOf(response.EventStream));
+      // A staged body is of no use once the reply has ended (the handler may read it while it replies).
+      decoded.then(({ body }) => finished(body, () => invocation.discard())).catch(() => invocation.discard());
+      const { prelude, body } = await decoded;
       return doorReplyFromPrelude(prelude, body, name, waited);
     },
 

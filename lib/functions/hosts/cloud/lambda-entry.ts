@@ -21,6 +21,16 @@ declare const awslambda: {
   };
 };
 
+// Taken before the function's bundle loads: what user code does to the global cannot touch the platform's read.
+const platformFetch = globalThis.fetch;
+
+/** A staged request body (body-staging.ts), as a stream from its presigned URL; an unreadable one fails the invocation. */
+async function stagedBody(url: string): Promise<ReadableStream<Uint8Array>> {
+  const res = await platformFetch(url);
+  if (!res.ok || !res.body) throw new Error(`the staged request body could not be read (S3 answered ${res.status})`);
+  return res.body;
+}
+
 const booting = Date.now();
 const loading = loadHandler(new URL('./function.mjs', import.meta.url).pathname);
 loading.catch(() => {});
@@ -53,7 +63,7 @@ export const handler = awslambda.streamifyResponse(async (event, responseStream)
     publicUrl: event.publicUrl,
     query: event.query,
     headers: event.headers,
-    body: event.bodyBase64 ? Buffer.from(event.bodyBase64, 'base64') : null,
+    body: event.bodyUrl ? await stagedBody(event.bodyUrl) : event.bodyBase64 ? Buffer.from(event.bodyBase64, 'base64') : null,
   });
   const result = await invokeHandler(fn, request, context);
   const { status, headers } = replyHead(result);

@@ -11,8 +11,8 @@ import { OUTCOME_HEADER, RUNNER_BOOT_MS_HEADER, RUNNER_COLD_START_HEADER, RUNNER
 
 /**
  * What the door hands the runner's Lambda mode. The body is base64 in the
- * JSON payload, so the 6 MB invoke limit holds about 4.4 MiB of body
- * (docs/functions.md, Limits).
+ * JSON payload, so the 6 MB invoke limit holds about 4.4 MiB of body; a larger
+ * one is staged in S3 and `bodyUrl` is a presigned GET of it (body-staging.ts).
  */
 export interface CloudRunnerEvent {
   method: string;
@@ -22,6 +22,8 @@ export interface CloudRunnerEvent {
   query: string;
   headers: [string, string][];
   bodyBase64: string | null;
+  /** Where the Lambda reads a staged body; then `bodyBase64` is null. */
+  bodyUrl?: string;
 }
 
 /** Between the prelude and the body. */
