@@ -168,6 +168,7 @@ function nodeOfMajor(major: number): string {
 /** The container's own copy of the image's files and a fresh folder per volume, owned by its user. */
 function stageFiles(dir: string, imageDir: string, image: ImageConfig, definition: ContainerDefinition, ids: { uid: number; gid: number }) {
   const root = join(dir, 'image');
+  mkdirSync(root);
   const tops = new Set<string>();
   for (const copy of image.copies) {
     const top = copy.destination.split('/')[1] ?? '';
@@ -259,6 +260,10 @@ function commandOf(options: StartContainerOptions, image: ImageConfig, binds: st
     '--chdir',
     definition.WorkingDirectory ?? image.workingDirectory,
     '--',
+    // bubblewrap's --chdir sets PWD, which a container's environment does not have; env execs the entry as PID 1.
+    '/usr/bin/env',
+    '-u',
+    'PWD',
     ...argv,
   ];
 }
