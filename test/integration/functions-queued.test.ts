@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
@@ -64,6 +64,7 @@ const FUNCTIONS: Record<string, string> = {
     };`,
   'functions/throws.js': `export default () => { console.log('about to throw'); throw new Error('secret-thrown-detail'); };`,
   'functions/bad.js': `export default () => 'not a Response';`,
+  'functions/exits.js': `export default () => { console.log('leaving now'); process.exit(7); };`,
   'functions/slow.js': `export default async () => { await new Promise((r) => setTimeout(r, ${BUDGET_MS * 4})); return new Response('too late'); };`,
   'functions/hog.js': `
     export default () => {
@@ -222,6 +223,25 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
     expect(JSON.stringify(done)).not.toContain('secret-thrown-detail');
   });
 
+  it('a handler whose process exits without a response: failed as a handler error, a bare 500, its console kept', async () => {
+    // In the cloud the task's entry sees its child end without a result and exits 3, which the worker reads as crashed.
+    const done = await run('exits');
+    expect(done).toMatchObject({
+      status: 'failed',
+      error_message: INVOCATION_ERRORS.handlerError,
+      response_status: 500,
+      response_body: '',
+    });
+    const path = `/api/v1/projects/${projectId}/functions/exits/invocations/${done.id}`;
+    const lines = (await platform.api('GET', path, { token: roles.member.token })).body.data.console;
+    expect(lines).toContainEqual(expect.objectContaining({ stream: 'stdout', line: 'leaving now' }));
+    if (cloud)
+      expect(tasksOf(done.id)[0]).toMatchObject({
+        stopCode: 'EssentialContainerExited',
+        containers: [expect.objectContaining({ exitCode: 3 })],
+      });
+  });
+
   it('a handler that returns a non-Response: failed', async () => {
     expect(await run('bad')).toMatchObject({ status: 'failed', error_message: INVOCATION_ERRORS.invalidResponse });
   });
@@ -243,16 +263,22 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
     const took = Date.parse(done.finished_at) - Date.parse(done.started_at);
     expect(took).toBeGreaterThanOrEqual(BUDGET_MS - 100);
     // In the cloud the budget runs from the task's RUNNING, so the task's start comes on top (seconds on Fargate);
-    // the worker then stops the task (StopTask, UserInitiated).
+    // the worker then stops the task (StopTask): its entry uploads the console on SIGTERM and exits 143.
     const [task] = cloud ? tasksOf(done.id) : [];
     const startMs = task ? task.startedAt! - task.createdAt : 0;
     expect(took).toBeLessThan(BUDGET_MS + startMs + 2500);
-    if (cloud)
-      expect(task).toMatchObject({
-        lastStatus: 'STOPPED',
-        stopCode: 'UserInitiated',
-        stoppedReason: 'Slipway: the invocation reached its time budget',
-      });
+    if (cloud) {
+      expect(task).toMatchObject({ desiredStatus: 'STOPPED', stoppedReason: 'Slipway: the invocation reached its time budget' });
+      await vi.waitFor(
+        () =>
+          expect(tasksOf(done.id)[0]).toMatchObject({
+            lastStatus: 'STOPPED',
+            stopCode: 'UserInitiated',
+            containers: [expect.objectContaining({ exitCode: 143 })],
+          }),
+        { timeout: 5000, interval: 100 },
+      );
+    }
   }, 30_000);
 
   it('a runner that cannot start (its bundle is gone): failed, a platform issue', async () => {
