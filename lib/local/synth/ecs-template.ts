@@ -22,7 +22,8 @@ export interface TaskDefinition {
   networkMode: string;
   compatibilities: string[];
   taskRoleLogicalId: string | null;
-  taskRoleArn: string | null;
+  /** The task role and the execution role, as RunTask passes them (iam:PassRole). */
+  passedRoles: string[];
   containers: TaskContainer[];
 }
 
@@ -90,7 +91,7 @@ export function templateEcs(
       networkMode: String(props.NetworkMode ?? 'bridge'),
       compatibilities: (props.RequiresCompatibilities ?? []) as string[],
       taskRoleLogicalId: role,
-      taskRoleArn: props.TaskRoleArn ? resolveString(props.TaskRoleArn, values) : null,
+      passedRoles: [props.TaskRoleArn, props.ExecutionRoleArn].filter(Boolean).map((arn) => resolveString(arn, values)),
       containers: ((props.ContainerDefinitions ?? []) as Record<string, any>[]).map((raw) => containerOf(raw, values, assets)),
     };
   });

@@ -103,7 +103,7 @@ async function platformEnvironment(
 }
 
 /** What the IAM proxy needs beyond the request: each table's partition key and each subnet's VPC. */
-function arnContext(template: SynthesizedTemplate, values: LocalStackValues): ArnContext {
+function arnContext(template: SynthesizedTemplate, values: LocalStackValues, taskDefinitions: TaskDefinition[]): ArnContext {
   const tableHashKeys = new Map<string, string>();
   for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
     const hash = (table.Properties?.KeySchema ?? []).find((k: any) => k.KeyType === 'HASH')?.AttributeName;
@@ -119,6 +119,8 @@ function arnContext(template: SynthesizedTemplate, values: LocalStackValues): Ar
     accountId: values.accountId,
     tableHashKey: (t) => tableHashKeys.get(t),
     subnetVpc: (s) => subnetVpcs.get(s),
+    taskDefinitionRoles: (arn) =>
+      taskDefinitions.find((d) => [d.arn, d.family, `${d.family}:${d.revision}`].includes(arn))?.passedRoles ?? [],
   };
 }
 
@@ -182,7 +184,7 @@ export async function startSynthesizedRuntime(options: {
   const userLambdas = createLocalLambdaService({ region, accountId: LOCAL_ACCOUNT_ID, layers: templateLayers(template, values, rename) });
   // A task's containers carry keys that name its task definition: the proxy checks their calls against the task role.
   const taskKey = (definition: TaskDefinition) => `LOCALTASK${definition.family}`;
-  const ecsResources = templateEcs(template, values);
+  const ecsResources = renameDeep(templateEcs(template, values));
   for (const definition of ecsResources.taskDefinitions) {
     const role = definition.taskRoleLogicalId ? roles[definition.taskRoleLogicalId] : undefined;
     if (role) principals.set(taskKey(definition), { functionName: definition.family, role });
@@ -196,7 +198,7 @@ export async function startSynthesizedRuntime(options: {
   const proxy: IamProxy = await startIamProxy({
     target: options.endpoint,
     principals,
-    arns: arnContext(template, values),
+    arns: arnContext(template, values, ecsResources.taskDefinitions),
     services: { lambda: userLambdas.handle, ecs: ecs.handle },
   });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
