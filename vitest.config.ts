@@ -17,10 +17,12 @@ export const synthesizedSuites = [
   'test/integration/team-deletion.test.ts',
   // Sites
   'test/integration/site-serving.test.ts',
-  // Functions: the API, the publish build, and the HTTPS door through CloudFront, the router Lambda and one
-  // user-function Lambda per built function (the queued door stays in the source mode: docs/synthesized-mode.md)
+  // Functions: the API, the publish build, the HTTPS door through CloudFront, the router Lambda and one
+  // user-function Lambda per built function, and the queued door through the invocations worker Lambda and a
+  // Fargate task per invocation in the local ECS (lib/local/synth/ecs-service.ts)
   'test/integration/functions-api.test.ts',
   'test/integration/functions-door.test.ts',
+  'test/integration/functions-queued.test.ts',
   // Domains
   'test/integration/domains.test.ts',
   // Trust and admin (abuse-reports.test.ts swaps TABLE_NAME and MAIL_FROM mid-test, which a deployed

@@ -70,7 +70,7 @@ async function main() {
     `  Previews:      http://{branch}-{preview_slug}.previews.localhost:${platform.port} (builds: docs/builds.md)`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,
     sandbox === null
-      ? '  Functions run: in user-function Lambdas the router creates (the synthesized mode, docs/synthesized-mode.md)'
+      ? '  Functions run: in Lambdas the router creates, queued calls in tasks of the local ECS (docs/synthesized-mode.md)'
       : `  Function sandbox: ${sandbox.length === 0 ? 'full (memory cgroup, bubblewrap, empty network namespace with the egress proxy, node --permission)' : `with fallbacks: ${sandbox.join(' ')}`}`,
     '',
     'Create a first user and team (in another terminal):',

@@ -36,6 +36,9 @@ export const localConfig = {
   assemblyDir: (fallback: string) => process.env.SLIPWAY_CDK_OUT || fallback,
   /** Synthesized mode: execution environments one Lambda may keep at once. */
   lambdaMaxEnvironments: () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10),
+  /** Synthesized mode: the grace between a task's SIGTERM and SIGKILL, instead of its container's StopTimeout. */
+  ecsStopTimeoutSeconds: (): number | undefined =>
+    process.env.LOCAL_ECS_STOP_TIMEOUT_SECONDS ? Number(process.env.LOCAL_ECS_STOP_TIMEOUT_SECONDS) : undefined,
   /** The caller's PYTHONPATH, which moto's own path is put before. */
   pythonPath: () => process.env.PYTHONPATH,
   /** `off` switches local screenshot captures off (the test platform's default). */

@@ -111,6 +111,20 @@ describe('the IAM action and resource of a request', () => {
       },
     ]);
   });
+  it("maps RunTask to ecs:RunTask in its cluster and iam:PassRole of the task definition's roles to ECS tasks", () => {
+    const definition = 'arn:aws:ecs:us-east-1:123456789012:task-definition/Task:1';
+    const roles = ['arn:aws:iam::123456789012:role/TaskRole', 'arn:aws:iam::123456789012:role/ExecutionRole'];
+    const withRoles: ArnContext = { ...ctx, taskDefinitionRoles: (arn) => (arn === definition ? roles : []) };
+    const body = { cluster: 'Cluster', taskDefinition: definition };
+    const checks = jsonProtocolChecks(
+      request('ecs', 'POST', '/', body, { 'x-amz-target': 'AmazonEC2ContainerServiceV20141113.RunTask' }),
+      withRoles,
+    );
+    expect(checks).toEqual([
+      { action: 'ecs:RunTask', resource: definition, context: { 'ecs:cluster': 'arn:aws:ecs:us-east-1:123456789012:cluster/Cluster' } },
+      ...roles.map((role) => ({ action: 'iam:PassRole', resource: role, context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } })),
+    ]);
+  });
   it('maps S3 batch deletes per key, copies to a read of the source, and a schedule to the role it passes', () => {
     expect(
       restProtocolChecks(

@@ -30,6 +30,8 @@ export interface ArnContext {
   tableHashKey(table: string): string | undefined;
   /** The VPC of a subnet (for lambda:VpcIds). */
   subnetVpc(subnet: string): string | undefined;
+  /** The roles a task definition passes to ECS (its task and execution roles), for RunTask's iam:PassRole. */
+  taskDefinitionRoles?(taskDefinition: string): string[];
 }
 
 export class UnmappedRequestError extends Error {}
@@ -104,7 +106,15 @@ function ecsChecks(operation: string, body: any, ctx: ArnContext): Authorization
   const context = { 'ecs:cluster': clusterArn };
   switch (operation) {
     case 'RunTask':
-      return [{ action: 'ecs:RunTask', resource: String(body.taskDefinition), context }];
+      // ECS passes the task definition's roles on the caller's behalf, as AWS checks at RunTask.
+      return [
+        { action: 'ecs:RunTask', resource: String(body.taskDefinition), context },
+        ...(ctx.taskDefinitionRoles?.(String(body.taskDefinition)) ?? []).map((role) => ({
+          action: 'iam:PassRole',
+          resource: role,
+          context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' },
+        })),
+      ];
     case 'DescribeTasks':
       return (body.tasks ?? []).map((task: string) => ({ action: 'ecs:DescribeTasks', resource: task, context }));
     case 'StopTask':

@@ -8,7 +8,7 @@ import { customDomainHost, siteSubdomain } from '../../sites/serve.ts';
 import type { HostnameHandler } from '../api-server.ts';
 import { isFunctionHostname } from '../functions-runtime.ts';
 import type { LocalDriver } from '../driver.ts';
-import { queueConsumerDriver, type QueueConsumer } from '../queue-driver.ts';
+import { queueConsumerDriver, type QueueConsumer, type QueueDriver } from '../queue-driver.ts';
 import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
 import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
 import { invokeRefusals } from './api-invoke.ts';
@@ -19,6 +19,8 @@ import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
 import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
 import type { ArnContext } from './iam-requests.ts';
 import { createLocalLambdaService } from './lambda-service.ts';
+import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
+import { templateEcs, type TaskDefinition } from './ecs-template.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
@@ -39,6 +41,10 @@ export interface SynthesizedRuntime {
   lambdaCount: number;
   skipped: { logicalId: string; reason: string }[];
   hosts: Map<string, LambdaFunctionHost>;
+  /** The local ECS the template's tasks run in (a test reads the tasks it ran). */
+  ecs: LocalEcsService;
+  /** The event source mappings' consumer, once its driver started (a test holds a message in its queue). */
+  queues(): Pick<QueueDriver, 'pause' | 'resume' | 'idle'> | undefined;
   usage(): PermissionUsage[];
   stop(): Promise<void>;
 }
@@ -97,7 +103,7 @@ async function platformEnvironment(
 }
 
 /** What the IAM proxy needs beyond the request: each table's partition key and each subnet's VPC. */
-function arnContext(template: SynthesizedTemplate, values: LocalStackValues): ArnContext {
+function arnContext(template: SynthesizedTemplate, values: LocalStackValues, taskDefinitions: TaskDefinition[]): ArnContext {
   const tableHashKeys = new Map<string, string>();
   for (const [id, table] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
     const hash = (table.Properties?.KeySchema ?? []).find((k: any) => k.KeyType === 'HASH')?.AttributeName;
@@ -113,6 +119,8 @@ function arnContext(template: SynthesizedTemplate, values: LocalStackValues): Ar
     accountId: values.accountId,
     tableHashKey: (t) => tableHashKeys.get(t),
     subnetVpc: (s) => subnetVpcs.get(s),
+    taskDefinitionRoles: (arn) =>
+      taskDefinitions.find((d) => [d.arn, d.family, `${d.family}:${d.revision}`].includes(arn))?.passedRoles ?? [],
   };
 }
 
@@ -174,11 +182,24 @@ export async function startSynthesizedRuntime(options: {
     lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
   );
   const userLambdas = createLocalLambdaService({ region, accountId: LOCAL_ACCOUNT_ID, layers: templateLayers(template, values, rename) });
+  // A task's containers carry keys that name its task definition: the proxy checks their calls against the task role.
+  const taskKey = (definition: TaskDefinition) => `LOCALTASK${definition.family}`;
+  const ecsResources = renameDeep(templateEcs(template, values));
+  for (const definition of ecsResources.taskDefinitions) {
+    const role = definition.taskRoleLogicalId ? roles[definition.taskRoleLogicalId] : undefined;
+    if (role) principals.set(taskKey(definition), { functionName: definition.family, role });
+  }
+  const ecs = createLocalEcsService({
+    region,
+    accountId: LOCAL_ACCOUNT_ID,
+    ...ecsResources,
+    roleCredentials: (definition) => ({ accessKeyId: taskKey(definition), secretAccessKey: 'local', endpoint: proxy.endpoint }),
+  });
   const proxy: IamProxy = await startIamProxy({
     target: options.endpoint,
     principals,
-    arns: arnContext(template, values),
-    services: { lambda: userLambdas.handle },
+    arns: arnContext(template, values, ecsResources.taskDefinitions),
+    services: { lambda: userLambdas.handle, ecs: ecs.handle },
   });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
 
@@ -212,6 +233,7 @@ export async function startSynthesizedRuntime(options: {
   const targets = new Map<string, ScheduleTarget>(
     lambdas.map((fn) => [fn.arn, { name: fn.name, invoke: (input: unknown) => lambdaOf(fn.logicalId).invoke(input) }]),
   );
+  let consumers: QueueDriver | undefined;
   return {
     env: await platformEnvironment(hosts, options.endpoint, region),
     api: templateApi(routes, () => templateCors(template, config.corsOrigins()), lambdaOf, refusals),
@@ -219,14 +241,16 @@ export async function startSynthesizedRuntime(options: {
     awsEndpoint: proxy.endpoint,
     drivers: [
       () => schedulerDriver({ targets: () => targets }),
-      () => queueConsumerDriver(queueConsumers(template, values, (id) => hosts.get(id))),
+      () => (consumers = queueConsumerDriver(queueConsumers(template, values, (id) => hosts.get(id)))),
     ],
     lambdaCount: lambdas.length,
     skipped,
     hosts,
+    ecs,
+    queues: () => consumers,
     usage: () => proxy.usage(),
     async stop() {
-      await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop()));
+      await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop(), ecs.stop()));
       await proxy.stop();
     },
   };

@@ -66,6 +66,7 @@ export async function makeInstanceCgroups(
   caps: SandboxCapabilities,
   id: string,
   dir: string,
+  limitBytes = MEMORY_LIMIT_BYTES,
 ): Promise<{ cgroups: string[]; memoryCgroup: string | null }> {
   const cgroups: string[] = [];
   let memoryCgroup: string | null = null;
@@ -74,8 +75,8 @@ export async function makeInstanceCgroups(
       memoryCgroup = join(caps.memoryCgroup, `slipway-fn-${id}`);
       mkdirSync(memoryCgroup);
       cgroups.push(memoryCgroup);
-      writeFileSync(join(memoryCgroup, 'memory.limit_in_bytes'), String(MEMORY_LIMIT_BYTES));
-      if (caps.memswAccounting) writeFileSync(join(memoryCgroup, 'memory.memsw.limit_in_bytes'), String(MEMORY_LIMIT_BYTES));
+      writeFileSync(join(memoryCgroup, 'memory.limit_in_bytes'), String(limitBytes));
+      if (caps.memswAccounting) writeFileSync(join(memoryCgroup, 'memory.memsw.limit_in_bytes'), String(limitBytes));
     }
     if (caps.pidsCgroup) {
       const pids = join(caps.pidsCgroup, `slipway-fn-${id}`);
@@ -100,7 +101,7 @@ export interface MemoryWatch {
   stop(): void;
 }
 
-export function watchMemory(child: ChildProcess, memoryCgroup: string | null): MemoryWatch {
+export function watchMemory(child: ChildProcess, memoryCgroup: string | null, limitBytes = MEMORY_LIMIT_BYTES): MemoryWatch {
   let watchdogPeak = 0;
   let watchdogKilled = false;
   let watchdog: NodeJS.Timeout | undefined;
@@ -108,7 +109,7 @@ export function watchMemory(child: ChildProcess, memoryCgroup: string | null): M
     watchdog = setInterval(() => {
       const rss = treeRss(child.pid!);
       watchdogPeak = Math.max(watchdogPeak, rss);
-      if (rss > MEMORY_LIMIT_BYTES) {
+      if (rss > limitBytes) {
         watchdogKilled = true;
         child.kill('SIGKILL');
       }

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ContainerDefinition } from './containers.ts';
+import { resolveString, resolveValue, type LocalStackValues } from './intrinsics.ts';
+import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+
+/** One container of a task definition: its definition, its variables, and its image asset (or why it has none). */
+export interface TaskContainer {
+  definition: ContainerDefinition;
+  environment: Record<string, string>;
+  essential: boolean;
+  image: { dir: string; dockerfile: string } | { refused: string };
+}
+
+/** A Fargate task definition of the template, resolved against the local values. */
+export interface TaskDefinition {
+  arn: string;
+  family: string;
+  revision: number;
+  cpu: string;
+  memoryMiB: number;
+  networkMode: string;
+  compatibilities: string[];
+  taskRoleLogicalId: string | null;
+  /** The task role and the execution role, as RunTask passes them (iam:PassRole). */
+  passedRoles: string[];
+  containers: TaskContainer[];
+}
+
+export interface Cluster {
+  arn: string;
+  name: string;
+}
+
+/** The template's Docker image assets by their tag (the asset hash): the folder and Dockerfile `cdk deploy` builds. */
+function dockerImageAssets(assemblyDir: string): Map<string, { dir: string; dockerfile: string }> {
+  const assets = new Map<string, { dir: string; dockerfile: string }>();
+  let manifest: { dockerImages?: Record<string, { source?: { directory?: string; dockerFile?: string } }> } = {};
+  try {
+    const manifestFile = JSON.parse(readFileSync(join(assemblyDir, 'manifest.json'), 'utf8')) as {
+      artifacts?: Record<string, { type: string; properties?: { file?: string } }>;
+    };
+    for (const artifact of Object.values(manifestFile.artifacts ?? {})) {
+      if (artifact.type !== 'cdk:asset-manifest' || !artifact.properties?.file) continue;
+      manifest = JSON.parse(readFileSync(join(assemblyDir, artifact.properties.file), 'utf8'));
+    }
+  } catch {
+    return assets;
+  }
+  for (const [hash, image] of Object.entries(manifest.dockerImages ?? {})) {
+    if (image.source?.directory)
+      assets.set(hash, { dir: join(assemblyDir, image.source.directory), dockerfile: image.source.dockerFile ?? 'Dockerfile' });
+  }
+  return assets;
+}
+
+function containerOf(raw: Record<string, any>, values: LocalStackValues, assets: ReturnType<typeof dockerImageAssets>): TaskContainer {
+  const resolved = resolveValue(raw, values) as Record<string, any>;
+  const image = String(resolved.Image ?? '');
+  const asset = assets.get(image.slice(image.lastIndexOf(':') + 1));
+  const environment = Object.fromEntries(((resolved.Environment ?? []) as { Name: string; Value: string }[]).map((v) => [v.Name, v.Value]));
+  return {
+    definition: resolved as ContainerDefinition,
+    environment,
+    essential: resolved.Essential !== false,
+    image: asset ?? { refused: `CannotPullContainerError: ${image} is not a Docker image asset of the template` },
+  };
+}
+
+/** The template's ECS clusters and Fargate task definitions, as the local ECS serves them (ecs-service.ts). */
+export function templateEcs(
+  template: SynthesizedTemplate,
+  values: LocalStackValues,
+): { clusters: Cluster[]; taskDefinitions: TaskDefinition[] } {
+  const clusters = resourcesOfType(template, 'AWS::ECS::Cluster').map(([id]) => {
+    const physical = values.physical.get(id)!;
+    return { arn: physical.attributes.Arn!, name: physical.ref };
+  });
+  const assets = dockerImageAssets(template.assemblyDir);
+  const taskDefinitions = resourcesOfType(template, 'AWS::ECS::TaskDefinition').map(([id, resource]) => {
+    const props = resource.Properties ?? {};
+    const arn = values.physical.get(id)!.ref;
+    const [family, revision] = arn.slice(arn.indexOf('task-definition/') + 'task-definition/'.length).split(':');
+    const role = props.TaskRoleArn?.['Fn::GetAtt']?.[0] ?? null;
+    return {
+      arn,
+      family: family!,
+      revision: Number(revision ?? 1),
+      cpu: resolveString(props.Cpu ?? '256', values),
+      memoryMiB: Number(resolveString(props.Memory ?? '512', values)),
+      networkMode: String(props.NetworkMode ?? 'bridge'),
+      compatibilities: (props.RequiresCompatibilities ?? []) as string[],
+      taskRoleLogicalId: role,
+      passedRoles: [props.TaskRoleArn, props.ExecutionRoleArn].filter(Boolean).map((arn) => resolveString(arn, values)),
+      containers: ((props.ContainerDefinitions ?? []) as Record<string, any>[]).map((raw) => containerOf(raw, values, assets)),
+    };
+  });
+  return { clusters, taskDefinitions };
+}
