@@ -1,4 +1,6 @@
-/** Teams and accounts: the team's administration, ownership transfer, notices, e-mail confirmation, integrations. */
+// Entries of the error catalogue (lib/errors/catalogue.ts). Teams and accounts: the team's administration, ownership
+// transfer, notices, e-mail confirmation, integrations.
+
 // The console's team administration: members, invitations, API keys
 export const MEMBER_IS_OWNER = {
   code: 'MEMBER_IS_OWNER',

@@ -1,4 +1,6 @@
-/** Trust and safety, platform administration, feedback and the billing webhook (docs/attention.md). */
+// Entries of the error catalogue (lib/errors/catalogue.ts). Trust and safety, platform administration, feedback and the
+// billing webhook (docs/attention.md).
+
 // Trust and safety: abuse reports (spec endpoint 3, docs/trust-and-safety.md)
 export const ABUSE_REPORT_INVALID = {
   code: 'ABUSE_REPORT_INVALID',

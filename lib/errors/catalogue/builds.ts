@@ -1,4 +1,5 @@
-/** Builds (docs/builds.md). */
+// Entries of the error catalogue (lib/errors/catalogue.ts). Builds (docs/builds.md).
+
 // Builds: Git webhooks, manual builds, the breaker, build logs (docs/builds.md)
 export const GIT_WEBHOOK_SIGNATURE_INVALID = {
   code: 'GIT_WEBHOOK_SIGNATURE_INVALID',

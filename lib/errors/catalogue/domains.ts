@@ -1,4 +1,5 @@
-/** Custom domains, their TLS and geo rules (docs/domains.md). */
+// Entries of the error catalogue (lib/errors/catalogue.ts). Custom domains, their TLS and geo rules (docs/domains.md).
+
 // Custom domains (docs/domains.md)
 export const DOMAIN_NOT_FOUND = { code: 'DOMAIN_NOT_FOUND', status: 404, message: 'Domain not found.' } as const;
 export const DOMAIN_INVALID = {

@@ -1,4 +1,6 @@
-/** Functions: the HTTPS door and the queued door (docs/functions.md). */
+// Entries of the error catalogue (lib/errors/catalogue.ts). Functions: the HTTPS door and the queued door
+// (docs/functions.md).
+
 // Functions, HTTPS door ({name}-{subdomain}.{function_domain}); no handler error text ever reaches the caller
 export const FUNCTION_NOT_FOUND = { code: 'FUNCTION_NOT_FOUND', status: 404, message: 'No function answers at this address.' } as const;
 export const FUNCTION_BODY_TOO_LARGE = {

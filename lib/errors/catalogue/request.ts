@@ -1,4 +1,6 @@
-/** Errors of any request: the envelope, body parsing and validation, limits, authentication and authorization. */
+// Entries of the error catalogue (lib/errors/catalogue.ts). Errors of any request: the envelope, body parsing and
+// validation, limits, authentication and authorization.
+
 // Generic request errors
 export const ROUTE_NOT_FOUND = { code: 'ROUTE_NOT_FOUND', status: 404, message: 'No route matches this path.' } as const;
 export const METHOD_NOT_ALLOWED = { code: 'METHOD_NOT_ALLOWED', status: 405, message: 'This method is not allowed on this path.' } as const;

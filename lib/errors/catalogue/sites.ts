@@ -1,4 +1,5 @@
-/** Sites: projects, uploads, deployments (docs/sites.md). */
+// Entries of the error catalogue (lib/errors/catalogue.ts). Sites: projects, uploads, deployments (docs/sites.md).
+
 // Sites: projects, uploads, deployments (docs/sites.md)
 export const PLAN_LIMIT_EXCEEDED = { code: 'PLAN_LIMIT_EXCEEDED', status: 403, message: "This would go over your plan's limits." } as const;
 export const TEAM_SUSPENDED = {
