@@ -17,8 +17,9 @@ export type { HttpMethod, ResourceUse, RouteRow } from './routes/route-row.ts';
  * handler file. The areas keep the order the rows always had: the first row
  * whose path and method match answers, and the OpenAPI document lists them so.
  *
- * No handler imports this module (lib/http/pipeline.ts reads a bundled row
- * instead), so a Lambda bundle holds none of these files; the fallback's does.
+ * No route handler imports this module (lib/http/pipeline.ts reads its own
+ * bundled row instead), so no route's bundle holds these files; the fallback
+ * ($default) imports it to tell 405 from 404.
  */
 export const routes = [
   ...teamRoutes,
