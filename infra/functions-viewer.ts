@@ -1,4 +1,4 @@
-import { FUNCTION_BODY_TOO_LARGE } from '../lib/errors/catalogue.ts';
+import { FUNCTION_BODY_TOO_LARGE } from '../lib/errors/catalogue/functions.ts';
 import { COLD_START_HEADER } from '../lib/functions/door.ts';
 import { MAX_DOOR_BODY_BYTES } from '../lib/functions/model.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';

@@ -1,6 +1,6 @@
 import { access } from '../../lib/http/access.ts';
 import { ApiError } from '../../lib/errors/api-error.ts';
-import { METHOD_NOT_ALLOWED, ROUTE_NOT_FOUND } from '../../lib/errors/catalogue.ts';
+import { METHOD_NOT_ALLOWED, ROUTE_NOT_FOUND } from '../../lib/errors/catalogue/request.ts';
 import { buildHandler } from '../../lib/http/pipeline.ts';
 import { allowedMethods } from '../../lib/http/routes.ts';
 

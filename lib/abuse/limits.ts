@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import { tryWindowTake, windowGiveBack } from '../db/rate-window-records.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { ABUSE_REPORT_RATE_LIMITED } from '../errors/catalogue.ts';
+import { ABUSE_REPORT_RATE_LIMITED } from '../errors/catalogue/admin.ts';
 
 /**
  * Abuse-report intake limits: per submitter (the IP address, and the reporter's

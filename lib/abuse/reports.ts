@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ses } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_NOT_RECORDED, ABUSE_REPORT_URL_NOT_HOSTED } from '../errors/catalogue.ts';
+import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_NOT_RECORDED, ABUSE_REPORT_URL_NOT_HOSTED } from '../errors/catalogue/admin.ts';
 import type { RequestLogger } from '../logger.ts';
 import { resolveReportedUrl, type HostedTarget } from './hosts.ts';
 import { takeAbuseReportAllowance } from './limits.ts';

@@ -3,7 +3,7 @@ import { getObject, S3LiteError } from '../aws/s3-lite.ts';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { ABUSE_SCAN_ALREADY_REVIEWED, ABUSE_SCAN_NOT_FOUND, ABUSE_SCAN_SUPERSEDED } from '../errors/catalogue.ts';
+import { ABUSE_SCAN_ALREADY_REVIEWED, ABUSE_SCAN_NOT_FOUND, ABUSE_SCAN_SUPERSEDED } from '../errors/catalogue/admin.ts';
 import { logger } from '../logger.ts';
 import { getProjectItem } from '../projects/records.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';

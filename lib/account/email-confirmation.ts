@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { TransactionRefused, transact } from '../db/transact.ts';
 import { emailVerified } from '../identity/user-records.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { EMAIL_CONFIRMATION_INVALID } from '../errors/catalogue.ts';
+import { EMAIL_CONFIRMATION_INVALID } from '../errors/catalogue/accounts.ts';
 import { confirmationUse, getConfirmation } from './confirmation-records.ts';
 
 // Consuming a link lives apart from sending one, so the confirm handler's

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
+import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue/accounts.ts';
 import type { User } from '../identity/user-records.ts';
 import type { RequestLogger } from '../logger.ts';
 import { confirmationTokenHash } from './email-confirmation.ts';

@@ -1,7 +1,8 @@
 import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { windowGiveBack, windowTake } from '../db/rate-window-records.ts';
-import { EMAIL_RESEND_LIMITED, type SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
+import { type SIGN_IN_LINK_LIMITED } from '../errors/catalogue/request.ts';
+import { EMAIL_RESEND_LIMITED } from '../errors/catalogue/accounts.ts';
 
 /** Confirmation-link resends, per the spec's Limits: 3 per account and 10 per IP address per hour. */
 export const RESEND_LIMITS = { account: 3, ip: 10 } as const;

@@ -1,6 +1,6 @@
 import { tryWindowTake, windowGiveBack } from '../db/rate-window-records.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { FEEDBACK_NOT_FOUND, FEEDBACK_RATE_LIMITED } from '../errors/catalogue.ts';
+import { FEEDBACK_NOT_FOUND, FEEDBACK_RATE_LIMITED } from '../errors/catalogue/admin.ts';
 import { createFeedback, type Feedback, feedbackInbox, feedbackTeamId, getFeedback, markFeedbackHandledOnce } from '../privacy/records.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors/api-error.ts';
-import { SUBSCRIPTION_CHANGED } from '../errors/catalogue.ts';
+import { SUBSCRIPTION_CHANGED } from '../errors/catalogue/admin.ts';
 import { logger } from '../logger.ts';
 import type { PlanName } from '../plans.ts';
 import {

@@ -3,7 +3,7 @@ import type { StoredFailedWebhookEvent } from '../attention/webhook-records.ts';
 import { clearFailedWebhookEvent, recordFailedWebhookEvent } from '../attention/webhooks.ts';
 import { epochSeconds } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, WEBHOOK_EVENT_NOT_PROCESSED } from '../errors/catalogue.ts';
+import { FAILED_WEBHOOK_EVENT_NOT_RETRYABLE, WEBHOOK_EVENT_NOT_PROCESSED } from '../errors/catalogue/admin.ts';
 import type { RequestLogger } from '../logger.ts';
 import { getTeam } from '../teams/teams.ts';
 import { processedEventItem, wasEventProcessed } from './records.ts';

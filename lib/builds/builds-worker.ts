@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { logger } from '../logger.ts';
+import { handleQueueBatch } from '../queue-batch.ts';
 import type { BuildMessage } from './enqueue.ts';
 import type { BuildHost } from './host.ts';
 import { handleBuildMessage } from './run.ts';
@@ -14,32 +14,25 @@ import { handleBuildMessage } from './run.ts';
 export function buildsWorker(hostOf: () => BuildHost): (event: SQSEvent) => Promise<SQSBatchResponse> {
   return async (event) => {
     const host = hostOf();
-    const failures: SQSBatchResponse['batchItemFailures'] = [];
-    await Promise.all(
-      event.Records.map(async (record) => {
-        let message: BuildMessage;
-        try {
-          message = JSON.parse(record.body) as BuildMessage;
-        } catch {
-          logger.warn('builds queue: a message that is not JSON was dropped', { message_id: record.messageId });
-          return;
-        }
-        if (
-          (message.kind !== 'start' && message.kind !== 'follow') ||
-          typeof message.project_id !== 'string' ||
-          typeof message.deployment_id !== 'string'
-        ) {
-          logger.warn('builds queue: a message without a build was dropped', { message_id: record.messageId });
-          return;
-        }
-        try {
-          await handleBuildMessage(message, host);
-        } catch (error) {
-          logger.error('builds worker failed', { deployment_id: message.deployment_id, error: (error as Error).message });
-          failures.push({ itemIdentifier: record.messageId });
-        }
-      }),
-    );
-    return { batchItemFailures: failures };
+    return handleQueueBatch<BuildMessage>(event, {
+      queue: 'builds',
+      read: (body) => (isBuildMessage(body) ? { message: body } : { lacks: 'without a build' }),
+      handle: async (message) => {
+        await handleBuildMessage(message, host);
+        return 'done';
+      },
+      failure: (message) => ['builds worker failed', { deployment_id: message.deployment_id }],
+    });
   };
+}
+
+function isBuildMessage(body: unknown): body is BuildMessage {
+  const message = body as Partial<BuildMessage> | null;
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message.kind === 'start' || message.kind === 'follow') &&
+    typeof message.project_id === 'string' &&
+    typeof message.deployment_id === 'string'
+  );
 }

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors/api-error.ts';
-import { PREVIEW_SLUG_INVALID } from '../errors/catalogue.ts';
+import { PREVIEW_SLUG_INVALID } from '../errors/catalogue/builds.ts';
 import { keys } from '../db/keys.ts';
 import { sealAccessToken } from './git-secrets.ts';
 import { PREVIEW_SLUG_PATTERN } from './preview-hosts.ts';

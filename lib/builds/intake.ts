@@ -1,5 +1,5 @@
 import { ApiError } from '../errors/api-error.ts';
-import { GIT_WEBHOOK_SIGNATURE_INVALID } from '../errors/catalogue.ts';
+import { GIT_WEBHOOK_SIGNATURE_INVALID } from '../errors/catalogue/builds.ts';
 import { getTeam } from '../teams/teams.ts';
 import { deleteDelivery, recordDelivery, type GitProvider } from './delivery-records.ts';
 import { enqueueBuild, recordSkipped, type QueuedBuildView } from './enqueue.ts';

@@ -1,6 +1,7 @@
 import * as z from '../http/schema.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { BUILD_LOG_CURSOR_INVALID, DEPLOYMENT_NOT_FOUND, GIT_REPOSITORY_NOT_CONNECTED, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
+import { DEPLOYMENT_NOT_FOUND, PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
+import { BUILD_LOG_CURSOR_INVALID, GIT_REPOSITORY_NOT_CONNECTED } from '../errors/catalogue/builds.ts';
 import { toProject, type Project } from '../projects/projects.ts';
 import { getProjectItem } from '../projects/records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { finalizeUpload } from '../deployments/publish.ts';
 import { ApiError, isApiError } from '../errors/api-error.ts';
-import { TEAM_NOT_FOUND } from '../errors/catalogue.ts';
+import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';
 import { getTeam } from '../teams/teams.ts';
 import { beginBuildSession } from '../deployments/begin-build-upload.ts';
 import { storeUploadedFiles } from '../uploads/files.ts';

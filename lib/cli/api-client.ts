@@ -1,6 +1,7 @@
 import { httpSend, HttpNetworkError, type HttpAnswer, type HttpBody } from './http.ts';
 import { CliError } from './operator-env.ts';
 import { defaultRetryPolicy, isRetryableStatus, parseRetryAfter, withRetry, type RetryPolicy } from './retry.ts';
+import { cliConfig } from './config.ts';
 
 /** An error answer of the API, shown to the user as `sentence (CODE)`. */
 export class ApiCallError extends CliError {
@@ -123,13 +124,9 @@ export class ApiClient {
 
 /** SLIPWAY_RETRY_BASE_MS / SLIPWAY_RETRY_ATTEMPTS tune the policy (tests keep their waits short). */
 export function retryPolicyFromEnv(): RetryPolicy {
-  const num = (name: string, fallback: number) => {
-    const value = Number(process.env[name]);
-    return Number.isFinite(value) && value >= 0 && process.env[name] !== '' && process.env[name] !== undefined ? value : fallback;
-  };
   return {
-    maxAttempts: Math.max(1, num('SLIPWAY_RETRY_ATTEMPTS', defaultRetryPolicy.maxAttempts)),
-    baseDelayMs: num('SLIPWAY_RETRY_BASE_MS', defaultRetryPolicy.baseDelayMs),
+    maxAttempts: Math.max(1, cliConfig.retryAttempts(defaultRetryPolicy.maxAttempts)),
+    baseDelayMs: cliConfig.retryBaseMs(defaultRetryPolicy.baseDelayMs),
     maxDelayMs: defaultRetryPolicy.maxDelayMs,
   };
 }

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ApiClient } from './api-client.ts';
 import { UsageError } from './operator-env.ts';
 import { apiToken, apiUrl, readSettingsFile } from './settings.ts';
+import { cliConfig } from './config.ts';
 
 /** What the API commands share: their flags, parsed strictly, and a client from the saved settings. */
 type Flags = Record<string, { type: 'string' | 'boolean' }>;
@@ -25,11 +26,7 @@ export function parse<T extends Flags>(args: string[], spec: T, positionals = 0)
  * (no-color.org) or CI is set, nor on a dumb terminal: there, plain lines.
  */
 export function interactive(stream: NodeJS.WriteStream = process.stderr): boolean {
-  const set = (name: string) => {
-    const value = process.env[name];
-    return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
-  };
-  return Boolean(stream.isTTY && process.stdout.isTTY) && !set('NO_COLOR') && !set('CI') && process.env.TERM !== 'dumb';
+  return Boolean(stream.isTTY && process.stdout.isTTY) && !cliConfig.plainOutput();
 }
 
 export function client(): ApiClient {

@@ -3,6 +3,7 @@ import { parse } from './args.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { folderKey } from './settings.ts';
 import { projectNameFor } from './sites.ts';
+import { cliConfig } from './config.ts';
 
 /**
  * `slipway dev [DIR]`: serves the folder and its functions on this machine as
@@ -16,7 +17,7 @@ export const devCommands: Record<string, { usage: string; run: (args: string[]) 
       const { values: o, positionals } = parse(args, { port: { type: 'string' } }, 1);
       const dir = folderKey(positionals[0] ?? '.');
       if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new CliError(`${positionals[0] ?? '.'} is not a folder.`);
-      const port = Number(o.port ?? process.env.PORT ?? 8888);
+      const port = Number(o.port ?? cliConfig.devPort() ?? 8888);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${o.port}"`);
       // Loaded on demand: the sandbox and the build are for this command alone.
       const [{ startDevSite }, { subdomainFrom }] = await Promise.all([import('../local/dev-site.ts'), import('../projects/subdomain.ts')]);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { cliConfig } from './config.ts';
 
 /**
  * The deploy's file-hash cache, as git's index: per deployed folder, each
@@ -53,8 +53,7 @@ interface CacheFile {
 }
 
 export function hashCacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'slipway', 'hashes');
+  return join(cliConfig.cacheHome(), 'slipway', 'hashes');
 }
 
 export class HashCache {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { Readable } from 'node:stream';
+import { cliConfig } from './config.ts';
 
 /**
  * The CLI's HTTP client, on node:http rather than fetch. Node's fetch is
@@ -52,15 +53,6 @@ const transportFor = async (protocol: string): Promise<Transport> => {
   return transport;
 };
 
-/**
- * A connection silent this long is given up (and the request retried): fetch's own limits for headers
- * and body, 300 s. SLIPWAY_HTTP_TIMEOUT_MS changes it (tests keep it short).
- */
-const idleTimeoutMs = () => {
-  const value = Number(process.env.SLIPWAY_HTTP_TIMEOUT_MS);
-  return Number.isFinite(value) && value > 0 ? value : 300_000;
-};
-
 const toNetworkError = (error: unknown) => {
   const e = error as { code?: unknown; message?: string };
   return new HttpNetworkError(typeof e.code === 'string' ? e.code : (e.message ?? 'network error'), e.message ?? String(error));
@@ -98,7 +90,8 @@ export async function httpSend(
         }),
       );
     });
-    const timeoutMs = idleTimeoutMs();
+    // A connection silent this long is given up (and the request retried): fetch's own limits, 300 s by default.
+    const timeoutMs = cliConfig.httpTimeoutMs();
     req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
     const body = init.body;
     req.on('error', (error) => {

@@ -1,4 +1,5 @@
 import { readLocalState, stateFilePath } from '../local/state.ts';
+import { cliConfig, supplyOperatorEnvironment } from './config.ts';
 
 export class CliError extends Error {}
 
@@ -12,7 +13,7 @@ export class UsageError extends CliError {}
  * next to `npm run dev` with no flags.
  */
 export function loadOperatorEnvironment(): void {
-  if (process.env.TABLE_NAME) return;
+  if (cliConfig.operatorTable()) return;
   const state = readLocalState();
   if (!state) {
     throw new CliError(
@@ -20,9 +21,5 @@ export function loadOperatorEnvironment(): void {
         'or set TABLE_NAME and AWS credentials to work against a deployment.',
     );
   }
-  process.env.AWS_REGION ??= 'us-east-1';
-  process.env.AWS_ACCESS_KEY_ID ??= 'test';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
-  // The state file wins over empty variables, so nothing talks to a real AWS endpoint by accident.
-  for (const [name, value] of Object.entries(state.env)) if (!process.env[name]) process.env[name] = value;
+  supplyOperatorEnvironment(state.env);
 }

@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readLocalState, readRunningPlatform, runningPlatformPath } from '../local/state.ts';
 import { CliError, UsageError } from './operator-env.ts';
+import { cliConfig } from './config.ts';
 
 /**
  * The user CLI's settings: the API address and token `slipway login` stores,
@@ -19,8 +19,7 @@ export interface CliSettingsFile {
 export const DEFAULT_API_URL = 'http://localhost:3000';
 
 export function settingsPath(): string {
-  const base = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
-  return join(base, 'slipway', 'config.json');
+  return join(cliConfig.configHome(), 'slipway', 'config.json');
 }
 
 export function readSettingsFile(file = settingsPath()): CliSettingsFile {
@@ -68,7 +67,8 @@ const trimmed = (address: ApiAddress): ApiAddress => ({ ...address, url: address
  * `login` prefers the running platform to an address saved by an earlier login (`preferRunning`).
  */
 export function apiAddress(settings = readSettingsFile(), options: { preferRunning?: boolean } = {}): ApiAddress {
-  if (process.env.SLIPWAY_API_URL) return trimmed({ url: process.env.SLIPWAY_API_URL, source: 'SLIPWAY_API_URL' });
+  const fromEnvironment = cliConfig.apiUrl();
+  if (fromEnvironment) return trimmed({ url: fromEnvironment, source: 'SLIPWAY_API_URL' });
   const saved = settings.api_url ? { url: settings.api_url, source: `the address saved by the last login (${settingsPath()})` } : null;
   const found = options.preferRunning ? (runningLocalPlatform() ?? saved) : (saved ?? runningLocalPlatform());
   return trimmed(found ?? { url: DEFAULT_API_URL, source: 'the default address (no local platform is running)' });
@@ -80,7 +80,7 @@ export function apiUrl(settings = readSettingsFile()): string {
 
 /** Token: SLIPWAY_TOKEN, else the login file. */
 export function apiToken(settings = readSettingsFile()): string {
-  const token = process.env.SLIPWAY_TOKEN || settings.token;
+  const token = cliConfig.token() || settings.token;
   if (!token) throw new CliError('Not logged in: run `slipway login` or set SLIPWAY_TOKEN.');
   return token;
 }

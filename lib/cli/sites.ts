@@ -17,6 +17,7 @@ import {
   unlinkProject,
   writeSettingsFile,
 } from './settings.ts';
+import { cliConfig } from './config.ts';
 
 /**
  * The user commands of the CLI: deploy, rollback, projects, login. They talk
@@ -228,7 +229,7 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
         : apiAddress(settings, { preferRunning: true });
       const url = address.url;
       process.stderr.write(`Using the API at ${url} (from ${address.source}).\n`);
-      let token = o.token ?? process.env.SLIPWAY_TOKEN;
+      let token = o.token ?? cliConfig.token();
       if (!token) {
         const rl = createInterface({ input: process.stdin, output: process.stdin.isTTY ? process.stderr : undefined });
         token = (await rl.question(process.stdin.isTTY ? 'API token (a session token or API key): ' : '')).trim();

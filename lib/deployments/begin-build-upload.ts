@@ -1,6 +1,7 @@
 import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { CONFLICT, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
+import { CONFLICT } from '../errors/catalogue/request.ts';
+import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { planOf } from '../plans.ts';
 import { projectIsActive } from '../projects/records.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { CONFLICT, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
+import { CONFLICT } from '../errors/catalogue/request.ts';
+import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { planOf } from '../plans.ts';
 import { createdClientOf, newProjectTransaction } from '../projects/create.ts';
 import { newProjectRecord, toProject } from '../projects/projects.ts';

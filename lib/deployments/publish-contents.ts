@@ -3,7 +3,7 @@ import { copyObject } from '../aws/s3-lite.ts';
 import { listKeys } from '../aws/s3-prefixes.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { PUBLISH_IN_PROGRESS, UPLOAD_INCOMPLETE } from '../errors/catalogue.ts';
+import { PUBLISH_IN_PROGRESS, UPLOAD_INCOMPLETE } from '../errors/catalogue/sites.ts';
 import { forgetHeldBlobs, heldBlobs, type HeldBlob } from '../uploads/blob-records.ts';
 import { liveObjects } from '../uploads/blobs.ts';
 import type { UploadSessionRecord } from '../uploads/session-record.ts';

@@ -1,7 +1,7 @@
 import { recordDeployFailure } from '../attention/team-state.ts';
 import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { FUNCTIONS_BUILD_FAILED } from '../errors/catalogue.ts';
+import { FUNCTIONS_BUILD_FAILED } from '../errors/catalogue/sites.ts';
 import { buildDeploymentFunctions } from '../functions/build.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
 import { manifestObjectKey } from '../sites/storage-keys.ts';

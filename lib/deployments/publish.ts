@@ -5,7 +5,7 @@ import { deletePrefix } from '../aws/s3-prefixes.ts';
 import { config } from '../config.ts';
 import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { PROJECT_EXPIRED, UPLOAD_NOT_FOUND } from '../errors/catalogue.ts';
+import { PROJECT_EXPIRED, UPLOAD_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { functionEntries, rootPrefix } from '../functions/build.ts';
 import { productionUrl } from '../projects/projects.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';

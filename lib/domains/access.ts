@@ -1,6 +1,6 @@
 import type { Principal, TeamAccess } from '../http/authorize.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { DOMAIN_NOT_FOUND } from '../errors/catalogue.ts';
+import { DOMAIN_NOT_FOUND } from '../errors/catalogue/domains.ts';
 import { authorizeResourceTeam } from '../teams/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getDomainItem } from './records.ts';

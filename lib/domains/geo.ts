@@ -5,7 +5,12 @@ import { setGeoRestriction, type GeoRestrictionInput } from '../aws/cloudfront-l
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { DOMAIN_NOT_FOUND, DOMAIN_NOT_ON_DEDICATED_ZONE, GEO_COUNTRIES_REQUIRED, GEO_COUNTRY_INVALID } from '../errors/catalogue.ts';
+import {
+  DOMAIN_NOT_FOUND,
+  DOMAIN_NOT_ON_DEDICATED_ZONE,
+  GEO_COUNTRIES_REQUIRED,
+  GEO_COUNTRY_INVALID,
+} from '../errors/catalogue/domains.ts';
 import { logger } from '../logger.ts';
 import type { DomainRecord } from './domains.ts';
 import { getDomainItem } from './records.ts';

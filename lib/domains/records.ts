@@ -7,7 +7,8 @@ import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
 import { type NamedWrite, TransactionRefused, refusedAt, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { DOMAIN_CHANGED, DOMAIN_NOT_FOUND, DOMAIN_TAKEN, PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
+import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
+import { DOMAIN_CHANGED, DOMAIN_NOT_FOUND, DOMAIN_TAKEN } from '../errors/catalogue/domains.ts';
 import { getProjectItem, primaryDomainCleared, primaryDomainIsNot, projectIsActive } from '../projects/records.ts';
 import { REMOVED_DOMAIN_RETENTION_DAYS, type DomainRecord, type DomainStatus } from './domains.ts';
 

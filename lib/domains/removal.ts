@@ -2,7 +2,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { ApiError, isApiError } from '../errors/api-error.ts';
-import { DNS_ZONE_UNAVAILABLE } from '../errors/catalogue.ts';
+import { DNS_ZONE_UNAVAILABLE } from '../errors/catalogue/domains.ts';
 import { logger } from '../logger.ts';
 import { markDomainRemoved } from './records.ts';
 import { queueTeardown } from './tls-queue.ts';

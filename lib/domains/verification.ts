@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { DNS_LOOKUP_UNAVAILABLE } from '../errors/catalogue.ts';
+import { DNS_LOOKUP_UNAVAILABLE } from '../errors/catalogue/domains.ts';
 import { VERIFICATION_LABEL, type DomainRecord } from './domains.ts';
 import { updateDomain } from './records.ts';
 import { logger } from '../logger.ts';

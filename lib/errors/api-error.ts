@@ -1,4 +1,4 @@
-/** One entry of lib/errors/catalogue.ts: a stable code, its HTTP status and its default sentence. */
+/** One entry of the error catalogue (lib/errors/catalogue/<area>.ts): a stable code, its HTTP status and its default sentence. */
 export interface ErrorEntry {
   readonly code: string;
   readonly status: number;

@@ -8,7 +8,7 @@ import {
   FUNCTION_NOT_FOUND,
   FUNCTION_START_FAILED,
   FUNCTION_TIMEOUT,
-} from '../errors/catalogue.ts';
+} from '../errors/catalogue/functions.ts';
 import { logger } from '../logger.ts';
 import { traceIdFrom } from '../http/trace.ts';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from './host.ts';

@@ -6,7 +6,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { FUNCTION_HOSTNAME_TOO_LONG, SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS } from '../errors/catalogue.ts';
+import { FUNCTION_HOSTNAME_TOO_LONG, SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS } from '../errors/catalogue/sites.ts';
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH } from './model.ts';
 import { listProjectFunctionNames } from './records.ts';
 

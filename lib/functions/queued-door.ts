@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
-import { FUNCTION_NOT_FOUND, INVOCATION_NOT_FOUND, RATE_LIMITED, TOO_MANY_CONCURRENT_INVOCATIONS } from '../errors/catalogue.ts';
+import { RATE_LIMITED } from '../errors/catalogue/request.ts';
+import { FUNCTION_NOT_FOUND, INVOCATION_NOT_FOUND, TOO_MANY_CONCURRENT_INVOCATIONS } from '../errors/catalogue/functions.ts';
 import type { QueuedRequest } from './host.ts';
 import { MAX_INFLIGHT_PER_TEAM, releaseInflightSlot, takeInflightSlot } from './inflight-slot-records.ts';
 import { getInvocation, type InvocationRecord } from './invocation-records.ts';

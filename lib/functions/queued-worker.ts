@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { logger } from '../logger.ts';
+import { handleQueueBatch } from '../queue-batch.ts';
 import type { FunctionHost } from './host.ts';
 import { runInvocation } from './queued.ts';
 import { FunctionTelemetry } from './telemetry.ts';
@@ -16,29 +16,17 @@ export function invocationsWorker(hostOf: () => FunctionHost): (event: SQSEvent)
   const telemetry = new FunctionTelemetry();
   return async (event) => {
     const host = hostOf();
-    const failures: SQSBatchResponse['batchItemFailures'] = [];
-    await Promise.all(
-      event.Records.map(async (record) => {
-        let id: unknown;
-        try {
-          id = (JSON.parse(record.body) as { invocation_id?: unknown }).invocation_id;
-        } catch {
-          id = undefined;
-        }
-        if (typeof id !== 'string') {
-          logger.warn('invocations queue: a message without an invocation id was dropped', { message_id: record.messageId });
-          return;
-        }
-        try {
-          if ((await runInvocation(id, { host, telemetry })) === 'aborted') failures.push({ itemIdentifier: record.messageId });
-        } catch (error) {
-          logger.error('invocation worker failed', { invocation_id: id, error: (error as Error).message });
-          failures.push({ itemIdentifier: record.messageId });
-        }
-      }),
-    );
+    const answer = await handleQueueBatch<string>(event, {
+      queue: 'invocations',
+      read: (body) => {
+        const id = (body as { invocation_id?: unknown } | null)?.invocation_id;
+        return typeof id === 'string' ? { message: id } : { lacks: 'without an invocation id' };
+      },
+      handle: async (id) => ((await runInvocation(id, { host, telemetry })) === 'aborted' ? 'again' : 'done'),
+      failure: (id) => ['invocation worker failed', { invocation_id: id }],
+    });
     // A Lambda container may be frozen after the reply: no timer flushes for it.
     await telemetry.flush();
-    return { batchItemFailures: failures };
+    return answer;
   };
 }

@@ -2,7 +2,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { SERVICE_UNAVAILABLE } from '../errors/catalogue.ts';
+import { SERVICE_UNAVAILABLE } from '../errors/catalogue/request.ts';
 import { getUser } from '../identity/user-records.ts';
 import { getTeamOwner } from '../teams/membership-records.ts';
 import { getTeamItem } from '../teams/records.ts';

@@ -5,14 +5,8 @@ import { getMembership } from '../teams/membership-records.ts';
 import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
 import { roleRank, type AccessRule, type TeamRole } from './access.ts';
 import { ApiError } from '../errors/api-error.ts';
-import {
-  FORBIDDEN,
-  NO_CURRENT_TEAM,
-  PLATFORM_ADMIN_REQUIRED,
-  SESSION_REQUIRED,
-  TEAM_NOT_FOUND,
-  UNAUTHENTICATED,
-} from '../errors/catalogue.ts';
+import { FORBIDDEN, NO_CURRENT_TEAM, PLATFORM_ADMIN_REQUIRED, SESSION_REQUIRED, UNAUTHENTICATED } from '../errors/catalogue/request.ts';
+import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';
 
 export interface Principal {
   kind: 'session' | 'api_key';

@@ -14,7 +14,7 @@ import {
   PAYLOAD_TOO_LARGE,
   UNSUPPORTED_MEDIA_TYPE,
   VALIDATION_FAILED,
-} from '../errors/catalogue.ts';
+} from '../errors/catalogue/request.ts';
 import { logger, requestLogger, type RequestLogger } from '../logger.ts';
 import type { RouteRow } from './routes.ts';
 import { traceIdFrom } from './trace.ts';

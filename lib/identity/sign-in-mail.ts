@@ -2,10 +2,10 @@ import { takeHourlyAllowance } from '../account/resend-limits.ts';
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue.ts';
+import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue/accounts.ts';
 import type { RequestLogger } from '../logger.ts';
 import { createSignInLink, deleteSignInLink, SIGN_IN_LINK_MINUTES } from './sign-in-link-records.ts';
-import { SIGN_IN_LINK_LIMITED } from '../errors/catalogue.ts';
+import { SIGN_IN_LINK_LIMITED } from '../errors/catalogue/request.ts';
 
 /** Sign-in links, limited like confirmation resends: 3 per address and 10 per IP address per hour. */
 export const SIGN_IN_LIMITS = { address: 3, ip: 10 } as const;

@@ -1,6 +1,6 @@
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { SIGN_IN_LINK_INVALID } from '../errors/catalogue.ts';
+import { SIGN_IN_LINK_INVALID } from '../errors/catalogue/request.ts';
 import { createTeam, UserHasTeamError } from '../teams/teams.ts';
 import { createSession } from './credential-records.ts';
 import { consumeSignInLink } from './sign-in-link-records.ts';

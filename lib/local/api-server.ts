@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { config } from '../config.ts';
 import { errorResponse, meta } from '../http/envelope.ts';
 import type { ErrorEntry } from '../errors/api-error.ts';
-import { INTERNAL_ERROR, PAYLOAD_TOO_LARGE, PLATFORM_STARTING } from '../errors/catalogue.ts';
+import { INTERNAL_ERROR, PAYLOAD_TOO_LARGE, PLATFORM_STARTING } from '../errors/catalogue/request.ts';
 import { logger } from '../logger.ts';
 import { fallbackRoute, matchRoute, routeKey } from '../http/routes.ts';
 import { traceIdFrom } from '../http/trace.ts';

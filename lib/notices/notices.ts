@@ -1,6 +1,6 @@
 import { roleRank, type TeamRole } from '../http/access.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { NOTICE_NOT_FOUND, NOTICE_SEEN_AT_IN_FUTURE } from '../errors/catalogue.ts';
+import { NOTICE_NOT_FOUND, NOTICE_SEEN_AT_IN_FUTURE } from '../errors/catalogue/accounts.ts';
 import {
   advanceWatermark,
   dismissedKeys,

@@ -1,6 +1,6 @@
 import type { TeamAccess } from '../http/authorize.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
+import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { authorizeResourceTeam, type ResourceContext } from '../teams/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getProjectItem } from './records.ts';

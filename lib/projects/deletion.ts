@@ -7,7 +7,7 @@ import { batchWriteAll } from '../db/batch.ts';
 import { refusedAt, transact } from '../db/transact.ts';
 import { removeProjectDomains } from '../domains/removal.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { PROJECT_NOT_FOUND } from '../errors/catalogue.ts';
+import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';

@@ -6,7 +6,7 @@ import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { PLAN_LIMIT_EXCEEDED, PROJECT_NAME_TAKEN } from '../errors/catalogue.ts';
+import { PLAN_LIMIT_EXCEEDED, PROJECT_NAME_TAKEN } from '../errors/catalogue/sites.ts';
 import type { Plan } from '../plans.ts';
 import type { ProjectRecord } from './projects.ts';
 

@@ -1,18 +1,16 @@
 import * as z from '../http/schema.ts';
 import { type NamedWrite, TransactionRefused, namedWrites, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { CONFLICT } from '../errors/catalogue/request.ts';
 import {
-  CONFLICT,
   FUNCTION_HOSTNAME_TAKEN,
-  PREVIEW_SLUG_TAKEN,
-  PRIMARY_DOMAIN_NOT_IN_PROJECT,
-  PRIMARY_DOMAIN_NOT_VERIFIED,
-  PRIMARY_DOMAIN_REMOVED,
   PROJECT_NAME_TAKEN,
   PROJECT_NOT_FOUND,
   PROJECT_SLUG_IMMUTABLE,
   SUBDOMAIN_TAKEN,
-} from '../errors/catalogue.ts';
+} from '../errors/catalogue/sites.ts';
+import { PRIMARY_DOMAIN_NOT_IN_PROJECT, PRIMARY_DOMAIN_NOT_VERIFIED, PRIMARY_DOMAIN_REMOVED } from '../errors/catalogue/domains.ts';
+import { PREVIEW_SLUG_TAKEN } from '../errors/catalogue/builds.ts';
 import {
   FRAMEWORKS,
   GIT_AUTH_MODES,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN } from '../errors/catalogue.ts';
+import { SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN } from '../errors/catalogue/sites.ts';
 
 /**
  * A subdomain is one DNS label under the site domain: 3 to 63 lowercase

@@ -41,9 +41,6 @@ import { previewDeployment, projectIdForPreviewSlug } from '../builds/preview-re
  */
 export const SITE_HOST_HEADER = 'x-slipway-host';
 
-// lib/local/synth/runtime.ts reads the host rules from here still; other importers take them from ./hostname.ts.
-export { customDomainHost, siteSubdomain };
-
 /**
  * Whether a custom domain's geo rule keeps this visitor out. The country comes
  * from a header that is configuration (GEO_COUNTRY_HEADER, CloudFront's

@@ -6,7 +6,7 @@ import {
   SSO_ISSUER_INVALID,
   SSO_ISSUER_MISMATCH,
   SSO_ISSUER_UNREACHABLE,
-} from '../errors/catalogue.ts';
+} from '../errors/catalogue/accounts.ts';
 import { checkIssuerAddress, refusalMessages, type Resolver } from './address-guard.ts';
 import { DocumentFetchError, fetchJsonDocument, type FetchFailure } from './fetch-document.ts';
 

@@ -2,7 +2,8 @@ import { deleteOneTimeSchedule, setOneTimeSchedule } from '../aws/schedules.ts';
 import { batchWriteAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { CONFLICT, TEAM_NOT_FOUND } from '../errors/catalogue.ts';
+import { CONFLICT } from '../errors/catalogue/request.ts';
+import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';
 import { removeProject } from '../projects/deletion.ts';
 import { forceDeleting, getProjectItem, teamProjectItems } from '../projects/records.ts';
 import {

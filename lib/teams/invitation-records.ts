@@ -9,7 +9,7 @@ import { userJoinsTeam } from '../identity/user-records.ts';
 import { queryAll } from '../db/query.ts';
 import type { TeamRole } from '../http/access.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { ALREADY_A_MEMBER, INVITATION_NOT_FOUND, INVITATION_NOT_PENDING } from '../errors/catalogue.ts';
+import { ALREADY_A_MEMBER, INVITATION_NOT_FOUND, INVITATION_NOT_PENDING } from '../errors/catalogue/accounts.ts';
 import { newMembership } from './membership-records.ts';
 
 /**

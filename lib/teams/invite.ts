@@ -2,7 +2,7 @@ import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import type { TeamRole } from '../http/access.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { ALREADY_A_MEMBER, EMAIL_DELIVERY_UNAVAILABLE, INVITATION_PENDING } from '../errors/catalogue.ts';
+import { ALREADY_A_MEMBER, EMAIL_DELIVERY_UNAVAILABLE, INVITATION_PENDING } from '../errors/catalogue/accounts.ts';
 import type { RequestLogger } from '../logger.ts';
 import { getUserByEmail } from '../identity/user-records.ts';
 import { createInvitation, invitationStatus, listTeamInvitations, revokeInvitation, type Invitation } from './invitation-records.ts';

@@ -8,7 +8,7 @@ import { queryAll } from '../db/query.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { type NamedWrite, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { MEMBER_IS_OWNER, MEMBER_NOT_FOUND } from '../errors/catalogue.ts';
+import { MEMBER_IS_OWNER, MEMBER_NOT_FOUND } from '../errors/catalogue/accounts.ts';
 
 export interface Membership {
   team_id: string;

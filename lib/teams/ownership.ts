@@ -1,6 +1,6 @@
 import { refusedAt, TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { MEMBER_NOT_FOUND, OWNERSHIP_TRANSFER_CONFLICT, OWNERSHIP_TRANSFER_TO_SELF } from '../errors/catalogue.ts';
+import { MEMBER_NOT_FOUND, OWNERSHIP_TRANSFER_CONFLICT, OWNERSHIP_TRANSFER_TO_SELF } from '../errors/catalogue/accounts.ts';
 import { getMembership, ownershipMove } from './membership-records.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { NamedWrite } from '../db/transact.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { TEAM_SUSPENDED } from '../errors/catalogue.ts';
+import { TEAM_SUSPENDED } from '../errors/catalogue/sites.ts';
 
 /**
  * The team exists and is not suspended, as a condition of a transaction that creates something for it

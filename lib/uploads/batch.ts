@@ -1,6 +1,7 @@
 import busboy from 'busboy';
 import { ApiError } from '../errors/api-error.ts';
-import { UNSUPPORTED_MEDIA_TYPE, UPLOAD_BATCH_INVALID } from '../errors/catalogue.ts';
+import { UNSUPPORTED_MEDIA_TYPE } from '../errors/catalogue/request.ts';
+import { UPLOAD_BATCH_INVALID } from '../errors/catalogue/sites.ts';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES } from '../plans.ts';
 import type { UploadedFile } from './files.ts';
 

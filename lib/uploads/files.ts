@@ -4,7 +4,7 @@ import { putObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { UPLOAD_CONTENT_MISMATCH, UPLOAD_SESSION_EXPIRED, UPLOAD_SESSION_FINALIZED } from '../errors/catalogue.ts';
+import { UPLOAD_CONTENT_MISMATCH, UPLOAD_SESSION_EXPIRED, UPLOAD_SESSION_FINALIZED } from '../errors/catalogue/sites.ts';
 import { deployedObjectKey } from '../sites/storage-keys.ts';
 import { recordReceived } from './received.ts';
 import { placementOf, readManifest, type Placement } from './stored-manifest.ts';

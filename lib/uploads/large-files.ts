@@ -4,7 +4,7 @@ import { copyObject, deleteObject, getObject, headObject, presignPut } from '../
 import { config } from '../config.ts';
 import { contentTypeFor } from '../deployments/content-type.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { UPLOAD_CONTENT_MISMATCH, UPLOAD_FILE_NOT_SENT } from '../errors/catalogue.ts';
+import { UPLOAD_CONTENT_MISMATCH, UPLOAD_FILE_NOT_SENT } from '../errors/catalogue/sites.ts';
 import { recordReceived } from './received.ts';
 import { placementKey, requireOpenSession, type ReceivedFile } from './files.ts';
 import { placementOf, readManifest, type Placement } from './stored-manifest.ts';

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors/api-error.ts';
-import { INVALID_MANIFEST, UPLOAD_PHP_SITE, UPLOAD_SITE_IN_SUBFOLDER, UPLOAD_SOURCE_CODE } from '../errors/catalogue.ts';
+import { INVALID_MANIFEST, UPLOAD_PHP_SITE, UPLOAD_SITE_IN_SUBFOLDER, UPLOAD_SOURCE_CODE } from '../errors/catalogue/sites.ts';
 import { MAX_FILE_BYTES, type Plan } from '../plans.ts';
 import { builtOutputFolder, deployInsteadSentence, isSourceEntryPath } from './source-app.ts';
 

@@ -5,7 +5,7 @@ import { batchWriteAll } from '../db/batch.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { PLAN_LIMIT_EXCEEDED, TEAM_SUSPENDED, TOO_MANY_UPLOAD_SESSIONS, UPLOAD_NOT_FOUND } from '../errors/catalogue.ts';
+import { PLAN_LIMIT_EXCEEDED, TEAM_SUSPENDED, TOO_MANY_UPLOAD_SESSIONS, UPLOAD_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import type { Plan } from '../plans.ts';
 import type { Project } from '../projects/projects.ts';
 import { authorizeResourceTeam, type ResourceContext } from '../teams/resource-access.ts';

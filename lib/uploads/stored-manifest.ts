@@ -1,7 +1,7 @@
 import { getObject } from '../aws/s3-lite.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { UPLOAD_HASH_NOT_IN_MANIFEST } from '../errors/catalogue.ts';
+import { UPLOAD_HASH_NOT_IN_MANIFEST } from '../errors/catalogue/sites.ts';
 import type { ManifestFile } from './manifest.ts';
 import type { UploadSessionRecord } from './session-record.ts';
 

@@ -10,7 +10,7 @@ import {
 } from '../../../lib/abuse/reports.ts';
 import { config } from '../../../lib/config.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_INVALID } from '../../../lib/errors/catalogue.ts';
+import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_INVALID } from '../../../lib/errors/catalogue/admin.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import * as z from '../../../lib/http/schema.ts';
 

@@ -1,7 +1,7 @@
 import { dismissFailedWebhookEvent, findFailedWebhookEvent } from '../../../lib/attention/webhooks.ts';
 import { retryFailedBillingEvent } from '../../../lib/billing/webhook.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { FAILED_WEBHOOK_EVENT_ID_INVALID, FAILED_WEBHOOK_EVENT_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
+import { FAILED_WEBHOOK_EVENT_ID_INVALID, FAILED_WEBHOOK_EVENT_NOT_FOUND } from '../../../lib/errors/catalogue/admin.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import * as z from '../../../lib/http/schema.ts';
 

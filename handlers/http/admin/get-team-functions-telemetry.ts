@@ -1,6 +1,6 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { readFunctionsTelemetry } from '../../../lib/functions/telemetry-report.ts';
-import { ADMIN_TEAM_ID_INVALID } from '../../../lib/errors/catalogue.ts';
+import { ADMIN_TEAM_ID_INVALID } from '../../../lib/errors/catalogue/admin.ts';
 
 // An unknown team is not a 404 (spec endpoint 13 lists none): like a team without functions, it has empty arrays and zeros.
 export const handler = defineHandler(

@@ -1,6 +1,6 @@
 import { markFeedbackHandled } from '../../../lib/attention/feedback.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { FEEDBACK_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
+import { FEEDBACK_NOT_FOUND } from '../../../lib/errors/catalogue/admin.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { UUID_PATTERN } from '../../../lib/teams/slug.ts';
 

@@ -1,7 +1,7 @@
 import * as z from '../../../lib/http/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { setLegalHold } from '../../../lib/teams/deletion.ts';
-import { ADMIN_TEAM_ID_INVALID } from '../../../lib/errors/catalogue.ts';
+import { ADMIN_TEAM_ID_INVALID } from '../../../lib/errors/catalogue/admin.ts';
 
 const body = z.strictObject({ hold: z.boolean() });
 

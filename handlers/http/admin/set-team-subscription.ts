@@ -1,7 +1,8 @@
 import { SUBSCRIPTION_STATUSES, setTeamSubscription } from '../../../lib/attention/team-state.ts';
 import * as z from '../../../lib/http/schema.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { ADMIN_TEAM_ID_INVALID, TEAM_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
+import { TEAM_NOT_FOUND } from '../../../lib/errors/catalogue/accounts.ts';
+import { ADMIN_TEAM_ID_INVALID } from '../../../lib/errors/catalogue/admin.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { plans, type PlanName } from '../../../lib/plans.ts';
 import { getTeam } from '../../../lib/teams/teams.ts';

@@ -2,7 +2,7 @@ import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { config } from '../../../lib/config.ts';
 import { createConnectState, installUrlWithState } from '../../../lib/git/connect-state.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { TEAM_ID_INVALID } from '../../../lib/errors/catalogue.ts';
+import { TEAM_ID_INVALID } from '../../../lib/errors/catalogue/accounts.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 // Signs the connect state: the key comes from Secrets Manager on cold start, before the first request.

@@ -1,6 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { CROSS_SITE_REQUEST_REFUSED } from '../../../lib/errors/catalogue.ts';
+import { CROSS_SITE_REQUEST_REFUSED } from '../../../lib/errors/catalogue/request.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { isCrossSiteWrite, sessionCookie } from '../../../lib/identity/session-cookie.ts';
 import { signInWithLink } from '../../../lib/identity/sign-in.ts';

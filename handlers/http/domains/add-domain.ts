@@ -5,7 +5,7 @@ import { discardDomain, insertDomain, updateDomain } from '../../../lib/domains/
 import { parseCustomHostname } from '../../../lib/domains/hostname.ts';
 import { createManagedZone } from '../../../lib/domains/zones.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { DNS_ZONE_UNAVAILABLE, DOMAIN_INVALID, DOMAIN_RESERVED } from '../../../lib/errors/catalogue.ts';
+import { DNS_ZONE_UNAVAILABLE, DOMAIN_INVALID, DOMAIN_RESERVED } from '../../../lib/errors/catalogue/domains.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 

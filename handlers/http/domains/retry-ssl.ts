@@ -2,7 +2,7 @@ import { loadDomainForCaller } from '../../../lib/domains/access.ts';
 import { toRetrySslDomain } from '../../../lib/domains/domains.ts';
 import { retrySsl } from '../../../lib/domains/tls-attempts.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { DOMAIN_NOT_VERIFIED, SSL_ALREADY_ISSUED } from '../../../lib/errors/catalogue.ts';
+import { DOMAIN_NOT_VERIFIED, SSL_ALREADY_ISSUED } from '../../../lib/errors/catalogue/domains.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 export const handler = defineHandler('POST /api/v1/domains/{id}/retry-ssl', {}, async (ctx) => {

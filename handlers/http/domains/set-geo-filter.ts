@@ -4,7 +4,7 @@ import { GEO_MODES, toDomain } from '../../../lib/domains/domains.ts';
 import { getDomainItem } from '../../../lib/domains/records.ts';
 import { applyGeoPolicy, normalizeGeoPolicy, requestGeoPolicyRetry, saveGeoPolicy } from '../../../lib/domains/geo.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { DOMAIN_NOT_FOUND, DOMAIN_NOT_ON_DEDICATED_ZONE, GEO_POLICY_NOT_APPLIED } from '../../../lib/errors/catalogue.ts';
+import { DOMAIN_NOT_FOUND, DOMAIN_NOT_ON_DEDICATED_ZONE, GEO_POLICY_NOT_APPLIED } from '../../../lib/errors/catalogue/domains.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 const body = z.object({

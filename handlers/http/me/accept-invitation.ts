@@ -1,5 +1,5 @@
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { INVITATION_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
+import { INVITATION_NOT_FOUND } from '../../../lib/errors/catalogue/accounts.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { acceptInvitation, listInvitationsForEmail } from '../../../lib/teams/invitation-records.ts';
 

@@ -1,7 +1,7 @@
 import { memberInvocationView } from '../../../lib/functions/invocation-views.ts';
 import { getInvocation } from '../../../lib/functions/invocation-records.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { INVOCATION_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
+import { INVOCATION_NOT_FOUND } from '../../../lib/errors/catalogue/functions.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 

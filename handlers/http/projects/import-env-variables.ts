@@ -11,7 +11,7 @@ import {
   parseEnvContent,
 } from '../../../lib/env/variables.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { ENV_IMPORT_EMPTY, ENV_IMPORT_TOO_MANY } from '../../../lib/errors/catalogue.ts';
+import { ENV_IMPORT_EMPTY, ENV_IMPORT_TOO_MANY } from '../../../lib/errors/catalogue/accounts.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 // Encrypts the imported values: the key comes from Secrets Manager on cold start, before the first request.

@@ -1,6 +1,6 @@
 import * as z from '../../../lib/http/schema.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { VALIDATION_FAILED } from '../../../lib/errors/catalogue.ts';
+import { VALIDATION_FAILED } from '../../../lib/errors/catalogue/request.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { decodeCursor, listTeamProjects } from '../../../lib/projects/listing.ts';
 import { keys } from '../../../lib/db/keys.ts';

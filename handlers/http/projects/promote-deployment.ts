@@ -2,7 +2,7 @@ import * as z from '../../../lib/http/schema.ts';
 import { promoteDeployment } from '../../../lib/deployments/deployments.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
-import { PROJECT_ID_INVALID } from '../../../lib/errors/catalogue.ts';
+import { PROJECT_ID_INVALID } from '../../../lib/errors/catalogue/sites.ts';
 
 const body = z.object({ deployment_id: z.string().check(z.minLength(1), z.maxLength(255)) });
 

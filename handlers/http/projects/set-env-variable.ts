@@ -10,7 +10,7 @@ import {
   envTargetsSchema,
 } from '../../../lib/env/variables.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { ENV_NAME_INVALID, ENV_NAME_RESERVED, ENV_VALUE_TOO_LARGE } from '../../../lib/errors/catalogue.ts';
+import { ENV_NAME_INVALID, ENV_NAME_RESERVED, ENV_VALUE_TOO_LARGE } from '../../../lib/errors/catalogue/accounts.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 // Encrypts the value: the key comes from Secrets Manager on cold start, before the first request.

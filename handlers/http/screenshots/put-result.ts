@@ -1,6 +1,7 @@
 import * as z from '../../../lib/http/schema.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { SCREENSHOT_MEDIA_TYPE_UNSUPPORTED, VALIDATION_FAILED } from '../../../lib/errors/catalogue.ts';
+import { VALIDATION_FAILED } from '../../../lib/errors/catalogue/request.ts';
+import { SCREENSHOT_MEDIA_TYPE_UNSUPPORTED } from '../../../lib/errors/catalogue/sites.ts';
 import { defineHandler, validationDetails } from '../../../lib/http/pipeline.ts';
 import { jobForToken, recordScreenshotResult, SCREENSHOT_MAX_BYTES, type CaptureResult } from '../../../lib/screenshots/results.ts';
 

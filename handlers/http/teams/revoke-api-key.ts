@@ -1,5 +1,5 @@
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { API_KEY_NOT_FOUND } from '../../../lib/errors/catalogue.ts';
+import { API_KEY_NOT_FOUND } from '../../../lib/errors/catalogue/accounts.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { revokeApiKey } from '../../../lib/identity/credential-records.ts';
 

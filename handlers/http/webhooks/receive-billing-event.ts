@@ -4,7 +4,7 @@ import { providerEventOf } from '../../../lib/billing/subscription-events.ts';
 import { receiveBillingEvent } from '../../../lib/billing/webhook.ts';
 import { config } from '../../../lib/config.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
-import { WEBHOOK_PAYLOAD_INVALID, WEBHOOK_SIGNATURE_INVALID } from '../../../lib/errors/catalogue.ts';
+import { WEBHOOK_PAYLOAD_INVALID, WEBHOOK_SIGNATURE_INVALID } from '../../../lib/errors/catalogue/admin.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 // The signing secret comes from Secrets Manager on cold start, before the first delivery.

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors/api-error.ts';
-import { GIT_WEBHOOK_HEADERS_MISSING, GIT_WEBHOOK_PAYLOAD_INVALID, GIT_WEBHOOK_SIGNATURE_INVALID } from '../../errors/catalogue.ts';
+import { GIT_WEBHOOK_HEADERS_MISSING, GIT_WEBHOOK_PAYLOAD_INVALID, GIT_WEBHOOK_SIGNATURE_INVALID } from '../../errors/catalogue/builds.ts';
 import type { GitProvider } from '../delivery-records.ts';
 import type { GitEvent } from '../events.ts';
 import { receiveDelivery, type IntakeResult } from '../intake.ts';

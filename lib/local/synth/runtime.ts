@@ -4,7 +4,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { secretDefinitions } from '../../resources.ts';
 import { join } from 'node:path';
 import { parsePreviewHost } from '../../builds/preview-hosts.ts';
-import { customDomainHost, siteSubdomain } from '../../sites/serve.ts';
+import { customDomainHost, siteSubdomain } from '../../sites/hostname.ts';
 import type { HostnameHandler } from '../api-server.ts';
 import { isFunctionHostname } from '../functions-runtime.ts';
 import type { LocalDriver } from '../driver.ts';

@@ -1,0 +1,86 @@
+import { access } from '../access.ts';
+import type { RouteRow } from './route-row.ts';
+
+/** Builds: Git webhooks, projects connected to a repository, builds by hand, logs, promotion (docs/builds.md). */
+export const buildRoutes = [
+  // Builds (docs/builds.md): Git webhooks in, builds through the builds queue, their logs
+  {
+    // The delivery's signature under a connected project's webhook secret is the credential (checked in lib/builds/intake.ts).
+    method: 'POST',
+    path: '/api/v1/webhooks/git/github',
+    handler: 'handlers/http/webhooks/receive-github-event.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'builds:send', 'secrets:envEncryption'],
+    docs: {
+      note: 'GitHub webhook endpoint (push, pull_request, ping): 202 with what was queued and what was ignored, and why (docs/builds.md).',
+      requiredHeaders: {
+        'X-Hub-Signature-256': 'sha256=<hex HMAC-SHA256 of the raw body under the project webhook secret>',
+        'X-GitHub-Event': 'push, pull_request or ping (others are answered 202 and ignored)',
+        'X-GitHub-Delivery': 'the delivery id; a delivery is acted on once',
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks/git/gitlab',
+    handler: 'handlers/http/webhooks/receive-gitlab-event.ts',
+    access: access.public(),
+    uses: ['table:read', 'table:write', 'builds:send', 'secrets:envEncryption'],
+    docs: {
+      note: 'GitLab webhook endpoint (Push Hook, Merge Request Hook): 202 with what was queued and what was ignored, and why (docs/builds.md).',
+      requiredHeaders: {
+        'X-Gitlab-Token': 'the project webhook secret',
+        'X-Gitlab-Event': 'Push Hook or Merge Request Hook (others are answered 202 and ignored)',
+        'X-Gitlab-Event-UUID': 'the delivery id; a delivery is acted on once',
+      },
+    },
+  },
+  {
+    // A project connected to a repository, made without an upload; settings link Git, so team admins and owners.
+    method: 'POST',
+    path: '/api/v1/projects',
+    handler: 'handlers/http/projects/create-project.ts',
+    access: access.team('admin'),
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
+  },
+  {
+    // A new webhook secret, answered once as data.secret; the previous one stops matching at once.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/git/webhook-secret',
+    handler: 'handlers/http/projects/rotate-webhook-secret.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
+  },
+  {
+    // A build by hand: 202 with the queued deployment.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/builds',
+    handler: 'handlers/http/projects/start-build.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'builds:send'],
+  },
+  {
+    // Clears the auto-deploy breaker (the only operation besides build outcomes that writes it).
+    method: 'POST',
+    path: '/api/v1/projects/{id}/auto-deploy/resume',
+    handler: 'handlers/http/projects/resume-auto-deploy.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    // A build's log from a line number on: the polling cursor a running build is followed with.
+    method: 'GET',
+    path: '/api/v1/projects/{id}/deployments/{deployment_id}/log',
+    handler: 'handlers/http/projects/get-build-log.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    // Any member who may deploy may roll back.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/promote',
+    handler: 'handlers/http/projects/promote-deployment.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write'],
+  },
+] as const satisfies readonly RouteRow[];
