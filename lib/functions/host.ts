@@ -16,6 +16,13 @@ export interface FunctionHost {
    */
   forwardHttp(fn: DeployedFunction, request: DoorForward, signal: AbortSignal): Promise<DoorReply>;
   /**
+   * HTTPS door: a cap on the function's requests at once that the host's instances do not hold themselves (the
+   * cloud: a Lambda environment serves one request, and nothing caps a function's environments). Resolves with
+   * the slot's release once this request holds one of the function's slots, waiting while all are taken; rejects
+   * when `signal` aborts first. The door gives the slot back when the reply has ended. Absent: the host caps.
+   */
+  holdRequestSlot?(fn: DeployedFunction, signal: AbortSignal): Promise<() => Promise<void>>;
+  /**
    * Queued door: runs one invocation in a fresh sandboxed container of the
    * runner (`once` mode), reads its reply in full and resolves with how it
    * ended. The host owns the budget: at `budgetMs` it stops the container

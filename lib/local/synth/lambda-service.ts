@@ -23,11 +23,12 @@ import { localConfig } from '../local-config.ts';
 export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
 
 /**
- * How many environments one user-function Lambda runs at once here. In the cloud it is the account's concurrency;
- * here it is the template's Lambdas' bound (LOCAL_LAMBDA_MAX_ENVIRONMENTS), so that a burst of requests does not
- * boot dozens of threads on a small machine: the rest wait for an environment, as throttled calls would be retried.
+ * How many environments one user-function Lambda runs at once here. In the cloud it is the account's concurrency
+ * (1,000 by default), and the door caps a function at 30 requests; here it is LOCAL_DOOR_LAMBDA_MAX_ENVIRONMENTS
+ * (40), above the door's cap so that the door's cap is the one a test sees, and bounded so that a burst does
+ * not boot hundreds of threads on a small machine: the rest wait for an environment.
  */
-const maxEnvironments = () => localConfig.lambdaMaxEnvironments();
+const maxEnvironments = () => localConfig.doorLambdaMaxEnvironments();
 
 interface UserLambda {
   configuration: Record<string, unknown>;

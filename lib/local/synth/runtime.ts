@@ -203,7 +203,12 @@ export async function startSynthesizedRuntime(options: {
   });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
 
-  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, localConfig.lambdaMaxEnvironments(), localOverlay)]));
+  const distributions = templateDistributions(template);
+  // The functions door's router serves one request per environment, as every user-function Lambda behind it does.
+  const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
+  const maxEnvironments = (fn: SynthLambda) =>
+    doorRouters.has(fn.logicalId) ? localConfig.doorLambdaMaxEnvironments() : localConfig.lambdaMaxEnvironments();
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), localOverlay)]));
   const lambdaOf = (logicalId: string) => {
     const host = hosts.get(logicalId);
     if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
@@ -214,7 +219,6 @@ export async function startSynthesizedRuntime(options: {
   const routes = templateRoutes(template);
   const functionArn = (logicalId: string) => lambdaOf(logicalId).fn.arn;
   const refusals = await invokeRefusals(template, routes, roles, { accountId: LOCAL_ACCOUNT_ID, functionArn });
-  const distributions = templateDistributions(template);
   const sites = distributions.find((d) => d.path.startsWith('Sites/'));
   const siteHost: HostnameHandler = async (req, res) => {
     // The hosts the sites distribution answers: *.{siteDomain}, *.previews.{siteDomain} and custom domains.

@@ -14,6 +14,7 @@ import { FUNCTION_MEMORY_MB, type DeployedFunction } from '../../model.ts';
 import { runnerPayload } from './body-staging.ts';
 import { functionLambdaName, functionLambdaTags, functionPackage } from './lambda-package.ts';
 import { runQueuedTask } from './queued-task.ts';
+import { waitForRequestSlot } from './request-slots.ts';
 import { decodeRunnerStream, doorReplyFromPrelude, payloadOf } from './runner-stream.ts';
 import { cloudHostVariables, variable } from './variables.ts';
 
@@ -122,6 +123,8 @@ export function createCloudFunctionHost(): FunctionHost {
       const { prelude, body } = await decoded;
       return doorReplyFromPrelude(prelude, body, name, waited);
     },
+
+    holdRequestSlot: waitForRequestSlot,
 
     runQueued: (fn, request, budgetMs, signal) => runQueuedTask(fn, request, budgetMs, signal),
   };
