@@ -40,6 +40,8 @@ interface UserLambda {
 export interface LocalLambdaService {
   /** Answers one Lambda API request the IAM proxy allowed. */
   handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void>;
+  /** How many CreateFunction calls named this function (refused ones too): whether a request had to make it. */
+  createCalls(name: string): number;
   stop(): Promise<void>;
 }
 
@@ -126,6 +128,7 @@ async function invoke(fn: UserLambda, body: Buffer, res: ServerResponse): Promis
 
 export function createLocalLambdaService(options: { region: string; accountId: string; layers: Map<string, string> }): LocalLambdaService {
   const lambdas = new Map<string, UserLambda>();
+  const creates = new Map<string, number>();
   const root = join(tmpdir(), 'slipway-user-lambdas');
   const arnOf = (name: string) => `arn:aws:lambda:${options.region}:${options.accountId}:function:${name}`;
   const nameOf = (raw: string) =>
@@ -141,6 +144,7 @@ export function createLocalLambdaService(options: { region: string; accountId: s
   function create(body: Buffer): Record<string, unknown> {
     const request = JSON.parse(body.toString('utf8')) as CreateFunctionRequest;
     const name = String(request.FunctionName ?? '');
+    creates.set(name, (creates.get(name) ?? 0) + 1);
     if (lambdas.has(name)) throw new LambdaApiError(409, 'ResourceConflictException', `Function already exist: ${name}`);
     const zip = Buffer.from(String(request.Code?.ZipFile ?? ''), 'base64');
     let files: Record<string, Uint8Array>;
@@ -200,6 +204,7 @@ export function createLocalLambdaService(options: { region: string; accountId: s
         sendJson(res, error.status, { Type: 'User', message: error.message }, { 'x-amzn-errortype': error.type });
       }
     },
+    createCalls: (name) => creates.get(name) ?? 0,
     async stop() {
       await Promise.all([...lambdas.values()].map((entry) => entry.host.stop()));
       for (const entry of lambdas.values()) rmSync(entry.dir, { recursive: true, force: true });

@@ -18,7 +18,7 @@ import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsag
 import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
 import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
 import type { ArnContext } from './iam-requests.ts';
-import { createLocalLambdaService } from './lambda-service.ts';
+import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
 import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
 import { templateEcs, type TaskDefinition } from './ecs-template.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
@@ -45,6 +45,8 @@ export interface SynthesizedRuntime {
   ecs: LocalEcsService;
   /** The event source mappings' consumer, once its driver started (a test holds a message in its queue). */
   queues(): Pick<QueueDriver, 'pause' | 'resume' | 'idle'> | undefined;
+  /** The Lambda service of the user-function Lambdas: how many CreateFunction calls named each. */
+  userLambdas: Pick<LocalLambdaService, 'createCalls'>;
   usage(): PermissionUsage[];
   stop(): Promise<void>;
 }
@@ -252,6 +254,7 @@ export async function startSynthesizedRuntime(options: {
     hosts,
     ecs,
     queues: () => consumers,
+    userLambdas,
     usage: () => proxy.usage(),
     async stop() {
       await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop(), ecs.stop()));
