@@ -1,7 +1,6 @@
 import { CreateFunctionCommand, GetFunctionCommand, waitUntilFunctionActiveV2 } from '@aws-sdk/client-lambda';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { lambda } from '../../../aws/lambda.ts';
-import { s3 } from '../../../aws/s3.ts';
+import { getObject } from '../../../aws/s3-lite.ts';
 import { config } from '../../../config.ts';
 import { FUNCTION_MEMORY_MB, type FunctionRecord } from '../../model.ts';
 import { functionLambdaName, functionLambdaTags, functionPackage } from './lambda-package.ts';
@@ -36,8 +35,8 @@ export async function prepareFunctionLambda(fn: FunctionRecord): Promise<boolean
 }
 
 async function createFunctionLambda(fn: FunctionRecord, name: string): Promise<void> {
-  const object = await s3().send(new GetObjectCommand({ Bucket: config.bucket('bundles'), Key: fn.bundle_key }));
-  const bundle = Buffer.from(await object.Body!.transformToByteArray());
+  // The SDK-less read (s3-lite.ts): the S3 client would add about 120 KB to the worker's bundle for this one call.
+  const bundle = Buffer.from(await (await getObject(config.bucket('bundles'), fn.bundle_key)).transformToByteArray());
   try {
     await lambda().send(
       new CreateFunctionCommand({
