@@ -42,6 +42,10 @@ export function userFunctionVariables(made: UserFunctionParts): Record<string, s
   };
 }
 
+/** Every user-function Lambda: the functions under the stack's prefix. */
+const userFunctionsArn = (stack: Stack, prefix: string) =>
+  stack.formatArn({ service: 'lambda', resource: 'function', resourceName: `${prefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+
 /**
  * What making a user-function Lambda takes (lambda-prepare.ts: GetFunction, CreateFunction with its tags, the wait
  * until Active), granted alike to the router (the fallback on a request) and the function-lambdas worker (at
@@ -49,12 +53,7 @@ export function userFunctionVariables(made: UserFunctionParts): Record<string, s
  * the user-function role.
  */
 export function grantMakeUserFunctions(role: iam.IRole, stack: Stack, made: UserFunctionParts): void {
-  const userFunctions = stack.formatArn({
-    service: 'lambda',
-    resource: 'function',
-    resourceName: `${made.functionNamePrefix}*`,
-    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-  });
+  const userFunctions = userFunctionsArn(stack, made.functionNamePrefix);
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:GetFunction'], resources: [userFunctions] }));
   // A function the router makes is in the compute VPC, behind the compute group, with the runner layer.
   role.addToPrincipalPolicy(
@@ -117,12 +116,7 @@ export function functionsRouter(scope: Construct, props: RouterProps, stack: Sta
     environment: { ...props.environment, ...userFunctionVariables(made) },
     grants: props.grants,
   });
-  const userFunctions = stack.formatArn({
-    service: 'lambda',
-    resource: 'function',
-    resourceName: `${made.functionNamePrefix}*`,
-    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-  });
+  const userFunctions = userFunctionsArn(stack, made.functionNamePrefix);
   router.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [userFunctions] }));
   grantMakeUserFunctions(router.role, stack, made);
   grantBodyStaging(router.role, props.grants.state.buckets.bundles);
