@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
+import { handleQueueBatch } from '../queue-batch.ts';
 import type { FunctionHost } from './host.ts';
 import { listFunctionRecords } from './records.ts';
 
@@ -28,16 +29,6 @@ export async function queueFunctionLambdas(message: PrepareMessage): Promise<voi
   }
 }
 
-function messageOf(body: string): PrepareMessage | null {
-  try {
-    const message = JSON.parse(body) as Partial<PrepareMessage>;
-    if (typeof message.project_id === 'string' && typeof message.deployment_id === 'string') return message as PrepareMessage;
-  } catch {
-    // Dropped below, as a message of no deployment.
-  }
-  return null;
-}
-
 /**
  * The function-lambdas queue's consumer (lib/workers.ts) on the host it is given: the deployed worker passes the
  * cloud host's preparation (handlers/workers/function-lambdas.ts); the local host has none (its instances start on
@@ -45,25 +36,23 @@ function messageOf(body: string): PrepareMessage | null {
  * a batch item failure: SQS tries it again, then keeps it in the dead-letter queue.
  */
 export function functionLambdasWorker(hostOf: () => Pick<FunctionHost, 'prepareHttp'>): (event: SQSEvent) => Promise<SQSBatchResponse> {
-  return async (event) => {
-    const prepare = hostOf().prepareHttp;
-    const failures: SQSBatchResponse['batchItemFailures'] = [];
-    for (const record of event.Records) {
-      const message = messageOf(record.body);
-      if (!message) {
-        logger.warn('function-lambdas queue: a message without a deployment was dropped', { message_id: record.messageId });
-        continue;
-      }
-      if (!prepare) continue;
-      try {
+  return (event) =>
+    handleQueueBatch<PrepareMessage>(event, {
+      queue: 'function-lambdas',
+      read: (body) => {
+        const message = (body ?? {}) as Partial<PrepareMessage>;
+        return typeof message.project_id === 'string' && typeof message.deployment_id === 'string'
+          ? { message: { project_id: message.project_id, deployment_id: message.deployment_id } }
+          : { lacks: 'without a deployment' };
+      },
+      handle: async (message) => {
+        const prepare = hostOf().prepareHttp;
+        if (!prepare) return 'done';
         const functions = await listFunctionRecords(message.project_id, message.deployment_id);
         await Promise.all(functions.map((fn) => prepare(fn)));
         logger.info('function Lambdas prepared', { ...message, count: functions.length });
-      } catch (error) {
-        logger.error('function Lambdas not prepared; SQS retries', { ...message, error: String(error) });
-        failures.push({ itemIdentifier: record.messageId });
-      }
-    }
-    return { batchItemFailures: failures };
-  };
+        return 'done';
+      },
+      failure: (message) => ['function Lambdas not prepared; SQS retries', { ...message }],
+    });
 }
