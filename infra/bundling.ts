@@ -77,6 +77,8 @@ export const eventStreamHandlers: ReadonlySet<string> = new Set([
   'handlers/workers/builds.ts',
   // The cloud sweep's Lambda client (list, tag reads, delete of user-function Lambdas) carries the streaming invoke too.
   'handlers/workers/cloud-sweep.ts',
+  // So does the function-lambdas worker's (it makes user-function Lambdas; found by the synthesized mode's test).
+  'handlers/workers/function-lambdas.ts',
 ]);
 
 /** The modules one handler's bundle leaves out. */

@@ -22,50 +22,41 @@ interface RouterProps {
   certificateArn?: string;
 }
 
-/** The router (handlers/edge/functions-router.ts) and its function URL: it makes and invokes one Lambda per built function. */
-export function functionsRouter(
-  scope: Construct,
-  props: RouterProps,
-  stack: Stack,
-  made: {
-    functionNamePrefix: string;
-    userFunctionRole: iam.Role;
-    runnerLayer: lambda.LayerVersion;
-    vpc: ec2.Vpc;
-    computeSecurityGroup: ec2.SecurityGroup;
-  },
-) {
-  // --- The HTTPS door: CloudFront, the router, one Lambda per function -----------------------
-  const router = new HandlerFunction(scope, 'Router', {
-    handler: 'handlers/edge/functions-router.ts',
-    description: 'Slipway: the functions HTTPS door for {name}-{subdomain}.{function_domain}',
-    // Resolves hosts and counts telemetry (table); reads a bundle to make its function's Lambda.
-    uses: ['table:read', 'table:write', 'bundles:read'],
-    // The 60 s budget, plus making a new function's Lambda on its first request.
-    timeoutSeconds: 180,
-    memoryMb: 1024,
-    environment: {
-      ...props.environment,
-      [cloudHostVariables.namePrefix]: made.functionNamePrefix,
-      [cloudHostVariables.roleArn]: made.userFunctionRole.roleArn,
-      [cloudHostVariables.runnerLayerArn]: made.runnerLayer.layerVersionArn,
-      [cloudHostVariables.subnetIds]: made.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','),
-      [cloudHostVariables.securityGroupId]: made.computeSecurityGroup.securityGroupId,
-    },
-    grants: props.grants,
-  });
-  const userFunctions = stack.formatArn({
-    service: 'lambda',
-    resource: 'function',
-    resourceName: `${made.functionNamePrefix}*`,
-    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-  });
-  const routerRole = router.role;
-  routerRole.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: ['lambda:GetFunction', 'lambda:InvokeFunction'], resources: [userFunctions] }),
-  );
+/** What a user-function Lambda is made from: the functions runtime's parts. */
+export interface UserFunctionParts {
+  functionNamePrefix: string;
+  userFunctionRole: iam.Role;
+  runnerLayer: lambda.LayerVersion;
+  vpc: ec2.Vpc;
+  computeSecurityGroup: ec2.SecurityGroup;
+}
+
+/** The variables the cloud host makes a user-function Lambda with (lib/functions/hosts/cloud/lambda-prepare.ts). */
+export function userFunctionVariables(made: UserFunctionParts): Record<string, string> {
+  return {
+    [cloudHostVariables.namePrefix]: made.functionNamePrefix,
+    [cloudHostVariables.roleArn]: made.userFunctionRole.roleArn,
+    [cloudHostVariables.runnerLayerArn]: made.runnerLayer.layerVersionArn,
+    [cloudHostVariables.subnetIds]: made.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','),
+    [cloudHostVariables.securityGroupId]: made.computeSecurityGroup.securityGroupId,
+  };
+}
+
+/** Every user-function Lambda: the functions under the stack's prefix. */
+const userFunctionsArn = (stack: Stack, prefix: string) =>
+  stack.formatArn({ service: 'lambda', resource: 'function', resourceName: `${prefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+
+/**
+ * What making a user-function Lambda takes (lambda-prepare.ts: GetFunction, CreateFunction with its tags, the wait
+ * until Active), granted alike to the router (the fallback on a request) and the function-lambdas worker (at
+ * publish): only under the stack's prefix, only in the compute VPC and group with the runner layer, passing only
+ * the user-function role.
+ */
+export function grantMakeUserFunctions(role: iam.IRole, stack: Stack, made: UserFunctionParts): void {
+  const userFunctions = userFunctionsArn(stack, made.functionNamePrefix);
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:GetFunction'], resources: [userFunctions] }));
   // A function the router makes is in the compute VPC, behind the compute group, with the runner layer.
-  routerRole.addToPrincipalPolicy(
+  role.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['lambda:CreateFunction'],
       resources: [userFunctions],
@@ -81,35 +72,54 @@ export function functionsRouter(
   // The `slipway:*` tags a new function carries (the sweep reads them). Lambda authorizes them as TagResource,
   // whose request has no lambda:VpcIds, lambda:SecurityGroupIds or lambda:Layer: under the statement above
   // it would be refused, and so would every CreateFunction (the synthesized mode's IAM check found it).
-  routerRole.addToPrincipalPolicy(
+  role.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['lambda:TagResource'],
       resources: [userFunctions],
       conditions: { 'ForAllValues:StringLike': { 'aws:TagKeys': ['slipway:*'] } },
     }),
   );
-  routerRole.addToPrincipalPolicy(
+  role.addToPrincipalPolicy(
     new iam.PolicyStatement({ actions: ['lambda:GetLayerVersion'], resources: [made.runnerLayer.layerVersionArn] }),
   );
   // Lambda checks the VPC configuration of a new function with the caller's EC2 read rights.
-  routerRole.addToPrincipalPolicy(
+  role.addToPrincipalPolicy(
     new iam.PolicyStatement({ actions: ['ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets', 'ec2:DescribeVpcs'], resources: ['*'] }),
   );
-  made.userFunctionRole.grantPassRole(routerRole);
-  grantBodyStaging(routerRole, props.grants.state.buckets.bundles);
-  Validations.of(routerRole).acknowledge({
+  made.userFunctionRole.grantPassRole(role);
+  Validations.of(role).acknowledge({
     // cdk-nag names the finding by the ARN as rendered: pseudo parameters unless the stack has a fixed environment.
     id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:lambda:${Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region}:${Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account}:function:${made.functionNamePrefix}*]`,
     reason:
-      "The router makes and invokes one Lambda per built function, named at run time under the stack's prefix, so the grant covers that prefix only; " +
-      'creation is further bound to the compute VPC, security group and runner layer.',
+      "One Lambda per built function is made (and invoked by the router), named at run time under the stack's prefix, so the grant covers " +
+      'that prefix only; creation is further bound to the compute VPC, security group and runner layer.',
   });
-  Validations.of(routerRole).acknowledge({
+  Validations.of(role).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason:
       "Lambda checks the VPC of a function being created with the caller's ec2:DescribeSecurityGroups, DescribeSubnets and DescribeVpcs, " +
       'which EC2 cannot scope to resources; they read network configuration only.',
   });
+}
+
+/** The router (handlers/edge/functions-router.ts) and its function URL: it makes and invokes one Lambda per built function. */
+export function functionsRouter(scope: Construct, props: RouterProps, stack: Stack, made: UserFunctionParts) {
+  // --- The HTTPS door: CloudFront, the router, one Lambda per function -----------------------
+  const router = new HandlerFunction(scope, 'Router', {
+    handler: 'handlers/edge/functions-router.ts',
+    description: 'Slipway: the functions HTTPS door for {name}-{subdomain}.{function_domain}',
+    // Resolves hosts, counts telemetry and holds request slots (table); reads a bundle to make its function's Lambda.
+    uses: ['table:read', 'table:write', 'bundles:read'],
+    // The 60 s budget, plus making a new function's Lambda on its first request.
+    timeoutSeconds: 180,
+    memoryMb: 1024,
+    environment: { ...props.environment, ...userFunctionVariables(made) },
+    grants: props.grants,
+  });
+  const userFunctions = userFunctionsArn(stack, made.functionNamePrefix);
+  router.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [userFunctions] }));
+  grantMakeUserFunctions(router.role, stack, made);
+  grantBodyStaging(router.role, props.grants.state.buckets.bundles);
 
   // Public by the spec (anyone may call a function). Origin access control would make every POST
   // caller sign its body (x-amz-content-sha256), which an arbitrary HTTP client does not do.

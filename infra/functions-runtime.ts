@@ -10,7 +10,7 @@ import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
 import type { HandlerFunction } from './functions.ts';
 import type { GrantContext } from './grants.ts';
 import { userCodeNetwork } from './functions-network.ts';
-import { functionsDistribution, functionsRouter } from './functions-router.ts';
+import { functionsDistribution, functionsRouter, grantMakeUserFunctions, userFunctionVariables } from './functions-router.ts';
 import { runnerAssets } from './functions-runner.ts';
 import { userCodeIdentity } from './functions-user-code.ts';
 
@@ -118,6 +118,15 @@ export class FunctionsRuntime extends Construct {
         'Each queued invocation is a new task whose id ECS makes at RunTask, so the worker describes and stops tasks by the ' +
         "invocations cluster's task prefix only (and the ecs:cluster condition).",
     });
+  }
+
+  /**
+   * The function-lambdas worker (lib/workers.ts) makes a published deployment's Lambdas as the router would on a
+   * first request: the same variables and the same grants (grantMakeUserFunctions), without InvokeFunction.
+   */
+  connectPrepareWorker(worker: lambda.Function): void {
+    for (const [name, value] of Object.entries(userFunctionVariables(this))) worker.addEnvironment(name, value);
+    grantMakeUserFunctions(worker.role!, Stack.of(this), this);
   }
 
   /**

@@ -106,6 +106,7 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'abuseScans:send':
       case 'geoFilters:send':
       case 'builds:send':
+      case 'functionLambdas:send':
         state.queues[use.slice(0, -':send'.length) as QueueName].grantSendMessages(role);
         break;
       case 'builds:run':

@@ -46,6 +46,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.abuseScans.envVar]: queues.abuseScans.queueUrl,
       [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
       [queueDefinitions.builds.envVar]: queues.builds.queueUrl,
+      [queueDefinitions.functionLambdas.envVar]: queues.functionLambdas.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,
@@ -95,6 +96,9 @@ export class SlipwayStack extends Stack {
     // The queued door's worker starts a runner task per invocation.
     const invocationsWorker = this.workers.workerFunctions.get('function-invocations');
     if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker.fn);
+    // A publish's function Lambdas are made by the function-lambdas worker, as the router makes them.
+    const prepareWorker = this.workers.workerFunctions.get('function-lambdas');
+    if (prepareWorker) this.functions.connectPrepareWorker(prepareWorker.fn);
     // The cloud sweep removes the user-function Lambdas no record names.
     const sweepWorker = this.workers.workerFunctions.get('cloud-sweep');
     if (sweepWorker) this.functions.connectSweepWorker(sweepWorker.fn);

@@ -94,6 +94,15 @@ export const queueDefinitions = {
     visibilityTimeoutSeconds: 60,
     maxReceiveCount: 30,
   },
+  functionLambdas: {
+    id: 'FunctionLambdasQueue',
+    envVar: 'FUNCTION_LAMBDAS_QUEUE_URL',
+    // Longer than the function-lambdas worker's 150 s timeout (a new VPC Lambda may take a minute or two to be
+    // Active): a deployment being prepared is never handed to a second consumer. A failed prepare is tried again,
+    // then rests in the dead-letter queue; the first request makes the Lambda then (the fallback).
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 3,
+  },
   builds: {
     id: 'BuildsQueue',
     envVar: 'BUILDS_QUEUE_URL',

@@ -65,6 +65,16 @@ export const workers: readonly WorkerRow[] = [
     timeoutSeconds: 180,
   },
   {
+    // Prepares the Lambdas of a published deployment's functions off the request path (lib/functions/prepare-lambdas.ts);
+    // the stack gives it what the router has to make them (infra/functions-runtime.ts connectPrepareWorker).
+    name: 'function-lambdas',
+    handler: 'handlers/workers/function-lambdas.ts',
+    trigger: { kind: 'queue', queue: 'functionLambdas', batchSize: 1 },
+    uses: ['table:read', 'bundles:read'],
+    // A new VPC Lambda's wait until Active (up to 120 s, lambda-prepare.ts); under the queue's 180 s visibility timeout.
+    timeoutSeconds: 150,
+  },
+  {
     // Removes what a deleted project owned, then the project (lib/projects/deletion.ts).
     name: 'deletions',
     handler: 'handlers/workers/deletions.ts',
@@ -153,6 +163,7 @@ export const workers: readonly WorkerRow[] = [
       'scheduler:write',
       'screenshots:send',
       'abuseScans:send',
+      'functionLambdas:send',
       'builds:send',
       'builds:run',
       'secrets:envEncryption',

@@ -7,6 +7,7 @@ import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_EXPIRED, UPLOAD_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { functionEntries, rootPrefix } from '../functions/build.ts';
+import { queueFunctionLambdas } from '../functions/prepare-lambdas.ts';
 import { productionUrl } from '../projects/projects.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { getProjectItem, pointProductionAt, projectIsActive } from '../projects/records.ts';
@@ -102,6 +103,8 @@ async function writeRouteManifest(p: Publishing): Promise<void> {
  */
 async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<FinalizeResult> {
   const { session, projectItem } = p;
+  // A production deployment whose functions build ran (now or in an earlier call) may have functions.
+  const hasFunctions = !p.preview && !emptyBuild;
   const teamId = session.team_id;
   const readyAt = new Date().toISOString();
   const url = productionUrl(projectItem.subdomain as string);
@@ -142,6 +145,8 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
     !p.preview && projectItem.provisional_until ? cancelProvisionalExpiry(session.project_id).catch(() => undefined) : undefined,
     screenshot?.queue(),
     scan.queue(),
+    // Its functions' Lambdas are made now, off the request path (lib/functions/prepare-lambdas.ts).
+    hasFunctions ? queueFunctionLambdas({ project_id: session.project_id, deployment_id: session.deployment_id }) : undefined,
   ]);
   // What the next redeploy of the project references, remembered while those requests travel.
   if (!p.preview) rememberLiveObjects(p.routeManifest);

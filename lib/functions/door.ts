@@ -255,9 +255,12 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     }, remaining);
     const onCallerGone = () => budget.abort(new Error('caller went away'));
     request.signal?.addEventListener('abort', onCallerGone, { once: true });
+    let releaseSlot: (() => Promise<void>) | undefined;
     try {
       let reply;
       try {
+        // A host whose instances do not cap the function (the cloud): the request waits for a slot within its budget.
+        releaseSlot = await deps.host.holdRequestSlot?.(fn, budget.signal);
         reply = await deps.host.forwardHttp(fn, forward, budget.signal);
       } catch (error) {
         if (expired) {
@@ -318,6 +321,10 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onCallerGone);
+      // The reply has ended, failed or been cut: the slot goes back now (a Lambda that returned is frozen).
+      await releaseSlot?.().catch((error: unknown) =>
+        logger.warn('request slot release failed', { function_id: fn.function_id, error: String(error) }),
+      );
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { DeployedFunction } from './model.ts';
+import type { DeployedFunction, FunctionRecord } from './model.ts';
 
 /**
  * What domain code asks of the machinery that runs functions. The local
@@ -15,6 +15,19 @@ export interface FunctionHost {
    * budget: when `signal` aborts it stops waiting; the handler is left running.
    */
   forwardHttp(fn: DeployedFunction, request: DoorForward, signal: AbortSignal): Promise<DoorReply>;
+  /**
+   * HTTPS door: a cap on the function's requests at once that the host's instances do not hold themselves (the
+   * cloud: a Lambda environment serves one request, and nothing caps a function's environments). Resolves with
+   * the slot's release once this request holds one of the function's slots, waiting while all are taken; rejects
+   * when `signal` aborts first. The door gives the slot back when the reply has ended. Absent: the host caps.
+   */
+  holdRequestSlot?(fn: DeployedFunction, signal: AbortSignal): Promise<() => Promise<void>>;
+  /**
+   * HTTPS door: makes what a function's first request would otherwise wait for (the cloud: its Lambda, created
+   * and Active), called off the request path once a publish has committed. Absent: nothing to prepare (the
+   * local host starts its instances on demand).
+   */
+  prepareHttp?(fn: FunctionRecord): Promise<unknown>;
   /**
    * Queued door: runs one invocation in a fresh sandboxed container of the
    * runner (`once` mode), reads its reply in full and resolves with how it

@@ -39,6 +39,11 @@ export const localConfig = {
   /** Synthesized mode: the grace between a task's SIGTERM and SIGKILL, instead of its container's StopTimeout. */
   ecsStopTimeoutSeconds: (): number | undefined =>
     process.env.LOCAL_ECS_STOP_TIMEOUT_SECONDS ? Number(process.env.LOCAL_ECS_STOP_TIMEOUT_SECONDS) : undefined,
+  /**
+   * Synthesized mode: execution environments of each Lambda on the functions door's path (the router and each
+   * user-function Lambda). More than the door's 30 requests per function, so that the door's cap is what holds.
+   */
+  doorLambdaMaxEnvironments: () => Number(process.env.LOCAL_DOOR_LAMBDA_MAX_ENVIRONMENTS || 40),
   /** The caller's PYTHONPATH, which moto's own path is put before. */
   pythonPath: () => process.env.PYTHONPATH,
   /** `off` switches local screenshot captures off (the test platform's default). */

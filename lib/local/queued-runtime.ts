@@ -5,6 +5,7 @@ import type { FunctionHost } from '../functions/host.ts';
 import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/invocation-reclaim.ts';
 import type { DeployedFunction } from '../functions/model.ts';
 import { invocationsWorker } from '../functions/queued-worker.ts';
+import { functionLambdasWorker } from '../functions/prepare-lambdas.ts';
 import { logger } from '../logger.ts';
 import { createLocalFunctionHost, type LocalFunctionHost } from '../functions/hosts/local/local-host.ts';
 import type { LocalDriver } from './driver.ts';
@@ -36,7 +37,12 @@ export function queuedRuntime(
     runQueued: (fn, request, budgetMs, signal) => ensure().runQueued(fn, request, budgetMs, signal),
   };
   const worker = invocationsWorker(() => options.host?.(lazy) ?? lazy);
-  const queues = queueDriver({ ...options, handlers: { ...options.handlers, 'function-invocations': async () => worker } });
+  // The local host prepares nothing at publish: the message is read and acknowledged, as the cloud's worker reads it.
+  const prepare = functionLambdasWorker(() => lazy);
+  const queues = queueDriver({
+    ...options,
+    handlers: { ...options.handlers, 'function-invocations': async () => worker, 'function-lambdas': async () => prepare },
+  });
   let resolveReclaimed: (n: number) => void = () => {};
   const reclaimed = new Promise<number>((resolve) => (resolveReclaimed = resolve));
   let starting: Promise<void> = Promise.resolve();

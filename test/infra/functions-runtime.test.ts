@@ -12,6 +12,7 @@ import { FunctionsRuntime } from '../../infra/functions-runtime.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
 import { routeKey, routes, type RouteRow } from '../../lib/http/routes.ts';
+import { workers } from '../../lib/workers.ts';
 import { statementsOfRole } from '../support/iam-policies.ts';
 import { compileViewerFunction, type ViewerReply } from '../../lib/local/synth/cloudfront.ts';
 
@@ -24,6 +25,7 @@ let template: Template;
 let stack: Stack;
 let runtime: FunctionsRuntime;
 let finalize: HandlerFunction;
+let prepareWorker: HandlerFunction;
 let state: SlipwayState;
 let outdir: string;
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -55,6 +57,16 @@ beforeAll(() => {
     environment: {},
     grants,
   });
+  const prepareRow = workers.find((row) => row.name === 'function-lambdas')!;
+  prepareWorker = new HandlerFunction(stack, 'FunctionLambdas', {
+    handler: prepareRow.handler,
+    description: 'function-lambdas',
+    uses: prepareRow.uses,
+    timeoutSeconds: prepareRow.timeoutSeconds,
+    environment: {},
+    grants,
+  });
+  runtime.connectPrepareWorker(prepareWorker.fn);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   app.synth();
   template = Template.fromStack(stack);
@@ -230,6 +242,25 @@ describe('the HTTPS door', () => {
         value: 'echo-sub.fn.example.site',
       });
     }
+  });
+
+  it('the function-lambdas worker makes user functions with exactly the router’s grants and variables, and invokes none', () => {
+    const making = (roleId: string) =>
+      statementsOf(roleId)
+        .filter((s) => [s.Action].flat().some((action) => /^(lambda|iam|ec2):/.test(action)))
+        .map((s) => ({ ...s, Action: [s.Action].flat().filter((action) => action !== 'lambda:InvokeFunction') }))
+        .filter((s) => s.Action.length > 0);
+    const worker = making(idOf(prepareWorker.role));
+    expect(worker.map((s) => s.Action).flat()).toEqual(
+      expect.arrayContaining(['lambda:GetFunction', 'lambda:CreateFunction', 'lambda:TagResource', 'iam:PassRole']),
+    );
+    expect(worker).toEqual(making(idOf(runtime.router.role)));
+    const actions = statementsOf(idOf(prepareWorker.role)).flatMap((s) => [s.Action].flat());
+    expect(actions).not.toContain('lambda:InvokeFunction');
+    const variables = resources[idOf(prepareWorker.fn)]!.Properties.Environment.Variables;
+    const routerVariables = resources[idOf(runtime.router.fn)]!.Properties.Environment.Variables;
+    for (const key of ['namePrefix', 'roleArn', 'runnerLayerArn', 'subnetIds', 'securityGroupId'] as const)
+      expect(variables[cloudHostVariables[key]], key).toEqual(routerVariables[cloudHostVariables[key]]);
   });
 
   it('user-function roles can touch nothing of the platform: network interfaces only, no logs, a boundary that denies platform resources', () => {

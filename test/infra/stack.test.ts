@@ -75,6 +75,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'sslRetries:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'functionLambdas:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
@@ -568,6 +569,20 @@ describe('least privilege', () => {
           ...(row.name === 'function-invocations' ? ['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask', 'iam:PassRole'] : []),
           // The sweep lists and deletes user-function Lambdas (FunctionsRuntime.connectSweepWorker; scoped in its own test below).
           ...(row.name === 'cloud-sweep' ? ['lambda:ListFunctions', 'lambda:ListTags', 'lambda:DeleteFunction'] : []),
+          // The prepare worker makes user-function Lambdas as the router does (FunctionsRuntime.connectPrepareWorker;
+          // the same statements as the router's: test/infra/functions-runtime.test.ts).
+          ...(row.name === 'function-lambdas'
+            ? [
+                'lambda:GetFunction',
+                'lambda:CreateFunction',
+                'lambda:TagResource',
+                'lambda:GetLayerVersion',
+                'ec2:DescribeSecurityGroups',
+                'ec2:DescribeSubnets',
+                'ec2:DescribeVpcs',
+                'iam:PassRole',
+              ]
+            : []),
         ],
         fn: stack.workers.workerFunctions.get(row.name)!,
       })),

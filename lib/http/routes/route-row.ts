@@ -21,6 +21,8 @@ export type ResourceUse =
   | 'sslRetries:send'
   | 'geoFilters:send'
   | 'builds:send'
+  /** Queues the preparation of a published deployment's function Lambdas (the function-lambdas worker). */
+  | 'functionLambdas:send'
   /** Starts, reads and stops builds of the platform's CodeBuild project (the builds worker). */
   | 'builds:run'
   | 'scheduler:write'

@@ -63,6 +63,7 @@ export const siteRoutes = [
       'scheduler:write',
       'screenshots:send',
       'abuseScans:send',
+      'functionLambdas:send',
     ],
     // API Gateway's integration limit: finalize may copy thousands of another project's files.
     timeoutSeconds: 29,

@@ -23,11 +23,12 @@ import { localConfig } from '../local-config.ts';
 export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
 
 /**
- * How many environments one user-function Lambda runs at once here. In the cloud it is the account's concurrency;
- * here it is the template's Lambdas' bound (LOCAL_LAMBDA_MAX_ENVIRONMENTS), so that a burst of requests does not
- * boot dozens of threads on a small machine: the rest wait for an environment, as throttled calls would be retried.
+ * How many environments one user-function Lambda runs at once here. In the cloud it is the account's concurrency
+ * (1,000 by default), and the door caps a function at 30 requests; here it is LOCAL_DOOR_LAMBDA_MAX_ENVIRONMENTS
+ * (40), above the door's cap so that the door's cap is the one a test sees, and bounded so that a burst does
+ * not boot hundreds of threads on a small machine: the rest wait for an environment.
  */
-const maxEnvironments = () => localConfig.lambdaMaxEnvironments();
+const maxEnvironments = () => localConfig.doorLambdaMaxEnvironments();
 
 interface UserLambda {
   configuration: Record<string, unknown>;
@@ -39,6 +40,8 @@ interface UserLambda {
 export interface LocalLambdaService {
   /** Answers one Lambda API request the IAM proxy allowed. */
   handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void>;
+  /** How many CreateFunction calls named this function (refused ones too): whether a request had to make it. */
+  createCalls(name: string): number;
   stop(): Promise<void>;
 }
 
@@ -125,6 +128,7 @@ async function invoke(fn: UserLambda, body: Buffer, res: ServerResponse): Promis
 
 export function createLocalLambdaService(options: { region: string; accountId: string; layers: Map<string, string> }): LocalLambdaService {
   const lambdas = new Map<string, UserLambda>();
+  const creates = new Map<string, number>();
   const root = join(tmpdir(), 'slipway-user-lambdas');
   const arnOf = (name: string) => `arn:aws:lambda:${options.region}:${options.accountId}:function:${name}`;
   const nameOf = (raw: string) =>
@@ -140,6 +144,7 @@ export function createLocalLambdaService(options: { region: string; accountId: s
   function create(body: Buffer): Record<string, unknown> {
     const request = JSON.parse(body.toString('utf8')) as CreateFunctionRequest;
     const name = String(request.FunctionName ?? '');
+    creates.set(name, (creates.get(name) ?? 0) + 1);
     if (lambdas.has(name)) throw new LambdaApiError(409, 'ResourceConflictException', `Function already exist: ${name}`);
     const zip = Buffer.from(String(request.Code?.ZipFile ?? ''), 'base64');
     let files: Record<string, Uint8Array>;
@@ -199,6 +204,7 @@ export function createLocalLambdaService(options: { region: string; accountId: s
         sendJson(res, error.status, { Type: 'User', message: error.message }, { 'x-amzn-errortype': error.type });
       }
     },
+    createCalls: (name) => creates.get(name) ?? 0,
     async stop() {
       await Promise.all([...lambdas.values()].map((entry) => entry.host.stop()));
       for (const entry of lambdas.values()) rmSync(entry.dir, { recursive: true, force: true });

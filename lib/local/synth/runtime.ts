@@ -18,7 +18,7 @@ import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsag
 import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
 import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
 import type { ArnContext } from './iam-requests.ts';
-import { createLocalLambdaService } from './lambda-service.ts';
+import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
 import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
 import { templateEcs, type TaskDefinition } from './ecs-template.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
@@ -45,6 +45,8 @@ export interface SynthesizedRuntime {
   ecs: LocalEcsService;
   /** The event source mappings' consumer, once its driver started (a test holds a message in its queue). */
   queues(): Pick<QueueDriver, 'pause' | 'resume' | 'idle'> | undefined;
+  /** The Lambda service of the user-function Lambdas: how many CreateFunction calls named each. */
+  userLambdas: Pick<LocalLambdaService, 'createCalls'>;
   usage(): PermissionUsage[];
   stop(): Promise<void>;
 }
@@ -203,7 +205,12 @@ export async function startSynthesizedRuntime(options: {
   });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
 
-  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, localConfig.lambdaMaxEnvironments(), localOverlay)]));
+  const distributions = templateDistributions(template);
+  // The functions door's router serves one request per environment, as every user-function Lambda behind it does.
+  const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
+  const maxEnvironments = (fn: SynthLambda) =>
+    doorRouters.has(fn.logicalId) ? localConfig.doorLambdaMaxEnvironments() : localConfig.lambdaMaxEnvironments();
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), localOverlay)]));
   const lambdaOf = (logicalId: string) => {
     const host = hosts.get(logicalId);
     if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
@@ -214,7 +221,6 @@ export async function startSynthesizedRuntime(options: {
   const routes = templateRoutes(template);
   const functionArn = (logicalId: string) => lambdaOf(logicalId).fn.arn;
   const refusals = await invokeRefusals(template, routes, roles, { accountId: LOCAL_ACCOUNT_ID, functionArn });
-  const distributions = templateDistributions(template);
   const sites = distributions.find((d) => d.path.startsWith('Sites/'));
   const siteHost: HostnameHandler = async (req, res) => {
     // The hosts the sites distribution answers: *.{siteDomain}, *.previews.{siteDomain} and custom domains.
@@ -248,6 +254,7 @@ export async function startSynthesizedRuntime(options: {
     hosts,
     ecs,
     queues: () => consumers,
+    userLambdas,
     usage: () => proxy.usage(),
     async stop() {
       await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop(), ecs.stop()));
