@@ -133,6 +133,11 @@ export function templateLambdas(
       skipped.push({ logicalId, reason: 'a container image (built by Docker at deploy), which this machine cannot build or run' });
       continue;
     }
+    // CDK's own handlers may be Python (the console's BucketDeployment); the local platform does their work itself.
+    if (typeof props.Runtime === 'string' && !props.Runtime.startsWith('nodejs')) {
+      skipped.push({ logicalId, reason: `a ${props.Runtime} Lambda, which the synthesized mode does not run` });
+      continue;
+    }
     if (!assetPath || !props.Code?.S3Key) {
       skipped.push({ logicalId, reason: 'no asset folder in the cloud assembly' });
       continue;
