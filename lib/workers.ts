@@ -1,5 +1,6 @@
 import type { QueueName } from './resources.ts';
 import type { ResourceUse } from './http/routes.ts';
+import { publishUses } from './http/routes/route-row.ts';
 
 /**
  * The one table of background Lambdas (queue consumers and scheduled
@@ -153,22 +154,7 @@ export const workers: readonly WorkerRow[] = [
     name: 'builds',
     handler: 'handlers/workers/builds.ts',
     trigger: { kind: 'queue', queue: 'builds', batchSize: 1 },
-    uses: [
-      'table:read',
-      'table:write',
-      'bundles:read',
-      'bundles:write',
-      'sites:read',
-      'sites:write',
-      'scheduler:write',
-      'screenshots:send',
-      'abuseScans:send',
-      'functionLambdas:send',
-      'builds:send',
-      'builds:run',
-      'secrets:envEncryption',
-      'secrets:gitState',
-    ],
+    uses: [...publishUses, 'builds:send', 'builds:run', 'secrets:envEncryption', 'secrets:gitState'],
     // One follow window (BUILD_FOLLOW_WINDOW_MS) and a publish; under the queue's 360 s visibility timeout.
     timeoutSeconds: 300,
     memoryMb: 2048,

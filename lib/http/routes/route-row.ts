@@ -67,3 +67,20 @@ export interface RouteRow {
   /** For the OpenAPI document: what the caller must know beyond the access rule, and request headers it must send (name: meaning). */
   docs?: { note?: string; requiredHeaders?: Readonly<Record<string, string>> };
 }
+
+/**
+ * What publishing uses (the upload's finalize): the finalize route holds it, and so does the builds worker, which
+ * publishes through the same steps. One list, so a new step's grant reaches both.
+ */
+export const publishUses: readonly ResourceUse[] = [
+  'table:read',
+  'table:write',
+  'bundles:read',
+  'bundles:write',
+  'sites:read',
+  'sites:write',
+  'scheduler:write',
+  'screenshots:send',
+  'abuseScans:send',
+  'functionLambdas:send',
+];

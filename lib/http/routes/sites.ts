@@ -1,5 +1,5 @@
 import { access } from '../access.ts';
-import type { RouteRow } from './route-row.ts';
+import { publishUses, type RouteRow } from './route-row.ts';
 
 /** Sites: direct uploads, projects, deployments, screenshots, analytics, function invocations (docs/sites.md). */
 export const siteRoutes = [
@@ -53,18 +53,7 @@ export const siteRoutes = [
     handler: 'handlers/http/uploads/finalize-upload.ts',
     access: access.team('member', { team: 'resource' }),
     // bundles:write: the functions build stores each bundle and its build log there.
-    uses: [
-      'table:read',
-      'table:write',
-      'bundles:read',
-      'bundles:write',
-      'sites:read',
-      'sites:write',
-      'scheduler:write',
-      'screenshots:send',
-      'abuseScans:send',
-      'functionLambdas:send',
-    ],
+    uses: publishUses,
     // API Gateway's integration limit: finalize may copy thousands of another project's files.
     timeoutSeconds: 29,
     // esbuild runs in this Lambda (the functions build): its bundles go through memory.
