@@ -52,6 +52,9 @@ export default defineConfig({
         test: {
           name: 'synth',
           include: [...synthesizedSuites, 'test/synth/**/*.test.ts'],
+          // A file's first hook waits for the run's one synthesis (synth-setup.ts), which on a fresh clone under the
+          // source project's load can pass the default minute.
+          hookTimeout: 180_000,
           globalSetup: ['test/support/global-setup.ts', 'test/support/synth-setup.ts'],
           env: { SLIPWAY_PLATFORM_MODE: 'synth' },
         },
