@@ -82,7 +82,18 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
 function writerOf(res: ServerResponse) {
   return async (bytes: Uint8Array) => {
     if (res.destroyed) return;
-    if (!res.write(bytes)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (res.write(bytes)) return;
+    // Each wait removes both listeners: a long streamed reply waits many times, and a listener left behind per wait
+    // added up to Node's MaxListenersExceededWarning.
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
   };
 }
 
