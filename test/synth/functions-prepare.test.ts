@@ -76,7 +76,11 @@ describe('a publish prepares its functions’ Lambdas', () => {
     expect(platform.synthesized!.userLambdas.createCalls(lambdaName)).toBe(1);
     const usage = platform.synthesized!.usage().find((entry) => entry.functionName.includes('FunctionLambdas'))!;
     expect(usage.denied).toEqual([]);
-    expect(usage.actionsUsed).toEqual(expect.arrayContaining(['lambda:CreateFunction', 'lambda:GetFunction', 'lambda:TagResource']));
+    expect(usage.actionsUsed).toEqual(
+      expect.arrayContaining(['lambda:CreateFunction', 'lambda:GetFunction', 'lambda:TagResource', 'lambda:GetLayerVersion']),
+    );
+    // Lambda reads the VPC of a function being made with the caller's rights: the grants the stack holds for it are used.
+    expect(usage.actionsUsed).toEqual(expect.arrayContaining(['ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets', 'ec2:DescribeVpcs']));
   }, 120_000);
 });
 

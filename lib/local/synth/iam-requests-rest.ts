@@ -85,6 +85,12 @@ function lambdaChecks(request: WireRequest, ctx: ArnContext): AuthorizationCheck
         },
       },
       { action: 'iam:PassRole', resource: String(body.Role), context: { 'iam:PassedToService': 'lambda.amazonaws.com' } },
+      // What Lambda checks with the caller's own rights besides: each layer's GetLayerVersion, and for a function in
+      // a VPC the caller's read of that network (Lambda's "permissions for VPC-connected functions").
+      ...((body.Layers ?? []) as string[]).map((layer) => ({ action: 'lambda:GetLayerVersion', resource: layer })),
+      ...(body.VpcConfig?.SubnetIds?.length
+        ? ['ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets', 'ec2:DescribeVpcs'].map((action) => ({ action, resource: '*' }))
+        : []),
     ];
     if (body.Tags && Object.keys(body.Tags).length)
       checks.push({ action: 'lambda:TagResource', resource: arnOf(body.FunctionName), context: { 'aws:TagKeys': Object.keys(body.Tags) } });
