@@ -3,6 +3,7 @@ import { tableWriteActions } from '../../infra/grants.ts';
 import { templateRoutes } from '../../lib/local/synth/api-gateway.ts';
 import { permissionReport } from '../../lib/local/synth/report.ts';
 import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
+import { callFrom, freshIp } from '../support/console.ts';
 import { expectEnvelopeError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
@@ -69,5 +70,14 @@ describe('the template as synthesized', () => {
     expect(usage.denied).toEqual([]);
     expect(usage.actionsUsed).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem']));
     expect(usage.grantsUnused).toEqual(expect.arrayContaining(['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem']));
+  });
+
+  it("the Lambdas' console is the local one: a sign-in link mailed by the Lambda points at the console the platform serves", async () => {
+    expect(platform.consoleUrl).toBe(`http://app.localhost:${platform.port}`);
+    const email = `console-${Date.now()}@example.test`;
+    const sent = await callFrom(platform, freshIp(), 'POST', '/api/v1/auth/sign-in-link', { body: { email } });
+    expect(sent.status).toBe(202);
+    const mail = platform.outbox.mails().find((m) => m.to.includes(email))!;
+    expect(mail.text).toContain(`http://app.localhost:${platform.port}/sign-in#token=`);
   });
 });

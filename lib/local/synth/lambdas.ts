@@ -15,6 +15,10 @@ export const localSettingVariables = [
   'SITE_DOMAIN',
   'FUNCTION_DOMAIN',
   'CORS_ORIGINS',
+  // The console the platform serves (app.localhost:{port}): the links Lambdas mail and the one origin whose
+  // cookie-authenticated writes they take; the template's is the deployed console's.
+  'CONSOLE_URL',
+  'EMAIL_CONFIRM_URL',
   'ABUSE_INTAKE',
   'ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR',
   'ABUSE_REPORTS_PLATFORM_PER_HOUR',
