@@ -1,11 +1,14 @@
 import { once } from 'node:events';
 import * as http from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { config } from '../../lib/config.ts';
+import type { FunctionDoor } from '../../lib/functions/door.ts';
 import { doorRequestOfIncoming, openNodeReply } from '../../lib/functions/door-http.ts';
 import { createCloudDoor } from '../../lib/functions/hosts/cloud/cloud-door.ts';
 import { functionBudgetMs } from '../../lib/functions/model.ts';
+import type { FunctionTelemetry } from '../../lib/functions/telemetry.ts';
 import { logger } from '../../lib/logger.ts';
 import { SITE_HOST_HEADER } from '../../lib/sites/serve.ts';
 
@@ -29,8 +32,23 @@ export interface DoorServer {
   close(): Promise<void>;
 }
 
-/** Past the budget, a reply the door has not ended is its own timer's fault: connections are then cut. */
-const DRAIN_MARGIN_MS = 5_000;
+/**
+ * The door's own timer ends every request at its budget (a 504, or the stream cut); past it and this margin, a
+ * connection still open is cut.
+ */
+const DRAIN_MARGIN_MS = 1_000;
+
+/** What the server runs: the cloud's door and its telemetry (createCloudDoor); a test may hand in its own. */
+export interface DoorServerParts {
+  door: Pick<FunctionDoor, 'answer'>;
+  telemetry: Pick<FunctionTelemetry, 'start' | 'stop'>;
+}
+
+/** The function's host as the viewer sent it: CloudFront's viewer function copies it, since the load balancer's Host is its own. */
+export function doorHostname(headers: IncomingHttpHeaders): string {
+  const forwarded = headers[SITE_HOST_HEADER];
+  return (typeof forwarded === 'string' && forwarded) || headers.host || '';
+}
 
 function healthServer(): http.Server {
   return http.createServer((req, res) => {
@@ -47,18 +65,14 @@ async function listen(server: http.Server, port: number): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** Starts both servers on the configured ports (0: any free one) and counts telemetry on a timer. */
-export async function startDoorServer(): Promise<DoorServer> {
-  const { door, telemetry } = createCloudDoor();
+/** Starts both servers on the configured ports (0: any free one) and flushes telemetry on a timer. */
+export async function startDoorServer({ door, telemetry }: DoorServerParts = createCloudDoor()): Promise<DoorServer> {
   let inFlight = 0;
   const idle: (() => void)[] = [];
   const doorServer = http.createServer((req, res) => {
     inFlight++;
-    // CloudFront's viewer function copies the viewer's Host here: the load balancer's Host is its own name.
-    const forwarded = req.headers[SITE_HOST_HEADER];
-    const hostname = (typeof forwarded === 'string' && forwarded) || req.headers.host || '';
     door
-      .answer(doorRequestOfIncoming(req, res, hostname), openNodeReply(res))
+      .answer(doorRequestOfIncoming(req, res, doorHostname(req.headers)), openNodeReply(res))
       .catch((error: unknown) => {
         logger.error('container door: a request failed outside the door', { error: String(error) });
         if (!res.headersSent) res.writeHead(502).end();
