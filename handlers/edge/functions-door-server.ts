@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { config } from '../../lib/config.ts';
-import type { FunctionDoor } from '../../lib/functions/door.ts';
+import type { DoorRequest, FunctionDoor } from '../../lib/functions/door.ts';
 import { doorRequestOfIncoming, openNodeReply } from '../../lib/functions/door-http.ts';
 import { createCloudDoor } from '../../lib/functions/hosts/cloud/cloud-door.ts';
 import { functionBudgetMs } from '../../lib/functions/model.ts';
@@ -65,6 +65,15 @@ async function listen(server: http.Server, port: number): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+/**
+ * The load balancer's listener is HTTP, so it sets `x-forwarded-proto: http` and `x-forwarded-port: 80`; the caller
+ * spoke HTTPS to CloudFront (the distribution redirects plain HTTP), as the router's function URL event says.
+ */
+function asViewerSentIt(request: DoorRequest): DoorRequest {
+  const viewer: Record<string, string> = { 'x-forwarded-proto': 'https', 'x-forwarded-port': '443' };
+  return { ...request, headers: request.headers.map(([name, value]) => [name, viewer[name] ?? value]) };
+}
+
 /** Starts both servers on the configured ports (0: any free one) and flushes telemetry on a timer. */
 export async function startDoorServer({ door, telemetry }: DoorServerParts = createCloudDoor()): Promise<DoorServer> {
   let inFlight = 0;
@@ -72,7 +81,7 @@ export async function startDoorServer({ door, telemetry }: DoorServerParts = cre
   const doorServer = http.createServer((req, res) => {
     inFlight++;
     door
-      .answer(doorRequestOfIncoming(req, res, doorHostname(req.headers)), openNodeReply(res))
+      .answer(asViewerSentIt(doorRequestOfIncoming(req, res, doorHostname(req.headers))), openNodeReply(res))
       .catch((error: unknown) => {
         logger.error('container door: a request failed outside the door', { error: String(error) });
         if (!res.headersSent) res.writeHead(502).end();

@@ -146,13 +146,20 @@ describe('the container door server', () => {
     expect(doorHostname({})).toBe('');
   });
 
-  it('a 6 MiB binary body, declared or chunked, reaches the host byte for byte; the function host is x-slipway-host', async () => {
+  it('a 6 MiB binary body, declared or chunked, reaches the host byte for byte; the function host is x-slipway-host, the scheme https', async () => {
     const { door, forwarded } = recordingDoor();
     const { telemetry } = telemetryRecorder();
     server = await startDoorServer({ door, telemetry });
     const body = randomBytes(6 * 1024 * 1024);
     const digest = createHash('sha256').update(body).digest('hex');
-    const headers = { host: LOAD_BALANCER_HOST, 'x-slipway-host': FUNCTION_HOST, 'content-type': 'application/octet-stream' };
+    const headers = {
+      host: LOAD_BALANCER_HOST,
+      'x-slipway-host': FUNCTION_HOST,
+      'content-type': 'application/octet-stream',
+      // As the load balancer's HTTP listener sets them.
+      'x-forwarded-proto': 'http',
+      'x-forwarded-port': '80',
+    };
     const declared = await send(server.doorPort, { method: 'POST', path: '/upload?x=1', headers, body });
     expect(declared.status).toBe(200);
     expect(JSON.parse(declared.text)).toEqual({ bytes: body.length, sha256: digest });
@@ -167,6 +174,13 @@ describe('the container door server', () => {
       ['POST', 'x=1'],
       ['PUT', ''],
     ]);
+    // The caller spoke HTTPS to CloudFront, as the router's function URL event says.
+    for (const forward of forwarded) {
+      expect(forward.headers.filter(([name]) => name.startsWith('x-forwarded-p'))).toEqual([
+        ['x-forwarded-proto', 'https'],
+        ['x-forwarded-port', '443'],
+      ]);
+    }
     // With no x-slipway-host, the request's own Host names the function.
     expect((await send(server.doorPort, { headers: { host: FUNCTION_HOST } })).status).toBe(200);
     expect((await send(server.doorPort, { headers: { host: LOAD_BALANCER_HOST } })).status).toBe(404);
