@@ -91,9 +91,9 @@ export async function startDoorServer({ door, telemetry }: DoorServerParts = cre
         if (--inFlight === 0) for (const resolve of idle.splice(0)) resolve();
       });
   });
-  // The load balancer keeps connections open up to its idle timeout; ours must outlast it so it never reuses a closed one.
-  doorServer.keepAliveTimeout = 75_000;
-  doorServer.headersTimeout = 80_000;
+  // The load balancer keeps connections open up to its idle timeout (75 s); ours outlasts it, so it never reuses one we closed.
+  doorServer.keepAliveTimeout = 80_000;
+  doorServer.headersTimeout = 85_000;
   // The door's own timer bounds a request; Node's default 300 s request timeout must not cut a slow upload first.
   doorServer.requestTimeout = 0;
   const health = healthServer();
