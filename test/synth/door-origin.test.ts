@@ -63,6 +63,14 @@ describe('ECS services: the service scheduler', () => {
     const running = doorTasks().filter((task) => task.lastStatus === 'RUNNING');
     expect(running).toHaveLength(2);
     for (const task of running) expect(task.startedBy).toMatch(/^ecs-svc\//);
+    // What the banner lists: each task with the loopback port of each container port.
+    const [service] = runtime.ecs.services();
+    expect(service).toMatchObject({ name: 'DoorFixture-FunctionsDoorService723F50CE', desiredCount: 2 });
+    expect(service!.family).toMatch(/DoorTask/);
+    expect(service!.tasks.map((task) => task.ports.map((p) => p.containerPort))).toEqual([
+      [8080, 8081],
+      [8080, 8081],
+    ]);
   });
 
   it('a stopped task is replaced, and the load balancer sends nothing more to it', async () => {

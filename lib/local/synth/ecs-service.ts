@@ -53,7 +53,16 @@ export interface LocalEcsService {
    * stops) and resolves once every task runs and is healthy in its target groups, or rejects after `timeoutMs`.
    */
   startServices(targets: TargetRegistry, timeoutMs: number): Promise<void>;
+  /** Each service with its running tasks and, per task, the loopback port of each mapped container port (the banner). */
+  services(): ServiceView[];
   stop(): Promise<void>;
+}
+
+export interface ServiceView {
+  name: string;
+  family: string;
+  desiredCount: number;
+  tasks: { taskArn: string; ports: { containerPort: number; loopbackPort: number }[] }[];
 }
 
 interface ContainerOverride {
@@ -319,6 +328,9 @@ class LocalEcs {
   }
 }
 
+/** What ECS records as a service task's startedBy. */
+const serviceStartedBy = (service: EcsServiceDefinition) => `ecs-svc/${service.name}`;
+
 export function createLocalEcsService(options: EcsOptions): LocalEcsService {
   const ecs = new LocalEcs(options);
   let scheduler: ServiceScheduler | undefined;
@@ -345,7 +357,7 @@ export function createLocalEcsService(options: EcsOptions): LocalEcsService {
         const task = ecs.newTask(
           ecs.clusterOf(service.clusterArn),
           ecs.definitionOf(service.taskDefinitionArn),
-          `ecs-svc/${service.name}`,
+          serviceStartedBy(service),
           [],
         );
         return { task, stopped: ecs.launch(task, onRunning) };
@@ -353,6 +365,20 @@ export function createLocalEcsService(options: EcsOptions): LocalEcsService {
       scheduler = startServiceScheduler(options.services ?? [], launch, targets);
       return scheduler.steady(timeoutMs);
     },
+    services: () =>
+      (options.services ?? []).map((service) => ({
+        name: service.name,
+        family: ecs.definitionOf(service.taskDefinitionArn).family,
+        desiredCount: service.desiredCount,
+        tasks: [...ecs.tasks.values()]
+          .filter((task) => task.startedBy === serviceStartedBy(service) && task.lastStatus === 'RUNNING')
+          .map((task) => ({
+            taskArn: task.taskArn,
+            ports: [...task.ports.values()].flatMap((ports) =>
+              [...ports].map(([containerPort, loopbackPort]) => ({ containerPort, loopbackPort })),
+            ),
+          })),
+      })),
     async stop() {
       // The scheduler first: a task stopped now is not replaced.
       scheduler?.stop();
