@@ -108,6 +108,8 @@ describe('CloudFront: origin selection by the viewer function', () => {
         url: '/path?q=1',
         host: expect.stringMatching(/^internal-functionsdoorbalancer[0-9a-f]*-\d+\.us-east-1\.elb\.amazonaws\.com$/),
         forwardedHost: HOST,
+        // CloudFront's X-Forwarded-For, the HTTP listener's X-Forwarded-Proto and X-Forwarded-Port.
+        forwarded: ['127.0.0.1', 'http', '80'],
         length: size,
         sha256: sha(body),
       });

@@ -62,6 +62,10 @@ export async function forwardToVpcOrigin(
   if (route.kind === 'no-healthy-target') return plainReply(req, res, 503, '503 Service Temporarily Unavailable');
   const path = `${request.uri}${options.rawQuery ? `?${options.rawQuery}` : ''}`;
   const headers = originHeaders(request, options.forwardedHeaders, route.hostHeader, options.viewerIp);
+  // What the load balancer's HTTP listener sets on its way to the target (it also appends the previous hop to
+  // X-Forwarded-For, which here is this machine's own loopback: left out).
+  headers['x-forwarded-proto'] = 'http';
+  headers['x-forwarded-port'] = String(origin.port);
   await new Promise<void>((resolve) => {
     const upstream = httpRequest({ host: route.host, port: route.port, method: request.method, path, headers, agent: false });
     let answered = false;
