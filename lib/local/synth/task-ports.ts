@@ -1,17 +1,5 @@
-import { createServer } from 'node:net';
+import { freePort } from '../ports.ts';
 import { ContainerStartError, type ContainerDefinition } from './containers.ts';
-
-/** A free port on loopback, as the kernel hands one out. */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Local difference: on Fargate each task has its own network interface, so every task of a service listens on the
@@ -34,7 +22,7 @@ export async function mapContainerPorts(
           'each mapped port from exactly one variable, which is set to a free loopback port',
       );
     }
-    const port = await freeLoopbackPort();
+    const port = await freePort();
     environment[names[0]!] = String(port);
     ports.set(containerPort, port);
   }
