@@ -110,6 +110,7 @@ describe('CloudFront: origin selection by the viewer function', () => {
         forwardedHost: HOST,
         // CloudFront's X-Forwarded-For, the HTTP listener's X-Forwarded-Proto and X-Forwarded-Port.
         forwarded: ['127.0.0.1', 'http', '80'],
+        logLevel: 'CRITICAL',
         length: size,
         sha256: sha(body),
       });

@@ -42,6 +42,37 @@ export interface ServiceScheduler {
   stop(): void;
 }
 
+/** A service with its running tasks and, per task, the loopback port of each mapped container port (the banner). */
+export interface ServiceView {
+  name: string;
+  family: string;
+  desiredCount: number;
+  tasks: { taskArn: string; ports: { containerPort: number; loopbackPort: number }[] }[];
+}
+
+/** What ECS records as a service task's startedBy. */
+export const serviceStartedBy = (service: EcsServiceDefinition) => `ecs-svc/${service.name}`;
+
+export function serviceViews(
+  services: EcsServiceDefinition[],
+  tasks: (ServiceTask & { startedBy?: string })[],
+  familyOf: (taskDefinitionArn: string) => string,
+): ServiceView[] {
+  return services.map((service) => ({
+    name: service.name,
+    family: familyOf(service.taskDefinitionArn),
+    desiredCount: service.desiredCount,
+    tasks: tasks
+      .filter((task) => task.startedBy === serviceStartedBy(service) && task.lastStatus === 'RUNNING')
+      .map((task) => ({
+        taskArn: task.taskArn,
+        ports: [...task.ports.values()].flatMap((ports) =>
+          [...ports].map(([containerPort, loopbackPort]) => ({ containerPort, loopbackPort })),
+        ),
+      })),
+  }));
+}
+
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 30_000;
 

@@ -3,7 +3,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 import { localConfig } from '../local-config.ts';
 import { ContainerStartError, startContainer, type RunningContainer } from './containers.ts';
-import { startServiceScheduler, type ServiceScheduler, type ServiceTaskLauncher, type TargetRegistry } from './ecs-scheduler.ts';
+import {
+  serviceStartedBy,
+  serviceViews,
+  startServiceScheduler,
+  type ServiceScheduler,
+  type ServiceTaskLauncher,
+  type ServiceView,
+  type TargetRegistry,
+} from './ecs-scheduler.ts';
 import type { Cluster, EcsServiceDefinition, TaskContainer, TaskDefinition } from './ecs-template.ts';
 import { mapContainerPorts } from './task-ports.ts';
 
@@ -56,13 +64,6 @@ export interface LocalEcsService {
   /** Each service with its running tasks and, per task, the loopback port of each mapped container port (the banner). */
   services(): ServiceView[];
   stop(): Promise<void>;
-}
-
-export interface ServiceView {
-  name: string;
-  family: string;
-  desiredCount: number;
-  tasks: { taskArn: string; ports: { containerPort: number; loopbackPort: number }[] }[];
 }
 
 interface ContainerOverride {
@@ -149,7 +150,10 @@ interface EcsOptions {
   clusters: Cluster[];
   taskDefinitions: TaskDefinition[];
   services?: EcsServiceDefinition[];
-  /** Variables set on every container, over its definition's (the platform's local settings, as its Lambdas get). */
+  /**
+   * Variables set on a service task's containers over its definition's: the platform's local settings, as its Lambdas
+   * get them (the door reads the same settings as the router). A RunTask task keeps exactly its definition's.
+   */
   localEnvironment?: () => Record<string, string | null>;
   /** The keys a task role's containers carry (the IAM proxy knows the role by them) and where they call AWS. */
   roleCredentials(definition: TaskDefinition): { accessKeyId: string; secretAccessKey: string; endpoint: string };
@@ -161,6 +165,8 @@ type Task = LocalTask & {
   running: RunningContainer[];
   overrides: ContainerOverride[];
   ports: Map<string, Map<number, number>>;
+  /** Placed by the service scheduler: its containers get the local environment. */
+  ofService: boolean;
 };
 
 const USER_STOPPED = 'Task stopped by user';
@@ -203,7 +209,7 @@ class LocalEcs {
   private async startOne(task: Task, container: TaskContainer, index: number): Promise<RunningContainer> {
     const override = task.overrides.find((o) => o.name === container.definition.Name) ?? {};
     const environment = { ...container.environment };
-    for (const [name, value] of Object.entries(this.options.localEnvironment?.() ?? {})) {
+    for (const [name, value] of Object.entries((task.ofService && this.options.localEnvironment?.()) || {})) {
       if (value === null) delete environment[name];
       else environment[name] = value;
     }
@@ -269,7 +275,7 @@ class LocalEcs {
     checkRunTask(body, definition);
     for (const [arn, task] of this.tasks) if (task.stoppedAt && Date.now() - task.stoppedAt > STOPPED_KEPT_MS) this.tasks.delete(arn);
     const started = Array.from({ length: body.count ?? 1 }, () => {
-      const task = this.newTask(cluster, definition, body.startedBy, body.overrides?.containerOverrides ?? []);
+      const task = this.newTask(cluster, definition, body.startedBy, body.overrides?.containerOverrides ?? [], false);
       // Placed after the reply, as ECS answers RunTask before the task runs.
       setImmediate(() => void this.launch(task));
       return task;
@@ -278,7 +284,13 @@ class LocalEcs {
   }
 
   /** A task PROVISIONING, not yet placed: `launch` places it. */
-  newTask(cluster: Cluster, definition: TaskDefinition, startedBy: string | undefined, overrides: ContainerOverride[]): Task {
+  newTask(
+    cluster: Cluster,
+    definition: TaskDefinition,
+    startedBy: string | undefined,
+    overrides: ContainerOverride[],
+    ofService: boolean,
+  ): Task {
     const { region, accountId } = this.options;
     const id = randomBytes(16).toString('hex');
     const task: Task = {
@@ -299,6 +311,7 @@ class LocalEcs {
       running: [],
       overrides,
       ports: new Map(),
+      ofService,
     };
     this.tasks.set(task.taskArn, task);
     return task;
@@ -328,9 +341,6 @@ class LocalEcs {
   }
 }
 
-/** What ECS records as a service task's startedBy. */
-const serviceStartedBy = (service: EcsServiceDefinition) => `ecs-svc/${service.name}`;
-
 export function createLocalEcsService(options: EcsOptions): LocalEcsService {
   const ecs = new LocalEcs(options);
   let scheduler: ServiceScheduler | undefined;
@@ -351,7 +361,7 @@ export function createLocalEcsService(options: EcsOptions): LocalEcsService {
         sendJson(res, 400, { __type: failed.type, message: failed.message }, { 'x-amzn-errortype': failed.type });
       }
     },
-    tasks: () => [...ecs.tasks.values()].map(({ definition: _d, running: _r, overrides: _o, ports: _p, ...task }) => task),
+    tasks: () => [...ecs.tasks.values()].map(({ definition: _d, running: _r, overrides: _o, ports: _p, ofService: _s, ...task }) => task),
     startServices(targets, timeoutMs) {
       const launch: ServiceTaskLauncher = (service, onRunning) => {
         const task = ecs.newTask(
@@ -359,26 +369,14 @@ export function createLocalEcsService(options: EcsOptions): LocalEcsService {
           ecs.definitionOf(service.taskDefinitionArn),
           serviceStartedBy(service),
           [],
+          true,
         );
         return { task, stopped: ecs.launch(task, onRunning) };
       };
       scheduler = startServiceScheduler(options.services ?? [], launch, targets);
       return scheduler.steady(timeoutMs);
     },
-    services: () =>
-      (options.services ?? []).map((service) => ({
-        name: service.name,
-        family: ecs.definitionOf(service.taskDefinitionArn).family,
-        desiredCount: service.desiredCount,
-        tasks: [...ecs.tasks.values()]
-          .filter((task) => task.startedBy === serviceStartedBy(service) && task.lastStatus === 'RUNNING')
-          .map((task) => ({
-            taskArn: task.taskArn,
-            ports: [...task.ports.values()].flatMap((ports) =>
-              [...ports].map(([containerPort, loopbackPort]) => ({ containerPort, loopbackPort })),
-            ),
-          })),
-      })),
+    services: () => serviceViews(options.services ?? [], [...ecs.tasks.values()], (arn) => ecs.definitionOf(arn).family),
     async stop() {
       // The scheduler first: a task stopped now is not replaced.
       scheduler?.stop();
