@@ -4,7 +4,7 @@ import { Script, createContext } from 'node:vm';
 import { logger } from '../../logger.ts';
 import type { StreamedReply, LambdaFunctionHost } from './lambda-host.ts';
 import type { LocalLoadBalancers } from './load-balancers.ts';
-import { forwardToVpcOrigin } from './vpc-origin.ts';
+import { forwardToVpcOrigin, plainReply } from './vpc-origin.ts';
 import { INVOKE_PAYLOAD_LIMIT_BYTES } from './lambda-service.ts';
 import { constructPath, resourcesOfType, type SynthesizedTemplate } from './template.ts';
 
@@ -224,10 +224,7 @@ async function requestBody(req: IncomingMessage): Promise<Buffer> {
 /** CloudFront's answer when a viewer function throws (an unknown origin id included). */
 function functionFailed(req: IncomingMessage, res: ServerResponse, distribution: TemplateDistribution, error: unknown): void {
   logger.error('The CloudFront function failed: the viewer gets 503', { distribution: distribution.path, error: (error as Error).message });
-  req.resume();
-  const text = '503 ERROR: The CloudFront function associated with the CloudFront distribution is invalid or could not run.';
-  res.writeHead(503, { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(text)) });
-  res.end(text);
+  plainReply(req, res, 503, '503 ERROR: The CloudFront function associated with the CloudFront distribution is invalid or could not run.');
 }
 
 /**
@@ -266,8 +263,11 @@ export async function answerThroughDistribution(
       const { forwardedHeaders } = distribution;
       return forwardToVpcOrigin(req, res, request, vpcOrigin, { forwardedHeaders, viewerIp, rawQuery, loadBalancers });
     }
-    if (originId !== null && originId !== distribution.defaultOriginId)
-      return functionFailed(req, res, distribution, new Error(`origin ${originId} is neither a VPC origin nor the function URL`));
+    if (originId !== null && originId !== distribution.defaultOriginId) {
+      // An origin of the distribution of another kind (a bucket, a custom origin): a limit of this stand-in.
+      logger.error('The local CloudFront sends only to the function URL or a VPC origin', { distribution: distribution.path, originId });
+      return plainReply(req, res, 502, '502 ERROR: the local platform cannot send a request to this origin.');
+    }
   }
   const event = functionUrlEvent(request, distribution, rawQuery, viewerIp, await requestBody(req));
   if (Buffer.byteLength(JSON.stringify(event)) > INVOKE_PAYLOAD_LIMIT_BYTES) {

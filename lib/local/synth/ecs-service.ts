@@ -185,7 +185,7 @@ class LocalEcs {
   private caps: SandboxCapabilities | null = null;
   private sequence = 0;
 
-  constructor(readonly options: EcsOptions) {}
+  constructor(private readonly options: EcsOptions) {}
 
   clusterOf(raw: unknown): Cluster {
     const name = String(raw ?? 'default');

@@ -25,7 +25,8 @@ interface Origin {
 /** Hop-by-hop headers: each connection's own, never passed on by a proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'expect']);
 
-function plainReply(req: IncomingMessage, res: ServerResponse, status: number, text: string): void {
+/** A reply of CloudFront's (or the load balancer's) own, in plain text. */
+export function plainReply(req: IncomingMessage, res: ServerResponse, status: number, text: string): void {
   // The caller may still be sending: its body is read and dropped, so it gets this reply rather than a reset.
   req.resume();
   res.writeHead(status, { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(text)) });
