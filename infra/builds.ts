@@ -1,13 +1,13 @@
 import * as path from 'node:path';
 import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as codebuild from 'aws-cdk-lib/aws-codebuild';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { cloudBuildVariables } from '../lib/builds/cloud-host.ts';
 import { repoRoot } from './bundling.ts';
+import { computeSubnets } from './functions-network.ts';
 import type { FunctionsRuntime } from './functions-runtime.ts';
 
 /** The build script and its image (lib/builds/script/). */
@@ -67,7 +67,7 @@ export class BuildsRuntime extends Construct {
         privileged: false,
       },
       vpc: functions.vpc,
-      subnetSelection: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      subnetSelection: computeSubnets,
       securityGroups: [functions.computeSecurityGroup],
       timeout: Duration.minutes(BUILD_TIMEOUT_MINUTES),
       queuedTimeout: Duration.hours(1),

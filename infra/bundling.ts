@@ -79,11 +79,21 @@ export const eventStreamHandlers: ReadonlySet<string> = new Set([
   'handlers/workers/cloud-sweep.ts',
   // So does the function-lambdas worker's (it makes user-function Lambdas; found by the synthesized mode's test).
   'handlers/workers/function-lambdas.ts',
+  // The container door runs the router's cloud host, streaming invoke included.
+  'handlers/edge/functions-door-server.ts',
 ]);
+
+/**
+ * Handlers that run in a container rather than in Lambda (the container door, handlers/edge/functions-door-server.ts):
+ * their credentials come from the task's credential endpoint, which the SDK's default chain reaches only after trying
+ * the providers Lambda never needs (its ini, process and web-identity steps import their modules before they decline),
+ * so their bundles keep every credential provider.
+ */
+export const containerHandlers: ReadonlySet<string> = new Set(['handlers/edge/functions-door-server.ts']);
 
 /** The modules one handler's bundle leaves out. */
 export function externalModulesFor(handler: string): string[] {
-  const external = [...bundleSettings.externalModules];
+  const external = containerHandlers.has(handler) ? [] : [...bundleSettings.externalModules];
   if (!eventStreamHandlers.has(handler)) external.push(EVENT_STREAM_MODULE);
   // A container image installs these from its own lockfile (a browser binary cannot be bundled).
   for (const row of workers) if (row.handler === handler && row.image) external.push(...row.image.runtimePackages);

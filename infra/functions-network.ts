@@ -11,17 +11,29 @@ import type { Construct } from 'constructs';
  */
 export const blockedEgressRanges = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16'] as const;
 
+/**
+ * The subnets of user code (user-function Lambdas, invocation tasks, builds). Named, not chosen by type: the Door
+ * group is PRIVATE_WITH_EGRESS too, and a selection by type would take both.
+ */
+export const computeSubnets: ec2.SubnetSelection = { subnetGroupName: 'Compute' };
+/** The functions VPC's address range (fixed, so security group rules name it as a literal). */
+export const functionsVpcCidr = '10.40.0.0/16';
+/** The subnet group of the container door (its tasks and internal load balancer). */
+export const doorSubnetGroup = 'Door';
+
 /** The network of user code: its VPC (flow logs of rejects), a group that allows HTTPS out only, an ACL that denies private ranges. */
 export function userCodeNetwork(scope: Construct) {
   // --- The network of user code -------------------------------------------------------------
   const vpc = new ec2.Vpc(scope, 'Vpc', {
-    ipAddresses: ec2.IpAddresses.cidr('10.40.0.0/16'),
+    ipAddresses: ec2.IpAddresses.cidr(functionsVpcCidr),
     maxAzs: 2,
     // One NAT gateway: user functions are a closed beta; an AZ outage costs egress, not the door.
     natGateways: 1,
     subnetConfiguration: [
       { name: 'Public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
       { name: 'Compute', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 20 },
+      // The container door's tasks and its internal load balancer: apart from user code, whose ACL denies 10.0.0.0/8.
+      { name: doorSubnetGroup, subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 24 },
     ],
     // Restricting the default group takes a custom-resource Lambda; nothing is ever placed in it
     // (every Lambda and task names the compute group), so it stays as EC2 makes it.
@@ -50,7 +62,7 @@ export function userCodeNetwork(scope: Construct) {
   // Stateless, so both directions are listed: denies first (lower numbers win), then HTTPS out and its replies in.
   const computeNetworkAcl = new ec2.NetworkAcl(scope, 'ComputeNetworkAcl', {
     vpc: vpc,
-    subnetSelection: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+    subnetSelection: computeSubnets,
   });
   blockedEgressRanges.forEach((cidr, index) => {
     for (const direction of [ec2.TrafficDirection.EGRESS, ec2.TrafficDirection.INGRESS]) {

@@ -2,7 +2,7 @@ import { ArnFormat, CfnOutput, Duration, Stack, Token, Validations } from 'aws-c
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -11,11 +11,12 @@ import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
 import { stagedBodyPrefix } from '../lib/resources.ts';
 import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
 import { HandlerFunction } from './functions.ts';
-import { functionsViewerCode } from './functions-viewer.ts';
+import { computeSubnets } from './functions-network.ts';
+import { DOOR_ORIGIN_ID, functionsViewerCode } from './functions-viewer.ts';
 import { acknowledge, type GrantContext } from './grants.ts';
 
 /** What the router and its distribution are made from (the FunctionsRuntime's props). */
-interface RouterProps {
+export interface RouterProps {
   grants: GrantContext;
   environment: Record<string, string>;
   functionDomain: string;
@@ -37,7 +38,7 @@ export function userFunctionVariables(made: UserFunctionParts): Record<string, s
     [cloudHostVariables.namePrefix]: made.functionNamePrefix,
     [cloudHostVariables.roleArn]: made.userFunctionRole.roleArn,
     [cloudHostVariables.runnerLayerArn]: made.runnerLayer.layerVersionArn,
-    [cloudHostVariables.subnetIds]: made.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','),
+    [cloudHostVariables.subnetIds]: made.vpc.selectSubnets(computeSubnets).subnetIds.join(','),
     [cloudHostVariables.securityGroupId]: made.computeSecurityGroup.securityGroupId,
   };
 }
@@ -102,24 +103,38 @@ export function grantMakeUserFunctions(role: iam.IRole, stack: Stack, made: User
   });
 }
 
+/**
+ * What the door's table and bucket access is (its `uses`): it resolves hosts, counts telemetry and holds request slots
+ * (table), and reads a bundle to make its function's Lambda. The router and the container door hold the same.
+ */
+export const doorUses = ['table:read', 'table:write', 'bundles:read'] as const;
+
+/**
+ * The door's calls beyond its `uses`, granted alike to the router and the container door's task role: invoking and
+ * making user-function Lambdas, staging large request bodies.
+ */
+export function grantDoorCalls(role: iam.Role, stack: Stack, made: UserFunctionParts, bundles: s3.Bucket): void {
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [userFunctionsArn(stack, made.functionNamePrefix)] }),
+  );
+  grantMakeUserFunctions(role, stack, made);
+  grantBodyStaging(role, bundles);
+}
+
 /** The router (handlers/edge/functions-router.ts) and its function URL: it makes and invokes one Lambda per built function. */
 export function functionsRouter(scope: Construct, props: RouterProps, stack: Stack, made: UserFunctionParts) {
   // --- The HTTPS door: CloudFront, the router, one Lambda per function -----------------------
   const router = new HandlerFunction(scope, 'Router', {
     handler: 'handlers/edge/functions-router.ts',
     description: 'Slipway: the functions HTTPS door for {name}-{subdomain}.{function_domain}',
-    // Resolves hosts, counts telemetry and holds request slots (table); reads a bundle to make its function's Lambda.
-    uses: ['table:read', 'table:write', 'bundles:read'],
+    uses: doorUses,
     // The 60 s budget, plus making a new function's Lambda on its first request.
     timeoutSeconds: 180,
     memoryMb: 1024,
     environment: { ...props.environment, ...userFunctionVariables(made) },
     grants: props.grants,
   });
-  const userFunctions = userFunctionsArn(stack, made.functionNamePrefix);
-  router.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [userFunctions] }));
-  grantMakeUserFunctions(router.role, stack, made);
-  grantBodyStaging(router.role, props.grants.state.buckets.bundles);
+  grantDoorCalls(router.role, stack, made, props.grants.state.buckets.bundles);
 
   // Public by the spec (anyone may call a function). Origin access control would make every POST
   // caller sign its body (x-amz-content-sha256), which an arbitrary HTTP client does not do.
@@ -148,10 +163,13 @@ export function grantBodyStaging(role: iam.Role, bundles: s3.Bucket): void {
   );
 }
 
-/** CloudFront in front of the router for *.{function_domain}. */
-export function functionsDistribution(scope: Construct, props: RouterProps, routerUrl: lambda.FunctionUrl) {
+/**
+ * CloudFront in front of the router for *.{function_domain}, with the container door as a second origin
+ * (`doorOrigin`: its CloudFormation Origin, id DOOR_ORIGIN_ID) that only the viewer function chooses.
+ */
+export function functionsDistribution(scope: Construct, props: RouterProps, routerUrl: lambda.FunctionUrl, doorOrigin: object) {
   const copyHost = new cloudfront.Function(scope, 'CopyFunctionHost', {
-    comment: `Answers a body over 10 MiB with the door's 413; copies the viewer Host into ${SITE_HOST_HEADER} for the router`,
+    comment: `Door 413 over 10 MiB; viewer Host into ${SITE_HOST_HEADER}; large or undeclared bodies to ${DOOR_ORIGIN_ID}`,
     runtime: cloudfront.FunctionRuntime.JS_2_0,
     code: cloudfront.FunctionCode.fromInline(functionsViewerCode()),
   });
@@ -179,6 +197,10 @@ export function functionsDistribution(scope: Construct, props: RouterProps, rout
       functionAssociations: [{ function: copyHost, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
     },
   });
+
+  // CDK renders only the origins a behavior uses. The door's origin is chosen by the viewer function alone, so no path
+  // of a function's URL space is given to it by a behavior's pattern: it is added to the rendered Origins instead.
+  (distribution.node.defaultChild as cloudfront.CfnDistribution).addPropertyOverride('DistributionConfig.Origins.1', doorOrigin);
 
   new CfnOutput(scope, 'FunctionsDistributionDomain', {
     value: distribution.distributionDomainName,

@@ -1,15 +1,17 @@
 import { ArnFormat, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type { DockerImageAsset } from 'aws-cdk-lib/aws-ecr-assets';
 import type * as ecs from 'aws-cdk-lib/aws-ecs';
+import type * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
 import type { HandlerFunction } from './functions.ts';
 import type { GrantContext } from './grants.ts';
-import { userCodeNetwork } from './functions-network.ts';
+import { containerDoor } from './functions-door.ts';
+import { computeSubnets, userCodeNetwork } from './functions-network.ts';
 import { functionsDistribution, functionsRouter, grantMakeUserFunctions, userFunctionVariables } from './functions-router.ts';
 import { runnerAssets } from './functions-runner.ts';
 import { userCodeIdentity } from './functions-user-code.ts';
@@ -37,6 +39,9 @@ export interface FunctionsRuntimeProps {
  *   router Lambda, which runs the door with the cloud host; the host makes one
  *   Lambda per built function from the runner layer, in that VPC, under the
  *   user-function role;
+ * - the container door: the same door in a Node server on Fargate (two tasks in the Door subnets, an internal load
+ *   balancer, a VPC origin of the distribution) for the bodies the router's function URL cannot take, chosen by the
+ *   viewer function;
  * - queued invocations: the runner's container image and a Fargate task
  *   definition, started per invocation by the invocations worker
  *   (`connectInvocationsWorker`: its environment and grants).
@@ -54,6 +59,11 @@ export class FunctionsRuntime extends Construct {
   readonly router: HandlerFunction;
   readonly routerUrl: lambda.FunctionUrl;
   readonly distribution: cloudfront.Distribution;
+  readonly doorCluster: ecs.Cluster;
+  readonly doorTaskDefinition: ecs.FargateTaskDefinition;
+  readonly doorTaskRole: iam.Role;
+  readonly doorService: ecs.FargateService;
+  readonly doorLoadBalancer: elbv2.ApplicationLoadBalancer;
   /** Every user-function Lambda's name starts with it. */
   readonly functionNamePrefix: string;
   /** Every resource of the platform: what user code (functions, builds) is denied. */
@@ -77,7 +87,15 @@ export class FunctionsRuntime extends Construct {
     } = runnerAssets(this, this.vpc, this.userFunctionBoundary, stack));
     // The HTTPS door: CloudFront, the router, one Lambda per function.
     ({ router: this.router, routerUrl: this.routerUrl } = functionsRouter(this, props, stack, this));
-    this.distribution = functionsDistribution(this, props, this.routerUrl);
+    const door = containerDoor(this, props, this);
+    ({
+      cluster: this.doorCluster,
+      taskDefinition: this.doorTaskDefinition,
+      taskRole: this.doorTaskRole,
+      service: this.doorService,
+      loadBalancer: this.doorLoadBalancer,
+    } = door);
+    this.distribution = functionsDistribution(this, props, this.routerUrl, door.origin);
   }
 
   /**
@@ -90,10 +108,7 @@ export class FunctionsRuntime extends Construct {
     const stack = Stack.of(this);
     worker.addEnvironment(cloudHostVariables.taskCluster, this.cluster.clusterArn);
     worker.addEnvironment(cloudHostVariables.taskDefinitionArn, this.taskDefinition.taskDefinitionArn);
-    worker.addEnvironment(
-      cloudHostVariables.subnetIds,
-      this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }).subnetIds.join(','),
-    );
+    worker.addEnvironment(cloudHostVariables.subnetIds, this.vpc.selectSubnets(computeSubnets).subnetIds.join(','));
     worker.addEnvironment(cloudHostVariables.securityGroupId, this.computeSecurityGroup.securityGroupId);
     this.grantRunInvocationTask(worker);
     // A task's ARN is task/{cluster name}/{id}: the grant covers this cluster's tasks only.

@@ -34,6 +34,13 @@ function positiveNumber(name: string, fallback: number): number {
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
+/** A TCP port to listen on (0: any free one), else the fallback. */
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = Number(raw);
+  return raw !== undefined && raw !== '' && Number.isInteger(value) && value >= 0 && value <= 65_535 ? value : fallback;
+}
+
 export const config = {
   tableName: () => required(tableDefinition.envVar),
   bucket: (name: keyof typeof bucketDefinitions) => required(bucketDefinitions[name].envVar),
@@ -205,6 +212,10 @@ export const config = {
   functionsIdleMs: () => positiveNumber('FUNCTIONS_IDLE_MS', 120_000),
   /** Between two flushes of the door's telemetry counters. */
   functionsTelemetryFlushMs: () => positiveNumber('FUNCTIONS_TELEMETRY_FLUSH_MS', 5_000),
+  /** The container door's port for door traffic (0: any free port, for tests); the name is cloudHostVariables.doorPort. */
+  doorPort: () => port('SLIPWAY_DOOR_PORT', 8080),
+  /** The container door's health-check port (0: any free port); the name is cloudHostVariables.doorHealthPort. */
+  doorHealthPort: () => port('SLIPWAY_DOOR_HEALTH_PORT', 8081),
   /** A function's route is read at most this often per hostname; 0 reads it on every request (the local platform). */
   functionsRouteCacheMs: () => {
     const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);

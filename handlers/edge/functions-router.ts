@@ -1,9 +1,7 @@
 import { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { createCloudFunctionHost } from '../../lib/functions/hosts/cloud/cloud-host.ts';
-import { createFunctionDoor, type DoorRequest, type OpenDoorReply } from '../../lib/functions/door.ts';
-import { isTeamEnrolledInFunctions, resolveFunctionByHostname } from '../../lib/functions/resolve.ts';
-import { FunctionTelemetry } from '../../lib/functions/telemetry.ts';
+import type { DoorRequest, OpenDoorReply } from '../../lib/functions/door.ts';
+import { createCloudDoor } from '../../lib/functions/hosts/cloud/cloud-door.ts';
 import { SITE_HOST_HEADER } from '../../lib/sites/serve.ts';
 
 /**
@@ -16,23 +14,7 @@ import { SITE_HOST_HEADER } from '../../lib/sites/serve.ts';
  * `x-slipway-*` header before the function sees the request.
  */
 
-const telemetry = new FunctionTelemetry();
-const cloudHost = createCloudFunctionHost();
-const door = createFunctionDoor({
-  host: {
-    ...cloudHost,
-    // Lambda tells the router of no environment's start (the local host's events): a reply from a new environment,
-    // whose entry reports its boot time, is one, so the function's instance starts and boot times are counted.
-    async forwardHttp(fn, request, signal) {
-      const reply = await cloudHost.forwardHttp(fn, request, signal);
-      if (reply.bootMs !== undefined) telemetry.instanceStarted(fn, reply.bootMs);
-      return reply;
-    },
-  },
-  resolve: resolveFunctionByHostname,
-  isEnrolled: isTeamEnrolledInFunctions,
-  telemetry,
-});
+const { door, telemetry } = createCloudDoor();
 
 /** The function URL event as the door's request. */
 export function doorRequestOf(event: APIGatewayProxyEventV2): DoorRequest {

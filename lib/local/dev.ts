@@ -59,6 +59,15 @@ async function main() {
       ? [
           `Running the synthesized template: ${platform.synthesized.lambdaCount} Lambdas`,
           ...platform.synthesized.skipped.map((s) => `  not run: ${s.logicalId}: ${s.reason}`),
+          ...platform.synthesized.ecs
+            .services()
+            .map(
+              (service) =>
+                `  ECS service ${service.name}: ${service.tasks.length} of ${service.desiredCount} tasks of ${service.family} running` +
+                service.tasks
+                  .map((task) => ` [${task.ports.map((p) => `${p.containerPort} at 127.0.0.1:${p.loopbackPort}`).join(', ')}]`)
+                  .join(''),
+            ),
         ]
       : []),
     `  Console:       ${platform.consoleUrl} (sign in with any address; mail is listed at ${platform.consoleUrl}/_local/outbox)`,

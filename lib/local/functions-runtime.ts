@@ -3,6 +3,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import { createFunctionDoor, type FunctionDoor } from '../functions/door.ts';
+import { doorRequestOfIncoming, openNodeReply } from '../functions/door-http.ts';
 import type { DeployedFunction } from '../functions/model.ts';
 import { isTeamEnrolledInFunctions, resolveFunctionByHostname } from '../functions/resolve.ts';
 import { FunctionTelemetry } from '../functions/telemetry.ts';
@@ -84,29 +85,7 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
   // The function domain is read on every request: it is configuration, and a platform sets it as it starts.
   const hostnameHandler: HostnameHandler = async (req, res: ServerResponse) => {
     if (!isFunctionHostname(req.headers.host)) return false;
-    const caller = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) caller.abort();
-    });
-    const headers: [string, string][] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!.toLowerCase(), req.rawHeaders[i + 1]!]);
-    const method = (req.method ?? 'GET').toUpperCase();
-    await ensure().answer(
-      {
-        hostname: req.headers.host!,
-        method,
-        target: req.url ?? '/',
-        headers,
-        body: method === 'GET' || method === 'HEAD' ? null : req,
-        signal: caller.signal,
-      },
-      (head) => {
-        const out: Record<string, string | string[]> = { ...head.headers };
-        if (head.cookies.length > 0) out['set-cookie'] = head.cookies;
-        res.writeHead(head.statusCode, out);
-        return res;
-      },
-    );
+    await ensure().answer(doorRequestOfIncoming(req, res, req.headers.host!), openNodeReply(res));
     return true;
   };
 

@@ -36,6 +36,8 @@ export const localConfig = {
   assemblyDir: (fallback: string) => process.env.SLIPWAY_CDK_OUT || fallback,
   /** Synthesized mode: execution environments one Lambda may keep at once. */
   lambdaMaxEnvironments: () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10),
+  /** Synthesized mode: how long the start waits for the template's ECS services to have healthy tasks. */
+  ecsServiceStartTimeoutMs: () => Number(process.env.LOCAL_ECS_SERVICE_START_TIMEOUT_MS || 60_000),
   /** Synthesized mode: the grace between a task's SIGTERM and SIGKILL, instead of its container's StopTimeout. */
   ecsStopTimeoutSeconds: (): number | undefined =>
     process.env.LOCAL_ECS_STOP_TIMEOUT_SECONDS ? Number(process.env.LOCAL_ECS_STOP_TIMEOUT_SECONDS) : undefined,

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeSubnets, doorSubnetGroup } from '../../infra/functions-network.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { RUNNER_CONTAINER_NAME } from '../../lib/functions/hosts/cloud/queued-task.ts';
 import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
@@ -55,9 +56,15 @@ describe('the invocations worker', () => {
     expect(variables[cloudHostVariables.securityGroupId]).toEqual({
       'Fn::GetAtt': [logicalId(stack.functions.computeSecurityGroup), 'GroupId'],
     });
+    // The compute subnets only: not the public ones, nor the container door's, which are private too.
+    const compute = stack.functions.vpc.selectSubnets(computeSubnets).subnets;
+    expect(compute).toHaveLength(2);
+    // A list of tokens joined with commas: { Fn::Join: ['', [subnet, ',', subnet]] }.
+    const [, parts] = variables[cloudHostVariables.subnetIds]['Fn::Join'];
+    expect(parts.filter((part: unknown) => part !== ',')).toEqual(compute.map((subnet) => ({ Ref: logicalId(subnet as never) })));
     const subnets = JSON.stringify(variables[cloudHostVariables.subnetIds]);
-    for (const subnet of stack.functions.vpc.privateSubnets) expect(subnets).toContain(logicalId(subnet as never));
-    for (const subnet of stack.functions.vpc.publicSubnets) expect(subnets).not.toContain(logicalId(subnet as never));
+    for (const subnet of stack.functions.vpc.selectSubnets({ subnetGroupName: doorSubnetGroup }).subnets)
+      expect(subnets).not.toContain(logicalId(subnet as never));
   });
 
   it("may run the runner task definition in the cluster, and describe and stop only that cluster's tasks", () => {

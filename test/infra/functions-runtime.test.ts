@@ -1,26 +1,20 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HandlerFunction } from '../../infra/functions.ts';
+import type { HandlerFunction } from '../../infra/functions.ts';
 import { blockedEgressRanges } from '../../infra/functions-network.ts';
-import { FunctionsRuntime } from '../../infra/functions-runtime.ts';
-import { SlipwayState } from '../../infra/state.ts';
+import type { FunctionsRuntime } from '../../infra/functions-runtime.ts';
+import type { SlipwayState } from '../../infra/state.ts';
 import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
-import { routeKey, routes, type RouteRow } from '../../lib/http/routes.ts';
-import { workers } from '../../lib/workers.ts';
+import { finalizeRow, type Resource, synthesizeFunctionsStack } from '../support/functions-stack.ts';
 import { statementsOfRole } from '../support/iam-policies.ts';
-import { compileViewerFunction, type ViewerReply } from '../../lib/local/synth/cloudfront.ts';
+import { viewerFunction } from '../support/viewer-function.ts';
 
-/**
- * The functions runtime in a stack of its own (the state it must not touch,
- * the runtime, a stand-in queued-invocations worker, and the finalize route's
- * Lambda), synthesized with cdk-nag as the app does.
- */
+/** The functions runtime in a stack of its own, synthesized with cdk-nag as the app does (test/support/functions-stack.ts). */
+let synthesized: ReturnType<typeof synthesizeFunctionsStack>;
 let template: Template;
 let stack: Stack;
 let runtime: FunctionsRuntime;
@@ -28,64 +22,26 @@ let finalize: HandlerFunction;
 let prepareWorker: HandlerFunction;
 let state: SlipwayState;
 let outdir: string;
-type Resource = { Type: string; Properties: Record<string, any> };
 let resources: Record<string, Resource>;
-const finalizeRow = (routes as readonly RouteRow[]).find((row) => routeKey(row) === 'POST /api/v1/uploads/{upload_id}/finalize')!;
+let idOf: ReturnType<typeof synthesizeFunctionsStack>['idOf'];
 
 beforeAll(() => {
-  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-fn-cdk-'));
-  const app = new App({ outdir, context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true } });
-  // No fixed environment, as `cdk synth` without CDK_DEFAULT_ACCOUNT.
-  stack = new Stack(app, 'FunctionsTest');
-  state = new SlipwayState(stack, 'State');
-  const grants = { state, mailFrom: 'noreply@example.site' };
-  runtime = new FunctionsRuntime(stack, 'Functions', {
-    grants,
-    environment: { FUNCTION_DOMAIN: 'fn.example.site' },
-    functionDomain: 'fn.example.site',
-    certificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/0001',
-  });
-  const worker = new iam.Role(stack, 'InvocationsWorkerRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
-  runtime.grantRunInvocationTask(worker);
-  finalize = new HandlerFunction(stack, 'Finalize', {
-    handler: finalizeRow.handler,
-    description: 'finalize',
-    uses: finalizeRow.uses,
-    timeoutSeconds: finalizeRow.timeoutSeconds,
-    memoryMb: finalizeRow.memoryMb,
-    runtimePackages: finalizeRow.runtimePackages,
-    environment: {},
-    grants,
-  });
-  const prepareRow = workers.find((row) => row.name === 'function-lambdas')!;
-  prepareWorker = new HandlerFunction(stack, 'FunctionLambdas', {
-    handler: prepareRow.handler,
-    description: 'function-lambdas',
-    uses: prepareRow.uses,
-    timeoutSeconds: prepareRow.timeoutSeconds,
-    environment: {},
-    grants,
-  });
-  runtime.connectPrepareWorker(prepareWorker.fn);
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  app.synth();
-  template = Template.fromStack(stack);
-  resources = template.toJSON().Resources;
+  synthesized = synthesizeFunctionsStack();
+  ({ template, stack, runtime, finalize, prepareWorker, state, outdir, resources, idOf } = synthesized);
 }, 300_000);
 
-afterAll(() => {
-  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
-});
+afterAll(() => synthesized?.remove());
 
-const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 const statementsOf = (roleId: string) => statementsOfRole(resources, roleId);
 
 describe('the runner image and the queued-invocation task', () => {
   it('stages the runner Dockerfile as an image asset (no Docker at synth)', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(outdir, 'FunctionsTest.assets.json'), 'utf8'));
     const images = Object.values(manifest.dockerImages ?? {}) as { source: { directory: string; dockerFile?: string } }[];
-    expect(images).toHaveLength(1);
-    const staged = path.join(outdir, images[0]!.source.directory);
+    // The runner's and the container door's (test/infra/functions-door.test.ts).
+    expect(images).toHaveLength(2);
+    const runner = images.find((image) => fs.existsSync(path.join(outdir, image.source.directory, 'runner.mjs')))!;
+    const staged = path.join(outdir, runner.source.directory);
     const dockerfile = fs.readFileSync(path.join(staged, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:22\.\d+\.\d+-bookworm-slim$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
@@ -95,19 +51,19 @@ describe('the runner image and the queued-invocation task', () => {
   });
 
   it('is a Fargate task of 512 MiB and the smallest CPU, read-only root, not root, no environment, with a task role that holds nothing', () => {
-    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+    const task = resources[idOf(runtime.taskDefinition)]!;
+    expect(task.Properties).toMatchObject({
       RequiresCompatibilities: ['FARGATE'],
       Cpu: '256',
       Memory: '512',
       ContainerDefinitions: [
-        Match.objectLike({
+        expect.objectContaining({
           ReadonlyRootFilesystem: true,
           User: '1000:1000',
           MountPoints: [{ ContainerPath: '/tmp', SourceVolume: 'scratch', ReadOnly: false }],
         }),
       ],
     });
-    const task = Object.values(resources).find((r) => r.Type === 'AWS::ECS::TaskDefinition')!;
     expect(task.Properties.ContainerDefinitions[0].Environment).toBeUndefined();
     const taskRoleId = task.Properties.TaskRoleArn['Fn::GetAtt'][0];
     expect(statementsOf(taskRoleId)).toEqual([]);
@@ -199,9 +155,14 @@ describe('the HTTPS door', () => {
     );
   });
 
-  it("the viewer function answers a declared body over 10 MiB with the door's 413 envelope, and passes 10 MiB on", () => {
+  it("the viewer function answers a declared body over 10 MiB with the door's 413 envelope, and passes 10 MiB on to the door", () => {
     const [, viewer] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::CloudFront::Function')!;
-    const run = compileViewerFunction(String(viewer.Properties.FunctionCode));
+    const distribution = resources[idOf(runtime.distribution)]!.Properties.DistributionConfig;
+    const select = viewerFunction(
+      String(viewer.Properties.FunctionCode),
+      distribution.Origins.map((o: { Id: string }) => o.Id),
+    );
+    const run = (request: object, ip: string) => select(request, ip).result;
     const request = (length: string | null, traceparent?: string) => ({
       method: 'POST',
       uri: '/',
@@ -214,7 +175,7 @@ describe('the HTTPS door', () => {
       },
     });
     const trace = '0af7651916cd43dd8448eb211c80319c';
-    const over = run(request('10485761', `00-${trace}-b7ad6b7169203331-01`), '198.51.100.7') as ViewerReply;
+    const over = run(request('10485761', `00-${trace}-b7ad6b7169203331-01`), '198.51.100.7');
     expect(over.statusCode).toBe(413);
     expect(over.headers).toEqual({
       'content-type': { value: 'application/json; charset=utf-8' },
@@ -233,14 +194,14 @@ describe('the HTTPS door', () => {
     });
     expect(new Date(body.meta.timestamp).toISOString()).toBe(body.meta.timestamp);
     // An invalid traceparent gets a fresh trace id, as the door gives one.
-    const fresh = run(request('99999999', `ff-${trace}-b7ad6b7169203331-01`), '198.51.100.7') as ViewerReply;
+    const fresh = run(request('99999999', `ff-${trace}-b7ad6b7169203331-01`), '198.51.100.7');
     expect(JSON.parse((fresh.body as { data: string }).data).meta.trace_id).toMatch(/^(?!0af7651916cd43dd8448eb211c80319c)[0-9a-f]{32}$/);
+    // A body of 10 MiB, or one not declared, is passed on to the container door, an origin of this distribution.
     for (const length of ['10485760', null]) {
-      const passed = run(request(length), '198.51.100.7');
-      expect('statusCode' in passed, String(length)).toBe(false);
-      expect((passed as { headers: Record<string, { value: string }> }).headers['x-slipway-host']).toEqual({
-        value: 'echo-sub.fn.example.site',
-      });
+      const passed = select(request(length), '198.51.100.7');
+      expect('statusCode' in passed.result, String(length)).toBe(false);
+      expect(passed.result.headers['x-slipway-host']).toEqual({ value: 'echo-sub.fn.example.site' });
+      expect(passed.selected).toEqual(['door-large-bodies']);
     }
   });
 
@@ -302,8 +263,14 @@ describe('the network of user code', () => {
       expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }),
     ]);
     expect(group.Properties.SecurityGroupIngress).toBeUndefined();
+    // No rule of another group's names this one (the container door's groups have rules of their own).
+    const groupId = JSON.stringify({ 'Fn::GetAtt': [idOf(runtime.computeSecurityGroup), 'GroupId'] });
     expect(
-      Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SecurityGroupIngress' || r.Type === 'AWS::EC2::SecurityGroupEgress'),
+      Object.values(resources).filter(
+        (r) =>
+          (r.Type === 'AWS::EC2::SecurityGroupIngress' || r.Type === 'AWS::EC2::SecurityGroupEgress') &&
+          JSON.stringify(r).includes(groupId),
+      ),
     ).toEqual([]);
   });
 

@@ -21,6 +21,7 @@ import { workers, type WorkerRow } from '../../lib/workers.ts';
 import { bucketReadActions, bucketWriteActions, scheduleWriteActions, tableReadActions, tableWriteActions } from '../../infra/grants.ts';
 import { bundleSettings, repoRoot, requireBanner } from '../../infra/bundling.ts';
 import { readSettings } from '../../infra/context.ts';
+import { computeSubnets } from '../../infra/functions-network.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
@@ -820,6 +821,10 @@ describe('builds', () => {
     const [projectId, project] = ofType('AWS::CodeBuild::Project')[0]!;
     expect(project.Properties.Environment).toMatchObject({ ComputeType: 'BUILD_GENERAL1_SMALL', PrivilegedMode: false });
     expect(JSON.stringify(project.Properties.VpcConfig.SecurityGroupIds)).toContain(logicalId(stack.functions.computeSecurityGroup));
+    // The compute subnets only (their ACL denies private ranges), not the container door's, which are private too.
+    const compute = stack.functions.vpc.selectSubnets(computeSubnets).subnets.map((subnet) => ({ Ref: logicalId(subnet) }));
+    expect(compute).toHaveLength(2);
+    expect(project.Properties.VpcConfig.Subnets).toEqual(compute);
     expect(project.Properties.Source.BuildSpec).toContain('node /slipway/build.mjs all');
     const roleId = (project.Properties.ServiceRole as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
     const deny = policyDocuments(resources)

@@ -1,7 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Script, createContext } from 'node:vm';
+import { logger } from '../../logger.ts';
 import type { StreamedReply, LambdaFunctionHost } from './lambda-host.ts';
+import type { LocalLoadBalancers } from './load-balancers.ts';
+import { forwardToVpcOrigin, plainReply } from './vpc-origin.ts';
 import { INVOKE_PAYLOAD_LIMIT_BYTES } from './lambda-service.ts';
 import { constructPath, resourcesOfType, type SynthesizedTemplate } from './template.ts';
 
@@ -32,18 +35,52 @@ function viewerReplyBody(reply: ViewerReply): Buffer {
   return Buffer.from(reply.body.data, reply.body.encoding === 'base64' ? 'base64' : 'utf8');
 }
 
-/** A cloudfront-js-2.0 function of the template, run in its own VM context on each viewer request. */
-export function compileViewerFunction(code: string): ViewerFunction {
-  const context = createContext({});
-  new Script(`${code}\n;globalThis.__handler = handler;`).runInContext(context, { timeout: 1000 });
+/** The origin a viewer function chose with `cf.selectRequestOriginById`, by the request it returned. */
+const selectedOrigins = new WeakMap<object, string>();
+
+/** The origin id the viewer function selected for this request, or null for the behavior's own origin. */
+export const selectedOriginOf = (result: ViewerRequest | ViewerReply): string | null => selectedOrigins.get(result) ?? null;
+
+/** The function's `import cf from 'cloudfront';` as a script can have it: the module object of this stand-in. */
+const CLOUDFRONT_IMPORT = /^\s*import\s+([A-Za-z_$][\w$]*)\s+from\s+['"]cloudfront['"];?/m;
+
+/**
+ * A cloudfront-js-2.0 function of the template, run in its own VM context on each viewer request. Its
+ * `cloudfront` module offers `selectRequestOriginById`; an id that is not one of `originIds` (the distribution's
+ * origins) throws, as CloudFront fails the function (the viewer gets 503). Without `originIds` any id is taken.
+ */
+export function compileViewerFunction(code: string, originIds?: string[]): ViewerFunction {
+  let selected: string | null = null;
+  const cloudfront = {
+    selectRequestOriginById(id: unknown) {
+      if (typeof id !== 'string' || (originIds && !originIds.includes(id)))
+        throw new Error(`selectRequestOriginById: ${JSON.stringify(id)} is not an origin of this distribution`);
+      selected = id;
+    },
+  };
+  const context = createContext({ __cloudfront: cloudfront });
+  const script = code.replace(CLOUDFRONT_IMPORT, (_, name: string) => `const ${name} = globalThis.__cloudfront;`);
+  new Script(`${script}\n;globalThis.__handler = handler;`).runInContext(context, { timeout: 1000 });
   const handler = (context as { __handler: (event: unknown) => any }).__handler;
-  return (request, viewerIp) =>
-    handler({
+  return (request, viewerIp) => {
+    selected = null;
+    const result = handler({
       version: '1.0',
       context: { eventType: 'viewer-request' },
       viewer: { ip: viewerIp },
       request: JSON.parse(JSON.stringify(request)),
     });
+    if (selected !== null && result && typeof result === 'object') selectedOrigins.set(result, selected);
+    return result;
+  };
+}
+
+/** An origin of the distribution that is an AWS::CloudFront::VpcOrigin: the load balancer's listener behind it. */
+export interface VpcOrigin {
+  loadBalancerLogicalId: string;
+  /** The VPC origin's HTTPPort (its OriginProtocolPolicy must be http-only here). */
+  port: number;
+  readTimeoutMs: number;
 }
 
 /** A distribution of the template: its viewer-request function and the Lambda behind its function URL origin. */
@@ -51,6 +88,10 @@ export interface TemplateDistribution {
   path: string;
   viewerRequest: ViewerFunction | null;
   originFunctionLogicalId: string;
+  /** The id of the default behavior's origin (the function URL). */
+  defaultOriginId: string;
+  /** The origins a viewer function may select by id that are VPC origins. */
+  vpcOrigins: Map<string, VpcOrigin>;
   /** Viewer headers the origin receives (the cache policy's list), or every one but Host. */
   forwardedHeaders: string[] | 'all-except-host';
 }
@@ -82,14 +123,39 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
     const cacheHeaders = cachePolicyId
       ? template.resources[cachePolicyId]?.Properties?.CachePolicyConfig?.ParametersInCacheKeyAndForwardedToOrigin?.HeadersConfig?.Headers
       : undefined;
+    const originIds = (config.Origins as { Id: string }[]).map((o) => o.Id);
     const distribution: TemplateDistribution = {
       path: constructPath(resource),
-      viewerRequest: code ? compileViewerFunction(String(code)) : null,
+      viewerRequest: code ? compileViewerFunction(String(code), originIds) : null,
       originFunctionLogicalId,
+      defaultOriginId: behavior.TargetOriginId,
+      vpcOrigins: vpcOriginsOf(template, logicalId, config.Origins),
       forwardedHeaders: behavior.OriginRequestPolicyId ? 'all-except-host' : (cacheHeaders ?? []).map((h: string) => h.toLowerCase()),
     };
     return [distribution];
   });
+}
+
+interface TemplateOrigin {
+  Id: string;
+  VpcOriginConfig?: { VpcOriginId?: unknown; OriginReadTimeout?: number };
+}
+
+function vpcOriginsOf(template: SynthesizedTemplate, distributionId: string, origins: TemplateOrigin[]): Map<string, VpcOrigin> {
+  const found = new Map<string, VpcOrigin>();
+  for (const origin of origins.filter((o) => o.VpcOriginConfig)) {
+    const vpcOriginId = getAttOf(origin.VpcOriginConfig!.VpcOriginId);
+    const endpoint = vpcOriginId ? template.resources[vpcOriginId]?.Properties?.VpcOriginEndpointConfig : undefined;
+    const loadBalancerLogicalId = endpoint?.Arn?.Ref ?? getAttOf(endpoint?.Arn);
+    if (!loadBalancerLogicalId || endpoint.OriginProtocolPolicy !== 'http-only')
+      throw new Error(`Distribution ${distributionId}: origin ${origin.Id} is not a VPC origin of a load balancer over HTTP`);
+    found.set(origin.Id, {
+      loadBalancerLogicalId,
+      port: Number(endpoint.HTTPPort ?? 80),
+      readTimeoutMs: 1000 * Number(origin.VpcOriginConfig!.OriginReadTimeout ?? 30),
+    });
+  }
+  return found;
 }
 
 function viewerRequestOf(req: IncomingMessage): ViewerRequest {
@@ -155,17 +221,33 @@ async function requestBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Answers a viewer request through a distribution of the template: its viewer function, then its origin Lambda. */
+/** CloudFront's answer when a viewer function throws (an unknown origin id included). */
+function functionFailed(req: IncomingMessage, res: ServerResponse, distribution: TemplateDistribution, error: unknown): void {
+  logger.error('The CloudFront function failed: the viewer gets 503', { distribution: distribution.path, error: (error as Error).message });
+  plainReply(req, res, 503, '503 ERROR: The CloudFront function associated with the CloudFront distribution is invalid or could not run.');
+}
+
+/**
+ * Answers a viewer request through a distribution of the template: its viewer function, then the origin: the
+ * function URL's Lambda, or the VPC origin the function selected (through the local load balancers).
+ */
 export async function answerThroughDistribution(
   req: IncomingMessage,
   res: ServerResponse,
   distribution: TemplateDistribution,
   lambdaOf: (logicalId: string) => LambdaFunctionHost,
+  loadBalancers?: LocalLoadBalancers,
 ): Promise<void> {
   const viewerIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
   let request = viewerRequestOf(req);
   if (distribution.viewerRequest) {
-    const result = distribution.viewerRequest(request, viewerIp);
+    let result: ViewerRequest | ViewerReply;
+    try {
+      result = distribution.viewerRequest(request, viewerIp);
+    } catch (error) {
+      return functionFailed(req, res, distribution, error);
+    }
     if ('statusCode' in result) {
       // The caller may still be sending: its body is read and dropped, so it gets this reply rather than a reset.
       req.resume();
@@ -175,8 +257,18 @@ export async function answerThroughDistribution(
       return void res.end(body);
     }
     request = result;
+    const originId = selectedOriginOf(result);
+    const vpcOrigin = originId === null ? undefined : distribution.vpcOrigins.get(originId);
+    if (vpcOrigin) {
+      const { forwardedHeaders } = distribution;
+      return forwardToVpcOrigin(req, res, request, vpcOrigin, { forwardedHeaders, viewerIp, rawQuery, loadBalancers });
+    }
+    if (originId !== null && originId !== distribution.defaultOriginId) {
+      // An origin of the distribution of another kind (a bucket, a custom origin): a limit of this stand-in.
+      logger.error('The local CloudFront sends only to the function URL or a VPC origin', { distribution: distribution.path, originId });
+      return plainReply(req, res, 502, '502 ERROR: the local platform cannot send a request to this origin.');
+    }
   }
-  const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
   const event = functionUrlEvent(request, distribution, rawQuery, viewerIp, await requestBody(req));
   if (Buffer.byteLength(JSON.stringify(event)) > INVOKE_PAYLOAD_LIMIT_BYTES) {
     // The function URL's own answer: its invocation payload (the event, a binary body base64) is capped at 6 MB.

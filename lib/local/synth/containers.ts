@@ -24,6 +24,7 @@ export interface ContainerDefinition {
   User?: string;
   ReadonlyRootFilesystem?: boolean;
   MountPoints?: { ContainerPath: string; SourceVolume: string; ReadOnly?: boolean }[];
+  PortMappings?: { ContainerPort: number; Protocol?: string }[];
   StopTimeout?: number;
 }
 

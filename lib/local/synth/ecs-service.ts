@@ -3,7 +3,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 import { localConfig } from '../local-config.ts';
 import { ContainerStartError, startContainer, type RunningContainer } from './containers.ts';
-import type { Cluster, TaskContainer, TaskDefinition } from './ecs-template.ts';
+import {
+  serviceStartedBy,
+  serviceViews,
+  startServiceScheduler,
+  type ServiceScheduler,
+  type ServiceTaskLauncher,
+  type ServiceView,
+  type TargetRegistry,
+} from './ecs-scheduler.ts';
+import type { Cluster, EcsServiceDefinition, TaskContainer, TaskDefinition } from './ecs-template.ts';
+import { mapContainerPorts } from './task-ports.ts';
 
 /**
  * The ECS of the synthesized mode: moto records RunTask but runs nothing, so the IAM proxy hands a Lambda's
@@ -46,6 +56,13 @@ export interface LocalEcsService {
   handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void>;
   /** Every task run since the start (a test counts them, or reads why one stopped). */
   tasks(): LocalTask[];
+  /**
+   * Starts the template's services as CloudFormation creates them (each its desiredCount tasks, replaced when one
+   * stops) and resolves once every task runs and is healthy in its target groups, or rejects after `timeoutMs`.
+   */
+  startServices(targets: TargetRegistry, timeoutMs: number): Promise<void>;
+  /** Each service with its running tasks and, per task, the loopback port of each mapped container port (the banner). */
+  services(): ServiceView[];
   stop(): Promise<void>;
 }
 
@@ -132,11 +149,25 @@ interface EcsOptions {
   accountId: string;
   clusters: Cluster[];
   taskDefinitions: TaskDefinition[];
+  services?: EcsServiceDefinition[];
+  /**
+   * Variables set on a service task's containers over its definition's: the platform's local settings, as its Lambdas
+   * get them (the door reads the same settings as the router). A RunTask task keeps exactly its definition's.
+   */
+  localEnvironment?: () => Record<string, string | null>;
   /** The keys a task role's containers carry (the IAM proxy knows the role by them) and where they call AWS. */
   roleCredentials(definition: TaskDefinition): { accessKeyId: string; secretAccessKey: string; endpoint: string };
 }
 
-type Task = LocalTask & { definition: TaskDefinition; running: RunningContainer[]; overrides: ContainerOverride[] };
+/** What a task holds beyond its ECS view: its containers and, per container, the loopback port of each mapped port. */
+type Task = LocalTask & {
+  definition: TaskDefinition;
+  running: RunningContainer[];
+  overrides: ContainerOverride[];
+  ports: Map<string, Map<number, number>>;
+  /** Placed by the service scheduler: its containers get the local environment. */
+  ofService: boolean;
+};
 
 const USER_STOPPED = 'Task stopped by user';
 
@@ -175,11 +206,16 @@ class LocalEcs {
     return [...this.tasks.values()].find((t) => t.clusterArn === cluster.arn && (t.taskArn === text || t.taskArn.endsWith(`/${text}`)));
   }
 
-  private startOne(task: Task, container: TaskContainer, index: number): Promise<RunningContainer> {
+  private async startOne(task: Task, container: TaskContainer, index: number): Promise<RunningContainer> {
     const override = task.overrides.find((o) => o.name === container.definition.Name) ?? {};
     const environment = { ...container.environment };
+    for (const [name, value] of Object.entries((task.ofService && this.options.localEnvironment?.()) || {})) {
+      if (value === null) delete environment[name];
+      else environment[name] = value;
+    }
     for (const variable of override.environment ?? []) environment[variable.name] = variable.value;
     if ('refused' in container.image) throw new ContainerStartError(container.image.refused);
+    task.ports.set(container.definition.Name, await mapContainerPorts(container.definition, environment));
     return startContainer({
       definition: container.definition,
       imageDir: container.image.dir,
@@ -197,7 +233,7 @@ class LocalEcs {
   }
 
   /** PENDING while the containers are prepared, RUNNING once they are started, STOPPED when an essential one exits. */
-  async launch(task: Task): Promise<void> {
+  async launch(task: Task, onRunning?: () => void): Promise<void> {
     task.lastStatus = 'PENDING';
     try {
       for (const [index, container] of task.definition.containers.entries()) {
@@ -216,6 +252,7 @@ class LocalEcs {
     }
     Object.assign(task, { lastStatus: 'RUNNING', startedAt: Date.now() });
     for (const container of task.containers) container.lastStatus = 'RUNNING';
+    onRunning?.();
     await Promise.all(task.running.map((running, index) => this.watch(task, running, index)));
   }
 
@@ -237,33 +274,47 @@ class LocalEcs {
     const definition = this.definitionOf(body.taskDefinition);
     checkRunTask(body, definition);
     for (const [arn, task] of this.tasks) if (task.stoppedAt && Date.now() - task.stoppedAt > STOPPED_KEPT_MS) this.tasks.delete(arn);
-    const { region, accountId } = this.options;
     const started = Array.from({ length: body.count ?? 1 }, () => {
-      const id = randomBytes(16).toString('hex');
-      const task: Task = {
-        taskArn: `arn:aws:ecs:${region}:${accountId}:task/${cluster.name}/${id}`,
-        clusterArn: cluster.arn,
-        taskDefinitionArn: definition.arn,
-        ...(body.startedBy ? { startedBy: String(body.startedBy) } : {}),
-        lastStatus: 'PROVISIONING',
-        desiredStatus: 'RUNNING',
-        createdAt: Date.now(),
-        containers: definition.containers.map((container) => ({
-          containerArn: `arn:aws:ecs:${region}:${accountId}:container/${cluster.name}/${id}/${randomUUID()}`,
-          name: container.definition.Name,
-          lastStatus: 'PENDING',
-        })),
-        output: '',
-        definition,
-        running: [],
-        overrides: body.overrides?.containerOverrides ?? [],
-      };
-      this.tasks.set(task.taskArn, task);
+      const task = this.newTask(cluster, definition, body.startedBy, body.overrides?.containerOverrides ?? [], false);
       // Placed after the reply, as ECS answers RunTask before the task runs.
       setImmediate(() => void this.launch(task));
       return task;
     });
     return { tasks: started.map((task) => view(task, definition)), failures: [] };
+  }
+
+  /** A task PROVISIONING, not yet placed: `launch` places it. */
+  newTask(
+    cluster: Cluster,
+    definition: TaskDefinition,
+    startedBy: string | undefined,
+    overrides: ContainerOverride[],
+    ofService: boolean,
+  ): Task {
+    const { region, accountId } = this.options;
+    const id = randomBytes(16).toString('hex');
+    const task: Task = {
+      taskArn: `arn:aws:ecs:${region}:${accountId}:task/${cluster.name}/${id}`,
+      clusterArn: cluster.arn,
+      taskDefinitionArn: definition.arn,
+      ...(startedBy ? { startedBy: String(startedBy) } : {}),
+      lastStatus: 'PROVISIONING',
+      desiredStatus: 'RUNNING',
+      createdAt: Date.now(),
+      containers: definition.containers.map((container) => ({
+        containerArn: `arn:aws:ecs:${region}:${accountId}:container/${cluster.name}/${id}/${randomUUID()}`,
+        name: container.definition.Name,
+        lastStatus: 'PENDING',
+      })),
+      output: '',
+      definition,
+      running: [],
+      overrides,
+      ports: new Map(),
+      ofService,
+    };
+    this.tasks.set(task.taskArn, task);
+    return task;
   }
 
   stopTask(body: { cluster?: string; task?: string; reason?: string }) {
@@ -292,6 +343,7 @@ class LocalEcs {
 
 export function createLocalEcsService(options: EcsOptions): LocalEcsService {
   const ecs = new LocalEcs(options);
+  let scheduler: ServiceScheduler | undefined;
   const operations: Record<string, (input: Record<string, never>) => unknown> = {
     RunTask: (input) => ecs.runTask(input),
     DescribeTasks: (input) => ecs.describeTasks(input),
@@ -309,8 +361,25 @@ export function createLocalEcsService(options: EcsOptions): LocalEcsService {
         sendJson(res, 400, { __type: failed.type, message: failed.message }, { 'x-amzn-errortype': failed.type });
       }
     },
-    tasks: () => [...ecs.tasks.values()].map(({ definition: _d, running: _r, overrides: _o, ...task }) => task),
+    tasks: () => [...ecs.tasks.values()].map(({ definition: _d, running: _r, overrides: _o, ports: _p, ofService: _s, ...task }) => task),
+    startServices(targets, timeoutMs) {
+      const launch: ServiceTaskLauncher = (service, onRunning) => {
+        const task = ecs.newTask(
+          ecs.clusterOf(service.clusterArn),
+          ecs.definitionOf(service.taskDefinitionArn),
+          serviceStartedBy(service),
+          [],
+          true,
+        );
+        return { task, stopped: ecs.launch(task, onRunning) };
+      };
+      scheduler = startServiceScheduler(options.services ?? [], launch, targets);
+      return scheduler.steady(timeoutMs);
+    },
+    services: () => serviceViews(options.services ?? [], [...ecs.tasks.values()], (arn) => ecs.definitionOf(arn).family),
     async stop() {
+      // The scheduler first: a task stopped now is not replaced.
+      scheduler?.stop();
       const running = [...ecs.tasks.values()].flatMap((task) => task.running);
       for (const container of running) container.stop(0);
       await Promise.all(running.map((container) => container.exited));

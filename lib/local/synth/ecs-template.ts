@@ -32,6 +32,17 @@ export interface Cluster {
   name: string;
 }
 
+/** An AWS::ECS::Service of the template: the tasks the service scheduler keeps running, and where they register. */
+export interface EcsServiceDefinition {
+  logicalId: string;
+  name: string;
+  clusterArn: string;
+  taskDefinitionArn: string;
+  desiredCount: number;
+  /** Its `LoadBalancers`: the target group (by logical id) each task registers in, with the container port. */
+  loadBalancers: { containerName: string; containerPort: number; targetGroupLogicalId: string }[];
+}
+
 /** The template's Docker image assets by their tag (the asset hash): the folder and Dockerfile `cdk deploy` builds. */
 function dockerImageAssets(assemblyDir: string): Map<string, { dir: string; dockerfile: string }> {
   const assets = new Map<string, { dir: string; dockerfile: string }>();
@@ -71,7 +82,7 @@ function containerOf(raw: Record<string, any>, values: LocalStackValues, assets:
 export function templateEcs(
   template: SynthesizedTemplate,
   values: LocalStackValues,
-): { clusters: Cluster[]; taskDefinitions: TaskDefinition[] } {
+): { clusters: Cluster[]; taskDefinitions: TaskDefinition[]; services: EcsServiceDefinition[] } {
   const clusters = resourcesOfType(template, 'AWS::ECS::Cluster').map(([id]) => {
     const physical = values.physical.get(id)!;
     return { arn: physical.attributes.Arn!, name: physical.ref };
@@ -95,5 +106,25 @@ export function templateEcs(
       containers: ((props.ContainerDefinitions ?? []) as Record<string, any>[]).map((raw) => containerOf(raw, values, assets)),
     };
   });
-  return { clusters, taskDefinitions };
+  return { clusters, taskDefinitions, services: templateServices(template, values) };
+}
+
+function templateServices(template: SynthesizedTemplate, values: LocalStackValues): EcsServiceDefinition[] {
+  return resourcesOfType(template, 'AWS::ECS::Service').map(([logicalId, resource]) => {
+    const props = resource.Properties ?? {};
+    type Entry = { ContainerName?: string; ContainerPort?: number; TargetGroupArn?: { Ref?: string } };
+    const loadBalancers = ((props.LoadBalancers ?? []) as Entry[]).map((entry) => {
+      const targetGroupLogicalId = entry.TargetGroupArn?.Ref;
+      if (!targetGroupLogicalId) throw new Error(`Service ${logicalId}: a load balancer entry names no target group of the template`);
+      return { containerName: String(entry.ContainerName), containerPort: Number(entry.ContainerPort), targetGroupLogicalId };
+    });
+    return {
+      logicalId,
+      name: props.ServiceName ? resolveString(props.ServiceName, values) : `${template.stackName}-${logicalId}`,
+      clusterArn: resolveString(props.Cluster ?? 'default', values),
+      taskDefinitionArn: resolveString(props.TaskDefinition, values),
+      desiredCount: Number(props.DesiredCount ?? 1),
+      loadBalancers,
+    };
+  });
 }

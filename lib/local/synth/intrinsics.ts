@@ -74,6 +74,40 @@ export function placeholderResource(type: string, logicalId: string, values: Omi
       return { ref: id.toUpperCase().slice(0, 14), attributes: { DomainName: `d${id.slice(0, 13)}.cloudfront.net` } };
     case 'AWS::Lambda::Url':
       return { ref: '', attributes: { FunctionUrl: `https://${id}.lambda-url.${region}.on.aws/` } };
+    case 'AWS::CloudFront::VpcOrigin':
+      return { ref: `vo_${id}`, attributes: { Id: `vo_${id}`, Arn: arn('cloudfront', `vpcorigin/vo_${id}`, false) } };
+    case 'AWS::ECS::Service': {
+      const name = `${stackName}-${logicalId}`;
+      const ref = arn('ecs', `service/${stackName}/${name}`);
+      return { ref, attributes: { Name: name, ServiceArn: ref } };
+    }
+    default:
+      return loadBalancingPlaceholder(type, logicalId, values);
+  }
+}
+
+/** An application load balancer, its listeners and target groups: the ARNs and the internal DNS name ELB gives. */
+function loadBalancingPlaceholder(type: string, logicalId: string, values: Omit<LocalStackValues, 'physical'>): PhysicalResource | null {
+  const id = shortHash(logicalId, 16);
+  const name = logicalId.replace(/[^A-Za-z0-9]/g, '').slice(0, 32);
+  const arn = (resource: string) => `arn:aws:elasticloadbalancing:${values.region}:${values.accountId}:${resource}`;
+  switch (type) {
+    case 'AWS::ElasticLoadBalancingV2::LoadBalancer': {
+      const ref = arn(`loadbalancer/app/${name}/${id}`);
+      const dnsName = `internal-${name}-${parseInt(id.slice(0, 8), 16)}.${values.region}.elb.amazonaws.com`.toLowerCase();
+      return {
+        ref,
+        attributes: { LoadBalancerArn: ref, DNSName: dnsName, LoadBalancerName: name, LoadBalancerFullName: `app/${name}/${id}` },
+      };
+    }
+    case 'AWS::ElasticLoadBalancingV2::TargetGroup': {
+      const ref = arn(`targetgroup/${name}/${id}`);
+      return { ref, attributes: { TargetGroupArn: ref, TargetGroupName: name, TargetGroupFullName: `targetgroup/${name}/${id}` } };
+    }
+    case 'AWS::ElasticLoadBalancingV2::Listener': {
+      const ref = arn(`listener/app/${name}/${id}/${shortHash(`${logicalId}/listener`, 16)}`);
+      return { ref, attributes: { ListenerArn: ref } };
+    }
     default:
       return null;
   }

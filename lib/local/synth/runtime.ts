@@ -12,7 +12,7 @@ import { queueConsumerDriver, type QueueConsumer, type QueueDriver } from '../qu
 import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
 import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
 import { invokeRefusals } from './api-invoke.ts';
-import { answerThroughDistribution, templateDistributions } from './cloudfront.ts';
+import { answerThroughDistribution, templateDistributions, type TemplateDistribution } from './cloudfront.ts';
 import { rolePolicies } from './iam-policies.ts';
 import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
 import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
@@ -20,6 +20,7 @@ import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
 import type { ArnContext } from './iam-requests.ts';
 import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
 import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
+import { createLoadBalancers, type LocalLoadBalancers } from './load-balancers.ts';
 import { templateEcs, type TaskDefinition } from './ecs-template.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
@@ -151,12 +152,37 @@ async function verifySenders(lambdas: SynthLambda[], endpoint: string, region: s
   }
 }
 
+/** The hosts the functions and sites distributions answer, each through its viewer function and origins. */
+function distributionHosts(
+  distributions: TemplateDistribution[],
+  lambdaOf: (logicalId: string) => LambdaFunctionHost,
+  loadBalancers: LocalLoadBalancers,
+): HostnameHandler[] {
+  const sites = distributions.find((d) => d.path.startsWith('Sites/'));
+  const siteHost: HostnameHandler = async (req, res) => {
+    // The hosts the sites distribution answers: *.{siteDomain}, *.previews.{siteDomain} and custom domains.
+    const host = req.headers.host;
+    if (!sites || (!siteSubdomain(host) && !parsePreviewHost(host) && !customDomainHost(host))) return false;
+    await answerThroughDistribution(req, res, sites, lambdaOf);
+    return true;
+  };
+  // *.{function_domain}: the functions distribution (its viewer function copies Host) to the router's function URL,
+  // or to the door's load balancer (a VPC origin) for a body too large for the function URL.
+  const functions = distributions.find((d) => d.path.startsWith('Functions/'));
+  const functionHostname: HostnameHandler = async (req, res) => {
+    if (!functions || !isFunctionHostname(req.headers.host)) return false;
+    await answerThroughDistribution(req, res, functions, lambdaOf, loadBalancers);
+    return true;
+  };
+  return [functionHostname, siteHost];
+}
+
 /**
  * Starts what the synthesized template describes, on the local AWS endpoint:
  * its stateful resources, each Lambda from its asset (worker threads with the
  * Lambda's own environment and credentials) behind the IAM checking proxy,
  * the HTTP API's routes, the event source mappings, the Scheduler targets and
- * the CloudFront distributions' viewer functions and origins.
+ * the ECS services behind their load balancers, and the CloudFront distributions' viewer functions and origins.
  */
 export async function startSynthesizedRuntime(options: {
   assemblyDir: string;
@@ -195,6 +221,8 @@ export async function startSynthesizedRuntime(options: {
     region,
     accountId: LOCAL_ACCOUNT_ID,
     ...ecsResources,
+    // A service's containers (the door) get the local settings the Lambdas get, at their start.
+    localEnvironment: localOverlay,
     roleCredentials: (definition) => ({ accessKeyId: taskKey(definition), secretAccessKey: 'local', endpoint: proxy.endpoint }),
   });
   const proxy: IamProxy = await startIamProxy({
@@ -204,6 +232,11 @@ export async function startSynthesizedRuntime(options: {
     services: { lambda: userLambdas.handle, ecs: ecs.handle },
   });
   for (const fn of lambdas) fn.environment.AWS_ENDPOINT_URL = proxy.endpoint;
+  // The services start as CloudFormation creates them; the start waits below for their tasks to be healthy.
+  const loadBalancers = createLoadBalancers(template, values);
+  const servicesSteady = ecs.startServices(loadBalancers, localConfig.ecsServiceStartTimeoutMs());
+  // Until it is awaited, a failure is reported there, not as an unhandled rejection.
+  servicesSteady.catch(() => undefined);
 
   const distributions = templateDistributions(template);
   // The functions door's router serves one request per environment, as every user-function Lambda behind it does.
@@ -221,29 +254,25 @@ export async function startSynthesizedRuntime(options: {
   const routes = templateRoutes(template);
   const functionArn = (logicalId: string) => lambdaOf(logicalId).fn.arn;
   const refusals = await invokeRefusals(template, routes, roles, { accountId: LOCAL_ACCOUNT_ID, functionArn });
-  const sites = distributions.find((d) => d.path.startsWith('Sites/'));
-  const siteHost: HostnameHandler = async (req, res) => {
-    // The hosts the sites distribution answers: *.{siteDomain}, *.previews.{siteDomain} and custom domains.
-    const host = req.headers.host;
-    if (!sites || (!siteSubdomain(host) && !parsePreviewHost(host) && !customDomainHost(host))) return false;
-    await answerThroughDistribution(req, res, sites, lambdaOf);
-    return true;
-  };
-  // *.{function_domain}: the functions distribution (its viewer function copies Host) to the router's function URL.
-  const functions = distributions.find((d) => d.path.startsWith('Functions/'));
-  const functionHostname: HostnameHandler = async (req, res) => {
-    if (!functions || !isFunctionHostname(req.headers.host)) return false;
-    await answerThroughDistribution(req, res, functions, lambdaOf);
-    return true;
-  };
   const targets = new Map<string, ScheduleTarget>(
     lambdas.map((fn) => [fn.arn, { name: fn.name, invoke: (input: unknown) => lambdaOf(fn.logicalId).invoke(input) }]),
   );
   let consumers: QueueDriver | undefined;
+  const stop = async () => {
+    loadBalancers.stop();
+    await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop(), ecs.stop()));
+    await proxy.stop();
+  };
+  const env = await platformEnvironment(hosts, options.endpoint, region);
+  await servicesSteady.catch(async (error: unknown) => {
+    // As a stack whose service never stabilizes is rolled back: nothing of this start is left running.
+    await stop();
+    throw error;
+  });
   return {
-    env: await platformEnvironment(hosts, options.endpoint, region),
+    env,
     api: templateApi(routes, () => templateCors(template, config.corsOrigins()), lambdaOf, refusals),
-    hostnameHandlers: [functionHostname, siteHost],
+    hostnameHandlers: distributionHosts(distributions, lambdaOf, loadBalancers),
     awsEndpoint: proxy.endpoint,
     drivers: [
       () => schedulerDriver({ targets: () => targets }),
@@ -256,9 +285,6 @@ export async function startSynthesizedRuntime(options: {
     queues: () => consumers,
     userLambdas,
     usage: () => proxy.usage(),
-    async stop() {
-      await Promise.all([...hosts.values()].map((host) => host.stop()).concat(userLambdas.stop(), ecs.stop()));
-      await proxy.stop();
-    },
+    stop,
   };
 }

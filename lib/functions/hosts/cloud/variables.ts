@@ -15,6 +15,10 @@ export const cloudHostVariables = {
   taskCluster: 'FUNCTIONS_TASK_CLUSTER',
   /** The runner's Fargate task definition (the invocations worker only). */
   taskDefinitionArn: 'FUNCTIONS_TASK_DEFINITION_ARN',
+  /** The container door's port for door traffic from the load balancer (handlers/edge/functions-door-server.ts). */
+  doorPort: 'SLIPWAY_DOOR_PORT',
+  /** The container door's port for the load balancer's health check: `GET /health` and nothing else. */
+  doorHealthPort: 'SLIPWAY_DOOR_HEALTH_PORT',
 } as const;
 
 /** A variable the stack sets; its absence is a stack fault, said by name. */
