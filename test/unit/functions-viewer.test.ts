@@ -71,6 +71,6 @@ describe('the viewer function chooses the origin', () => {
 
   it('names an origin the stand-in distribution must have: an unknown id would throw there', () => {
     const elsewhere = viewerFunction(functionsViewerCode(), ['some-other-origin']);
-    expect(() => elsewhere(request('POST'))).toThrow('No origin with id door-large-bodies');
+    expect(() => elsewhere(request('POST'))).toThrow('"door-large-bodies" is not an origin of this distribution');
   });
 });
