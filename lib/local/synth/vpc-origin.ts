@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { HOP_BY_HOP } from '../../functions/runner/protocol.mjs';
 import { logger } from '../../logger.ts';
 import type { LocalLoadBalancers } from './load-balancers.ts';
 
@@ -22,8 +23,8 @@ interface Origin {
   readTimeoutMs: number;
 }
 
-/** Hop-by-hop headers: each connection's own, never passed on by a proxy. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'expect']);
+/** Hop-by-hop headers (the door's list), and Expect, which the proxy itself answers: never passed on. */
+const NOT_FORWARDED = new Set([...HOP_BY_HOP, 'expect']);
 
 /** A reply of CloudFront's (or the load balancer's) own, in plain text. */
 export function plainReply(req: IncomingMessage, res: ServerResponse, status: number, text: string): void {
@@ -37,7 +38,7 @@ export function plainReply(req: IncomingMessage, res: ServerResponse, status: nu
 function originHeaders(request: ForwardedRequest, forwarded: string[] | 'all-except-host', hostHeader: string, viewerIp: string) {
   const headers: OutgoingHttpHeaders = {};
   for (const [name, { value }] of Object.entries(request.headers)) {
-    if (HOP_BY_HOP.has(name) || name === 'host') continue;
+    if (NOT_FORWARDED.has(name) || name === 'host') continue;
     if (forwarded === 'all-except-host' || forwarded.includes(name)) headers[name] = value;
   }
   const cookies = Object.entries(request.cookies).map(([name, { value }]) => `${name}=${value}`);
@@ -86,7 +87,7 @@ export async function forwardToVpcOrigin(
     upstream.on('response', (reply) => {
       answered = true;
       reply.on('end', dropRest);
-      const replyHeaders = Object.fromEntries(Object.entries(reply.headers).filter(([name]) => !HOP_BY_HOP.has(name)));
+      const replyHeaders = Object.fromEntries(Object.entries(reply.headers).filter(([name]) => !NOT_FORWARDED.has(name)));
       res.writeHead(reply.statusCode ?? 502, replyHeaders as OutgoingHttpHeaders);
       // A reply the origin cut mid-body: CloudFront cuts the viewer's connection.
       pipeline(reply, res).catch(() => res.destroy());
