@@ -6,6 +6,7 @@ import { UUID_PATTERN } from '../teams/slug.ts';
 import { getProjectItem, pointProductionAt } from '../projects/records.ts';
 import { deploymentIsReady, deploymentPage, getDeploymentItem } from './records.ts';
 import { logger } from '../logger.ts';
+import { NO_SERVING_RULES, type ServingRulesSummary } from '../sites/serving-rules.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-records.ts';
 import { readLogLines } from '../builds/build-log-records.ts';
 import { settleIfLost } from '../builds/lost.ts';
@@ -50,6 +51,8 @@ function toDeployment(item: Record<string, unknown>, project: Record<string, unk
 export interface DeploymentDetail extends Deployment {
   build_log: string[];
   functions: string[];
+  /** The `_redirects` and `_headers` compiled at publish: counts and skipped lines (none before it is ready). */
+  serving_rules: ServingRulesSummary;
 }
 
 /** GET /api/v1/projects/{id}/deployments/{deployment_id}: a deployment of this project (another project's id is not found). */
@@ -64,6 +67,7 @@ export async function getDeployment(project: Record<string, unknown>, deployment
     ...toDeployment(item, project),
     build_log: buildLog ?? (Array.isArray(item.build_log) ? (item.build_log as string[]) : []),
     functions: Array.isArray(item.functions) ? (item.functions as string[]) : [],
+    serving_rules: (item.serving_rules as ServingRulesSummary | undefined) ?? NO_SERVING_RULES,
   };
 }
 

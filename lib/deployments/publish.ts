@@ -13,6 +13,7 @@ import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { getProjectItem, pointProductionAt, projectIsActive } from '../projects/records.ts';
 import { screenshotJobOfPublish } from '../screenshots/jobs.ts';
 import type { RouteManifest, RouteManifestFile } from '../sites/route-manifest.ts';
+import { servingRulesSummary } from '../sites/serving-rules.ts';
 import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
 import { rememberLiveObjects } from '../uploads/blobs.ts';
 import { requireOpenSession } from '../uploads/files.ts';
@@ -23,6 +24,7 @@ import { readManifest } from '../uploads/stored-manifest.ts';
 import { contentTypeFor } from './content-type.ts';
 import { placeContents, publishBudgetMs, stillPublishing, type Placed } from './publish-contents.ts';
 import { buildFailed, buildFunctionsStep } from './publish-functions.ts';
+import { compileDeploymentRules } from './publish-rules.ts';
 import { deploymentReady, getDeploymentItem } from './records.ts';
 
 export interface FinalizeResult {
@@ -120,7 +122,13 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
   try {
     await transact([
       ...sessionClosing(session, readyAt),
-      deploymentReady(session.project_id, session.deployment_id, readyAt, emptyBuild),
+      deploymentReady(
+        session.project_id,
+        session.deployment_id,
+        readyAt,
+        emptyBuild,
+        p.routeManifest.serving_rules ? servingRulesSummary(p.routeManifest.serving_rules) : null,
+      ),
       p.preview ? projectIsActive(session.project_id) : pointProductionAt(session.project_id, session.deployment_id, readyAt),
       ...(screenshot ? [screenshot.write] : []),
       ...scan.writes,
@@ -172,7 +180,8 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
  * project's earlier ones are referenced, another project's are copied in:
  * publish-contents.ts), builds the deployment's functions (publish-functions.ts;
  * a failed build ends the session with FUNCTIONS_BUILD_FAILED and publishes
- * nothing), writes the route manifest once, then in one transaction marks the
+ * nothing), compiles its `_redirects` and `_headers` into the route manifest (publish-rules.ts), writes the
+ * route manifest once, then in one transaction marks the
  * deployment ready, points production at it, clears provisional_until and
  * closes the session (lib/uploads/sessions.ts owns those writes). A repeated
  * (or concurrent) finalize answers with the same deployment.
@@ -217,6 +226,8 @@ export async function finalizeUpload(session: UploadSessionRecord): Promise<Fina
   if (hasFunctions && placed.copied > 0 && Date.now() - placed.started > publishBudgetMs() / 2) throw stillPublishing(placed, manifest);
   const step = preview ? { emptyBuild: true } : await buildFunctionsStep(session, projectItem, deploymentItem, routeManifest);
   if ('settled' in step) return finalizedResult(step.settled);
+  const servingRules = await compileDeploymentRules(routeManifest);
+  if (servingRules) routeManifest.serving_rules = servingRules;
   const publishing: Publishing = { session, projectItem, deploymentItem, slug, routeManifest, preview, attention };
   await writeRouteManifest(publishing);
   return commitPublish(publishing, step.emptyBuild);

@@ -5,6 +5,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { readIndexPage } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
+import type { ServingRulesSummary } from '../sites/serving-rules.ts';
 import type { UploadSessionRecord } from '../uploads/session-record.ts';
 
 /**
@@ -88,21 +89,35 @@ export function buildOutputSession(session: UploadSessionRecord): NamedWrite {
 }
 
 /** The deployment is `ready` (`deployment`); `emptyBuild` records a functions build that found no functions. */
-export function deploymentReady(projectId: string, deploymentId: string, now: string, emptyBuild: boolean): NamedWrite {
+export function deploymentReady(
+  projectId: string,
+  deploymentId: string,
+  now: string,
+  emptyBuild: boolean,
+  servingRules: ServingRulesSummary | null = null,
+): NamedWrite {
+  const sets = ['#status = :ready', 'ready_at = :now'];
+  const names: Record<string, string> = { '#status': 'status' };
+  const values: Record<string, unknown> = { ':ready': 'ready', ...PUBLISHABLE.values, ':now': now };
+  if (emptyBuild) {
+    sets.push('build_log = :log', '#functions = :none', 'functions_built_at = :now');
+    names['#functions'] = 'functions';
+    Object.assign(values, { ':log': [], ':none': [] });
+  }
+  // What the API reports of the rules compiled into the route manifest (counts and the first skipped lines).
+  if (servingRules) {
+    sets.push('serving_rules = :rules');
+    values[':rules'] = servingRules;
+  }
   return {
     name: 'deployment',
     write: {
       Update: {
         Key: keys.deployment(projectId, deploymentId),
-        UpdateExpression: `SET #status = :ready, ready_at = :now${emptyBuild ? ', build_log = :log, #functions = :none, functions_built_at = :now' : ''}`,
+        UpdateExpression: `SET ${sets.join(', ')}`,
         ConditionExpression: PUBLISHABLE.ConditionExpression,
-        ExpressionAttributeNames: { '#status': 'status', ...(emptyBuild ? { '#functions': 'functions' } : {}) },
-        ExpressionAttributeValues: {
-          ':ready': 'ready',
-          ...PUBLISHABLE.values,
-          ':now': now,
-          ...(emptyBuild ? { ':log': [], ':none': [] } : {}),
-        },
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
       },
     },
   };

@@ -10,8 +10,14 @@ import { functionUrl } from '../functions/records.ts';
 import { functionHostnameLabel } from '../functions/resolve.ts';
 import { logger } from '../logger.ts';
 import type { RouteManifestFile } from '../sites/route-manifest.ts';
+import {
+  compileServingRules,
+  HEADERS_FILE,
+  REDIRECTS_FILE,
+  servingRulesMatcher,
+  type ServingRulesMatcher,
+} from '../sites/serving-rules.ts';
 import { serveSiteFiles, type SiteFiles } from '../sites/site-files.ts';
-import { methodNotAllowed } from '../sites/site-replies.ts';
 import type { HostnameHandler } from './api-server.ts';
 import { localFunctionsRuntime } from './functions-runtime.ts';
 
@@ -48,8 +54,32 @@ export interface DevSite {
 /** What the deploy leaves out of a folder is not served here either. */
 const SKIPPED_SEGMENTS = new Set(['.git', 'node_modules']);
 
+/**
+ * The folder's `_redirects` and `_headers`, compiled by the publish step's own code whenever either file's stat
+ * facts change (so an edit applies to the next request, no restart); each skipped line is logged once per edit.
+ */
+function folderRules(dir: string, log: (line: string) => void): () => ServingRulesMatcher | null {
+  let stamp = '';
+  let matcher: ServingRulesMatcher | null = null;
+  const read = (name: string) => {
+    const info = statSync(join(dir, name), { throwIfNoEntry: false });
+    return info?.isFile() ? { stamp: `${info.ino}:${info.size}:${info.mtimeMs}`, text: () => readFileSync(join(dir, name), 'utf8') } : null;
+  };
+  return () => {
+    const redirects = read(REDIRECTS_FILE);
+    const headers = read(HEADERS_FILE);
+    const now = `${redirects?.stamp ?? '-'}|${headers?.stamp ?? '-'}`;
+    if (now === stamp) return matcher;
+    stamp = now;
+    const rules = compileServingRules({ redirects: redirects?.text() ?? null, headers: headers?.text() ?? null });
+    for (const skipped of rules.skipped) log(`[rules] ${skipped.file} line ${skipped.line} skipped: ${skipped.reason}`);
+    matcher = rules.redirects.length > 0 || rules.headers.length > 0 ? servingRulesMatcher(rules) : null;
+    return matcher;
+  };
+}
+
 /** A folder as the serving rules see a deployment: files by path, hashed when their stat facts change. */
-function folderFiles(dir: string): SiteFiles {
+function folderFiles(dir: string, log: (line: string) => void): SiteFiles {
   const known = new Map<string, { stamp: string; file: RouteManifestFile; bytes: Buffer }>();
   const load = (path: string) => {
     const absolute = join(dir, ...path.split('/'));
@@ -71,6 +101,7 @@ function folderFiles(dir: string): SiteFiles {
     file: (path) => load(path)!.file,
     hasFunctions: () => statSync(join(dir, 'functions'), { throwIfNoEntry: false })?.isDirectory() ?? false,
     read: async (path) => load(path)?.bytes ?? Buffer.alloc(0),
+    rules: folderRules(dir, log),
   };
 }
 
@@ -164,7 +195,7 @@ function devServer(doorHandler: HostnameHandler, files: SiteFiles): Server {
         method: req.method ?? 'GET',
         headers: req.headers as Record<string, string | undefined>,
       };
-      const reply = methodNotAllowed(request.method) ?? (await serveSiteFiles(request, files));
+      const reply = await serveSiteFiles(request, files);
       res.writeHead(reply.status, reply.headers);
       if (reply.body === null || Buffer.isBuffer(reply.body)) res.end(reply.body ?? undefined);
       else await pipeline(reply.body, res);
@@ -196,7 +227,7 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
     loadBundle: async (fn) => [...built.values()].find((b) => b.fn.bundle_sha256 === fn.bundle_sha256)?.code ?? Buffer.alloc(0),
     onConsole: (fn, stream, line) => log(`[${fn.name}] ${stream === 'stderr' ? 'stderr ' : ''}${line}`),
   });
-  const server = devServer(runtime.hostnameHandler, folderFiles(options.dir));
+  const server = devServer(runtime.hostnameHandler, folderFiles(options.dir, log));
   const port = await listen(server, options.port);
   // The serving and door rules read these (lib/config.ts): the addresses a deployed site would have, on this port.
   Object.assign(process.env, {

@@ -3,6 +3,7 @@ import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.ts';
 import { config } from '../config.ts';
 import type { RouteManifest } from './route-manifest.ts';
+import { servingRulesMatcher, type ServingRulesMatcher } from './serving-rules.ts';
 import { siteObjects } from './serving-cache.ts';
 import type { SiteFiles } from './site-files.ts';
 import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
@@ -43,6 +44,19 @@ function manifestHasFunctions(manifest: RouteManifest, root: string): boolean {
   return has;
 }
 
+/** Per manifest: its rules' matcher, built on the first request that needs it (the rules were compiled at publish). */
+const matcherCache = new WeakMap<RouteManifest, ServingRulesMatcher | null>();
+
+function manifestRules(manifest: RouteManifest): ServingRulesMatcher | null {
+  let matcher = matcherCache.get(manifest);
+  if (matcher === undefined) {
+    const rules = manifest.serving_rules;
+    matcher = rules && (rules.redirects.length > 0 || rules.headers.length > 0) ? servingRulesMatcher(rules) : null;
+    matcherCache.set(manifest, matcher);
+  }
+  return matcher;
+}
+
 /** A deployment's files: its route manifest, its objects (kept in memory by hash, lib/sites/serving-cache.ts). */
 export function deploymentFiles(manifest: RouteManifest, root: string): SiteFiles {
   const has = (path: string) => Object.hasOwn(manifest.files, path);
@@ -51,6 +65,7 @@ export function deploymentFiles(manifest: RouteManifest, root: string): SiteFile
     has,
     file: (path) => manifest.files[path]!,
     hasFunctions: () => manifestHasFunctions(manifest, root),
+    rules: () => manifestRules(manifest),
     read: async (path, file) => {
       const cached = siteObjects.get(file.hash);
       if (cached) return cached;

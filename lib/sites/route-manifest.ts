@@ -1,3 +1,5 @@
+import type { ServingRules } from './serving-rules.ts';
+
 /** What a deployment publishes beside its files: each path's object, as the site server reads it (lib/sites/deployment-files.ts). */
 export interface RouteManifestFile {
   hash: string;
@@ -19,4 +21,6 @@ export interface RouteManifest {
   deployment_id: string;
   created_at: string;
   files: Record<string, RouteManifestFile>;
+  /** The deployment's `_redirects` and `_headers`, compiled at publish; absent when it has neither (or predates them). */
+  serving_rules?: ServingRules;
 }

@@ -6,15 +6,7 @@ import { deploymentFiles, routeManifest } from './deployment-files.ts';
 import { customDomainHost, siteSubdomain } from './hostname.ts';
 import { projectForCustomDomain, projectForSubdomain, servedProject, type ServedDomain, type ServedProject } from './serving-records.ts';
 import { serveSiteFiles } from './site-files.ts';
-import {
-  geoBlockedPage,
-  methodNotAllowed,
-  notFoundPage,
-  primaryRedirect,
-  serveError,
-  type SiteReply,
-  type SiteRequest,
-} from './site-replies.ts';
+import { geoBlockedPage, notFoundPage, primaryRedirect, serveError, type SiteReply, type SiteRequest } from './site-replies.ts';
 import { parsePreviewHost } from '../builds/preview-hosts.ts';
 import { previewDeployment, projectIdForPreviewSlug } from '../builds/preview-records.ts';
 
@@ -95,8 +87,7 @@ export async function serveSite(request: SiteRequest): Promise<SiteReply> {
 
 async function answer(request: SiteRequest, served: { project: ServedProject | null }): Promise<SiteReply> {
   const head = request.method.toUpperCase() === 'HEAD';
-  const refused = methodNotAllowed(request.method);
-  if (refused) return refused;
+  // No method is refused here: a `_redirects` redirect answers every method, a file GET and HEAD (site-files.ts).
   try {
     const preview = parsePreviewHost(request.host);
     if (preview) return await answerPreview(request, preview, head);

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { RouteManifestFile } from './route-manifest.ts';
-import { etagMatches, resolveSitePath } from './site-paths.ts';
-import { notFoundPage, type SiteReply, type SiteRequest } from './site-replies.ts';
+import { RULES_FILES, redirectLocation, type RedirectMatch, type ServingRulesMatcher } from './serving-rules.ts';
+import { etagMatches, requestSegments, resolveSitePath } from './site-paths.ts';
+import { methodNotAllowed, notFoundPage, ruleRedirect, type SiteReply, type SiteRequest } from './site-replies.ts';
 
 /** Where a site's files come from is the caller's (lib/sites/deployment-files.ts, lib/local/dev-site.ts); how they are served is here. */
 
@@ -22,6 +23,8 @@ export interface SiteFiles {
   /** Whether there is a `{root}functions/` folder (its node_modules/ is then not served either). */
   hasFunctions(): boolean;
   read(path: string, file: RouteManifestFile): Promise<Buffer | Readable>;
+  /** The compiled `_redirects` and `_headers` (lib/sites/serving-rules.ts), or null without any. */
+  rules(): ServingRulesMatcher | null;
 }
 
 /**
@@ -50,15 +53,54 @@ async function fileReply(status: 200 | 404, files: SiteFiles, path: string, requ
   return { status, headers, body: await files.read(path, file) };
 }
 
+/** A path of the files that a request may be served: function sources and the two rules files never are. */
+function servable(path: string | null, files: SiteFiles): path is string {
+  return path !== null && !RULES_FILES.has(path) && !isFunctionsSource(path, files.root, () => files.hasFunctions());
+}
+
+/** A redirect rule's reply, or a rewrite's (200, 404): `to`'s file with the rule's status, else not found. */
+async function ruleReply(match: RedirectMatch, request: SiteRequest, files: SiteFiles, head: boolean): Promise<SiteReply> {
+  const { status } = match.rule;
+  if (status !== 200 && status !== 404) {
+    const query = request.path.indexOf('?');
+    return ruleRedirect(status, redirectLocation(match.target, query === -1 ? '' : request.path.slice(query + 1)), CACHE_CONTROL, head);
+  }
+  const refused = methodNotAllowed(request.method);
+  if (refused) return refused;
+  const path = resolveSitePath(match.target, (p) => files.has(p));
+  if (servable(path, files)) return fileReply(status, files, path, request, head);
+  return notFound(files, request, head);
+}
+
+function notFound(files: SiteFiles, request: SiteRequest, head: boolean): Promise<SiteReply> | SiteReply {
+  return files.has('404.html') ? fileReply(404, files, '404.html', request, head) : notFoundPage(head);
+}
+
 /**
  * The serving rules once the files are known, for a deployment and for a folder alike: the request path to a
- * file (resolveSitePath), function sources never served, the site's 404.html else the platform's page.
+ * file (resolveSitePath); then the first `_redirects` rule that matches (only a forced one when a file answers);
+ * function sources and the rules files never served; the site's 404.html else the platform's page; and every
+ * `_headers` block matching the request path on the reply. Redirect rules answer every method; a file only GET
+ * and HEAD.
  */
 export async function serveSiteFiles(request: SiteRequest, files: SiteFiles): Promise<SiteReply> {
   const head = request.method.toUpperCase() === 'HEAD';
-  const found = resolveSitePath(request.path, (p) => files.has(p));
-  const path = found && !isFunctionsSource(found, files.root, () => files.hasFunctions()) ? found : null;
-  if (path) return fileReply(200, files, path, request, head);
-  if (files.has('404.html')) return fileReply(404, files, '404.html', request, head);
-  return notFoundPage(head);
+  const parsed = requestSegments(request.path);
+  const found = parsed ? resolveSitePath(request.path, (p) => files.has(p)) : null;
+  const rules = files.rules();
+  let reply: SiteReply;
+  if (found !== null && RULES_FILES.has(found)) {
+    // Reported, never served: not even a rule may answer for them.
+    reply = methodNotAllowed(request.method) ?? (await notFound(files, request, head));
+  } else {
+    const path = servable(found, files) ? found : null;
+    const match = rules && parsed ? rules.redirect(parsed.segments, path !== null) : null;
+    if (match) reply = await ruleReply(match, request, files, head);
+    else
+      reply =
+        methodNotAllowed(request.method) ??
+        (path ? await fileReply(200, files, path, request, head) : await notFound(files, request, head));
+  }
+  if (rules && parsed && reply.status !== 405) rules.applyHeaders(parsed.segments, reply.headers);
+  return reply;
 }

@@ -65,6 +65,11 @@ export function primaryRedirect(location: string, head: boolean): SiteReply {
   return plain(301, `Moved Permanently: ${location}\n`, { location, 'cache-control': PRIMARY_REDIRECT_CACHE_CONTROL }, head);
 }
 
+/** A `_redirects` rule's redirect (lib/sites/serving-rules.ts): any method may be sent on. */
+export function ruleRedirect(status: number, location: string, cacheControl: string, head: boolean): SiteReply {
+  return plain(status, `Redirecting to ${location}\n`, { location, 'cache-control': cacheControl }, head);
+}
+
 /** A method the site server does not answer (it serves GET and HEAD). */
 export function methodNotAllowed(method: string): SiteReply | null {
   const upper = method.toUpperCase();

@@ -113,6 +113,12 @@ export const siteRoutes = [
     handler: 'handlers/http/projects/get-deployment.ts',
     access: access.team('member', { team: 'resource' }),
     uses: ['table:read', 'table:write'],
+    docs: {
+      note:
+        'Besides the listing fields: `build_log`, `functions` and `serving_rules`, what publishing compiled of the ' +
+        "deployment's `_redirects` and `_headers` (docs/serving.md): `{redirects, headers, skipped: [{file, line, reason}], " +
+        'skipped_count}` (`line` 1-based; `skipped` keeps the first 100 lines, `skipped_count` counts them all).',
+    },
   },
   {
     // Sets `deleting` and queues the removal (lib/projects/deletion.ts); team admins and owners.
