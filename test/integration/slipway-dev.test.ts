@@ -79,6 +79,29 @@ describe('slipway dev', { timeout: 60_000 }, () => {
     expect(saved.headers.etag).not.toBe(etag);
   });
 
+  it('applies _redirects and _headers, an edit at once with no restart, and never serves them', async () => {
+    const site = (path: string) => siteRequest(port, `my-app.localhost:${port}`, path);
+    expect((await site('/dashboard/settings')).status).toBe(404);
+    write({ _redirects: '/old /about 302\n/* /index.html 200\nnonsense\n', _headers: '/*\n  X-Frame-Options: DENY\n' });
+    const spa = await site('/dashboard/settings');
+    expect(spa.status).toBe(200);
+    expect(spa.text).toBe('<h1>v2</h1>');
+    expect(spa.headers['x-frame-options']).toBe('DENY');
+    const old = await site('/old?x=1');
+    expect(old.status).toBe(302);
+    expect(old.headers.location).toBe('/about?x=1');
+    expect(output).toContain('[rules] _redirects line 3 skipped: expected "from to [status][!]"');
+    expect((await site('/_redirects')).status).toBe(404);
+    expect((await site('/_headers')).status).toBe(404);
+    write({ _redirects: '/old /index.html 301\n', _headers: '/*\n  X-Frame-Options: SAMEORIGIN\n  Cache-Control: no-cache\n' });
+    const edited = await site('/old');
+    expect(edited.status).toBe(301);
+    expect(edited.headers.location).toBe('/index.html');
+    expect(edited.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(edited.headers['cache-control']).toBe('no-cache');
+    expect((await site('/dashboard/settings')).status).toBe(404);
+  });
+
   it('answers a function through the door: its own URL plus the query, the cold-start header', async () => {
     const first = await fn('/some/path?q=1');
     expect(first.status).toBe(200);
