@@ -100,7 +100,10 @@ async function projectRootDirectory(api: ApiClient, projectId: string): Promise<
  * `slipway deploy DIR`: hash, begin the upload (new project or an existing
  * one), send only the files the platform lacks, finalize.
  */
-export async function deploySite(api: ApiClient, options: DeployOptions): Promise<DeploySummary & { functionSources: boolean }> {
+export async function deploySite(
+  api: ApiClient,
+  options: DeployOptions,
+): Promise<DeploySummary & { functionSources: boolean; rulesFiles: boolean }> {
   const out = options.quiet ? undefined : options.progress;
   let mark = performance.now();
   const lap = () => {
@@ -204,6 +207,8 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     bytes_total: files.reduce((sum, f) => sum + f.size, 0),
     files_hashed: filesHashed,
     functionSources: mayHaveFunctions(files),
+    // The platform compiles these at publish (docs/serving.md); the deploy then asks what it skipped.
+    rulesFiles: files.some((f) => f.path === '_redirects' || f.path === '_headers'),
     files_sent: sender.filesSent,
     bytes_sent: sender.bytesSent,
     known_count: session.known_count,

@@ -86,6 +86,21 @@ export function projectNameFor(dir: string): string {
   return basename(app);
 }
 
+interface ServingRulesReport {
+  redirects: number;
+  headers: number;
+  skipped: { file: string; line: number; reason: string }[];
+  skipped_count?: number;
+}
+
+/** Each line publishing skipped of `_redirects` and `_headers`, as a warning (the rest of the deployment is live). */
+export function servingRulesWarnings(rules: ServingRulesReport): string[] {
+  const lines = rules.skipped.map((s) => `Warning: ${s.file} line ${s.line} skipped: ${s.reason}`);
+  const more = (rules.skipped_count ?? rules.skipped.length) - rules.skipped.length;
+  if (more > 0) lines.push(`Warning: ${more} more lines of _redirects and _headers skipped.`);
+  return lines;
+}
+
 /** A link to a project the platform no longer has (a provisional project that expired before it published). */
 const goneProject = (error: unknown) =>
   error instanceof ApiCallError && (error.code === 'PROJECT_NOT_FOUND' || error.code === 'PROJECT_EXPIRED');
@@ -130,7 +145,17 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
         unlinkProject(key, api.baseUrl, linked);
         deployed = await deployTo(null);
       }
-      const { functionSources, ...summary } = deployed;
+      const { functionSources, rulesFiles, ...summary } = deployed;
+      // What publishing skipped of _redirects and _headers: asked only when the folder has one of them.
+      const rules = rulesFiles
+        ? api
+            .call<{ serving_rules?: ServingRulesReport }>(
+              'GET',
+              `/api/v1/projects/${encodeURIComponent(summary.project_id)}/deployments/${encodeURIComponent(summary.deployment_id)}`,
+            )
+            .then((data) => data.serving_rules ?? null)
+            .catch(() => null)
+        : Promise.resolve(null);
       // The deployment is live whatever happens here: a failed listing only leaves the function URLs out.
       // A folder with no functions/ sources has none: no request (it was a third of a repeat deploy's time).
       const functions = !functionSources
@@ -142,9 +167,11 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
             )
             .then((data) => data.functions.map(({ name, url }) => ({ name, url })))
             .catch(() => null);
+      const servingRules = await rules;
+      for (const line of servingRules ? servingRulesWarnings(servingRules) : []) process.stderr.write(`${line}\n`);
       print(
         o.json,
-        functions ? { ...summary, functions } : summary,
+        { ...summary, ...(functions ? { functions } : {}), ...(servingRules ? { serving_rules: servingRules } : {}) },
         `Deployed ${summary.files_total} files (${summary.files_sent} sent, ${summary.bytes_sent} bytes).\n` +
           `Deployment ${summary.deployment_id} is live:\n  ${summary.url}\n` +
           (functions && functions.length > 0 ? `Functions:\n${functions.map((f) => `  ${f.name}  ${f.url}\n`).join('')}` : ''),

@@ -261,3 +261,25 @@ describe('slipway login', () => {
     expect(() => statSync(join(home, 'slipway', 'config.json'))).toThrow();
   });
 });
+
+describe('slipway deploy with _redirects and _headers', () => {
+  it('prints each skipped line as a warning, and the site serves the rules', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-deploy-rules-'));
+    const rulesSubdomain = `rules-${randomBytes(4).toString('hex')}`;
+    writeSite(dir, {
+      'index.html': '<div id="root"></div>',
+      _redirects: '/* /index.html 200\n/old /new 418\n',
+      _headers: '/*\n  X-Frame-Options: DENY\n  Content-Length: 1\n',
+    });
+    const run = await runCli(['deploy', dir, '--subdomain', rulesSubdomain], env);
+    expect(run.stderr + run.code).toMatch(/0$/);
+    expect(run.stderr).toContain(
+      'Warning: _redirects line 2 skipped: 418 is not a status of a rule (200, 301, 302, 303, 307, 308 or 404, with an optional !)\n',
+    );
+    expect(run.stderr).toContain('Warning: _headers line 3 skipped: Content-Length is set by the platform and cannot be set here\n');
+    const spa = await siteRequest(platform.port, `${rulesSubdomain}.localhost:${platform.port}`, '/settings/profile');
+    expect(spa.status).toBe(200);
+    expect(spa.text).toBe('<div id="root"></div>');
+    expect(spa.headers['x-frame-options']).toBe('DENY');
+  });
+});
