@@ -100,10 +100,9 @@ async function projectRootDirectory(api: ApiClient, projectId: string): Promise<
  * `slipway deploy DIR`: hash, begin the upload (new project or an existing
  * one), send only the files the platform lacks, finalize.
  */
-export async function deploySite(
-  api: ApiClient,
-  options: DeployOptions,
-): Promise<DeploySummary & { functionSources: boolean; rulesFiles: boolean }> {
+type Deployed = DeploySummary & { functionSources: boolean; rulesFiles: boolean };
+
+export async function deploySite(api: ApiClient, options: DeployOptions): Promise<Deployed> {
   const out = options.quiet ? undefined : options.progress;
   let mark = performance.now();
   const lap = () => {
@@ -207,7 +206,6 @@ export async function deploySite(
     bytes_total: files.reduce((sum, f) => sum + f.size, 0),
     files_hashed: filesHashed,
     functionSources: mayHaveFunctions(files),
-    // The platform compiles these at publish (docs/serving.md); the deploy then asks what it skipped.
     rulesFiles: files.some((f) => f.path === '_redirects' || f.path === '_headers'),
     files_sent: sender.filesSent,
     bytes_sent: sender.bytesSent,
