@@ -100,7 +100,13 @@ async function projectRootDirectory(api: ApiClient, projectId: string): Promise<
  * `slipway deploy DIR`: hash, begin the upload (new project or an existing
  * one), send only the files the platform lacks, finalize.
  */
-type Deployed = DeploySummary & { functionSources: boolean; rulesFiles: boolean };
+type Deployed = DeploySummary & ReturnType<typeof followUps>;
+
+/** What the deploy asks the platform afterwards: the function URLs, what publishing skipped of the rules files. */
+const followUps = (files: { path: string }[]) => ({
+  functionSources: mayHaveFunctions(files),
+  rulesFiles: files.some((f) => f.path === '_redirects' || f.path === '_headers'),
+});
 
 export async function deploySite(api: ApiClient, options: DeployOptions): Promise<Deployed> {
   const out = options.quiet ? undefined : options.progress;
@@ -205,8 +211,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     files_total: files.length,
     bytes_total: files.reduce((sum, f) => sum + f.size, 0),
     files_hashed: filesHashed,
-    functionSources: mayHaveFunctions(files),
-    rulesFiles: files.some((f) => f.path === '_redirects' || f.path === '_headers'),
+    ...followUps(files),
     files_sent: sender.filesSent,
     bytes_sent: sender.bytesSent,
     known_count: session.known_count,
