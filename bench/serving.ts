@@ -22,6 +22,11 @@ import { deploySiteFiles } from './support.ts';
  * saved function file to its new answer. Goals: at least 1,000 requests/s for
  * the page, under 300 ms for the reload. The load comes from bench/load.mjs in
  * a process of its own.
+ *
+ * Serving rules (issue 35): on one platform, a site whose `_redirects` holds 2,000 rules (and `_headers` 100
+ * blocks) beside the same site without them, for a page no rule matches and for a path with no file that no rule
+ * matches either (every rule is then a candidate). Goal: with rules, at least 0.9 of the rate without. The two sites
+ * take turns, so a busy moment of the machine falls on both.
  */
 const SECONDS = Number(process.env.BENCH_SERVING_SECONDS ?? 10);
 const CONNECTIONS = 10;
@@ -38,8 +43,8 @@ interface LoadFigures {
   statuses: Record<string, number>;
 }
 
-async function load(url: string, host: string): Promise<LoadFigures> {
-  const args = [join(repoRoot, 'bench', 'load.mjs'), url, host, String(SECONDS), String(CONNECTIONS)];
+async function load(url: string, host: string, seconds = SECONDS): Promise<LoadFigures> {
+  const args = [join(repoRoot, 'bench', 'load.mjs'), url, host, String(seconds), String(CONNECTIONS)];
   const { stdout } = await promisify(execFile)(process.execPath, args);
   return JSON.parse(stdout) as LoadFigures;
 }
@@ -62,6 +67,64 @@ async function platformFigures(): Promise<LoadFigures> {
     // One request first: the page is then served from memory, as a page anyone visits is.
     await load(`http://127.0.0.1:${platform.port}/`, host).catch(() => undefined);
     return await load(`http://127.0.0.1:${platform.port}/`, host);
+  } finally {
+    await platform.stop();
+  }
+}
+
+/** 2,000 rules of the shapes sites use: moved sections (splat), placeholders, forced ones; none matches `/`. */
+function manyRules(): { redirects: string; headers: string } {
+  const redirects: string[] = [];
+  for (let i = 0; i < 2000; i++) {
+    if (i % 20 === 0) redirects.push(`/:lang/legacy-${i} /new-${i} 301!`);
+    else if (i % 3 === 0) redirects.push(`/old-${i}/* /new-${i}/:splat 301`);
+    else if (i % 3 === 1) redirects.push(`/blog-${i}/:slug /posts-${i}/:slug 302`);
+    else redirects.push(`/page-${i} /pages/${i} 308`);
+  }
+  const headers: string[] = [];
+  for (let i = 0; i < 100; i++) headers.push(`/section-${i}/*`, `  X-Section: ${i}`);
+  return { redirects: redirects.join('\n'), headers: headers.join('\n') };
+}
+
+async function rulesFigures(): Promise<void> {
+  const parts = localParts();
+  const prefix = `rules${randomBytes(3).toString('hex')}`;
+  const platform = await startLocalPlatform({ port: 0, prefix, hostnameHandlers: parts.hostnameHandlers, drivers: [] });
+  try {
+    const user = await createUser({ email: `bench-${randomUUID()}@example.test`, name: 'Bench' });
+    const team = await createTeam({ name: `Bench ${randomBytes(3).toString('hex')}`, ownerUserId: user.user_id });
+    const token = await createApiKey(team.id);
+    const hosts: Record<'with' | 'without', string> = { with: '', without: '' };
+    for (const kind of ['without', 'with'] as const) {
+      const subdomain = `rules-${kind}-${randomBytes(3).toString('hex')}`;
+      const rules = manyRules();
+      const files = {
+        'index.html': PAGE,
+        '404.html': '<h1>Not here</h1>',
+        ...(kind === 'with' ? { _redirects: rules.redirects, _headers: rules.headers } : {}),
+      };
+      await deploySiteFiles(platform.baseUrl, token, files, { name: subdomain, subdomain });
+      hosts[kind] = `${subdomain}.localhost:${platform.port}`;
+    }
+    for (const path of ['/', '/no-such-page']) {
+      const runs: Record<'with' | 'without', LoadFigures[]> = { with: [], without: [] };
+      for (const kind of ['with', 'without'] as const)
+        await load(`http://127.0.0.1:${platform.port}${path}`, hosts[kind]).catch(() => undefined);
+      // Turns of half the time each, twice: the same load falls on both sites.
+      for (let turn = 0; turn < 2; turn++) {
+        for (const kind of turn === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) {
+          runs[kind].push(await load(`http://127.0.0.1:${platform.port}${path}`, hosts[kind], SECONDS / 2));
+        }
+      }
+      const rate = (list: LoadFigures[]) => list.reduce((sum, f) => sum + f.requests, 0) / (list.length * (SECONDS / 2));
+      const withRules = rate(runs.with);
+      const without = rate(runs.without);
+      const status = (list: LoadFigures[]) => JSON.stringify(list[0]!.statuses);
+      console.log(`${`${path} with 2,000 rules`.padEnd(34)} ${withRules.toFixed(0).padStart(6)} req/s   (statuses ${status(runs.with)})`);
+      console.log(`${`${path} without rules`.padEnd(34)} ${without.toFixed(0).padStart(6)} req/s   (statuses ${status(runs.without)})`);
+      const ratio = withRules / without;
+      console.log(`${path}: with rules / without: ${ratio.toFixed(2)}; goal 0.9: ${ratio >= 0.9 ? 'met' : 'missed'}`);
+    }
   } finally {
     await platform.stop();
   }
@@ -98,5 +161,7 @@ export async function runServingBench(): Promise<void> {
   const bare = await sirvFigures();
   console.log(line('sirv-cli (bare static server)', bare));
   console.log(`platform / bare: ${(platform.rps / bare.rps).toFixed(2)}; goal 1,000 req/s: ${platform.rps >= 1000 ? 'met' : 'missed'}`);
+  console.log('\nServing rules: the same site with and without 2,000 _redirects rules (and 100 _headers blocks).');
+  await rulesFigures();
   await runDevReloadBench();
 }

@@ -126,7 +126,10 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
 
 function DeploymentDetail(props: { projectId: string; id: string }) {
   const d = useLoad(
-    () => api.get<Deployment & { build_log: string[]; functions: string[] }>(`/projects/${props.projectId}/deployments/${props.id}`),
+    () =>
+      api.get<Deployment & { build_log: string[]; functions: string[]; serving_rules?: ServingRules }>(
+        `/projects/${props.projectId}/deployments/${props.id}`,
+      ),
     [props.id],
   );
   if (d.error) return <ErrorNote error={d.error} />;
@@ -155,7 +158,52 @@ function DeploymentDetail(props: { projectId: string; id: string }) {
           </>
         )}
       </dl>
+      {d.data.serving_rules && <ServingRulesFacts rules={d.data.serving_rules} />}
       <BuildLog projectId={props.projectId} deploymentId={d.data.id} status={d.data.status} initial={d.data.build_log} />
+    </section>
+  );
+}
+
+interface ServingRules {
+  redirects: number;
+  headers: number;
+  skipped: { file: string; line: number; reason: string }[];
+  skipped_count?: number;
+}
+
+/** What publishing compiled of the deployment's `_redirects` and `_headers`, and each line it skipped. */
+function ServingRulesFacts(props: { rules: ServingRules }) {
+  const { redirects, headers, skipped } = props.rules;
+  const total = props.rules.skipped_count ?? skipped.length;
+  return (
+    <section aria-labelledby="serving-rules-title">
+      <h3 id="serving-rules-title">Serving rules</h3>
+      <p>
+        {redirects} {redirects === 1 ? 'rule' : 'rules'} from _redirects, {headers} {headers === 1 ? 'path' : 'paths'} from _headers
+        {total > 0 ? `; ${total} ${total === 1 ? 'line' : 'lines'} skipped` : ''}.
+      </p>
+      {skipped.length > 0 && (
+        <table>
+          <caption>Skipped lines</caption>
+          <thead>
+            <tr>
+              <th scope="col">File</th>
+              <th scope="col">Line</th>
+              <th scope="col">Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {skipped.map((s) => (
+              <tr key={`${s.file}:${s.line}`}>
+                <td>{s.file}</td>
+                <td>{s.line}</td>
+                <td>{s.reason}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {total > skipped.length && <p>The first {skipped.length} skipped lines are listed.</p>}
     </section>
   );
 }
