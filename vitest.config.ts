@@ -17,6 +17,8 @@ export const synthesizedSuites = [
   'test/integration/team-deletion.test.ts',
   // Sites
   'test/integration/site-serving.test.ts',
+  // _redirects and _headers compiled by the finalize Lambda's bundle and served by the serve-site Lambda's
+  'test/integration/serving-rules.test.ts',
   // Functions: the API, the publish build, the HTTPS door through CloudFront, the router Lambda and one
   // user-function Lambda per built function, and the queued door through the invocations worker Lambda and a
   // Fargate task per invocation in the local ECS (lib/local/synth/ecs-service.ts)
