@@ -46,7 +46,9 @@ describe('branch pushes', () => {
     expect(fn.status).toBe(200);
     expect(JSON.parse(fn.text)).toEqual({ context: [], process: [] });
 
-    const sha = ctx.repo.commit('Feature/New_Look', staticSite('feature', FUNCTION));
+    // The build's output folder holds serving rules: compiled at publish as an upload's are, served on the preview host.
+    const rules = { _redirects: '/* /index.html 200\n/x /y 999\n', _headers: '/*\n  X-Frame-Options: DENY\n' };
+    const sha = ctx.repo.commit('Feature/New_Look', staticSite('feature', FUNCTION, rules));
     const reply = await ctx.push(secret, 'Feature/New_Look', sha);
     expect(reply.status, reply.text).toBe(202);
     const queued = reply.body.data.builds[0];
@@ -61,6 +63,19 @@ describe('branch pushes', () => {
     expect(build.is_live).toBe(false);
     expect(build.preview_url).toBe(queued.preview_url);
     expect(await getSite(ctx.platform, host)).toEqual({ status: 200, text: '<h1>feature preview-hi</h1>' });
+    expect(await getSite(ctx.platform, host, '/client/route')).toEqual({ status: 200, text: '<h1>feature preview-hi</h1>' });
+    expect((await getSite(ctx.platform, host, '/_redirects')).status).toBe(404);
+    const detail = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/deployments/${queued.deployment_id}`, {
+      token: ctx.roles.member.token,
+    });
+    expect(detail.body.data.serving_rules).toEqual({
+      redirects: 1,
+      headers: 1,
+      skipped: [
+        { file: '_redirects', line: 2, reason: '999 is not a status of a rule (200, 301, 302, 303, 307, 308 or 404, with an optional !)' },
+      ],
+      skipped_count: 1,
+    });
     expect((await getSite(ctx.platform, `${project.subdomain}.localhost`)).text).toBe('<h1>main no greeting</h1>');
     const functions = await ctx.platform.api('GET', `/api/v1/projects/${project.id}/functions`, { token: ctx.roles.member.token });
     expect(functions.body.data.functions.map((f: { name: string }) => f.name)).toEqual(['env']);

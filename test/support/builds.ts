@@ -22,7 +22,7 @@ export function useBuildSettings(overrides: Record<string, string> = {}): void {
 }
 
 /** A site with no dependencies: `npm run build` writes dist/ (its page names the branch and GREETING). */
-export function staticSite(label: string, extra: Record<string, string> = {}): Record<string, string> {
+export function staticSite(label: string, extra: Record<string, string> = {}, output: Record<string, string> = {}): Record<string, string> {
   return {
     'package.json': JSON.stringify({ name: 'fixture-site', version: '1.0.0', private: true, scripts: { build: 'node build.mjs' } }),
     'package-lock.json': JSON.stringify({
@@ -37,6 +37,8 @@ export function staticSite(label: string, extra: Record<string, string> = {}): R
       "mkdirSync('dist', { recursive: true });",
       "console.log('building with API_TOKEN=' + process.env.API_TOKEN);",
       `writeFileSync('dist/index.html', '<h1>${label} ' + (process.env.GREETING ?? 'no greeting') + '</h1>');`,
+      // Files the build writes as they are into its output folder (dist/_redirects, say).
+      ...Object.entries(output).map(([path, content]) => `writeFileSync(${JSON.stringify(`dist/${path}`)}, ${JSON.stringify(content)});`),
     ].join('\n'),
     ...extra,
   };
