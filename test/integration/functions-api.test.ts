@@ -84,6 +84,8 @@ describe('GET /api/v1/projects/{id}/deployments/{deployment_id}', { timeout: 60_
       is_live: true,
       build_log: [expect.stringMatching(/^\[functions\] Built alpha \(/), expect.stringMatching(/^\[functions\] Built zeta \(/)],
       functions: ['alpha', 'zeta'],
+      // No _redirects or _headers in this deployment.
+      serving_rules: { redirects: 0, headers: 0, skipped: [], skipped_count: 0 },
       // A direct upload is not a build: the build fields are there, empty.
       trigger: null,
       target: null,
