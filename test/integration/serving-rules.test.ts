@@ -66,7 +66,7 @@ beforeAll(async () => {
   await platform.api('POST', `/api/v1/uploads/${begin.body.data.upload_id}/finalize`, { token });
   withoutRules = begin.body.data.deployment_id;
   await platform.api('POST', `/api/v1/projects/${projectId}/promote`, { token, body: { deployment_id: withRules } });
-}, 120_000);
+}, 240_000);
 afterAll(() => platform?.stop());
 
 describe('_redirects on the local platform', () => {
