@@ -2,7 +2,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
 import { RATE_LIMITED } from '../errors/catalogue/request.ts';
-import { FUNCTION_NOT_FOUND, INVOCATION_NOT_FOUND, TOO_MANY_CONCURRENT_INVOCATIONS } from '../errors/catalogue/functions.ts';
+import {
+  CALLBACK_URL_INVALID,
+  FUNCTION_NOT_FOUND,
+  INVOCATION_NOT_FOUND,
+  TOO_MANY_CONCURRENT_INVOCATIONS,
+} from '../errors/catalogue/functions.ts';
+import { callbackUrlRefusals, checkCallbackUrl } from './callback-url.ts';
 import type { QueuedRequest } from './host.ts';
 import { MAX_INFLIGHT_PER_TEAM, releaseInflightSlot, takeInflightSlot } from './inflight-slot-records.ts';
 import { getInvocation, type InvocationRecord } from './invocation-records.ts';
@@ -51,6 +57,19 @@ export function queuedRequestOf(event: APIGatewayProxyEventV2, body: Buffer): Qu
     headers,
     body: body.length > MAX_QUEUED_BODY_BYTES ? body.subarray(0, MAX_QUEUED_BODY_BYTES) : body,
   };
+}
+
+/**
+ * The caller's X-Callback-Url, checked (lib/functions/callback-url.ts), or undefined without one. A bad one is
+ * 400 CALLBACK_URL_INVALID, with the reason's sentence, before anything is counted or made.
+ */
+export async function checkedCallbackUrl(headers: Record<string, string>): Promise<string | undefined> {
+  const raw = headers['x-callback-url'];
+  if (raw === undefined) return undefined;
+  const check = await checkCallbackUrl(raw);
+  if (!check.ok)
+    throw new ApiError(CALLBACK_URL_INVALID, { message: callbackUrlRefusals[check.reason], details: { reason: check.reason } });
+  return raw;
 }
 
 /** 429 with Retry-After once this IP address has made 20 invoke or poll requests this minute. */
@@ -104,6 +123,8 @@ export async function invoke(input: {
   request: QueuedRequest;
   telemetry: FunctionTelemetry;
   idempotencyKey?: string;
+  /** A checked X-Callback-Url (checkedCallbackUrl). */
+  callbackUrl?: string;
 }): Promise<Invoked> {
   // The cap and the look-up at once; a refusal answers before anything the look-up found is used.
   const lookup = liveFunction(input.subdomain, input.name);
@@ -122,21 +143,26 @@ export async function invoke(input: {
     scope: INVOKE_ROUTE,
     body: idempotentRequest(input.request),
     execute: async () => {
-      const id = await startInvocation(fn, input.request, input.telemetry);
+      const id = await startInvocation(fn, input.request, input.telemetry, input.callbackUrl);
       return { result: reply(id), stored: { invocation_id: id } };
     },
     replay: async (stored) => reply(stored.invocation_id as string),
   });
 }
 
-async function startInvocation(fn: DeployedFunction, request: QueuedRequest, telemetry: FunctionTelemetry): Promise<string> {
+async function startInvocation(
+  fn: DeployedFunction,
+  request: QueuedRequest,
+  telemetry: FunctionTelemetry,
+  callbackUrl: string | undefined,
+): Promise<string> {
   const id = randomUUID();
   if (!(await takeInflightSlot(fn.team_id, id))) {
     telemetry.limitHit(fn, 'queued_inflight_cap');
     throw new ApiError(TOO_MANY_CONCURRENT_INVOCATIONS, { details: { max_in_flight: MAX_INFLIGHT_PER_TEAM } });
   }
   try {
-    await createInvocation(fn, request, id);
+    await createInvocation(fn, request, id, new Date(), { callbackUrl });
   } catch (error) {
     await releaseInflightSlot(fn.team_id, id);
     throw error;

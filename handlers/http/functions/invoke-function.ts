@@ -1,4 +1,4 @@
-import { queuedRequestOf, invoke } from '../../../lib/functions/queued-door.ts';
+import { checkedCallbackUrl, queuedRequestOf, invoke } from '../../../lib/functions/queued-door.ts';
 import { FunctionTelemetry } from '../../../lib/functions/telemetry.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { idempotencyKey } from '../../../lib/uploads/idempotency.ts';
@@ -14,6 +14,7 @@ export const handler = defineHandler(
   async (ctx) => {
     // A malformed key is refused before anything is counted or made.
     const key = idempotencyKey(ctx.headers);
+    const callbackUrl = await checkedCallbackUrl(ctx.headers);
     try {
       const data = await invoke({
         subdomain: ctx.params.subdomain!,
@@ -22,6 +23,7 @@ export const handler = defineHandler(
         request: queuedRequestOf(ctx.event, ctx.rawBody),
         telemetry,
         idempotencyKey: key,
+        callbackUrl,
       });
       return { status: 202, data };
     } finally {
