@@ -52,10 +52,9 @@ interface Granting extends GrantContext {
  * acknowledged here, next to the grant that causes it.
  */
 export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state, mailFrom }: GrantContext): void {
-  const stack = Stack.of(state);
   const allow = (actions: readonly string[], resources: string[]) =>
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
-  const granting: Granting = { role, allow, stack, state, mailFrom };
+  const granting: Granting = { role, allow, stack: Stack.of(state), state, mailFrom };
   const tableResources = [state.table.tableArn, ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`)];
   const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => {
     allow(actions, [bucket.arnForObjects('*')]);
@@ -107,6 +106,7 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'geoFilters:send':
       case 'builds:send':
       case 'functionLambdas:send':
+      case 'callbacks:send':
         state.queues[use.slice(0, -':send'.length) as QueueName].grantSendMessages(role);
         break;
       case 'builds:run':

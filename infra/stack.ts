@@ -47,6 +47,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
       [queueDefinitions.builds.envVar]: queues.builds.queueUrl,
       [queueDefinitions.functionLambdas.envVar]: queues.functionLambdas.queueUrl,
+      [queueDefinitions.callbacks.envVar]: queues.callbacks.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       SITE_DOMAIN: settings.siteDomain,

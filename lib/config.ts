@@ -206,6 +206,24 @@ export const config = {
   functionsQueuedRatePerMinute: () => positiveInteger('FUNCTIONS_QUEUED_RATE_PER_MINUTE', 20),
   /** How long an invocation's request, result and console output are kept: 7 days. */
   functionsInvocationRetentionMs: () => positiveNumber('FUNCTIONS_INVOCATION_RETENTION_MS', 7 * 86_400_000),
+  /**
+   * Local use only: completion callbacks may go to http:// and https:// URLs on loopback addresses (a receiver on
+   * this machine). Never set in the cloud, where only https:// to public addresses is called.
+   */
+  functionsCallbackAllowLoopback: () => optional('FUNCTIONS_CALLBACK_ALLOW_LOOPBACK', '0') === '1',
+  /**
+   * Seconds before each retry of a completion callback that got no 2xx: 1 s, 5 s, 30 s, 2 min, 10 min (6 attempts
+   * in all). Tests shorten them (comma-separated); each is an SQS message delay, so at most 900.
+   */
+  functionsCallbackRetryDelaysSeconds: (): number[] => {
+    const raw = process.env.FUNCTIONS_CALLBACK_RETRY_DELAYS_SECONDS;
+    const delays = raw ? raw.split(',').map((d) => Number(d.trim())) : [1, 5, 30, 120, 600];
+    if (delays.some((d) => !Number.isInteger(d) || d < 0 || d > 900))
+      throw new Error('FUNCTIONS_CALLBACK_RETRY_DELAYS_SECONDS must be whole seconds from 0 to 900, comma-separated');
+    return delays;
+  },
+  /** One completion callback attempt's whole exchange (connect, send, the reply's status): 10 s. */
+  functionsCallbackTimeoutMs: () => positiveNumber('FUNCTIONS_CALLBACK_TIMEOUT_MS', 10_000),
   /** The request budget of a function: 60 s. */
   functionsBudgetMs: () => positiveNumber('FUNCTIONS_BUDGET_MS', 60_000),
   /** An instance without traffic this long is stopped (about two minutes). */

@@ -103,6 +103,16 @@ export const queueDefinitions = {
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 3,
   },
+  callbacks: {
+    id: 'CallbacksQueue',
+    envVar: 'CALLBACKS_QUEUE_URL',
+    // Completion callbacks (lib/functions/callbacks.ts): one message per attempt, the retries as message delays.
+    // Longer than the function-callbacks worker's 30 s timeout (one 10 s attempt and its record): an attempt in
+    // progress is never handed to a second consumer. A message that keeps failing (the platform's fault, not the
+    // receiver's) rests in the dead-letter queue.
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 3,
+  },
   builds: {
     id: 'BuildsQueue',
     envVar: 'BUILDS_QUEUE_URL',

@@ -60,10 +60,22 @@ export const workers: readonly WorkerRow[] = [
     name: 'function-invocations',
     handler: 'handlers/workers/function-invocations.ts',
     trigger: { kind: 'queue', queue: 'invocations', batchSize: 1 },
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write'],
+    // callbacks:send: an invocation that ends with a callback URL queues its first delivery attempt.
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'callbacks:send'],
     // The Fargate task's start (bounded at 90 s, lib/functions/hosts/cloud/cloud-host.ts), the 60 s budget, the
     // result's read and the console's wait after a stop; under the queue's 240 s visibility timeout.
     timeoutSeconds: 180,
+  },
+  {
+    // Completion callbacks of queued invocations (lib/functions/callbacks.ts): one signed POST per message, the
+    // retries queued as delayed messages. table:write records each attempt on the invocation; secrets:envEncryption
+    // opens the project's callback secret (and seals it when a delivery comes before any read of it).
+    name: 'function-callbacks',
+    handler: 'handlers/workers/function-callbacks.ts',
+    trigger: { kind: 'queue', queue: 'callbacks', batchSize: 1 },
+    uses: ['table:read', 'table:write', 'bundles:read', 'callbacks:send', 'secrets:envEncryption'],
+    // One attempt is at most 10 s (its timeout), plus the URL's resolution and the record; under the queue's 60 s.
+    timeoutSeconds: 30,
   },
   {
     // Prepares the Lambdas of a published deployment's functions off the request path (lib/functions/prepare-lambdas.ts);

@@ -50,6 +50,14 @@ export interface InvocationRecord {
   request_json?: string;
   result_json?: string;
   console_json?: string;
+  /** The caller's `X-Callback-Url` (lib/functions/callbacks.ts) and how its delivery went; team members only. */
+  callback_url?: string;
+  callback_attempts?: number;
+  /** The HTTP status of the last attempt; null when it got none (refused, unreachable, timed out). */
+  callback_last_status?: number | null;
+  /** Why the last attempt got no 2xx, in a sentence; null after a 2xx. */
+  callback_last_error?: string | null;
+  callback_delivered_at?: string | null;
 }
 
 export const isExpired = (item: Record<string, unknown>, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
@@ -178,4 +186,42 @@ export async function functionInvocationStubs(
 
 export async function deleteInvocations(ids: string[]): Promise<void> {
   await batchWriteAll(ids.map((id) => ({ DeleteRequest: { Key: keys.invocation(id) } })));
+}
+
+/** How one callback attempt went, as the record keeps it. */
+export interface CallbackAttempt {
+  attempt: number;
+  status: number | null;
+  error: string | null;
+  deliveredAt: string | null;
+}
+
+/**
+ * Records callback attempt `attempt` unless this or a later attempt is already recorded, or a delivery is (a
+ * redelivered message): false then, and the caller schedules nothing more.
+ */
+export async function recordCallbackAttempt(id: string, outcome: CallbackAttempt): Promise<boolean> {
+  const sets = ['callback_attempts = :attempt', 'callback_last_status = :status', 'callback_last_error = :error'];
+  const values: Record<string, unknown> = { ':attempt': outcome.attempt, ':status': outcome.status, ':error': outcome.error };
+  if (outcome.deliveredAt) {
+    sets.push('callback_delivered_at = :delivered');
+    values[':delivered'] = outcome.deliveredAt;
+  }
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: config.tableName(),
+        Key: keys.invocation(id),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(callback_delivered_at) AND ' +
+          '(attribute_not_exists(callback_attempts) OR callback_attempts < :attempt)',
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return false;
+    throw error;
+  }
 }

@@ -36,6 +36,16 @@ export async function memberInvocationView(record: InvocationRecord): Promise<Re
     created_at: record.created_at,
     expires_at: record.expires_at,
     console,
+    // The delivery of the caller's completion callback: never in the public poll.
+    callback: record.callback_url
+      ? {
+          url: record.callback_url,
+          attempts: record.callback_attempts ?? 0,
+          last_status: record.callback_last_status ?? null,
+          last_error: record.callback_last_error ?? null,
+          delivered_at: record.callback_delivered_at ?? null,
+        }
+      : null,
   };
 }
 

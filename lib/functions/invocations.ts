@@ -18,6 +18,7 @@ import {
 } from './invocation-records.ts';
 import { loadPart, objectKey, partJson, storeObject, storePart, type StoredRequest, type StoredResult } from './invocation-payloads.ts';
 import type { DeployedFunction } from './model.ts';
+import { logCallbackLost, queueCallbackAttempt } from './callback-queue.ts';
 
 /**
  * Queued invocations (spec: "Invocation (queued door)" and its state table).
@@ -70,6 +71,7 @@ export async function createInvocation(
   request: QueuedRequest,
   id: string = randomUUID(),
   now = new Date(),
+  options: { callbackUrl?: string } = {},
 ): Promise<InvocationRecord> {
   const createdAt = now.toISOString();
   const expires = new Date(now.getTime() + invocationRetentionMs());
@@ -86,6 +88,7 @@ export async function createInvocation(
     finished_at: null,
     expires_at: expires.toISOString(),
     ttl: epochSeconds(expires),
+    ...(options.callbackUrl ? { callback_url: options.callbackUrl, callback_attempts: 0 } : {}),
   };
   const stored: StoredRequest = {
     method: request.method,
@@ -187,6 +190,8 @@ export async function finishInvocation(
     return false;
   }
   await releaseInflightSlot(record.team_id, record.id);
+  // In the background: the first attempt is a message on the callbacks queue, never a wait of this run.
+  if (record.callback_url) await queueCallbackAttempt(record.id, 1, 0).catch((error: Error) => logCallbackLost(record.id, error));
   return true;
 }
 

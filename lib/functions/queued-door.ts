@@ -1,8 +1,14 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ApiError } from '../errors/api-error.ts';
 import { RATE_LIMITED } from '../errors/catalogue/request.ts';
-import { FUNCTION_NOT_FOUND, INVOCATION_NOT_FOUND, TOO_MANY_CONCURRENT_INVOCATIONS } from '../errors/catalogue/functions.ts';
+import {
+  CALLBACK_URL_INVALID,
+  FUNCTION_NOT_FOUND,
+  INVOCATION_NOT_FOUND,
+  TOO_MANY_CONCURRENT_INVOCATIONS,
+} from '../errors/catalogue/functions.ts';
+import { callbackUrlRefusals, checkCallbackUrl } from './callback-url.ts';
 import type { QueuedRequest } from './host.ts';
 import { MAX_INFLIGHT_PER_TEAM, releaseInflightSlot, takeInflightSlot } from './inflight-slot-records.ts';
 import { getInvocation, type InvocationRecord } from './invocation-records.ts';
@@ -12,6 +18,7 @@ import type { DeployedFunction } from './model.ts';
 import { isTeamEnrolledInFunctions, projectOfSubdomain, resolveFunctionBySubdomain } from './resolve.ts';
 import { cachedReads } from './route-cache.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
+import { idempotent } from '../uploads/idempotency.ts';
 
 /**
  * The queued door's two public endpoints (spec endpoint 10): invoke and poll.
@@ -52,6 +59,19 @@ export function queuedRequestOf(event: APIGatewayProxyEventV2, body: Buffer): Qu
   };
 }
 
+/**
+ * The caller's X-Callback-Url, checked (lib/functions/callback-url.ts), or undefined without one. A bad one is
+ * 400 CALLBACK_URL_INVALID, with the reason's sentence, before anything is counted or made.
+ */
+export async function checkedCallbackUrl(headers: Record<string, string>): Promise<string | undefined> {
+  const raw = headers['x-callback-url'];
+  if (raw === undefined) return undefined;
+  const check = await checkCallbackUrl(raw);
+  if (!check.ok)
+    throw new ApiError(CALLBACK_URL_INVALID, { message: callbackUrlRefusals[check.reason], details: { reason: check.reason } });
+  return raw;
+}
+
 /** 429 with Retry-After once this IP address has made 20 invoke or poll requests this minute. */
 async function rateCap(ip: string, limitHit: () => Promise<void>): Promise<void> {
   const retryAfter = await takeQueuedRate(ip);
@@ -81,13 +101,31 @@ export function pollUrl(subdomain: string, name: string, id: string): string {
   return `/api/v1/public/functions/${encodeURIComponent(subdomain)}/${encodeURIComponent(name)}/invocations/${id}`;
 }
 
+const INVOKE_ROUTE = 'POST /api/v1/public/functions/{subdomain}/{name}';
+
+/** What makes two invokes "the same request" under one Idempotency-Key: method, query string and body (hashed). */
+export function idempotentRequest(request: QueuedRequest): { method: string; query: string; body_sha256: string } {
+  return { method: request.method, query: request.query, body_sha256: createHash('sha256').update(request.body).digest('hex') };
+}
+
+type Invoked = { invocation_id: string; status: 'pending'; poll_url: string };
+
+/**
+ * A new pending invocation: the live function, the caller's rate, the team's in-flight slot. With an
+ * Idempotency-Key (checked by the handler), the first request under the key within 24 h makes the invocation and
+ * a repeat of the same request (method, query, body) answers the same reply and makes none; the key is the
+ * function's (another function's same key is another key) and is released when no invocation was made.
+ */
 export async function invoke(input: {
   subdomain: string;
   name: string;
   sourceIp: string;
   request: QueuedRequest;
   telemetry: FunctionTelemetry;
-}): Promise<{ invocation_id: string; status: 'pending'; poll_url: string }> {
+  idempotencyKey?: string;
+  /** A checked X-Callback-Url (checkedCallbackUrl). */
+  callbackUrl?: string;
+}): Promise<Invoked> {
   // The cap and the look-up at once; a refusal answers before anything the look-up found is used.
   const lookup = liveFunction(input.subdomain, input.name);
   lookup.catch(() => undefined);
@@ -97,18 +135,39 @@ export async function invoke(input: {
   });
   const fn = await lookup;
   if (!fn) throw new ApiError(FUNCTION_NOT_FOUND);
+  const reply = (id: string): Invoked => ({ invocation_id: id, status: 'pending', poll_url: pollUrl(fn.subdomain, fn.name, id) });
+  return idempotent({
+    teamId: fn.team_id,
+    key: input.idempotencyKey,
+    keyScope: `function:${fn.project_id}:${fn.name}`,
+    scope: INVOKE_ROUTE,
+    body: idempotentRequest(input.request),
+    execute: async () => {
+      const id = await startInvocation(fn, input.request, input.telemetry, input.callbackUrl);
+      return { result: reply(id), stored: { invocation_id: id } };
+    },
+    replay: async (stored) => reply(stored.invocation_id as string),
+  });
+}
+
+async function startInvocation(
+  fn: DeployedFunction,
+  request: QueuedRequest,
+  telemetry: FunctionTelemetry,
+  callbackUrl: string | undefined,
+): Promise<string> {
   const id = randomUUID();
   if (!(await takeInflightSlot(fn.team_id, id))) {
-    input.telemetry.limitHit(fn, 'queued_inflight_cap');
+    telemetry.limitHit(fn, 'queued_inflight_cap');
     throw new ApiError(TOO_MANY_CONCURRENT_INVOCATIONS, { details: { max_in_flight: MAX_INFLIGHT_PER_TEAM } });
   }
   try {
-    await createInvocation(fn, input.request, id);
+    await createInvocation(fn, request, id, new Date(), { callbackUrl });
   } catch (error) {
     await releaseInflightSlot(fn.team_id, id);
     throw error;
   }
-  return { invocation_id: id, status: 'pending', poll_url: pollUrl(fn.subdomain, fn.name, id) };
+  return id;
 }
 
 /**

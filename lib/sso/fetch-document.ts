@@ -22,7 +22,7 @@ export class DocumentFetchError extends Error {
  * socket connects there and nowhere else (no second DNS query). Node 22 asks
  * with `all: true` when it races address families, so both shapes are served.
  */
-function pinnedLookup(pinned: ResolvedAddress): LookupFunction {
+export function pinnedLookup(pinned: ResolvedAddress): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
     else callback(null, pinned.address, pinned.family);

@@ -58,12 +58,19 @@ export async function idempotent<T>(input: {
   key: string | undefined;
   /** What the key applies to (route and addressed resource): a key reused on another endpoint is another body. */
   scope: string;
+  /**
+   * Where keys live apart within the team (the queued door's: one function), so the same key elsewhere is
+   * another key, not a reuse. Without it a key is the team's.
+   */
+  keyScope?: string;
   body: unknown;
   execute: () => Promise<{ result: T; stored: Record<string, unknown> }>;
   replay: (stored: Record<string, unknown>) => Promise<T>;
 }): Promise<T> {
   if (input.key === undefined) return (await input.execute()).result;
-  const keyHash = createHash('sha256').update(input.key).digest('hex');
+  const keyHash = createHash('sha256')
+    .update(input.keyScope === undefined ? input.key : `${input.keyScope}\n${input.key}`)
+    .digest('hex');
   const bodyHash = requestHash(input.scope, input.body);
   const deadline = Date.now() + WAIT_FOR_FIRST_MS;
 

@@ -77,6 +77,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'functionLambdas:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'callbacks:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
@@ -715,14 +716,18 @@ describe('secrets', () => {
     // The builds worker mints forge tokens for a fetch (gitState) and decrypts the project's variables for a build (envEncryption).
     expect(readers.get('gitState')!.sort()).toEqual(['GET /api/v1/auth/git-host/connect', 'builds']);
     // The same key seals a project's Git webhook secret and access token: the routes that set or check them read it.
+    // It seals the functions' callback secret too: its two routes, and the callbacks worker that signs deliveries.
     expect(readers.get('envEncryption')!.sort()).toEqual([
+      'GET /api/v1/projects/{id}/functions/callback-secret',
       'POST /api/v1/projects',
       'POST /api/v1/projects/{id}/env/bulk',
+      'POST /api/v1/projects/{id}/functions/callback-secret/rotate',
       'POST /api/v1/projects/{id}/git/webhook-secret',
       'POST /api/v1/webhooks/git/github',
       'POST /api/v1/webhooks/git/gitlab',
       'PUT /api/v1/projects/{id}/env/{name}',
       'builds',
+      'function-callbacks',
     ]);
     expect(readers.get('billingWebhook')).toEqual(['POST /api/v1/webhooks/billing']);
     // Listing names reveals no value: it neither decrypts nor holds the key.

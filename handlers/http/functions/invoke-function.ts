@@ -1,6 +1,7 @@
-import { queuedRequestOf, invoke } from '../../../lib/functions/queued-door.ts';
+import { checkedCallbackUrl, queuedRequestOf, invoke } from '../../../lib/functions/queued-door.ts';
 import { FunctionTelemetry } from '../../../lib/functions/telemetry.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
+import { idempotencyKey } from '../../../lib/uploads/idempotency.ts';
 /** What API Gateway accepts at most; the body is cut at 1 MB after. */
 const API_GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -11,6 +12,9 @@ export const handler = defineHandler(
   'POST /api/v1/public/functions/{subdomain}/{name}',
   { rawBody: { maxBytes: API_GATEWAY_MAX_BODY_BYTES } },
   async (ctx) => {
+    // A malformed key is refused before anything is counted or made.
+    const key = idempotencyKey(ctx.headers);
+    const callbackUrl = await checkedCallbackUrl(ctx.headers);
     try {
       const data = await invoke({
         subdomain: ctx.params.subdomain!,
@@ -18,6 +22,8 @@ export const handler = defineHandler(
         sourceIp: ctx.sourceIp,
         request: queuedRequestOf(ctx.event, ctx.rawBody),
         telemetry,
+        idempotencyKey: key,
+        callbackUrl,
       });
       return { status: 202, data };
     } finally {

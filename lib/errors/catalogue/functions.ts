@@ -27,3 +27,8 @@ export const TOO_MANY_CONCURRENT_INVOCATIONS = {
   message: 'Too many concurrent invocations',
 } as const;
 export const INVOCATION_NOT_FOUND = { code: 'INVOCATION_NOT_FOUND', status: 404, message: 'No such invocation of this function.' } as const;
+export const CALLBACK_URL_INVALID = {
+  code: 'CALLBACK_URL_INVALID',
+  status: 400,
+  message: 'The X-Callback-Url header must be an https:// URL of at most 2,048 characters on a public address.',
+} as const;

@@ -63,7 +63,7 @@ export const IDEMPOTENCY_KEY_INVALID = {
 export const IDEMPOTENCY_KEY_REUSED = {
   code: 'IDEMPOTENCY_KEY_REUSED',
   status: 422,
-  message: 'This Idempotency-Key was already used with a different request body.',
+  message: 'This Idempotency-Key was already used with a different request. Send a new key for a new request.',
 } as const;
 export const IDEMPOTENCY_KEY_IN_PROGRESS = {
   code: 'IDEMPOTENCY_KEY_IN_PROGRESS',

@@ -18,4 +18,20 @@ export const functionRoutes = [
     access: access.public(),
     uses: ['table:read', 'table:write', 'bundles:read'],
   },
+  {
+    // The project's completion callback secret (lib/functions/callback-secret.ts), made on first read.
+    method: 'GET',
+    path: '/api/v1/projects/{id}/functions/callback-secret',
+    handler: 'handlers/http/projects/get-callback-secret.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
+  },
+  {
+    // A new callback secret; deliveries are signed with it from now on.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/functions/callback-secret/rotate',
+    handler: 'handlers/http/projects/rotate-callback-secret.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'secrets:envEncryption'],
+  },
 ] as const satisfies readonly RouteRow[];

@@ -23,6 +23,8 @@ export type ResourceUse =
   | 'builds:send'
   /** Queues the preparation of a published deployment's function Lambdas (the function-lambdas worker). */
   | 'functionLambdas:send'
+  /** Queues completion callback attempts of queued invocations (the function-callbacks worker). */
+  | 'callbacks:send'
   /** Starts, reads and stops builds of the platform's CodeBuild project (the builds worker). */
   | 'builds:run'
   | 'scheduler:write'
