@@ -117,6 +117,14 @@ async function serve(args: string[]): Promise<number> {
   return 0;
 }
 
+interface ProjectView {
+  id: string;
+  name: string;
+  git_repo_url: string | null;
+  default_branch: string | null;
+  auto_deploy_enabled: boolean;
+}
+
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /** This CLI as a command line (the node that runs it, its loader flags, its entry file), for the hook to call. */
@@ -135,7 +143,7 @@ async function hookInstall(args: string[]): Promise<number> {
   const api = client();
   const branch = git(repo.dir, ['symbolic-ref', '--short', 'HEAD']) ?? 'main';
   const repoUrl = o['repo-url'] ?? servedUrl(repo);
-  let project: Record<string, any>;
+  let project: ProjectView;
   if (o.name && o.project) throw new UsageError('Give --project ID (an existing project) or --name NAME (a new one), not both.');
   if (o.name) {
     // Naming the repository turns auto-deploy on (docs/builds.md): a push builds from the first one.
@@ -144,9 +152,10 @@ async function hookInstall(args: string[]): Promise<number> {
   } else {
     const id = projectOfFolder(o.project, api.baseUrl);
     project = await api.call('GET', `/api/v1/projects/${encodeURIComponent(id)}`);
+    // Connecting a project to its first repository is asking for its pushes to build, as on create.
     if (!project.git_repo_url)
       project = await api.call('PATCH', `/api/v1/projects/${encodeURIComponent(id)}`, {
-        json: { git_repo_url: repoUrl, ...(project.default_branch ? {} : { default_branch: branch }) },
+        json: { git_repo_url: repoUrl, auto_deploy_enabled: true, ...(project.default_branch ? {} : { default_branch: branch }) },
       });
   }
   const hookName = repo.bare ? 'post-receive' : 'post-commit';
@@ -157,7 +166,7 @@ async function hookInstall(args: string[]): Promise<number> {
   const { secret } = await api.call<{ secret: string }>('POST', `/api/v1/projects/${encodeURIComponent(project.id)}/git/webhook-secret`);
   const settings: Record<string, string> = {
     'slipway.webhookUrl': `${api.baseUrl}/api/v1/webhooks/git/github`,
-    'slipway.repoUrl': project.git_repo_url,
+    'slipway.repoUrl': project.git_repo_url ?? repoUrl,
     'slipway.defaultBranch': project.default_branch ?? branch,
     'slipway.webhookSecret': secret,
   };
@@ -169,11 +178,18 @@ async function hookInstall(args: string[]): Promise<number> {
   );
   chmodSync(hookPath, 0o755);
   process.stdout.write(
-    `Project ${project.name} (${project.id}) builds ${project.git_repo_url}; auto-deploy is ${project.auto_deploy_enabled ? 'on' : 'off'}.\n` +
+    `Project ${project.name} (${project.id}) builds ${project.git_repo_url}; auto-deploy is ${
+      project.auto_deploy_enabled ? 'on' : "off (pushes to the production branch are ignored; turn it on in the console's Settings)"
+    }.\n` +
       `Wrote ${hookPath}: each ${repo.bare ? 'push to' : 'commit in'} this repository sends ${settings['slipway.webhookUrl']} a signed push.\n` +
       'A new webhook secret was made; one set up before for this project no longer matches.\n',
   );
   return 0;
+}
+
+interface WebhookAnswer {
+  builds: { status: string; deployment_id: string; target: string; skip_reason: string | null }[];
+  ignored: { reason: string }[];
 }
 
 interface PushedRef {
@@ -227,7 +243,7 @@ async function hookRun(args: string[]): Promise<number> {
       failed = true;
       continue;
     }
-    const answer = (await reply.json().catch(() => null)) as { data?: any; error?: string } | null;
+    const answer = (await reply.json().catch(() => null)) as { data?: WebhookAnswer; error?: string } | null;
     if (!reply.ok) {
       process.stderr.write(
         `slipway: the platform refused the push of ${branch} (${reply.status}): ${answer?.error ?? 'no reason given'}\n`,

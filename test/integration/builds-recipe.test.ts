@@ -1,11 +1,12 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { repoRoot } from '../../lib/local/api-server.ts';
-import { getSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { runCli, runProgram } from '../support/cli.ts';
 
 /**
  * The first Git build on one machine (docs/builds.md, "Your first Git build"): the doc's block of commands,
@@ -102,6 +103,76 @@ describe('the recipe of docs/builds.md', () => {
       } catch {
         // The group has ended.
       }
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('slipway git hook install in a bare repository', () => {
+  it('connects an existing project, writes a post-receive that sends each pushed branch, and never replaces a hook of its own', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'slipway-bare-'));
+    const bare = join(work, 'shop.git');
+    const clone = join(work, 'clone');
+    const gitEnv = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'T',
+      GIT_AUTHOR_EMAIL: 't@example.test',
+      GIT_COMMITTER_NAME: 'T',
+      GIT_COMMITTER_EMAIL: 't@example.test',
+    };
+    const git = (cwd: string, ...args: string[]) => {
+      const out = spawnSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
+      if (out.status !== 0) throw new Error(`git ${args.join(' ')}: ${out.stderr}`);
+      return out.stdout.trim();
+    };
+    const port = String(await freePort());
+    const env = { SLIPWAY_API_URL: ctx.platform.baseUrl, SLIPWAY_TOKEN: ctx.roles.admin.token, SLIPWAY_GIT_PORT: port, HOME: work };
+    const served = spawn(
+      process.execPath,
+      ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), 'git', 'serve', bare],
+      {
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: 'ignore',
+      },
+    );
+    try {
+      git(work, 'init', '-q', '--bare', '-b', 'main', bare);
+      const created = await ctx.platform.api('POST', '/api/v1/projects', {
+        token: ctx.roles.admin.token,
+        body: { name: 'Shop', build_command: 'npm run build', output_dir: 'dist' },
+      });
+      expect(created.body.data.auto_deploy_enabled).toBe(false);
+      const foreign = join(bare, 'hooks', 'post-receive');
+      writeFileSync(foreign, '#!/bin/sh\necho mine\n');
+      const refused = await runCli(['git', 'hook', 'install', bare, '--project', created.body.data.id], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe(
+        `slipway: ${foreign} exists and was not written by slipway; move it away or pass --force to replace it.\n`,
+      );
+      rmSync(foreign);
+
+      const installed = await runCli(['git', 'hook', 'install', bare, '--project', created.body.data.id], env);
+      expect(installed.code, installed.stderr).toBe(0);
+      expect(installed.stdout.split('\n')[0]).toBe(
+        `Project Shop (${created.body.data.id}) builds http://127.0.0.1:${port}/shop.git; auto-deploy is on.`,
+      );
+      git(work, 'clone', '-q', bare, clone);
+      for (const [path, content] of Object.entries(staticSite('pushed'))) writeFileSync(join(clone, path), content);
+      git(clone, 'add', '-A');
+      git(clone, 'commit', '-q', '-m', 'Pushed page');
+      // Asynchronously: the hook calls the platform, which answers from this process.
+      const push = await runProgram('git', ['push', '-q', 'origin', 'HEAD:refs/heads/main'], gitEnv as Record<string, string>, {
+        cwd: clone,
+      });
+      expect(push.code, push.stderr).toBe(0);
+      // The hook's lines reach the pusher as the forge's "remote:" lines.
+      const queued = /remote: slipway: build ([0-9a-f-]{36}) queued for main \(production\)/.exec(push.stderr);
+      expect(queued, push.stderr).not.toBeNull();
+      const build = await waitForBuild(ctx.platform, ctx.roles.member.token, created.body.data.id, queued![1]!);
+      expect(build.status, build.build_log.join('\n')).toBe('ready');
+      expect(build.commit_sha).toBe(git(clone, 'rev-parse', 'HEAD'));
+    } finally {
+      served.kill();
       rmSync(work, { recursive: true, force: true });
     }
   });
