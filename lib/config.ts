@@ -185,6 +185,8 @@ export const config = {
    * a team's place stays held for it.
    */
   buildLostGraceMs: () => positiveInteger('BUILD_LOST_GRACE_MS', 15 * 60 * 1000),
+  /** A build step with no output this long prints that it is still running, and again after each further such stretch (30 s; tests shorten it). */
+  buildHeartbeatMs: () => positiveInteger('BUILD_HEARTBEAT_MS', 30_000),
   /** Memory cap of one build (the local sandbox's memory cgroup; the CodeBuild compute type in the cloud). */
   buildMemoryMb: () => positiveInteger('BUILD_MEMORY_MB', 3072),
   /** Lines of a build's log kept; past it one line says the log was cut, and the build goes on. */

@@ -33,6 +33,8 @@ export interface BuildJob {
   env: Record<string, string>;
   budgetMs: number;
   memoryMb: number;
+  /** A step silent this long prints that it still runs (BUILD_HEARTBEAT_MS). */
+  heartbeatMs: number;
 }
 
 /** The build script's job fields of a build (lib/builds/script/build.mjs): the same in every host. */
@@ -51,6 +53,7 @@ export function scriptJob(job: BuildJob) {
     output_dir: job.outputDir,
     include_functions: job.includeFunctions,
     env: job.env,
+    heartbeat_ms: job.heartbeatMs,
   };
 }
 

@@ -93,5 +93,6 @@ export async function prepareBuildJob(project: Record<string, unknown>, build: R
     env: await buildEnvironment(project.id as string, production ? 'production' : 'preview'),
     budgetMs: config.buildTimeBudgetMs(),
     memoryMb: config.buildMemoryMb(),
+    heartbeatMs: config.buildHeartbeatMs(),
   };
 }

@@ -43,6 +43,8 @@ export const cliConfig = {
   devPort: () => process.env.PORT,
   /** Plain lines instead of progress drawing: NO_COLOR (no-color.org) or CI set, or a dumb terminal. */
   plainOutput: () => flag('NO_COLOR') || flag('CI') || process.env.TERM === 'dumb',
+  /** SLIPWAY_GIT_PORT: the loopback port `slipway git serve` listens on and `git hook install` names (9400). */
+  gitServePort: () => positiveNumber('SLIPWAY_GIT_PORT', 9400),
   /** TABLE_NAME: operator commands work on that deployment's table rather than the running local platform's. */
   operatorTable: () => text('TABLE_NAME'),
 };

@@ -5,6 +5,7 @@ import { ApiCallError } from './api-client.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { siteCommands, siteUsage } from './sites.ts';
 import { devCommands } from './dev-command.ts';
+import { gitCommands } from './git.ts';
 
 /**
  * `slipway`: the user commands (against the API) and the operator commands
@@ -44,6 +45,9 @@ ${Object.values(builds)
   .map((c) => `  ${c.usage}`)
   .join('\n')}
 
+Git builds on this machine (docs/builds.md, "Your first Git build"):
+  ${gitCommands.git!.usage}
+
 On this machine, no account needed:
   ${devCommands.dev!.usage}
 
@@ -78,10 +82,15 @@ const descriptions: Record<string, string> = {
     'Serves the folder DIR (default: the current folder) and its functions/ on this machine as they would be served once\n' +
     "deployed: the same serving rules, build, sandboxed runner, door rules and limits. Prints the site's and each\n" +
     "function's local URL; a saved file is served at once and a function rebuilt when its source changes. No account.",
+  git:
+    "git serve serves the repository DIR (default: the current one) read-only over Git's smart HTTP on\n" +
+    '127.0.0.1:9400 (SLIPWAY_GIT_PORT), where builds of the local platform fetch it. git hook install connects a\n' +
+    'project to it (--name makes a new one, with auto-deploy on), makes its webhook secret and writes the hook\n' +
+    '(post-commit; post-receive in a bare repository) that sends the platform a signed push webhook.',
   admin: 'Operator commands: they write the table directly (the running local platform, or TABLE_NAME and AWS credentials).',
 };
 
-const commands = { ...siteCommands, ...functionCommands, ...devCommands, ...builds };
+const commands = { ...siteCommands, ...functionCommands, ...devCommands, ...builds, ...gitCommands };
 
 function commandHelp(name: string): string | null {
   if (name === 'admin') return `Usage:\n${adminUsage}\n\n${descriptions.admin}\n${exitCodes}\n`;

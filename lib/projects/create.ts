@@ -89,6 +89,9 @@ function createdRecord(
   });
   const { name: _n, subdomain: _s, git_access_token: _t, ...settings } = body;
   const record = { ...base, ...Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) } as ProjectRecord;
+  // Naming a repository is asking for its pushes to build: auto-deploy is on unless the request says otherwise.
+  // It stays the user's own setting (the spec): this request, the user's, is what sets it.
+  if (body.auto_deploy_enabled === undefined) record.auto_deploy_enabled = Boolean(record.git_repo_url);
   if ((record.git_auth_mode as string) === '') record.git_auth_mode = null;
   return record;
 }

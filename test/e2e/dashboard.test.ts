@@ -233,6 +233,37 @@ describe('the console in a real browser', () => {
     await saveScreenshot(page, '06-env-imported');
   });
 
+  it("connects a repository in Settings: the webhook URL, a secret shown once and rotated, and auto-deploy's state", async () => {
+    current = page;
+    failedShots();
+    const repoUrl = 'https://git.example.test/acme/console-site.git';
+    await page.goto(`${platform.consoleUrl}/projects/${state.projectId}/settings`);
+    await page.getByLabel('Repository URL').fill(repoUrl);
+    await page.getByLabel('Deploy pushes automatically').check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await page.getByRole('heading', { name: 'Git webhook' }).waitFor();
+    await page.getByText(`${platform.consoleUrl}/api/v1/webhooks/git/github`, { exact: true }).waitFor();
+    await page.getByText(`${platform.consoleUrl}/api/v1/webhooks/git/gitlab`, { exact: true }).waitFor();
+    expect(await page.getByTestId('auto-deploy-state').innerText()).toBe(
+      "Auto-deploy is on: a push to the repository's default branch goes live.",
+    );
+    await page.getByRole('button', { name: 'Make a webhook secret' }).click();
+    const shown = page.getByLabel('New webhook secret, shown this once');
+    await shown.waitFor();
+    const first = await shown.inputValue();
+    await page.getByRole('button', { name: 'Rotate the webhook secret' }).click();
+    await page.waitForFunction(`document.getElementById('webhook-secret')?.value !== ${JSON.stringify(first)}`);
+    const second = await shown.inputValue();
+    // The secret shown is the one deliveries are checked against: the rotated one matches, the first no longer does.
+    const ping = (secret: string) =>
+      sendGithub(platform, { event: 'ping', secret, payload: { zen: 'Keep it simple.', repository: { clone_url: repoUrl } } });
+    expect((await ping(second)).status).toBe(202);
+    expect((await ping(first)).status).toBe(401);
+    await expectAccessible(page, 'settings with webhook');
+    await saveScreenshot(page, '06b-git-webhook');
+  });
+
   it('transfers ownership to another member', async () => {
     const colleague = await createUser({ email: `colleague-${Date.now()}@example.test`, name: 'Colleague' });
     await putMembership(state.teamId!, colleague.user_id, 'member');

@@ -64,6 +64,7 @@ function job(commit: string, overrides: Partial<BuildJob> = {}): BuildJob {
     env: { API_TOKEN: 'cloud-secret-42' },
     budgetMs: 60_000,
     memoryMb: 3072,
+    heartbeatMs: 30_000,
     ...overrides,
   };
 }

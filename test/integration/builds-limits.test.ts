@@ -61,6 +61,66 @@ describe('build limits', () => {
     expect(Date.parse(build.finished_at) - Date.parse(build.started_at)).toBeLessThan(SHORT_BUDGET_MS + 10_000);
   });
 
+  it('a step silent for the heartbeat interval prints that it is still running and for how long', async () => {
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'node build.mjs',
+      output_dir: 'dist',
+    });
+    // 1 s for this build alone (read as its job is made); the default is 30 s.
+    const build = await withEnv({ BUILD_HEARTBEAT_MS: '1000' }, async () => {
+      const queued = await push(secret, 'quiet', ctx.repo.commit('quiet', plainSite('quiet', { sleepMs: 2_500 })));
+      return waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
+    });
+    expect(build.status, build.build_log.join('\n')).toBe('ready');
+    const beats = build.build_log.filter((line: string) => line.startsWith('Still running: '));
+    expect(beats.length, build.build_log.join('\n')).toBeGreaterThanOrEqual(2);
+    for (const line of beats) expect(line).toMatch(/^Still running: `node build\.mjs` has printed nothing for \d+ s \(\d+ s in all\)\.$/);
+    expect(beats[0]).toMatch(/for 1 s \(1 s in all\)\.$/);
+  });
+
+  it('a build whose install is refused says which connection its egress refused, and fails within a minute with a clear line', async () => {
+    const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
+      git_repo_url: ctx.repo.url,
+      framework: 'other',
+      build_command: 'npm run build',
+      output_dir: 'dist',
+    });
+    // A registry on loopback: the build's egress proxy refuses it (only public addresses), so no packet leaves the machine.
+    const registry = 'https://127.0.0.1/';
+    const dependency = {
+      version: '1.3.0',
+      resolved: `${registry}left-pad/-/left-pad-1.3.0.tgz`,
+      integrity: 'sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQm2NrxxTfd8BtYj4YdnjdYqPWJ2x+eDN9bK7b8z8oTGNPiA==',
+    };
+    const manifest = { name: 'refused-site', version: '1.0.0', private: true, dependencies: { 'left-pad': '1.3.0' } };
+    const site = {
+      ...staticSite('refused'),
+      '.npmrc': `registry=${registry}\n`,
+      'package.json': JSON.stringify({ ...manifest, scripts: { build: 'node build.mjs' } }),
+      'package-lock.json': JSON.stringify({
+        ...manifest,
+        lockfileVersion: 3,
+        requires: true,
+        packages: { '': manifest, 'node_modules/left-pad': dependency },
+      }),
+    };
+    const build = await withEnv({ BUILD_TIME_BUDGET_MS: '60000' }, async () => {
+      const queued = await push(secret, 'refused', ctx.repo.commit('refused', site));
+      return waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
+    });
+    expect(build.status).toBe('failed');
+    expect(build.build_log).toContain(
+      'Outbound connection to 127.0.0.1:443 refused: The host resolves to a loopback address, which is blocked.',
+    );
+    expect(build.failure_message).toBe(
+      "Install failed: the package registry could not be reached: the build's egress rule refused 127.0.0.1:443: The host resolves to a loopback address, which is blocked.",
+    );
+    expect(build.build_log.at(-1)).toBe(build.failure_message);
+    expect(Date.parse(build.finished_at) - Date.parse(build.started_at)).toBeLessThan(60_000);
+  });
+
   it('cancels the running build of a branch when a newer push to it arrives', async () => {
     const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
       git_repo_url: ctx.repo.url,

@@ -4,7 +4,12 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEgressProxy, type EgressProxy, type EgressRefusalEvent } from '../../lib/functions/hosts/local/egress-proxy.ts';
+import {
+  startEgressProxy,
+  type EgressProxy,
+  type EgressRefusalEvent,
+  type EgressUnreachableEvent,
+} from '../../lib/functions/hosts/local/egress-proxy.ts';
 
 /**
  * The egress proxy's allowed path: a public name is resolved once, the tunnel
@@ -17,18 +22,27 @@ let proxy: EgressProxy;
 let echoPort: number;
 const connects: [string, number][] = [];
 const refusals: EgressRefusalEvent[] = [];
+const unreachable: EgressUnreachableEvent[] = [];
+/** A loopback port nothing listens on: the "internet" of a host that refuses the connection. */
+let closedPort: number;
 let lookups = 0;
 const echo = createServer((socket) => socket.pipe(socket));
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   echoPort = (echo.address() as AddressInfo).port;
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  closedPort = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
   proxy = await startEgressProxy({
     socketPath: join(dir, 'egress.sock'),
     onRefused: (e) => refusals.push(e),
+    onUnreachable: (e) => unreachable.push(e),
     resolve: async (hostname) => {
       lookups++;
       if (hostname === 'public.example') return [{ address: '93.184.216.34', family: 4 }];
+      if (hostname === 'down.example') return [{ address: '93.184.216.35', family: 4 }];
       if (hostname === 'mixed.example')
         return [
           { address: '93.184.216.34', family: 4 },
@@ -38,7 +52,7 @@ beforeAll(async () => {
     },
     connectTo: (address, port) => {
       connects.push([address, port]);
-      return connect(echoPort, '127.0.0.1');
+      return connect(address === '93.184.216.35' ? closedPort : echoPort, '127.0.0.1');
     },
   });
 });
@@ -88,6 +102,12 @@ describe('egress proxy, allowed path', () => {
     expect([status, reason]).toEqual([403, 'private_address']);
     expect(refusals).toContainEqual({ reason: 'private_address', target: 'mixed.example:443' });
     expect(connects.some(([address]) => address === '192.168.1.10')).toBe(false);
+  });
+
+  it('an allowed host that refuses the connection answers 502 and is reported with the address and the error', async () => {
+    const { status } = await tunnel('down.example:443');
+    expect(status).toBe(502);
+    expect(unreachable).toEqual([{ target: 'down.example:443', address: '93.184.216.35', error: 'ECONNREFUSED' }]);
   });
 
   it('plain HTTP through the proxy (absolute-form) is refused', async () => {

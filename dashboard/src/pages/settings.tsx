@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { navigate } from '../router.tsx';
 import { api, canAdmin, useSession } from '../session.ts';
-import { ErrorNote, Field, formatTime, Notice, useAction } from '../ui.tsx';
+import { CopyButton, ErrorNote, Field, formatTime, Notice, useAction } from '../ui.tsx';
 import type { Project } from './projects.tsx';
 import { AnalyticsFieldset, BuildFieldset, type Draft, type FieldsetProps, GitFieldset, PreviewFieldset } from './settings-fieldsets.tsx';
 
@@ -109,7 +109,66 @@ export function SettingsTab(props: { project: Project; onSaved: () => void }) {
           </button>
         )}
       </form>
+      {p.git_repo_url ? <GitWebhook project={p} readOnly={readOnly} /> : null}
       {!readOnly && <DeleteProject project={p} />}
+    </section>
+  );
+}
+
+/**
+ * Where the forge sends pushes (docs/builds.md): the webhook URLs on this origin (the API's), the webhook
+ * secret made here and shown once (making another stops the previous one matching), and whether a push to
+ * the production branch deploys.
+ */
+function GitWebhook({ project, readOnly }: { project: Project; readOnly: boolean }) {
+  const make = useAction();
+  const [secret, setSecret] = useState<string | null>(null);
+  const base = `${location.origin}/api/v1/webhooks/git`;
+  const paused = Boolean(project.auto_deploy_paused_at);
+  return (
+    <section aria-labelledby="webhook-title">
+      <h3 id="webhook-title">Git webhook</h3>
+      <p>Point the repository's push and merge-request webhook here, with the webhook secret:</p>
+      <dl class="webhook-urls">
+        <dt>GitHub (content type application/json; the secret as "Secret")</dt>
+        <dd>
+          <code>{`${base}/github`}</code> <CopyButton text={`${base}/github`} label="Copy GitHub URL" />
+        </dd>
+        <dt>GitLab (the secret as "Secret token")</dt>
+        <dd>
+          <code>{`${base}/gitlab`}</code> <CopyButton text={`${base}/gitlab`} label="Copy GitLab URL" />
+        </dd>
+      </dl>
+      <p data-testid="auto-deploy-state">
+        Auto-deploy is{' '}
+        {project.auto_deploy_enabled
+          ? paused
+            ? 'on but paused by failed builds: pushes are recorded as skipped.'
+            : `on: a push to ${project.default_branch ? String(project.default_branch) : "the repository's default branch"} goes live.`
+          : 'off: pushes to the production branch are ignored (other branches still build previews by the policy above).'}
+      </p>
+      {secret ? (
+        <div role="status">
+          <label for="webhook-secret">New webhook secret, shown this once</label>
+          <input id="webhook-secret" readOnly value={secret} />
+          <CopyButton text={secret} label="Copy secret" />
+          <p>Put it in the forge's webhook settings now; deliveries signed with an earlier secret no longer match.</p>
+        </div>
+      ) : null}
+      <ErrorNote error={make.error} />
+      {!readOnly && (
+        <button
+          type="button"
+          disabled={make.busy}
+          onClick={async () => {
+            const made = await make.run(() => api.post<{ secret: string }>(`/projects/${project.id}/git/webhook-secret`));
+            if (made) setSecret(made.secret);
+          }}
+        >
+          {make.busy ? 'Making…' : secret ? 'Rotate the webhook secret' : 'Make a webhook secret'}
+        </button>
+      )}
+      {!readOnly && <p class="hint">Making a secret replaces the project's current one, if it has one.</p>}
     </section>
   );
 }

@@ -22,6 +22,8 @@ const LOCKFILES = [
 
 let secrets = [];
 const logLines = [];
+/** A step with no output this long prints that it is still running (BUILD_HEARTBEAT_MS; 30 s). */
+let heartbeatMs = 30_000;
 
 /** Every value of the build's environment variables is masked in each line it prints. */
 function mask(line) {
@@ -51,10 +53,33 @@ function errorLine(tail) {
   return (hit ?? lines[lines.length - 1] ?? '').slice(0, 300);
 }
 
-/** Runs a command, printing its masked output line by line; resolves to its exit code and last lines. */
+/** `75 s` as people say it: `1 min 15 s`. */
+export function spokenDuration(ms) {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const rest = seconds % 60;
+  return `${Math.floor(seconds / 60)} min${rest ? ` ${rest} s` : ''}`;
+}
+
+/**
+ * Runs a command, printing its masked output line by line; resolves to its exit code and last lines.
+ * A command silent for `heartbeatMs` gets a line saying it still runs: a build waiting on the network
+ * must not look like a hung log.
+ */
 function run(command, args, options) {
   return new Promise((resolvePromise) => {
     const tail = [];
+    const started = Date.now();
+    const label = options.label ?? [command, ...args].join(' ');
+    let quietSince = started;
+    const beat = () => {
+      const now = Date.now();
+      log(
+        `Still running: \`${label}\` has printed nothing for ${spokenDuration(now - quietSince)} (${spokenDuration(now - started)} in all).`,
+      );
+      heartbeat = setTimeout(beat, heartbeatMs);
+    };
+    let heartbeat = setTimeout(beat, heartbeatMs);
     const child = spawn(command, args, {
       cwd: options.cwd,
       env: options.env,
@@ -65,6 +90,9 @@ function run(command, args, options) {
       let partial = '';
       stream.setEncoding('utf8');
       stream.on('data', (text) => {
+        quietSince = Date.now();
+        clearTimeout(heartbeat);
+        heartbeat = setTimeout(beat, heartbeatMs);
         partial += text;
         const lines = partial.split(/\r?\n/);
         partial = lines.pop();
@@ -76,10 +104,14 @@ function run(command, args, options) {
       });
       stream.on('end', () => partial && (log(partial), tail.push(mask(partial))));
     }
-    child.on('error', (error) =>
-      resolvePromise({ code: error.code === 'ENOENT' ? 127 : 1, tail: [...tail, `${command}: ${error.message}`] }),
-    );
-    child.on('close', (code, signal) => resolvePromise({ code: code ?? (signal ? 128 : 1), tail }));
+    child.on('error', (error) => {
+      clearTimeout(heartbeat);
+      resolvePromise({ code: error.code === 'ENOENT' ? 127 : 1, tail: [...tail, `${command}: ${error.message}`] });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(heartbeat);
+      resolvePromise({ code: code ?? (signal ? 128 : 1), tail });
+    });
   });
 }
 
@@ -128,6 +160,28 @@ function cacheEnv(manager, cacheDir) {
   }[manager];
 }
 
+/**
+ * The install's network bounds: a registry that cannot be reached fails the install within a minute, not
+ * at the build's time budget (npm waits 5 minutes for an idle socket and retries twice, backing off up to a
+ * minute). 20 s idle, one retry 2 to 5 s later; the egress proxy gives up on a connect after 15 s. npm and
+ * pnpm read the npm_config_ names, Yarn 1 network-timeout, Yarn 2+ httpTimeout/httpRetry. The project's
+ * variables of the same names win (they are set after these).
+ */
+const INSTALL_NETWORK_ENV = {
+  npm_config_fetch_timeout: '20000',
+  npm_config_fetch_retries: '1',
+  npm_config_fetch_retry_mintimeout: '2000',
+  npm_config_fetch_retry_maxtimeout: '5000',
+};
+const YARN_NETWORK_ENV = { classic: { YARN_NETWORK_TIMEOUT: '20000' }, berry: { YARN_HTTP_TIMEOUT: '20000', YARN_HTTP_RETRY: '1' } };
+
+/** Lines of a failed install that say the network failed (npm, pnpm, Yarn and Bun wordings). */
+const NETWORK_FAILURE =
+  /\b(ETIMEDOUT|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|E50[234]|network timeout|socket timeout|ConnectionRefused)\b/;
+
+/** Connections of this build the egress proxy refused or could not make, as the bridge saw its answers. */
+const egressTrouble = [];
+
 const OUT_OF_STEP =
   /in sync|frozen[- ]lockfile|lockfile.*(?:outdated|not up to date|needs to be updated|would have been modified)|--immutable/i;
 
@@ -141,7 +195,12 @@ async function install(job, rootDir, env) {
   const [command, args] = installCommand(manager.name, lockfile, rootDir);
   log(`Installing with ${manager.name} (${manager.why}): ${command} ${args.join(' ')}`);
   const started = Date.now();
-  const result = await run(command, args, { cwd: rootDir, env: { ...env, ...cacheEnv(manager.name, job.cache_dir) } });
+  const troubleBefore = egressTrouble.length;
+  const yarn = manager.name === 'yarn' ? YARN_NETWORK_ENV[existsSync(join(rootDir, '.yarnrc.yml')) ? 'berry' : 'classic'] : {};
+  const result = await run(command, args, {
+    cwd: rootDir,
+    env: { ...INSTALL_NETWORK_ENV, ...yarn, ...env, ...cacheEnv(manager.name, job.cache_dir) },
+  });
   if (result.code === 0) {
     log(`Install took ${Date.now() - started} ms.`);
     return manager.name;
@@ -150,6 +209,13 @@ async function install(job, rootDir, env) {
   if (lockfile && result.tail.some((l) => OUT_OF_STEP.test(l))) {
     throw new StepFailure('install', `Install failed: ${lockfile} is out of step with package.json; update the lockfile and push again.`);
   }
+  const trouble = egressTrouble.slice(troubleBefore);
+  const unreachable = 'Install failed: the package registry could not be reached:';
+  if (trouble[0]?.why)
+    throw new StepFailure('install', `${unreachable} the build's egress rule refused ${trouble[0].target}: ${trouble[0].why}`);
+  if (trouble[0]) throw new StepFailure('install', `${unreachable} the connection to ${trouble[0].target} failed.`);
+  const network = result.tail.filter((l) => NETWORK_FAILURE.test(l));
+  if (network.length > 0) throw new StepFailure('install', `${unreachable} ${errorLine(network)}`);
   throw new StepFailure('install', `Install failed: ${command} ${args[0]} exited with code ${result.code}: ${errorLine(result.tail)}`);
 }
 
@@ -244,6 +310,18 @@ function startEgressBridge(egress) {
   if (!egress) return null;
   const server = createServer((client) => {
     const upstream = connect(egress.socket);
+    let target = '';
+    client.once('data', (chunk) => {
+      target = /^[A-Z]+ (\S+)/.exec(chunk.toString('latin1'))?.[1] ?? '';
+    });
+    // The proxy answers a refusal with 403, its reason header and a sentence; a target it could not reach with 502.
+    upstream.once('data', (chunk) => {
+      const answer = chunk.toString('utf8');
+      const status = /^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1];
+      if (status === '403' && /\r\nx-slipway-egress-refused:/i.test(answer))
+        egressTrouble.push({ target, why: answer.split('\r\n\r\n')[1]?.trim() || 'refused' });
+      else if (status === '502') egressTrouble.push({ target, why: null });
+    });
     client.pipe(upstream).pipe(client);
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
@@ -279,6 +357,7 @@ function buildEnv(job) {
 }
 
 export async function buildPhase(job) {
+  heartbeatMs = job.heartbeat_ms ?? heartbeatMs;
   secrets = Object.values(job.env ?? {}).filter((v) => typeof v === 'string' && v.length >= 3);
   const sourceDir = resolve(job.source_dir);
   const rootDir = resolve(sourceDir, job.root_directory || '.');
@@ -309,6 +388,7 @@ function failureOf(error) {
 
 /** Fetches exactly one commit, shallow; credentials travel in git's environment, never on a command line. */
 export async function fetchPhase(job) {
+  heartbeatMs = job.heartbeat_ms ?? heartbeatMs;
   const dir = resolve(job.source_dir);
   mkdirSync(dir, { recursive: true });
   const auth = job.git.authorization
@@ -329,7 +409,7 @@ export async function fetchPhase(job) {
         'protocol.http.allow=always',
         ...args,
       ],
-      { cwd: dir, env },
+      { cwd: dir, env, label: `git ${args[0]}` },
     );
   log(`Fetching ${job.git.commit.slice(0, 12)} from ${job.git.display_url}`);
   for (const args of [

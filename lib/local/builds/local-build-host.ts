@@ -7,7 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { config } from '../../config.ts';
 import { scriptJob, type BuildHost, type BuildJob, type BuildReport } from '../../builds/host.ts';
 import { detectPackageManager, fileHash, lockfileOf } from '../../builds/script/build.mjs';
-import { startEgressProxy, type EgressProxy } from '../../functions/hosts/local/egress-proxy.ts';
+import {
+  egressRefusalMessages,
+  startEgressProxy,
+  UPSTREAM_CONNECT_TIMEOUT_MS,
+  type EgressProxy,
+} from '../../functions/hosts/local/egress-proxy.ts';
 import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 import { EGRESS_PORT, INSIDE, spawnBuild, type BuildProcess } from './build-sandbox.ts';
 import { localConfig } from '../local-config.ts';
@@ -35,7 +40,8 @@ interface Run {
 export type LocalBuildHost = BuildHost & { fallbacks: string[]; close(): Promise<void> };
 
 function runFetch(run: Run, job: BuildJob, workspace: string): Promise<number> {
-  const fetchJob = { source_dir: join(workspace, 'src'), git: scriptJob(job).git };
+  const { git, heartbeat_ms } = scriptJob(job);
+  const fetchJob = { source_dir: join(workspace, 'src'), git, heartbeat_ms };
   const file = join(workspace, 'fetch.json');
   writeFileSync(file, JSON.stringify(fetchJob), { mode: 0o600 });
   return new Promise((resolve) => {
@@ -132,7 +138,17 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
     if (caps.dropToNobody) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, run.workspace, store.dir, sockets]);
     let proxy: EgressProxy | null = null;
     try {
-      if (isolated) proxy = await startEgressProxy({ socketPath: join(sockets, 'egress.sock') });
+      // Every connection the build's egress refuses or cannot make is a line of its log: a build waiting on a
+      // refused registry must say so, not sit silent.
+      if (isolated)
+        proxy = await startEgressProxy({
+          socketPath: join(sockets, 'egress.sock'),
+          onRefused: ({ target, reason }) => run.lines.push(`Outbound connection to ${target} refused: ${egressRefusalMessages[reason]}`),
+          onUnreachable: ({ target, address, error }) =>
+            run.lines.push(
+              `Outbound connection to ${target} (${address}) failed: ${error === 'connect timeout' ? `no answer within ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s` : error}.`,
+            ),
+        });
       if (run.stopped) return;
       run.process = spawnBuild({
         caps,

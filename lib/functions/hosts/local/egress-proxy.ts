@@ -34,7 +34,7 @@ export const egressRefusalMessages: Record<EgressRefusal, string> = {
   reserved_address: 'The host resolves to a reserved address, which is blocked.',
 };
 
-const UPSTREAM_CONNECT_TIMEOUT_MS = 15_000;
+export const UPSTREAM_CONNECT_TIMEOUT_MS = 15_000;
 
 /** The response header that names the refusal reason. */
 export const EGRESS_REFUSAL_HEADER = 'x-slipway-egress-refused';
@@ -45,9 +45,20 @@ export interface EgressRefusalEvent {
   target: string;
 }
 
+/** An allowed target that could not be reached: the client heard 502. */
+export interface EgressUnreachableEvent {
+  target: string;
+  /** The checked address the tunnel was to go to. */
+  address: string;
+  /** What went wrong, in a few words (`connect timeout`, `ECONNREFUSED` ...). */
+  error: string;
+}
+
 export interface EgressProxyOptions {
   socketPath: string;
   onRefused?: (event: EgressRefusalEvent) => void;
+  /** A build's log says why its connection failed (lib/local/builds/); functions leave it unset. */
+  onUnreachable?: (event: EgressUnreachableEvent) => void;
   /** Name resolution (tests); the system resolver by default. */
   resolve?: Resolver;
   /** Connects to the checked address (tests); net.connect by default. */
@@ -129,8 +140,13 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
           upstream.pipe(client);
           client.pipe(upstream);
         });
-        upstream.on('error', () => {
+        upstream.on('error', (error: NodeJS.ErrnoException) => {
           if (!client.destroyed && client.writable && upstream.readyState !== 'open') {
+            try {
+              options.onUnreachable?.({ target, address: check.address, error: error.code ?? error.message });
+            } catch {
+              // As for refusals: a callback never breaks the proxy.
+            }
             client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
           } else client.destroy();
         });
