@@ -6,6 +6,7 @@ import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
@@ -113,6 +114,8 @@ export class ConsoleHosting extends Construct {
       // Hashed bundles of earlier deploys stay: a page loaded before the deploy still finds its script.
       prune: false,
       memoryLimit: 256,
+      // Its own log group with a retention: the handler's default group would keep its logs forever.
+      logGroup: new logs.LogGroup(this, 'FilesLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
     });
 
     this.acknowledgeDeploymentHandler();

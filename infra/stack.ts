@@ -19,6 +19,7 @@ import { SiteServing } from './site-serving.ts';
 import { ConsoleHosting } from './console.ts';
 import { scheduleTargetEnvironment, SlipwayWorkers } from './workers.ts';
 import { config } from '../lib/config.ts';
+import { operationsProps, SlipwayOperations } from './operations.ts';
 
 /** The whole platform: state, the HTTP API (one Lambda per route), the workers, site serving and the functions runtime. */
 export class SlipwayStack extends Stack {
@@ -27,6 +28,7 @@ export class SlipwayStack extends Stack {
   readonly workers: SlipwayWorkers;
   readonly functions: FunctionsRuntime;
   readonly console: ConsoleHosting;
+  readonly operations: SlipwayOperations;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -109,6 +111,18 @@ export class SlipwayStack extends Stack {
     if (buildsWorker) builds.connectBuildsWorker(buildsWorker.fn);
     // The capture worker reports each screenshot through the public result endpoint, with the job's token.
     this.workers.workerFunctions.get('screenshots-capture')?.fn.addEnvironment('API_BASE_URL', this.api.stage.url);
+
+    // The alarm topic, alarms, dashboard and saved log queries of all of the above, in a nested stack (infra/operations.ts).
+    this.operations = new SlipwayOperations(
+      this,
+      'Operations',
+      operationsProps(this, {
+        state: this.state,
+        api: this.api,
+        door: { cluster: this.functions.doorCluster, service: this.functions.doorService, scope: this.functions },
+        alarmEmail: this.node.tryGetContext('alarmEmail'),
+      }),
+    );
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the platform API' });
     new CfnOutput(this, 'TableName', { value: table.tableName });

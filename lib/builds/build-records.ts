@@ -4,6 +4,7 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { setFields } from '../db/set-fields.ts';
+import { logger } from '../logger.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
 
 /**
@@ -221,7 +222,15 @@ export function finishBuild(
   // Publishing moved the deployment to `ready` (its commit) or `failed` (its functions build) itself.
   const from: BuildStatus[] =
     end.status === 'failed' ? ['building', 'failed'] : end.status === 'ready' ? ['building', 'ready'] : ['building'];
-  return conditionalUpdate({ projectId, deploymentId, set, fromStatus: from, extraCondition: 'attribute_not_exists(lost_at)' });
+  return conditionalUpdate({ projectId, deploymentId, set, fromStatus: from, extraCondition: 'attribute_not_exists(lost_at)' }).then(
+    (ended) => logBuildEnd(ended, projectId, deploymentId, end.status),
+  );
+}
+
+/** A build's outcome as a log line, once its end is recorded: the dashboard's "Builds by outcome" counts these. */
+function logBuildEnd(ended: boolean, projectId: string, deploymentId: string, status: BuildStatus, lost = false): boolean {
+  if (ended) logger.info('build ended', { project_id: projectId, deployment_id: deploymentId, status, ...(lost ? { lost } : {}) });
+  return ended;
 }
 
 /**
@@ -248,7 +257,7 @@ export function endLostBuild(
     fromStatus: [seenStatus],
     extraCondition: 'attribute_type(finished_at, :nullType)',
     values: { ':nullType': 'NULL' },
-  });
+  }).then((ended) => logBuildEnd(ended, projectId, deploymentId, failure ? 'failed' : seenStatus, true));
 }
 
 /** A queued build that will never run: its project went, or its team is suspended. */
@@ -262,5 +271,7 @@ export function dropQueuedBuild(
     finished_at: new Date().toISOString(),
     [end.status === 'skipped' ? 'skip_reason' : 'cancel_reason']: end.reason,
   };
-  return conditionalUpdate({ projectId, deploymentId, set, fromStatus: ['queued'] });
+  return conditionalUpdate({ projectId, deploymentId, set, fromStatus: ['queued'] }).then((ended) =>
+    logBuildEnd(ended, projectId, deploymentId, end.status),
+  );
 }

@@ -11,6 +11,12 @@ import { setFunctionsEnrolment, setTeamPlan, setTeamSuspended } from '../teams/s
 import { NoticeKeyTakenError, NOTICE_KEY_PATTERN, publishNotice } from '../notices/notices.ts';
 import { createEmailChange, createFeedback, createInvitation, createStepUpGrant, setCredentialCutoff } from '../privacy/records.ts';
 import { CliError, loadOperatorEnvironment } from './operator-env.ts';
+import { formatStatus, platformStatus, queueNamed, redriveDeadLetters } from './admin-status.ts';
+
+/** What an admin command prints as it is, instead of as JSON (a human-readable status; --json asks for the JSON). */
+export class PrintedText {
+  constructor(readonly text: string) {}
+}
 
 type Command = (args: string[]) => Promise<unknown>;
 
@@ -41,6 +47,21 @@ async function userId(id: string): Promise<string> {
 }
 
 export const adminCommands: Record<string, { usage: string; run: Command }> = {
+  status: {
+    usage: 'admin status [--json] [--peek]',
+    run: async (args) => {
+      const o = options(args, { json: { type: 'boolean' }, peek: { type: 'boolean' } });
+      const status = await platformStatus({ peek: o.peek ?? false });
+      return o.json ? status : new PrintedText(formatStatus(status));
+    },
+  },
+  redrive: {
+    usage: 'admin redrive --queue NAME',
+    run: async (args) => {
+      const o = options(args, { queue: { type: 'string' } });
+      return redriveDeadLetters(queueNamed(o.queue));
+    },
+  },
   'create-user': {
     usage: 'admin create-user --email E [--name N] [--platform-admin]',
     run: async (args) => {

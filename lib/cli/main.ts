@@ -19,7 +19,9 @@ const builds = buildCommands(projectOf);
 
 const exitCodes = `Exit codes: 0 success, 1 the operation failed, 2 usage error (unknown command, bad or missing argument).`;
 
-const adminUsage = `  admin create-user --email E [--name N] [--platform-admin]
+const adminUsage = `  admin status [--json] [--peek]
+  admin redrive --queue NAME
+  admin create-user --email E [--name N] [--platform-admin]
   admin create-team --name N --owner USER_ID
   admin add-member --team T --user U --role admin|member
   admin create-api-key --team T [--role admin|member]
@@ -126,9 +128,9 @@ async function main(argv: string[]): Promise<number> {
   }
   if (group === 'admin') {
     // Loaded on demand: the operator commands bring the table client and the domain code, which no user command needs.
-    const { runAdmin } = await import('./admin.ts');
+    const { PrintedText, runAdmin } = await import('./admin.ts');
     const result = await runAdmin(rest);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(result instanceof PrintedText ? result.text : `${JSON.stringify(result, null, 2)}\n`);
     return 0;
   }
   const command = Object.hasOwn(commands, group) ? commands[group] : undefined;

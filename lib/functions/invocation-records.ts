@@ -6,6 +6,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
+import { logger } from '../logger.ts';
 
 /**
  * The records of queued invocations: one table item `INVOCATION#{id}` per invocation, listed per function
@@ -112,11 +113,20 @@ export async function claimInvocation(id: string, now = new Date()): Promise<Inv
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return reply.Attributes as unknown as InvocationRecord;
+    const record = reply.Attributes as unknown as InvocationRecord;
+    // The operator's trail of queued work (docs/operations.md: the dashboard and the function-invocations query).
+    logger.info('invocation started', invocationLogFields(record));
+    return record;
   } catch (error) {
     if (isConditionalCheckFailure(error)) return null;
     throw error;
   }
+}
+
+/** What the lines of an invocation's start and end carry: enough to find one function's invocations, or one team's. */
+function invocationLogFields(record: InvocationRecord) {
+  const { id, status, team_id, project_id, function_name } = record;
+  return { invocation_id: id, status, team_id, project_id, function_name };
 }
 
 /** How an invocation ended, as its record keeps it. */
@@ -136,7 +146,7 @@ export async function writeInvocationEnd(id: string, from: 'running' | 'pending'
   const values: Record<string, unknown> = { ':from': from };
   const sets = setFields({ ...end }, names, values);
   try {
-    await dynamo().send(
+    const reply = await dynamo().send(
       new UpdateCommand({
         TableName: config.tableName(),
         Key: keys.invocation(id),
@@ -144,8 +154,12 @@ export async function writeInvocationEnd(id: string, from: 'running' | 'pending'
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
+        // The names of the function it ran, for the log line below.
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    const record = reply.Attributes as unknown as InvocationRecord;
+    logger.info('invocation ended', { ...invocationLogFields(record), runtime_ms: end.runtime_ms });
     return true;
   } catch (error) {
     if (isConditionalCheckFailure(error)) return false;

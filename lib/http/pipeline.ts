@@ -146,6 +146,11 @@ export function errorToResponse(error: unknown, m: Meta, log: RequestLogger): AP
   return errorResponse(internal.status, { code: internal.code, error: internal.message, details: null }, m);
 }
 
+/** Once the team a request acts for is known, its later lines (its error, if any) carry `team_id` (a saved query finds a team's errors by it). */
+function withTeamInLog(state: PipelineState, teamId: string): void {
+  state.log = state.log.createChild({ persistentKeys: { team_id: teamId } });
+}
+
 const corsOptions = () => ({
   origins: config.corsOrigins(),
   credentials: true,
@@ -233,6 +238,7 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
       checkPrincipal(principal, rule);
       if (rule.kind === 'team' && rule.team === 'current') {
         team = await currentTeam(principal, rule.minRole, headers['x-team-id']);
+        withTeamInLog(state, team.team.id);
       }
     }
 
@@ -271,7 +277,9 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
       team,
       authorizeTeam: async (idOrSlug) => {
         if (!principal || rule.kind !== 'team') throw new Error(`Route ${key} has no team rule`);
-        return authorizeTeam(principal, rule.minRole, idOrSlug);
+        const access = await authorizeTeam(principal, rule.minRole, idOrSlug);
+        withTeamInLog(state, access.team.id);
+        return access;
       },
       sourceIp: event.requestContext?.http?.sourceIp ?? '',
       baseUrl: `${proto}://${event.requestContext?.domainName ?? headers.host ?? 'localhost'}`,
