@@ -9,3 +9,12 @@ export declare function buildPhase(
   job: object,
 ): Promise<{ outcome: string; phase: string; failure_line: string | null; failure_kind: 'user' | 'platform' | null }>;
 export declare function fetchPhase(job: object): Promise<void>;
+export declare function spokenDuration(ms: number): string;
+export declare function installFailureLine(input: {
+  command: string;
+  args: string[];
+  lockfile: string | null;
+  code: number;
+  tail: string[];
+  trouble: { target: string; why: string | null }[];
+}): string;

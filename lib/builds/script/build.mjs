@@ -205,18 +205,24 @@ async function install(job, rootDir, env) {
     log(`Install took ${Date.now() - started} ms.`);
     return manager.name;
   }
-  if (result.code === 127) throw new StepFailure('install', `Install failed: ${command} is not available in the build image.`);
-  if (lockfile && result.tail.some((l) => OUT_OF_STEP.test(l))) {
-    throw new StepFailure('install', `Install failed: ${lockfile} is out of step with package.json; update the lockfile and push again.`);
-  }
-  const trouble = egressTrouble.slice(troubleBefore);
+  throw new StepFailure('install', installFailureLine({ command, args, lockfile, ...result, trouble: egressTrouble.slice(troubleBefore) }));
+}
+
+/**
+ * The classified line of a failed install: the package manager missing, the lockfile out of step, the registry
+ * unreachable (a connection the egress refused or could not make, else a network error in the output), else
+ * the exit code and the output's error line.
+ */
+export function installFailureLine({ command, args, lockfile, code, tail, trouble }) {
+  if (code === 127) return `Install failed: ${command} is not available in the build image.`;
+  if (lockfile && tail.some((l) => OUT_OF_STEP.test(l)))
+    return `Install failed: ${lockfile} is out of step with package.json; update the lockfile and push again.`;
   const unreachable = 'Install failed: the package registry could not be reached:';
-  if (trouble[0]?.why)
-    throw new StepFailure('install', `${unreachable} the build's egress rule refused ${trouble[0].target}: ${trouble[0].why}`);
-  if (trouble[0]) throw new StepFailure('install', `${unreachable} the connection to ${trouble[0].target} failed.`);
-  const network = result.tail.filter((l) => NETWORK_FAILURE.test(l));
-  if (network.length > 0) throw new StepFailure('install', `${unreachable} ${errorLine(network)}`);
-  throw new StepFailure('install', `Install failed: ${command} ${args[0]} exited with code ${result.code}: ${errorLine(result.tail)}`);
+  if (trouble[0]?.why) return `${unreachable} the build's egress rule refused ${trouble[0].target}: ${trouble[0].why}`;
+  if (trouble[0]) return `${unreachable} the connection to ${trouble[0].target} failed.`;
+  const network = tail.filter((l) => NETWORK_FAILURE.test(l));
+  if (network.length > 0) return `${unreachable} ${errorLine(network)}`;
+  return `Install failed: ${command} ${args[0]} exited with code ${code}: ${errorLine(tail)}`;
 }
 
 async function buildStep(job, rootDir, env, manager) {

@@ -140,12 +140,15 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
     try {
       // Every connection the build's egress refuses or cannot make is a line of its log: a build waiting on a
       // refused registry must say so, not sit silent.
+      // Masked as the script masks its lines: a variable's value may name a host.
+      const secrets = Object.values(job.env).filter((v) => v.length >= 3);
+      const logLine = (line: string) => run.lines.push(secrets.reduce((out, value) => out.split(value).join('***'), line));
       if (isolated)
         proxy = await startEgressProxy({
           socketPath: join(sockets, 'egress.sock'),
-          onRefused: ({ target, reason }) => run.lines.push(`Outbound connection to ${target} refused: ${egressRefusalMessages[reason]}`),
+          onRefused: ({ target, reason }) => logLine(`Outbound connection to ${target} refused: ${egressRefusalMessages[reason]}`),
           onUnreachable: ({ target, address, error }) =>
-            run.lines.push(
+            logLine(
               `Outbound connection to ${target} (${address}) failed: ${error === 'connect timeout' ? `no answer within ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s` : error}.`,
             ),
         });
