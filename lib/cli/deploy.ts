@@ -7,7 +7,7 @@ import { FileSender } from './file-sender.ts';
 import { functionDependencies } from './function-deps.ts';
 import { HashCache } from './hash-cache.ts';
 import { CliError } from './operator-env.ts';
-import { refuseUnbuiltApp } from './publishable.ts';
+import { refuseUnpublishable } from './publishable.ts';
 import type { SiteFile } from './site-file.ts';
 import { listSiteFiles } from './site-listing.ts';
 import { UploadProgress } from './upload-progress.ts';
@@ -113,7 +113,7 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const scanStartedMs = Date.now();
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
-  refuseUnbuiltApp(options.dir, options.dir);
+  refuseUnpublishable(options.dir, listed);
   // node_modules/ is skipped, except the files the functions import (lib/cli/function-deps.ts), found where the
   // platform's build looks: inside the project's root directory when it has one (asked only of a folder that
   // has a functions/ folder somewhere; a new project has none).
