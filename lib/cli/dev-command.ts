@@ -5,6 +5,22 @@ import { folderKey } from './settings.ts';
 import { projectNameFor } from './sites.ts';
 import { cliConfig } from './config.ts';
 
+/** The Node line functions run on once deployed (Lambda's nodejs22.x, the runner image): the one `dev` runs them on. */
+export const FUNCTIONS_NODE_MAJOR = 22;
+
+/**
+ * `slipway dev` runs each function on the Node running the CLI, with that line's flags (`--permission`,
+ * NODE_USE_ENV_PROXY): on another line the runner would not boot, or would not behave as deployed. One line
+ * at start instead of a 500 at every call. The other commands run on any Node the package accepts.
+ */
+export function refuseOtherNode(version: string, execPath: string): void {
+  if (Number(version.replace(/^v/, '').split('.')[0]) === FUNCTIONS_NODE_MAJOR) return;
+  throw new CliError(
+    `slipway dev needs Node ${FUNCTIONS_NODE_MAJOR}, the Node functions run on once deployed; this is Node ${version} (${execPath}). ` +
+      `Install Node ${FUNCTIONS_NODE_MAJOR} (nvm install ${FUNCTIONS_NODE_MAJOR}) and run it with that node.`,
+  );
+}
+
 /**
  * `slipway dev [DIR]`: serves the folder and its functions on this machine as
  * they would be served once deployed (lib/local/dev-site.ts), until Ctrl-C.
@@ -15,6 +31,7 @@ export const devCommands: Record<string, { usage: string; run: (args: string[]) 
     usage: 'dev [DIR] [--port N]',
     run: async (args) => {
       const { values: o, positionals } = parse(args, { port: { type: 'string' } }, 1);
+      refuseOtherNode(process.version, process.execPath);
       const dir = folderKey(positionals[0] ?? '.');
       if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new CliError(`${positionals[0] ?? '.'} is not a folder.`);
       const port = Number(o.port ?? cliConfig.devPort() ?? 8888);
