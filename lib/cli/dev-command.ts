@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { parse } from './args.ts';
+import { findFunctionSources, fromAppLine } from './function-sources.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { folderKey } from './settings.ts';
 import { projectNameFor } from './sites.ts';
@@ -39,9 +40,12 @@ export const devCommands: Record<string, { usage: string; run: (args: string[]) 
       // Loaded on demand: the sandbox and the build are for this command alone.
       const [{ startDevSite }, { subdomainFrom }] = await Promise.all([import('../local/dev-site.ts'), import('../projects/subdomain.ts')]);
       const subdomain = subdomainFrom(projectNameFor(dir));
+      // The functions deploy would send (lib/cli/function-sources.ts): the folder's own, else the app's around it.
+      const sources = findFunctionSources(dir);
+      if (sources?.fromApp) process.stdout.write(`${fromAppLine(dir, sources)}\n`);
       let site;
       try {
-        site = await startDevSite({ dir, subdomain, port });
+        site = await startDevSite({ dir, subdomain, port, functionsBase: sources?.base });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CliError(`Port ${port} is in use: pick another with --port.`);
         throw error;
