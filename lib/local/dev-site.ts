@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { contentTypeFor } from '../deployments/content-type.ts';
+import { compressReply } from '../sites/compression.ts';
 import { bundleFunctionInFolder, functionEntries, INVALID_NAME_LINE } from '../functions/build.ts';
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH, type DeployedFunction } from '../functions/model.ts';
 import { functionUrl } from '../functions/records.ts';
@@ -167,7 +168,11 @@ function devServer(doorHandler: HostnameHandler, files: SiteFiles): Server {
         method: req.method ?? 'GET',
         headers: req.headers as Record<string, string | undefined>,
       };
-      const reply = methodNotAllowed(request.method) ?? (await serveSiteFiles(request, files));
+      // Compressed as CloudFront compresses a deployed site (lib/sites/compression.ts).
+      const reply = await compressReply(
+        methodNotAllowed(request.method) ?? (await serveSiteFiles(request, files)),
+        req.headers['accept-encoding'],
+      );
       res.writeHead(reply.status, reply.headers);
       if (reply.body === null || Buffer.isBuffer(reply.body)) res.end(reply.body ?? undefined);
       else await pipeline(reply.body, res);
