@@ -1,3 +1,4 @@
+import { missingPageLoads, missingPageLoadsSentence } from '../../lib/uploads/page-references.ts';
 import { ApiError, type ApiClient } from './api.ts';
 
 /**
@@ -30,9 +31,27 @@ function stripCommonFolder(files: PickedFile[]): PickedFile[] {
   return files.map((f) => ({ ...f, path: f.path.slice(f.path.indexOf('/') + 1) }));
 }
 
-/** Files of an `<input type=file webkitdirectory>`. */
+/**
+ * Files of an `<input type=file webkitdirectory>`: each keeps its path below the picked folder (its
+ * webkitRelativePath starts with the folder's own name, which is not part of the site's paths).
+ */
 export function filesFromInput(list: FileList): PickedFile[] {
-  return stripCommonFolder([...list].map((file) => ({ path: file.webkitRelativePath || file.name, file })));
+  return [...list].map((file) => {
+    const relative = file.webkitRelativePath;
+    return { path: relative.includes('/') ? relative.slice(relative.indexOf('/') + 1) : file.name, file };
+  });
+}
+
+/**
+ * Why the picked files cannot be a whole site, or null: the index.html at their top loads files that are
+ * not among them (a folder flattened, or picked without its assets/), which would publish a blank page.
+ */
+export async function incompleteSiteReason(files: PickedFile[]): Promise<string | null> {
+  const index = files.find((f) => f.path === 'index.html');
+  if (!index) return null;
+  const paths = new Set(files.map((f) => f.path));
+  const missing = missingPageLoads(await index.file.text(), (path) => paths.has(path));
+  return missing.length > 0 ? missingPageLoadsSentence(missing) : null;
 }
 
 function readEntries(reader: FileSystemDirectoryReader): Promise<FileSystemEntry[]> {

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { rootPrefix } from '../functions/root-directory.ts';
 import type { ApiCallError, ApiClient } from './api-client.ts';
 import { hashSiteFiles } from './file-hashing.ts';
 import { FileSender } from './file-sender.ts';
 import { functionDependencies } from './function-deps.ts';
+import { findFunctionSources, fromAppLine } from './function-sources.ts';
 import { HashCache } from './hash-cache.ts';
 import { CliError } from './operator-env.ts';
-import { refuseUnbuiltApp } from './publishable.ts';
+import { refuseUnpublishable } from './publishable.ts';
 import type { SiteFile } from './site-file.ts';
 import { listSiteFiles } from './site-listing.ts';
 import { UploadProgress } from './upload-progress.ts';
@@ -97,6 +99,31 @@ async function projectRootDirectory(api: ApiClient, projectId: string): Promise<
 }
 
 /**
+ * Adds what the platform builds the functions from: the app's functions/ when the folder is a build folder
+ * without its own (lib/cli/function-sources.ts, the lookup `slipway dev` uses), and the node_modules files
+ * the functions import.
+ */
+async function addFunctionSources(
+  dir: string,
+  rootDirectory: string | null,
+  listed: Omit<SiteFile, 'hash'>[],
+  out: NodeJS.WriteStream | undefined,
+): Promise<void> {
+  const sources = findFunctionSources(dir, rootPrefix(rootDirectory));
+  if (!sources) return;
+  if (sources.fromApp) {
+    out?.write(`${fromAppLine(dir, sources)}\n`);
+    const functions = await listSiteFiles(join(sources.base, 'functions'));
+    listed.push(...functions.map((file) => ({ ...file, path: `functions/${file.path}` })));
+  }
+  const dependencies = await functionDependencies(sources.base);
+  for (const warning of dependencies.warnings) out?.write(`${warning}\n`);
+  const root = sources.fromApp ? '' : rootPrefix(rootDirectory);
+  listed.push(...dependencies.files.map((file) => ({ ...file, path: `${root}${file.path}` })));
+  listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
  * `slipway deploy DIR`: hash, begin the upload (new project or an existing
  * one), send only the files the platform lacks, finalize.
  */
@@ -121,17 +148,12 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const scanStartedMs = Date.now();
   const listed = await listSiteFiles(options.dir);
   if (listed.length === 0) throw new CliError(`${options.dir} has no files to deploy.`);
-  refuseUnbuiltApp(options.dir, options.dir);
+  refuseUnpublishable(options.dir, listed);
   // node_modules/ is skipped, except the files the functions import (lib/cli/function-deps.ts), found where the
   // platform's build looks: inside the project's root directory when it has one (asked only of a folder that
   // has a functions/ folder somewhere; a new project has none).
   const rootDirectory = options.projectId && mayHaveFunctions(listed) ? await projectRootDirectory(api, options.projectId) : null;
-  const dependencies = await functionDependencies(options.dir, rootDirectory);
-  for (const warning of dependencies.warnings) out?.write(`${warning}\n`);
-  if (dependencies.files.length > 0) {
-    listed.push(...dependencies.files);
-    listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  }
+  await addFunctionSources(options.dir, rootDirectory, listed, out);
   let root = resolve(options.dir);
   try {
     root = realpathSync(root);

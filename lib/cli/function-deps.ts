@@ -1,8 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
-import { join, posix, resolve } from 'node:path';
+import { join, posix } from 'node:path';
 import type { Metafile } from 'esbuild';
-import { rootPrefix } from '../functions/root-directory.ts';
 import type { SiteFile } from './site-file.ts';
 
 /**
@@ -15,7 +14,8 @@ import type { SiteFile } from './site-file.ts';
  *
  * The functions live in `{root_directory}functions/` when the project has a
  * root directory (the platform's build looks there, and in
- * `{root_directory}node_modules/`), so that is where they are bundled from.
+ * `{root_directory}node_modules/`), or in the app's functions/ beside a build
+ * folder: lib/cli/function-sources.ts says where, and they are bundled from there.
  *
  * The platform's build sees plain files, no symbolic links. A package manager
  * that links packages into node_modules (pnpm: `node_modules/a` links to
@@ -145,9 +145,8 @@ async function packageJsons(base: string, sent: Map<string, string>): Promise<Ma
   return found;
 }
 
-export async function functionDependencies(dir: string, rootDirectory: unknown = null): Promise<FunctionDependencies> {
-  const root = rootPrefix(rootDirectory);
-  const base = resolve(dir, root);
+/** The node_modules files the functions of `base` (the folder holding functions/) import, at paths relative to it. */
+export async function functionDependencies(base: string): Promise<FunctionDependencies> {
   const entries = await functionEntryFiles(base);
   if (entries.length === 0) return { files: [], warnings: [] };
   const esbuild = await import('esbuild');
@@ -174,7 +173,7 @@ export async function functionDependencies(dir: string, rootDirectory: unknown =
     // The platform's build reports the same errors, as the deploy's build log.
     return {
       files: [],
-      warnings: messages.map((m) => `functions: ${m.location ? `${root}${m.location.file}:${m.location.line}: ` : ''}${m.text}`),
+      warnings: messages.map((m) => `functions: ${m.location ? `${m.location.file}:${m.location.line}: ` : ''}${m.text}`),
     };
   }
 
@@ -186,7 +185,7 @@ export async function functionDependencies(dir: string, rootDirectory: unknown =
   const files = await Promise.all(
     [...wanted.keys()].sort().map(async (logical) => {
       const absolute = join(base, wanted.get(logical)!);
-      return { path: `${root}${logical}`, absolute, size: (await stat(absolute)).size };
+      return { path: logical, absolute, size: (await stat(absolute)).size };
     }),
   );
   return { files, warnings };

@@ -61,7 +61,10 @@ async function publicCall(baseUrl: string, method: string, path: string, init: {
   }
 }
 
-/** `--data @file` reads the file; otherwise the text itself (JSON when it parses as JSON). */
+/**
+ * `--data @file` reads the file; otherwise the text itself is the body, sent as application/json when it
+ * parses as JSON and as text/plain otherwise (docs/cli.md): a request body need not be JSON.
+ */
 function requestBody(data: string | undefined): { body?: Buffer; contentType?: string } {
   if (data === undefined) return {};
   if (data.startsWith('@')) {
@@ -170,7 +173,7 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
   },
 
   invoke: {
-    usage: 'invoke NAME [--project ID] [--data @FILE|JSON] [--wait] [--poll INVOCATION_ID] [--json]',
+    usage: 'invoke NAME [--project ID] [--data @FILE|TEXT] [--wait] [--poll INVOCATION_ID] [--json]',
     run: async (args) => {
       const { values: o, positionals } = parse(
         args,

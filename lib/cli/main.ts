@@ -2,6 +2,7 @@
 import { functionCommands, functionUsage, projectOf } from './functions.ts';
 import { buildCommands } from './builds.ts';
 import { ApiCallError } from './api-client.ts';
+import { detailLines } from './error-details.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { siteCommands, siteUsage } from './sites.ts';
 import { devCommands } from './dev-command.ts';
@@ -74,6 +75,8 @@ const descriptions: Record<string, string> = {
   functions: "Lists a project's live functions and their URLs. --json prints them as an array.",
   invoke:
     'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).\n' +
+    '--data TEXT is the request body, sent as application/json when it parses as JSON and as text/plain otherwise;\n' +
+    '--data @FILE sends the file (application/json for a .json file, else application/octet-stream).\n' +
     '--poll INVOCATION_ID polls a call already queued (the one a call without --wait printed) instead of queueing one.',
   logs:
     "Prints an invocation's console output, or with --build a build's log; --follow follows a running build until it ends\n" +
@@ -144,9 +147,8 @@ main(process.argv.slice(2)).then(
     const usageError = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
     if (error instanceof CliError) process.stderr.write(`slipway: ${error.message}\n`);
     else process.stderr.write(`slipway: ${(error as Error).name}: ${(error as Error).message}\n`);
-    // A failed functions build says why in its log: show it, line by line, as the build wrote it.
-    const buildLog = error instanceof ApiCallError ? (error.details as { build_log?: unknown } | null)?.build_log : undefined;
-    if (Array.isArray(buildLog)) for (const line of buildLog) process.stderr.write(`  ${String(line)}\n`);
+    // The details say what the sentence cannot: which file, which field, the build's own log line by line.
+    if (error instanceof ApiCallError) for (const line of detailLines(error.details)) process.stderr.write(`  ${line}\n`);
     process.exit(usageError ? 2 : 1);
   },
 );

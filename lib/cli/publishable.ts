@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { missingPageLoads, missingPageLoadsSentence } from '../uploads/page-references.ts';
 import { builtOutputFolder, deployInsteadSentence, sourceScriptsOf } from '../uploads/source-app.ts';
 import { CliError } from './operator-env.ts';
 
@@ -39,4 +40,22 @@ export function refuseUnbuiltApp(dir: string, shown: string): void {
   const why =
     sources.length > 0 ? ` (its index.html loads ${sources[0]})` : ' (its package.json has a build script and there is no build output)';
   throw new CliError(`${deployInsteadSentence(`${shown}${why}`, instead)} (UPLOAD_SOURCE_CODE)`);
+}
+
+/**
+ * Refuses, before anything is sent, a folder whose index.html loads scripts or style sheets it does not
+ * hold (an index.html copied without its assets/): published, it would be a blank page.
+ */
+export function refuseIncompleteSite(dir: string, paths: { path: string }[]): void {
+  const index = readText(join(dir, 'index.html'));
+  if (index === null) return;
+  const held = new Set(paths.map((f) => f.path));
+  const missing = missingPageLoads(index, (path) => held.has(path));
+  if (missing.length > 0) throw new CliError(missingPageLoadsSentence(missing));
+}
+
+/** What the CLI refuses to deploy before anything is sent: an app's source, or a page without its assets. */
+export function refuseUnpublishable(dir: string, paths: { path: string }[]): void {
+  refuseUnbuiltApp(dir, dir);
+  refuseIncompleteSite(dir, paths);
 }

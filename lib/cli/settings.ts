@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { readLocalState, readRunningPlatform, runningPlatformPath } from '../local/state.ts';
+import { findRunningPlatform, readLocalState } from '../local/state.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { cliConfig } from './config.ts';
 
@@ -54,8 +54,8 @@ export interface ApiAddress {
 
 /** The local platform `npm run dev` runs, found from any folder (its user-level record), else from this folder's .slipway/. */
 function runningLocalPlatform(): ApiAddress | null {
-  const running = readRunningPlatform();
-  if (running) return { url: running.baseUrl, source: `the running local platform (${runningPlatformPath()})` };
+  const running = findRunningPlatform();
+  if (running) return { url: running.state.baseUrl, source: `the running local platform of ${running.state.repo} (${running.file})` };
   const here = readLocalState()?.baseUrl;
   return here ? { url: here, source: 'the local platform of this folder (.slipway/local.json)' } : null;
 }

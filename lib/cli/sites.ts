@@ -101,6 +101,10 @@ export function servingRulesWarnings(rules: ServingRulesReport): string[] {
   return lines;
 }
 
+/** What a deploy with functions says for a team outside the functions beta. */
+export const NOT_ENROLLED =
+  'These functions are deployed but answer only once your team is enrolled in the functions beta (until then their URLs answer 404): ask the platform operator to enroll the team.';
+
 /** A link to a project the platform no longer has (a provisional project that expired before it published). */
 const goneProject = (error: unknown) =>
   error instanceof ApiCallError && (error.code === 'PROJECT_NOT_FOUND' || error.code === 'PROJECT_EXPIRED');
@@ -158,23 +162,36 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
         : Promise.resolve(null);
       // The deployment is live whatever happens here: a failed listing only leaves the function URLs out.
       // A folder with no functions/ sources has none: no request (it was a third of a repeat deploy's time).
-      const functions = !functionSources
-        ? []
+      const listed = !functionSources
+        ? { functions: [], enrolled: true }
         : await api
-            .call<{ functions: { name: string; url: string }[] }>(
+            .call<{ functions: { name: string; url: string }[]; functions_beta_enrolled?: boolean }>(
               'GET',
               `/api/v1/projects/${encodeURIComponent(summary.project_id)}/functions`,
             )
-            .then((data) => data.functions.map(({ name, url }) => ({ name, url })))
+            .then((data) => ({
+              functions: data.functions.map(({ name, url }) => ({ name, url })),
+              enrolled: data.functions_beta_enrolled !== false,
+            }))
             .catch(() => null);
+      const functions = listed?.functions ?? null;
+      // Built and listed, but neither door answers them until the team is in the beta: say so, not only the URLs.
+      const notEnrolled = listed !== null && !listed.enrolled && listed.functions.length > 0;
+      if (notEnrolled && o.json) process.stderr.write(`${NOT_ENROLLED}\n`);
       const servingRules = await rules;
       for (const line of servingRules ? servingRulesWarnings(servingRules) : []) process.stderr.write(`${line}\n`);
       print(
         o.json,
-        { ...summary, ...(functions ? { functions } : {}), ...(servingRules ? { serving_rules: servingRules } : {}) },
+        {
+          ...summary,
+          ...(functions ? { functions } : {}),
+          ...(notEnrolled ? { functions_beta_enrolled: false } : {}),
+          ...(servingRules ? { serving_rules: servingRules } : {}),
+        },
         `Deployed ${summary.files_total} files (${summary.files_sent} sent, ${summary.bytes_sent} bytes).\n` +
           `Deployment ${summary.deployment_id} is live:\n  ${summary.url}\n` +
-          (functions && functions.length > 0 ? `Functions:\n${functions.map((f) => `  ${f.name}  ${f.url}\n`).join('')}` : ''),
+          (functions && functions.length > 0 ? `Functions:\n${functions.map((f) => `  ${f.name}  ${f.url}\n`).join('')}` : '') +
+          (notEnrolled ? `${NOT_ENROLLED}\n` : ''),
       );
       return 0;
     },

@@ -123,8 +123,9 @@ export async function bundleFunctionInFolder(
   dir: string,
   entry: FunctionEntry,
   root: string,
+  options: BundleOptions = {},
 ): Promise<{ code: Uint8Array } | { log: string[] }> {
-  const result = await bundle(await loadEsbuild(), dir, entry, root);
+  const result = await bundle(await loadEsbuild(), dir, entry, root, options);
   if ('failure' in result) return { log: result.failure };
   if (result.code.byteLength > MAX_FUNCTION_BUNDLE_BYTES) {
     return {
@@ -164,11 +165,23 @@ const messageLine = (message: Message, root: string) => {
 };
 
 /** Bundles one entry; a log of failure lines, or the module and its metafile. */
+export interface BundleOptions {
+  /**
+   * Accept packages found in a node_modules/ above the folder (`slipway dev` of a folder on the machine): the
+   * deploy of the same folder sends exactly those files as the deployment's node_modules/ (lib/cli/function-deps.ts).
+   * The platform's build never sets it: its folder holds the deployment's files and nothing else.
+   */
+  packagesAbove?: boolean;
+}
+
+const inPackage = (path: string) => /(^|\/)node_modules\//.test(path);
+
 async function bundle(
   esbuild: typeof import('esbuild'),
   dir: string,
   entry: FunctionEntry,
   root: string,
+  options: BundleOptions = {},
 ): Promise<{ code: Uint8Array; metafile: Metafile } | { failure: string[] }> {
   const relativeEntry = entry.path.slice(root.length);
   try {
@@ -192,7 +205,9 @@ async function bundle(
     });
     const output = result.outputFiles.find((file) => file.path.endsWith('.mjs'))!;
     // Every input must be a file of this deployment (esbuild looks for node_modules above the temp folder too).
-    const foreign = Object.keys(result.metafile.inputs).filter((path) => path.startsWith('../') || path.startsWith('/'));
+    const foreign = Object.keys(result.metafile.inputs).filter(
+      (path) => (path.startsWith('../') || path.startsWith('/')) && !(options.packagesAbove && inPackage(path)),
+    );
     if (foreign.length > 0) {
       return {
         failure: [

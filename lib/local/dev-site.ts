@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { contentTypeFor } from '../deployments/content-type.ts';
+import { compressReply } from '../sites/compression.ts';
 import { bundleFunctionInFolder, functionEntries, INVALID_NAME_LINE } from '../functions/build.ts';
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH, type DeployedFunction } from '../functions/model.ts';
 import { functionUrl } from '../functions/records.ts';
@@ -40,6 +41,8 @@ export interface DevSiteOptions {
   port: number;
   /** Each build-log line and each console line of a function. */
   onLog?: (line: string) => void;
+  /** The folder whose functions/ is served (lib/cli/function-sources.ts): `dir` unless the app's is. */
+  functionsBase?: string;
 }
 
 export interface DevSite {
@@ -139,7 +142,8 @@ async function buildFunctions(
         );
         return;
       }
-      const result = await bundleFunctionInFolder(dir, entry, '');
+      // Packages from a node_modules/ above the folder too: `slipway deploy` of the folder sends them.
+      const result = await bundleFunctionInFolder(dir, entry, '', { packagesAbove: true });
       if ('log' in result) {
         result.log.forEach(log);
         const kept = previous.get(entry.name);
@@ -195,7 +199,8 @@ function devServer(doorHandler: HostnameHandler, files: SiteFiles): Server {
         method: req.method ?? 'GET',
         headers: req.headers as Record<string, string | undefined>,
       };
-      const reply = await serveSiteFiles(request, files);
+      // Compressed as CloudFront compresses a deployed site (lib/sites/compression.ts).
+      const reply = await compressReply(await serveSiteFiles(request, files), req.headers['accept-encoding']);
       res.writeHead(reply.status, reply.headers);
       if (reply.body === null || Buffer.isBuffer(reply.body)) res.end(reply.body ?? undefined);
       else await pipeline(reply.body, res);
@@ -209,6 +214,7 @@ function devServer(doorHandler: HostnameHandler, files: SiteFiles): Server {
 
 export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
   const log = options.onLog ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const functionsBase = options.functionsBase ?? options.dir;
   let built = new Map<string, Built>();
   let building: Promise<void> = Promise.resolve();
   /** A file the functions are built from changed since the last build began. */
@@ -246,7 +252,7 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
     dirty = false;
     building = building.then(async () => {
       try {
-        built = await buildFunctions(options.dir, options.subdomain, built, log);
+        built = await buildFunctions(functionsBase, options.subdomain, built, log);
       } catch (error) {
         // The functions that answered keep answering; the next save builds again.
         log(`[functions] Build failed: ${(error as Error).message}`);
@@ -261,7 +267,7 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
 
   let watcher: FSWatcher | null = null;
   try {
-    watcher = watch(options.dir, { recursive: true }, (_event, name) => {
+    watcher = watch(functionsBase, { recursive: true }, (_event, name) => {
       const path = String(name ?? '').replace(/\\/g, '/');
       if (!path.startsWith('functions/') && !path.startsWith('node_modules/')) return;
       dirty = true;
@@ -270,7 +276,7 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
       timer = setTimeout(() => void rebuild(), 10);
     });
   } catch (error) {
-    log(`Watching ${options.dir} failed (${(error as Error).message}); restart slipway dev after editing a function.`);
+    log(`Watching ${functionsBase} failed (${(error as Error).message}); restart slipway dev after editing a function.`);
   }
 
   return {

@@ -29,8 +29,8 @@ async function main() {
     const { buildDashboard } = await import('../../dashboard/build.mjs');
     await buildDashboard({ quiet: true });
   }
-  // Kept across restarts (.slipway/state/): moto's state and the secrets stored values are sealed with.
-  const state = openLocalState({ fresh: args.includes('--fresh') });
+  // Kept across restarts (.slipway/state/, .slipway/state-synth/ for --synth): moto's state and the secrets stored values are sealed with.
+  const state = openLocalState({ fresh: args.includes('--fresh'), mode: synth ? 'synth' : 'source' });
   // A repository served on this machine (http on loopback) builds locally; the cloud accepts https on public addresses only.
   process.env.GIT_ALLOW_LOOPBACK_HTTP ??= 'true';
   const parts = localParts({ synthesized: synth });
@@ -74,7 +74,7 @@ async function main() {
     `  API:           ${platform.baseUrl}/api/v1 (and ${platform.consoleUrl}/api/v1, the console's own origin)`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
     `  Functions:     http://{name}-{subdomain}.fn.localhost:${platform.port}`,
-    `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder)`,
+    `  CLI address:   ${runningPlatformPath()} (\`slipway login\` finds it from any folder: this checkout's platform inside it, else the one started last)`,
     `  State:         ${platform.startedMoto ? state.outcome().sentence : `kept by the endpoint itself (secrets in ${state.dir})`}`,
     `  Previews:      http://{branch}-{preview_slug}.previews.localhost:${platform.port} (builds: docs/builds.md)`,
     `  AWS endpoint:  ${platform.awsEndpoint}${platform.startedMoto ? ' (moto_server, started for this run)' : ''}`,

@@ -32,8 +32,27 @@ export interface LocalStateFolder {
   outcome(): { resumed: boolean; sentence: string };
 }
 
-export function localStateDir(root = process.cwd()): string {
-  return localConfig.stateDir(root);
+/**
+ * Each mode keeps its own state: the synthesized mode's resources have the template's names, so the source
+ * mode's table and buckets would be there but none of it would be seen (`.slipway/state/` and
+ * `.slipway/state-synth/` of the checkout).
+ */
+export type LocalMode = 'source' | 'synth';
+
+export function localStateDir(root = process.cwd(), mode: LocalMode = 'source'): string {
+  const dir = localConfig.stateDir(root);
+  return mode === 'synth' ? `${dir}-synth` : dir;
+}
+
+/** When moto saved the state, as a person reads it (its status file carries seconds since the epoch). */
+export function savedAtText(savedAt: unknown): string {
+  if (typeof savedAt !== 'number' || !Number.isFinite(savedAt)) return 'earlier';
+  const at = new Date(savedAt * 1000);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return (
+    `saved ${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${pad(at.getHours())}:${pad(at.getMinutes())}:` +
+    `${pad(at.getSeconds())} local time`
+  );
 }
 
 /**
@@ -64,8 +83,11 @@ export function applyKeptSecrets(dir: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /** Opens (or, with `fresh`, empties) the state folder of `npm run dev` and sets the kept secrets in the environment. */
-export function openLocalState(options: { dir?: string; fresh?: boolean } = {}): LocalStateFolder {
-  const dir = options.dir ?? localStateDir();
+export function openLocalState(options: { dir?: string; fresh?: boolean; mode?: LocalMode } = {}): LocalStateFolder {
+  const mode = options.mode ?? 'source';
+  const dir = options.dir ?? localStateDir(process.cwd(), mode);
+  const other = mode === 'synth' ? 'the source mode (npm run dev)' : 'the synthesized mode (--synth)';
+  const kept = `${mode === 'synth' ? 'the synthesized' : 'the source'} mode's state; ${other} keeps its own`;
   if (options.fresh) rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   applyKeptSecrets(dir);
@@ -76,7 +98,7 @@ export function openLocalState(options: { dir?: string; fresh?: boolean } = {}):
     dir,
     motoEnv: { SLIPWAY_MOTO_STATE_FILE: stateFile },
     outcome() {
-      let status: { resumed?: boolean; reason?: string } = {};
+      let status: { resumed?: boolean; reason?: string; saved_at?: unknown } = {};
       if (existsSync(statusFile)) {
         try {
           status = JSON.parse(readFileSync(statusFile, 'utf8')) as typeof status;
@@ -84,9 +106,10 @@ export function openLocalState(options: { dir?: string; fresh?: boolean } = {}):
           // Half written: treated as not resumed.
         }
       }
-      if (status.resumed) return { resumed: true, sentence: `resumed the state saved in ${dir} (${status.reason ?? 'earlier'})` };
+      if (status.resumed)
+        return { resumed: true, sentence: `resumed the state saved in ${dir} (${savedAtText(status.saved_at)}; ${kept})` };
       const why = options.fresh ? '--fresh' : (status.reason ?? 'no saved state');
-      return { resumed: false, sentence: `started empty (${why}); the state is kept in ${dir}` };
+      return { resumed: false, sentence: `started empty (${why}); the state is kept in ${dir} (${kept})` };
     },
   };
 }

@@ -2,6 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { HostnameHandler } from './api-server.ts';
 import { logger } from '../logger.ts';
 import { customDomainHost, siteSubdomain } from '../sites/hostname.ts';
+import { compressReply } from '../sites/compression.ts';
 import { serveSite } from '../sites/serve.ts';
 import { parsePreviewHost } from '../builds/preview-hosts.ts';
 
@@ -20,12 +21,14 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  */
 export const siteHostnameHandler: HostnameHandler = async (req, res) => {
   if (!siteSubdomain(req.headers.host) && !parsePreviewHost(req.headers.host) && !customDomainHost(req.headers.host)) return false;
-  const reply = await serveSite({
+  const served = await serveSite({
     host: req.headers.host!,
     path: req.url ?? '/',
     method: req.method ?? 'GET',
     headers: req.headers as Record<string, string | undefined>,
   });
+  // CloudFront's compression, a step of its own after the serving rules (lib/sites/compression.ts).
+  const reply = await compressReply(served, req.headers['accept-encoding']);
   res.writeHead(reply.status, reply.headers);
   if (reply.body === null) res.end();
   else if (Buffer.isBuffer(reply.body)) res.end(reply.body);

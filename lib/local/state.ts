@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { localConfig } from './local-config.ts';
 
 /**
@@ -34,10 +35,10 @@ export function removeLocalState(file = stateFilePath()): void {
 }
 
 /**
- * The user-level record of the running `npm run dev`, so the CLI finds the
- * platform from any folder (a site's folder holds no .slipway/local.json):
- * $XDG_STATE_HOME/slipway/local-platform.json, else ~/.local/state/slipway/.
- * Holds the address only, never a credential.
+ * The user-level records of the running `npm run dev` platforms, so the CLI finds one from any folder (a
+ * site's folder holds no .slipway/local.json): one file per checkout under
+ * $XDG_STATE_HOME/slipway/platforms/ (else ~/.local/state/slipway/platforms/), so two checkouts' platforms
+ * never overwrite each other's. Each holds the address only, never a credential.
  */
 export interface RunningPlatform {
   pid: number;
@@ -47,11 +48,17 @@ export interface RunningPlatform {
   started_at: string;
 }
 
-export function runningPlatformPath(): string {
-  return join(localConfig.userStateHome(), 'slipway', 'local-platform.json');
+export function runningPlatformsDir(): string {
+  return join(localConfig.userStateHome(), 'slipway', 'platforms');
 }
 
-export function writeRunningPlatform(state: RunningPlatform, file = runningPlatformPath()): void {
+/** The record of the platform a checkout runs: named after the checkout, and keyed by its whole path. */
+export function runningPlatformPath(repo = process.cwd()): string {
+  const key = createHash('sha256').update(resolve(repo)).digest('hex').slice(0, 12);
+  return join(runningPlatformsDir(), `${basename(resolve(repo)) || 'root'}-${key}.json`);
+}
+
+export function writeRunningPlatform(state: RunningPlatform, file = runningPlatformPath(state.repo)): void {
   mkdirSync(dirname(file), { recursive: true });
   // Write then rename: a CLI reading at that instant sees the old file or the new one, never half of one.
   const temp = `${file}.${process.pid}.tmp`;
@@ -69,8 +76,8 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The running platform, or null when none is recorded or the one recorded is gone (killed without its stop). */
-export function readRunningPlatform(file = runningPlatformPath()): RunningPlatform | null {
+/** A record, or null when it is missing, unreadable, or its platform is gone (killed without its stop). */
+export function readRunningPlatform(file: string): RunningPlatform | null {
   let state: RunningPlatform;
   try {
     state = JSON.parse(readFileSync(file, 'utf8')) as RunningPlatform;
@@ -80,7 +87,28 @@ export function readRunningPlatform(file = runningPlatformPath()): RunningPlatfo
   return typeof state?.baseUrl === 'string' && Number.isInteger(state.pid) && alive(state.pid) ? state : null;
 }
 
-/** Removes the record if it is this process's: a platform started later in another checkout keeps its own. */
+const inside = (dir: string, repo: string) => typeof repo === 'string' && (dir === repo || dir.startsWith(`${repo}${sep}`));
+
+/**
+ * The running platform the CLI uses from `cwd`: the one of the checkout `cwd` is in, else the one started
+ * last (with its file, so the CLI can say which).
+ */
+export function findRunningPlatform(cwd = process.cwd()): { state: RunningPlatform; file: string } | null {
+  let names: string[];
+  try {
+    names = readdirSync(runningPlatformsDir()).filter((name) => name.endsWith('.json'));
+  } catch {
+    return null;
+  }
+  const running = names
+    .map((name) => ({ file: join(runningPlatformsDir(), name), state: readRunningPlatform(join(runningPlatformsDir(), name)) }))
+    .filter((r): r is { file: string; state: RunningPlatform } => r.state !== null);
+  const here = resolve(cwd);
+  const own = running.filter((r) => inside(here, r.state.repo)).sort((a, b) => b.state.repo.length - a.state.repo.length)[0];
+  return own ?? running.sort((a, b) => (a.state.started_at < b.state.started_at ? 1 : -1))[0] ?? null;
+}
+
+/** Removes the checkout's record if it is this process's: a platform started later in the same checkout keeps its own. */
 export function removeRunningPlatform(pid = process.pid, file = runningPlatformPath()): void {
   const current = readRunningPlatform(file);
   if (current === null || current.pid === pid) rmSync(file, { force: true });

@@ -25,6 +25,7 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 const MAX_PATH_BYTES = 900;
 /** A manifest with thousands of defects gets the first ones, not a megabyte of details. */
 const MAX_PROBLEMS_REPORTED = 50;
+const MIB = 1024 * 1024;
 
 interface Problem {
   index: number | null;
@@ -97,7 +98,7 @@ export function checkManifest(files: unknown, plan: Plan): CheckedManifest {
     }
     if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) report('hash must be the lowercase hex SHA-256 of the file (64 characters)');
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0) report('size must be a non-negative integer');
-    else if (size > MAX_FILE_BYTES) report(`size is over ${MAX_FILE_BYTES} bytes, the largest file accepted`);
+    else if (size > MAX_FILE_BYTES) report(`size is over ${MAX_FILE_BYTES / MIB} MiB (${MAX_FILE_BYTES} bytes), the largest file accepted`);
     if (problems.length > before) continue;
     const h = hash as string;
     const known = blobs.get(h);

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,6 +188,47 @@ describe('the console in a real browser', () => {
     await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(22);
     await rows.filter({ hasText: state.firstDeployment! }).getByText('live').waitFor();
     expect(await page.getByRole('button', { name: /^Show older/ }).count()).toBe(0);
+  });
+
+  it('"Choose a folder" picks a folder: a nested file is published at its path; a flattened one is refused with the reason', async () => {
+    current = page;
+    failedShots();
+    const dir = siteFolder('picked', 'Picked folder');
+    mkdirSync(join(dir, 'assets', 'js'), { recursive: true });
+    writeFileSync(join(dir, 'assets', 'js', 'app.js'), 'console.log("nested app")');
+    writeFileSync(
+      join(dir, 'index.html'),
+      '<!doctype html><html lang="en"><head><title>Picked</title><script type="module" src="/assets/js/app.js"></script></head><body><h1>Picked folder</h1></body></html>',
+    );
+    const picker = page.locator('[data-testid="drop-zone"] input[type="file"]');
+    expect(await picker.evaluate((input) => (input as { webkitdirectory?: boolean }).webkitdirectory)).toBe(true);
+    // Out of the functions beta for this deploy: the page says its functions will not answer yet.
+    await setFunctionsEnrolment(state.teamId!, false);
+    await picker.setInputFiles(dir);
+    await page.getByRole('status').filter({ hasText: 'Published' }).waitFor({ timeout: 60_000 });
+    await page
+      .getByRole('status')
+      .filter({
+        hasText:
+          'These functions are deployed but answer only once your team is enrolled in the functions beta (until then their URLs answer 404). Ask the platform operator to enroll the team.',
+      })
+      .waitFor();
+    await setFunctionsEnrolment(state.teamId!, true);
+    await expect.poll(() => siteText(state.siteUrl!), { timeout: 10_000 }).toContain('<h1>Picked folder</h1>');
+    expect(await siteText(`${state.siteUrl}/assets/js/app.js`)).toBe('console.log("nested app")');
+    // The same site with its script beside index.html instead of under assets/js/: nothing is sent.
+    const flat = join(work, 'flat');
+    mkdirSync(flat);
+    writeFileSync(join(flat, 'index.html'), readFileSync(join(dir, 'index.html'), 'utf8').replace('Picked folder', 'Flattened'));
+    writeFileSync(join(flat, 'app.js'), 'console.log("flat")');
+    await picker.setInputFiles(flat);
+    await page
+      .getByText(
+        'index.html loads files this upload does not have (assets/js/app.js), so the page would be blank. Deploy the whole folder index.html was built in, with its subfolders (dist/ for Vite).',
+      )
+      .waitFor();
+    expect(await siteText(state.siteUrl!)).toContain('<h1>Picked folder</h1>');
+    await saveScreenshot(page, '03b-folder-picked');
   });
 
   it('adds a domain and reads the DNS records to set, with copy buttons', async () => {

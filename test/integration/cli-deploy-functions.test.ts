@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -185,5 +186,57 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('(FUNCTIONS_BUILD_FAILED)');
     expect(run.stderr).toContain('  [functions] Build failed: invalid function name');
+  });
+
+  it("a built app's dist/: deploy and dev find the app's functions/ and node_modules/ the same way, and say so", async () => {
+    // functions/ at the app's root, beside dist/ (a Vite build does not copy it); the package in the app's node_modules/.
+    const app = mkdtempSync(join(tmpdir(), 'slipway-built-app-'));
+    write(app, {
+      'package.json': '{"name":"built-app","scripts":{"build":"vite build"}}',
+      'dist/index.html': '<h1>built</h1>',
+      'functions/greet.js': "import greeting from 'tiny-greeting';\nexport default () => new Response(greeting('built'));\n",
+    });
+    cpSync(join(packages, 'tiny-greeting'), join(app, 'node_modules/tiny-greeting'), { recursive: true });
+    const dist = join(app, 'dist');
+    const line = `Functions: ${join(app, 'functions')}/, the app's (dist/ has no functions/ of its own); their packages from its node_modules/.\n`;
+    const sub = `built-${randomBytes(3).toString('hex')}`;
+    const run = await runCli(['deploy', dist, '--subdomain', sub, '--json'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(line);
+    expect(JSON.parse(run.stdout).functions).toEqual([{ name: 'greet', url: `http://greet-${sub}.fn.localhost:${platform.port}/` }]);
+    const greet = await doorRequest(platform.port, `greet-${sub}.fn.localhost:${platform.port}`);
+    expect([greet.status, greet.text]).toEqual([200, 'built from string']);
+
+    // The same folder under slipway dev; then functions inside dist/ importing the app's package, which deploy sends too.
+    const devAnswer = async () => {
+      const child = spawn(
+        process.execPath,
+        ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), 'dev', dist, '--port', '0'],
+        {
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'ERROR' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      try {
+        await new Promise<void>((resolve, reject) => {
+          child.stdout.on('data', () => /Ctrl-C stops/.test(out) && resolve());
+          child.once('exit', (code) => reject(new Error(`slipway dev exited (${code}): ${out}`)));
+        });
+        const url = new URL(/Function greet:\s+(\S+)/.exec(out)![1]!);
+        return { out, reply: await doorRequest(Number(url.port), url.host) };
+      } finally {
+        child.kill('SIGINT');
+      }
+    };
+    const fromApp = await devAnswer();
+    expect(fromApp.out).toContain(line);
+    expect([fromApp.reply.status, fromApp.reply.text]).toEqual([200, 'built from string']);
+    write(dist, { 'functions/greet.js': "import greeting from 'tiny-greeting';\nexport default () => new Response(greeting('dist'));\n" });
+    const inDist = await devAnswer();
+    expect(inDist.out).not.toContain('Functions: ');
+    expect([inDist.reply.status, inDist.reply.text]).toEqual([200, 'dist from string']);
   });
 });

@@ -203,10 +203,10 @@ describe('progress on a terminal', () => {
 });
 
 describe('slipway errors', () => {
-  it('an API refusal is its sentence and code, exit 1, no stack', async () => {
+  it('an API refusal is its sentence and code, then its details in words, exit 1, no stack', async () => {
     const run = await runCli(['deploy', site, '--name', 'Bad', '--subdomain', 'Not_Valid!'], env);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^(Hashing [^\n]*\n)?slipway: [^\n]+ \(SUBDOMAIN_INVALID\)\n$/);
+    expect(run.stderr).toMatch(/^(Hashing [^\n]*\n)?slipway: [^\n]+ \(SUBDOMAIN_INVALID\)\n {2}Try instead: [a-z0-9-]+(, [a-z0-9-]+)*\n$/);
   });
 
   it('an unknown token is 401 UNAUTHENTICATED', async () => {

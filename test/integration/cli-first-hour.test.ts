@@ -47,10 +47,10 @@ beforeAll(async () => {
 afterAll(() => platform?.stop());
 
 describe('the running platform, from any folder', () => {
-  it('login in a site folder uses the address `npm run dev` recorded at user level, and says so', async () => {
+  it('login in a site folder uses the address `npm run dev` recorded at user level, and says which', async () => {
     const state = mkdtempSync(join(tmpdir(), 'slipway-user-state-'));
-    const record = join(state, 'slipway', 'local-platform.json');
-    mkdirSync(join(state, 'slipway'));
+    const record = join(state, 'slipway', 'platforms', 'somewhere-0123456789ab.json');
+    mkdirSync(join(state, 'slipway', 'platforms'), { recursive: true });
     writeFileSync(
       record,
       JSON.stringify({ pid: process.pid, baseUrl: platform.baseUrl, repo: '/somewhere', started_at: new Date().toISOString() }),
@@ -59,18 +59,46 @@ describe('the running platform, from any folder', () => {
     const siteDir = folder({ 'index.html': '<p>x</p>' });
     const run = await runCli(['login', '--token', m.owner.token], { XDG_CONFIG_HOME: home, XDG_STATE_HOME: state }, { cwd: siteDir });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`Using the API at ${platform.baseUrl} (from the running local platform (${record}))`);
+    expect(run.stderr).toContain(`Using the API at ${platform.baseUrl} (from the running local platform of /somewhere (${record}))`);
     expect(run.stdout).toContain(`Logged in to ${platform.baseUrl}`);
     expect(JSON.parse(readFileSync(join(home, 'slipway', 'config.json'), 'utf8')).api_url).toBe(platform.baseUrl);
   });
 
+  it("two checkouts' platforms keep a record each: inside a checkout its own is used, elsewhere the one started last", async () => {
+    const state = mkdtempSync(join(tmpdir(), 'slipway-user-state-'));
+    const checkouts = mkdtempSync(join(tmpdir(), 'slipway-checkouts-'));
+    const records = join(state, 'slipway', 'platforms');
+    mkdirSync(records, { recursive: true });
+    // Two platforms, both alive (this process's pid); the second answers at an address of its own.
+    const second = `http://127.0.0.1:${platform.port}`;
+    const write = (name: string, baseUrl: string, startedAt: string) => {
+      mkdirSync(join(checkouts, name));
+      writeFileSync(
+        join(records, `${name}.json`),
+        JSON.stringify({ pid: process.pid, baseUrl, repo: join(checkouts, name), started_at: startedAt }),
+      );
+    };
+    write('a', platform.baseUrl, '2026-11-27T10:00:00.000Z');
+    write('b', second, '2026-11-27T09:00:00.000Z');
+    const login = (cwd: string) =>
+      runCli(['login', '--token', m.owner.token], { XDG_CONFIG_HOME: freshConfigHome(), XDG_STATE_HOME: state }, { cwd });
+    const inB = await login(join(checkouts, 'b'));
+    expect(inB.stderr).toContain(
+      `Using the API at ${second} (from the running local platform of ${join(checkouts, 'b')} (${join(records, 'b.json')}))`,
+    );
+    const elsewhere = await login(folder({ 'index.html': '<p>x</p>' }));
+    expect(elsewhere.stderr).toContain(
+      `Using the API at ${platform.baseUrl} (from the running local platform of ${join(checkouts, 'a')} (${join(records, 'a.json')}))`,
+    );
+  });
+
   it('a record left by a platform that is gone (its pid) is not used', async () => {
     const state = mkdtempSync(join(tmpdir(), 'slipway-user-state-'));
-    mkdirSync(join(state, 'slipway'));
+    mkdirSync(join(state, 'slipway', 'platforms'), { recursive: true });
     const dead = spawn(process.execPath, ['-e', '0']);
     await new Promise((resolve) => dead.once('exit', resolve));
     writeFileSync(
-      join(state, 'slipway', 'local-platform.json'),
+      join(state, 'slipway', 'platforms', 'x-0123456789ab.json'),
       JSON.stringify({ pid: dead.pid, baseUrl: platform.baseUrl, repo: '/x', started_at: '' }),
     );
     const run = await runCli(['login', '--token', m.owner.token], { XDG_CONFIG_HOME: freshConfigHome(), XDG_STATE_HOME: state });

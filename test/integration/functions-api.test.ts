@@ -44,6 +44,7 @@ describe('GET /api/v1/projects/{id}/functions', { timeout: 60_000 }, () => {
         bundle_bytes: expect.any(Number),
         created_at: expect.any(String),
       })),
+      functions_beta_enrolled: false,
     });
   });
 
@@ -55,7 +56,7 @@ describe('GET /api/v1/projects/{id}/functions', { timeout: 60_000 }, () => {
     expect(begin.status).toBe(201);
     const reply = await listFunctions(m.member.token, begin.body.data.project_id);
     expect(reply.status).toBe(200);
-    expect(reply.body.data).toEqual({ functions: [] });
+    expect(reply.body.data).toEqual({ functions: [], functions_beta_enrolled: false });
   });
 
   it('authorization: every role and an API key; 404 outside the team; 401 without credentials', async () => {

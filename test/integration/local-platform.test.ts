@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/ports.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
@@ -19,6 +20,13 @@ const baseEnv = {
   SLIPWAY_LOCAL_STATE_DIR: join(stateDir, 'kept'),
   XDG_STATE_HOME: join(stateDir, 'xdg-state'),
 };
+
+/** The record of this checkout's platform (lib/local/state.ts), under the test's own XDG_STATE_HOME. */
+function runningRecord(): string {
+  const platforms = join(stateDir, 'xdg-state', 'slipway', 'platforms');
+  const key = createHash('sha256').update(repoRoot).digest('hex').slice(0, 12);
+  return join(platforms, `${basename(repoRoot)}-${key}.json`);
+}
 
 function startDev(env: Record<string, string | undefined>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const [cmd, args] = tsx('lib/local/dev.ts');
@@ -70,7 +78,7 @@ describe('npm run dev and the operator commands', () => {
     expect(dev.output()).toMatch(/State: +started empty \(no saved state\)/);
     expect(existsSync(stateFile)).toBe(true);
     // The record the CLI finds it by from any folder.
-    expect(existsSync(join(stateDir, 'xdg-state', 'slipway', 'local-platform.json'))).toBe(true);
+    expect(existsSync(runningRecord())).toBe(true);
   });
 
   it('creates a user, team, member, API key and session that the API then accepts', async () => {
@@ -124,7 +132,7 @@ describe('npm run dev and the operator commands', () => {
     dev.child.kill('SIGINT');
     expect(await dev.exited).toBe(0);
     expect(existsSync(stateFile)).toBe(false);
-    expect(existsSync(join(stateDir, 'xdg-state', 'slipway', 'local-platform.json'))).toBe(false);
+    expect(existsSync(runningRecord())).toBe(false);
     // What it held is kept for the next start.
     await waitFor(() => existsSync(join(stateDir, 'kept', 'moto.pickle')), 10_000);
     await expect(fetch(`http://localhost:${port}/api/v1/team/profile`)).rejects.toThrow();

@@ -2,7 +2,15 @@ import { useId, useState } from 'preact/hooks';
 import { ApiError } from '../api.ts';
 import { api } from '../session.ts';
 import { ErrorNote, formatBytes, Progress } from '../ui.tsx';
-import { deployFolder, filesFromDrop, filesFromInput, type DeployProgress, type DeployTarget, type PickedFile } from '../upload.ts';
+import {
+  deployFolder,
+  filesFromDrop,
+  filesFromInput,
+  incompleteSiteReason,
+  type DeployProgress,
+  type DeployTarget,
+  type PickedFile,
+} from '../upload.ts';
 
 function progressCount(p: DeployProgress): string {
   if (p.phase === 'uploading') return ` (${formatBytes(p.done)} of ${formatBytes(p.total)})`;
@@ -39,6 +47,8 @@ export function DropZone(props: {
     if (!target) return;
     if (files.length === 0) return setError('The folder is empty: drop a folder with an index.html.');
     try {
+      const incomplete = await incompleteSiteReason(files);
+      if (incomplete) return setError(incomplete);
       const result = await deployFolder(api, target, files, setProgress);
       props.onDeployed(result);
     } catch (e) {
@@ -72,8 +82,8 @@ export function DropZone(props: {
           id={`${id}-pick`}
           class="visually-hidden"
           type="file"
-          // @ts-expect-error: webkitdirectory is not in the JSX types
-          webkitdirectory=""
+          // An attribute, not a property: Preact would set the property to "", which turns the folder picker off.
+          ref={(input) => input?.setAttribute('webkitdirectory', '')}
           multiple
           disabled={busy}
           onChange={async (e) => {

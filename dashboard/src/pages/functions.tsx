@@ -1,7 +1,7 @@
 import { useCallback, useState } from 'preact/hooks';
 import { Link, navigate } from '../router.tsx';
 import { api } from '../session.ts';
-import { ErrorNote, formatTime, Loading, shortId, TextArea, useAction, useInterval, useLoad } from '../ui.tsx';
+import { ErrorNote, formatTime, Loading, Notice, shortId, TextArea, useAction, useInterval, useLoad } from '../ui.tsx';
 import type { Project } from './projects.tsx';
 
 interface Fn {
@@ -93,11 +93,27 @@ function FunctionCard(props: { project: Project; fn: Fn }) {
   );
 }
 
+interface FunctionsList {
+  functions: Fn[];
+  functions_beta_enrolled?: boolean;
+}
+
+/** Functions built and listed for a team outside the beta answer no call: what the console says about them. */
+export const NOT_ENROLLED =
+  'These functions are deployed but answer only once your team is enrolled in the functions beta (until then their URLs answer 404). Ask the platform operator to enroll the team.';
+
+/** The note beside a deploy whose functions will not answer yet (the team is not in the functions beta). */
+export function FunctionsBetaNote(props: { projectId: string; version: number }) {
+  const fns = useLoad(() => api.get<FunctionsList>(`/projects/${props.projectId}/functions`), [props.projectId, props.version]);
+  return fns.data && fns.data.functions_beta_enrolled === false && fns.data.functions.length > 0 ? <Notice>{NOT_ENROLLED}</Notice> : null;
+}
+
 export function FunctionsTab(props: { project: Project }) {
-  const fns = useLoad(() => api.get<{ functions: Fn[] }>(`/projects/${props.project.id}/functions`), [props.project.id]);
+  const fns = useLoad(() => api.get<FunctionsList>(`/projects/${props.project.id}/functions`), [props.project.id]);
   return (
     <section aria-labelledby="functions-title">
       <h2 id="functions-title">Functions</h2>
+      {fns.data?.functions_beta_enrolled === false && fns.data.functions.length > 0 && <Notice>{NOT_ENROLLED}</Notice>}
       <ErrorNote error={fns.error} />
       {fns.loading && !fns.data && <Loading what="functions" />}
       {fns.data?.functions.length === 0 && <p>The live deployment has no functions: add .js or .ts files to its functions/ folder.</p>}

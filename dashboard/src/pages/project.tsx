@@ -7,7 +7,7 @@ import { ErrorNote, formatBytes, formatTime, Loading, Notice, Page, shortId, use
 import { AnalyticsTab } from './analytics.tsx';
 import { DomainsTab } from './domains.tsx';
 import { EnvTab } from './env.tsx';
-import { FunctionsTab, InvocationView } from './functions.tsx';
+import { FunctionsBetaNote, FunctionsTab, InvocationView } from './functions.tsx';
 import type { Deployment, Project } from './projects.tsx';
 import { SettingsTab } from './settings.tsx';
 
@@ -64,6 +64,7 @@ async function loadDeployments(projectId: string, pages: number): Promise<{ depl
 function DeploymentsTab(props: { project: Project; reloadProject: () => void }) {
   const { project } = props;
   const [pages, setPages] = useState(1);
+  const [deploys, setDeploys] = useState(0);
   const list = useLoad(() => loadDeployments(project.id, pages), [project.id, pages]);
   const action = useAction();
   const deployments = list.data?.deployments ?? [];
@@ -82,8 +83,12 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
       <DropZone
         label="Deploy a new version"
         target={() => ({ projectId: project.id })}
-        onDeployed={() => void list.reload().then(props.reloadProject)}
+        onDeployed={() => {
+          setDeploys(deploys + 1);
+          void list.reload().then(props.reloadProject);
+        }}
       />
+      <FunctionsBetaNote projectId={project.id} version={deploys} />
       <section aria-labelledby="deployments-title">
         <h2 id="deployments-title">Deployments</h2>
         {liveIndex >= 0 && previous && (

@@ -200,12 +200,12 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
                 for bucket in attributes.get("buckets", {}):
                     get_backend("s3").bucket_accounts[bucket] = account
 
-    def _report(status_path, resumed, reason):
-        """What the platform prints at start: whether the saved state was resumed, and why not."""
+    def _report(status_path, resumed, reason, saved_at=None):
+        """What the platform prints at start: whether the saved state was resumed (and its save time), and why not."""
         import json
 
         with open(status_path, "w") as out:
-            json.dump({"resumed": resumed, "reason": reason}, out)
+            json.dump({"resumed": resumed, "reason": reason, "saved_at": saved_at}, out)
 
     def _write_private(path, blob):
         """Writes then renames, owner only: the table holds token hashes and sealed secrets."""
@@ -260,7 +260,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         save_lock = threading.Lock()
         changed = threading.Event()
 
-        report = lambda resumed, reason: _report(status_path, resumed, reason)  # noqa: E731
+        report = lambda resumed, reason, saved_at=None: _report(status_path, resumed, reason, saved_at)  # noqa: E731
 
         def load():
             if not os.path.exists(path):
@@ -271,7 +271,8 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
                 if saved.get("moto") != moto.__version__:
                     raise ValueError(f"saved by moto {saved.get('moto')}, this is moto {moto.__version__}")
                 _restore_backends(saved["backends"])
-                report(True, f"saved at {saved.get('saved_at')}")
+                # Seconds since the epoch: the platform prints them as a time a person reads.
+                report(True, "saved earlier", saved.get("saved_at"))
             except Exception as error:  # a state this moto cannot read: set aside, start empty
                 os.replace(path, path + ".unreadable")
                 report(False, f"the saved state could not be read ({error}); it was moved to {path}.unreadable")
