@@ -42,6 +42,8 @@ export const queueAgeAlarmSeconds: Record<QueueName, number> = {
   geoFilters: 2700,
   // A build may wait minutes for its team's slot; it is requeued with a delay, but a followed build stays in flight.
   builds: 1800,
+  // Completion callbacks: the last retry is delayed 600 s by design (lib/functions/callbacks.ts), and a 10 s attempt.
+  callbacks: 1200,
 };
 
 /** Dead letters alarm from the first one: each is work the platform gave up on. */
