@@ -329,35 +329,50 @@ export function compileServingRules(files: { redirects?: string | number | null;
   return { redirects, headers, skipped, skipped_count: count };
 }
 
-/** Rules by the literal first segment of their pattern, the others apart, so a request tests only those that can match. */
+/**
+ * Rules by the literal first segment of their pattern; the others (a placeholder or `*` first) by their exact
+ * length when they have no splat, else apart. A request tests only the rules that can match it.
+ */
 class PatternIndex<T extends { pattern: PathPattern }> {
   private readonly byFirst = new Map<string, number[]>();
-  private readonly anyFirst: number[] = [];
+  private readonly byLength = new Map<number, number[]>();
+  private readonly splats: number[] = [];
 
   constructor(readonly rules: readonly T[]) {
+    const add = <K>(map: Map<K, number[]>, key: K, index: number) => {
+      const list = map.get(key);
+      if (list) list.push(index);
+      else map.set(key, [index]);
+    };
     rules.forEach((rule, index) => {
       const { parts, splat } = rule.pattern;
       const first = parts[0];
       // An exact `/` has no first segment: '' stands for it.
-      const key = typeof first === 'string' ? first : parts.length === 0 && splat === null ? '' : null;
-      if (key === null) this.anyFirst.push(index);
-      else {
-        const list = this.byFirst.get(key);
-        if (list) list.push(index);
-        else this.byFirst.set(key, [index]);
-      }
+      if (typeof first === 'string') add(this.byFirst, first, index);
+      else if (parts.length === 0 && splat === null) add(this.byFirst, '', index);
+      else if (splat === null) add(this.byLength, parts.length, index);
+      else this.splats.push(index);
     });
   }
 
   /** Calls `visit` with each rule that may match, in file order, until it returns true. */
-  each(segments: readonly string[], visit: (rule: T, index: number) => boolean): void {
-    const keyed = this.byFirst.get(segments[0] ?? '') ?? [];
-    const any = this.anyFirst;
-    let i = 0;
-    let j = 0;
-    while (i < keyed.length || j < any.length) {
-      const index = j >= any.length || (i < keyed.length && keyed[i]! < any[j]!) ? keyed[i++]! : any[j++]!;
-      if (visit(this.rules[index]!, index)) return;
+  each(segments: readonly string[], visit: (rule: T) => boolean): void {
+    const lists = [this.byFirst.get(segments[0] ?? ''), this.byLength.get(segments.length), this.splats].filter(
+      (list): list is number[] => list !== undefined && list.length > 0,
+    );
+    if (lists.length === 1) {
+      for (const index of lists[0]!) if (visit(this.rules[index]!)) return;
+      return;
+    }
+    // File order across the lists: each is in file order, so take the lowest head each time.
+    const at = lists.map(() => 0);
+    for (;;) {
+      let pick = -1;
+      for (let l = 0; l < lists.length; l++) {
+        if (at[l]! < lists[l]!.length && (pick === -1 || lists[l]![at[l]!]! < lists[pick]![at[pick]!]!)) pick = l;
+      }
+      if (pick === -1) return;
+      if (visit(this.rules[lists[pick]![at[pick]!++]!]!)) return;
     }
   }
 
