@@ -199,7 +199,7 @@ describe('a VPC origin of an EC2 instance: the door on a container instance', ()
     expect(declared).toMatchObject({ method: 'POST', length: six.length, sha256: sha(six), forwardedHost: HOST });
     expect(declared.host).toMatch(/^ip-10-40-\d+-\d+\.ec2\.internal$/);
     // No load balancer on the way: none of its X-Forwarded-Proto and -Port.
-    expect(declared.forwarded).toEqual(['127.0.0.1', undefined, undefined]);
+    expect(declared.forwarded).toEqual(['127.0.0.1', null, null]);
     const ten = randomBytes(10 * MiB);
     const reply = await toInstance(ten, { 'transfer-encoding': 'chunked' });
     expect(reply.status).toBe(200);

@@ -149,7 +149,7 @@ function vpcOriginsOf(template: SynthesizedTemplate, distributionId: string, ori
     const endpoint = vpcOriginId ? template.resources[vpcOriginId]?.Properties?.VpcOriginEndpointConfig : undefined;
     // A load balancer's ARN is its Ref; an instance's is joined from its Ref (arn:...:ec2:...:instance/{id}).
     const loadBalancerLogicalId = endpoint?.Arn?.Ref ?? getAttOf(endpoint?.Arn);
-    const instanceLogicalId = (JSON.stringify(endpoint?.Arn ?? null).match(/":instance\/",\{"Ref":"([^"]+)"\}/) ?? [])[1];
+    const instanceLogicalId = (JSON.stringify(endpoint?.Arn ?? null).match(/:instance\/",\{"Ref":"([^"]+)"\}/) ?? [])[1];
     const target =
       loadBalancerLogicalId && template.resources[loadBalancerLogicalId]?.Type === 'AWS::ElasticLoadBalancingV2::LoadBalancer'
         ? { kind: 'load-balancer' as const, logicalId: loadBalancerLogicalId }

@@ -110,11 +110,17 @@ export async function forwardToVpcOrigin(
       // Once the origin answered, the reply's own stream says whether it ended (a write of the dropped body may fail).
       if (answered) return dropRest();
       const timedOut = error.message === 'origin read timeout';
+      // Nothing listening on the port (an instance whose task is being replaced): CloudFront could not connect.
+      const refused = (error as NodeJS.ErrnoException).code === 'ECONNREFUSED';
       plainReply(
         req,
         res,
         timedOut ? 504 : 502,
-        timedOut ? '504 ERROR: The origin did not answer in time.' : '502 ERROR: the origin failed.',
+        timedOut
+          ? '504 ERROR: The origin did not answer in time.'
+          : refused
+            ? '502 ERROR: CloudFront could not connect to the origin.'
+            : '502 ERROR: the origin failed.',
       );
     });
     req.pipe(upstream);
