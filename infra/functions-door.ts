@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -198,26 +198,42 @@ function doorOnInstance(scope: Construct, props: RouterProps, made: UserFunction
   });
   role.addToPrincipalPolicy(
     new iam.PolicyStatement({
-      actions: ['ecs:DeregisterContainerInstance', 'ecs:RegisterContainerInstance', 'ecs:Submit*'],
+      actions: [
+        'ecs:DeregisterContainerInstance',
+        'ecs:RegisterContainerInstance',
+        'ecs:SubmitAttachmentStateChanges',
+        'ecs:SubmitContainerStateChange',
+        'ecs:SubmitTaskStateChange',
+      ],
       resources: [cluster.clusterArn],
     }),
   );
   role.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['ecs:Poll', 'ecs:StartTelemetrySession'],
-      resources: ['*'],
+      resources: [
+        Stack.of(scope).formatArn({
+          service: 'ecs',
+          resource: 'container-instance',
+          resourceName: `${cluster.clusterName}/*`,
+          arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+        }),
+      ],
       conditions: { ArnEquals: { 'ecs:cluster': cluster.clusterArn } },
     }),
   );
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:DiscoverPollEndpoint'], resources: ['*'] }));
   Validations.of(role).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
-    reason:
-      "The ECS agent's DiscoverPollEndpoint has no resource-level permissions; Poll and StartTelemetrySession are limited to the door's cluster by the ecs:cluster condition.",
+    reason: "The ECS agent's DiscoverPollEndpoint has no resource-level permissions.",
   });
+  const stack = Stack.of(scope);
+  const rendered = (value: string, name: string) => (Token.isUnresolved(value) ? `<AWS::${name}>` : value);
+  const clusterId = stack.getLogicalId(cluster.node.defaultChild as ecs.CfnCluster);
   Validations.of(role).acknowledge({
-    id: 'AwsSolutions-IAM5[Action::ecs:Submit*]',
-    reason: "The ECS agent reports its tasks' and containers' states (SubmitTaskStateChange and others) on the door's cluster only.",
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${rendered(stack.region, 'Region')}:${rendered(stack.account, 'AccountId')}:container-instance/<${clusterId}>/*]`,
+    reason:
+      "The ECS agent polls for the tasks of its own instance: any container instance of the door's cluster (the ecs:cluster condition too).",
   });
 
   const userData = ec2.UserData.forLinux();

@@ -160,7 +160,9 @@ describe('the default shape: the door on one instance', () => {
         'ecs:Poll',
         'ecs:RegisterContainerInstance',
         'ecs:StartTelemetrySession',
-        'ecs:Submit*',
+        'ecs:SubmitAttachmentStateChanges',
+        'ecs:SubmitContainerStateChange',
+        'ecs:SubmitTaskStateChange',
       ].sort(),
     );
     expect(role!.Ref).not.toBe(idOf(runtime.doorTaskRole));
