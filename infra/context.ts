@@ -80,3 +80,25 @@ export function readSettings(scope: Construct): DeploymentSettings {
     emailConfirmUrl,
   };
 }
+
+/**
+ * The shape of the functions network and the container door (docs/deploy.md, "What it costs"): the defaults are the
+ * cheapest shape that keeps the spec's 10 MiB bodies and the egress rule; these switches buy capacity and redundancy.
+ */
+export interface CapacitySettings {
+  /** 0: one NAT instance (t4g.nano) for the functions VPC; 1 or 2: that many managed NAT gateways. */
+  natGateways: 0 | 1 | 2;
+  /** 0: the container door on one EC2 instance, the VPC origin's target; 1 or more: that many Fargate tasks behind an internal ALB. */
+  doorTasks: number;
+}
+
+export function readCapacitySettings(scope: Construct): CapacitySettings {
+  const whole = (key: string, max: number): number => {
+    const raw = scope.node.tryGetContext(key);
+    if (raw === undefined || raw === '') return 0;
+    const value = typeof raw === 'number' ? raw : Number(String(raw).trim());
+    if (!Number.isInteger(value) || value < 0 || value > max) throw new Error(`${key}: must be a whole number from 0 to ${max}`);
+    return value;
+  };
+  return { natGateways: whole('natGateways', 2) as 0 | 1 | 2, doorTasks: whole('doorTasks', 10) };
+}

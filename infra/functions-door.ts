@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -14,6 +14,7 @@ import { Construct } from 'constructs';
 import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
 import { bundleRuntimeEnvironment, repoRoot } from './bundling.ts';
 import { InlineGrantsRole } from './functions.ts';
+import { readCapacitySettings } from './context.ts';
 import { doorSubnetGroup, functionsVpcCidr } from './functions-network.ts';
 import { doorUses, grantDoorCalls, type RouterProps, type UserFunctionParts, userFunctionVariables } from './functions-router.ts';
 import { DOOR_ORIGIN_ID } from './functions-viewer.ts';
@@ -51,8 +52,17 @@ function cloudFormationOf(value: unknown): unknown {
   );
 }
 
-/** The door's Fargate task definition: one `door` container, the router's environment and, in its task role, exactly the router's grants. */
-function doorTaskDefinition(scope: Construct, props: RouterProps, made: UserFunctionParts) {
+/** The door's instance in the default shape: 2 vCPUs (burstable), 1 GiB, about $6.90 a month on demand. */
+export const doorInstanceType = 't3a.micro';
+/** Of the instance's 1 GiB, what the door's container may use; the rest is the system's and the ECS agent's. */
+const DOOR_INSTANCE_TASK_MEMORY_MIB = 768;
+
+/**
+ * The door's task definition: one `door` container, the router's environment and, in its task role, exactly the
+ * router's grants. On Fargate (`doorTasks` over 0) 0.5 vCPU and 1 GiB; on the door instance (the default) an EC2
+ * task in bridge mode whose ports are the instance's own, as the VPC origin reaches the instance.
+ */
+function doorTaskDefinition(scope: Construct, props: RouterProps, made: UserFunctionParts, onInstance: boolean) {
   const stack = Stack.of(scope);
   const taskRole = new InlineGrantsRole(scope, 'DoorTaskRole', {
     description: 'Task role of the container door: the grants of the functions router',
@@ -71,12 +81,14 @@ function doorTaskDefinition(scope: Construct, props: RouterProps, made: UserFunc
   } finally {
     fs.rmSync(context, { recursive: true, force: true });
   }
-  const taskDefinition = new ecs.FargateTaskDefinition(scope, 'DoorTask', {
-    cpu: 512,
-    memoryLimitMiB: 1024,
-    runtimePlatform: { operatingSystemFamily: ecs.OperatingSystemFamily.LINUX, cpuArchitecture: ecs.CpuArchitecture.X86_64 },
-    taskRole,
-  });
+  const taskDefinition: ecs.TaskDefinition = onInstance
+    ? new ecs.Ec2TaskDefinition(scope, 'DoorTask', { networkMode: ecs.NetworkMode.BRIDGE, taskRole })
+    : new ecs.FargateTaskDefinition(scope, 'DoorTask', {
+        cpu: 512,
+        memoryLimitMiB: 1024,
+        runtimePlatform: { operatingSystemFamily: ecs.OperatingSystemFamily.LINUX, cpuArchitecture: ecs.CpuArchitecture.X86_64 },
+        taskRole,
+      });
   const logGroup = new logs.LogGroup(scope, 'DoorLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
   taskDefinition.addContainer(DOOR_CONTAINER_NAME, {
     image: ecs.ContainerImage.fromDockerImageAsset(image),
@@ -91,7 +103,11 @@ function doorTaskDefinition(scope: Construct, props: RouterProps, made: UserFunc
       [cloudHostVariables.doorPort]: String(DOOR_PORT),
       [cloudHostVariables.doorHealthPort]: String(DOOR_HEALTH_PORT),
     },
-    portMappings: [{ containerPort: DOOR_PORT }, { containerPort: DOOR_HEALTH_PORT }],
+    ...(onInstance ? { memoryLimitMiB: DOOR_INSTANCE_TASK_MEMORY_MIB } : {}),
+    // On the instance the ports are the instance's (bridge mode, static host ports): the VPC origin's target port.
+    portMappings: [DOOR_PORT, DOOR_HEALTH_PORT].map((port) =>
+      onInstance ? { containerPort: port, hostPort: port } : { containerPort: port },
+    ),
     // SIGTERM drains requests in flight within the 60 s budget; ECS kills the container after this.
     stopTimeout: Duration.seconds(90),
     logging: ecs.LogDrivers.awsLogs({ logGroup, streamPrefix: 'door' }),
@@ -110,16 +126,186 @@ function doorTaskDefinition(scope: Construct, props: RouterProps, made: UserFunc
   return { image, taskDefinition, taskRole };
 }
 
+/** The parts of the door an operator watches (and its alarms name): the service always; its instance, or its load balancer and target group. */
+export interface ContainerDoorParts {
+  cluster: ecs.Cluster;
+  image: DockerImageAsset;
+  taskDefinition: ecs.TaskDefinition;
+  taskRole: iam.Role;
+  service: ecs.BaseService;
+  /** The default shape: the instance CloudFront's VPC origin targets (watch its status checks). */
+  instance?: ec2.Instance;
+  /** With `doorTasks` over 0: the internal ALB and its target group (watch unhealthy targets). */
+  loadBalancer?: elbv2.ApplicationLoadBalancer;
+  targetGroup?: elbv2.ApplicationTargetGroup;
+  /** The origin as the distribution's Origins list takes it (id DOOR_ORIGIN_ID). */
+  origin: object;
+}
+
+/** The VPC origin's rendering as the distribution's Origins list takes it. */
+function originOf(scope: Construct, vpcOrigin: origins.VpcOrigin): object {
+  return cloudFormationOf(vpcOrigin.bind(new Construct(scope, 'DoorOrigin'), { originId: DOOR_ORIGIN_ID }).originProperty!) as object;
+}
+
 /**
  * The container door (handlers/edge/functions-door-server.ts): for request bodies the router's function URL cannot
- * take (a binary body over about 4.4 MiB arrives base64 in a 6 MB event), the same door on Fargate, two tasks in the
- * Door subnets behind an internal load balancer, which CloudFront reaches through a VPC origin. Returns the origin
- * as the distribution's Origins list takes it (id DOOR_ORIGIN_ID).
+ * take (a binary body over about 4.4 MiB arrives base64 in a 6 MB event), the same door in a container, which
+ * CloudFront reaches through a VPC origin. By default one task on one EC2 instance in a Door subnet, the VPC
+ * origin's target (no load balancer: an ALB alone costs $16.43 a month idle); with the context value `doorTasks`
+ * over 0, that many Fargate tasks behind an internal load balancer.
  */
-export function containerDoor(scope: Construct, props: RouterProps, made: UserFunctionParts) {
+export function containerDoor(scope: Construct, props: RouterProps, made: UserFunctionParts): ContainerDoorParts {
+  const { doorTasks } = readCapacitySettings(scope);
+  // Container Insights bills its metrics as custom metrics for as long as a task runs (several dollars a month for
+  // the one door service): off for the default shape, whose service and instance publish the free AWS/ECS and
+  // AWS/EC2 metrics (a service's CPUUtilization has no data points once no task runs; the instance's status checks).
+  const cluster = new ecs.Cluster(scope, 'DoorCluster', {
+    vpc: made.vpc,
+    containerInsightsV2: doorTasks > 0 ? ecs.ContainerInsights.ENABLED : ecs.ContainerInsights.DISABLED,
+  });
+  if (doorTasks === 0)
+    Validations.of(cluster).acknowledge({
+      id: 'AwsSolutions-ECS4',
+      reason:
+        "Container Insights' custom metrics would cost several dollars a month for the one door task; the free AWS/ECS service metrics and the instance's status checks watch it.",
+    });
+  return doorTasks > 0 ? doorOnFargate(scope, props, made, cluster, doorTasks) : doorOnInstance(scope, props, made, cluster);
+}
+
+/**
+ * One task on one instance (ECS on EC2, bridge mode, the door's ports the instance's). The instance is a plain
+ * AWS::EC2::Instance, not an Auto Scaling group, because a VPC origin names one instance: EC2's simplified
+ * automatic recovery (on by default for t3a) moves it to other hardware with the same id and address, and the
+ * ECS service restarts a task that stopped. A deploy of a new task definition stops the old task before the new one
+ * starts (one instance, fixed ports): the door is away for seconds then.
+ */
+function doorOnInstance(scope: Construct, props: RouterProps, made: UserFunctionParts, cluster: ecs.Cluster): ContainerDoorParts {
+  const { image, taskDefinition, taskRole } = doorTaskDefinition(scope, props, made, true);
+  const securityGroup = new ec2.SecurityGroup(scope, 'DoorSecurityGroup', {
+    vpc: made.vpc,
+    description: 'Slipway container door instance: the door port from CloudFront VPC origin interfaces in the VPC, HTTPS out',
+    allowAllOutbound: false,
+  });
+  // CloudFront's VPC-origin interfaces live in the VPC; the compute subnets' ACL keeps user code out of 10.0.0.0/8.
+  securityGroup.addIngressRule(ec2.Peer.ipv4(functionsVpcCidr), ec2.Port.tcp(DOOR_PORT), 'CloudFront VPC origin');
+  securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs (ECS, ECR, DynamoDB, S3, Lambda, logs) through the NAT');
+
+  // What the ECS agent does for the instance (as CDK gives an Auto Scaling group's instances); the task's own calls
+  // use the task role, the image pull and its logs the task's execution role.
+  const role = new InlineGrantsRole(scope, 'DoorInstanceRole', {
+    description: 'Instance role of the container door: the ECS agent of its cluster',
+    assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+  });
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: [
+        'ecs:DeregisterContainerInstance',
+        'ecs:RegisterContainerInstance',
+        'ecs:SubmitAttachmentStateChanges',
+        'ecs:SubmitContainerStateChange',
+        'ecs:SubmitTaskStateChange',
+      ],
+      resources: [cluster.clusterArn],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['ecs:Poll', 'ecs:StartTelemetrySession'],
+      resources: [
+        Stack.of(scope).formatArn({
+          service: 'ecs',
+          resource: 'container-instance',
+          resourceName: `${cluster.clusterName}/*`,
+          arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+        }),
+      ],
+      conditions: { ArnEquals: { 'ecs:cluster': cluster.clusterArn } },
+    }),
+  );
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecs:DiscoverPollEndpoint'], resources: ['*'] }));
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: "The ECS agent's DiscoverPollEndpoint has no resource-level permissions.",
+  });
+  const stack = Stack.of(scope);
+  const rendered = (value: string, name: string) => (Token.isUnresolved(value) ? `<AWS::${name}>` : value);
+  const clusterId = stack.getLogicalId(cluster.node.defaultChild as ecs.CfnCluster);
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${rendered(stack.region, 'Region')}:${rendered(stack.account, 'AccountId')}:container-instance/<${clusterId}>/*]`,
+    reason:
+      "The ECS agent polls for the tasks of its own instance: any container instance of the door's cluster (the ecs:cluster condition too).",
+  });
+
+  const userData = ec2.UserData.forLinux();
+  // The ECS-optimized image's agent joins the cluster named here. Containers in bridge mode cannot reach the
+  // instance's metadata (IMDSv2 only, one hop), so only the task role's credentials are theirs.
+  userData.addCommands(`echo ECS_CLUSTER=${cluster.clusterName} >> /etc/ecs/ecs.config`);
+  const instance = new ec2.Instance(scope, 'DoorInstance', {
+    vpc: made.vpc,
+    // One subnet, the first Door subnet: a VPC origin names one instance.
+    vpcSubnets: { subnetGroupName: doorSubnetGroup, onePerAz: true, availabilityZones: [made.vpc.availabilityZones[0]!] },
+    instanceType: new ec2.InstanceType(doorInstanceType),
+    machineImage: ecs.EcsOptimizedImage.amazonLinux2023(ecs.AmiHardwareType.STANDARD),
+    securityGroup,
+    role,
+    userData,
+    httpTokens: ec2.HttpTokens.REQUIRED,
+    httpPutResponseHopLimit: 1,
+    associatePublicIpAddress: false,
+    // The ECS-optimized image's root device and its 30 GB, encrypted.
+    blockDevices: [
+      { deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(30, { encrypted: true, volumeType: ec2.EbsDeviceVolumeType.GP3 }) },
+    ],
+  });
+  Validations.of(instance).acknowledge({
+    id: 'AwsSolutions-EC28',
+    reason:
+      "Detailed monitoring costs about $2 a month an instance; the door is watched through its status checks and its service's running tasks.",
+  });
+  Validations.of(instance).acknowledge({
+    id: 'AwsSolutions-EC29',
+    reason: 'The door instance holds no data: a deploy may replace it, EC2 automatic recovery restarts it, and it must go with the stack.',
+  });
+
+  const service = new ecs.Ec2Service(scope, 'DoorService', {
+    // The same cluster, seen as one with EC2 capacity: the instance joins it by its user data, not through an
+    // Auto Scaling group CDK would know of.
+    cluster: ecs.Cluster.fromClusterAttributes(scope, 'DoorClusterWithInstance', {
+      clusterName: cluster.clusterName,
+      clusterArn: cluster.clusterArn,
+      vpc: made.vpc,
+      securityGroups: [securityGroup],
+      hasEc2Capacity: true,
+    }),
+    taskDefinition,
+    desiredCount: 1,
+    // One instance and fixed host ports: the old task must stop before a new one can bind them.
+    minHealthyPercent: 0,
+    maxHealthyPercent: 100,
+    circuitBreaker: { rollback: true },
+  });
+  // The service waits for the instance to join its cluster.
+  service.node.addDependency(instance);
+
+  const vpcOrigin = origins.VpcOrigin.withEc2Instance(instance, {
+    httpPort: DOOR_PORT,
+    protocolPolicy: cloudfront.OriginProtocolPolicy.HTTP_ONLY,
+    // The door answers 504 at 60 s itself, as the router's origin is given.
+    readTimeout: Duration.seconds(60),
+  });
+  return { cluster, image, taskDefinition, taskRole, service, instance, origin: originOf(scope, vpcOrigin) };
+}
+
+/** `doorTasks` Fargate tasks in the Door subnets behind an internal load balancer: more capacity, no single instance. */
+function doorOnFargate(
+  scope: Construct,
+  props: RouterProps,
+  made: UserFunctionParts,
+  cluster: ecs.Cluster,
+  doorTasks: number,
+): ContainerDoorParts {
   const doorSubnets: ec2.SubnetSelection = { subnetGroupName: doorSubnetGroup };
-  const cluster = new ecs.Cluster(scope, 'DoorCluster', { vpc: made.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
-  const { image, taskDefinition, taskRole } = doorTaskDefinition(scope, props, made);
+  const { image, taskDefinition, taskRole } = doorTaskDefinition(scope, props, made, false);
 
   const loadBalancerSecurityGroup = new ec2.SecurityGroup(scope, 'DoorLoadBalancerSecurityGroup', {
     vpc: made.vpc,
@@ -138,7 +324,7 @@ export function containerDoor(scope: Construct, props: RouterProps, made: UserFu
   const service = new ecs.FargateService(scope, 'DoorService', {
     cluster,
     taskDefinition,
-    desiredCount: 2,
+    desiredCount: doorTasks,
     vpcSubnets: doorSubnets,
     securityGroups: [taskSecurityGroup],
     assignPublicIp: false,
@@ -170,10 +356,9 @@ export function containerDoor(scope: Construct, props: RouterProps, made: UserFu
     // The door answers 504 at 60 s itself, as the router's origin is given.
     readTimeout: Duration.seconds(60),
   });
-  const origin = cloudFormationOf(vpcOrigin.bind(new Construct(scope, 'DoorOrigin'), { originId: DOOR_ORIGIN_ID }).originProperty!);
   Validations.of(loadBalancer).acknowledge({
     id: 'AwsSolutions-ELB2',
     reason: 'Access logs would record HTTPS calls to functions, which the spec says are not recorded (as on the distribution).',
   });
-  return { cluster, image, taskDefinition, taskRole, service, loadBalancer, targetGroup, origin: origin as object };
+  return { cluster, image, taskDefinition, taskRole, service, loadBalancer, targetGroup, origin: originOf(scope, vpcOrigin) };
 }

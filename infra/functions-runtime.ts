@@ -60,10 +60,15 @@ export class FunctionsRuntime extends Construct {
   readonly routerUrl: lambda.FunctionUrl;
   readonly distribution: cloudfront.Distribution;
   readonly doorCluster: ecs.Cluster;
-  readonly doorTaskDefinition: ecs.FargateTaskDefinition;
+  readonly doorTaskDefinition: ecs.TaskDefinition;
   readonly doorTaskRole: iam.Role;
-  readonly doorService: ecs.FargateService;
-  readonly doorLoadBalancer: elbv2.ApplicationLoadBalancer;
+  /** The door's ECS service: its running tasks against the desired count are what to watch in either shape. */
+  readonly doorService: ecs.BaseService;
+  /** The default shape: the one instance the door's VPC origin targets (its status checks). */
+  readonly doorInstance?: ec2.Instance;
+  /** With `doorTasks` over 0: the internal load balancer and its target group (unhealthy targets). */
+  readonly doorLoadBalancer?: elbv2.ApplicationLoadBalancer;
+  readonly doorTargetGroup?: elbv2.ApplicationTargetGroup;
   /** Every user-function Lambda's name starts with it. */
   readonly functionNamePrefix: string;
   /** Every resource of the platform: what user code (functions, builds) is denied. */
@@ -93,7 +98,9 @@ export class FunctionsRuntime extends Construct {
       taskDefinition: this.doorTaskDefinition,
       taskRole: this.doorTaskRole,
       service: this.doorService,
+      instance: this.doorInstance,
       loadBalancer: this.doorLoadBalancer,
+      targetGroup: this.doorTargetGroup,
     } = door);
     this.distribution = functionsDistribution(this, props, this.routerUrl, door.origin);
   }

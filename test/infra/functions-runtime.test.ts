@@ -293,7 +293,30 @@ describe('the network of user code', () => {
     // Attached to both private compute subnets, which route out through NAT.
     const associations = Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SubnetNetworkAclAssociation');
     expect(associations).toHaveLength(2);
-    expect(Object.values(resources).filter((r) => r.Type === 'AWS::EC2::NatGateway')).toHaveLength(1);
+  });
+
+  it('the private subnets route out through one NAT instance (natGateways 0) that forwards HTTPS from the VPC only', () => {
+    expect(Object.values(resources).filter((r) => r.Type === 'AWS::EC2::NatGateway')).toEqual([]);
+    const nat = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::EC2::Instance' && r.Properties.InstanceType === 't4g.nano');
+    expect(nat).toHaveLength(1);
+    const [[natId, { Properties: instance }]] = nat as unknown as [[string, { Properties: Record<string, any> }]];
+    expect(instance).toMatchObject({
+      SourceDestCheck: false,
+      BlockDeviceMappings: [{ DeviceName: '/dev/xvda', Ebs: { Encrypted: true, VolumeSize: 8, VolumeType: 'gp3' } }],
+      NetworkInterfaces: [{ AssociatePublicIpAddress: true }],
+    });
+    // Every private subnet (Compute and Door, two AZs) has its default route through it.
+    const viaNat = Object.values(resources).filter((r) => r.Type === 'AWS::EC2::Route' && r.Properties.InstanceId);
+    expect(viaNat.map((r) => [r.Properties.DestinationCidrBlock, r.Properties.InstanceId])).toEqual(
+      Array.from({ length: 4 }, () => ['0.0.0.0/0', { Ref: natId }]),
+    );
+    const group = resources[instance.NetworkInterfaces[0].GroupSet[0]['Fn::GetAtt'][0]]!.Properties;
+    expect(group.SecurityGroupIngress).toEqual([
+      expect.objectContaining({ CidrIp: '10.40.0.0/16', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }),
+    ]);
+    expect(group.SecurityGroupEgress).toEqual([
+      expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: 'tcp', FromPort: 443, ToPort: 443 }),
+    ]);
   });
 });
 

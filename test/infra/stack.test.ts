@@ -623,6 +623,8 @@ describe('least privilege', () => {
     'cloudfront:CreateDistribution',
     // Lists the account's Lambdas (the cloud sweep; it deletes only those under the user functions' prefix).
     'lambda:ListFunctions',
+    // The door instance's ECS agent finds its endpoint (no resource-level permissions).
+    'ecs:DiscoverPollEndpoint',
     'ec2:CreateNetworkInterface',
     'ec2:DescribeNetworkInterfaces',
     'ec2:DescribeSubnets',

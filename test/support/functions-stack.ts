@@ -20,9 +20,9 @@ export const finalizeRow = (routes as readonly RouteRow[]).find((row) => routeKe
  * queued-invocations worker role, the finalize route's Lambda and the function-lambdas worker), synthesized with
  * cdk-nag as the app does, into a folder of its own (`remove()` deletes it).
  */
-export function synthesizeFunctionsStack() {
+export function synthesizeFunctionsStack(context: Record<string, unknown> = {}) {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-fn-cdk-'));
-  const app = new App({ outdir, context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true } });
+  const app = new App({ outdir, context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true, ...context } });
   // No fixed environment, as `cdk synth` without CDK_DEFAULT_ACCOUNT.
   const stack = new Stack(app, 'FunctionsTest');
   const state = new SlipwayState(stack, 'State');

@@ -17,8 +17,10 @@ import { synthesizeDoorFixture } from '../fixtures/door-origin/app.ts';
  * The synthesized mode's ECS services, load balancers and CloudFront VPC origins, on a small stack of the door's
  * resource types (test/fixtures/door-origin/app.ts): a Fargate service of 2 tasks from a Docker image asset behind
  * an internal ALB, a VPC origin for the ALB, and a viewer function that selects it by id for a POST without
- * Content-Length or with one over 4 MiB. The tasks run from the image asset (containers.ts); the distribution is
- * reached through the runtime's own hostname handler on a server of this test.
+ * Content-Length or with one over 4 MiB; and the door's default shape, an EC2 service of one task on a container
+ * instance whose VPC origin `door-instance` the viewer function selects on the test's header. The tasks run from the
+ * image asset (containers.ts); the distribution is reached through the runtime's own hostname handler on a server of
+ * this test.
  */
 process.env.LOCAL_ECS_STOP_TIMEOUT_SECONDS = '1';
 
@@ -32,7 +34,9 @@ const MiB = 1024 * 1024;
 const sha = (body: Buffer) => createHash('sha256').update(body).digest('hex');
 const post = (body: Buffer, headers: Record<string, string> = {}, path = '/') =>
   doorRequest(port, HOST, path, { method: 'POST', body, headers });
-const doorTasks = () => runtime.ecs.tasks().filter((task) => task.taskDefinitionArn.includes('DoorTask'));
+const doorTasks = () =>
+  runtime.ecs.tasks().filter((task) => task.taskDefinitionArn.includes('DoorTask') && !task.taskDefinitionArn.includes('InstanceDoorTask'));
+const instanceTasks = () => runtime.ecs.tasks().filter((task) => task.taskDefinitionArn.includes('InstanceDoorTask'));
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'slipway-door-fixture-'));
@@ -54,7 +58,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.close();
   // The last test stopped it, unless a failure came first.
-  if (runtime && doorTasks().some((task) => task.lastStatus !== 'STOPPED')) await runtime.stop();
+  if (runtime && [...doorTasks(), ...instanceTasks()].some((task) => task.lastStatus !== 'STOPPED')) await runtime.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -64,7 +68,7 @@ describe('ECS services: the service scheduler', () => {
     expect(running).toHaveLength(2);
     for (const task of running) expect(task.startedBy).toMatch(/^ecs-svc\//);
     // What the banner lists: each task with the loopback port of each container port.
-    const [service] = runtime.ecs.services();
+    const service = runtime.ecs.services().find((s) => s.name.endsWith('FunctionsDoorService723F50CE'));
     expect(service).toMatchObject({ name: 'DoorFixture-FunctionsDoorService723F50CE', desiredCount: 2 });
     expect(service!.family).toMatch(/DoorTask/);
     expect(service!.tasks.map((task) => task.ports.map((p) => p.containerPort))).toEqual([
@@ -173,9 +177,52 @@ describe("a service task's AWS calls: through the IAM proxy, as its task role", 
     const denied = JSON.parse((await doorRequest(port, HOST, '/aws-denied', { headers: { 'x-fixture-origin': 'door' } })).text);
     expect(denied.status).toBe(403);
     expect(denied.text).toMatch(/DoorTaskTaskRole[^/]*\/\S*DoorTask\S* is not authorized to perform: s3:ListBucket/);
-    const usage = runtime.usage().find((entry) => entry.functionName.includes('DoorTask'));
+    const usage = runtime.usage().find((entry) => entry.functionName.includes('DoorTask') && !entry.functionName.includes('Instance'));
     expect(usage?.actionsUsed).toContain('s3:ListBucket');
   });
+});
+
+describe('a VPC origin of an EC2 instance: the door on a container instance', () => {
+  const toInstance = (body: Buffer, headers: Record<string, string> = {}) =>
+    post(body, { 'x-fixture-origin': 'door-instance', ...headers });
+
+  it("the start waited for the instance's service: its one task runs on the instance that joined its cluster by user data", () => {
+    const running = instanceTasks().filter((task) => task.lastStatus === 'RUNNING');
+    expect(running).toHaveLength(1);
+    expect(running[0]!.startedBy).toMatch(/^ecs-svc\/.*InstanceDoorService/);
+    expect(running[0]!.clusterArn).toMatch(/cluster\/DoorFixture-FunctionsInstanceCluster/);
+  });
+
+  it("6 MiB declared and 10 MiB chunked reach the task at the instance's port, Host the instance's private DNS name", async () => {
+    const six = randomBytes(6 * MiB);
+    const declared = JSON.parse((await toInstance(six)).text);
+    expect(declared).toMatchObject({ method: 'POST', length: six.length, sha256: sha(six), forwardedHost: HOST });
+    expect(declared.host).toMatch(/^ip-10-40-\d+-\d+\.ec2\.internal$/);
+    // No load balancer on the way: none of its X-Forwarded-Proto and -Port.
+    expect(declared.forwarded).toEqual(['127.0.0.1', null, null]);
+    const ten = randomBytes(10 * MiB);
+    const reply = await toInstance(ten, { 'transfer-encoding': 'chunked' });
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.text)).toMatchObject({ transferEncoding: 'chunked', length: ten.length, sha256: sha(ten) });
+    // Every request went to the one task.
+    expect(declared.task).toBe(JSON.parse(reply.text).task);
+  });
+
+  it('while its task is replaced, CloudFront cannot connect (502); the new task answers at the same port', async () => {
+    const [task] = instanceTasks().filter((t) => t.lastStatus === 'RUNNING');
+    await ecsCall('StopTask', { cluster: task!.clusterArn, task: task!.taskArn, reason: 'test' });
+    await vi.waitFor(() => expect(instanceTasks().find((t) => t.taskArn === task!.taskArn)!.lastStatus).toBe('STOPPED'), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    const during = await toInstance(Buffer.from('x'.repeat(5 * MiB)));
+    if (during.status !== 200) {
+      expect(during.status).toBe(502);
+      expect(during.text).toBe('502 ERROR: CloudFront could not connect to the origin.');
+    }
+    await vi.waitFor(async () => expect((await toInstance(Buffer.alloc(5 * MiB))).status).toBe(200), { timeout: 20_000, interval: 100 });
+    expect(instanceTasks().filter((t) => t.lastStatus === 'RUNNING')).toHaveLength(1);
+  }, 60_000);
 });
 
 describe('task ports: the tasks share this machine network', () => {
@@ -205,7 +252,7 @@ describe('the platform stops', () => {
   it('its service tasks stop, and the scheduler replaces none of them', async () => {
     await runtime.stop();
     const stoppedAt = doorTasks().length;
-    expect(doorTasks().every((task) => task.lastStatus === 'STOPPED')).toBe(true);
+    expect([...doorTasks(), ...instanceTasks()].every((task) => task.lastStatus === 'STOPPED')).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(doorTasks()).toHaveLength(stoppedAt);
   });

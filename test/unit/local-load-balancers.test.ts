@@ -74,7 +74,7 @@ describe('local load balancers', () => {
         req,
         res,
         request,
-        { loadBalancerLogicalId: 'Alb', port: 80, readTimeoutMs: 5000 },
+        { target: { kind: 'load-balancer', logicalId: 'Alb' }, port: 80, readTimeoutMs: 5000 },
         {
           forwardedHeaders: 'all-except-host',
           viewerIp: '127.0.0.1',

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Script, createContext } from 'node:vm';
 import { logger } from '../../logger.ts';
 import type { StreamedReply, LambdaFunctionHost } from './lambda-host.ts';
+import type { ContainerInstances } from './container-instances.ts';
 import type { LocalLoadBalancers } from './load-balancers.ts';
 import { forwardToVpcOrigin, plainReply } from './vpc-origin.ts';
 import { INVOKE_PAYLOAD_LIMIT_BYTES } from './lambda-service.ts';
@@ -75,9 +76,9 @@ export function compileViewerFunction(code: string, originIds?: string[]): Viewe
   };
 }
 
-/** An origin of the distribution that is an AWS::CloudFront::VpcOrigin: the load balancer's listener behind it. */
+/** An origin of the distribution that is an AWS::CloudFront::VpcOrigin: the load balancer's listener, or the EC2 instance, behind it. */
 export interface VpcOrigin {
-  loadBalancerLogicalId: string;
+  target: { kind: 'load-balancer' | 'instance'; logicalId: string };
   /** The VPC origin's HTTPPort (its OriginProtocolPolicy must be http-only here). */
   port: number;
   readTimeoutMs: number;
@@ -146,11 +147,21 @@ function vpcOriginsOf(template: SynthesizedTemplate, distributionId: string, ori
   for (const origin of origins.filter((o) => o.VpcOriginConfig)) {
     const vpcOriginId = getAttOf(origin.VpcOriginConfig!.VpcOriginId);
     const endpoint = vpcOriginId ? template.resources[vpcOriginId]?.Properties?.VpcOriginEndpointConfig : undefined;
+    // A load balancer's ARN is its Ref; an instance's is joined from its Ref (arn:...:ec2:...:instance/{id}).
     const loadBalancerLogicalId = endpoint?.Arn?.Ref ?? getAttOf(endpoint?.Arn);
-    if (!loadBalancerLogicalId || endpoint.OriginProtocolPolicy !== 'http-only')
-      throw new Error(`Distribution ${distributionId}: origin ${origin.Id} is not a VPC origin of a load balancer over HTTP`);
+    const instanceLogicalId = (JSON.stringify(endpoint?.Arn ?? null).match(/:instance\/",\{"Ref":"([^"]+)"\}/) ?? [])[1];
+    const target =
+      loadBalancerLogicalId && template.resources[loadBalancerLogicalId]?.Type === 'AWS::ElasticLoadBalancingV2::LoadBalancer'
+        ? { kind: 'load-balancer' as const, logicalId: loadBalancerLogicalId }
+        : instanceLogicalId && template.resources[instanceLogicalId]?.Type === 'AWS::EC2::Instance'
+          ? { kind: 'instance' as const, logicalId: instanceLogicalId }
+          : null;
+    if (!target || endpoint.OriginProtocolPolicy !== 'http-only')
+      throw new Error(
+        `Distribution ${distributionId}: origin ${origin.Id} is not a VPC origin of a load balancer or an EC2 instance over HTTP`,
+      );
     found.set(origin.Id, {
-      loadBalancerLogicalId,
+      target,
       port: Number(endpoint.HTTPPort ?? 80),
       readTimeoutMs: 1000 * Number(origin.VpcOriginConfig!.OriginReadTimeout ?? 30),
     });
@@ -236,7 +247,7 @@ export async function answerThroughDistribution(
   res: ServerResponse,
   distribution: TemplateDistribution,
   lambdaOf: (logicalId: string) => LambdaFunctionHost,
-  loadBalancers?: LocalLoadBalancers,
+  vpcTargets: { loadBalancers?: LocalLoadBalancers; instances?: ContainerInstances } = {},
 ): Promise<void> {
   const viewerIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
@@ -261,7 +272,7 @@ export async function answerThroughDistribution(
     const vpcOrigin = originId === null ? undefined : distribution.vpcOrigins.get(originId);
     if (vpcOrigin) {
       const { forwardedHeaders } = distribution;
-      return forwardToVpcOrigin(req, res, request, vpcOrigin, { forwardedHeaders, viewerIp, rawQuery, loadBalancers });
+      return forwardToVpcOrigin(req, res, request, vpcOrigin, { forwardedHeaders, viewerIp, rawQuery, ...vpcTargets });
     }
     if (originId !== null && originId !== distribution.defaultOriginId) {
       // An origin of the distribution of another kind (a bucket, a custom origin): a limit of this stand-in.

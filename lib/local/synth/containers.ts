@@ -24,7 +24,7 @@ export interface ContainerDefinition {
   User?: string;
   ReadonlyRootFilesystem?: boolean;
   MountPoints?: { ContainerPath: string; SourceVolume: string; ReadOnly?: boolean }[];
-  PortMappings?: { ContainerPort: number; Protocol?: string }[];
+  PortMappings?: { ContainerPort: number; HostPort?: number; Protocol?: string }[];
   StopTimeout?: number;
 }
 

@@ -85,6 +85,8 @@ export function startServiceScheduler(
   services: EcsServiceDefinition[],
   launch: ServiceTaskLauncher,
   targets: TargetRegistry,
+  /** What else a running task needs before the start counts it (a task on a container instance: its host ports listen). */
+  taskReady: (service: EcsServiceDefinition, task: ServiceTask) => boolean = () => true,
 ): ServiceScheduler {
   let stopping = false;
   const live = new Map<string, ServiceTask[]>(services.map((service) => [service.logicalId, []]));
@@ -128,6 +130,7 @@ export function startServiceScheduler(
       .filter(
         (task) =>
           task.lastStatus === 'RUNNING' &&
+          taskReady(service, task) &&
           service.loadBalancers.every((entry) => targets.isHealthy(entry.targetGroupLogicalId, task.taskArn)),
       ).length >= service.desiredCount;
 

@@ -13,6 +13,7 @@ import {
   type TargetRegistry,
 } from './ecs-scheduler.ts';
 import type { Cluster, EcsServiceDefinition, TaskContainer, TaskDefinition } from './ecs-template.ts';
+import type { ContainerInstances } from './container-instances.ts';
 import { mapContainerPorts } from './task-ports.ts';
 
 /**
@@ -155,6 +156,8 @@ interface EcsOptions {
    * get them (the door reads the same settings as the router). A RunTask task keeps exactly its definition's.
    */
   localEnvironment?: () => Record<string, string | null>;
+  /** The template's container instances, where a service of launch type EC2 places its tasks. */
+  instances?: ContainerInstances;
   /** The keys a task role's containers carry (the IAM proxy knows the role by them) and where they call AWS. */
   roleCredentials(definition: TaskDefinition): { accessKeyId: string; secretAccessKey: string; endpoint: string };
 }
@@ -363,17 +366,47 @@ export function createLocalEcsService(options: EcsOptions): LocalEcsService {
     },
     tasks: () => [...ecs.tasks.values()].map(({ definition: _d, running: _r, overrides: _o, ports: _p, ofService: _s, ...task }) => task),
     startServices(targets, timeoutMs) {
+      const listening = new Set<string>();
       const launch: ServiceTaskLauncher = (service, onRunning) => {
-        const task = ecs.newTask(
-          ecs.clusterOf(service.clusterArn),
-          ecs.definitionOf(service.taskDefinitionArn),
-          serviceStartedBy(service),
-          [],
-          true,
-        );
-        return { task, stopped: ecs.launch(task, onRunning) };
+        const cluster = ecs.clusterOf(service.clusterArn);
+        const task = ecs.newTask(cluster, ecs.definitionOf(service.taskDefinitionArn), serviceStartedBy(service), [], true);
+        if (service.launchType !== 'EC2') return { task, stopped: ecs.launch(task, onRunning) };
+        // ECS places an EC2 task on a container instance of its cluster whose host ports are free; here the one
+        // instance such a service has (the door's). A task that cannot be placed stops and is tried again.
+        const instance = options.instances?.ofCluster(cluster.name)[0];
+        if (!instance) {
+          stopped(task, 'TaskFailedToStart', `unable to place a task: no container instance is registered in cluster ${cluster.name}`);
+          return { task, stopped: Promise.resolve() };
+        }
+        const onInstance = () => {
+          const hostPorts = new Map<number, number>();
+          for (const container of task.definition.containers)
+            for (const mapping of container.definition.PortMappings ?? []) {
+              const port = task.ports.get(container.definition.Name)?.get(mapping.ContainerPort);
+              if (mapping.HostPort && port !== undefined) hostPorts.set(mapping.HostPort, port);
+            }
+          if (!options.instances!.bind(instance.logicalId, task.taskArn, hostPorts)) {
+            ecs.stopTask({ cluster: cluster.arn, task: task.taskArn, reason: `a host port of instance ${instance.logicalId} is taken` });
+            return;
+          }
+          onRunning();
+          // The start counts the task once its host ports accept connections (what CloudFront's VPC origin reaches).
+          const poll = async () => {
+            while (task.lastStatus === 'RUNNING' && !(await options.instances!.listening(task.taskArn)))
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            if (task.lastStatus === 'RUNNING') listening.add(task.taskArn);
+          };
+          void poll();
+        };
+        const done = ecs.launch(task, onInstance).finally(() => {
+          options.instances!.release(task.taskArn);
+          listening.delete(task.taskArn);
+        });
+        return { task, stopped: done };
       };
-      scheduler = startServiceScheduler(options.services ?? [], launch, targets);
+      scheduler = startServiceScheduler(options.services ?? [], launch, targets, (service, task) =>
+        service.launchType === 'EC2' ? listening.has(task.taskArn) : true,
+      );
       return scheduler.steady(timeoutMs);
     },
     services: () => serviceViews(options.services ?? [], [...ecs.tasks.values()], (arn) => ecs.definitionOf(arn).family),

@@ -39,6 +39,8 @@ export interface EcsServiceDefinition {
   clusterArn: string;
   taskDefinitionArn: string;
   desiredCount: number;
+  /** EC2: its tasks go on the cluster's container instances (container-instances.ts); else Fargate. */
+  launchType: 'EC2' | 'FARGATE';
   /** Its `LoadBalancers`: the target group (by logical id) each task registers in, with the container port. */
   loadBalancers: { containerName: string; containerPort: number; targetGroupLogicalId: string }[];
 }
@@ -98,7 +100,14 @@ export function templateEcs(
       family: family!,
       revision: Number(revision ?? 1),
       cpu: resolveString(props.Cpu ?? '256', values),
-      memoryMiB: Number(resolveString(props.Memory ?? '512', values)),
+      // An EC2 task definition may leave the task's memory out: ECS then reserves its containers' hard limits.
+      memoryMiB: Number(
+        resolveString(
+          props.Memory ??
+            String(((props.ContainerDefinitions ?? []) as { Memory?: number }[]).reduce((sum, c) => sum + Number(c.Memory ?? 0), 0) || 512),
+          values,
+        ),
+      ),
       networkMode: String(props.NetworkMode ?? 'bridge'),
       compatibilities: (props.RequiresCompatibilities ?? []) as string[],
       taskRoleLogicalId: role,
@@ -124,6 +133,7 @@ function templateServices(template: SynthesizedTemplate, values: LocalStackValue
       clusterArn: resolveString(props.Cluster ?? 'default', values),
       taskDefinitionArn: resolveString(props.TaskDefinition, values),
       desiredCount: Number(props.DesiredCount ?? 1),
+      launchType: props.LaunchType === 'EC2' ? 'EC2' : 'FARGATE',
       loadBalancers,
     };
   });

@@ -52,6 +52,18 @@ export function placeholderResource(type: string, logicalId: string, values: Omi
       return { ref: `subnet-${id}`, attributes: { SubnetId: `subnet-${id}` } };
     case 'AWS::EC2::SecurityGroup':
       return { ref: `sg-${id}`, attributes: { GroupId: `sg-${id}` } };
+    case 'AWS::EC2::Instance': {
+      const ip = `10.40.${parseInt(id.slice(0, 2), 16)}.${parseInt(id.slice(2, 4), 16) || 1}`;
+      const dnsName = `ip-${ip.replaceAll('.', '-')}.ec2.internal`;
+      return {
+        ref: `i-${id}`,
+        attributes: { InstanceId: `i-${id}`, PrivateIp: ip, PrivateDnsName: dnsName, AvailabilityZone: `${region}a` },
+      };
+    }
+    case 'AWS::IAM::InstanceProfile': {
+      const name = `${stackName}-${logicalId}`.slice(0, 128);
+      return { ref: name, attributes: { Arn: arn('iam', `instance-profile/${name}`, false) } };
+    }
     case 'AWS::ECS::Cluster': {
       const name = `${stackName}-${logicalId}`;
       return { ref: name, attributes: { Arn: arn('ecs', `cluster/${name}`) } };

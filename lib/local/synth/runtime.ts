@@ -21,6 +21,7 @@ import type { ArnContext } from './iam-requests.ts';
 import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
 import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
 import { createLoadBalancers, type LocalLoadBalancers } from './load-balancers.ts';
+import { templateContainerInstances, type ContainerInstances } from './container-instances.ts';
 import { templateEcs, type TaskDefinition } from './ecs-template.ts';
 import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
@@ -156,7 +157,7 @@ async function verifySenders(lambdas: SynthLambda[], endpoint: string, region: s
 function distributionHosts(
   distributions: TemplateDistribution[],
   lambdaOf: (logicalId: string) => LambdaFunctionHost,
-  loadBalancers: LocalLoadBalancers,
+  vpcTargets: { loadBalancers: LocalLoadBalancers; instances: ContainerInstances },
 ): HostnameHandler[] {
   const sites = distributions.find((d) => d.path.startsWith('Sites/'));
   const siteHost: HostnameHandler = async (req, res) => {
@@ -167,11 +168,11 @@ function distributionHosts(
     return true;
   };
   // *.{function_domain}: the functions distribution (its viewer function copies Host) to the router's function URL,
-  // or to the door's load balancer (a VPC origin) for a body too large for the function URL.
+  // or to the door (a VPC origin: its instance, or its load balancer) for a body too large for the function URL.
   const functions = distributions.find((d) => d.path.startsWith('Functions/'));
   const functionHostname: HostnameHandler = async (req, res) => {
     if (!functions || !isFunctionHostname(req.headers.host)) return false;
-    await answerThroughDistribution(req, res, functions, lambdaOf, loadBalancers);
+    await answerThroughDistribution(req, res, functions, lambdaOf, vpcTargets);
     return true;
   };
   return [functionHostname, siteHost];
@@ -217,10 +218,12 @@ export async function startSynthesizedRuntime(options: {
     const role = definition.taskRoleLogicalId ? roles[definition.taskRoleLogicalId] : undefined;
     if (role) principals.set(taskKey(definition), { functionName: definition.family, role });
   }
+  const instances = templateContainerInstances(template, values);
   const ecs = createLocalEcsService({
     region,
     accountId: LOCAL_ACCOUNT_ID,
     ...ecsResources,
+    instances,
     // A service's containers (the door) get the local settings the Lambdas get, at their start.
     localEnvironment: localOverlay,
     roleCredentials: (definition) => ({ accessKeyId: taskKey(definition), secretAccessKey: 'local', endpoint: proxy.endpoint }),
@@ -272,7 +275,7 @@ export async function startSynthesizedRuntime(options: {
   return {
     env,
     api: templateApi(routes, () => templateCors(template, config.corsOrigins()), lambdaOf, refusals),
-    hostnameHandlers: distributionHosts(distributions, lambdaOf, loadBalancers),
+    hostnameHandlers: distributionHosts(distributions, lambdaOf, { loadBalancers, instances }),
     awsEndpoint: proxy.endpoint,
     drivers: [
       () => schedulerDriver({ targets: () => targets }),

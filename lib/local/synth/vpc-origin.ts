@@ -2,10 +2,12 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders,
 import { pipeline } from 'node:stream/promises';
 import { HOP_BY_HOP } from '../../functions/runner/protocol.mjs';
 import { logger } from '../../logger.ts';
+import type { ContainerInstances } from './container-instances.ts';
 import type { LocalLoadBalancers } from './load-balancers.ts';
 
 /**
- * A request the local CloudFront sends to a VPC origin (an internal load balancer) over HTTP, streamed both ways:
+ * A request the local CloudFront sends to a VPC origin (an internal load balancer, or an EC2 instance's port)
+ * over HTTP, streamed both ways:
  * the viewer's body goes to the target while it arrives (a chunked body over 10 MiB reaches the door, which
  * refuses it while it is sent), and the reply's body goes back as the target sends it.
  */
@@ -18,7 +20,7 @@ interface ForwardedRequest {
 }
 
 interface Origin {
-  loadBalancerLogicalId: string;
+  target: { kind: 'load-balancer' | 'instance'; logicalId: string };
   port: number;
   readTimeoutMs: number;
 }
@@ -53,21 +55,33 @@ export async function forwardToVpcOrigin(
   res: ServerResponse,
   request: ForwardedRequest,
   origin: Origin,
-  options: { forwardedHeaders: string[] | 'all-except-host'; viewerIp: string; rawQuery: string; loadBalancers?: LocalLoadBalancers },
+  options: {
+    forwardedHeaders: string[] | 'all-except-host';
+    viewerIp: string;
+    rawQuery: string;
+    loadBalancers?: LocalLoadBalancers;
+    instances?: ContainerInstances;
+  },
 ): Promise<void> {
-  const route = options.loadBalancers?.route(origin.loadBalancerLogicalId, origin.port) ?? { kind: 'no-listener' as const };
-  if (route.kind === 'no-listener') {
-    logger.error('CloudFront could not connect to the VPC origin: its load balancer has no listener on the port', { ...origin });
+  const { target } = origin;
+  const route =
+    target.kind === 'instance'
+      ? (options.instances?.route(target.logicalId, origin.port) ?? { kind: 'closed' as const })
+      : (options.loadBalancers?.route(target.logicalId, origin.port) ?? { kind: 'no-listener' as const });
+  if (route.kind === 'no-listener' || route.kind === 'closed') {
+    logger.error('CloudFront could not connect to the VPC origin: nothing listens on its port', { ...origin });
     return plainReply(req, res, 502, '502 ERROR: CloudFront could not connect to the origin.');
   }
   // The load balancer's own answer when no target of the group is healthy.
   if (route.kind === 'no-healthy-target') return plainReply(req, res, 503, '503 Service Temporarily Unavailable');
   const path = `${request.uri}${options.rawQuery ? `?${options.rawQuery}` : ''}`;
   const headers = originHeaders(request, options.forwardedHeaders, route.hostHeader, options.viewerIp);
-  // What the load balancer's HTTP listener sets on its way to the target (it also appends the previous hop to
-  // X-Forwarded-For, which here is this machine's own loopback: left out).
-  headers['x-forwarded-proto'] = 'http';
-  headers['x-forwarded-port'] = String(origin.port);
+  if (target.kind === 'load-balancer') {
+    // What the load balancer's HTTP listener sets on its way to the target (it also appends the previous hop to
+    // X-Forwarded-For, which here is this machine's own loopback: left out). An instance origin gets CloudFront's headers only.
+    headers['x-forwarded-proto'] = 'http';
+    headers['x-forwarded-port'] = String(origin.port);
+  }
   await new Promise<void>((resolve) => {
     const upstream = httpRequest({ host: route.host, port: route.port, method: request.method, path, headers, agent: false });
     let answered = false;
@@ -96,11 +110,17 @@ export async function forwardToVpcOrigin(
       // Once the origin answered, the reply's own stream says whether it ended (a write of the dropped body may fail).
       if (answered) return dropRest();
       const timedOut = error.message === 'origin read timeout';
+      // Nothing listening on the port (an instance whose task is being replaced): CloudFront could not connect.
+      const refused = (error as NodeJS.ErrnoException).code === 'ECONNREFUSED';
       plainReply(
         req,
         res,
         timedOut ? 504 : 502,
-        timedOut ? '504 ERROR: The origin did not answer in time.' : '502 ERROR: the origin failed.',
+        timedOut
+          ? '504 ERROR: The origin did not answer in time.'
+          : refused
+            ? '502 ERROR: CloudFront could not connect to the origin.'
+            : '502 ERROR: the origin failed.',
       );
     });
     req.pipe(upstream);
