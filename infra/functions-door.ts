@@ -173,25 +173,10 @@ export function containerDoor(scope: Construct, props: RouterProps, made: UserFu
 }
 
 /**
- * One task on one instance (ECS on EC2, bridge mode, the door's ports the instance's). The instance is a plain
- * AWS::EC2::Instance, not an Auto Scaling group, because a VPC origin names one instance: EC2's simplified
- * automatic recovery (on by default for t3a) moves it to other hardware with the same id and address, and the
- * ECS service restarts a task that stopped. A deploy of a new task definition stops the old task before the new one
- * starts (one instance, fixed ports): the door is away for seconds then.
+ * What the ECS agent does for the door instance (as CDK gives an Auto Scaling group's instances); the task's own calls
+ * use the task role, the image pull and its logs the task's execution role.
  */
-function doorOnInstance(scope: Construct, props: RouterProps, made: UserFunctionParts, cluster: ecs.Cluster): ContainerDoorParts {
-  const { image, taskDefinition, taskRole } = doorTaskDefinition(scope, props, made, true);
-  const securityGroup = new ec2.SecurityGroup(scope, 'DoorSecurityGroup', {
-    vpc: made.vpc,
-    description: 'Slipway container door instance: the door port from CloudFront VPC origin interfaces in the VPC, HTTPS out',
-    allowAllOutbound: false,
-  });
-  // CloudFront's VPC-origin interfaces live in the VPC; the compute subnets' ACL keeps user code out of 10.0.0.0/8.
-  securityGroup.addIngressRule(ec2.Peer.ipv4(functionsVpcCidr), ec2.Port.tcp(DOOR_PORT), 'CloudFront VPC origin');
-  securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs (ECS, ECR, DynamoDB, S3, Lambda, logs) through the NAT');
-
-  // What the ECS agent does for the instance (as CDK gives an Auto Scaling group's instances); the task's own calls
-  // use the task role, the image pull and its logs the task's execution role.
+function doorInstanceRole(scope: Construct, cluster: ecs.Cluster): InlineGrantsRole {
   const role = new InlineGrantsRole(scope, 'DoorInstanceRole', {
     description: 'Instance role of the container door: the ECS agent of its cluster',
     assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
@@ -235,6 +220,28 @@ function doorOnInstance(scope: Construct, props: RouterProps, made: UserFunction
     reason:
       "The ECS agent polls for the tasks of its own instance: any container instance of the door's cluster (the ecs:cluster condition too).",
   });
+  return role;
+}
+
+/**
+ * One task on one instance (ECS on EC2, bridge mode, the door's ports the instance's). The instance is a plain
+ * AWS::EC2::Instance, not an Auto Scaling group, because a VPC origin names one instance: EC2's simplified
+ * automatic recovery (on by default for t3a) moves it to other hardware with the same id and address, and the
+ * ECS service restarts a task that stopped. A deploy of a new task definition stops the old task before the new one
+ * starts (one instance, fixed ports): the door is away for seconds then.
+ */
+function doorOnInstance(scope: Construct, props: RouterProps, made: UserFunctionParts, cluster: ecs.Cluster): ContainerDoorParts {
+  const { image, taskDefinition, taskRole } = doorTaskDefinition(scope, props, made, true);
+  const securityGroup = new ec2.SecurityGroup(scope, 'DoorSecurityGroup', {
+    vpc: made.vpc,
+    description: 'Slipway container door instance: the door port from CloudFront VPC origin interfaces in the VPC, HTTPS out',
+    allowAllOutbound: false,
+  });
+  // CloudFront's VPC-origin interfaces live in the VPC; the compute subnets' ACL keeps user code out of 10.0.0.0/8.
+  securityGroup.addIngressRule(ec2.Peer.ipv4(functionsVpcCidr), ec2.Port.tcp(DOOR_PORT), 'CloudFront VPC origin');
+  securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs (ECS, ECR, DynamoDB, S3, Lambda, logs) through the NAT');
+
+  const role = doorInstanceRole(scope, cluster);
 
   const userData = ec2.UserData.forLinux();
   // The ECS-optimized image's agent joins the cluster named here. Containers in bridge mode cannot reach the

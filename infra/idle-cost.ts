@@ -102,7 +102,8 @@ export const operability = [
   'AWS::SNS::Topic',
 ] as const;
 
-type Resource = { Type: string; Properties?: Record<string, any> };
+type Resource = { Type: string; Properties?: Record<string, any>; Metadata?: Record<string, any> };
+type Template = { Resources: Record<string, Resource> };
 
 export interface IdleRow {
   logicalId: string;
@@ -179,14 +180,26 @@ function serviceRows(logicalId: string, props: Record<string, any>, resources: R
   ];
 }
 
-export function idleMonth(template: { Resources: Record<string, Resource> }): IdleMonth {
+/**
+ * The idle month of a template. A nested stack costs what its own resources cost: `nestedTemplate` reads its
+ * template (from the cloud assembly, by the resource's `aws:asset:path`), and its rows join the parent's.
+ */
+export function idleMonth(template: Template, nestedTemplate?: (resource: Resource) => Template | undefined): IdleMonth {
   const resources = template.Resources;
   const rows: IdleRow[] = [];
   const apart: IdleMonth['apart'] = [];
   const unpriced: IdleMonth['unpriced'] = [];
   const fixed = (logicalId: string, type: string, what: string, monthly: number) => rows.push({ logicalId, type, what, monthly });
-  for (const [logicalId, { Type: type, Properties: props = {} }] of Object.entries(resources)) {
-    if ((operability as readonly string[]).includes(type)) apart.push({ logicalId, type });
+  for (const [logicalId, resource] of Object.entries(resources)) {
+    const { Type: type, Properties: props = {} } = resource;
+    const nested = type === 'AWS::CloudFormation::Stack' ? nestedTemplate?.(resource) : undefined;
+    if (type === 'AWS::CloudFormation::Stack' && !nested) unpriced.push({ logicalId, type, why: 'its nested template was not read' });
+    else if (nested) {
+      const inner = idleMonth(nested, nestedTemplate);
+      rows.push(...inner.rows);
+      apart.push(...inner.apart);
+      unpriced.push(...inner.unpriced);
+    } else if ((operability as readonly string[]).includes(type)) apart.push({ logicalId, type });
     else if (type === 'AWS::EC2::NatGateway') fixed(logicalId, type, `NAT gateway, ${HOURS_PER_MONTH} h`, month(prices.natGatewayHour));
     else if (type === 'AWS::EC2::EIP') fixed(logicalId, type, `public IPv4 address, ${HOURS_PER_MONTH} h`, month(prices.publicIpv4Hour));
     else if (type === 'AWS::EC2::Instance') rows.push(...instanceRows(logicalId, props, resources, unpriced));

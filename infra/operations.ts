@@ -3,8 +3,9 @@ import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as ecs from 'aws-cdk-lib/aws-ecs';
-import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as ecs from 'aws-cdk-lib/aws-ecs';
+import type * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -44,9 +45,11 @@ function functionLabel(stack: Stack, fn: IConstruct): string {
 
 /** The container door's parts the door alarms read; kept apart so a change of the door's shape changes doorAlarms only. */
 export interface DoorParts {
-  cluster: ecs.ICluster;
-  service: ecs.FargateService;
+  service: ecs.BaseService;
   desiredCount: number;
+  /** The default shape (`doorTasks` 0): the one instance the door's VPC origin targets. */
+  instance?: ec2.Instance;
+  /** With `doorTasks` over 0: the load balancer's target group. */
   targetGroup?: elbv2.ApplicationTargetGroup;
 }
 
@@ -394,14 +397,10 @@ function groupSum(group: PlatformFunction[], metricName: string, label: string, 
  * balancer, other task counts) changes only this.
  */
 export function doorAlarms(operations: SlipwayOperations, door: DoorParts): cloudwatch.Alarm[] {
-  const insight = (metricName: string) =>
-    new cloudwatch.Metric({
-      namespace: 'ECS/ContainerInsights',
-      metricName,
-      dimensionsMap: { ClusterName: door.cluster.clusterName, ServiceName: door.service.serviceName },
-      statistic: 'Minimum',
-      period: Duration.minutes(1),
-    });
+  // The service's CPUUtilization is reported each minute by every running task, free and in either shape (Container
+  // Insights, which would give RunningTaskCount, is billed as custom metrics and is off in the default shape): its
+  // SampleCount is the number of tasks running.
+  const running = door.service.metricCpuUtilization({ statistic: 'SampleCount', period: Duration.minutes(1), label: 'door tasks running' });
   const alarms = [
     operations.alarm(
       'DoorTasksBelowDesired',
@@ -410,19 +409,43 @@ export function doorAlarms(operations: SlipwayOperations, door: DoorParts): clou
       `The container door runs fewer tasks than desired (${door.desiredCount}) for 5 minutes: tasks fail to start or keep stopping, and large or chunked function requests may fail.`,
       {
         metric: new cloudwatch.MathExpression({
-          expression: 'desired - running',
-          usingMetrics: { desired: insight('DesiredTaskCount'), running: insight('RunningTaskCount') },
+          expression: `${door.desiredCount} - FILL(running, 0)`,
+          usingMetrics: { running },
           period: Duration.minutes(1),
           label: 'door tasks missing',
         }),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 5,
-        // The service reports every minute while it exists: silence means the door is not running at all.
+        // Running tasks report every minute: silence means the door is not running at all.
         treatMissingData: cloudwatch.TreatMissingData.BREACHING,
       },
     ),
   ];
+  if (door.instance) {
+    alarms.push(
+      operations.alarm(
+        'DoorInstanceStatusCheck',
+        'door-instance-status-check',
+        'door',
+        "The container door's instance fails its EC2 status checks for 3 minutes: large or chunked function requests fail until automatic recovery or a reboot brings it back.",
+        {
+          metric: new cloudwatch.Metric({
+            namespace: 'AWS/EC2',
+            metricName: 'StatusCheckFailed',
+            dimensionsMap: { InstanceId: door.instance.instanceId },
+            statistic: 'Maximum',
+            period: Duration.minutes(1),
+          }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 3,
+          // Status checks are reported each minute (basic monitoring, free) while the instance runs.
+          treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+        },
+      ),
+    );
+  }
   if (door.targetGroup) {
     alarms.push(
       operations.alarm(
@@ -450,7 +473,7 @@ export function operationsProps(
   parts: {
     state: { table: dynamodb.Table; queues: Record<QueueName, sqs.IQueue>; deadLetterQueues: Record<QueueName, sqs.IQueue> };
     api: { httpApi: apigwv2.HttpApi; node: Construct['node'] };
-    door: { cluster: ecs.ICluster; service: ecs.FargateService; scope: Construct };
+    door: { service: ecs.BaseService; instance?: ec2.Instance; targetGroup?: elbv2.ApplicationTargetGroup; scope: Construct };
     alarmEmail?: unknown;
   },
 ): SlipwayOperationsProps {
@@ -459,9 +482,6 @@ export function operationsProps(
   const logGroups = new Set<logs.ILogGroup>();
   for (const c of stack.node.findAll()) if (c instanceof lambda.Function && c.logGroup instanceof logs.LogGroup) logGroups.add(c.logGroup);
   for (const c of parts.door.scope.node.findAll()) if (c instanceof logs.LogGroup && c.node.id === 'DoorLogs') logGroups.add(c);
-  const targetGroup = parts.door.scope.node
-    .findAll()
-    .find((c): c is elbv2.ApplicationTargetGroup => c instanceof elbv2.ApplicationTargetGroup);
   const email = typeof parts.alarmEmail === 'string' && parts.alarmEmail.trim() !== '' ? parts.alarmEmail.trim() : undefined;
   if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new Error(`alarmEmail: "${email}" is not an e-mail address`);
   return {
@@ -472,10 +492,10 @@ export function operationsProps(
     table: parts.state.table,
     httpApi: parts.api.httpApi,
     door: {
-      cluster: parts.door.cluster,
       service: parts.door.service,
       desiredCount: Number((parts.door.service.node.defaultChild as ecs.CfnService).desiredCount ?? 1),
-      targetGroup,
+      instance: parts.door.instance,
+      targetGroup: parts.door.targetGroup,
     },
     logGroups: [...logGroups],
     accessLogGroup: parts.api.node.tryFindChild('AccessLogs') as logs.LogGroup | undefined,

@@ -119,7 +119,12 @@ export class SlipwayStack extends Stack {
       operationsProps(this, {
         state: this.state,
         api: this.api,
-        door: { cluster: this.functions.doorCluster, service: this.functions.doorService, scope: this.functions },
+        door: {
+          service: this.functions.doorService,
+          instance: this.functions.doorInstance,
+          targetGroup: this.functions.doorTargetGroup,
+          scope: this.functions,
+        },
         alarmEmail: this.node.tryGetContext('alarmEmail'),
       }),
     );

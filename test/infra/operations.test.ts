@@ -168,9 +168,14 @@ describe('alarms', () => {
     expect(api!.Metrics.find((m: any) => m.Expression).Expression).toBe('IF(requests >= 20, 100 * errors / requests, 0)');
     expect([api!.Threshold, api!.TreatMissingData]).toEqual([5, 'notBreaching']);
     const [[serviceId]] = ofType(platform, 'AWS::ECS::Service') as [[string, Resource]];
-    const [door] = alarmsOn('RunningTaskCount', 'ServiceName', serviceId);
-    expect(door!.Metrics.find((m: any) => m.Expression).Expression).toBe('desired - running');
+    // The default shape: one door task on one instance, no load balancer.
+    const [door] = alarmsOn('CPUUtilization', 'ServiceName', serviceId);
+    expect(door!.Metrics.find((m: any) => m.Expression).Expression).toBe('1 - FILL(running, 0)');
+    expect(door!.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Stat)).toEqual(['SampleCount']);
     expect([door!.Threshold, door!.EvaluationPeriods, door!.TreatMissingData]).toEqual([1, 5, 'breaching']);
+    const [[instanceId]] = ofType(platform, 'AWS::EC2::Instance').filter(([id]) => id.includes('Door')) as [[string, Resource]];
+    const [instance] = alarmsOn('StatusCheckFailed', 'InstanceId', instanceId);
+    expect([instance!.Threshold, instance!.EvaluationPeriods, instance!.TreatMissingData]).toEqual([1, 3, 'breaching']);
   });
 
   it('are what docs/operations.md counts and prices', () => {
