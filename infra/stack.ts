@@ -13,6 +13,7 @@ import {
 import { SlipwayApi } from './api.ts';
 import { readSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
+import { tailQueuePrefix } from './grants.ts';
 import { FunctionsRuntime } from './functions-runtime.ts';
 import { BuildsRuntime } from './builds.ts';
 import { SiteServing } from './site-serving.ts';
@@ -49,6 +50,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.functionLambdas.envVar]: queues.functionLambdas.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
+      FUNCTIONS_TAIL_QUEUE_PREFIX: tailQueuePrefix(this),
       SITE_DOMAIN: settings.siteDomain,
       FUNCTION_DOMAIN: settings.functionDomain,
       CORS_ORIGINS: settings.corsOrigins.join(','),
@@ -76,6 +78,7 @@ export class SlipwayStack extends Stack {
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
     this.console = new ConsoleHosting(this, 'Console', {
       httpApi: this.api.httpApi,
+      streamingRoutes: this.api.streamingRoutes,
       domain: settings.consoleDomain,
       certificateArn: this.node.tryGetContext('consoleCertificateArn'),
       accessLogsBucket: this.state.accessLogsBucket,

@@ -34,7 +34,9 @@ import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as 
  * bundles are checked in the shared cloud assembly, below).
  */
 const corsOrigin = 'https://dashboard.example.test';
-const rows = routes as readonly RouteRow[];
+/** Rows behind the HTTP API; a streaming row is a function URL behind the console's distribution instead. */
+const rows = (routes as readonly RouteRow[]).filter((row) => !row.streaming);
+const streamingRows = (routes as readonly RouteRow[]).filter((row) => row.streaming);
 let stack: SlipwayStack;
 let template: Template;
 let templateFile: string;
@@ -77,6 +79,8 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'geoFilters:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'functionLambdas:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'tails:watch': ['sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
+  'tails:send': ['sqs:SendMessage'],
   'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
@@ -174,6 +178,26 @@ describe('API: one Lambda per route row', () => {
     }
     // Row routes plus $default, nothing else.
     expect(routeResources).toHaveLength(rows.length + 1);
+  });
+
+  it("serves each streaming route (a live tail) from a response-streaming function URL that the console's distribution routes to by path", () => {
+    expect(streamingRows.map(routeKey)).toEqual(['GET /api/v1/projects/{id}/functions/{name}/tail']);
+    const urls = ofType('AWS::Lambda::Url');
+    for (const row of streamingRows) {
+      const fnId = logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn);
+      const url = urls.find(([, u]) => JSON.stringify(u.Properties.TargetFunctionArn).includes(`"${fnId}"`));
+      expect(url?.[1].Properties).toMatchObject({ AuthType: 'NONE', InvokeMode: 'RESPONSE_STREAM' });
+      const [, distribution] = ofType('AWS::CloudFront::Distribution').find(([, d]) =>
+        String(d.Properties.DistributionConfig.Comment).startsWith('Slipway console'),
+      )!;
+      const behavior = distribution.Properties.DistributionConfig.CacheBehaviors.find(
+        (b: { PathPattern: string }) => b.PathPattern === '/api/v1/projects/*/functions/*/tail',
+      );
+      expect(behavior).toMatchObject({ AllowedMethods: ['GET', 'HEAD', 'OPTIONS'], ViewerProtocolPolicy: 'https-only' });
+      // Before /api/*, so CloudFront matches it first.
+      const order = distribution.Properties.DistributionConfig.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern);
+      expect(order.indexOf('/api/v1/projects/*/functions/*/tail')).toBeLessThan(order.indexOf('/api/*'));
+    }
   });
 
   it('sends every unmatched request to the fallback handler through $default', () => {
