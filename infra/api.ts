@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fallbackRoute, routeKey, routes, type RouteRow } from '../lib/http/routes.ts';
@@ -108,6 +108,11 @@ export class SlipwayApi extends Construct {
   /** The function of each route, by route key (`METHOD /path`). */
   readonly routeFunctions = new Map<string, HandlerFunction>();
   readonly fallbackFunction: HandlerFunction;
+  /**
+   * Streaming routes (lib/http/streaming.ts): an HTTP API buffers a reply and ends it at 30 s, so each is a
+   * response-streaming function URL that the console's distribution routes to by path (infra/console.ts).
+   */
+  readonly streamingRoutes: { pathPattern: string; url: lambda.FunctionUrl }[] = [];
 
   constructor(scope: Construct, id: string, props: SlipwayApiProps) {
     super(scope, id);
@@ -159,6 +164,10 @@ export class SlipwayApi extends Construct {
       const key = routeKey(row);
       const constructId = routeConstructId(row);
       if (this.node.tryFindChild(constructId)) throw new Error(`Two routes map to the construct id ${constructId}; rename one path`);
+      if (row.streaming) {
+        this.addStreamingRoute(row, constructId, functionProps(row, `Slipway route ${key} (streaming)`));
+        continue;
+      }
       // An HTTP API waits at most 30 s for its integration; a longer Lambda would answer nobody.
       if ((row.timeoutSeconds ?? 0) > maxIntegrationSeconds) {
         throw new Error(`Route ${key}: timeout ${row.timeoutSeconds}s exceeds API Gateway's ${maxIntegrationSeconds}s integration limit`);
@@ -172,12 +181,7 @@ export class SlipwayApi extends Construct {
       });
     }
 
-    Validations.of(this).acknowledge({
-      id: 'AwsSolutions-APIG4',
-      reason:
-        'Every route authorizes in its Lambda from the access rule of its route-table row (bearer tokens checked against hashed credentials, team roles, resource teams). ' +
-        'An API Gateway authorizer cannot decide resource-team rules, and some routes are public by the spec.',
-    });
+    this.acknowledgeAuthorization();
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: logs.RetentionDays.THREE_MONTHS,
@@ -207,6 +211,25 @@ export class SlipwayApi extends Construct {
           }),
         ),
       },
+    });
+  }
+
+  /** A streaming route: its function with a response-streaming URL, which the console's distribution routes to by path. */
+  private addStreamingRoute(row: RouteRow, constructId: string, fnProps: ConstructorParameters<typeof HandlerFunction>[2]): void {
+    const fn = new HandlerFunction(this, constructId, fnProps);
+    this.routeFunctions.set(routeKey(row), fn);
+    // The handler authenticates every request itself (the route's access rule), as behind the HTTP API; origin
+    // access control would replace the caller's Authorization header with CloudFront's signature.
+    const url = fn.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE, invokeMode: lambda.InvokeMode.RESPONSE_STREAM });
+    this.streamingRoutes.push({ pathPattern: row.path.replace(/\{[^}]+\}/g, '*'), url });
+  }
+
+  private acknowledgeAuthorization(): void {
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Every route authorizes in its Lambda from the access rule of its route-table row (bearer tokens checked against hashed credentials, team roles, resource teams). ' +
+        'An API Gateway authorizer cannot decide resource-team rules, and some routes are public by the spec.',
     });
   }
 }

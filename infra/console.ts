@@ -10,10 +10,13 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { repoRoot } from './bundling.ts';
 
 export interface ConsoleProps {
   httpApi: apigwv2.HttpApi;
+  /** Routes that stream their reply (a live tail), each a function URL reached by its path (infra/api.ts). */
+  streamingRoutes?: { pathPattern: string; url: lambda.FunctionUrl }[];
   /** The console's hostname (context `consoleDomain`, default `app.{siteDomain}`). */
   domain: string;
   /** ACM certificate (us-east-1) of that hostname; context `consoleCertificateArn`. Without it, only the cloudfront.net name answers. */
@@ -90,6 +93,8 @@ export class ConsoleHosting extends Construct {
         functionAssociations: [{ function: appPaths, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       },
       additionalBehaviors: {
+        // Streaming routes first (more specific than /api/*): a live tail stays open for minutes (the HTTP API: 30 s).
+        ...streamingBehaviors(props.streamingRoutes ?? []),
         // The API on the console's origin: nothing cached, every method, cookies and headers passed (Host is the API's own).
         '/api/*': {
           origin: new origins.HttpOrigin(apiDomain, {
@@ -171,4 +176,20 @@ export class ConsoleHosting extends Construct {
     ];
     for (const [id, reason] of acknowledgments) Validations.of(handler).acknowledge({ id, reason });
   }
+}
+
+/** A behavior per streaming route, to its function URL. The tail writes at least every 20 s, under the 60 s read timeout. */
+function streamingBehaviors(routes: { pathPattern: string; url: lambda.FunctionUrl }[]): Record<string, cloudfront.BehaviorOptions> {
+  return Object.fromEntries(
+    routes.map(({ pathPattern, url }) => [
+      pathPattern,
+      {
+        origin: new origins.FunctionUrlOrigin(url, { readTimeout: Duration.seconds(60) }),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      },
+    ]),
+  );
 }

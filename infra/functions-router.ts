@@ -107,7 +107,7 @@ export function grantMakeUserFunctions(role: iam.IRole, stack: Stack, made: User
  * What the door's table and bucket access is (its `uses`): it resolves hosts, counts telemetry and holds request slots
  * (table), and reads a bundle to make its function's Lambda. The router and the container door hold the same.
  */
-export const doorUses = ['table:read', 'table:write', 'bundles:read'] as const;
+export const doorUses = ['table:read', 'table:write', 'bundles:read', 'tails:send'] as const;
 
 /**
  * The door's calls beyond its `uses`, granted alike to the router and the container door's task role: invoking and

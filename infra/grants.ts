@@ -31,6 +31,11 @@ export const scheduleWriteActions = [
   'scheduler:GetSchedule',
 ] as const;
 
+/** Name prefix of live tails' queues (FUNCTIONS_TAIL_QUEUE_PREFIX): short enough for SQS's 80 characters with a UUID. */
+export function tailQueuePrefix(stack: Stack): string {
+  return `${stack.stackName.slice(0, 36)}-tail-`;
+}
+
 export interface GrantContext {
   state: SlipwayState;
   /** The platform's sender address; `mail:send` may send from it (or its domain) only. */
@@ -56,16 +61,7 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
   const granting: Granting = { role, allow, stack: Stack.of(state), state, mailFrom };
   const tableResources = [state.table.tableArn, ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`)];
-  const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => {
-    allow(actions, [bucket.arnForObjects('*')]);
-    // ListBucket turns a HeadObject/GetObject of a missing key into 404 instead of 403.
-    allow(['s3:ListBucket'], [bucket.bucketArn]);
-    acknowledge(
-      role,
-      `AwsSolutions-IAM5[Resource::<${logicalId(bucket)}.Arn>/*]`,
-      'Object keys are chosen per team, project and deployment at run time, so the grant covers the objects of this one bucket.',
-    );
-  };
+  const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => grantBucket(granting, bucket, actions);
 
   for (const use of new Set(uses)) {
     switch (use) {
@@ -109,6 +105,10 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       case 'callbacks:send':
         state.queues[use.slice(0, -':send'.length) as QueueName].grantSendMessages(role);
         break;
+      case 'tails:watch':
+      case 'tails:send':
+        grantTailQueues(granting, use);
+        break;
       case 'builds:run':
         // The CodeBuild project is made beside the workers (infra/builds.ts), which grants its own actions to the worker.
         break;
@@ -148,6 +148,29 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       }
     }
   }
+}
+
+function grantBucket({ allow, role }: Granting, bucket: s3.Bucket, actions: readonly string[]): void {
+  allow(actions, [bucket.arnForObjects('*')]);
+  // ListBucket turns a HeadObject/GetObject of a missing key into 404 instead of 403.
+  allow(['s3:ListBucket'], [bucket.bucketArn]);
+  acknowledge(
+    role,
+    `AwsSolutions-IAM5[Resource::<${logicalId(bucket)}.Arn>/*]`,
+    'Object keys are chosen per team, project and deployment at run time, so the grant covers the objects of this one bucket.',
+  );
+}
+
+/** Live tails' queues, made per watcher at run time (lib/functions/tail.ts): the grant names their prefix. */
+function grantTailQueues({ allow, role, stack }: Granting, use: 'tails:watch' | 'tails:send'): void {
+  const actions =
+    use === 'tails:send' ? ['sqs:SendMessage'] : ['sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'];
+  allow(actions, [stack.formatArn({ service: 'sqs', resource: `${tailQueuePrefix(stack)}*`, arnFormat: ArnFormat.NO_RESOURCE_NAME })]);
+  acknowledge(
+    role,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${tailQueuePrefix(stack)}*]`,
+    "Each live tail makes a queue of its own while it is open; the grant covers the stack's tail queues only.",
+  );
 }
 
 /** The configuration of existing distributions (domains' own), read and updated only. */

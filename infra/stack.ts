@@ -13,6 +13,7 @@ import {
 import { SlipwayApi } from './api.ts';
 import { readSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
+import { tailQueuePrefix } from './grants.ts';
 import { FunctionsRuntime } from './functions-runtime.ts';
 import { BuildsRuntime } from './builds.ts';
 import { SiteServing } from './site-serving.ts';
@@ -52,6 +53,7 @@ export class SlipwayStack extends Stack {
       [queueDefinitions.callbacks.envVar]: queues.callbacks.queueUrl,
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
+      FUNCTIONS_TAIL_QUEUE_PREFIX: tailQueuePrefix(this),
       SITE_DOMAIN: settings.siteDomain,
       FUNCTION_DOMAIN: settings.functionDomain,
       CORS_ORIGINS: settings.corsOrigins.join(','),
@@ -79,6 +81,7 @@ export class SlipwayStack extends Stack {
     this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
     this.console = new ConsoleHosting(this, 'Console', {
       httpApi: this.api.httpApi,
+      streamingRoutes: this.api.streamingRoutes,
       domain: settings.consoleDomain,
       certificateArn: this.node.tryGetContext('consoleCertificateArn'),
       accessLogsBucket: this.state.accessLogsBucket,

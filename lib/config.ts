@@ -237,6 +237,16 @@ export const config = {
   /** The container door's health-check port (0: any free port); the name is cloudHostVariables.doorHealthPort. */
   doorHealthPort: () => port('SLIPWAY_DOOR_HEALTH_PORT', 8081),
   /** A function's route is read at most this often per hostname; 0 reads it on every request (the local platform). */
+  /**
+   * How long a door trusts what it read of a function's open live tails (lib/functions/tail.ts): a tail opened
+   * is seen within this, an idle function costs one read per this per door process. FUNCTIONS_TAIL_CACHE_MS.
+   */
+  functionsTailCacheMs: () => {
+    const value = Number(process.env.FUNCTIONS_TAIL_CACHE_MS);
+    return process.env.FUNCTIONS_TAIL_CACHE_MS && Number.isFinite(value) && value >= 0 ? value : 3_000;
+  },
+  /** Name prefix of live tails' short-lived queues (FUNCTIONS_TAIL_QUEUE_PREFIX; the stack and local provisioning set it). */
+  functionsTailQueuePrefix: () => required('FUNCTIONS_TAIL_QUEUE_PREFIX'),
   functionsRouteCacheMs: () => {
     const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);
     return Number.isFinite(value) && value >= 0 ? value : 1_000;

@@ -14,7 +14,7 @@ import { SITE_HOST_HEADER } from '../../lib/sites/serve.ts';
  * `x-slipway-*` header before the function sees the request.
  */
 
-const { door, telemetry } = createCloudDoor();
+const { door, telemetry, tail } = createCloudDoor();
 
 /** The function URL event as the door's request. */
 export function doorRequestOf(event: APIGatewayProxyEventV2): DoorRequest {
@@ -40,8 +40,8 @@ export function doorRequestOf(event: APIGatewayProxyEventV2): DoorRequest {
 
 export async function answerFunctionEvent(event: APIGatewayProxyEventV2, open: OpenDoorReply): Promise<void> {
   await door.answer(doorRequestOf(event), open);
-  // The reply has been sent; a frozen container runs no timer, so the counts are written now.
-  await telemetry.flush();
+  // The reply has been sent; a frozen container runs no timer, so the counts and a watched call's events go now.
+  await Promise.all([telemetry.flush(), tail.flush()]);
 }
 
 // The Lambda Node runtime provides `awslambda.streamifyResponse`; elsewhere (bundle checks, tests) it is absent.

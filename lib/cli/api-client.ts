@@ -1,4 +1,4 @@
-import { httpSend, HttpNetworkError, type HttpAnswer, type HttpBody } from './http.ts';
+import { httpOpen, httpSend, HttpNetworkError, type HttpAnswer, type HttpBody } from './http.ts';
 import { CliError } from './operator-env.ts';
 import { defaultRetryPolicy, isRetryableStatus, parseRetryAfter, withRetry, type RetryPolicy } from './retry.ts';
 import { cliConfig } from './config.ts';
@@ -93,6 +93,29 @@ export class ApiClient {
       },
       { policy: this.policy, onRetry: options.onRetry },
     );
+  }
+
+  /** Opens a streaming route (a live tail): the response as it comes, or the API's refusal as an ApiCallError. */
+  async openStream(path: string): Promise<import('node:http').IncomingMessage> {
+    let res;
+    try {
+      res = await httpOpen(`${this.baseUrl}${path}`, {
+        authorization: `Bearer ${this.token}`,
+        'x-platform-client': 'cli',
+        accept: 'text/event-stream',
+      });
+    } catch (error) {
+      throw new NetworkError(`Could not reach the API at ${this.baseUrl}: ${describeNetworkError(error)}`);
+    }
+    if (res.statusCode === 200) return res;
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    throw toApiCallError({
+      status: res.statusCode ?? 0,
+      statusText: res.statusMessage ?? '',
+      headers: res.headers,
+      text: Buffer.concat(chunks).toString('utf8'),
+    });
   }
 
   /**

@@ -5,6 +5,7 @@ import { httpSend, type HttpAnswer } from './http.ts';
 import { CliError, UsageError } from './operator-env.ts';
 import { projectOfFolder } from './settings.ts';
 import { printBuildLog } from './builds.ts';
+import { followFunctionTail } from './tail.ts';
 
 /**
  * The functions commands of the CLI: `functions` lists a project's functions
@@ -208,7 +209,8 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
   },
 
   logs: {
-    usage: 'logs NAME INVOCATION_ID [--project ID] [--json] | logs --build DEPLOYMENT_ID [--follow] [--project ID] [--json]',
+    usage:
+      'logs NAME INVOCATION_ID [--project ID] [--json] | logs NAME --follow [--project ID] [--json] | logs --build DEPLOYMENT_ID [--follow] [--project ID] [--json]',
     run: async (args) => {
       const { values: o, positionals } = parse(
         args,
@@ -218,7 +220,9 @@ export const functionCommands: Record<string, { usage: string; run: (args: strin
       const api = client();
       if (o.build) return printBuildLog(api, projectOf(o.project, api), o.build, { follow: o.follow, json: o.json });
       const [name, id] = positionals;
-      if (!name || !id) throw new UsageError('Usage: slipway logs NAME INVOCATION_ID, or slipway logs --build DEPLOYMENT_ID');
+      if (name && !id && o.follow) return followFunctionTail(api, projectOf(o.project, api), name, Boolean(o.json));
+      if (!name || !id)
+        throw new UsageError('Usage: slipway logs NAME INVOCATION_ID, slipway logs NAME --follow, or slipway logs --build DEPLOYMENT_ID');
       const projectId = projectOf(o.project, api);
       const inv = await api.call<any>(
         'GET',

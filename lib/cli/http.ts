@@ -58,6 +58,20 @@ const toNetworkError = (error: unknown) => {
   return new HttpNetworkError(typeof e.code === 'string' ? e.code : (e.message ?? 'network error'), e.message ?? String(error));
 };
 
+/** A GET whose answer is read as it comes (a live tail): resolves with the response once its head is in. */
+export async function httpOpen(url: string, headers: Record<string, string>): Promise<IncomingMessage> {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new HttpNetworkError('ERR_INVALID_URL', `unsupported address ${url}`);
+  // A connection of its own: a stream that stays open must not hold a kept-alive one.
+  const { request: send } = await transportFor(target.protocol);
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = send(target, { method: 'GET', headers, agent: false }, resolve);
+    req.on('error', (error) => reject(toNetworkError(error)));
+    req.end();
+  });
+}
+
 /** One request, the whole answer read; rejects with HttpNetworkError when there is no complete answer. */
 export async function httpSend(
   url: string,

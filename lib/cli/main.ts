@@ -80,7 +80,9 @@ const descriptions: Record<string, string> = {
     '--poll INVOCATION_ID polls a call already queued (the one a call without --wait printed) instead of queueing one.',
   logs:
     "Prints an invocation's console output, or with --build a build's log; --follow follows a running build until it ends\n" +
-    '(exit 1 unless it ended ready). --json prints the lines as an array.',
+    '(exit 1 unless it ended ready). --json prints the lines as an array. logs NAME --follow is the live tail of function\n' +
+    'NAME: the console lines, errors, status and duration of its HTTPS calls made while it runs, until Ctrl-C (nothing of\n' +
+    'them is stored; --json prints one event per line).',
   build: "Starts a build of BRANCH (its head, or --commit SHA) from the project's repository; --follow prints its log until it ends.",
   'auto-deploy': 'auto-deploy resume clears the failure breaker of the project (auto-deploy builds pushes again).',
   dev:

@@ -129,6 +129,8 @@ export const keys = {
   openInvocationsUnsharded: () => ({ gsi2pk: 'OPENINVOCATIONS' }),
   /** A function's HTTPS requests in progress in the cloud (id -> expiry), for the cap of 30 (lib/functions/request-slot-records.ts). */
   functionRequestSlots: (functionId: string) => ({ pk: `FNSLOTS#${functionId}`, sk: 'FNSLOTS' }),
+  /** One open live tail of a function (lib/functions/tail-session-records.ts): its channel, while someone watches. */
+  functionTailSession: (functionId: string, sessionId: string) => ({ pk: `FNTAIL#${functionId}`, sk: `SESSION#${sessionId}` }),
   /** A team's queued invocations in flight (id -> expiry), for the cap of 10. */
   functionInflight: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'FNINFLIGHT' }),
   /** A project's site analytics of one UTC day (lib/sites/analytics.ts); kept 400 days. */

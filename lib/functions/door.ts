@@ -15,6 +15,7 @@ import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost 
 import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';
 import { cachedReads } from './route-cache.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
+import type { FunctionTailPublisher, TailEvent } from './tail.ts';
 import { HOP_BY_HOP, INTERNAL_HEADER_PREFIX } from './runner/protocol.mjs';
 
 /**
@@ -63,7 +64,18 @@ export interface FunctionDoorDeps {
   resolve: (hostname: string) => Promise<DeployedFunction | null>;
   isEnrolled: (teamId: string) => Promise<boolean>;
   telemetry?: FunctionTelemetry;
+  /** Live tail: each call's error, console (hosts that gather it per call) and end go to the watchers, if any. */
+  tail?: FunctionTailPublisher;
 }
+
+/** What the door saw of one call, for the live tail. */
+interface CallSeen {
+  status: number | null;
+  reply: DoorReply | null;
+}
+
+/** The tail's name for how a call ended without the handler's reply, by the status the door answered. */
+const DOOR_OUTCOMES: Record<number, string> = { 413: 'body_too_large', 500: 'failed', 504: 'timed_out' };
 
 class BodyTooLarge extends Error {}
 
@@ -234,101 +246,150 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
       request.body?.resume();
       return fail(request, open, FUNCTION_NOT_FOUND);
     }
-    const declared = request.headers.find(([name]) => name === 'content-length')?.[1];
-    let body: Buffer | null;
-    try {
-      body = await readBounded(request.body, declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : null);
-    } catch (error) {
-      if (!(error instanceof BodyTooLarge)) throw error;
-      deps.telemetry?.limitHit(fn, 'body_413');
-      return fail(request, open, FUNCTION_BODY_TOO_LARGE);
-    }
-    const forward = forwardOf(request, publicHostname, body);
-
-    // The budget bounds what the caller sees; when it ends the door stops waiting, the handler runs on.
-    const budget = new AbortController();
-    const remaining = Math.max(0, functionBudgetMs() - (Date.now() - started));
-    let expired = false;
-    const timer = setTimeout(() => {
-      expired = true;
-      budget.abort(new Error('function budget expired'));
-    }, remaining);
-    const onCallerGone = () => budget.abort(new Error('caller went away'));
-    request.signal?.addEventListener('abort', onCallerGone, { once: true });
-    let releaseSlot: (() => Promise<void>) | undefined;
-    try {
-      let reply;
-      try {
-        // A host whose instances do not cap the function (the cloud): the request waits for a slot within its budget.
-        releaseSlot = await deps.host.holdRequestSlot?.(fn, budget.signal);
-        reply = await deps.host.forwardHttp(fn, forward, budget.signal);
-      } catch (error) {
-        if (expired) {
-          deps.telemetry?.limitHit(fn, 'http_timeout');
-          return fail(request, open, FUNCTION_TIMEOUT);
-        }
-        if (request.signal?.aborted) return;
-        if (!(error instanceof FunctionHostError)) throw error;
-        if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') deps.telemetry?.limitHit(fn, error.kind);
-        logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
-        return fail(request, open, error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
-      }
-      deps.telemetry?.httpRequest(fn, reply.coldStart);
-      if (reply.outcome !== 'response') {
-        // The runner's bare 500 carries nothing the caller may see; the envelope says only that it failed.
-        if (!Buffer.isBuffer(reply.body)) reply.body.resume();
-        logger.info('function handler failed', { function_id: fn.function_id, outcome: reply.outcome });
-        return fail(request, open, FUNCTION_FAILED);
-      }
-      const head = replyHeadOf(reply);
-      const bodiless = request.method.toUpperCase() === 'HEAD' || reply.status === 204 || reply.status === 304;
-      if (Buffer.isBuffer(reply.body)) {
-        if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(reply.body.length);
-        open(head).end(reply.body);
-        return;
-      }
-      // The head waits for the body's first bytes: a small reply then leaves in one write with its
-      // length, and a budget that ends before any byte is still a 504.
-      const stream = reply.body;
-      const first = await firstBytes(stream, budget.signal);
-      if (first === null) {
-        stream.destroy();
-        if (!expired) return;
-        deps.telemetry?.limitHit(fn, 'http_timeout');
-        return fail(request, open, FUNCTION_TIMEOUT);
-      }
-      if ('failed' in first) {
-        logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(first.failed) });
-        return fail(request, open, FUNCTION_FAILED);
-      }
-      if (first.ended) {
-        const whole = Buffer.concat(first.chunks);
-        if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(whole.length);
-        open(head).end(whole);
-        return;
-      }
-      const out = open(head);
-      for (const chunk of first.chunks) out.write(chunk);
-      await pipeReply(
-        stream,
-        out,
-        budget.signal,
-        () => {
-          if (expired) deps.telemetry?.limitHit(fn, 'http_timeout');
-        },
-        fn,
-      );
-    } finally {
-      clearTimeout(timer);
-      request.signal?.removeEventListener('abort', onCallerGone);
-      // The reply has ended, failed or been cut: the slot goes back now (a Lambda that returned is frozen).
-      await releaseSlot?.().catch((error: unknown) =>
-        logger.warn('request slot release failed', { function_id: fn.function_id, error: String(error) }),
-      );
-    }
+    // Nobody watching (the common case) costs a cached look-up: nothing is gathered or sent.
+    if (!deps.tail || !(await deps.tail.watching(fn))) return call(deps, fn, publicHostname, request, open, started, null);
+    return watchedCall(deps.tail, fn, request, open, started, (tracked, seen) =>
+      call(deps, fn, publicHostname, request, tracked, started, seen),
+    );
   }
 
   return { answer };
+}
+
+/** One call through the host: the body bounded, the budget, the slot, the reply or the door's envelope. */
+async function call(
+  deps: FunctionDoorDeps,
+  fn: DeployedFunction,
+  publicHostname: string,
+  request: DoorRequest,
+  open: OpenDoorReply,
+  started: number,
+  seen: CallSeen | null,
+): Promise<void> {
+  const declared = request.headers.find(([name]) => name === 'content-length')?.[1];
+  let body: Buffer | null;
+  try {
+    body = await readBounded(request.body, declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : null);
+  } catch (error) {
+    if (!(error instanceof BodyTooLarge)) throw error;
+    deps.telemetry?.limitHit(fn, 'body_413');
+    return fail(request, open, FUNCTION_BODY_TOO_LARGE);
+  }
+  const forward = forwardOf(request, publicHostname, body);
+  if (seen) forward.tail = true;
+
+  // The budget bounds what the caller sees; when it ends the door stops waiting, the handler runs on.
+  const budget = new AbortController();
+  const remaining = Math.max(0, functionBudgetMs() - (Date.now() - started));
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    budget.abort(new Error('function budget expired'));
+  }, remaining);
+  const onCallerGone = () => budget.abort(new Error('caller went away'));
+  request.signal?.addEventListener('abort', onCallerGone, { once: true });
+  let releaseSlot: (() => Promise<void>) | undefined;
+  try {
+    let reply;
+    try {
+      // A host whose instances do not cap the function (the cloud): the request waits for a slot within its budget.
+      releaseSlot = await deps.host.holdRequestSlot?.(fn, budget.signal);
+      reply = await deps.host.forwardHttp(fn, forward, budget.signal);
+    } catch (error) {
+      if (expired) {
+        deps.telemetry?.limitHit(fn, 'http_timeout');
+        return fail(request, open, FUNCTION_TIMEOUT);
+      }
+      if (request.signal?.aborted) return;
+      if (!(error instanceof FunctionHostError)) throw error;
+      if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') deps.telemetry?.limitHit(fn, error.kind);
+      logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
+      return fail(request, open, error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
+    }
+    deps.telemetry?.httpRequest(fn, reply.coldStart);
+    if (seen) seen.reply = reply;
+    if (reply.outcome !== 'response') {
+      // The runner's bare 500 carries nothing the caller may see; the envelope says only that it failed.
+      if (!Buffer.isBuffer(reply.body)) reply.body.resume();
+      logger.info('function handler failed', { function_id: fn.function_id, outcome: reply.outcome });
+      return fail(request, open, FUNCTION_FAILED);
+    }
+    const head = replyHeadOf(reply);
+    const bodiless = request.method.toUpperCase() === 'HEAD' || reply.status === 204 || reply.status === 304;
+    if (Buffer.isBuffer(reply.body)) {
+      if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(reply.body.length);
+      open(head).end(reply.body);
+      return;
+    }
+    // The head waits for the body's first bytes: a small reply then leaves in one write with its
+    // length, and a budget that ends before any byte is still a 504.
+    const stream = reply.body;
+    const first = await firstBytes(stream, budget.signal);
+    if (first === null) {
+      stream.destroy();
+      if (!expired) return;
+      deps.telemetry?.limitHit(fn, 'http_timeout');
+      return fail(request, open, FUNCTION_TIMEOUT);
+    }
+    if ('failed' in first) {
+      logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(first.failed) });
+      return fail(request, open, FUNCTION_FAILED);
+    }
+    if (first.ended) {
+      const whole = Buffer.concat(first.chunks);
+      if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(whole.length);
+      open(head).end(whole);
+      return;
+    }
+    const out = open(head);
+    for (const chunk of first.chunks) out.write(chunk);
+    await pipeReply(
+      stream,
+      out,
+      budget.signal,
+      () => {
+        if (expired) deps.telemetry?.limitHit(fn, 'http_timeout');
+      },
+      fn,
+    );
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onCallerGone);
+    // The reply has ended, failed or been cut: the slot goes back now (a Lambda that returned is frozen).
+    await releaseSlot?.().catch((error: unknown) =>
+      logger.warn('request slot release failed', { function_id: fn.function_id, error: String(error) }),
+    );
+  }
+}
+
+/** A call someone tails: what the caller got is noted as it goes, and its events published once it has ended. */
+async function watchedCall(
+  tail: FunctionTailPublisher,
+  fn: DeployedFunction,
+  request: DoorRequest,
+  open: OpenDoorReply,
+  started: number,
+  call: (open: OpenDoorReply, seen: CallSeen) => Promise<void>,
+): Promise<void> {
+  const seen: CallSeen = { status: null, reply: null };
+  try {
+    await call((head) => {
+      seen.status = head.statusCode;
+      return open(head);
+    }, seen);
+  } finally {
+    tail.publish(fn, ...tailEventsOf(request, seen, Date.now() - started));
+  }
+}
+
+/** A watched call's events: its console lines (when its host gathered them), the error it threw, its end. */
+function tailEventsOf(request: DoorRequest, seen: CallSeen, durationMs: number): TailEvent[] {
+  const at = new Date().toISOString();
+  const events: TailEvent[] = (seen.reply?.console ?? []).map((line) => ({ type: 'console', ...line }));
+  if (seen.reply?.error) events.push({ type: 'error', at, message: seen.reply.error.message, stack: seen.reply.error.stack });
+  const outcome = seen.reply ? seen.reply.outcome : seen.status === null ? 'caller_gone' : (DOOR_OUTCOMES[seen.status] ?? 'failed');
+  events.push({ type: 'call', at, method: request.method.toUpperCase(), status: seen.status, duration_ms: durationMs, outcome });
+  return events;
 }
 
 export type FunctionDoor = ReturnType<typeof createFunctionDoor>;

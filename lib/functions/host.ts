@@ -90,6 +90,8 @@ export interface DoorForward {
   headers: [string, string][];
   /** The request body (already bounded by the door at 10 MiB); null for GET/HEAD. */
   body: Readable | null;
+  /** A live tail watches this function: a host that gathers console lines per call returns them (DoorReply.console). */
+  tail?: boolean;
 }
 
 /** How the handler's call ended, as the runner reports it. */
@@ -114,6 +116,13 @@ export interface DoorReply {
   bootMs?: number;
   /** Which instance answered (telemetry). */
   instanceId: string;
+  /** The error the handler threw (handler_error), for the live tail; never the caller's. */
+  error?: { message: string; stack: string };
+  /**
+   * The handler's console lines of this call, when the host gathers them per call (the cloud, where an
+   * environment serves one request) and the door asked for them (`DoorForward.tail`). Complete once the body ended.
+   */
+  console?: ConsoleLine[];
 }
 
 /** Why a host could not produce a reply. */

@@ -18,19 +18,19 @@ const MAX_KEYS = 10_000;
  * `read`, remembered per key for routeCacheMs() from when it answered: a cached value answers without a
  * read, and callers that ask while a read is under way share it (a burst of polls makes one read).
  */
-export function cachedReads<T>(read: (key: string) => Promise<T>): (key: string) => Promise<T> {
+export function cachedReads<T>(read: (key: string) => Promise<T>, keepMs: () => number = routeCacheMs): (key: string) => Promise<T> {
   const entries = new Map<string, { value: Promise<T>; until: number }>();
   return (key) => {
     const cached = entries.get(key);
     // Kept for no time (routeCacheMs() 0): no caller shares a read that began before it asked.
-    if (cached && cached.until > Date.now() && (cached.until !== Number.POSITIVE_INFINITY || routeCacheMs() > 0)) return cached.value;
+    if (cached && cached.until > Date.now() && (cached.until !== Number.POSITIVE_INFINITY || keepMs() > 0)) return cached.value;
     const entry = { value: read(key), until: Number.POSITIVE_INFINITY };
     entries.delete(key);
     entries.set(key, entry);
     if (entries.size > MAX_KEYS) entries.delete(entries.keys().next().value!);
     entry.value.then(
       () => {
-        entry.until = Date.now() + routeCacheMs();
+        entry.until = Date.now() + keepMs();
       },
       () => {
         if (entries.get(key) === entry) entries.delete(key);

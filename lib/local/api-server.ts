@@ -9,6 +9,7 @@ import { INTERNAL_ERROR, PAYLOAD_TOO_LARGE, PLATFORM_STARTING } from '../errors/
 import { logger } from '../logger.ts';
 import { fallbackRoute, matchRoute, routeKey } from '../http/routes.ts';
 import { traceIdFrom } from '../http/trace.ts';
+import type { StreamingAnswer } from '../http/streaming.ts';
 import { API_GATEWAY_MAX_BODY_BYTES, lambdaContext, toApiGatewayEvent, writeResult } from './api-event.ts';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -88,9 +89,34 @@ export async function dispatchApiRequest(req: IncomingMessage, res: ServerRespon
   const file = match.row ? match.row.handler : fallbackRoute.handler;
   const key = match.row ? routeKey(match.row) : '$default';
   const event = toApiGatewayEvent(req, body, { routeKey: key, pathParameters: match.row ? match.params : undefined });
+  if (match.row && 'streaming' in match.row && match.row.streaming) return answerStreaming(file, event, match.row.timeoutSeconds, res);
   const handler = await loadHandler(file);
   const result = await handler(event, lambdaContext(file, event.requestContext.requestId, match.row?.timeoutSeconds ?? 10));
   writeResult(res, result);
+}
+
+/**
+ * A streaming route (lib/http/streaming.ts): its `answer` writes to the connection as the cloud's
+ * response-streaming function URL would, until it ends or the caller goes away.
+ */
+async function answerStreaming(file: string, event: APIGatewayProxyEventV2, timeoutSeconds: number | undefined, res: ServerResponse) {
+  const mod = (await import(pathToFileURL(join(repoRoot, file)).href)) as { answer?: StreamingAnswer };
+  if (typeof mod.answer !== 'function') throw new Error(`${file} exports no answer (a streaming route)`);
+  const gone = new AbortController();
+  res.on('close', () => gone.abort());
+  await mod.answer(
+    event,
+    lambdaContext(file, event.requestContext.requestId, timeoutSeconds ?? 10),
+    (head) => {
+      const headers: Record<string, string | string[]> = { ...head.headers };
+      if (head.cookies.length > 0) headers['set-cookie'] = head.cookies;
+      res.writeHead(head.statusCode, headers);
+      // The head leaves now: a tail's client sees the stream open before its first event.
+      res.flushHeaders();
+      return res;
+    },
+    gone.signal,
+  );
 }
 
 /** How the API answers a request once its body is read: the route table here, the template's routes in the synthesized mode. */

@@ -7,6 +7,7 @@ import { doorRequestOfIncoming, openNodeReply } from '../functions/door-http.ts'
 import type { DeployedFunction } from '../functions/model.ts';
 import { isTeamEnrolledInFunctions, resolveFunctionByHostname } from '../functions/resolve.ts';
 import { FunctionTelemetry } from '../functions/telemetry.ts';
+import { FunctionTailPublisher } from '../functions/tail.ts';
 import type { HostnameHandler } from './api-server.ts';
 import { createLocalFunctionHost } from '../functions/hosts/local/local-host.ts';
 import type { LocalDriver } from './driver.ts';
@@ -38,6 +39,8 @@ export interface FunctionSource {
   isEnrolled: (teamId: string) => Promise<boolean>;
   loadBundle: (fn: DeployedFunction) => Promise<Buffer>;
   telemetry: boolean;
+  /** Live tails of the functions (the platform's; `slipway dev` prints every line instead). */
+  tail?: boolean;
   /** Printed to the function's console lines' listener (`slipway dev` shows them). */
   onConsole?: (fn: DeployedFunction, stream: 'stdout' | 'stderr', line: string) => void;
 }
@@ -47,6 +50,7 @@ const deployedFunctions: FunctionSource = {
   isEnrolled: isTeamEnrolledInFunctions,
   loadBundle,
   telemetry: true,
+  tail: true,
 };
 
 export function localFunctionsRuntime(source: FunctionSource = deployedFunctions): {
@@ -56,13 +60,18 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
   let host: ReturnType<typeof createLocalFunctionHost> | null = null;
   let door: FunctionDoor | null = null;
   const telemetry = new FunctionTelemetry();
+  const tail = source.tail ? new FunctionTailPublisher() : undefined;
 
   const ensure = () => {
     if (!door) {
       host = createLocalFunctionHost({
         loadBundle: source.loadBundle,
         onEvent: (event) => {
-          if (event.type === 'console') source.onConsole?.(event.fn, event.stream, event.line);
+          if (event.type === 'console') {
+            source.onConsole?.(event.fn, event.stream, event.line);
+            // An instance serves many calls at once: its lines go to the function's tail as they come.
+            tail?.publish(event.fn, { type: 'console', at: new Date().toISOString(), stream: event.stream, line: event.line });
+          }
           if (!source.telemetry) return;
           if (event.type === 'cold_start') telemetry.instanceStarted(event.fn, event.bootMs);
           else if (event.type === 'instance_stopped') telemetry.instanceStopped(event.fn, event.instanceSeconds, event.peakMemoryBytes);
@@ -77,6 +86,7 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
         resolve: source.resolve,
         isEnrolled: source.isEnrolled,
         telemetry: source.telemetry ? telemetry : undefined,
+        tail,
       });
     }
     return door;
@@ -100,6 +110,7 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
       },
       stop: async () => {
         if (source.telemetry) await telemetry.stop();
+        await tail?.flush();
         await host?.stop();
       },
       sandboxReport: () => {

@@ -27,7 +27,8 @@ export interface ProvisionOptions {
  * CDK stack gives deployed Lambdas.
  */
 export async function provisionResources({ endpoint, region, prefix }: ProvisionOptions): Promise<Record<string, string>> {
-  const env: Record<string, string> = {};
+  // Live tails make a queue each while open (lib/functions/tail.ts), named under this prefix.
+  const env: Record<string, string> = { FUNCTIONS_TAIL_QUEUE_PREFIX: `${prefix}-tail-` };
   const clientOpts = { endpoint, region };
 
   const dynamodb = new DynamoDBClient(clientOpts);

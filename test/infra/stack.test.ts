@@ -34,7 +34,9 @@ import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as 
  * bundles are checked in the shared cloud assembly, below).
  */
 const corsOrigin = 'https://dashboard.example.test';
-const rows = routes as readonly RouteRow[];
+/** Rows behind the HTTP API; a streaming row is a function URL behind the console's distribution instead. */
+const rows = (routes as readonly RouteRow[]).filter((row) => !row.streaming);
+const streamingRows = (routes as readonly RouteRow[]).filter((row) => row.streaming);
 let stack: SlipwayStack;
 let template: Template;
 let templateFile: string;
@@ -78,6 +80,8 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'functionLambdas:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'callbacks:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  'tails:watch': ['sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
+  'tails:send': ['sqs:SendMessage'],
   'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
@@ -147,7 +151,8 @@ function functionBehindRoute(route: Resource): string {
 describe('API: one Lambda per route row', () => {
   it('makes exactly one function per route row, on Node 22 arm64 (or the architecture its run-time packages were installed for), described by its route key', () => {
     const routeFunctions = ofType('AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description).startsWith('Slipway route '));
-    expect(routeFunctions).toHaveLength(rows.length);
+    // A streaming row has its function too (behind a function URL, described "... (streaming)").
+    expect(routeFunctions).toHaveLength(rows.length + streamingRows.length);
     for (const row of rows) {
       const fn = stack.api.routeFunctions.get(routeKey(row));
       expect(fn, routeKey(row)).toBeDefined();
@@ -175,6 +180,26 @@ describe('API: one Lambda per route row', () => {
     }
     // Row routes plus $default, nothing else.
     expect(routeResources).toHaveLength(rows.length + 1);
+  });
+
+  it("serves each streaming route (a live tail) from a response-streaming function URL that the console's distribution routes to by path", () => {
+    expect(streamingRows.map(routeKey)).toEqual(['GET /api/v1/projects/{id}/functions/{name}/tail']);
+    const urls = ofType('AWS::Lambda::Url');
+    for (const row of streamingRows) {
+      const fnId = logicalId(stack.api.routeFunctions.get(routeKey(row))!.fn);
+      const url = urls.find(([, u]) => JSON.stringify(u.Properties.TargetFunctionArn).includes(`"${fnId}"`));
+      expect(url?.[1].Properties).toMatchObject({ AuthType: 'NONE', InvokeMode: 'RESPONSE_STREAM' });
+      const [, distribution] = ofType('AWS::CloudFront::Distribution').find(([, d]) =>
+        String(d.Properties.DistributionConfig.Comment).startsWith('Slipway console'),
+      )!;
+      const behavior = distribution.Properties.DistributionConfig.CacheBehaviors.find(
+        (b: { PathPattern: string }) => b.PathPattern === '/api/v1/projects/*/functions/*/tail',
+      );
+      expect(behavior).toMatchObject({ AllowedMethods: ['GET', 'HEAD', 'OPTIONS'], ViewerProtocolPolicy: 'https-only' });
+      // Before /api/*, so CloudFront matches it first.
+      const order = distribution.Properties.DistributionConfig.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern);
+      expect(order.indexOf('/api/v1/projects/*/functions/*/tail')).toBeLessThan(order.indexOf('/api/*'));
+    }
   });
 
   it('sends every unmatched request to the fallback handler through $default', () => {

@@ -5,12 +5,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
+import { spawn } from 'node:child_process';
+import { repoRoot } from '../../lib/local/api-server.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
+import { doorRequest, functionHostname } from '../support/door.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site } from '../support/uploads.ts';
 
 /** `slipway functions`, `slipway invoke` (with and without --wait) and `slipway logs` against the running platform. */
 process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '100000';
+// A tail opened is seen by the door within this.
+process.env.FUNCTIONS_TAIL_CACHE_MS = '200';
 
 let platform: TestPlatform;
 let env: Record<string, string>;
@@ -92,5 +97,57 @@ describe('functions CLI', { timeout: 60_000 }, () => {
     const unknown = await runCli(['invoke', 'nosuch', '--project', projectId], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('FUNCTION_NOT_FOUND');
+  });
+
+  it('slipway logs NAME --follow prints the live tail of HTTPS calls until Ctrl-C', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        import.meta.resolve('tsx'),
+        join(repoRoot, 'lib/cli/main.ts'),
+        'logs',
+        'broken',
+        '--follow',
+        '--project',
+        projectId,
+        '--json',
+      ],
+      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      await expect.poll(() => stderr, { timeout: 30_000, interval: 50 }).toContain('Tailing broken: calls from now on (Ctrl-C to stop).');
+      const reply = await doorRequest(platform.port, functionHostname(`broken-${subdomain}`, platform.port), '/');
+      expect(reply.status).toBe(500);
+      await expect.poll(() => stdout, { timeout: 20_000, interval: 50 }).toContain('"event":"call"');
+      await expect.poll(() => stdout, { timeout: 20_000, interval: 50 }).toContain('broken on purpose');
+      const events = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(events).toContainEqual({ event: 'console', at: expect.any(String), stream: 'stderr', line: 'broken on purpose' });
+      expect(events).toContainEqual({
+        event: 'error',
+        at: expect.any(String),
+        message: 'nope',
+        stack: expect.stringMatching(/^Error: nope\n/),
+      });
+      expect(events).toContainEqual({
+        event: 'call',
+        at: expect.any(String),
+        method: 'GET',
+        status: 500,
+        duration_ms: expect.any(Number),
+        outcome: 'handler_error',
+      });
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
   });
 });

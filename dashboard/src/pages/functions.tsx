@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import { Link, navigate } from '../router.tsx';
 import { api } from '../session.ts';
 import { ErrorNote, formatTime, Loading, Notice, shortId, TextArea, useAction, useInterval, useLoad } from '../ui.tsx';
@@ -35,6 +35,60 @@ function decodeBody(base64: string | undefined): string {
   }
 }
 
+/** What the tail's events carry (each event has some of these). */
+interface TailData {
+  at: string;
+  stream?: string;
+  line?: string;
+  message?: string;
+  stack?: string;
+  method?: string;
+  status?: number | null;
+  duration_ms?: number;
+  outcome?: string;
+}
+
+/** Lines a live tail shows at most: the oldest go first. */
+const TAIL_LINES = 200;
+
+/**
+ * The function's live tail (GET .../functions/{name}/tail, server-sent events; the session cookie goes with them):
+ * console lines, errors and each call's status and duration, for HTTPS calls made while it is open. Nothing is
+ * stored, so nothing is shown from before.
+ */
+function LiveTail(props: { project: Project; fn: Fn }) {
+  const [lines, setLines] = useState<string[]>([]);
+  const [state, setState] = useState<'opening' | 'open' | 'failed'>('opening');
+  useEffect(() => {
+    const source = new EventSource(`/api/v1/projects/${props.project.id}/functions/${encodeURIComponent(props.fn.name)}/tail`);
+    const add = (line: string) => setLines((old) => [...old, line].slice(-TAIL_LINES));
+    const on = (event: string, show: (data: TailData) => string) =>
+      source.addEventListener(event, (e) => add(show(JSON.parse((e as MessageEvent).data))));
+    source.addEventListener('open', () => setState('open'));
+    on('console', (d) => `${formatTime(d.at)} ${d.stream === 'stderr' ? '! ' : ''}${d.line}`);
+    on('error', (d) => `${formatTime(d.at)} ✖ ${d.stack || d.message}`);
+    on('call', (d) => `${formatTime(d.at)} → ${d.method} ${d.status ?? 'no reply'} in ${d.duration_ms} ms (${d.outcome})`);
+    // A refusal (no longer a member, the function removed) closes the source; a cut connection reconnects by itself.
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) setState('failed');
+    };
+    return () => source.close();
+  }, [props.project.id, props.fn.name]);
+  return (
+    <>
+      <p role="status">
+        {state === 'opening' && 'Opening the live tail…'}
+        {state === 'open' && 'Live: HTTPS calls from now on appear here (nothing is stored).'}
+        {state === 'failed' && 'The live tail could not be opened.'}
+      </p>
+      {/* biome-ignore lint/a11y: a scrollable log is focusable and named, so keyboard and screen-reader users reach it (axe: scrollable-region-focusable) */}
+      <pre class="log" data-testid="live-tail" tabIndex={0} aria-label={`Live tail of ${props.fn.name}`} aria-live="polite">
+        {lines.length > 0 ? lines.join('\n') : 'Waiting for calls…'}
+      </pre>
+    </>
+  );
+}
+
 function FunctionCard(props: { project: Project; fn: Fn }) {
   const { project, fn } = props;
   const [body, setBody] = useState('');
@@ -43,12 +97,17 @@ function FunctionCard(props: { project: Project; fn: Fn }) {
     [fn.name],
   );
   const action = useAction();
+  const [tailing, setTailing] = useState(false);
   return (
     <li class="card wide">
       <h3>{fn.name}</h3>
       <p>
         HTTPS: <a href={fn.url}>{fn.url}</a>
       </p>
+      <button type="button" aria-pressed={tailing} onClick={() => setTailing(!tailing)}>
+        {tailing ? 'Stop the live tail' : 'Live tail'}
+      </button>
+      {tailing && <LiveTail project={project} fn={fn} />}
       <form
         onSubmit={async (e) => {
           e.preventDefault();

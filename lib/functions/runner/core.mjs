@@ -120,7 +120,7 @@ export async function invokeHandler(handler, request, context, { log = defaultLo
     result = await handler.call(request, context);
   } catch (error) {
     log(`handler error: ${describeError(error)}`);
-    return { outcome: 'handler_error', response: null };
+    return { outcome: 'handler_error', response: null, error: errorReport(error) };
   }
   if (!(result instanceof Response)) {
     log(`handler returned ${describeValue(result)}, not a Response`);
@@ -168,6 +168,16 @@ export async function collectReply(result, { method = 'GET' } = {}) {
     body: body.toString('base64'),
     outcome: result.outcome,
   };
+}
+
+/**
+ * What a live tail shows of a thrown value (docs/functions.md, "Live tail"): its message and stack, cut to 8 KiB
+ * each. It travels with the reply's head to the door, never to the caller.
+ */
+export function errorReport(error) {
+  const cut = (text) => (text.length > 8192 ? text.slice(0, 8192) : text);
+  if (error instanceof Error) return { message: cut(String(error.message)), stack: cut(String(error.stack ?? '')) };
+  return { message: cut(describeValue(error)), stack: '' };
 }
 
 export function describeError(error) {

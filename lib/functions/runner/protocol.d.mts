@@ -7,6 +7,7 @@ export declare const OUTCOME_HEADER: 'x-slipway-runner-outcome';
 export declare const RUNNER_COLD_START_HEADER: 'x-slipway-runner-cold-start';
 export declare const RUNNER_BOOT_MS_HEADER: 'x-slipway-runner-boot-ms';
 export declare const RUNNER_INSTANCE_HEADER: 'x-slipway-runner-instance';
+export declare const RUNNER_ERROR_HEADER: 'x-slipway-runner-error';
 export declare const INTERNAL_HEADER_PREFIX: 'x-slipway-';
 export declare const HOP_BY_HOP: ReadonlySet<string>;
 

@@ -13,6 +13,8 @@ export const OUTCOME_HEADER = 'x-slipway-runner-outcome';
 export const RUNNER_COLD_START_HEADER = 'x-slipway-runner-cold-start';
 export const RUNNER_BOOT_MS_HEADER = 'x-slipway-runner-boot-ms';
 export const RUNNER_INSTANCE_HEADER = 'x-slipway-runner-instance';
+/** The thrown error ({message, stack} as JSON) of a handler_error, for the door's live tail; never the caller's. */
+export const RUNNER_ERROR_HEADER = 'x-slipway-runner-error';
 /** Headers between the door and the runner start with it: never given to the handler nor taken from it. */
 export const INTERNAL_HEADER_PREFIX = 'x-slipway-';
 

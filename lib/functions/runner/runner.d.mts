@@ -11,6 +11,12 @@ export interface RunnerHandler {
 export interface RunnerResult {
   outcome: 'response' | 'handler_error' | 'invalid_response';
   response: Response | null;
+  /** The thrown error, on handler_error (the live tail shows it). */
+  error?: ErrorReport;
+}
+export interface ErrorReport {
+  message: string;
+  stack: string;
 }
 export declare function loadHandler(bundlePath: string): Promise<RunnerHandler>;
 export declare function buildRequest(input: {

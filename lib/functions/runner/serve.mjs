@@ -33,7 +33,10 @@ import { openControl, setUpProcess } from './setup.mjs';
 async function writeFramedReply(write, id, window, result, entry, { method = 'GET', log = defaultLog } = {}) {
   const { status, headers } = replyHead(result);
   const outcome = result.outcome;
-  write(FRAME.HEAD, id, Buffer.from(JSON.stringify({ s: status, h: headers.filter(([name]) => name !== OUTCOME_HEADER), o: outcome })));
+  // `e`: the thrown error's message and stack, for the door's live tail (never the caller's).
+  const frameHead = { s: status, h: headers.filter(([name]) => name !== OUTCOME_HEADER), o: outcome };
+  if (result.error) frameHead.e = result.error;
+  write(FRAME.HEAD, id, Buffer.from(JSON.stringify(frameHead)));
   const body = outcome === 'response' ? result.response.body : null;
   if (!body || bodiless(method, status)) {
     if (body) body.cancel().catch(() => {});

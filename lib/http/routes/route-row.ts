@@ -25,6 +25,10 @@ export type ResourceUse =
   | 'functionLambdas:send'
   /** Queues completion callback attempts of queued invocations (the function-callbacks worker). */
   | 'callbacks:send'
+  /** Makes, reads and deletes live tails' short-lived queues (lib/functions/tail.ts). */
+  | 'tails:watch'
+  /** Sends a watched function's events to its live tails' queues (the functions router and the container door). */
+  | 'tails:send'
   /** Starts, reads and stops builds of the platform's CodeBuild project (the builds worker). */
   | 'builds:run'
   | 'scheduler:write'
@@ -66,6 +70,12 @@ export interface RouteRow {
    * architecture the copied binaries were installed for.
    */
   runtimePackages?: { names: readonly string[]; architecture: 'x86_64' | 'arm64' };
+  /**
+   * The reply is a stream (lib/http/streaming.ts): the handler exports `answer` for the local server, and in the
+   * cloud the route is a response-streaming function URL behind the console's distribution, not an HTTP API
+   * route (whose replies are buffered and end at 30 s).
+   */
+  streaming?: boolean;
   /** For the OpenAPI document: what the caller must know beyond the access rule, and request headers it must send (name: meaning). */
   docs?: { note?: string; requiredHeaders?: Readonly<Record<string, string>> };
 }

@@ -169,6 +169,20 @@ export const siteRoutes = [
     uses: ['table:read'],
   },
   {
+    // Live tail: the function's console lines, errors and calls while the caller watches; nothing kept (lib/functions/tail.ts).
+    method: 'GET',
+    path: '/api/v1/projects/{id}/functions/{name}/tail',
+    handler: 'handlers/http/projects/tail-function.ts',
+    access: access.team('member', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'tails:watch'],
+    streaming: true,
+    // The tail ends itself at 14 minutes (TAIL_MAX_MS), before this.
+    timeoutSeconds: 900,
+    docs: {
+      note: 'Answers `text/event-stream`: `open`, then `console` {at, stream, line}, `error` {at, message, stack} and `call` {at, method, status, duration_ms, outcome} for calls made while it is open, and `end` after 14 minutes. Nothing is stored.',
+    },
+  },
+  {
     // One queued invocation with its console output (never in the public poll).
     method: 'GET',
     path: '/api/v1/projects/{id}/functions/{name}/invocations/{invocation_id}',

@@ -1,6 +1,7 @@
 import { createFunctionDoor, type FunctionDoor } from '../../door.ts';
 import { isTeamEnrolledInFunctions, resolveFunctionByHostname } from '../../resolve.ts';
 import { FunctionTelemetry } from '../../telemetry.ts';
+import { FunctionTailPublisher } from '../../tail.ts';
 import { createCloudFunctionHost } from './cloud-host.ts';
 
 /**
@@ -8,8 +9,10 @@ import { createCloudFunctionHost } from './cloud-host.ts';
  * and the container door for large or undeclared bodies (handlers/edge/functions-door-server.ts). One set-up, so the
  * two answer a request alike.
  */
-export function createCloudDoor(): { door: FunctionDoor; telemetry: FunctionTelemetry } {
+export function createCloudDoor(): { door: FunctionDoor; telemetry: FunctionTelemetry; tail: FunctionTailPublisher } {
   const telemetry = new FunctionTelemetry();
+  // Live tails: the door forwards a watched function's events to its watchers' queues (lib/functions/tail.ts).
+  const tail = new FunctionTailPublisher();
   const cloudHost = createCloudFunctionHost();
   const door = createFunctionDoor({
     host: {
@@ -25,6 +28,7 @@ export function createCloudDoor(): { door: FunctionDoor; telemetry: FunctionTele
     resolve: resolveFunctionByHostname,
     isEnrolled: isTeamEnrolledInFunctions,
     telemetry,
+    tail,
   });
-  return { door, telemetry };
+  return { door, telemetry, tail };
 }

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import type { Writable } from 'node:stream';
 import { buildRequest, createContext, invokeHandler, loadHandler, replyHead } from '../../runner/runner.mjs';
-import { RUNNER_BOOT_MS_HEADER, RUNNER_COLD_START_HEADER, RUNNER_INSTANCE_HEADER } from '../../runner/protocol.mjs';
+import { RUNNER_BOOT_MS_HEADER, RUNNER_COLD_START_HEADER, RUNNER_ERROR_HEADER, RUNNER_INSTANCE_HEADER } from '../../runner/protocol.mjs';
 import type { CloudRunnerEvent } from './runner-stream.ts';
 
 /**
@@ -68,6 +68,8 @@ export const handler = awslambda.streamifyResponse(async (event, responseStream)
   const result = await invokeHandler(fn, request, context);
   const { status, headers } = replyHead(result);
   const { flat, cookies } = preludeHeaders(headers, wasCold);
+  // The router reads it for the live tail and drops every x-slipway-runner-* header.
+  if (result.error) flat[RUNNER_ERROR_HEADER] = JSON.stringify(result.error);
   const out = awslambda.HttpResponseStream.from(responseStream, { statusCode: status, headers: flat, cookies });
   const body = result.outcome === 'response' && event.method !== 'HEAD' ? result.response!.body : null;
   if (body) {

@@ -1,7 +1,13 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { InvokeWithResponseStreamResponseEvent } from '@aws-sdk/client-lambda';
 import { FunctionHostError, type DoorOutcome, type DoorReply } from '../../host.ts';
-import { OUTCOME_HEADER, RUNNER_BOOT_MS_HEADER, RUNNER_COLD_START_HEADER, RUNNER_INSTANCE_HEADER } from '../../runner/protocol.mjs';
+import {
+  OUTCOME_HEADER,
+  RUNNER_BOOT_MS_HEADER,
+  RUNNER_COLD_START_HEADER,
+  RUNNER_ERROR_HEADER,
+  RUNNER_INSTANCE_HEADER,
+} from '../../runner/protocol.mjs';
 
 /**
  * The router <-> user-function Lambda exchange: the event the door hands the Lambda entry (lambda-entry.ts) and
@@ -107,7 +113,19 @@ export function doorReplyFromPrelude(
     coldStart,
     ...(coldStart && Number.isFinite(bootMs) ? { bootMs } : {}),
     instanceId: prelude.headers[RUNNER_INSTANCE_HEADER] || fallbackInstance,
+    ...errorOf(outcome, prelude.headers[RUNNER_ERROR_HEADER]),
   };
+}
+
+/** The handler's thrown error as the entry reported it (the live tail shows it); nothing when absent or malformed. */
+function errorOf(outcome: DoorOutcome, reported: string | undefined): Pick<DoorReply, 'error'> {
+  if (outcome !== 'handler_error' || !reported) return {};
+  try {
+    const parsed = JSON.parse(reported) as { message?: unknown; stack?: unknown };
+    return { error: { message: String(parsed.message ?? ''), stack: String(parsed.stack ?? '') } };
+  } catch {
+    return {};
+  }
 }
 
 /** An `InvokeComplete` error code as the door's failure kind. */

@@ -93,11 +93,12 @@ interface EarlyReply {
   status: number;
   headers: [string, string][];
   chunks: Buffer[];
+  error?: DoorReply['error'];
 }
 
 /** The instance's reply head (its JSON), the connection-level and outcome headers left out; null when malformed. */
 function replyHeadOf(payload: Buffer): EarlyReply | 'not_loaded' | null {
-  let head: { s: number; h: [string, string][]; o: string };
+  let head: { s: number; h: [string, string][]; o: string; e?: { message?: unknown; stack?: unknown } };
   try {
     head = JSON.parse(payload.toString());
   } catch {
@@ -111,7 +112,9 @@ function replyHeadOf(payload: Buffer): EarlyReply | 'not_loaded' | null {
     if (name === OUTCOME_HEADER || HOP_BY_HOP.has(name)) continue;
     headers.push([name, value]);
   }
-  return { outcome, status: outcome === 'response' ? head.s : 500, headers, chunks: [] };
+  const error =
+    outcome === 'handler_error' && head.e ? { message: String(head.e.message ?? ''), stack: String(head.e.stack ?? '') } : undefined;
+  return { outcome, status: outcome === 'response' ? head.s : 500, headers, chunks: [], ...(error ? { error } : {}) };
 }
 
 /** The reply body as a stream fed by its BODY frames, crediting the instance with what the door has read. */
@@ -130,6 +133,7 @@ function doorReplyOf(head: EarlyReply, body: Readable | Buffer, coldStart: boole
     coldStart,
     ...(coldStart ? { bootMs: instance.bootMs } : {}),
     instanceId: instance.id,
+    ...(head.error ? { error: head.error } : {}),
   };
 }
 
