@@ -5,6 +5,7 @@ import type { ResourceUse } from '../lib/http/routes.ts';
 import {
   bucketDefinitions,
   queueDefinitions,
+  type QueueName,
   scheduleGroupDefinition,
   secretDefinitions,
   tableDefinition,
@@ -42,15 +43,10 @@ export class SlipwayStack extends Stack {
       [tableDefinition.envVar]: table.tableName,
       [bucketDefinitions.sites.envVar]: buckets.sites.bucketName,
       [bucketDefinitions.bundles.envVar]: buckets.bundles.bucketName,
-      [queueDefinitions.invocations.envVar]: queues.invocations.queueUrl,
-      [queueDefinitions.sslRetries.envVar]: queues.sslRetries.queueUrl,
-      [queueDefinitions.deletions.envVar]: queues.deletions.queueUrl,
-      [queueDefinitions.screenshots.envVar]: queues.screenshots.queueUrl,
-      [queueDefinitions.abuseScans.envVar]: queues.abuseScans.queueUrl,
-      [queueDefinitions.geoFilters.envVar]: queues.geoFilters.queueUrl,
-      [queueDefinitions.builds.envVar]: queues.builds.queueUrl,
-      [queueDefinitions.functionLambdas.envVar]: queues.functionLambdas.queueUrl,
-      [queueDefinitions.callbacks.envVar]: queues.callbacks.queueUrl,
+      // Every work queue's URL, under the variable its definition names.
+      ...Object.fromEntries(
+        (Object.keys(queueDefinitions) as QueueName[]).map((name) => [queueDefinitions[name].envVar, queues[name].queueUrl]),
+      ),
       [scheduleGroupDefinition.envVar]: scheduleGroup.scheduleGroupName,
       [scheduleGroupDefinition.roleEnvVar]: schedulerRole.roleArn,
       FUNCTIONS_TAIL_QUEUE_PREFIX: tailQueuePrefix(this),
