@@ -9,3 +9,5 @@ export declare function buildPhase(
   job: object,
 ): Promise<{ outcome: string; phase: string; failure_line: string | null; failure_kind: 'user' | 'platform' | null }>;
 export declare function fetchPhase(job: object): Promise<void>;
+/** The build's root directory, checked (no link on the way, package.json and lockfiles regular files); throws a step failure. */
+export declare function checkRepository(sourceDir: string, rootDirectory: string | null): string;
