@@ -11,6 +11,7 @@ import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { CLOUD_STORAGE_ORIGINS, consoleContentSecurityPolicy } from '../lib/http/console-headers.ts';
 import { repoRoot } from './bundling.ts';
 
 export interface ConsoleProps {
@@ -33,11 +34,27 @@ function dashboardDist(): string {
   return dist;
 }
 
+/** The managed SecurityHeadersPolicy's headers, framing refused outright, and the console's CSP (lib/http/console-headers.ts). */
+function consoleSecurityHeaders(scope: Construct): cloudfront.ResponseHeadersPolicy {
+  return new cloudfront.ResponseHeadersPolicy(scope, 'SecurityHeaders', {
+    comment: 'Slipway console: Content-Security-Policy (frame-ancestors none), X-Frame-Options DENY, HSTS, nosniff',
+    securityHeadersBehavior: {
+      contentSecurityPolicy: { contentSecurityPolicy: consoleContentSecurityPolicy(CLOUD_STORAGE_ORIGINS), override: true },
+      frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
+      strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: false, override: true },
+      contentTypeOptions: { override: true },
+      referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN, override: true },
+      xssProtection: { protection: true, modeBlock: true, override: true },
+    },
+  });
+}
+
 /**
  * The console in the cloud: its built files in a private bucket, behind a
  * CloudFront distribution on the console hostname that also routes `/api/*`
  * to the HTTP API, so the console and the API share one origin (no CORS, a
- * first-party session cookie). The app's own paths (no dot in the last
+ * first-party session cookie), and `/.well-known/jwks.json` (the forge tokens'
+ * keys) to it too. The app's own paths (no dot in the last
  * segment) are answered with index.html by a viewer-request function; API
  * replies pass untouched, so their error envelopes are never replaced.
  */
@@ -77,6 +94,17 @@ export class ConsoleHosting extends Construct {
 
     const certificate = props.certificateArn ? acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn) : undefined;
     const apiDomain = `${props.httpApi.apiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`;
+    // The API on the console's origin: nothing cached, cookies and headers passed (Host is the API's own).
+    const api = {
+      origin: new origins.HttpOrigin(apiDomain, {
+        protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+        readTimeout: Duration.seconds(30),
+      }),
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      compress: true,
+    };
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Slipway console: ${props.domain}`,
       ...(certificate ? { domainNames: [props.domain], certificate } : {}),
@@ -88,25 +116,16 @@ export class ConsoleHosting extends Construct {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
-        responseHeadersPolicy: cloudfront.ResponseHeadersPolicy.SECURITY_HEADERS,
+        responseHeadersPolicy: consoleSecurityHeaders(this),
         compress: true,
         functionAssociations: [{ function: appPaths, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       },
       additionalBehaviors: {
         // Streaming routes first (more specific than /api/*): a live tail stays open for minutes (the HTTP API: 30 s).
         ...streamingBehaviors(props.streamingRoutes ?? []),
-        // The API on the console's origin: nothing cached, every method, cookies and headers passed (Host is the API's own).
-        '/api/*': {
-          origin: new origins.HttpOrigin(apiDomain, {
-            protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
-            readTimeout: Duration.seconds(30),
-          }),
-          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-          allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
-          cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
-          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
-          compress: true,
-        },
+        '/api/*': { ...api, allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL },
+        // The forge tokens' JWKS on the console's origin, their `iss` (docs/builds.md, "Forge tokens"): the API answers it.
+        '/.well-known/jwks.json': { ...api, allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD },
       },
     });
     this.url = certificate ? `https://${props.domain}` : `https://${this.distribution.distributionDomainName}`;

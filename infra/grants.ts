@@ -56,6 +56,9 @@ interface Granting extends GrantContext {
  * resources (`bucket/*`, the group's schedules), the cdk-nag finding is
  * acknowledged here, next to the grant that causes it.
  */
+/** A use that reads one secret of lib/resources.ts. */
+const isSecretUse = (use: ResourceUse): use is `secrets:${SecretName}` => use.startsWith('secrets:');
+
 export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state, mailFrom }: GrantContext): void {
   const allow = (actions: readonly string[], resources: string[]) =>
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
@@ -64,6 +67,11 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
   const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => grantBucket(granting, bucket, actions);
 
   for (const use of new Set(uses)) {
+    if (isSecretUse(use)) {
+      // The value only: no DescribeSecret or ListSecrets, and no other secret of the account.
+      allow(['secretsmanager:GetSecretValue'], [state.secrets[use.slice('secrets:'.length) as SecretName].secretArn]);
+      continue;
+    }
     switch (use) {
       case 'table:read':
         allow(tableReadActions, tableResources);
@@ -121,14 +129,6 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
       }
       case 'scheduler:write': {
         grantScheduleWrites(granting);
-        break;
-      }
-      case 'secrets:gitState':
-      case 'secrets:envEncryption':
-      case 'secrets:billingWebhook': {
-        const secret = state.secrets[use.slice('secrets:'.length) as SecretName];
-        // The value only: no DescribeSecret or ListSecrets, and no other secret of the account.
-        allow(['secretsmanager:GetSecretValue'], [secret.secretArn]);
         break;
       }
       case 'mail:send': {

@@ -149,6 +149,21 @@ export class SlipwayState extends Construct {
         'so a rotation would fail every install in flight. Rotating it by hand (put a new value, then cold-start the functions) is safe at a quiet moment; ' +
         'automatic rotation would need verification against the previous key too, which is not built.',
     });
+    // The forge tokens' signing keys (lib/builds/forge-keys.ts): a generated 64-character seed is a key set of one
+    // ES256 key, derived from it at run time; the public half is published at /.well-known/jwks.json.
+    const forgeSigning = new secretsmanager.Secret(this, secretDefinitions.forgeSigning.id, {
+      description: 'Slipway: seed of the forge tokens ES256 signing key (a JSON key set while a rotation runs)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      // Losing it only means a new key: forges read the JWKS again; tokens live five minutes.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    Validations.of(forgeSigning).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Rotated by the operator (docs/builds.md, "Forge tokens"): bin/rotate-forge-key.mjs writes a key set that announces a new key ' +
+        'fifteen minutes ahead and keeps the old one published until its last token has expired; the functions read the value again every ' +
+        'five minutes. A Secrets Manager rotation Lambda that replaced the value outright would drop the old key while its tokens live.',
+    });
     const envEncryption = new secretsmanager.Secret(this, secretDefinitions.envEncryption.id, {
       description: 'Slipway: AES-256 key of stored environment variable values (64 hex characters)',
       // GenerateSecretString picks characters from classes and cannot emit the base64 of exactly 32 bytes;
@@ -186,6 +201,6 @@ export class SlipwayState extends Construct {
         "The value is made by the billing provider, not by us: it is rolled in the provider's dashboard (which signs with old and new " +
         'secrets side by side for a while, and the receiver accepts any matching v1 signature), then put here by hand.',
     });
-    this.secrets = { gitState, envEncryption, billingWebhook };
+    this.secrets = { gitState, forgeSigning, envEncryption, billingWebhook };
   }
 }

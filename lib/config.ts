@@ -87,6 +87,13 @@ export const config = {
    * reads it from a Secrets Manager secret.
    */
   gitStateSecret: () => required('GIT_STATE_SECRET'),
+  /**
+   * The forge tokens' signing key set (lib/builds/forge-keys.ts). No default: the local platform makes one
+   * (kept in .slipway/state/), the stack generates one into Secrets Manager.
+   */
+  forgeSigningKey: () => required('FORGE_SIGNING_KEY'),
+  /** The forge tokens' `iss`: the platform's public origin (the console's, where /.well-known/jwks.json answers). */
+  forgeTokenIssuer: () => (process.env.FORGE_TOKEN_ISSUER || optional('CONSOLE_URL', 'https://app.slipway.site')).replace(/\/+$/, ''),
   /** Local use only: lets SSO discovery fetch http:// issuers on loopback addresses. Never set in the cloud. */
   ssoAllowLoopbackHttp: () => optional('SSO_ALLOW_LOOPBACK_HTTP', 'false') === 'true',
   /** Whole-request budget of a discovery document fetch. */

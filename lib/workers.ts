@@ -166,7 +166,7 @@ export const workers: readonly WorkerRow[] = [
     name: 'builds',
     handler: 'handlers/workers/builds.ts',
     trigger: { kind: 'queue', queue: 'builds', batchSize: 1 },
-    uses: [...publishUses, 'builds:send', 'builds:run', 'secrets:envEncryption', 'secrets:gitState'],
+    uses: [...publishUses, 'builds:send', 'builds:run', 'secrets:envEncryption', 'secrets:forgeSigning'],
     // One follow window (BUILD_FOLLOW_WINDOW_MS) and a publish; under the queue's 360 s visibility timeout.
     timeoutSeconds: 300,
     memoryMb: 2048,

@@ -3,8 +3,8 @@ import { createCloudBuildHost } from '../../lib/builds/cloud-host.ts';
 import { buildsWorker } from '../../lib/builds/builds-worker.ts';
 import type { BuildHost } from '../../lib/builds/host.ts';
 
-// Environment variables are decrypted for a build; a forge token is signed with the Git state secret.
-await loadSecrets(['envEncryption', 'gitState']);
+// Environment variables are decrypted for a build; a forge token is signed with the forge signing key.
+await loadSecrets(['envEncryption', 'forgeSigning']);
 
 /**
  * The builds queue's consumer in the stack (lib/workers.ts row `builds`): the worker of

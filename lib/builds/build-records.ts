@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
-import { isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
-import { keys } from '../db/keys.ts';
+import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
+import { epochSeconds, keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
 import { logger } from '../logger.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
@@ -82,14 +83,67 @@ export async function recordSkippedBuild(build: NewBuild & { skipReason: string 
 
 const ATTEMPTS = 20;
 
+/** How long a commit a delivery queued stays known: a delivery of it for the same branch (or merge request) builds nothing. */
+export const BUILT_COMMIT_SECONDS = 24 * 3600;
+
+/**
+ * The mark of a commit queued by a webhook delivery for one branch or merge request of a project, written
+ * in the build's own transaction on the condition that no mark of it lives: of two deliveries of one
+ * commit, even racing, one builds. Kept 24 h (expired marks count as absent until TTL removes them).
+ */
+function builtCommitWrite(build: NewBuild, now: Date) {
+  return {
+    Put: {
+      TableName: config.tableName(),
+      Item: {
+        ...keys.builtCommit(build.projectId, buildRef(build), build.commitSha!),
+        type: 'built_commit',
+        ref: buildRef(build),
+        commit_sha: build.commitSha,
+        deployment_id: build.deploymentId,
+        queued_at: now.toISOString(),
+        ttl: epochSeconds(now) + BUILT_COMMIT_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':now': epochSeconds(now) },
+    },
+  };
+}
+
+/**
+ * Forgets the commits delivered for a branch or merge request (its preview was taken down: a reopened
+ * merge request, or a branch pushed again, at the same commit builds again).
+ */
+export async function forgetBuiltCommits(projectId: string, ref: string): Promise<void> {
+  const { pk, skPrefix } = keys.builtCommitPrefix(projectId, ref);
+  const items = await queryAll({
+    TableName: config.tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+  });
+  for (const item of items) {
+    // The prefix also matches a longer ref (`branch:a#b` under `branch:a#`): the stored ref decides.
+    if (item.ref !== ref) continue;
+    await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: { pk: item.pk, sk: item.sk } }));
+  }
+}
+
 /**
  * Records a queued build and makes it its branch's newest, in one
  * transaction conditional on the pointer still naming the build it read.
- * Returns the build it displaced (to be cancelled), if any.
+ * Returns the build it displaced (to be cancelled), if any. With
+ * `oncePer24h` (a webhook delivery) the commit's mark is written in the
+ * same transaction: when the commit was queued for this branch in the last
+ * 24 hours nothing is written and `alreadyBuilt` is true.
  */
-export async function recordQueuedBuild(build: NewBuild): Promise<{ displaced: string | null }> {
+export async function recordQueuedBuild(
+  build: NewBuild,
+  options: { oncePer24h?: boolean } = {},
+): Promise<{ displaced: string | null; alreadyBuilt?: boolean }> {
   const table = config.tableName();
   const pointerKey = keys.branchBuild(build.projectId, buildRef(build));
+  const marked = options.oncePer24h === true && build.commitSha !== null;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const now = new Date().toISOString();
     const pointer = (await dynamo().send(new GetCommand({ TableName: table, Key: pointerKey, ConsistentRead: true }))).Item;
@@ -98,6 +152,7 @@ export async function recordQueuedBuild(build: NewBuild): Promise<{ displaced: s
       await dynamo().send(
         new TransactWriteCommand({
           TransactItems: [
+            ...(marked ? [builtCommitWrite(build, new Date(now))] : []),
             { Put: { TableName: table, Item: buildItem(build, now), ConditionExpression: 'attribute_not_exists(pk)' } },
             {
               Put: {
@@ -113,6 +168,7 @@ export async function recordQueuedBuild(build: NewBuild): Promise<{ displaced: s
       return { displaced: previous };
     } catch (error) {
       if (!isTransactionCanceled(error)) throw error;
+      if (marked && conditionFailedAt(error, 0)) return { displaced: null, alreadyBuilt: true };
     }
   }
   throw new Error(`the newest build of ${buildRef(build)} kept changing`);

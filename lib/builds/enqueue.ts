@@ -76,10 +76,15 @@ async function view(request: BuildRequest, build: NewBuild, status: 'queued' | '
   };
 }
 
-export async function enqueueBuild(request: BuildRequest): Promise<QueuedBuildView> {
+/**
+ * Queues a build. With `oncePer24h` (a webhook delivery) a commit already queued for the same branch
+ * or merge request of the project in the last 24 hours is not queued again: null, nothing written.
+ */
+export async function enqueueBuild(request: BuildRequest, options: { oncePer24h?: boolean } = {}): Promise<QueuedBuildView | null> {
   const build = newBuild(request);
   const answer = await view(request, build, 'queued');
-  const { displaced } = await recordQueuedBuild(build);
+  const { displaced, alreadyBuilt } = await recordQueuedBuild(build, options);
+  if (alreadyBuilt) return null;
   if (displaced) await cancelBuild(build.projectId, displaced, 'A newer build of this branch started.');
   await sendBuildMessage({ kind: 'start', project_id: build.projectId, deployment_id: build.deploymentId });
   return answer;

@@ -1,6 +1,7 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
 import { decryptEnvValue, encryptEnvValue } from '../env/encryption.ts';
+import { FORGE_TOKEN_SECONDS, signForgeToken } from './forge-keys.ts';
 
 /**
  * A project's Git secrets, sealed at rest with the environment variables' key
@@ -20,34 +21,35 @@ export const openWebhookSecret = (projectId: string, sealed: string) => decryptE
 export const sealAccessToken = (projectId: string, token: string) => encryptEnvValue(token, context(projectId, 'access_token'));
 export const openAccessToken = (projectId: string, sealed: string) => decryptEnvValue(sealed, context(projectId, 'access_token'));
 
-/** Lifetime of a forge token minted for one fetch. */
-export const FORGE_TOKEN_SECONDS = 300;
-
-const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-
 /**
- * `git_auth_mode` `forge_jwt`: a short-lived JWT minted for one fetch, with
- * the project's `forge_audience` as `aud`, nothing stored. It is signed
- * HS256 under a key derived from the platform's Git state secret; the forge
- * side of the integration checks it with the same key (docs/builds.md says
- * what the local platform does with it).
+ * `git_auth_mode` `forge_jwt`: a short-lived JWT minted for one fetch, nothing
+ * stored, shaped like a workload identity token (GitHub Actions' OIDC tokens):
+ * ES256 under the platform's forge signing key (lib/builds/forge-keys.ts,
+ * its public half at /.well-known/jwks.json), `iss` the platform's public
+ * origin, `aud` the project's `forge_audience` (registered to its team:
+ * lib/builds/forge-audiences.ts), and `sub` naming the team and the project,
+ * which a forge pins to the repository it serves (docs/builds.md).
  */
-export function mintForgeToken(input: { projectId: string; audience: string; now?: Date }): string {
-  const iat = Math.floor((input.now ?? new Date()).getTime() / 1000);
-  const header = base64url({ alg: 'HS256', typ: 'JWT' });
-  const payload = base64url({
-    iss: 'slipway',
-    sub: `project:${input.projectId}`,
-    aud: input.audience,
-    iat,
-    nbf: iat,
-    exp: iat + FORGE_TOKEN_SECONDS,
-    jti: randomUUID(),
-  });
-  const signature = createHmac('sha256', forgeTokenKey()).update(`${header}.${payload}`).digest('base64url');
-  return `${header}.${payload}.${signature}`;
+export function mintForgeToken(input: { teamId: string; projectId: string; audience: string; repository?: string; now?: Date }): string {
+  const now = input.now ?? new Date();
+  const iat = Math.floor(now.getTime() / 1000);
+  return signForgeToken(
+    config.forgeSigningKey(),
+    {
+      iss: config.forgeTokenIssuer(),
+      sub: forgeTokenSubject(input.teamId, input.projectId),
+      aud: input.audience,
+      iat,
+      nbf: iat,
+      exp: iat + FORGE_TOKEN_SECONDS,
+      jti: randomUUID(),
+      team_id: input.teamId,
+      project_id: input.projectId,
+      ...(input.repository ? { repository: input.repository } : {}),
+    },
+    now,
+  );
 }
 
-export function forgeTokenKey(): Buffer {
-  return createHmac('sha256', config.gitStateSecret()).update('slipway-forge-jwt').digest();
-}
+/** The `sub` of a project's forge tokens. */
+export const forgeTokenSubject = (teamId: string, projectId: string) => `team:${teamId}:project:${projectId}`;

@@ -1,6 +1,7 @@
 import { ApiError } from '../errors/api-error.ts';
 import { GIT_WEBHOOK_SIGNATURE_INVALID } from '../errors/catalogue/builds.ts';
 import { getTeam } from '../teams/teams.ts';
+import { forgetBuiltCommits } from './build-records.ts';
 import { deleteDelivery, recordDelivery, type GitProvider } from './delivery-records.ts';
 import { enqueueBuild, recordSkipped, type QueuedBuildView } from './enqueue.ts';
 import type { GitEvent } from './events.ts';
@@ -12,10 +13,12 @@ import { decide, productionBranch, type ProjectRules } from './rules.ts';
 
 /**
  * A Git webhook delivery (docs/builds.md): the projects its repository names
- * are found by the repository index; the delivery must match the current
- * secret of a project to act on it (no match at all: 401, nothing recorded);
- * it is recorded once by its delivery id; then each matching project's rules
- * decide what it builds.
+ * are found by the repository index; the delivery must come by the route of
+ * the project's forge and match the project's current secret to act on it
+ * (no match at all: 401, nothing recorded); it is recorded once by its
+ * delivery id; then each matching project's rules decide what it builds, and
+ * a commit already queued for the same branch in the last 24 hours (a
+ * replayed delivery, under a new id) builds nothing.
  */
 export interface Delivery {
   provider: GitProvider;
@@ -39,11 +42,29 @@ export interface IntakeResult {
   ignored: IgnoredEntry[];
 }
 
+/** Hosts whose forge is known by name, when `git_provider` does not say. */
+const FORGE_HOSTS: Record<string, GitProvider> = { 'github.com': 'github', 'www.github.com': 'github', 'gitlab.com': 'gitlab' };
+
+/**
+ * The forge a project is connected to, whose route alone may deliver to it: `git_provider` when it
+ * names GitHub or GitLab (any case), else the repository's host when it is github.com or gitlab.com,
+ * else null (either route, each with its own check of the one secret).
+ */
+export function projectForge(project: Record<string, unknown>): GitProvider | null {
+  const named = typeof project.git_provider === 'string' ? project.git_provider.trim().toLowerCase() : '';
+  if (named === 'github' || named === 'gitlab') return named;
+  const key = repoKey(project.git_repo_url as string | null | undefined);
+  return key ? (FORGE_HOSTS[key.slice(0, key.indexOf('/'))] ?? null) : null;
+}
+
 async function matchingProjects(delivery: Delivery): Promise<Record<string, unknown>[]> {
   const repoKeys = [...new Set(delivery.event.repoUrls.map(repoKey).filter((k): k is string => k !== null))];
   const found = new Map<string, Record<string, unknown>>();
   for (const key of repoKeys) for (const project of await projectsForRepo(key)) found.set(project.id as string, project);
   return [...found.values()].filter((project) => {
+    // A GitHub project's secret is never tried as a GitLab token, nor a GitLab project's as a GitHub key.
+    const forge = projectForge(project);
+    if (forge !== null && forge !== delivery.provider) return false;
     const sealed = project.git_webhook_secret_sealed;
     return typeof sealed === 'string' && delivery.verify(openWebhookSecret(project.id as string, sealed));
   });
@@ -86,6 +107,14 @@ async function actOnProject(project: Record<string, unknown>, event: GitEvent, r
   if (decision.action === 'production_branch_deleted' || decision.action === 'take_down_preview') {
     if (decision.action === 'production_branch_deleted') await markProductionBranchDeleted(projectId);
     await takeDownPreview(projectId, decision.label);
+    // A preview's branch (or request) may come back at the same commit: that delivery builds it again. The
+    // production branch's marks stay: its live deployment is untouched, and a replayed deletion must not
+    // open the way to replaying an older push.
+    if (decision.action === 'take_down_preview')
+      await forgetBuiltCommits(
+        projectId,
+        event.kind === 'merge_request' ? `mr:${event.number}` : `branch:${(event as { branch: string }).branch}`,
+      );
     result.ignored.push({
       project_id: projectId,
       reason: decision.action === 'production_branch_deleted' ? 'production_branch_deleted' : 'preview_taken_down',
@@ -103,5 +132,8 @@ async function actOnProject(project: Record<string, unknown>, event: GitEvent, r
     label: decision.label,
     mergeRequest: event.kind === 'merge_request' ? event.number : null,
   };
-  result.builds.push(decision.action === 'skip' ? await recordSkipped(request, decision.reason) : await enqueueBuild(request));
+  if (decision.action === 'skip') return void result.builds.push(await recordSkipped(request, decision.reason));
+  const queued = await enqueueBuild(request, { oncePer24h: true });
+  if (queued) result.builds.push(queued);
+  else result.ignored.push({ project_id: projectId, reason: 'already_built' });
 }

@@ -1,3 +1,4 @@
+import { refreshSecret } from '../aws/secrets.ts';
 import { config } from '../config.ts';
 import { decryptEnvValue } from '../env/encryption.ts';
 import { queryAll } from '../db/query.ts';
@@ -5,6 +6,7 @@ import { keys } from '../db/keys.ts';
 import { rootPrefix } from '../functions/build.ts';
 import { checkIssuerAddress } from '../sso/address-guard.ts';
 import type { BuildJob } from './host.ts';
+import { forgeAudienceTeam } from './forge-audiences.ts';
 import { mintForgeToken, openAccessToken } from './git-secrets.ts';
 import { buildSettings } from './presets.ts';
 
@@ -37,13 +39,24 @@ export async function checkRepoUrl(address: string): Promise<URL> {
   );
 }
 
-/** The Authorization header of the fetch, by `git_auth_mode` (empty is `pat`); null when the project has no credential. */
-export function gitAuthorization(project: Record<string, unknown>): string | null {
+/** How long a warm worker signs with the forge key set it read (a rotation announces its key 15 minutes ahead). */
+const FORGE_KEY_REFRESH_MS = 5 * 60 * 1000;
+
+/**
+ * The Authorization header of the fetch, by `git_auth_mode` (empty is `pat`); null when the project has no credential.
+ * A forge token is minted only for an audience registered to the project's team, checked here, right before.
+ */
+export async function gitAuthorization(project: Record<string, unknown>, repository?: string): Promise<string | null> {
   const projectId = project.id as string;
   if (project.git_auth_mode === 'forge_jwt') {
-    if (typeof project.forge_audience !== 'string' || !project.forge_audience)
-      throw new BuildSetupError('git_auth_mode is forge_jwt but forge_audience is empty.');
-    return `Bearer ${mintForgeToken({ projectId, audience: project.forge_audience })}`;
+    const audience = project.forge_audience;
+    if (typeof audience !== 'string' || !audience) throw new BuildSetupError('git_auth_mode is forge_jwt but forge_audience is empty.');
+    if ((await forgeAudienceTeam(audience)) !== project.team_id)
+      throw new BuildSetupError(
+        `The forge audience ${audience} is not registered to this team, so no forge token is minted for it: a team admin registers it (POST /api/v1/team/forge-audiences).`,
+      );
+    await refreshSecret('forgeSigning', FORGE_KEY_REFRESH_MS);
+    return `Bearer ${mintForgeToken({ teamId: project.team_id as string, projectId, audience, repository })}`;
   }
   if (typeof project.git_access_token_sealed !== 'string') return null;
   const token = openAccessToken(projectId, project.git_access_token_sealed);
@@ -81,7 +94,7 @@ export async function prepareBuildJob(project: Record<string, unknown>, build: R
       url: url.href,
       commit: (build.commit_sha as string | null) ?? null,
       ref: build.branch as string,
-      authorization: gitAuthorization(project),
+      authorization: await gitAuthorization(project, `${url.protocol}//${url.host}${url.pathname}`),
       displayUrl: `${url.protocol}//${url.host}${url.pathname}`,
     },
     rootDirectory: (project.root_directory as string | null) ?? null,

@@ -47,7 +47,8 @@ export async function startManualBuild(project: Record<string, unknown>, body: z
       { default_branch: (project.default_branch as string | null) ?? null },
       (project.repo_default_branch as string | null) ?? null,
     ) === body.branch;
-  return enqueueBuild({
+  // A manual build always queues (a commit may be built again by hand): no 24-hour mark.
+  const queued = await enqueueBuild({
     project,
     trigger: 'manual',
     target: production ? 'production' : 'preview',
@@ -57,6 +58,7 @@ export async function startManualBuild(project: Record<string, unknown>, body: z
     label: production ? null : branchLabel(body.branch),
     mergeRequest: null,
   });
+  return queued!;
 }
 
 /** POST .../auto-deploy/resume: the breaker cleared; answers the project. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { finalizeUpload } from '../deployments/publish.ts';
@@ -29,6 +29,9 @@ interface OutputFile {
   absolute: string;
 }
 
+/** Output files are read as what they are: a link is never followed (the walk lists regular files only). */
+const NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+
 async function walk(dir: string, prefix = ''): Promise<{ path: string; absolute: string }[]> {
   const out: { path: string; absolute: string }[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -40,11 +43,13 @@ async function walk(dir: string, prefix = ''): Promise<{ path: string; absolute:
   return out;
 }
 
-function hashFile(absolute: string): Promise<{ hash: string; size: number }> {
+async function hashFile(absolute: string): Promise<{ hash: string; size: number }> {
+  const handle = await open(absolute, NO_FOLLOW);
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
     let size = 0;
-    createReadStream(absolute)
+    handle
+      .createReadStream()
       .on('data', (chunk) => {
         hash.update(chunk);
         size += chunk.length;
@@ -81,7 +86,9 @@ export async function publishBuildOutput(input: {
   const byHash = new Map(files.map((file) => [file.hash, file]));
   for (let i = 0; i < missing.length; i += STORE_BATCH) {
     const batch = missing.slice(i, i + STORE_BATCH);
-    const uploads = await Promise.all(batch.map(async (hash) => ({ hash, bytes: await readFile(byHash.get(hash)!.absolute) })));
+    const uploads = await Promise.all(
+      batch.map(async (hash) => ({ hash, bytes: await readFile(byHash.get(hash)!.absolute, { flag: NO_FOLLOW }) })),
+    );
     await storeUploadedFiles(session, uploads);
   }
   for (;;) {

@@ -81,6 +81,9 @@ export const keys = {
   buildLogChunk: (deploymentId: string, seq: number) => ({ pk: `BUILDLOG#${deploymentId}`, sk: `CHUNK#${String(seq).padStart(6, '0')}` }),
   /** The newest build of a project's branch (or merge request): a newer one cancels the build it names. */
   branchBuild: (projectId: string, ref: string) => ({ pk: `PROJECT#${projectId}`, sk: `BRANCHBUILD#${ref}` }),
+  /** A commit a webhook delivery queued for a branch or merge request of a project (kept 24 h): replays of it build nothing. */
+  builtCommit: (projectId: string, ref: string, sha: string) => ({ pk: `PROJECT#${projectId}`, sk: `BUILTCOMMIT#${ref}#${sha}` }),
+  builtCommitPrefix: (projectId: string, ref: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: `BUILTCOMMIT#${ref}#` }),
   /** A team's running builds (deployment id -> expiry), for the per-team concurrency cap. */
   teamBuildSlots: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'BUILDSLOTS' }),
   /** A Git webhook delivery, recorded once by its id (lib/builds/delivery-records.ts); kept 30 days. */
@@ -179,6 +182,10 @@ export const keys = {
   /** Billing buckets: `CANCELLING`, `PAST_DUE`, `PENDING_PAYMENT` sorted by subscription start; `PAYING` by last successful deploy. */
   billingBucket: (bucket: string, sort: string, teamId: string) => ({ gsi2pk: `BILLING#${bucket}`, gsi2sk: `${sort}#${teamId}` }),
   /** Feedback by id alone (the team is in the feedback's key): holds `team_id`, for the admin's handled action. */
+  /** A forge audience's platform-wide claim, by the SHA-256 of the audience (lib/builds/forge-audiences.ts): holds `team_id`. */
+  forgeAudience: (audienceId: string) => ({ pk: `FORGEAUDIENCE#${audienceId}`, sk: 'FORGEAUDIENCE' }),
+  /** A team's registered forge audience, listed by the team (its purge releases the claim of each). */
+  teamForgeAudience: (teamId: string, audienceId: string) => ({ pk: `TEAM#${teamId}`, sk: `FORGEAUDIENCE#${audienceId}` }),
   feedbackRef: (feedbackId: string) => ({ pk: `FEEDBACKREF#${feedbackId}`, sk: 'FEEDBACKREF' }),
   /** Unhandled feedback, oldest first: the inbox; a handled item loses these keys. */
   feedbackInbox: (createdAt: string, feedbackId: string) => ({ gsi2pk: 'FEEDBACKINBOX', gsi2sk: `${createdAt}#${feedbackId}` }),

@@ -1,5 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
+import { config } from '../config.ts';
+import { consoleContentSecurityPolicy } from '../http/console-headers.ts';
 import { answerApiRequest, repoRoot, type ApiAnswer, type HostnameHandler } from './api-server.ts';
 import type { MailOutbox } from './mail-outbox.ts';
 import { signInLinkOf } from './mail-outbox.ts';
@@ -63,34 +65,50 @@ function fileFor(path: string): string | null {
   return extname(clean) ? null : join(dist, 'index.html');
 }
 
+/**
+ * The console's security headers (lib/http/console-headers.ts): its policy names the local AWS endpoint,
+ * where presigned upload and screenshot URLs point here.
+ */
+function securityHeaders(): Record<string, string> {
+  const endpoint = config.awsEndpoint();
+  const storage = endpoint ? [new URL(endpoint).origin] : [];
+  return {
+    'content-security-policy': consoleContentSecurityPolicy(storage),
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'strict-origin-when-cross-origin',
+  };
+}
+
 /** `api` answers the console's /api/* as the platform's API does (the template's routes in the synthesized mode). */
 export function dashboardHostnameHandler(outbox: MailOutbox, api?: () => ApiAnswer): HostnameHandler {
   return async (req, res) => {
     if (!isConsoleHost(req.headers.host)) return false;
     const path = req.url ?? '/';
-    // The console's origin carries the API too (CloudFront's /api/* behaviour in the cloud).
-    if (path.startsWith('/api/')) {
+    // The console's origin carries the API too (CloudFront's /api/* behaviour in the cloud), and the forge
+    // tokens' JWKS (the tokens' `iss` is this origin).
+    if (path.startsWith('/api/') || path.split('?')[0] === '/.well-known/jwks.json') {
       await answerApiRequest(req, res, api?.());
       return true;
     }
     if (path === '/_local/outbox') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.writeHead(200, { ...securityHeaders(), 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
       res.end(outboxPage(outbox));
       return true;
     }
     const file = fileFor(path);
     if (!file || !existsSync(file)) {
       const built = existsSync(join(dashboardDist(), 'index.html'));
-      res.writeHead(built ? 404 : 503, { 'content-type': 'text/plain; charset=utf-8' });
+      res.writeHead(built ? 404 : 503, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8' });
       res.end(built ? 'Not found.\n' : 'The console is not built yet: run npm run build:dashboard (npm run dev does it).\n');
       return true;
     }
     // Bundles are named by their content hash and never change; index.html always is asked for again.
     const immutable = /\/assets\//.test(file);
     res.writeHead(200, {
+      ...securityHeaders(),
       'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
       'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
-      'x-content-type-options': 'nosniff',
     });
     createReadStream(file).pipe(res);
     return true;

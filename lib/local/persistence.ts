@@ -12,7 +12,7 @@ import { localConfig } from './local-config.ts';
  *   domains' certificates and distributions), saved by moto itself at stop and
  *   while it runs (lib/local/moto-python/sitecustomize.py says how and why).
  * - `secrets.json`: the secrets the platform makes for itself (environment
- *   variable encryption key, Git state secret, billing webhook secret). Stored
+ *   variable encryption key, Git state secret, forge signing key, billing webhook secret). Stored
  *   values are sealed with them: new ones per run would make every stored
  *   variable unreadable after a restart.
  *
@@ -21,6 +21,8 @@ import { localConfig } from './local-config.ts';
 export const KEPT_SECRETS = {
   ENV_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
   GIT_STATE_SECRET: () => randomBytes(32).toString('base64url'),
+  // The seed of the forge tokens' ES256 key (lib/builds/forge-keys.ts): forges that cached the JWKS keep verifying after a restart.
+  FORGE_SIGNING_KEY: () => randomBytes(32).toString('base64url'),
   BILLING_WEBHOOK_SECRET: () => `whsec_${randomBytes(24).toString('base64url')}`,
 } as const;
 

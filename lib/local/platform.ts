@@ -127,6 +127,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       // Per-run secrets of the Git connect state and of environment variable encryption (a set value is kept,
       // so a developer on a persistent AWS endpoint can keep the same key across restarts).
       GIT_STATE_SECRET: config.secretValue('gitState') || randomBytes(32).toString('base64url'),
+      // The seed of the forge tokens' signing key (lib/builds/forge-keys.ts); `npm run dev` keeps it in .slipway/state/.
+      FORGE_SIGNING_KEY: config.secretValue('forgeSigning') || randomBytes(32).toString('base64url'),
       ENV_ENCRYPTION_KEY: config.secretValue('envEncryption') || randomBytes(32).toString('base64'),
       // Set it to the secret `stripe listen` prints to forward a real test-mode account's events here.
       BILLING_WEBHOOK_SECRET: config.secretValue('billingWebhook') || `whsec_${randomBytes(24).toString('base64url')}`,

@@ -5,6 +5,7 @@ import { CONFLICT } from '../errors/catalogue/request.ts';
 import * as z from '../http/schema.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
+import { forgeAudienceWrites } from '../builds/forge-audiences.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
 import { CREATED_CLIENTS, newProjectRecord, toProject, type Project, type ProjectRecord } from './projects.ts';
 import { newProjectWrites, projectItem } from './records.ts';
@@ -128,7 +129,11 @@ export async function createProject(input: {
     const record = createdRecord(input.team, input.body, subdomain, input.caller);
     const item = createdItem(record, input.body);
     try {
-      await transact(newProjectTransaction(input.team.id, plan, record, item));
+      // A named forge audience must be the team's (FORGE_AUDIENCE_NOT_REGISTERED), checked in the same transaction.
+      await transact([
+        ...newProjectTransaction(input.team.id, plan, record, item),
+        ...forgeAudienceWrites(input.team.id, input.body.forge_audience),
+      ]);
       return toProject(item);
     } catch (error) {
       if (!(error instanceof TransactionRefused)) throw error;

@@ -29,6 +29,7 @@ import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostnameClaimMoves, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
 import { logger } from '../logger.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
+import { forgeAudienceWrites } from '../builds/forge-audiences.ts';
 
 /** DynamoDB's limit of items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -282,7 +283,8 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
   const primary = await primaryDomainWrites(item, changes, update);
   writes.push(...primary.writes);
   // The function hostnames move with the subdomain, in the same transaction (lib/functions/hostname-claim-records.ts).
-  const room = MAX_TRANSACTION_ITEMS - 1 - writes.length - git.slugItems.length;
+  const audienceChecks = forgeAudienceWrites(item.team_id as string, changes.forge_audience);
+  const room = MAX_TRANSACTION_ITEMS - 1 - writes.length - git.slugItems.length - audienceChecks.length;
   const hostMoves = newSubdomain === undefined ? null : await hostnameClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
   const hostLabels = hostMoves?.claims.map((c) => c.label) ?? [];
   try {
@@ -291,6 +293,8 @@ export async function updateProjectSettings(item: Record<string, unknown>, chang
       ...writes,
       ...namedWrites('preview_slug', git.slugItems),
       ...namedWrites('host', hostMoves?.items ?? []),
+      // A named forge audience must be the team's (FORGE_AUDIENCE_NOT_REGISTERED), checked in the same transaction.
+      ...audienceChecks,
     ]);
   } catch (error) {
     throw await saveRefusal(error, item, {

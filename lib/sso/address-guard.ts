@@ -11,8 +11,15 @@ import ipaddr from 'ipaddr.js';
  *
  * Deny by default: only ipaddr.js's `unicast` range passes, so private,
  * carrier-grade NAT, loopback, link-local (including the metadata address),
- * unique-local, unspecified, broadcast, multicast, reserved and the IPv6
- * forms that embed an IPv4 address (mapped, NAT64, 6to4, Teredo) are refused.
+ * unique-local, unspecified, broadcast, multicast and reserved are refused.
+ * The IPv6 forms that embed an IPv4 address are judged by this module's own
+ * table (EMBEDDING_FORMS), not by ipaddr.js's range names: an IPv4-mapped
+ * address is the IPv4 address it maps; every other form (IPv4-compatible,
+ * IPv4-translated, NAT64, local-use NAT64, 6to4, Teredo) and the deprecated
+ * site-local range are refused whatever they embed, with the embedded
+ * address's own refusal when it has one (`::7f00:1` is `loopback_address`,
+ * `2002:a9fe:a9fe::` is `metadata_address`), else `reserved_address`
+ * (`private_address` for site-local and local-use NAT64).
  */
 export interface ResolvedAddress {
   address: string;
@@ -59,12 +66,100 @@ export const refusalMessages: Record<IssuerRefusal, string> = {
 
 const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254']);
 
+/**
+ * The IPv6 forms that carry an IPv4 address, and the deprecated site-local range: each a prefix
+ * (the first `bits` of the 16 bytes equal `prefix`), and where its IPv4 address (or addresses) sit.
+ */
+export type EmbeddingForm =
+  | 'ipv4_mapped'
+  | 'ipv4_compatible'
+  | 'ipv4_translated'
+  | 'nat64'
+  | 'nat64_local'
+  | '6to4'
+  | 'teredo'
+  | 'site_local';
+
+interface EmbeddingRule {
+  form: EmbeddingForm;
+  prefix: number[];
+  bits: number;
+  /** The embedded IPv4 addresses, from the 16 bytes. */
+  ipv4: (b: number[]) => number[][];
+  /** The refusal when no embedded address has one of its own. */
+  otherwise: AddressRefusal;
+}
+
+const last32 = (b: number[]) => [b.slice(12, 16)];
+
+/** Checked in order: the first prefix that matches decides. */
+export const EMBEDDING_FORMS: readonly EmbeddingRule[] = [
+  // ::ffff:0:0/96 (RFC 4291): the IPv4 address itself, on a dual-stack socket.
+  { form: 'ipv4_mapped', prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff], bits: 96, ipv4: last32, otherwise: 'reserved_address' },
+  // ::ffff:0:0:0/96 (RFC 6052 / 2765, SIIT): an IPv4-translated address.
+  { form: 'ipv4_translated', prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0], bits: 96, ipv4: last32, otherwise: 'reserved_address' },
+  // ::/96 (RFC 4291, deprecated): IPv4-compatible. `::` and `::1` are judged as themselves before this table.
+  { form: 'ipv4_compatible', prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], bits: 96, ipv4: last32, otherwise: 'reserved_address' },
+  // 64:ff9b::/96 (RFC 6052): the well-known NAT64 prefix.
+  { form: 'nat64', prefix: [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0], bits: 96, ipv4: last32, otherwise: 'reserved_address' },
+  // 64:ff9b:1::/48 (RFC 8215): local-use NAT64; as a /48 (RFC 6052 2.2) the IPv4 address is bytes 6-7 and 9-10.
+  {
+    form: 'nat64_local',
+    prefix: [0, 0x64, 0xff, 0x9b, 0, 1],
+    bits: 48,
+    ipv4: (b) => [[b[6]!, b[7]!, b[9]!, b[10]!]],
+    otherwise: 'private_address',
+  },
+  // 2002::/16 (RFC 3056): 6to4, the IPv4 address in bytes 2-5.
+  { form: '6to4', prefix: [0x20, 0x02], bits: 16, ipv4: (b) => [b.slice(2, 6)], otherwise: 'reserved_address' },
+  // 2001::/32 (RFC 4380): Teredo, the server's IPv4 address in bytes 4-7 and the client's, inverted, in bytes 12-15.
+  {
+    form: 'teredo',
+    prefix: [0x20, 0x01, 0, 0],
+    bits: 32,
+    ipv4: (b) => [b.slice(4, 8), b.slice(12, 16).map((x) => x ^ 0xff)],
+    otherwise: 'reserved_address',
+  },
+  // fec0::/10 (RFC 3879, deprecated): site-local, a private range.
+  { form: 'site_local', prefix: [0xfe, 0xc0], bits: 10, ipv4: () => [], otherwise: 'private_address' },
+];
+
+function matchesPrefix(bytes: number[], prefix: number[], bits: number): boolean {
+  for (let bit = 0; bit < bits; bit += 8) {
+    const i = bit / 8;
+    const mask = bits - bit >= 8 ? 0xff : (0xff << (8 - (bits - bit))) & 0xff;
+    if (((bytes[i] ?? 0) & mask) !== ((prefix[i] ?? 0) & mask)) return false;
+  }
+  return true;
+}
+
+/** The embedding form of an IPv6 address, with the IPv4 addresses it carries; null for any other address. */
+export function embeddingOf(address: ipaddr.IPv6): { form: EmbeddingForm; ipv4: ipaddr.IPv4[]; otherwise: AddressRefusal } | null {
+  const bytes = address.toByteArray();
+  // `::` and `::1` lie in ::/96 but are the unspecified and loopback addresses.
+  if (bytes.slice(0, 15).every((b) => b === 0) && (bytes[15] ?? 0) <= 1) return null;
+  const rule = EMBEDDING_FORMS.find((r) => matchesPrefix(bytes, r.prefix, r.bits));
+  if (!rule) return null;
+  return { form: rule.form, ipv4: rule.ipv4(bytes).map((b) => new ipaddr.IPv4(b)), otherwise: rule.otherwise };
+}
+
 /** Why an address may not be fetched, or null when it may. Loopback passes only when `allowLoopback`. */
 export function classifyAddress(address: string, options: { allowLoopback: boolean }): AddressRefusal | null {
   if (!ipaddr.isValid(address)) return 'reserved_address';
   let ip = ipaddr.parse(address);
-  // An IPv4-mapped IPv6 address (::ffff:a.b.c.d) reaches the IPv4 address: judge that one.
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip.kind() === 'ipv6') {
+    const embedding = embeddingOf(ip as ipaddr.IPv6);
+    // An IPv4-mapped IPv6 address (::ffff:a.b.c.d) reaches the IPv4 address: judge that one.
+    if (embedding?.form === 'ipv4_mapped') ip = embedding.ipv4[0]!;
+    else if (embedding) {
+      // Every other form is refused whatever it carries: with the carried address's reason when it has one.
+      for (const ipv4 of embedding.ipv4) {
+        const refusal = classifyAddress(ipv4.toString(), { allowLoopback: false });
+        if (refusal) return refusal;
+      }
+      return embedding.otherwise;
+    }
+  }
   if (METADATA_ADDRESSES.has(ip.toNormalizedString()) || METADATA_ADDRESSES.has(ip.toString())) return 'metadata_address';
   const range = ip.range();
   switch (range) {

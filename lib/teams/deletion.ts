@@ -143,7 +143,8 @@ export type PurgeOutcome = 'purged' | 'held' | 'early' | 'kept' | 'gone';
 /**
  * The purge worker's job: deletes a team past its deadline that is not held,
  * with its projects (as a deleted project is removed), memberships,
- * invitations, feedback, counters, functions telemetry and slug, then the team.
+ * invitations, feedback, counters, functions telemetry, forge audiences and
+ * slug, then the team.
  */
 export async function purgeTeam(teamId: string, now = new Date()): Promise<PurgeOutcome> {
   const item = await teamItem(teamId);
@@ -172,6 +173,10 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
     ...owned
       .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FEEDBACK#'))
       .map((o) => keys.feedbackRef((o.sk as string).slice('FEEDBACK#'.length))),
+    // So does each forge audience's platform-wide claim (lib/builds/forge-audiences.ts): released with the team.
+    ...owned
+      .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FORGEAUDIENCE#'))
+      .map((o) => keys.forgeAudience((o.sk as string).slice('FORGEAUDIENCE#'.length))),
     ...stats,
     ...(typeof item.slug === 'string' ? [keys.teamSlug(item.slug)] : []),
   ].map((k) => ({ DeleteRequest: { Key: { pk: k.pk as string, sk: k.sk as string } } }));

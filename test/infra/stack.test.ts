@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { CLOUD_STORAGE_ORIGINS, consoleContentSecurityPolicy } from '../../lib/http/console-headers.ts';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -86,6 +87,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
   'secrets:gitState': ['secretsmanager:GetSecretValue'],
+  'secrets:forgeSigning': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
   'secrets:billingWebhook': ['secretsmanager:GetSecretValue'],
   'dns:zones': [
@@ -703,6 +705,9 @@ describe('secrets', () => {
     template.resourceCountIs('AWS::SecretsManager::Secret', secretNames.length);
     const gitState = resources[logicalId(stack.state.secrets.gitState)]!;
     expect(gitState.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    // The forge signing key's seed: generated, never in the template, long enough for lib/builds/forge-keys.ts.
+    const forgeSigning = resources[logicalId(stack.state.secrets.forgeSigning)]!;
+    expect(forgeSigning.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
     const envKey = resources[logicalId(stack.state.secrets.envEncryption)] as Resource & {
       DeletionPolicy?: string;
       UpdateReplacePolicy?: string;
@@ -740,8 +745,10 @@ describe('secrets', () => {
       }
       for (const secret of used) readers.get(secret)!.push(name);
     }
-    // The builds worker mints forge tokens for a fetch (gitState) and decrypts the project's variables for a build (envEncryption).
-    expect(readers.get('gitState')!.sort()).toEqual(['GET /api/v1/auth/git-host/connect', 'builds']);
+    // The Git connect state's key: only the connect route. The forge tokens' keys: the builds worker signs a token for a
+    // fetch, the JWKS route publishes the public halves (issue 39: no longer a key derived from the Git state secret).
+    expect(readers.get('gitState')!.sort()).toEqual(['GET /api/v1/auth/git-host/connect']);
+    expect(readers.get('forgeSigning')!.sort()).toEqual(['GET /.well-known/jwks.json', 'builds']);
     // The same key seals a project's Git webhook secret and access token: the routes that set or check them read it.
     // It seals the functions' callback secret too: its two routes, and the callbacks worker that signs deliveries.
     expect(readers.get('envEncryption')!.sort()).toEqual([
@@ -828,6 +835,20 @@ describe('the console', () => {
     const s3Origin = config.Origins.find((o: { Id: string }) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
     expect(s3Origin.OriginAccessControlId).toBeDefined();
     expect(config.DefaultCacheBehavior.FunctionAssociations).toHaveLength(1);
+    // The forge tokens' JWKS on the console's origin (their iss), answered by the same API origin.
+    const jwks = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/.well-known/jwks.json');
+    expect(jwks).toMatchObject({ AllowedMethods: ['GET', 'HEAD'], TargetOriginId: api.TargetOriginId, ViewerProtocolPolicy: 'https-only' });
+    // Its own response headers policy: the console's CSP (framing refused) and CloudFront's managed security headers.
+    const policyRef = config.DefaultCacheBehavior.ResponseHeadersPolicyId as { Ref: string };
+    const headers = resources[policyRef.Ref]!.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    expect(headers.ContentSecurityPolicy).toEqual({
+      ContentSecurityPolicy: consoleContentSecurityPolicy(CLOUD_STORAGE_ORIGINS),
+      Override: true,
+    });
+    expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toContain("frame-ancestors 'none'");
+    expect(headers.FrameOptions).toEqual({ FrameOption: 'DENY', Override: true });
+    expect(headers.StrictTransportSecurity).toMatchObject({ AccessControlMaxAgeSec: 31536000, Override: true });
+    expect(headers.ContentTypeOptions).toEqual({ Override: true });
     template.resourceCountIs('Custom::CDKBucketDeployment', 1);
     // CDK's copying handler reaches S3 only in the CDK asset bucket and the console's own bucket, and CloudFront only to invalidate.
     const deployer = policyDocuments(resources).filter(({ id }) => isConsoleDeployer(id));

@@ -2,8 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { startGitServer } from '../support/git-server.ts';
 import { githubPushPayload, gitlabPushPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
-import { createHmac } from 'node:crypto';
-import { forgeTokenKey } from '../../lib/builds/git-secrets.ts';
+import { type Jwks, verifyForgeToken } from '../support/forge-tokens.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
@@ -23,33 +22,36 @@ describe('fetch credentials', () => {
   it('fetches with the project access token (pat) and a minted forge JWT (forge_jwt); a refused fetch is a platform failure that does not count', async () => {
     const token = 'pat-abc-123';
     const audience = 'https://forge.example.test/slipway';
+    // The forge verifies as docs/builds.md says: the JWKS, iss, aud, exp, and sub pinned to the one project it serves.
+    const jwks = (await ctx.platform.api('GET', '/.well-known/jwks.json')).body as Jwks;
+    const pinned = { subject: '' };
     const guarded = await startGitServer({
       name: 'private',
       authorize: (header) => {
         if (header === `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`) return true;
-        const jwt = /^Bearer (.+)\.(.+)\.(.+)$/.exec(header ?? '');
+        const jwt = /^Bearer (.+)$/.exec(header ?? '');
         if (!jwt) return false;
-        const signed = createHmac('sha256', forgeTokenKey()).update(`${jwt[1]}.${jwt[2]}`).digest('base64url') === jwt[3];
-        const claims = JSON.parse(Buffer.from(jwt[2]!, 'base64url').toString('utf8')) as { aud: string; exp: number };
-        return signed && claims.aud === audience && claims.exp > Date.now() / 1000;
+        return verifyForgeToken(jwt[1]!, { jwks, issuer: config.consoleUrl(), audience, subject: pinned.subject }).ok;
       },
     });
     try {
-      const sha = guarded.commit('main', staticSite('private'));
       const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
         git_repo_url: guarded.url,
         build_command: 'npm run build',
         output_dir: 'dist',
       });
-      const pushed = async () =>
-        (
-          await sendGithub(ctx.platform, {
-            event: 'push',
-            secret,
-            payload: githubPushPayload({ repoUrl: guarded.url, branch: 'main', sha }),
-          })
-        ).body.data.builds[0].deployment_id;
-      const refused = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed());
+      pinned.subject = `team:${ctx.roles.team.id}:project:${project.id}`;
+      // A new commit each time: a delivery of a commit already built for the branch builds nothing (replays).
+      const pushed = async (label: string) => {
+        const sha = guarded.commit('main', staticSite(label));
+        const reply = await sendGithub(ctx.platform, {
+          event: 'push',
+          secret,
+          payload: githubPushPayload({ repoUrl: guarded.url, branch: 'main', sha }),
+        });
+        return reply.body.data.builds[0].deployment_id;
+      };
+      const refused = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed('refused'));
       expect(refused.status).toBe('failed');
       expect(refused.failure_message).toMatch(/^Fetch failed: /);
       expect(
@@ -63,14 +65,40 @@ describe('fetch credentials', () => {
       });
       expect(withToken.status).toBe(200);
       expect(JSON.stringify(withToken.body.data)).not.toContain(token);
-      expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed())).status).toBe('ready');
+      expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed('pat'))).status).toBe('ready');
 
-      await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
+      // forge_jwt for an audience the team has not registered: refused; registered: the build fetches with a token.
+      const forgeJwt = { git_access_token: null, git_auth_mode: 'forge_jwt', forge_audience: audience };
+      const unregistered = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, {
         token: ctx.roles.admin.token,
-        body: { git_access_token: null, git_auth_mode: 'forge_jwt', forge_audience: audience },
+        body: forgeJwt,
       });
-      expect((await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed())).status).toBe('ready');
-      expect(guarded.authorizations.some((h) => h.startsWith('Bearer '))).toBe(true);
+      expect(unregistered.status, unregistered.text).toBe(400);
+      expect(unregistered.body.code).toBe('FORGE_AUDIENCE_NOT_REGISTERED');
+      const registered = await ctx.platform.api('POST', '/api/v1/team/forge-audiences', {
+        token: ctx.roles.admin.token,
+        body: { audience },
+      });
+      expect(registered.status, registered.text).toBe(201);
+      const saved = await ctx.platform.api('PATCH', `/api/v1/projects/${project.id}`, { token: ctx.roles.admin.token, body: forgeJwt });
+      expect(saved.status, saved.text).toBe(200);
+      const viaJwt = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, await pushed('jwt'));
+      expect(viaJwt.status, viaJwt.build_log.join('\n')).toBe('ready');
+      const bearer = guarded.authorizations.filter((h) => h.startsWith('Bearer ')).at(-1)!;
+      const [header, claims] = bearer
+        .slice('Bearer '.length)
+        .split('.')
+        .slice(0, 2)
+        .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+      expect(header).toMatchObject({ alg: 'ES256', typ: 'JWT', kid: jwks.keys[0]!.kid });
+      expect(claims).toMatchObject({
+        iss: config.consoleUrl(),
+        aud: audience,
+        sub: pinned.subject,
+        team_id: ctx.roles.team.id,
+        project_id: project.id,
+      });
+      expect(claims.exp - claims.iat).toBe(300);
     } finally {
       await guarded.close();
     }

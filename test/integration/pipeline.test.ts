@@ -129,3 +129,17 @@ describe('revoked credentials', () => {
     expect(reply.body.code).toBe('UNAUTHENTICATED');
   });
 });
+
+describe('a document answered as is', () => {
+  // Also in the synthesized mode: the JWKS route's Lambda reads the forge signing key from Secrets Manager.
+  it('GET /.well-known/jwks.json: the forge tokens public keys, public, no envelope (docs/builds.md, "Forge tokens")', async () => {
+    const reply = await platform.api('GET', '/.well-known/jwks.json');
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.headers.get('content-type')).toBe('application/jwk-set+json');
+    expect(reply.body.meta).toBeUndefined();
+    expect(reply.body.keys).toEqual([
+      expect.objectContaining({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: expect.any(String) }),
+    ]);
+    expect(JSON.stringify(reply.body)).not.toContain('"d"');
+  });
+});

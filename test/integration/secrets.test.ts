@@ -1,9 +1,9 @@
-import { CreateSecretCommand, GetRandomPasswordCommand } from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand, GetRandomPasswordCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
-import { loadSecrets, secretsManager } from '../../lib/aws/secrets.ts';
+import { loadSecrets, refreshSecret, secretsManager } from '../../lib/aws/secrets.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { decryptEnvValue, parseEnvEncryptionKey } from '../../lib/env/encryption.ts';
@@ -17,8 +17,15 @@ import { putProjectFixture } from '../support/sites.ts';
  * function only the secret's ARN and the handler fetches the value on cold start.
  */
 let platform: TestPlatform;
-const { gitState, envEncryption } = secretDefinitions;
-const touched = [gitState.envVar, gitState.arnEnvVar, envEncryption.envVar, envEncryption.arnEnvVar];
+const { gitState, envEncryption, forgeSigning } = secretDefinitions;
+const touched = [
+  gitState.envVar,
+  gitState.arnEnvVar,
+  envEncryption.envVar,
+  envEncryption.arnEnvVar,
+  forgeSigning.envVar,
+  forgeSigning.arnEnvVar,
+];
 let saved: Record<string, string | undefined>;
 
 beforeAll(async () => {
@@ -46,6 +53,24 @@ const nowhere = () => `arn:aws:secretsmanager:us-east-1:123456789012:secret:slip
 
 describe('loadSecrets', () => {
   afterEach(restoreEnvironment);
+
+  it('reads a fetched secret again once it is older than asked (a rotation of the forge signing key), never a given one', async () => {
+    delete process.env[forgeSigning.envVar];
+    const arn = await createSecret('seed-one-'.padEnd(40, 'x'));
+    process.env[forgeSigning.arnEnvVar] = arn;
+    await loadSecrets(['forgeSigning']);
+    expect(process.env[forgeSigning.envVar]).toBe('seed-one-'.padEnd(40, 'x'));
+    await secretsManager().send(new PutSecretValueCommand({ SecretId: arn, SecretString: 'seed-two-'.padEnd(40, 'x') }));
+    // Younger than the limit: the value held stays.
+    await refreshSecret('forgeSigning', 60_000);
+    expect(process.env[forgeSigning.envVar]).toBe('seed-one-'.padEnd(40, 'x'));
+    await refreshSecret('forgeSigning', 0);
+    expect(process.env[forgeSigning.envVar]).toBe('seed-two-'.padEnd(40, 'x'));
+    // A read that fails keeps the value held.
+    process.env[forgeSigning.arnEnvVar] = nowhere();
+    await expect(refreshSecret('forgeSigning', 0)).resolves.toBeUndefined();
+    expect(process.env[forgeSigning.envVar]).toBe('seed-two-'.padEnd(40, 'x'));
+  });
 
   it('fetches a secret whose value is unset from the ARN the stack gives, into the value variable', async () => {
     const gitValue = randomBytes(32).toString('base64url');

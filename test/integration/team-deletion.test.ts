@@ -100,6 +100,10 @@ describe('team deletion', () => {
     const subdomain = `purge-${randomBytes(4).toString('hex')}`;
     const done = await deploy(platform, m.owner.token, uniqueSite(), { name: uniqueName(), subdomain });
     expect((await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/')).status).toBe(200);
+    // A forge audience the team holds (docs/builds.md, "Forge tokens"): released with it.
+    const audience = `https://forge.example.test/${subdomain}`;
+    const claim = (token: string) => platform.api('POST', '/api/v1/team/forge-audiences', { token, body: { audience } });
+    expect((await claim(m.owner.token)).status).toBe(201);
     expect((await requestDeletion(m.owner.token)).status).toBe(202);
     // The scheduler driver fires the purge worker at the deadline.
     await until(async () => (await teamItem(m.team.id)) === undefined, 'the purge');
@@ -116,6 +120,7 @@ describe('team deletion', () => {
     expect((await siteRequest(platform.port, `${subdomain}.localhost:${platform.port}`, '/')).status).toBe(404);
     const other = await makeTeamWithRoles();
     await deploy(platform, other.owner.token, uniqueSite(), { name: uniqueName(), subdomain });
+    expect((await claim(other.owner.token)).status).toBe(201);
   });
 
   it("a purged team's API keys and the sessions opened for it are refused (401) and deleted; its members' other sessions still work", async () => {

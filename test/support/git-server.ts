@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,8 +16,8 @@ const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';
 export interface GitServer {
   /** The repository's clone URL: http://127.0.0.1:PORT/NAME.git */
   url: string;
-  /** Commits `files` (path -> content; null deletes) on `branch` and pushes; the new commit's SHA. */
-  commit(branch: string, files: Record<string, string | Buffer | null>, message?: string): string;
+  /** Commits `files` (path -> content; null deletes; `{ symlink }` a symbolic link to that target) on `branch` and pushes; the new commit's SHA. */
+  commit(branch: string, files: Record<string, string | Buffer | null | { symlink: string }>, message?: string): string;
   /** Deletes a branch on the server. */
   deleteBranch(branch: string): void;
   /** Authorization headers the server received on fetches. */
@@ -114,7 +114,9 @@ export async function startGitServer(
         if (content === null) rmSync(join(work, path), { force: true, recursive: true });
         else {
           mkdirSync(dirname(join(work, path)), { recursive: true });
-          writeFileSync(join(work, path), content);
+          rmSync(join(work, path), { force: true, recursive: true });
+          if (typeof content === 'object' && 'symlink' in content) symlinkSync(content.symlink, join(work, path));
+          else writeFileSync(join(work, path), content);
         }
       }
       git(work, ['add', '-A']);

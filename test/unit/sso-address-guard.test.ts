@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkIssuerAddress, classifyAddress, type Resolver } from '../../lib/sso/address-guard.ts';
+import { checkIssuerAddress, classifyAddress, EMBEDDING_FORMS, type Resolver } from '../../lib/sso/address-guard.ts';
 
 /** An injected resolver: no DNS query leaves the machine in these tests. */
 const resolverOf =
@@ -45,8 +45,8 @@ describe('classifyAddress', () => {
     ['::ffff:127.0.0.1', 'loopback_address'],
     ['::ffff:10.0.0.1', 'private_address'],
     ['::ffff:169.254.169.254', 'metadata_address'],
-    ['64:ff9b::a00:1', 'reserved_address'],
-    ['2002:a00:1::1', 'reserved_address'],
+    ['64:ff9b::a00:1', 'private_address'],
+    ['2002:a00:1::1', 'private_address'],
     ['192.0.2.1', 'reserved_address'],
   ])('%s is refused as %s', (address, refusal) => {
     expect(classifyAddress(address, { allowLoopback: false })).toBe(refusal);
@@ -63,6 +63,91 @@ describe('classifyAddress', () => {
     expect(classifyAddress('::1', { allowLoopback: true })).toBeNull();
     expect(classifyAddress('10.0.0.1', { allowLoopback: true })).toBe('private_address');
     expect(classifyAddress('169.254.169.254', { allowLoopback: true })).toBe('metadata_address');
+  });
+});
+
+/**
+ * The IPv6 forms that carry an IPv4 address (issue 39): address by address, each form carrying the
+ * loopback, the metadata, a private and a public IPv4 address. Only the IPv4-mapped form is judged as
+ * the address it carries (a public one passes); every other form is refused whatever it carries.
+ */
+describe('classifyAddress: IPv6 forms that embed an IPv4 address', () => {
+  it.each([
+    // IPv4-compatible ::/96 (the probe's addresses)
+    ['::7f00:1', 'loopback_address'],
+    ['::127.0.0.1', 'loopback_address'],
+    ['::a9fe:a9fe', 'metadata_address'],
+    ['::169.254.169.254', 'metadata_address'],
+    ['::a00:1', 'private_address'],
+    ['::c0a8:101', 'private_address'],
+    ['::808:808', 'reserved_address'],
+    ['::0.0.0.2', 'unspecified_address'],
+    // IPv4-translated ::ffff:0:0:0/96
+    ['::ffff:0:7f00:1', 'loopback_address'],
+    ['::ffff:0:a9fe:a9fe', 'metadata_address'],
+    ['::ffff:0:808:808', 'reserved_address'],
+    // 6to4 2002::/16: the IPv4 address in the second and third groups
+    ['2002:7f00:1::', 'loopback_address'],
+    ['2002:7f00:1:0:0:0:0:1', 'loopback_address'],
+    ['2002:a9fe:a9fe::1', 'metadata_address'],
+    ['2002:c0a8:101::1', 'private_address'],
+    ['2002:808:808::1', 'reserved_address'],
+    // Teredo 2001::/32: the server in the third and fourth groups, the client inverted in the last two
+    ['2001:0:7f00:1::', 'loopback_address'],
+    ['2001:0:808:808:0:0:80ff:fffe', 'loopback_address'],
+    ['2001:0:808:808::5601:5601', 'metadata_address'],
+    ['2001:0:a9fe:a9fe::', 'metadata_address'],
+    ['2001:0:808:808::f5ff:fffe', 'private_address'],
+    ['2001:0:808:808::f7f7:f7f7', 'reserved_address'],
+    // NAT64 64:ff9b::/96
+    ['64:ff9b::7f00:1', 'loopback_address'],
+    ['64:ff9b::127.0.0.1', 'loopback_address'],
+    ['64:ff9b::a9fe:a9fe', 'metadata_address'],
+    ['64:ff9b::a00:1', 'private_address'],
+    ['64:ff9b::808:808', 'reserved_address'],
+    // Local-use NAT64 64:ff9b:1::/48: the IPv4 address in bytes 6-7 and 9-10
+    ['64:ff9b:1:7f00:1::', 'loopback_address'],
+    ['64:ff9b:1:a9fe:a9:fe00::', 'metadata_address'],
+    ['64:ff9b:1:a00:1::', 'private_address'],
+    ['64:ff9b:1:808:8:800::', 'private_address'],
+    ['64:ff9b:1:5db8:d8:2200::', 'private_address'],
+    // Deprecated site-local fec0::/10
+    ['fec0::1', 'private_address'],
+    ['fec0::7f00:1', 'private_address'],
+    ['feff:ffff::1', 'private_address'],
+    // IPv4-mapped ::ffff:0:0/96: judged as the IPv4 address
+    ['::ffff:7f00:1', 'loopback_address'],
+    ['::ffff:a9fe:a9fe', 'metadata_address'],
+    ['::ffff:c0a8:101', 'private_address'],
+  ])('%s is refused as %s', (address, refusal) => {
+    expect(classifyAddress(address, { allowLoopback: false })).toBe(refusal);
+  });
+
+  it('the local-use loopback exception never lets an embedded loopback address through, only ::1 and 127.0.0.0/8', () => {
+    for (const address of ['::7f00:1', '2002:7f00:1::', '2001:0:7f00:1::', '64:ff9b::7f00:1', '64:ff9b:1:7f00:1::', '::ffff:0:7f00:1']) {
+      expect(classifyAddress(address, { allowLoopback: true }), address).toBe('loopback_address');
+    }
+    expect(classifyAddress('::ffff:127.0.0.1', { allowLoopback: true })).toBeNull();
+  });
+
+  it('an IPv4-mapped public address passes; :: and ::1 are themselves, not IPv4-compatible forms', () => {
+    expect(classifyAddress('::ffff:808:808', { allowLoopback: false })).toBeNull();
+    expect(classifyAddress('::', { allowLoopback: false })).toBe('unspecified_address');
+    expect(classifyAddress('::1', { allowLoopback: false })).toBe('loopback_address');
+  });
+
+  it('addresses just outside each prefix are not taken for the form', () => {
+    expect(classifyAddress('2003:7f00:1::1', { allowLoopback: false })).toBeNull();
+    expect(classifyAddress('2001:1:7f00:1::', { allowLoopback: false })).not.toBe('loopback_address');
+    expect(classifyAddress('64:ff9a::7f00:1', { allowLoopback: false })).toBeNull();
+    expect(classifyAddress('fe80::1', { allowLoopback: false })).toBe('link_local_address');
+    expect(classifyAddress('ff02::1', { allowLoopback: false })).toBe('multicast_address');
+  });
+
+  it('names every form the issue lists', () => {
+    expect(EMBEDDING_FORMS.map((f) => f.form).sort()).toEqual(
+      ['6to4', 'ipv4_compatible', 'ipv4_mapped', 'ipv4_translated', 'nat64', 'nat64_local', 'site_local', 'teredo'].sort(),
+    );
   });
 });
 

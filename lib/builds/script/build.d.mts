@@ -18,3 +18,5 @@ export declare function installFailureLine(input: {
   tail: string[];
   trouble: { target: string; why: string | null }[];
 }): string;
+/** The build's root directory, checked (no link on the way, package.json and lockfiles regular files); throws a step failure. */
+export declare function checkRepository(sourceDir: string, rootDirectory: string | null): string;

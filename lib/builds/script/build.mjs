@@ -5,7 +5,22 @@
 // does both, reading the job from the presigned URL in SLIPWAY_JOB_URL (the cloud).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  cpSync,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
@@ -123,20 +138,86 @@ function readJsonFile(path) {
   }
 }
 
+/*
+ * Files of the checkout the platform reads itself (the package cache's key, the package manager), outside
+ * the sandbox locally: never through a symbolic link. `checkRepository` refuses a root directory that is or
+ * passes through a link, and a package.json or lockfile that is a link or not a regular file, before anything
+ * reads them; the readers below look with lstat and open with O_NOFOLLOW whatever the check saw.
+ */
+const MANIFEST_FILES = ['package.json', ...LOCKFILES.map(([file]) => file)];
+
+/** Whether `name` in `dir` is a regular file, looked at without following a link (a link is no file). */
+function isRepoFile(dir, name) {
+  return lstatSync(join(dir, name), { throwIfNoEntry: false })?.isFile() === true;
+}
+
+/** A regular file of the checkout, opened without following a link in its last component. */
+function readRepoFile(path) {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${path} is not a regular file`);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readRepoJson(dir, name) {
+  if (!isRepoFile(dir, name)) return null;
+  try {
+    return JSON.parse(readRepoFile(join(dir, name)).toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The root directory of the build, checked before the platform reads anything in it: inside the checkout,
+ * every folder on the way a real folder (no link), and package.json and the lockfiles regular files (a link,
+ * to a host file or anywhere, fails the build with a line saying so). Returns the root directory's path.
+ */
+export function checkRepository(sourceDir, rootDirectory) {
+  const source = resolve(sourceDir);
+  const rootDir = resolve(source, rootDirectory || '.');
+  const missing = () => new StepFailure('install', `The root directory \`${rootDirectory}\` does not exist in the repository.`);
+  if (!within(source, rootDir)) throw missing();
+  let at = source;
+  for (const part of relative(source, rootDir).split(sep).filter(Boolean)) {
+    at = join(at, part);
+    const stat = lstatSync(at, { throwIfNoEntry: false });
+    if (stat?.isSymbolicLink())
+      throw new StepFailure(
+        'install',
+        `The root directory \`${rootDirectory}\` is a symbolic link in the repository (${relative(source, at)}); the platform never follows a link of the repository: use the folder itself.`,
+      );
+    if (!stat?.isDirectory()) throw missing();
+  }
+  for (const name of MANIFEST_FILES) {
+    const stat = lstatSync(join(rootDir, name), { throwIfNoEntry: false });
+    if (!stat || stat.isFile()) continue;
+    const what = stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
+    throw new StepFailure(
+      'install',
+      `Install failed: ${name} is ${what}; the platform reads package.json and lockfiles only as regular files committed to the repository, never through a link.`,
+    );
+  }
+  return rootDir;
+}
+
 /** The package manager: the project's setting, else package.json's packageManager, else the lockfile, else npm. */
 export function detectPackageManager(rootDir, setting) {
   if (setting) return { name: setting, why: 'the project setting' };
-  const declared = readJsonFile(join(rootDir, 'package.json'))?.packageManager;
+  const declared = readRepoJson(rootDir, 'package.json')?.packageManager;
   const name = typeof declared === 'string' ? declared.split('@')[0] : '';
   if (['npm', 'pnpm', 'yarn', 'bun'].includes(name)) return { name, why: 'packageManager in package.json' };
-  for (const [file, manager] of LOCKFILES) if (existsSync(join(rootDir, file))) return { name: manager, why: file };
+  for (const [file, manager] of LOCKFILES) if (isRepoFile(rootDir, file)) return { name: manager, why: file };
   return { name: 'npm', why: 'no lockfile' };
 }
 
 /** The lockfile the install honours, if there is one. */
 export function lockfileOf(rootDir, manager) {
   const names = LOCKFILES.filter(([, m]) => m === manager).map(([f]) => f);
-  return names.find((f) => existsSync(join(rootDir, f))) ?? null;
+  return names.find((f) => isRepoFile(rootDir, f)) ?? null;
 }
 
 /** The install command: frozen to the lockfile when there is one. */
@@ -370,9 +451,7 @@ export async function buildPhase(job) {
   const bridge = startEgressBridge(job.egress);
   const result = { outcome: 'succeeded', phase: 'done', failure_line: null, failure_kind: null, package_manager: null, file_count: 0 };
   try {
-    if (!existsSync(rootDir) || !within(realpathSync(sourceDir), realpathSync(rootDir))) {
-      throw new StepFailure('install', `The root directory \`${job.root_directory}\` does not exist in the repository.`);
-    }
+    checkRepository(sourceDir, job.root_directory);
     const env = buildEnv(job);
     result.package_manager = await install(job, rootDir, env);
     await buildStep(job, rootDir, env, result.package_manager);
@@ -417,7 +496,9 @@ export async function fetchPhase(job) {
       ],
       { cwd: dir, env, label: `git ${args[0]}` },
     );
-  log(`Fetching ${job.git.commit.slice(0, 12)} from ${job.git.display_url}`);
+  // A commit by its SHA is shown short; a ref (a manual build of a branch head) whole.
+  const what = /^[0-9a-f]{40}$/i.test(job.git.commit) ? job.git.commit.slice(0, 12) : job.git.commit;
+  log(`Fetching ${what} from ${job.git.display_url}`);
   for (const args of [
     ['init', '-q'],
     ['fetch', '-q', '--depth', '1', '--no-tags', job.git.url, job.git.commit],
@@ -429,16 +510,16 @@ export async function fetchPhase(job) {
   }
 }
 
-/** Sha-256 of a file, hex: the key of a package store. */
+/** Sha-256 of a file of the checkout, hex: the key of a package store (read without following a link). */
 export function fileHash(path) {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
+  return createHash('sha256').update(readRepoFile(path)).digest('hex');
 }
 
 async function main() {
   const [mode, jobFile] = process.argv.slice(2);
   if (mode === 'all') {
     const { runInCloud } = await import('./cloud.mjs');
-    return runInCloud({ fetchPhase, buildPhase, log, logLines, fileHash, detectPackageManager, lockfileOf });
+    return runInCloud({ fetchPhase, buildPhase, log, logLines, fileHash, detectPackageManager, lockfileOf, checkRepository });
   }
   const job = JSON.parse(readFileSync(jobFile, 'utf8'));
   if (mode === 'fetch') {

@@ -85,14 +85,28 @@ async function fetchAndBuild(script, job, urls, dirs) {
   }
   const shown = spawnSync('git', ['-C', dirs.source_dir, 'log', '-1', '--format=%H%n%B'], { encoding: 'utf8' });
   const [sha, ...message] = (shown.stdout ?? '').split('\n');
-  const rootDir = join(dirs.source_dir, job.root_directory || '.');
+  const commit = sha ? { sha: sha.trim(), message: message.join('\n').trim() || null } : null;
+  let rootDir;
+  try {
+    // Read here, before the build: never through a link of the repository.
+    rootDir = script.checkRepository(dirs.source_dir, job.root_directory);
+  } catch (error) {
+    script.log(error.message);
+    return {
+      outcome: 'failed',
+      phase: error.phase ?? 'install',
+      failure_line: error.message,
+      failure_kind: error.kind ?? 'platform',
+      commit,
+    };
+  }
   const manager = script.detectPackageManager(rootDir, job.package_manager).name;
   const lockfile = script.lockfileOf(rootDir, manager);
   const lockHash = lockfile ? script.fileHash(join(rootDir, lockfile)).slice(0, 16) : null;
   const warm = await restoreStore(urls, dirs.cache_dir, lockHash, script.log);
   script.log(`Package cache: ${warm ? 'warm' : 'cold'} (${lockfile ? `${lockfile} ${lockHash.slice(0, 8)}` : 'no lockfile'})`);
   const result = await script.buildPhase({ ...job, ...dirs });
-  result.commit = sha ? { sha: sha.trim(), message: message.join('\n').trim() || null } : null;
+  result.commit = commit;
   if (result.outcome !== 'succeeded') return result;
   if (!warm && result.package_manager) await saveStore(urls, dirs.cache_dir, lockHash);
   const archive = join(dirs.publish_dir, '..', 'output.tar');

@@ -33,3 +33,18 @@ export const BUILD_LOG_CURSOR_INVALID = {
   status: 400,
   message: 'cursor must be a line number (a non-negative integer), as next_cursor gives it.',
 } as const;
+export const FORGE_AUDIENCE_TAKEN = {
+  code: 'FORGE_AUDIENCE_TAKEN',
+  status: 409,
+  message: 'This forge audience is registered to another team: forge tokens for it are minted for that team only.',
+} as const;
+export const FORGE_AUDIENCE_NOT_REGISTERED = {
+  code: 'FORGE_AUDIENCE_NOT_REGISTERED',
+  status: 400,
+  message: 'forge_audience names an audience the team has not registered: register it first (POST /api/v1/team/forge-audiences).',
+} as const;
+export const FORGE_AUDIENCE_NOT_FOUND = {
+  code: 'FORGE_AUDIENCE_NOT_FOUND',
+  status: 404,
+  message: 'The team has not registered this forge audience.',
+} as const;

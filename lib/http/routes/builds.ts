@@ -35,6 +35,41 @@ export const buildRoutes = [
       },
     },
   },
+  // Forge tokens (docs/builds.md, "Forge tokens"): the public keys a forge verifies them with, and the audiences a team may aim them at
+  {
+    // The public halves of the forge tokens' signing keys, for any forge: no caller identity, no secret.
+    method: 'GET',
+    path: '/.well-known/jwks.json',
+    handler: 'handlers/http/well-known/get-forge-jwks.ts',
+    access: access.public(),
+    uses: ['secrets:forgeSigning'],
+    docs: {
+      note: 'The JWKS of the forge tokens (ES256, `kid` the RFC 7638 thumbprint), answered as is (no envelope); a rotation publishes the next key ahead and keeps the old one until its tokens have expired.',
+    },
+  },
+  {
+    // An audience a team's forge tokens may carry, claimed platform-wide: another team's answers 409 FORGE_AUDIENCE_TAKEN.
+    method: 'POST',
+    path: '/api/v1/team/forge-audiences',
+    handler: 'handlers/http/teams/register-forge-audience.ts',
+    access: access.team('admin'),
+    uses: ['table:read', 'table:write'],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/team/forge-audiences',
+    handler: 'handlers/http/teams/list-forge-audiences.ts',
+    access: access.team('member'),
+    uses: ['table:read'],
+  },
+  {
+    // Releases one (body `{audience}`); projects naming it get no forge token at their next build.
+    method: 'DELETE',
+    path: '/api/v1/team/forge-audiences',
+    handler: 'handlers/http/teams/release-forge-audience.ts',
+    access: access.team('admin'),
+    uses: ['table:read', 'table:write'],
+  },
   {
     // A project connected to a repository, made without an upload; settings link Git, so team admins and owners.
     method: 'POST',

@@ -1,12 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { config } from '../../config.ts';
 import { scriptJob, type BuildHost, type BuildJob, type BuildReport } from '../../builds/host.ts';
-import { detectPackageManager, fileHash, lockfileOf } from '../../builds/script/build.mjs';
+import { checkRepository, detectPackageManager, fileHash, lockfileOf } from '../../builds/script/build.mjs';
 import {
   egressRefusalMessages,
   startEgressProxy,
@@ -14,7 +14,7 @@ import {
   type EgressProxy,
 } from '../../functions/hosts/local/egress-proxy.ts';
 import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
-import { EGRESS_PORT, INSIDE, spawnBuild, type BuildProcess } from './build-sandbox.ts';
+import { EGRESS_PORT, INSIDE, spawnBuild, stageRuntime, type BuildProcess } from './build-sandbox.ts';
 import { localConfig } from '../local-config.ts';
 
 /**
@@ -73,12 +73,31 @@ function commitOf(src: string): BuildReport['commit'] {
   return { sha: sha!.trim(), message: message.join('\n').trim() || null };
 }
 
-/** The project's store for the lockfile of this checkout: warm when a build of the same lockfile made it. */
+/**
+ * The checkout's root directory, checked before the platform reads its package.json and lockfile here,
+ * outside the sandbox (build.mjs checkRepository: never through a link); null when the check failed the run.
+ */
+function checkedRoot(run: Run, job: BuildJob): string | null {
+  try {
+    return checkRepository(join(run.workspace, 'src'), job.rootDirectory);
+  } catch (error) {
+    const line = (error as Error).message;
+    run.lines.push(line);
+    run.failure = { kind: (error as { kind?: 'user' | 'platform' }).kind ?? 'platform', line };
+    run.state = 'failed';
+    return null;
+  }
+}
+
+/**
+ * The project's store for the lockfile of this checkout: warm when a build of the same lockfile made it.
+ * Its folder is named by a hash of the project id: the sandbox's mountinfo shows the folder bound on /cache.
+ */
 function packageStore(cacheRoot: string, job: BuildJob, rootDir: string): { dir: string; line: string } {
   const manager = detectPackageManager(rootDir, job.packageManager).name;
   const lockfile = lockfileOf(rootDir, manager);
   const key = lockfile ? fileHash(join(rootDir, lockfile)).slice(0, 16) : 'no-lockfile';
-  const projectDir = join(cacheRoot, job.projectId);
+  const projectDir = join(cacheRoot, createHash('sha256').update(`slipway-build-cache\0${job.projectId}`).digest('hex').slice(0, 32));
   const dir = join(projectDir, key);
   const warm = existsSync(dir);
   mkdirSync(dir, { recursive: true });
@@ -115,6 +134,9 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
   const root = mkdtempSync(join(tmpdir(), 'slipway-builds-'));
   chmodSync(root, 0o711);
   const cacheRoot = config.buildCacheDir() ?? join(tmpdir(), 'slipway-build-cache');
+  // Node and the build script as the sandbox binds them: never from the checkout (build-sandbox.ts).
+  const runtime =
+    caps.isolation === 'bwrap' ? stageRuntime(caps.nodePath, BUILD_SCRIPT, root) : { nodePath: caps.nodePath, scriptPath: BUILD_SCRIPT };
   const runs = new Map<string, Run>();
   const fallbacks =
     caps.isolation === 'bwrap'
@@ -128,7 +150,9 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
       return;
     }
     run.commit = commitOf(join(run.workspace, 'src'));
-    const store = packageStore(cacheRoot, job, join(run.workspace, 'src', job.rootDirectory ?? '.'));
+    const rootDir = checkedRoot(run, job);
+    if (rootDir === null) return;
+    const store = packageStore(cacheRoot, job, rootDir);
     run.lines.push(store.line);
     const isolated = caps.isolation === 'bwrap';
     const sockets = join(run.workspace, '..', `${id}-sock`);
@@ -155,6 +179,7 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
       if (run.stopped) return;
       run.process = spawnBuild({
         caps,
+        runtime,
         id,
         scriptPath: BUILD_SCRIPT,
         workspace: run.workspace,
