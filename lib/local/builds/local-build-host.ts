@@ -129,6 +129,24 @@ function sandboxJob(job: BuildJob, isolated: boolean, workspace: string, cacheDi
   };
 }
 
+/**
+ * The build's egress proxy. Every connection it refuses or cannot make is a line of the build's log: a build waiting
+ * on a refused registry must say so, not sit silent. Masked as the script masks its lines: a variable's value may
+ * name a host.
+ */
+function startBuildEgress(socketPath: string, job: BuildJob, run: Run): Promise<EgressProxy> {
+  const secrets = Object.values(job.env).filter((v) => v.length >= 3);
+  const logLine = (line: string) => run.lines.push(secrets.reduce((out, value) => out.split(value).join('***'), line));
+  return startEgressProxy({
+    socketPath,
+    onRefused: ({ target, reason }) => logLine(`Outbound connection to ${target} refused: ${egressRefusalMessages[reason]}`),
+    onUnreachable: ({ target, address, error }) =>
+      logLine(
+        `Outbound connection to ${target} (${address}) failed: ${error === 'connect timeout' ? `no answer within ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s` : error}.`,
+      ),
+  });
+}
+
 export function createLocalBuildHost(options: { capabilities?: SandboxCapabilities } = {}): LocalBuildHost {
   const caps = options.capabilities ?? probeSandbox();
   const root = mkdtempSync(join(tmpdir(), 'slipway-builds-'));
@@ -162,20 +180,7 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
     if (caps.dropToNobody) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, run.workspace, store.dir, sockets]);
     let proxy: EgressProxy | null = null;
     try {
-      // Every connection the build's egress refuses or cannot make is a line of its log: a build waiting on a
-      // refused registry must say so, not sit silent.
-      // Masked as the script masks its lines: a variable's value may name a host.
-      const secrets = Object.values(job.env).filter((v) => v.length >= 3);
-      const logLine = (line: string) => run.lines.push(secrets.reduce((out, value) => out.split(value).join('***'), line));
-      if (isolated)
-        proxy = await startEgressProxy({
-          socketPath: join(sockets, 'egress.sock'),
-          onRefused: ({ target, reason }) => logLine(`Outbound connection to ${target} refused: ${egressRefusalMessages[reason]}`),
-          onUnreachable: ({ target, address, error }) =>
-            logLine(
-              `Outbound connection to ${target} (${address}) failed: ${error === 'connect timeout' ? `no answer within ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s` : error}.`,
-            ),
-        });
+      if (isolated) proxy = await startBuildEgress(join(sockets, 'egress.sock'), job, run);
       if (run.stopped) return;
       run.process = spawnBuild({
         caps,
