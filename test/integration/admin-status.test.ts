@@ -151,11 +151,11 @@ describe('admin status', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toBe('');
     expect(wrong.stderr).toBe(
-      'slipway: --queue nope is not a queue; one of invocations, deletions, screenshots, abuseScans, sslRetries, geoFilters, functionLambdas, builds\n',
+      'slipway: --queue nope is not a queue; one of invocations, deletions, screenshots, abuseScans, sslRetries, geoFilters, functionLambdas, callbacks, builds\n',
     );
     const missing = await admin('redrive');
     expect(missing.stderr).toBe(
-      'slipway: --queue is required: one of invocations, deletions, screenshots, abuseScans, sslRetries, geoFilters, functionLambdas, builds\n',
+      'slipway: --queue is required: one of invocations, deletions, screenshots, abuseScans, sslRetries, geoFilters, functionLambdas, callbacks, builds\n',
     );
   }, 60_000);
 

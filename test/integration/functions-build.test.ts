@@ -367,6 +367,6 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
     expect(detail.body.data).toMatchObject({ status: 'ready', build_log: [], functions: [] });
     expect(
       (await platform.api('GET', `/api/v1/projects/${plain.begin.project_id}/functions`, { token: m.member.token })).body.data,
-    ).toEqual({ functions: [] });
+    ).toEqual({ functions: [], functions_beta_enrolled: false });
   });
 });
