@@ -39,6 +39,14 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
+    // `npm run test:coverage`: line and branch coverage of the platform's code (V8's, no instrumentation).
+    coverage: {
+      provider: 'v8',
+      include: ['lib/**/*.{ts,mjs}', 'handlers/**/*.ts'],
+      exclude: ['**/*.test.ts'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'coverage',
+    },
     hookTimeout: 60_000,
     env: {
       LOG_LEVEL: 'CRITICAL',

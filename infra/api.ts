@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, NestedStack, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -134,7 +134,11 @@ export class SlipwayApi extends Construct {
     });
 
     this.fallbackFunction = new HandlerFunction(this, 'Fallback', functionProps(fallbackRoute, 'Slipway $default route'));
-    const invokeRoles = new RouteInvokeRoles(this);
+    // CloudFormation takes at most 500 resources a stack, and every route costs three (function, route,
+    // integration): the routes, their integrations and the roles that invoke their functions live in a nested
+    // stack, whose parameters are the API's id and each function's ARN (at most 200: room for twice today's routes).
+    const routeStack = new NestedStack(this, 'Routes', { description: 'Slipway API routes and their Lambda integrations' });
+    const invokeRoles = new RouteInvokeRoles(routeStack);
 
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
       description: 'Slipway platform API',
@@ -157,7 +161,7 @@ export class SlipwayApi extends Construct {
               maxAge: Duration.minutes(10),
             }
           : undefined,
-      defaultIntegration: new RoleInvokedLambdaIntegration('FallbackIntegration', this.fallbackFunction.fn, invokeRoles),
+      defaultIntegration: new RoleInvokedLambdaIntegration('FallbackIntegration', this.fallbackFunction.fn, new RouteInvokeRoles(this)),
     });
 
     for (const row of routes as readonly RouteRow[]) {
@@ -174,7 +178,7 @@ export class SlipwayApi extends Construct {
       }
       const fn = new HandlerFunction(this, constructId, functionProps(row, `Slipway route ${key}`));
       this.routeFunctions.set(key, fn);
-      new apigwv2.HttpRoute(this, `${constructId}Route`, {
+      new apigwv2.HttpRoute(routeStack, `${constructId}Route`, {
         httpApi: this.httpApi,
         routeKey: apigwv2.HttpRouteKey.with(row.path, apigwv2.HttpMethod[row.method]),
         integration: new RoleInvokedLambdaIntegration(`${constructId}Integration`, fn.fn, invokeRoles),

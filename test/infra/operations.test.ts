@@ -32,9 +32,12 @@ beforeAll(() => {
   stack = built.stack;
   const assembly = built.app.synth();
   platform = JSON.parse(fs.readFileSync(assembly.getStackByName(stack.stackName).templateFullPath, 'utf8')).Resources;
-  const nested = Object.values(platform).filter((r) => r.Type === 'AWS::CloudFormation::Stack');
+  // The operations stack; the API's routes are the other nested stack (infra/api.ts).
+  const nested = Object.entries(platform)
+    .filter(([id, r]) => r.Type === 'AWS::CloudFormation::Stack' && id.startsWith('Operations'))
+    .map(([, r]) => r);
   expect(nested).toHaveLength(1);
-  nestedTemplateFile = path.join(outdir, fs.readdirSync(outdir).find((f) => f.endsWith('.nested.template.json'))!);
+  nestedTemplateFile = path.join(outdir, fs.readdirSync(outdir).find((f) => /^SlipwayOperations.*\.nested\.template\.json$/.test(f))!);
   operations = JSON.parse(fs.readFileSync(nestedTemplateFile, 'utf8')).Resources;
   parameterSource = {};
   for (const [name, value] of Object.entries<any>(nested[0]!.Properties.Parameters)) {
