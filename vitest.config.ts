@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { scaled } from './test/support/wait.ts';
 
 /**
  * The integration suites that also run against the synthesized template
@@ -38,7 +39,8 @@ export default defineConfig({
     // Integration tests share one moto_server; each file provisions its own resources.
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 30_000,
+    // Budgets scale with TEST_TIME_SCALE (test/support/wait.ts) on a machine known to be slow.
+    testTimeout: scaled(30_000),
     // `npm run test:coverage`: line and branch coverage of the platform's code (V8's, no instrumentation).
     coverage: {
       provider: 'v8',
@@ -47,7 +49,7 @@ export default defineConfig({
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: 'coverage',
     },
-    hookTimeout: 60_000,
+    hookTimeout: scaled(60_000),
     env: {
       LOG_LEVEL: 'CRITICAL',
       AWS_REGION: 'us-east-1',
@@ -64,7 +66,7 @@ export default defineConfig({
           include: [...synthesizedSuites, 'test/synth/**/*.test.ts'],
           // A file's first hook waits for the run's one synthesis (synth-setup.ts), which on a fresh clone under the
           // source project's load can pass the default minute.
-          hookTimeout: 180_000,
+          hookTimeout: scaled(180_000),
           globalSetup: ['test/support/global-setup.ts', 'test/support/synth-setup.ts'],
           env: { SLIPWAY_PLATFORM_MODE: 'synth' },
         },
