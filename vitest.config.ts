@@ -48,6 +48,8 @@ export default defineConfig({
       exclude: ['**/*.test.ts'],
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: 'coverage',
+      // A failed test still leaves the figures of what ran.
+      reportOnFailure: true,
     },
     hookTimeout: scaled(60_000),
     env: {
