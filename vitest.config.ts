@@ -35,8 +35,6 @@ export const synthesizedSuites = [
 
 export default defineConfig({
   test: {
-    globalSetup: ['test/support/global-setup.ts'],
-    // Integration tests share one moto_server; each file provisions its own resources.
     pool: 'forks',
     maxWorkers: 2,
     // Budgets scale with TEST_TIME_SCALE (test/support/wait.ts) on a machine known to be slow.
@@ -59,8 +57,29 @@ export default defineConfig({
       AWS_SECRET_ACCESS_KEY: 'test',
     },
     projects: [
-      // test/synth/ holds tests of the synthesized mode itself.
-      { extends: true, test: { name: 'source', include: ['test/**/*.test.ts', 'lib/**/*.test.ts'], exclude: ['test/synth/**'] } },
+      // Pure rules: no AWS endpoint, no platform, nothing started (and no wait for moto's start).
+      // One module graph per worker (isolate: false): a file's import costs are paid once, not per file.
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'lib/**/*.test.ts'],
+          isolate: false,
+          setupFiles: ['test/support/restore-env.ts'],
+        },
+      },
+      // The synthesized stack's template, its grants and price: CDK and cfn-lint, no AWS endpoint.
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
+      // The platform from its sources, on the run's one moto_server (each file provisions its own resources).
+      {
+        extends: true,
+        test: {
+          name: 'source',
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+      // The same platform from cdk.out's template; test/synth/ holds tests of the synthesized mode itself.
       {
         extends: true,
         test: {
