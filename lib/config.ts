@@ -7,38 +7,130 @@ import {
   tableDefinition,
 } from './resources.ts';
 
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 /**
- * Runtime configuration, read from the environment on each call so that the
- * local platform and tests can point the same code at different resources.
- * Deployed Lambdas get these variables from the CDK stack.
+ * A platform's configuration: its resources' names, its domains and ports,
+ * its secrets and its tuning knobs, as one object rather than the process
+ * environment, so that one process can hold more than one platform.
+ *
+ * - A deployed Lambda has one platform: the default PlatformEnv, made once
+ *   per cold start, owns nothing and reads the Lambda's environment (which
+ *   never changes while it runs), and holds the secrets fetched at cold start
+ *   (lib/aws/secrets.ts).
+ * - The local platform (lib/local/platform.ts) builds one per start: it owns
+ *   what that platform alone has (resource names, domains, ports, endpoints,
+ *   secrets) and runs each API request, hostname handler, driver loop and
+ *   worker invocation inside it (`run`, Node's AsyncLocalStorage). Every
+ *   other name (the knobs: budgets, cache times, SCREENSHOT_CAPTURE...) falls
+ *   back to process.env at call time, so a value set there takes effect on
+ *   every platform of the process at once.
+ * - Code running outside any platform's call (a test calling lib/ directly)
+ *   sees the platform started last that still runs, else the environment.
+ *
+ * Nothing here is read once and kept: each getter reads at call time.
  */
+export class PlatformEnv {
+  /** Secret values fetched from Secrets Manager (lib/aws/secrets.ts), with when; a value given in `owned` or the environment wins. */
+  readonly fetchedSecrets = new Map<SecretName, { value: string; at: number }>();
+  /** One fetch per secret at a time, shared by every caller that asks while it is in flight. */
+  readonly secretFetches = new Map<SecretName, Promise<void>>();
+
+  /** `owned`: held by reference, so the local platform fills it in as its parts come up (and a test may retune one). */
+  constructor(readonly owned: Record<string, string> = {}) {}
+
+  /** The platform's value of a variable: its own, else the process environment's. */
+  variable(name: string): string | undefined {
+    return Object.hasOwn(this.owned, name) ? this.owned[name] : process.env[name];
+  }
+
+  /** Runs `fn` as a call of this platform: config and per-platform state inside it (and what it starts) are this platform's. */
+  run<T>(fn: () => T): T {
+    return current.run(this, fn);
+  }
+}
+
+const current = new AsyncLocalStorage<PlatformEnv>();
+/** The Lambda's: built once per cold start from its environment. */
+const fromEnvironment = new PlatformEnv();
+/** Local platforms running in this process, oldest first: the last is the default outside any call. */
+const running: PlatformEnv[] = [];
+
+/** The platform the current call belongs to. */
+export function platformEnv(): PlatformEnv {
+  return current.getStore() ?? running.at(-1) ?? fromEnvironment;
+}
+
+/** A local platform starts: it is the default outside any call until `stop` (returned) or a later start. */
+export function startPlatformEnv(env: PlatformEnv): () => void {
+  running.push(env);
+  return () => {
+    const at = running.indexOf(env);
+    if (at >= 0) running.splice(at, 1);
+  };
+}
+
+/**
+ * Module state that holds what was read of a platform's resources (caches, counters awaiting a flush):
+ * one value per platform, made on first use in it, so two platforms of one process never see each other's.
+ */
+export function perPlatform<T>(make: () => T): () => T {
+  const held = new WeakMap<PlatformEnv, T>();
+  return () => {
+    const env = platformEnv();
+    let value = held.get(env);
+    if (value === undefined) {
+      value = make();
+      held.set(env, value);
+    }
+    return value;
+  };
+}
+
+const variable = (name: string): string | undefined => platformEnv().variable(name);
+
 function required(name: string): string {
-  const value = process.env[name];
+  const value = variable(name);
   if (!value) throw new Error(`Configuration variable ${name} is not set`);
   return value;
 }
 
 function optional(name: string, fallback: string): string {
-  const value = process.env[name];
+  const value = variable(name);
   return value === undefined || value === '' ? fallback : value;
 }
 
 function positiveInteger(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
+  const value = Number(variable(name));
   return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
 /** A positive number (fractions allowed: tests shorten seconds below one), else the fallback. */
 function positiveNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
+  const value = Number(variable(name));
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 /** A TCP port to listen on (0: any free one), else the fallback. */
 function port(name: string, fallback: number): number {
-  const raw = process.env[name];
+  const raw = variable(name);
   const value = Number(raw);
   return raw !== undefined && raw !== '' && Number.isInteger(value) && value >= 0 && value <= 65_535 ? value : fallback;
+}
+
+/** A secret's value: given (the platform's own, or the environment's), else fetched at cold start (lib/aws/secrets.ts). */
+function requiredSecret(name: SecretName): string {
+  const { envVar } = secretDefinitions[name];
+  const value = variable(envVar) || platformEnv().fetchedSecrets.get(name)?.value;
+  if (!value) throw new Error(`Configuration variable ${envVar} is not set`);
+  return value;
+}
+
+/** A whole number of at least 0 when set, else the fallback. */
+function wholeNumber(name: string, fallback: number): number {
+  const raw = variable(name);
+  const value = Number(raw);
+  return raw && Number.isInteger(value) && value >= 0 ? value : fallback;
 }
 
 export const config = {
@@ -73,7 +165,7 @@ export const config = {
    * Where SES is reached, when not at the AWS endpoint: the local platform's outbox (lib/local/mail-outbox.ts),
    * which records each mail and passes it on. Unset in the cloud.
    */
-  mailEndpoint: () => process.env.SES_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL || undefined,
+  mailEndpoint: () => variable('SES_ENDPOINT_URL') || variable('AWS_ENDPOINT_URL') || undefined,
   /** The dashboard's origin (scheme://host[:port]): its links in mail, and the only origin a cookie-authenticated write may come from. */
   consoleUrl: () => optional('CONSOLE_URL', 'https://app.slipway.site').replace(/\/+$/, ''),
   /** Dashboard page that confirms an e-mail address; the link adds `?token=`. */
@@ -86,20 +178,20 @@ export const config = {
    * anyone forge a state. The local platform generates one per run; the stack
    * reads it from a Secrets Manager secret.
    */
-  gitStateSecret: () => required('GIT_STATE_SECRET'),
+  gitStateSecret: () => requiredSecret('gitState'),
   /**
    * The forge tokens' signing key set (lib/builds/forge-keys.ts). No default: the local platform makes one
    * (kept in .slipway/state/), the stack generates one into Secrets Manager.
    */
-  forgeSigningKey: () => required('FORGE_SIGNING_KEY'),
+  forgeSigningKey: () => requiredSecret('forgeSigning'),
   /** The forge tokens' `iss`: the platform's public origin (the console's, where /.well-known/jwks.json answers). */
-  forgeTokenIssuer: () => (process.env.FORGE_TOKEN_ISSUER || optional('CONSOLE_URL', 'https://app.slipway.site')).replace(/\/+$/, ''),
+  forgeTokenIssuer: () => (variable('FORGE_TOKEN_ISSUER') || optional('CONSOLE_URL', 'https://app.slipway.site')).replace(/\/+$/, ''),
   /** Local use only: lets SSO discovery fetch http:// issuers on loopback addresses. Never set in the cloud. */
   ssoAllowLoopbackHttp: () => optional('SSO_ALLOW_LOOPBACK_HTTP', 'false') === 'true',
   /** Whole-request budget of a discovery document fetch. */
   ssoDiscoveryTimeoutMs: () => Number(optional('SSO_DISCOVERY_TIMEOUT_MS', '5000')),
   /** Callback registered in identity providers; default `${baseUrl}/api/v1/auth/sso/callback`. */
-  ssoRedirectUri: () => process.env.SSO_REDIRECT_URI || undefined,
+  ssoRedirectUri: () => variable('SSO_REDIRECT_URI') || undefined,
   /** Where advisories (`warnings[].docs_url`) point. */
   docsBaseUrl: () => optional('DOCS_BASE_URL', 'https://docs.slipway.dev'),
   /**
@@ -107,13 +199,13 @@ export const config = {
    * variable values at rest. The local platform generates one per run; the stack
    * reads it from a Secrets Manager secret (lib/aws/secrets.ts).
    */
-  envEncryptionKey: () => required('ENV_ENCRYPTION_KEY'),
+  envEncryptionKey: () => requiredSecret('envEncryption'),
   /**
    * The billing provider's webhook signing secret (Stripe's `whsec_...` of the endpoint). No default: a
    * known key would let anyone forge subscription changes. The local platform generates one per run unless
    * set; the stack reads it from a Secrets Manager secret the operator fills in (docs/deploy.md).
    */
-  billingWebhookSecret: () => required('BILLING_WEBHOOK_SECRET'),
+  billingWebhookSecret: () => requiredSecret('billingWebhook'),
   // Custom domains (lib/domains/)
   /**
    * DNS servers that domain verification asks, as `host` or `host:port`, comma
@@ -141,7 +233,7 @@ export const config = {
    * country of that distribution's edge). The stack sets GEO_RULES_AT_EDGE=true for serve-site;
    * the local platform leaves it unset and applies the rule itself from GEO_COUNTRY_HEADER.
    */
-  geoRulesAtEdge: () => process.env.GEO_RULES_AT_EDGE === 'true',
+  geoRulesAtEdge: () => variable('GEO_RULES_AT_EDGE') === 'true',
   // TLS of custom domains (lib/domains/tls.ts, docs/domains.md)
   /** Delay before the first automatic retry of a failed SSL attempt; each later retry waits twice the one before. */
   sslRetryBaseDelaySeconds: () => positiveInteger('SSL_RETRY_BASE_DELAY_SECONDS', 60),
@@ -152,11 +244,8 @@ export const config = {
   /** While a certificate waits for its DNS validation, how often the worker looks again. */
   sslCheckIntervalSeconds: () => Math.min(900, positiveInteger('SSL_CHECK_INTERVAL_SECONDS', 120)),
   /** A certificate still not validated this long after it was requested fails the attempt (VALIDATION_TIMED_OUT). */
-  sslValidationTimeoutSeconds: () => {
-    // 0 is allowed: a certificate must already be issued when an attempt first looks (the tests' failing certificate).
-    const value = Number(process.env.SSL_VALIDATION_TIMEOUT_SECONDS);
-    return process.env.SSL_VALIDATION_TIMEOUT_SECONDS && Number.isInteger(value) && value >= 0 ? value : 3600;
-  },
+  // 0 is allowed: a certificate must already be issued when an attempt first looks (the tests' failing certificate).
+  sslValidationTimeoutSeconds: () => wholeNumber('SSL_VALIDATION_TIMEOUT_SECONDS', 3600),
   // Trust and safety (lib/abuse/)
   /** `off` switches abuse-report intake off: the endpoint answers 503 ABUSE_INTAKE_UNAVAILABLE and records nothing. */
   abuseIntakeEnabled: () => optional('ABUSE_INTAKE', 'on') !== 'off',
@@ -169,20 +258,14 @@ export const config = {
    * A user-function Lambda younger than this is never swept: one being made may not have its record read yet.
    * SWEEP_MIN_AGE_SECONDS; 0 in tests.
    */
-  sweepMinAgeSeconds: () => {
-    const value = Number(process.env.SWEEP_MIN_AGE_SECONDS);
-    return process.env.SWEEP_MIN_AGE_SECONDS && Number.isInteger(value) && value >= 0 ? value : 1800;
-  },
+  sweepMinAgeSeconds: () => wholeNumber('SWEEP_MIN_AGE_SECONDS', 1800),
   /** Name prefix of the user-function Lambdas (the stack's functions runtime sets it); unset where there are none (locally). */
-  functionsLambdaPrefix: () => process.env.FUNCTIONS_LAMBDA_PREFIX || undefined,
+  functionsLambdaPrefix: () => variable('FUNCTIONS_LAMBDA_PREFIX') || undefined,
   /**
    * Local platform: sandboxed runner processes kept started ahead of queued invocations (each invocation still
    * gets one of its own, which exits when it returns). FUNCTIONS_QUEUED_PREFORK; 0 starts each on demand.
    */
-  functionsQueuedPrefork: () => {
-    const value = Number(process.env.FUNCTIONS_QUEUED_PREFORK);
-    return process.env.FUNCTIONS_QUEUED_PREFORK && Number.isInteger(value) && value >= 0 ? value : 3;
-  },
+  functionsQueuedPrefork: () => wholeNumber('FUNCTIONS_QUEUED_PREFORK', 3),
   // Builds (lib/builds/, docs/builds.md)
   /** A build's time budget: past it the build is stopped and fails (15 minutes; tests shorten it). */
   buildTimeBudgetMs: () => positiveInteger('BUILD_TIME_BUDGET_MS', 15 * 60 * 1000),
@@ -209,7 +292,7 @@ export const config = {
   /** Local use only: lets builds fetch http:// repositories on loopback addresses (a repository served on this machine). */
   gitAllowLoopbackHttp: () => optional('GIT_ALLOW_LOOPBACK_HTTP', 'false') === 'true',
   /** Where the local build host keeps each project's package-manager store, keyed by lockfile hash (default: a folder under the OS temp dir). */
-  buildCacheDir: () => process.env.BUILD_CACHE_DIR || undefined,
+  buildCacheDir: () => variable('BUILD_CACHE_DIR') || undefined,
   // Functions (lib/functions/): tests shorten these
   /** Queued invocations one client IP may make per minute: the spec's 20, raised for tests that are not about the cap. */
   functionsQueuedRatePerMinute: () => positiveInteger('FUNCTIONS_QUEUED_RATE_PER_MINUTE', 20),
@@ -225,7 +308,7 @@ export const config = {
    * in all). Tests shorten them (comma-separated); each is an SQS message delay, so at most 900.
    */
   functionsCallbackRetryDelaysSeconds: (): number[] => {
-    const raw = process.env.FUNCTIONS_CALLBACK_RETRY_DELAYS_SECONDS;
+    const raw = variable('FUNCTIONS_CALLBACK_RETRY_DELAYS_SECONDS');
     const delays = raw ? raw.split(',').map((d) => Number(d.trim())) : [1, 5, 30, 120, 600];
     if (delays.some((d) => !Number.isInteger(d) || d < 0 || d > 900))
       throw new Error('FUNCTIONS_CALLBACK_RETRY_DELAYS_SECONDS must be whole seconds from 0 to 900, comma-separated');
@@ -249,13 +332,13 @@ export const config = {
    * is seen within this, an idle function costs one read per this per door process. FUNCTIONS_TAIL_CACHE_MS.
    */
   functionsTailCacheMs: () => {
-    const value = Number(process.env.FUNCTIONS_TAIL_CACHE_MS);
-    return process.env.FUNCTIONS_TAIL_CACHE_MS && Number.isFinite(value) && value >= 0 ? value : 3_000;
+    const value = Number(variable('FUNCTIONS_TAIL_CACHE_MS'));
+    return variable('FUNCTIONS_TAIL_CACHE_MS') && Number.isFinite(value) && value >= 0 ? value : 3_000;
   },
   /** Name prefix of live tails' short-lived queues (FUNCTIONS_TAIL_QUEUE_PREFIX; the stack and local provisioning set it). */
   functionsTailQueuePrefix: () => required('FUNCTIONS_TAIL_QUEUE_PREFIX'),
   functionsRouteCacheMs: () => {
-    const value = Number(process.env.FUNCTIONS_ROUTE_CACHE_MS);
+    const value = Number(variable('FUNCTIONS_ROUTE_CACHE_MS'));
     return Number.isFinite(value) && value >= 0 ? value : 1_000;
   },
   /** How long a queued invocation's task may take to be placed, pull the image and start. */
@@ -264,7 +347,7 @@ export const config = {
   functionsTaskPollMs: () => positiveNumber('FUNCTIONS_TASK_POLL_MS', 1000),
   /** Local platform: blank runner processes kept started ahead of requests (FUNCTIONS_PREFORK, default 2). */
   functionsPrefork: () => {
-    const raw = process.env.FUNCTIONS_PREFORK;
+    const raw = variable('FUNCTIONS_PREFORK');
     const value = Number(raw);
     return raw !== undefined && raw.trim() !== '' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 2;
   },
@@ -272,7 +355,7 @@ export const config = {
    * A variable the stack's functions runtime gives the router and the invocations worker, by the name
    * lib/functions/hosts/cloud/variables.ts gives it (`cloudHostVariables`); undefined when unset.
    */
-  functionsRuntimeVariable: (name: string) => process.env[name] || undefined,
+  functionsRuntimeVariable: (name: string) => variable(name) || undefined,
   /** Between two flushes of a site server's visit counters. */
   siteAnalyticsFlushMs: () => positiveNumber('SITE_ANALYTICS_FLUSH_MS', 10_000),
   // Keyword scans of published deployments (lib/abuse/scans.ts)
@@ -293,42 +376,44 @@ export const config = {
   finalizeBudgetMs: () => positiveNumber('FINALIZE_BUDGET_MS', 20_000),
   // Screenshots (lib/screenshots/)
   /** How long a page may take to load, read at each capture. */
-  screenshotPageTimeoutMs: () => Number(process.env.SCREENSHOT_PAGE_TIMEOUT_MS || 20_000),
+  screenshotPageTimeoutMs: () => Number(variable('SCREENSHOT_PAGE_TIMEOUT_MS') || 20_000),
   /** Which Chromium: `system` (a binary on this machine) or `serverless` (@sparticuz/chromium, the capture image's). */
   screenshotChromium: (): 'system' | 'serverless' => {
-    const value = process.env.SCREENSHOT_CHROMIUM || 'system';
+    const value = variable('SCREENSHOT_CHROMIUM') || 'system';
     if (value !== 'system' && value !== 'serverless') throw new Error(`SCREENSHOT_CHROMIUM must be system or serverless, not "${value}"`);
     return value;
   },
   /** Where the system Chromium binary is looked for (Debian's, unless CHROMIUM_PATH). */
-  chromiumPath: () => process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+  chromiumPath: () => variable('CHROMIUM_PATH') || '/usr/bin/chromium',
   /** The platform's API origin the capture worker reports its results to. */
-  apiBaseUrl: () => process.env.API_BASE_URL ?? '',
+  apiBaseUrl: () => variable('API_BASE_URL') ?? '',
   /** The Lambda runtime API (`host:port`) in a Lambda, which a captured page must not reach; unset elsewhere. */
-  lambdaRuntimeApi: () => process.env.AWS_LAMBDA_RUNTIME_API,
+  lambdaRuntimeApi: () => variable('AWS_LAMBDA_RUNTIME_API'),
   /** The CodeBuild project builds run in (lib/builds/cloud-host.ts `cloudBuildVariables`); unset where builds run locally. */
-  buildsCodebuildProject: () => process.env.BUILDS_CODEBUILD_PROJECT || undefined,
+  buildsCodebuildProject: () => variable('BUILDS_CODEBUILD_PROJECT') || undefined,
   /**
    * The ARN of the worker a one-time schedule invokes, from the variable the worker's row names (lib/workers.ts):
    * each function is given only the ARNs it schedules.
    */
-  scheduleTargetArn: (variable: string) => process.env[variable] || undefined,
+  scheduleTargetArn: (name: string) => variable(name) || undefined,
   /** A secret's value when set (the local platform, tests, or loaded at cold start by lib/aws/secrets.ts). */
-  secretValue: (name: SecretName) => process.env[secretDefinitions[name].envVar] || undefined,
+  secretValue: (name: SecretName) => variable(secretDefinitions[name].envVar) || platformEnv().fetchedSecrets.get(name)?.value || undefined,
   /** The ARN of a secret's Secrets Manager secret (the stack sets it; the value is fetched at cold start). */
-  secretArn: (name: SecretName) => process.env[secretDefinitions[name].arnEnvVar] || undefined,
+  secretArn: (name: SecretName) => variable(secretDefinitions[name].arnEnvVar) || undefined,
   /** The least severe level logged (LOG_LEVEL, else Lambda's advanced logging level), upper-cased; INFO by default. */
-  logLevel: () => (process.env.LOG_LEVEL ?? process.env.AWS_LAMBDA_LOG_LEVEL ?? process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO').toUpperCase(),
+  logLevel: () => (variable('LOG_LEVEL') ?? variable('AWS_LAMBDA_LOG_LEVEL') ?? variable('POWERTOOLS_LOG_LEVEL') ?? 'INFO').toUpperCase(),
   awsRegion: () => optional('AWS_REGION', 'us-east-1'),
   /** The credentials requests are signed with (Lambda's role, or the local platform's `test`); missing ones are undefined. */
   awsCredentials: () => ({
-    accessKeyId: process.env.AWS_ACCESS_KEY_ID,
-    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,
-    sessionToken: process.env.AWS_SESSION_TOKEN || undefined,
+    accessKeyId: variable('AWS_ACCESS_KEY_ID'),
+    secretAccessKey: variable('AWS_SECRET_ACCESS_KEY'),
+    sessionToken: variable('AWS_SESSION_TOKEN') || undefined,
   }),
   /** Set only when talking to a local AWS endpoint (moto or LocalStack). */
-  awsEndpoint: () => process.env.AWS_ENDPOINT_URL || undefined,
+  awsEndpoint: () => variable('AWS_ENDPOINT_URL') || undefined,
   /** The account and region `cdk` deploys to (the CDK CLI sets them), or undefined for an environment-agnostic stack. */
   cdkDeployEnvironment: () =>
-    process.env.CDK_DEFAULT_ACCOUNT ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } : undefined,
+    variable('CDK_DEFAULT_ACCOUNT') ? { account: variable('CDK_DEFAULT_ACCOUNT'), region: variable('CDK_DEFAULT_REGION') } : undefined,
+  /** Any variable of the platform, for code that passes a platform's settings on (the synthesized mode's Lambdas). */
+  variable,
 };

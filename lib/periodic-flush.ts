@@ -1,3 +1,5 @@
+import { platformEnv } from './config.ts';
+
 /**
  * Counts kept in memory and written out now and then (functions telemetry,
  * site analytics): flushes run one after another, never two at once, every
@@ -7,6 +9,8 @@
 export class PeriodicFlush {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  /** The platform whose counts these are (lib/config.ts): each write goes to its resources, whoever calls. */
+  private readonly platform = platformEnv();
 
   constructor(
     private readonly writeOut: () => Promise<void>,
@@ -14,7 +18,7 @@ export class PeriodicFlush {
   ) {}
 
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeOut());
+    this.flushing = this.flushing.then(() => this.platform.run(this.writeOut));
     return this.flushing;
   }
 

@@ -39,6 +39,8 @@ export const cliConfig = {
   /** SLIPWAY_RETRY_ATTEMPTS and SLIPWAY_RETRY_BASE_MS tune the retry policy (tests keep their waits short). */
   retryAttempts: (fallback: number) => nonNegativeNumber('SLIPWAY_RETRY_ATTEMPTS', fallback),
   retryBaseMs: (fallback: number) => nonNegativeNumber('SLIPWAY_RETRY_BASE_MS', fallback),
+  /** The PATH children are started with (`git http-backend`). */
+  searchPath: () => process.env.PATH ?? '',
   /** PORT, as given: `slipway dev`'s port when --port is not (the command checks it). */
   devPort: () => process.env.PORT,
   /** Plain lines instead of progress drawing: NO_COLOR (no-color.org) or CI set, or a dumb terminal. */

@@ -52,7 +52,7 @@ function httpBackend(repo: Repository, req: IncomingMessage, res: ServerResponse
   }
   const child = spawn(join(git(repo.dir, ['--exec-path']) ?? '/usr/lib/git-core', 'git-http-backend'), [], {
     env: {
-      PATH: process.env.PATH ?? '',
+      PATH: cliConfig.searchPath(),
       GIT_PROJECT_ROOT: dirname(repo.dir),
       GIT_HTTP_EXPORT_ALL: '1',
       // Builds fetch exactly the pushed commit by its SHA, as forges allow.

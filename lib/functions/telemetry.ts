@@ -1,4 +1,4 @@
-import { config } from '../config.ts';
+import { config, perPlatform } from '../config.ts';
 import { logger } from '../logger.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
 import { addToHourRow, addToWeekRow, raisePeakMemory, type HourBucket, type WeekBucket } from './telemetry-records.ts';
@@ -62,13 +62,16 @@ function flushIntervalMs(): number {
 }
 
 export class FunctionTelemetry {
-  private hours = new Map<string, HourBucket>();
-  private weeks = new Map<string, WeekBucket>();
-  private readonly flusher = new PeriodicFlush(() => this.writeOut(), flushIntervalMs);
+  /** Per platform (lib/config.ts): counts are written to the table of the platform that took them. */
+  private readonly held = perPlatform(() => ({
+    hours: new Map<string, HourBucket>(),
+    weeks: new Map<string, WeekBucket>(),
+    flusher: new PeriodicFlush(() => this.writeOut(), flushIntervalMs),
+  }));
 
   private hourBucket(fn: HourBucket['fn'], hour = this.clock().hour): HourBucket {
     const key = `${fn.team_id}|${hour}|${fn.function_id}`;
-    let bucket = this.hours.get(key);
+    let bucket = this.held().hours.get(key);
     if (!bucket) {
       bucket = {
         fn,
@@ -83,7 +86,7 @@ export class FunctionTelemetry {
         peakMemoryMib: 0,
         limits: new Map(),
       };
-      this.hours.set(key, bucket);
+      this.held().hours.set(key, bucket);
     }
     return bucket;
   }
@@ -110,10 +113,10 @@ export class FunctionTelemetry {
 
   private weekBucket(teamId: string, weekStart: string): WeekBucket {
     const key = `${teamId}|${weekStart}`;
-    let week = this.weeks.get(key);
+    let week = this.held().weeks.get(key);
     if (!week) {
       week = { teamId, weekStart, httpRequests: 0, backgroundInvocations: 0, backgroundRuntimeSeconds: 0 };
-      this.weeks.set(key, week);
+      this.held().weeks.set(key, week);
     }
     return week;
   }
@@ -153,14 +156,14 @@ export class FunctionTelemetry {
 
   /** Writes what was counted since the last flush; a failed write is logged and its counts dropped (telemetry, not billing). */
   flush(): Promise<void> {
-    return this.flusher.flush();
+    return this.held().flusher.flush();
   }
 
   private async writeOut(): Promise<void> {
-    const hours = [...this.hours.values()];
-    const weeks = [...this.weeks.values()];
-    this.hours.clear();
-    this.weeks.clear();
+    const hours = [...this.held().hours.values()];
+    const weeks = [...this.held().weeks.values()];
+    this.held().hours.clear();
+    this.held().weeks.clear();
     const writes: Promise<unknown>[] = [];
     for (const b of hours) {
       writes.push(addToHourRow(b));
@@ -176,10 +179,10 @@ export class FunctionTelemetry {
 
   /** Flushes every few seconds until stopped. */
   start(): void {
-    this.flusher.start();
+    this.held().flusher.start();
   }
 
   stop(): Promise<void> {
-    return this.flusher.stop();
+    return this.held().flusher.stop();
   }
 }

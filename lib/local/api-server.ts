@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { config } from '../config.ts';
+import { config, type PlatformEnv } from '../config.ts';
 import { errorResponse, meta } from '../http/envelope.ts';
 import type { ErrorEntry } from '../errors/api-error.ts';
 import { INTERNAL_ERROR, PAYLOAD_TOO_LARGE, PLATFORM_STARTING } from '../errors/catalogue/request.ts';
@@ -150,9 +150,11 @@ export function createApiServer(
   hostnameHandlers: HostnameHandler[] = [],
   gate: StartGate = { ready: true },
   api: () => ApiAnswer = () => sourceApi,
+  /** The platform each request is a call of (lib/config.ts): its configuration and caches. */
+  platform?: PlatformEnv,
 ): Server {
   return createServer((req, res) => {
-    void (async () => {
+    const answer = async () => {
       try {
         if (!gate.ready) {
           req.resume();
@@ -168,6 +170,7 @@ export function createApiServer(
         if (!res.headersSent) writeEnvelopeError(res, INTERNAL_ERROR);
         else res.destroy();
       }
-    })();
+    };
+    void (platform ? platform.run(answer) : answer());
   });
 }

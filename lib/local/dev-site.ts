@@ -9,6 +9,7 @@ import { bundleFunctionInFolder, functionEntries, INVALID_NAME_LINE } from '../f
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH, type DeployedFunction } from '../functions/model.ts';
 import { functionUrl } from '../functions/records.ts';
 import { functionHostnameLabel } from '../functions/resolve.ts';
+import { PlatformEnv, startPlatformEnv } from '../config.ts';
 import { logger } from '../logger.ts';
 import type { RouteManifestFile } from '../sites/route-manifest.ts';
 import {
@@ -189,30 +190,39 @@ function listen(server: Server, port: number): Promise<number> {
 }
 
 /** The dev server: the function door first (its hosts), every other request a file of the folder. */
-function devServer(doorHandler: HostnameHandler, files: SiteFiles): Server {
+function devServer(doorHandler: HostnameHandler, files: SiteFiles, platform: PlatformEnv): Server {
   return createServer((req, res) => {
-    void (async () => {
-      if (await doorHandler(req, res)) return;
-      const request = {
-        host: req.headers.host ?? '',
-        path: req.url ?? '/',
-        method: req.method ?? 'GET',
-        headers: req.headers as Record<string, string | undefined>,
-      };
-      // Compressed as CloudFront compresses a deployed site (lib/sites/compression.ts).
-      const reply = await compressReply(await serveSiteFiles(request, files), req.headers['accept-encoding']);
-      res.writeHead(reply.status, reply.headers);
-      if (reply.body === null || Buffer.isBuffer(reply.body)) res.end(reply.body ?? undefined);
-      else await pipeline(reply.body, res);
-    })().catch((error: unknown) => {
-      logger.error('slipway dev: a request failed', { error: (error as Error).message });
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal_error\n');
-      else res.destroy();
-    });
+    void platform
+      .run(async () => {
+        if (await doorHandler(req, res)) return;
+        const request = {
+          host: req.headers.host ?? '',
+          path: req.url ?? '/',
+          method: req.method ?? 'GET',
+          headers: req.headers as Record<string, string | undefined>,
+        };
+        // Compressed as CloudFront compresses a deployed site (lib/sites/compression.ts).
+        const reply = await compressReply(await serveSiteFiles(request, files), req.headers['accept-encoding']);
+        res.writeHead(reply.status, reply.headers);
+        if (reply.body === null || Buffer.isBuffer(reply.body)) res.end(reply.body ?? undefined);
+        else await pipeline(reply.body, res);
+      })
+      .catch((error: unknown) => {
+        logger.error('slipway dev: a request failed', { error: (error as Error).message });
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal_error\n');
+        else res.destroy();
+      });
   });
 }
 
 export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
+  // Its own configuration (lib/config.ts), filled in once the port is known; what it starts runs inside it.
+  const owned: Record<string, string> = {};
+  const platform = new PlatformEnv(owned);
+  return platform.run(() => start(options, platform, owned));
+}
+
+async function start(options: DevSiteOptions, platform: PlatformEnv, owned: Record<string, string>): Promise<DevSite> {
   const log = options.onLog ?? ((line: string) => process.stdout.write(`${line}\n`));
   const functionsBase = options.functionsBase ?? options.dir;
   let built = new Map<string, Built>();
@@ -233,17 +243,19 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
     loadBundle: async (fn) => [...built.values()].find((b) => b.fn.bundle_sha256 === fn.bundle_sha256)?.code ?? Buffer.alloc(0),
     onConsole: (fn, stream, line) => log(`[${fn.name}] ${stream === 'stderr' ? 'stderr ' : ''}${line}`),
   });
-  const server = devServer(runtime.hostnameHandler, folderFiles(options.dir, log));
+  const server = devServer(runtime.hostnameHandler, folderFiles(options.dir, log), platform);
   const port = await listen(server, options.port);
   // The serving and door rules read these (lib/config.ts): the addresses a deployed site would have, on this port.
-  Object.assign(process.env, {
+  Object.assign(owned, {
     SITE_DOMAIN: 'localhost',
     FUNCTION_DOMAIN: 'fn.localhost',
     PUBLIC_SCHEME: 'http',
     PUBLIC_PORT_SUFFIX: `:${port}`,
+    // Each request asks for the function anew: a rebuild answers at once.
+    FUNCTIONS_ROUTE_CACHE_MS: '0',
   });
-  // Each request asks for the function anew: a rebuild answers at once.
-  process.env.FUNCTIONS_ROUTE_CACHE_MS = '0';
+  // Outside its calls too (the CLI prints its functions' addresses), as the local platform is.
+  const released = startPlatformEnv(platform);
 
   function rebuild(): Promise<void> {
     if (timer) clearTimeout(timer);
@@ -284,12 +296,14 @@ export async function startDevSite(options: DevSiteOptions): Promise<DevSite> {
     siteUrl: `http://${options.subdomain}.localhost:${port}/`,
     functions: () => [...built.values()].map(({ fn }) => ({ name: fn.name, url: fn.url })).sort((a, b) => (a.name < b.name ? -1 : 1)),
     settled: () => building,
-    stop: async () => {
-      watcher?.close();
-      if (timer) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await runtime.driver.stop();
-    },
+    stop: () =>
+      platform.run(async () => {
+        watcher?.close();
+        if (timer) clearTimeout(timer);
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await runtime.driver.stop();
+        released();
+      }),
   };
 }

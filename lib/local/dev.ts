@@ -11,6 +11,19 @@ import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from
 import { config } from '../config.ts';
 import { localConfig } from './local-config.ts';
 
+/** What `npm run dev` sets beside the platform's own, each unless the environment sets it. */
+function devSettings(consoleUrl: string, keptSecrets: Record<string, string>): Record<string, string> {
+  return {
+    ...keptSecrets,
+    // The console's dev server (vite).
+    CORS_ORIGINS: 'http://localhost:5173',
+    // A repository served on this machine (http on loopback) builds locally; the cloud accepts https on public addresses only.
+    GIT_ALLOW_LOOPBACK_HTTP: 'true',
+    // Confirmation links open the console's page too (the default points at the cloud console).
+    EMAIL_CONFIRM_URL: `${consoleUrl}/confirm-email`,
+  };
+}
+
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
 async function main() {
   const port = localConfig.port((raw) => new LocalPlatformError(`PORT must be a port number, not "${raw}"`));
@@ -20,7 +33,6 @@ async function main() {
     const options = '--fresh (start empty) and --synth (run the synthesized template)';
     throw new LocalPlatformError(`unknown option ${unknown[0]}; the options are ${options}`);
   }
-  process.env.CORS_ORIGINS ??= 'http://localhost:5173';
   // `npm run dev -- --synth`: run the synthesized template (synthesized first when cdk.out is not current).
   const synth = args.includes('--synth');
   if (synth) await ensureSynthesized((line) => process.stdout.write(`${line}\n`));
@@ -31,8 +43,6 @@ async function main() {
   }
   // Kept across restarts (.slipway/state/, .slipway/state-synth/ for --synth): moto's state and the secrets stored values are sealed with.
   const state = openLocalState({ fresh: args.includes('--fresh'), mode: synth ? 'synth' : 'source' });
-  // A repository served on this machine (http on loopback) builds locally; the cloud accepts https on public addresses only.
-  process.env.GIT_ALLOW_LOOPBACK_HTTP ??= 'true';
   const parts = localParts({ synthesized: synth });
   const platform = await startLocalPlatform({
     synthesized: synth ? { assemblyDir: assemblyDir() } : undefined,
@@ -45,9 +55,8 @@ async function main() {
     drivers: parts.drivers,
     // Nothing is delivered locally: the link is printed here (and listed on the outbox page).
     onSignInLink: (email, url) => process.stdout.write(`Sign-in link for ${email}: ${url}\n`),
+    settings: ({ consoleUrl }) => devSettings(consoleUrl, state.secrets),
   });
-  // Confirmation links open the console's page too (the default points at the cloud console).
-  process.env.EMAIL_CONFIRM_URL ??= `${platform.consoleUrl}/confirm-email`;
   // The CLI finds this platform from any folder by this record (a site's folder has no .slipway/).
   writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
   // The synthesized mode runs functions in user-function Lambdas (lib/local/synth/lambda-service.ts), not the sandbox.

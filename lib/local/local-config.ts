@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { config } from '../config.ts';
 
 /**
  * The local platform's own settings (`npm run dev` and the tests' platform), read from the environment on
@@ -27,11 +28,20 @@ export const localConfig = {
   searchPath: () => process.env.PATH,
   /** The PATH a sandboxed child is started with: the platform's own, else the system's. */
   childPath: () => process.env.PATH ?? '/usr/bin:/bin',
-  /** Those of `names` the platform was given, with their values: passed on to the code it runs. */
+  /** Those of `names` the platform has (its own settings, else the environment's), with their values: passed on to the code it runs. */
   setVariables: (names: readonly string[]): Record<string, string> =>
-    Object.fromEntries(names.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]!])),
-  /** One variable of the platform's own environment, passed on to the code it runs. */
-  variable: (name: string) => process.env[name],
+    Object.fromEntries(names.flatMap((name) => (config.variable(name) === undefined ? [] : [[name, config.variable(name)!]]))),
+  /** One variable of the platform (its own setting, else the environment's), passed on to the code it runs. */
+  variable: (name: string) => config.variable(name),
+  /**
+   * The process's AWS identity when none is given: the SDK reads credentials and region from the environment,
+   * and moto takes any. One per process, whatever platforms it runs, so it stays in the environment.
+   */
+  useTestCredentialsUnlessSet: () => {
+    process.env.AWS_REGION ??= 'us-east-1';
+    process.env.AWS_ACCESS_KEY_ID ??= 'test';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+  },
   /** Synthesized mode: where the cloud assembly is (SLIPWAY_CDK_OUT, else `fallback`). */
   assemblyDir: (fallback: string) => process.env.SLIPWAY_CDK_OUT || fallback,
   /** Synthesized mode: execution environments one Lambda may keep at once. */

@@ -28,6 +28,8 @@ export const KEPT_SECRETS = {
 
 export interface LocalStateFolder {
   dir: string;
+  /** The kept secrets the environment does not set, for the platform's settings. */
+  secrets: Record<string, string>;
   /** The environment that makes moto_server load and save its state (lib/local/moto.ts passes it on). */
   motoEnv: Record<string, string>;
   /** After moto started: whether it resumed a saved state, and the sentence the start log prints. */
@@ -58,10 +60,11 @@ export function savedAtText(savedAt: unknown): string {
 }
 
 /**
- * Sets each kept secret in `env` unless it is set already (a value the developer chose wins and is not
- * stored): from the folder, else made now and stored (mode 0600).
+ * Each kept secret the environment does not set (a value the developer chose wins and is not stored): from
+ * the folder, else made now and stored (mode 0600). The platform is given them as settings (lib/local/dev.ts).
  */
-export function applyKeptSecrets(dir: string, env: NodeJS.ProcessEnv = process.env): void {
+export function keptSecrets(dir: string): Record<string, string> {
+  const kept: Record<string, string> = {};
   const file = join(dir, 'secrets.json');
   let stored: Record<string, string> = {};
   try {
@@ -71,20 +74,21 @@ export function applyKeptSecrets(dir: string, env: NodeJS.ProcessEnv = process.e
   }
   let added = false;
   for (const [name, make] of Object.entries(KEPT_SECRETS)) {
-    if (env[name]) continue;
+    if (localConfig.variable(name)) continue;
     if (typeof stored[name] !== 'string' || stored[name] === '') {
       stored[name] = make();
       added = true;
     }
-    env[name] = stored[name];
+    kept[name] = stored[name];
   }
-  if (!added) return;
+  if (!added) return kept;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
+  return kept;
 }
 
-/** Opens (or, with `fresh`, empties) the state folder of `npm run dev` and sets the kept secrets in the environment. */
+/** Opens (or, with `fresh`, empties) the state folder of `npm run dev`, with the kept secrets. */
 export function openLocalState(options: { dir?: string; fresh?: boolean; mode?: LocalMode } = {}): LocalStateFolder {
   const mode = options.mode ?? 'source';
   const dir = options.dir ?? localStateDir(process.cwd(), mode);
@@ -92,12 +96,13 @@ export function openLocalState(options: { dir?: string; fresh?: boolean; mode?: 
   const kept = `${mode === 'synth' ? 'the synthesized' : 'the source'} mode's state; ${other} keeps its own`;
   if (options.fresh) rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  applyKeptSecrets(dir);
+  const secrets = keptSecrets(dir);
   const stateFile = join(dir, 'moto.pickle');
   const statusFile = `${stateFile}.status.json`;
   rmSync(statusFile, { force: true });
   return {
     dir,
+    secrets,
     motoEnv: { SLIPWAY_MOTO_STATE_FILE: stateFile },
     outcome() {
       let status: { resumed?: boolean; reason?: string; saved_at?: unknown } = {};

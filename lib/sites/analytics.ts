@@ -1,4 +1,4 @@
-import { config } from '../config.ts';
+import { config, perPlatform } from '../config.ts';
 import { logger } from '../logger.ts';
 import { PeriodicFlush } from '../periodic-flush.ts';
 import { type AnalyticsDay, addDayCounts, type DayCounts, readAnalyticsRows, type StatusClass } from './analytics-records.ts';
@@ -54,14 +54,17 @@ function statusClass(status: number): StatusClass | null {
 }
 
 export class SiteAnalytics {
-  private days = new Map<string, DayCounts>();
-  private readonly flusher = new PeriodicFlush(() => this.writeOut(), flushIntervalMs);
+  /** Per platform (lib/config.ts): counts are written to the table of the platform that served them. */
+  private readonly held = perPlatform(() => ({
+    days: new Map<string, DayCounts>(),
+    flusher: new PeriodicFlush(() => this.writeOut(), flushIntervalMs),
+  }));
 
   /** Counts one reply; costs a few map updates, never I/O. */
   record(request: ServedRequest, now = new Date()): void {
     const day = dayOf(now);
     const key = `${request.projectId}|${day}`;
-    let bucket = this.days.get(key);
+    let bucket = this.held().days.get(key);
     if (!bucket) {
       bucket = {
         projectId: request.projectId,
@@ -73,7 +76,7 @@ export class SiteAnalytics {
         paths: new Map(),
         otherPaths: 0,
       };
-      this.days.set(key, bucket);
+      this.held().days.set(key, bucket);
     }
     bucket.requests += 1;
     bucket.bytes += request.bytes;
@@ -84,22 +87,22 @@ export class SiteAnalytics {
     if (count !== undefined) bucket.paths.set(path, count + 1);
     else if (bucket.paths.size < MAX_PATHS_PER_FLUSH) bucket.paths.set(path, 1);
     else bucket.otherPaths += 1;
-    this.flusher.start();
+    this.held().flusher.start();
   }
 
   /** Writes what was counted since the last flush. A failed write is logged and its counts dropped (analytics, not billing). */
   flush(): Promise<void> {
-    return this.flusher.flush();
+    return this.held().flusher.flush();
   }
 
   /** Writes what is left and stops the timer (the next count starts it again). */
   stop(): Promise<void> {
-    return this.flusher.stop();
+    return this.held().flusher.stop();
   }
 
   private async writeOut(): Promise<void> {
-    const buckets = [...this.days.values()];
-    this.days.clear();
+    const buckets = [...this.held().days.values()];
+    this.held().days.clear();
     const results = await Promise.allSettled(buckets.map((bucket) => addDayCounts(bucket)));
     for (const result of results) {
       if (result.status === 'rejected') logger.warn('site analytics write failed', { error: String(result.reason) });
@@ -107,7 +110,7 @@ export class SiteAnalytics {
   }
 }
 
-/** The one recorder of this process: the serving module counts into it. */
+/** The recorder of this process (its counts kept per platform): the serving module counts into it. */
 export const siteAnalytics = new SiteAnalytics();
 
 export interface ProjectAnalytics {

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.ts';
-import { config } from '../config.ts';
+import { config, perPlatform } from '../config.ts';
 import type { RouteManifest } from './route-manifest.ts';
 import { servingRulesMatcher, type ServingRulesMatcher } from './serving-rules.ts';
 import { siteObjects } from './serving-cache.ts';
@@ -12,10 +12,10 @@ import { manifestObjectKey, routeManifestKey } from './storage-keys.ts';
 
 /** Write-once, so a deployment's manifest never changes: cache it for the container's life, bounded. */
 const MANIFEST_CACHE_LIMIT = 500;
-const manifestCache = new Map<string, RouteManifest>();
+const manifestCache = perPlatform(() => new Map<string, RouteManifest>());
 
 export async function routeManifest(teamId: string, slug: string, deploymentId: string): Promise<RouteManifest | null> {
-  const cached = manifestCache.get(deploymentId);
+  const cached = manifestCache().get(deploymentId);
   if (cached) return cached;
   let text: string;
   try {
@@ -28,8 +28,8 @@ export async function routeManifest(teamId: string, slug: string, deploymentId: 
     throw error;
   }
   const manifest = JSON.parse(text) as RouteManifest;
-  if (manifestCache.size >= MANIFEST_CACHE_LIMIT) manifestCache.delete(manifestCache.keys().next().value!);
-  manifestCache.set(deploymentId, manifest);
+  if (manifestCache().size >= MANIFEST_CACHE_LIMIT) manifestCache().delete(manifestCache().keys().next().value!);
+  manifestCache().set(deploymentId, manifest);
   return manifest;
 }
 

@@ -1,5 +1,5 @@
 import { tableWriteGeneration } from '../aws/table-writes.ts';
-import { config } from '../config.ts';
+import { config, perPlatform } from '../config.ts';
 
 /**
  * Deployed objects by content hash (the SHA-256 of their bytes, checked at
@@ -8,12 +8,11 @@ import { config } from '../config.ts';
  * bytes (SITE_OBJECT_CACHE_BYTES, default 64 MiB) and per object
  * (SITE_OBJECT_CACHE_MAX_OBJECT_BYTES, default 1 MiB; larger objects are
  * streamed from storage every time); the least recently served goes first.
- * One per process: the local platform's site server, or one serve-site
- * Lambda container.
+ * One per platform (lib/config.ts): one serve-site Lambda container, or each
+ * local platform of a process.
  */
 export class ObjectCache {
-  private readonly entries = new Map<string, Buffer>();
-  private bytes = 0;
+  private readonly held = perPlatform(() => ({ entries: new Map<string, Buffer>(), bytes: 0 }));
 
   /** Whether an object of this size is kept at all (read per call: configuration is never cached). */
   fits(size: number): boolean {
@@ -21,29 +20,32 @@ export class ObjectCache {
   }
 
   get(hash: string): Buffer | undefined {
-    const bytes = this.entries.get(hash);
+    const { entries } = this.held();
+    const bytes = entries.get(hash);
     if (bytes) {
       // Most recently served last: Map keeps insertion order.
-      this.entries.delete(hash);
-      this.entries.set(hash, bytes);
+      entries.delete(hash);
+      entries.set(hash, bytes);
     }
     return bytes;
   }
 
   set(hash: string, bytes: Buffer): void {
-    if (!this.fits(bytes.length) || this.entries.has(hash)) return;
+    const held = this.held();
+    if (!this.fits(bytes.length) || held.entries.has(hash)) return;
     const limit = config.siteObjectCacheBytes();
-    for (const [oldest, old] of this.entries) {
-      if (this.bytes + bytes.length <= limit) break;
-      this.entries.delete(oldest);
-      this.bytes -= old.length;
+    for (const [oldest, old] of held.entries) {
+      if (held.bytes + bytes.length <= limit) break;
+      held.entries.delete(oldest);
+      held.bytes -= old.length;
     }
-    this.entries.set(hash, bytes);
-    this.bytes += bytes.length;
+    held.entries.set(hash, bytes);
+    held.bytes += bytes.length;
   }
 
   get size(): { objects: number; bytes: number } {
-    return { objects: this.entries.size, bytes: this.bytes };
+    const { entries, bytes } = this.held();
+    return { objects: entries.size, bytes };
   }
 }
 
@@ -59,20 +61,22 @@ export const siteObjects = new ObjectCache();
  * request either way.
  */
 export class RecordCache<T> {
-  private readonly entries = new Map<string, { value: T; generation: number }>();
+  /** Per platform (lib/config.ts): two local platforms of one process read two tables. */
+  private readonly entriesOf = perPlatform(() => new Map<string, { value: T; generation: number }>());
 
   constructor(private readonly limit = 1000) {}
 
   /** The value kept for `key`, else what `read` gives (kept if no write happened meanwhile). */
   async get(key: string, read: () => Promise<T>): Promise<T> {
     if (config.siteRecordCache() !== 'process') return read();
-    const kept = this.entries.get(key);
+    const entries = this.entriesOf();
+    const kept = entries.get(key);
     const generation = tableWriteGeneration();
     if (kept && kept.generation === generation) return kept.value;
     const value = await read();
     if (tableWriteGeneration() === generation) {
-      if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(key, { value, generation });
+      if (entries.size >= this.limit) entries.delete(entries.keys().next().value!);
+      entries.set(key, { value, generation });
     }
     return value;
   }

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
-import { config } from '../config.ts';
+import { config, perPlatform } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { RecordCache } from './serving-cache.ts';
 
@@ -59,24 +59,24 @@ export function servedProject(projectId: string): Promise<ServedProject | null> 
  * longer answers to the subdomain (it moved, or is gone), which is when a hold can name another project.
  */
 const HOLD_CACHE_LIMIT = 1000;
-const holdCache = new Map<string, string>();
+const holdCache = perPlatform(() => new Map<string, string>());
 
 /** The project holding a subdomain (via its hold item), or null. */
 export async function projectForSubdomain(subdomain: string): Promise<ServedProject | null> {
-  const remembered = holdCache.get(subdomain);
+  const remembered = holdCache().get(subdomain);
   if (remembered) {
     const project = await servedProject(remembered);
     // A project being deleted may have released its hold to another: read the hold again.
     if (project && project.subdomain === subdomain && project.status !== 'deleting') return project;
-    holdCache.delete(subdomain);
+    holdCache().delete(subdomain);
   }
   const hold = await getItem<{ project_id?: string }>(keys.subdomainHold(subdomain));
   if (!hold?.project_id) return null;
   const project = await servedProject(hold.project_id);
   // A hold whose project is gone, or that the project no longer answers to, serves nothing.
   if (!project || project.subdomain !== subdomain) return null;
-  if (holdCache.size >= HOLD_CACHE_LIMIT) holdCache.delete(holdCache.keys().next().value!);
-  holdCache.set(subdomain, project.id);
+  if (holdCache().size >= HOLD_CACHE_LIMIT) holdCache().delete(holdCache().keys().next().value!);
+  holdCache().set(subdomain, project.id);
   return project;
 }
 
@@ -90,17 +90,17 @@ export async function projectForSubdomain(subdomain: string): Promise<ServedProj
  */
 const CLAIM_CACHE_TTL_MS = 60_000;
 const CLAIM_CACHE_LIMIT = 1000;
-const claimCache = new Map<string, { domainId: string; projectId: string; until: number }>();
+const claimCache = perPlatform(() => new Map<string, { domainId: string; projectId: string; until: number }>());
 
 async function domainClaim(hostname: string, fresh: boolean): Promise<{ domainId: string; projectId: string } | null> {
-  const cached = claimCache.get(hostname);
+  const cached = claimCache().get(hostname);
   if (!fresh && cached && cached.until > Date.now()) return cached;
-  claimCache.delete(hostname);
+  claimCache().delete(hostname);
   const claim = await getItem<{ domain_id?: string; project_id?: string }>(keys.domainHost(hostname));
   if (!claim?.domain_id || !claim.project_id) return null;
-  if (claimCache.size >= CLAIM_CACHE_LIMIT) claimCache.delete(claimCache.keys().next().value!);
+  if (claimCache().size >= CLAIM_CACHE_LIMIT) claimCache().delete(claimCache().keys().next().value!);
   const entry = { domainId: claim.domain_id, projectId: claim.project_id, until: Date.now() + CLAIM_CACHE_TTL_MS };
-  claimCache.set(hostname, entry);
+  claimCache().set(hostname, entry);
   return entry;
 }
 

@@ -1,5 +1,5 @@
 import { getObject } from '../aws/s3-lite.ts';
-import { config } from '../config.ts';
+import { config, perPlatform } from '../config.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
 
@@ -12,17 +12,17 @@ import { routeManifestKey } from '../sites/storage-keys.ts';
  * a redeploy's begin and finalize both need the live deployment's, and the finalize before them wrote
  * it. Bounded by entries, not deployments: a 50,000-file deployment is a few megabytes of strings.
  */
-const liveCache = new Map<string, ReadonlyMap<string, string>>();
+const liveCache = perPlatform(() => new Map<string, ReadonlyMap<string, string>>());
 const LIVE_CACHE_MAX_ENTRIES = 100_000;
 
 function remember(key: string, objects: ReadonlyMap<string, string>): void {
-  liveCache.delete(key);
-  liveCache.set(key, objects);
+  liveCache().delete(key);
+  liveCache().set(key, objects);
   let entries = 0;
-  for (const map of liveCache.values()) entries += map.size;
-  for (const [oldest, map] of liveCache) {
+  for (const map of liveCache().values()) entries += map.size;
+  for (const [oldest, map] of liveCache()) {
     if (entries <= LIVE_CACHE_MAX_ENTRIES || oldest === key) break;
-    liveCache.delete(oldest);
+    liveCache().delete(oldest);
     entries -= map.size;
   }
 }
@@ -48,7 +48,7 @@ export async function liveObjects(
 ): Promise<ReadonlyMap<string, string>> {
   if (!liveDeploymentId) return new Map();
   const key = routeManifestKey(teamId, slug, liveDeploymentId);
-  const cached = liveCache.get(key);
+  const cached = liveCache().get(key);
   if (cached) return cached;
   const reply = await getObject(config.bucket('sites'), key);
   const manifest = JSON.parse(await reply.transformToString()) as RouteManifest;

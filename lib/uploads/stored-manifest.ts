@@ -1,5 +1,5 @@
 import { getObject } from '../aws/s3-lite.ts';
-import { config } from '../config.ts';
+import { config, perPlatform } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { UPLOAD_HASH_NOT_IN_MANIFEST } from '../errors/catalogue/sites.ts';
 import type { ManifestFile } from './manifest.ts';
@@ -44,19 +44,19 @@ export function placementsOf(files: ManifestFile[]): Map<string, Placement> {
  * the thousands of file uploads of one session read it once instead of once
  * each; a few sessions are kept, the oldest dropped first.
  */
-const manifestCache = new Map<string, Promise<ManifestIndex>>();
+const manifestCache = perPlatform(() => new Map<string, Promise<ManifestIndex>>());
 const MANIFEST_CACHE_SIZE = 8;
 
 export function readManifest(session: Pick<UploadSessionRecord, 'upload_id' | 'manifest_key'>): Promise<ManifestIndex> {
-  const cached = manifestCache.get(session.upload_id);
+  const cached = manifestCache().get(session.upload_id);
   if (cached) return cached;
   const loading = (async () => {
     const reply = await getObject(config.bucket('bundles'), session.manifest_key);
     const stored = JSON.parse(await reply.transformToString()) as StoredManifest;
     return { files: stored.files, missing: stored.missing ?? [], placements: placementsOf(stored.files) };
   })();
-  manifestCache.set(session.upload_id, loading);
-  loading.catch(() => manifestCache.delete(session.upload_id));
-  while (manifestCache.size > MANIFEST_CACHE_SIZE) manifestCache.delete(manifestCache.keys().next().value!);
+  manifestCache().set(session.upload_id, loading);
+  loading.catch(() => manifestCache().delete(session.upload_id));
+  while (manifestCache().size > MANIFEST_CACHE_SIZE) manifestCache().delete(manifestCache().keys().next().value!);
   return loading;
 }

@@ -336,13 +336,13 @@ describe('refusals change nothing', () => {
   });
 
   it('503 ABUSE_REPORT_NOT_RECORDED when the table cannot be written, with the envelope and no internals', async () => {
-    const saved = process.env[tableDefinition.envVar]!;
-    process.env[tableDefinition.envVar] = `${saved}-missing`;
+    const saved = platform.env[tableDefinition.envVar]!;
+    platform.env[tableDefinition.envVar] = `${saved}-missing`;
     let reply: Reply;
     try {
       reply = await postFrom(freshIp(), report());
     } finally {
-      process.env[tableDefinition.envVar] = saved;
+      platform.env[tableDefinition.envVar] = saved;
     }
     expectError(reply, 503, 'ABUSE_REPORT_NOT_RECORDED');
     expect(JSON.stringify(reply.body)).not.toMatch(/ResourceNotFound|missing/);

@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
-const secret = () => process.env.BILLING_WEBHOOK_SECRET!;
+const secret = () => platform.env.BILLING_WEBHOOK_SECRET!;
 
 function stripeEvent(type: string, object: Record<string, unknown>, options: { id?: string; created?: number } = {}) {
   return {

@@ -483,14 +483,14 @@ describe('POST /api/v1/domains/{id}/retry-ssl', () => {
   it('when the queue refuses the attempt: 500, and the attempt it claimed ends failed (PROVISIONING_INTERRUPTED, no retry queued), so retry-ssl may start again', async () => {
     const d = await verifiedQuietly();
     const envVar = queueDefinitions.sslRetries.envVar;
-    const saved = process.env[envVar]!;
+    const saved = platform.env[envVar]!;
     // A queue that does not exist: SQS refuses the send (QueueDoesNotExist), as it would refuse one it cannot take.
-    process.env[envVar] = `${saved}-missing`;
+    platform.env[envVar] = `${saved}-missing`;
     let refused;
     try {
       refused = await retrySsl(d.id);
     } finally {
-      process.env[envVar] = saved;
+      platform.env[envVar] = saved;
     }
     expectError(refused, 500, 'INTERNAL_ERROR');
     const after = (await read(d.id)).body.data;

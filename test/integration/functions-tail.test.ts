@@ -56,7 +56,7 @@ async function tailState() {
       ExpressionAttributeValues: { ':pk': `FNTAIL#${functionId}` },
     }),
   );
-  const queues = await sqs().send(new ListQueuesCommand({ QueueNamePrefix: process.env.FUNCTIONS_TAIL_QUEUE_PREFIX }));
+  const queues = await sqs().send(new ListQueuesCommand({ QueueNamePrefix: config.functionsTailQueuePrefix() }));
   return { sessions: sessions.Items ?? [], queues: queues.QueueUrls ?? [] };
 }
 

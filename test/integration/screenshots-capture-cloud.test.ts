@@ -185,8 +185,8 @@ describe('the cloud capture worker', () => {
       req.on('end', () => res.writeHead(Number(req.url!.split('/').pop())).end());
     });
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
-    const previous = process.env.API_BASE_URL;
-    process.env.API_BASE_URL = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+    const previous = platform.env.API_BASE_URL!;
+    platform.env.API_BASE_URL = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
     try {
       const job = (id: string): string =>
         JSON.stringify({ job_id: id, token: 't', url: siteUrl, upload_path: `/jobs/${id}` } satisfies CaptureMessage);
@@ -204,7 +204,7 @@ describe('the cloud capture worker', () => {
       // Four captures reported, each a PNG; the two malformed messages reached nothing.
       expect(seen).toEqual(['PUT /jobs/503 image/png', 'PUT /jobs/409 image/png', 'PUT /jobs/401 image/png', 'PUT /jobs/429 image/png']);
     } finally {
-      process.env.API_BASE_URL = previous;
+      platform.env.API_BASE_URL = previous;
       await new Promise((resolve) => endpoint.close(resolve));
     }
   });
@@ -245,8 +245,8 @@ describe('the cloud capture worker', () => {
       `<img src="http://127.0.0.1:${reportPort}/hold.png"></body></html>`;
     await deploy(platform, m.owner.token, site({ 'index.html': page }), { name: uniqueName(), subdomain });
     const url = `http://${subdomain}.localhost:${platform.port}`;
-    const previous = { api: process.env.API_BASE_URL, runtime: process.env.AWS_LAMBDA_RUNTIME_API };
-    process.env.API_BASE_URL = `http://127.0.0.1:${reportPort}`;
+    const previous = { api: platform.env.API_BASE_URL!, runtime: process.env.AWS_LAMBDA_RUNTIME_API };
+    platform.env.API_BASE_URL = `http://127.0.0.1:${reportPort}`;
     const capture = (id: string) =>
       handler(sqsEvent([{ messageId: id, body: JSON.stringify({ job_id: id, token: 't', url, upload_path: '/jobs/x' }) }]));
     try {
@@ -262,7 +262,7 @@ describe('the cloud capture worker', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(reached).toEqual([]);
     } finally {
-      process.env.API_BASE_URL = previous.api;
+      platform.env.API_BASE_URL = previous.api;
       if (previous.runtime === undefined) delete process.env.AWS_LAMBDA_RUNTIME_API;
       else process.env.AWS_LAMBDA_RUNTIME_API = previous.runtime;
       await new Promise((resolve) => runtimeApi.close(resolve));

@@ -1,10 +1,10 @@
 import { CreateSecretCommand, GetRandomPasswordCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { loadSecrets, refreshSecret, secretsManager } from '../../lib/aws/secrets.ts';
-import { config } from '../../lib/config.ts';
+import { config, PlatformEnv } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { decryptEnvValue, parseEnvEncryptionKey } from '../../lib/env/encryption.ts';
 import { verifyConnectState } from '../../lib/git/connect-state.ts';
@@ -30,14 +30,15 @@ let saved: Record<string, string | undefined>;
 
 beforeAll(async () => {
   platform = await startTestPlatform();
-  saved = Object.fromEntries(touched.map((name) => [name, process.env[name]]));
+  saved = Object.fromEntries(touched.map((name) => [name, platform.env[name]]));
 });
 afterAll(() => platform?.stop());
 
+/** The platform's own configuration (lib/config.ts) as it was started. */
 function restoreEnvironment() {
   for (const name of touched) {
-    if (saved[name] === undefined) delete process.env[name];
-    else process.env[name] = saved[name];
+    if (saved[name] === undefined) delete platform.env[name];
+    else platform.env[name] = saved[name];
   }
 }
 
@@ -51,70 +52,69 @@ async function createSecret(value: string): Promise<string> {
 /** An ARN of the right shape that names no secret: fetching it fails. */
 const nowhere = () => `arn:aws:secretsmanager:us-east-1:123456789012:secret:slipway-absent-${randomBytes(6).toString('hex')}-AbCdEf`;
 
-describe('loadSecrets', () => {
-  afterEach(restoreEnvironment);
+/** A Lambda's configuration at cold start: what the stack gives it (here the secrets' ARNs), on the run's AWS endpoint. */
+const lambdaEnv = (given: Record<string, string>) => new PlatformEnv({ AWS_ENDPOINT_URL: platform.awsEndpoint, ...given });
 
+describe('loadSecrets', () => {
   it('reads a fetched secret again once it is older than asked (a rotation of the forge signing key), never a given one', async () => {
-    delete process.env[forgeSigning.envVar];
     const arn = await createSecret('seed-one-'.padEnd(40, 'x'));
-    process.env[forgeSigning.arnEnvVar] = arn;
-    await loadSecrets(['forgeSigning']);
-    expect(process.env[forgeSigning.envVar]).toBe('seed-one-'.padEnd(40, 'x'));
+    const lambda = lambdaEnv({ [forgeSigning.arnEnvVar]: arn });
+    const held = () => lambda.run(() => config.secretValue('forgeSigning'));
+    await lambda.run(() => loadSecrets(['forgeSigning']));
+    expect(held()).toBe('seed-one-'.padEnd(40, 'x'));
     await secretsManager().send(new PutSecretValueCommand({ SecretId: arn, SecretString: 'seed-two-'.padEnd(40, 'x') }));
     // Younger than the limit: the value held stays.
-    await refreshSecret('forgeSigning', 60_000);
-    expect(process.env[forgeSigning.envVar]).toBe('seed-one-'.padEnd(40, 'x'));
-    await refreshSecret('forgeSigning', 0);
-    expect(process.env[forgeSigning.envVar]).toBe('seed-two-'.padEnd(40, 'x'));
+    await lambda.run(() => refreshSecret('forgeSigning', 60_000));
+    expect(held()).toBe('seed-one-'.padEnd(40, 'x'));
+    await lambda.run(() => refreshSecret('forgeSigning', 0));
+    expect(held()).toBe('seed-two-'.padEnd(40, 'x'));
     // A read that fails keeps the value held.
-    process.env[forgeSigning.arnEnvVar] = nowhere();
-    await expect(refreshSecret('forgeSigning', 0)).resolves.toBeUndefined();
-    expect(process.env[forgeSigning.envVar]).toBe('seed-two-'.padEnd(40, 'x'));
+    lambda.owned[forgeSigning.arnEnvVar] = nowhere();
+    await expect(lambda.run(() => refreshSecret('forgeSigning', 0))).resolves.toBeUndefined();
+    expect(held()).toBe('seed-two-'.padEnd(40, 'x'));
+    // Fetched into that configuration only: the platform's own value is untouched.
+    expect(config.secretValue('forgeSigning')).toBe(saved[forgeSigning.envVar]);
   });
 
-  it('fetches a secret whose value is unset from the ARN the stack gives, into the value variable', async () => {
+  it('fetches a secret whose value is unset from the ARN the stack gives, into the platform configuration', async () => {
     const gitValue = randomBytes(32).toString('base64url');
     const keyValue = randomBytes(32).toString('hex');
-    delete process.env[gitState.envVar];
-    delete process.env[envEncryption.envVar];
-    process.env[gitState.arnEnvVar] = await createSecret(gitValue);
-    process.env[envEncryption.arnEnvVar] = await createSecret(keyValue);
+    const lambda = lambdaEnv({
+      [gitState.arnEnvVar]: await createSecret(gitValue),
+      [envEncryption.arnEnvVar]: await createSecret(keyValue),
+    });
 
-    await loadSecrets(['gitState', 'envEncryption']);
-    expect(process.env[gitState.envVar]).toBe(gitValue);
-    expect(process.env[envEncryption.envVar]).toBe(keyValue);
-    expect(config.gitStateSecret()).toBe(gitValue);
-    expect(config.envEncryptionKey()).toBe(keyValue);
+    await lambda.run(() => loadSecrets(['gitState', 'envEncryption']));
+    expect(lambda.run(() => config.gitStateSecret())).toBe(gitValue);
+    expect(lambda.run(() => config.envEncryptionKey())).toBe(keyValue);
   });
 
   it('loads only the secrets it is asked for', async () => {
-    delete process.env[gitState.envVar];
-    delete process.env[envEncryption.envVar];
-    process.env[gitState.arnEnvVar] = await createSecret('git-state-only');
-    process.env[envEncryption.arnEnvVar] = await createSecret(randomBytes(32).toString('hex'));
+    const lambda = lambdaEnv({
+      [gitState.arnEnvVar]: await createSecret('git-state-only'),
+      [envEncryption.arnEnvVar]: await createSecret(randomBytes(32).toString('hex')),
+    });
 
-    await loadSecrets(['gitState']);
-    expect(process.env[gitState.envVar]).toBe('git-state-only');
-    expect(process.env[envEncryption.envVar]).toBeUndefined();
+    await lambda.run(() => loadSecrets(['gitState']));
+    expect(lambda.run(() => config.secretValue('gitState'))).toBe('git-state-only');
+    expect(lambda.run(() => config.secretValue('envEncryption'))).toBeUndefined();
   });
 
   it('keeps a value already in the environment and never fetches its ARN', async () => {
-    process.env[gitState.envVar] = 'given-directly';
-    process.env[gitState.arnEnvVar] = nowhere();
-    await expect(loadSecrets(['gitState'])).resolves.toBeUndefined();
-    expect(process.env[gitState.envVar]).toBe('given-directly');
+    const lambda = lambdaEnv({ [gitState.envVar]: 'given-directly', [gitState.arnEnvVar]: nowhere() });
+    await expect(lambda.run(() => loadSecrets(['gitState']))).resolves.toBeUndefined();
+    expect(lambda.run(() => config.secretValue('gitState'))).toBe('given-directly');
 
     // The same ARN with no value given is fetched, and fails: so the call above really was not made.
-    delete process.env[gitState.envVar];
-    await expect(loadSecrets(['gitState'])).rejects.toThrow();
-    expect(process.env[gitState.envVar]).toBeUndefined();
+    delete lambda.owned[gitState.envVar];
+    await expect(lambda.run(() => loadSecrets(['gitState']))).rejects.toThrow();
+    expect(lambda.run(() => config.secretValue('gitState'))).toBeUndefined();
   });
 
   it('does nothing when neither the value nor an ARN is given (lib/config.ts then names the missing variable)', async () => {
-    delete process.env[envEncryption.envVar];
-    delete process.env[envEncryption.arnEnvVar];
-    await loadSecrets(['envEncryption']);
-    expect(() => config.envEncryptionKey()).toThrow('Configuration variable ENV_ENCRYPTION_KEY is not set');
+    const lambda = lambdaEnv({});
+    await lambda.run(() => loadSecrets(['envEncryption']));
+    expect(() => lambda.run(() => config.envEncryptionKey())).toThrow('Configuration variable ENV_ENCRYPTION_KEY is not set');
   });
 
   it("accepts what Secrets Manager generates with the stack's options as the encryption key", async () => {
@@ -141,10 +141,11 @@ describe('handlers that need a secret, given only its ARN', () => {
 
   beforeAll(async () => {
     m = await makeTeamWithRoles('Secret Keepers');
-    delete process.env[gitState.envVar];
-    delete process.env[envEncryption.envVar];
-    process.env[gitState.arnEnvVar] = await createSecret(gitValue);
-    process.env[envEncryption.arnEnvVar] = await createSecret(keyValue);
+    // The platform as a stack configures it: the ARNs, no values.
+    delete platform.env[gitState.envVar];
+    delete platform.env[envEncryption.envVar];
+    platform.env[gitState.arnEnvVar] = await createSecret(gitValue);
+    platform.env[envEncryption.arnEnvVar] = await createSecret(keyValue);
   });
   afterAll(restoreEnvironment);
 
@@ -169,7 +170,7 @@ describe('handlers that need a secret, given only its ARN', () => {
     expect(bulk.status).toBe(200);
     expect(bulk.body.data.created).toEqual(['DATABASE_URL']);
 
-    process.env[envEncryption.envVar] = keyValue;
+    platform.env[envEncryption.envVar] = keyValue;
     for (const [environment, name, value] of [
       ['production', 'API_TOKEN', 'tok-s3cret'],
       ['preview', 'DATABASE_URL', 'postgres://app:pw@db/app'],
@@ -180,7 +181,7 @@ describe('handlers that need a secret, given only its ARN', () => {
       expect(decryptEnvValue(item.Item!.value_sealed, { projectId, environment, name })).toBe(value);
     }
     // Not under the key the local platform generated for this run.
-    process.env[envEncryption.envVar] = saved[envEncryption.envVar];
+    platform.env[envEncryption.envVar] = saved[envEncryption.envVar]!;
     const item = await dynamo().send(
       new GetCommand({ TableName: config.tableName(), Key: keys.envVariable(projectId, 'production', 'API_TOKEN') }),
     );

@@ -5,6 +5,7 @@ import { resolveString, type LocalStackValues } from './intrinsics.ts';
 import type { SynthLambda } from './lambda-host.ts';
 import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
 import { localConfig } from '../local-config.ts';
+import { platformEnv } from '../../config.ts';
 
 /**
  * Deployment settings (cdk context) that the local platform answers with its
@@ -78,6 +79,12 @@ export function localOverlay(): Record<string, string | null> {
   Object.assign(overlay, localConfig.setVariables(localSettingVariables));
   for (const name of localTuningVariables) overlay[name] = localConfig.variable(name) ?? null;
   return overlay;
+}
+
+/** localOverlay as the platform starting now has it, whichever call later starts an environment (lib/config.ts). */
+export function platformOverlay(): () => Record<string, string | null> {
+  const platform = platformEnv();
+  return () => platform.run(localOverlay);
 }
 
 /**

@@ -23,7 +23,7 @@ import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
 import { createLoadBalancers, type LocalLoadBalancers } from './load-balancers.ts';
 import { templateContainerInstances, type ContainerInstances } from './container-instances.ts';
 import { templateEcs, type TaskDefinition } from './ecs-template.ts';
-import { accessKeyIdOf, localOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
+import { accessKeyIdOf, platformOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
 import { localConfig } from '../local-config.ts';
@@ -225,7 +225,7 @@ export async function startSynthesizedRuntime(options: {
     ...ecsResources,
     instances,
     // A service's containers (the door) get the local settings the Lambdas get, at their start.
-    localEnvironment: localOverlay,
+    localEnvironment: platformOverlay(),
     roleCredentials: (definition) => ({ accessKeyId: taskKey(definition), secretAccessKey: 'local', endpoint: proxy.endpoint }),
   });
   const proxy: IamProxy = await startIamProxy({
@@ -246,7 +246,7 @@ export async function startSynthesizedRuntime(options: {
   const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
   const maxEnvironments = (fn: SynthLambda) =>
     doorRouters.has(fn.logicalId) ? localConfig.doorLambdaMaxEnvironments() : localConfig.lambdaMaxEnvironments();
-  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), localOverlay)]));
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), platformOverlay())]));
   const lambdaOf = (logicalId: string) => {
     const host = hosts.get(logicalId);
     if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
