@@ -44,6 +44,17 @@ export function staticSite(label: string, extra: Record<string, string> = {}, ou
   };
 }
 
+/**
+ * staticSite with no package.json or lockfile: the build command (`node build.mjs`, framework `other`) runs with no
+ * install, so a test whose subject is not the install skips npm's two starts per build.
+ */
+export function plainStaticSite(label: string, extra: Record<string, string> = {}, output: Record<string, string> = {}) {
+  return { ...staticSite(label, extra, output), 'package.json': null, 'package-lock.json': null };
+}
+
+/** Project settings that build plainStaticSite. */
+export const PLAIN_BUILD = { framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' } as const;
+
 export interface BuildsSuite {
   platform: TestPlatform;
   /** A repository served over Git's smart HTTP protocol on loopback (test/support/git-server.ts). */
