@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { BREAKER_THRESHOLD, PAUSE_REASON, recordUserFailure } from '../../lib/builds/breaker-records.ts';
 import { setTeamSuspended } from '../../lib/teams/standing.ts';
-import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { createGitProject, getSite, PLAIN_BUILD, plainStaticSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { makeTeamWithRoles } from '../support/platform.ts';
 
 /**
@@ -158,14 +158,11 @@ describe('failed builds', () => {
   });
 
   it('a successful manual build clears the breaker; the API starts builds for team admins only', async () => {
-    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
-      git_repo_url: ctx.repo.url,
-      build_command: 'npm run build',
-      output_dir: 'dist',
-    });
+    // No install (plainStaticSite): the subject is the breaker, not npm.
+    const { project } = await createGitProject(ctx.platform, ctx.roles.admin.token, { git_repo_url: ctx.repo.url, ...PLAIN_BUILD });
     for (let i = 0; i < BREAKER_THRESHOLD; i++) await recordUserFailure(project.id, { message: 'Build failed: x', signature: 'x' });
     expect((await projectOf(project.id)).auto_deploy_paused_at).toBeTruthy();
-    const sha = ctx.repo.commit('main', staticSite('manual'));
+    const sha = ctx.repo.commit('main', plainStaticSite('manual'));
     expect(
       (await ctx.platform.api('POST', `/api/v1/projects/${project.id}/builds`, { token: ctx.roles.member.token, body: { branch: 'main' } }))
         .status,

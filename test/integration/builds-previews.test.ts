@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { createGitProject, getSite, PLAIN_BUILD, plainStaticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { freshConfigHome, runCli } from '../support/cli.ts';
 import { githubPullRequestPayload, gitlabMergeRequestPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
 
@@ -10,7 +10,8 @@ import { githubPullRequestPayload, gitlabMergeRequestPayload, sendGithub, sendGi
  * branch, redelivered webhooks. Builds that the rules refuse are checked by
  * the webhook's answer and by the deployments listing: nothing was built.
  */
-// Each test runs one or more real builds: seconds each, more on a loaded machine.
+// Each test runs one or more real builds: seconds each, more on a loaded machine. Their sites have no package.json
+// (plainStaticSite): what is tested here is which pushes build and where they are served, not the install.
 vi.setConfig({ testTimeout: 120_000 });
 const ctx = useBuildsSuite({ functions: true });
 
@@ -27,8 +28,7 @@ describe('branch pushes', () => {
   it('builds a preview of another branch: served on its preview host, live untouched, no functions; production deploys functions without the variables', async () => {
     const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
       git_repo_url: ctx.repo.url,
-      build_command: 'npm run build',
-      output_dir: 'dist',
+      ...PLAIN_BUILD,
     });
     await ctx.platform.api('PUT', `/api/v1/projects/${project.id}/env/API_TOKEN`, {
       token: ctx.roles.admin.token,
@@ -38,7 +38,7 @@ describe('branch pushes', () => {
       token: ctx.roles.admin.token,
       body: { value: 'preview-hi', environment: 'preview' },
     });
-    const mainSha = ctx.repo.commit('main', staticSite('main', FUNCTION));
+    const mainSha = ctx.repo.commit('main', plainStaticSite('main', FUNCTION));
     const live = (await ctx.push(secret, 'main', mainSha)).body.data.builds[0];
     const liveBuild = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, live.deployment_id);
     expect(liveBuild.status, liveBuild.build_log.join('\n')).toBe('ready');
@@ -48,7 +48,7 @@ describe('branch pushes', () => {
 
     // The build's output folder holds serving rules: compiled at publish as an upload's are, served on the preview host.
     const rules = { _redirects: '/* /index.html 200\n/x /y 999\n', _headers: '/*\n  X-Frame-Options: DENY\n' };
-    const sha = ctx.repo.commit('Feature/New_Look', staticSite('feature', FUNCTION, rules));
+    const sha = ctx.repo.commit('Feature/New_Look', plainStaticSite('feature', FUNCTION, rules));
     const reply = await ctx.push(secret, 'Feature/New_Look', sha);
     expect(reply.status, reply.text).toBe(202);
     const queued = reply.body.data.builds[0];
@@ -166,11 +166,10 @@ describe('merge requests', () => {
   it('builds a preview on open and update, under the request own label, and takes it down on close', async () => {
     const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
       git_repo_url: ctx.repo.url,
-      build_command: 'npm run build',
-      output_dir: 'dist',
+      ...PLAIN_BUILD,
       preview_branch_mode: 'none',
     });
-    const sha = ctx.repo.commit('mr-branch', staticSite('mr one'));
+    const sha = ctx.repo.commit('mr-branch', plainStaticSite('mr one'));
     const opened = await sendGithub(ctx.platform, {
       event: 'pull_request',
       secret,
@@ -183,7 +182,7 @@ describe('merge requests', () => {
     const host = new URL(first.preview_url).hostname;
     expect((await getSite(ctx.platform, host)).text).toBe('<h1>mr one no greeting</h1>');
 
-    const sha2 = ctx.repo.commit('mr-branch', staticSite('mr two'));
+    const sha2 = ctx.repo.commit('mr-branch', plainStaticSite('mr two'));
     const updated = await sendGithub(ctx.platform, {
       event: 'pull_request',
       secret,
@@ -240,11 +239,10 @@ describe('rolling back past previews', () => {
   it('slipway rollback makes the production deployment before the live one live, never a preview built in between', async () => {
     const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
       git_repo_url: ctx.repo.url,
-      build_command: 'npm run build',
-      output_dir: 'dist',
+      ...PLAIN_BUILD,
     });
     const built = async (branch: string, text: string) => {
-      const sha = ctx.repo.commit(branch, staticSite(text));
+      const sha = ctx.repo.commit(branch, plainStaticSite(text));
       const queued = (await ctx.push(secret, branch, sha)).body.data.builds[0];
       const build = await waitForBuild(ctx.platform, ctx.roles.member.token, project.id, queued.deployment_id);
       expect(build.status, build.build_log.join('\n')).toBe('ready');

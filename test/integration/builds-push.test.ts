@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createGitProject, getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { createGitProject, getSite, PLAIN_BUILD, plainStaticSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { startGitServer } from '../support/git-server.ts';
 import { githubPushPayload, gitlabPushPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
 import { type Jwks, verifyForgeToken } from '../support/forge-tokens.ts';
@@ -37,13 +37,13 @@ describe('fetch credentials', () => {
     try {
       const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
         git_repo_url: guarded.url,
-        build_command: 'npm run build',
-        output_dir: 'dist',
+        // No install (plainStaticSite): the subject is the fetch's credential.
+        ...PLAIN_BUILD,
       });
       pinned.subject = `team:${ctx.roles.team.id}:project:${project.id}`;
       // A new commit each time: a delivery of a commit already built for the branch builds nothing (replays).
       const pushed = async (label: string) => {
-        const sha = guarded.commit('main', staticSite(label));
+        const sha = guarded.commit('main', plainStaticSite(label));
         const reply = await sendGithub(ctx.platform, {
           event: 'push',
           secret,
@@ -170,10 +170,10 @@ describe('a push to the production branch', () => {
   it('accepts a GitLab push hook with its token, and refuses a wrong token with 401 and no build', async () => {
     const { project, secret } = await createGitProject(ctx.platform, ctx.roles.admin.token, {
       git_repo_url: `${ctx.repo.url.replace('http://127.0.0.1', 'HTTP://127.0.0.1')}`,
-      output_dir: 'dist',
-      build_command: 'npm run build',
+      // No install (plainStaticSite): the subject is the hook's token; the push above builds with npm.
+      ...PLAIN_BUILD,
     });
-    const sha = ctx.repo.commit('main', staticSite('gitlab'), 'From GitLab');
+    const sha = ctx.repo.commit('main', plainStaticSite('gitlab'), 'From GitLab');
     const wrong = await sendGitlab(ctx.platform, {
       event: 'Push Hook',
       token: 'not-the-secret',

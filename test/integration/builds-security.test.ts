@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { probeSandbox } from '../../lib/functions/hosts/local/sandbox-probe.ts';
-import { createGitProject, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
+import { createGitProject, PLAIN_BUILD, plainStaticSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
 import { githubPushPayload, gitlabPushPayload, sendGithub, sendGitlab } from '../support/webhooks.ts';
 
 /**
@@ -37,7 +37,7 @@ function scriptedSite(label: string, body: string): Record<string, string> {
   });
 }
 
-async function pushAndWait(secret: string, projectId: string, branch: string, files: Record<string, string | { symlink: string }>) {
+async function pushAndWait(secret: string, projectId: string, branch: string, files: Record<string, string | null | { symlink: string }>) {
   const sha = ctx.repo.commit(branch, files);
   const reply = await ctx.push(secret, branch, sha);
   expect(reply.status, reply.text).toBe(202);
@@ -52,6 +52,8 @@ const project = (settings: Record<string, unknown> = {}) =>
     output_dir: 'dist',
     ...settings,
   });
+/** A project whose builds run no install (plainStaticSite): for what the fetch and the webhooks decide, not npm. */
+const plainProject = (settings: Record<string, unknown> = {}) => project({ ...PLAIN_BUILD, ...settings });
 
 describe('build egress: IPv6 forms that embed a refused IPv4 address', () => {
   it.skipIf(!sandboxed)("answers the build's CONNECT to each one 403, never trying the connection", async () => {
@@ -192,8 +194,8 @@ describe('what a build sees of the machine', () => {
 
 describe('the fetch line', () => {
   it('names the whole ref of a manual build of a branch head (not its first characters)', async () => {
-    const { project: p } = await project();
-    ctx.repo.commit('feature/whole-ref', staticSite('whole ref'));
+    const { project: p } = await plainProject();
+    ctx.repo.commit('feature/whole-ref', plainStaticSite('whole ref'));
     const started = await ctx.platform.api('POST', `/api/v1/projects/${p.id}/builds`, {
       token: ctx.roles.admin.token,
       body: { branch: 'feature/whole-ref' },
@@ -203,16 +205,16 @@ describe('the fetch line', () => {
     expect(build.status, (build.build_log as string[]).join('\n')).toBe('ready');
     expect(build.build_log[0]).toBe(`Fetching refs/heads/feature/whole-ref from ${ctx.repo.url}`);
     // A commit by its SHA stays short.
-    const { project: q, secret } = await project();
-    const pushed = await pushAndWait(secret, q.id, 'main', staticSite('short sha'));
+    const { project: q, secret } = await plainProject();
+    const pushed = await pushAndWait(secret, q.id, 'main', plainStaticSite('short sha'));
     expect(pushed.build_log[0]).toBe(`Fetching ${pushed.commit_sha.slice(0, 12)} from ${ctx.repo.url}`);
   });
 });
 
 describe('replayed deliveries', () => {
   it('acknowledges a delivery of a commit already queued for the branch (a new delivery id) and builds nothing', async () => {
-    const { project: p, secret } = await project();
-    const sha = ctx.repo.commit('main', staticSite('replayed'));
+    const { project: p, secret } = await plainProject();
+    const sha = ctx.repo.commit('main', plainStaticSite('replayed'));
     const payload = githubPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha });
     const first = await sendGithub(ctx.platform, { event: 'push', secret, payload });
     expect(first.status, first.text).toBe(202);
@@ -244,15 +246,15 @@ describe('replayed deliveries', () => {
     const next = await sendGithub(ctx.platform, {
       event: 'push',
       secret,
-      payload: githubPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha: ctx.repo.commit('main', staticSite('next')) }),
+      payload: githubPushPayload({ repoUrl: ctx.repo.url, branch: 'main', sha: ctx.repo.commit('main', plainStaticSite('next')) }),
     });
     expect(mine(next).builds).toHaveLength(1);
     await waitForBuild(ctx.platform, ctx.roles.member.token, p.id, mine(next).builds[0].deployment_id);
   });
 
   it('builds a commit once when deliveries of it race (a conditional write, not a read)', async () => {
-    const { project: p, secret } = await project();
-    const sha = ctx.repo.commit('race', staticSite('raced'));
+    const { project: p, secret } = await plainProject();
+    const sha = ctx.repo.commit('race', plainStaticSite('raced'));
     const payload = githubPushPayload({ repoUrl: ctx.repo.url, branch: 'race', sha });
     const replies = await Promise.all(
       Array.from({ length: 8 }, () => sendGithub(ctx.platform, { event: 'push', secret, payload, delivery: randomUUID() })),
@@ -268,8 +270,8 @@ describe('replayed deliveries', () => {
   });
 
   it('builds a branch again at the same commit after its preview was taken down (deleted, then pushed back)', async () => {
-    const { project: p, secret } = await project();
-    const sha = ctx.repo.commit('comeback', staticSite('comeback'));
+    const { project: p, secret } = await plainProject();
+    const sha = ctx.repo.commit('comeback', plainStaticSite('comeback'));
     const built = await ctx.push(secret, 'comeback', sha);
     const first = built.body.data.builds.find((b: { project_id: string }) => b.project_id === p.id);
     await waitForBuild(ctx.platform, ctx.roles.member.token, p.id, first.deployment_id);
@@ -283,8 +285,8 @@ describe('replayed deliveries', () => {
 
 describe('a project connected to a forge takes deliveries on its route only', () => {
   it('a GitHub project refuses its secret as a GitLab token, a GitLab project refuses a GitHub signature', async () => {
-    const { project: github, secret: githubSecret } = await project({ git_provider: 'github' });
-    const sha = ctx.repo.commit('main', staticSite('routes'));
+    const { project: github, secret: githubSecret } = await plainProject({ git_provider: 'github' });
+    const sha = ctx.repo.commit('main', plainStaticSite('routes'));
     const leaked = await sendGitlab(ctx.platform, {
       event: 'Push Hook',
       token: githubSecret,
@@ -300,8 +302,8 @@ describe('a project connected to a forge takes deliveries on its route only', ()
     expect(signed.status, signed.text).toBe(202);
     expect(signed.body.data.builds.map((b: { project_id: string }) => b.project_id)).toEqual([github.id]);
 
-    const { project: gitlab, secret: gitlabSecret } = await project({ git_provider: 'GitLab' });
-    const sha2 = ctx.repo.commit('main', staticSite('routes 2'));
+    const { project: gitlab, secret: gitlabSecret } = await plainProject({ git_provider: 'GitLab' });
+    const sha2 = ctx.repo.commit('main', plainStaticSite('routes 2'));
     const forged = await sendGithub(ctx.platform, {
       event: 'push',
       secret: gitlabSecret,

@@ -115,10 +115,13 @@ describe('npm run dev keeps its state across a stop and a start', () => {
       body: { files: site({ 'index.html': 'p' }).files, project: { name: `Prov ${subdomain}` } },
     });
     expect(provisional.status).toBe(201);
+    const due = await api('GET', `/api/v1/projects/${provisional.body.data.project_id}`, { token: m.owner.token });
+    const dueAt = Date.parse(due.body.data.provisional_until);
     await stop(first);
     expect(statSync(join(dir, 'state', 'moto.pickle')).size).toBeGreaterThan(0);
     expect(statSync(join(dir, 'state', 'secrets.json')).mode & 0o777).toBe(0o600);
-    await sleep(4000);
+    // Stopped before its schedule fell due; started again only once it has (the stop itself took part of the wait).
+    await sleep(Math.max(0, dueAt + 200 - Date.now()));
 
     const second = await start();
     expect(second.output).toMatch(/State: +resumed the state saved in /);

@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -6,6 +7,7 @@ import { setFunctionsEnrolment, setTeamPlan } from '../../lib/teams/standing.ts'
 import { startGitServer, type GitServer } from './git-server.ts';
 import { makeTeamWithRoles, startTestPlatform, type ApiReply, type TestPlatform } from './platform.ts';
 import { siteRequest } from './sites.ts';
+import { until } from './wait.ts';
 import { githubPushPayload, sendGithub, type PushInput } from './webhooks.ts';
 
 /**
@@ -43,6 +45,17 @@ export function staticSite(label: string, extra: Record<string, string> = {}, ou
     ...extra,
   };
 }
+
+/**
+ * staticSite with no package.json or lockfile: the build command (`node build.mjs`, framework `other`) runs with no
+ * install, so a test whose subject is not the install skips npm's two starts per build.
+ */
+export function plainStaticSite(label: string, extra: Record<string, string> = {}, output: Record<string, string> = {}) {
+  return { ...staticSite(label, extra, output), 'package.json': null, 'package-lock.json': null };
+}
+
+/** Project settings that build plainStaticSite. */
+export const PLAIN_BUILD = { framework: 'other', build_command: 'node build.mjs', output_dir: 'dist' } as const;
 
 export interface BuildsSuite {
   platform: TestPlatform;
@@ -129,4 +142,46 @@ export async function waitForBuild(
 export async function getSite(platform: TestPlatform, host: string, path = '/'): Promise<{ status: number; text: string }> {
   const reply = await siteRequest(platform.port, `${host}:${platform.port}`, path);
   return { status: reply.status, text: reply.text };
+}
+
+/**
+ * A build held running until the test lets it end: its command (no package.json, so no install) waits for a file
+ * `open()` writes into its checkout, then writes dist/index.html with `label`. A test that needs a build still
+ * running while it looks at others waits for that state instead of guessing how long a sleep covers on a busy
+ * machine. The checkout is found on this machine by a file named after a random marker: the local build host's
+ * workspaces are folders `slipway-builds-*` of the temporary directory (lib/local/builds/local-build-host.ts).
+ */
+export function gatedSite(label: string): { files: Record<string, string | null>; open(): Promise<void> } {
+  const marker = `gate-${randomBytes(6).toString('hex')}`;
+  const files = {
+    'package.json': null,
+    'package-lock.json': null,
+    [marker]: 'held until the test opens the gate',
+    'build.mjs': [
+      "import { existsSync, mkdirSync, writeFileSync } from 'node:fs';",
+      `while (!existsSync('${marker}.open')) await new Promise((r) => setTimeout(r, 50));`,
+      "mkdirSync('dist', { recursive: true });",
+      `writeFileSync('dist/index.html', '${label}');`,
+    ].join('\n'),
+  };
+  const checkout = (): string | undefined => {
+    for (const root of readdirSync(tmpdir()).filter((name) => name.startsWith('slipway-builds-'))) {
+      let runs: string[] = [];
+      try {
+        runs = readdirSync(join(tmpdir(), root));
+      } catch {
+        continue;
+      }
+      for (const run of runs) if (existsSync(join(tmpdir(), root, run, 'src', marker))) return join(tmpdir(), root, run, 'src');
+    }
+    return undefined;
+  };
+  return {
+    files,
+    async open() {
+      // Fetched once the build is `building` and its workspace made: waited for, not assumed.
+      await until(async () => checkout() !== undefined, `the checkout of the gated build ${label}`);
+      writeFileSync(join(checkout()!, `${marker}.open`), '', { mode: 0o644 });
+    },
+  };
 }
