@@ -3,34 +3,24 @@ import { scaled } from './test/support/wait.ts';
 
 /**
  * The integration suites that also run against the synthesized template
- * (`npm run dev -- --synth`, lib/local/synth/): the API, sites, domains, trust
- * and admin. What they prove there is what `cdk deploy` ships: routes, bundles,
- * environments, event source mappings and each Lambda's own IAM grants.
+ * (`npm run dev -- --synth`, lib/local/synth/): one per area, for what only the template shows (routes, bundles,
+ * environments, event source mappings, CloudFront, each Lambda's own IAM grants). Their other cases repeat logic
+ * the source project already asserts; docs/synthesized-mode.md ("In the tests") lists each suite and why.
  */
 export const synthesizedSuites = [
-  // API
-  'test/integration/team-profile.test.ts',
+  // API: the HTTP API's CORS configuration, body limits and the JWKS route's secret. Every route's Lambda, the
+  // $default route and the writes of the API suites that run in the source mode only: test/synth/routes.test.ts.
   'test/integration/pipeline.test.ts',
-  'test/integration/uploads-begin.test.ts',
-  // uploads-finalize.test.ts (81-233 s there) stays in the source mode only, for CI's 20 minutes; its publish path
-  // runs in the synthesized mode through uploads-begin, projects-promote and functions-api.
-  'test/integration/projects-promote.test.ts',
-  'test/integration/team-deletion.test.ts',
-  // Sites
-  'test/integration/site-serving.test.ts',
-  // _redirects and _headers compiled by the finalize Lambda's bundle and served by the serve-site Lambda's
+  // Sites: a publish through the upload routes, _redirects and _headers compiled by the finalize Lambda's bundle and
+  // served through the sites distribution by the serve-site Lambda's, and promote.
   'test/integration/serving-rules.test.ts',
-  // Functions: the API, the publish build, the HTTPS door through CloudFront, the router Lambda and one
-  // user-function Lambda per built function, and the queued door through the invocations worker Lambda and a
-  // Fargate task per invocation in the local ECS (lib/local/synth/ecs-service.ts)
-  'test/integration/functions-api.test.ts',
+  // Functions: the HTTPS door through CloudFront, the router Lambda and one user-function Lambda per built function,
+  // and the queued door through the invocations worker Lambda and a Fargate task per invocation in the local ECS
+  // (lib/local/synth/ecs-service.ts): two paths of the template that the source mode does not run at all.
   'test/integration/functions-door.test.ts',
   'test/integration/functions-queued.test.ts',
-  // Domains
+  // Domains: the domains Lambdas' Route 53 and certificate calls under their roles.
   'test/integration/domains.test.ts',
-  // Trust and admin (abuse-reports.test.ts swaps TABLE_NAME and MAIL_FROM mid-test, which a deployed
-  // Lambda's fixed environment cannot follow)
-  'test/integration/admin-attention.test.ts',
 ];
 
 export default defineConfig({

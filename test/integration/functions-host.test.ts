@@ -3,6 +3,7 @@ import { FunctionHostError } from '../../lib/functions/host.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
 import { probeSandbox } from '../../lib/functions/hosts/local/sandbox-probe.ts';
 import { bundleAsBuild, call, callFails, startHost } from '../support/functions-host.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The local functions host, through createLocalFunctionHost, with real
@@ -283,9 +284,24 @@ describe('instances', () => {
   });
 
   it('at most 3 instances: 35 concurrent requests all answer from 3; a waiting request stops waiting when its signal aborts', async () => {
+    // An instance's first ten requests hold it full (each waits until ten are inside together, then 2 s more), so
+    // the requests beyond 30 wait for a slot however slowly a loaded machine hands the 35 to the host.
     const fn = env.define(
       'thirty',
-      `export default async () => { await new Promise((r) => setTimeout(r, 2000)); return new Response('done') }`,
+      `const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+       let inside = 0;
+       let served = 0;
+       let full;
+       const filled = new Promise((r) => (full = r));
+       export default async () => {
+         served += 1;
+         inside += 1;
+         if (inside === 10) full();
+         if (served <= 10) await Promise.race([filled, wait(${scaled(5000)})]);
+         await wait(${scaled(2000)});
+         inside -= 1;
+         return new Response('done');
+       }`,
     );
     const pending = Array.from({ length: 35 }, () => call(env.host, fn));
     await sleepMs(300);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
+import { queuedRuntime } from '../../lib/local/queued-runtime.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site } from '../support/uploads.ts';
@@ -20,12 +21,17 @@ delete process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The invocations queue's consumer, the one driver this file needs: paused while 50 invokes race for the in-flight
+ * slots, so no accepted invocation can run and end (freeing its slot) before the last of them arrives.
+ */
+const runtime = queuedRuntime();
 let platform: TestPlatform;
 let subdomain: string;
 let teamId: string;
 
 beforeAll(async () => {
-  platform = await startTestPlatform();
+  platform = await startTestPlatform({ drivers: [() => runtime] });
   const roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);
   teamId = roles.team.id;
@@ -76,9 +82,10 @@ describe('queued door caps', () => {
     // This test is about the in-flight cap, not the per-IP rate.
     process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '100000';
     try {
+      runtime.pause();
       const replies = await Promise.all(
         Array.from({ length: 50 }, () => platform.api('POST', `/api/v1/public/functions/${subdomain}/wait`)),
-      );
+      ).finally(() => runtime.resume());
       const accepted = replies.filter((r) => r.status === 202);
       const refused = replies.filter((r) => r.status === 429);
       expect(accepted.length).toBe(10);
