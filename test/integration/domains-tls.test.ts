@@ -24,7 +24,7 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.ts
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, uniqueName, uniqueSite } from '../support/uploads.ts';
-import { until } from '../support/wait.ts';
+import { scaled, until } from '../support/wait.ts';
 
 /**
  * TLS of custom domains (issue 10 item 3): a verified domain gets an ACM
@@ -97,7 +97,7 @@ const SHORT_SCHEDULE = {
 };
 
 async function waitFor(id: string, until: (d: any) => boolean, timeoutMs = 20_000, seen?: (d: any) => void): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   let last: any;
   while (Date.now() < deadline) {
     last = (await read(id)).body.data;
@@ -398,7 +398,7 @@ describe.concurrent('provisioning after verification', () => {
 
     // Removing the domain queues the teardown: the distribution is disabled, then deleted, then the certificate.
     expect((await platform.api('DELETE', `/api/v1/domains/${verified.id}`, { token: m.admin.token })).status).toBe(200);
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + scaled(15_000);
     let after = await stored(verified.id);
     while ((after.distribution_id || after.certificate_arn) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
@@ -432,7 +432,7 @@ describe.concurrent('provisioning after verification', () => {
     }
     const validation = (await acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).Certificate!
       .DomainValidationOptions![0]!.ResourceRecord!;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + scaled(5000);
     while (!(await records()).some((r) => r.Type === 'CNAME') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect((await records()).find((r) => r.Type === 'CNAME')).toMatchObject({
       Name: validation.Name,
