@@ -374,6 +374,10 @@ export const config = {
   uploadSessionSeconds: () => positiveNumber('UPLOAD_SESSION_SECONDS', 7200),
   /** How long one finalize call copies and checks contents before it answers and lets the next call carry on. */
   finalizeBudgetMs: () => positiveNumber('FINALIZE_BUDGET_MS', 20_000),
+  /** Copies one finalize call makes between two looks at the clock (500). */
+  finalizeCopyChunk: () => positiveInteger('FINALIZE_COPY_CHUNK', 500),
+  /** How long a duplicate request under an Idempotency-Key waits for the first to finish before answering 409 (15 s). */
+  idempotencyWaitMs: () => positiveNumber('IDEMPOTENCY_WAIT_MS', 15_000),
   // Screenshots (lib/screenshots/)
   /** How long a page may take to load, read at each capture. */
   screenshotPageTimeoutMs: () => Number(variable('SCREENSHOT_PAGE_TIMEOUT_MS') || 20_000),

@@ -12,8 +12,6 @@ import { contentTypeFor } from './content-type.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;
-/** Copies made between two looks at the clock. */
-const COPY_CHUNK = 500;
 
 /**
  * How long one finalize call copies before it answers "still publishing": API
@@ -101,7 +99,7 @@ async function copyHeld(p: Placing, toCopy: HeldBlob[], placed: Placed): Promise
   const stale: HeldBlob[] = [];
   while (placed.copied < toCopy.length) {
     if (placed.copied > 0 && Date.now() - placed.started > publishBudgetMs()) throw stillPublishing(placed, p.manifest);
-    const chunk = toCopy.slice(placed.copied, placed.copied + COPY_CHUNK);
+    const chunk = toCopy.slice(placed.copied, placed.copied + config.finalizeCopyChunk());
     await Promise.all(
       chunk.map((blob) =>
         limit(async () => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED } from '../errors/catalogue/sites.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, releaseIdempotencyKey } from './idempotency-records.ts';
@@ -19,8 +20,6 @@ import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, releas
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** How long a key is remembered. */
 const RECORD_SECONDS = 24 * 3600;
-/** How long a duplicate waits for the first request before answering 409. */
-const WAIT_FOR_FIRST_MS = 15_000;
 /**
  * A claim older than this belongs to a request that died (the Lambda timeout is 29 s and a failed
  * request releases its claim), so a retry may take it over rather than wait for the 24-hour TTL.
@@ -72,7 +71,7 @@ export async function idempotent<T>(input: {
     .update(input.keyScope === undefined ? input.key : `${input.keyScope}\n${input.key}`)
     .digest('hex');
   const bodyHash = requestHash(input.scope, input.body);
-  const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+  const deadline = Date.now() + config.idempotencyWaitMs();
 
   for (;;) {
     const now = new Date();

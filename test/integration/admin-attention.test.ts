@@ -62,12 +62,19 @@ beforeAll(async () => {
   platform = await startTestPlatform();
   roles = await makeTeamWithRoles();
   admin = roles.platformAdmin.token;
-}, 60_000);
+  // No timeout of its own: the project's hookTimeout (scaled; 180 s in the synthesized mode, whose first hook waits for
+  // the run's synthesis) applies.
+});
 afterAll(async () => {
   await platform?.stop();
 });
 
-describe('authorization', () => {
+/*
+ * Each test works on teams of its own, so most suites run their tests concurrently. Three stay sequential: the
+ * backfill gives every team without an attention item one (it would bring back a purged team's), the feedback
+ * suite counts the whole inbox, and the purge must not meet a backfill.
+ */
+describe.concurrent('authorization', () => {
   it('every admin endpoint: 403 PLATFORM_ADMIN_REQUIRED for owner, admin, member, API key and outsider; 401 without a credential', async () => {
     const feedbackId = randomUUID();
     const calls = [
@@ -96,7 +103,7 @@ describe('authorization', () => {
   });
 });
 
-describe('GET /api/v1/admin/attention: shape', () => {
+describe.concurrent('GET /api/v1/admin/attention: shape', () => {
   it('has the four queues of the spec, and nothing else', async () => {
     const reply = await attention();
     expect(reply.status).toBe(200);
@@ -108,7 +115,7 @@ describe('GET /api/v1/admin/attention: shape', () => {
   });
 });
 
-describe('stuck activation', () => {
+describe.concurrent('stuck activation', () => {
   it('no projects, and projects but no successful deploy, with attempts and the latest failure; a publish takes the team out', async () => {
     const idle = await teamWithOwner();
     const trying = await teamWithOwner();
@@ -264,7 +271,9 @@ describe('teams from before the attention item: admin backfill-attention', () =>
   }, 90_000);
 });
 
-describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () => {
+// The two races run after the other cases and alone in this suite: eight writers on one item are what they test, not
+// the machine's other writers.
+describe.concurrent('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () => {
   const billingRow = (data: any, list: string, teamId: string) => data.billing_attention[list].find((r: any) => r.team_id === teamId);
   const listsHolding = (data: any, teamId: string) =>
     Object.entries(data.billing_attention)
@@ -334,10 +343,11 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
   it('the operator command `admin set-subscription` sets the same record', async () => {
     const t = await teamWithOwner();
     const env = { ...platform.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' };
-    const run = await runCli(
-      ['admin', 'set-subscription', '--team', t.team.slug, '--plan', 'team', '--status', 'past_due', '--cancel-at-period-end'],
-      env,
-    );
+    // A refused run writes nothing, so the two start together (each is a process of its own).
+    const [run, bad] = await Promise.all([
+      runCli(['admin', 'set-subscription', '--team', t.team.slug, '--plan', 'team', '--status', 'past_due', '--cancel-at-period-end'], env),
+      runCli(['admin', 'set-subscription', '--team', t.team.id, '--plan', 'pro', '--status', 'frozen'], env),
+    ]);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({
       team_id: t.team.id,
@@ -347,7 +357,6 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
       subscription_count: 1,
     });
     expect(billingRow((await attention()).body.data, 'past_due', t.team.id)).toMatchObject({ plan: 'team', cancel_at_period_end: true });
-    const bad = await runCli(['admin', 'set-subscription', '--team', t.team.id, '--plan', 'pro', '--status', 'frozen'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--status is one of');
   }, 60_000);
@@ -408,7 +417,7 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
     expect(listsHolding(data, t.team.id)).toEqual(['pending_payment']);
   });
 
-  it('race: concurrent restarts of a cancelled subscription count one new subscription; racing statuses and a publish leave the team in the bucket of its final state', async () => {
+  it.sequential('race: concurrent restarts of a cancelled subscription count one new subscription; racing statuses and a publish leave the team in the bucket of its final state', async () => {
     const t = await teamWithOwner();
     await setSubscription(t.team.id, { plan: 'pro', status: 'canceled' });
     const restarts = await Promise.all(Array.from({ length: 8 }, () => setSubscription(t.team.id, { plan: 'pro', status: 'active' })));
@@ -437,7 +446,7 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
     expect(state.subscription_count).toBe(2);
   }, 60_000);
 
-  it('race: subscription writes racing publishes never leave the paying index sorted by a stale last deploy', async () => {
+  it.sequential('race: subscription writes racing publishes never leave the paying index sorted by a stale last deploy', async () => {
     const t = await teamWithOwner();
     await setSubscription(t.team.id, { plan: 'pro', status: 'active' });
     for (let round = 0; round < 25; round++) {
@@ -453,6 +462,33 @@ describe('billing attention and PUT /api/v1/admin/teams/{id}/subscription', () =
       expect(state.gsi2sk).toBe(`${state.last_successful_deploy_at}#${t.team.id}`);
     }
   }, 60_000);
+});
+
+describe.concurrent('failed webhook events', () => {
+  it('one row per provider event, newest first; a redelivery that fails again updates its error and keeps its first time', async () => {
+    const eventId = `delivery-${randomUUID()}`;
+    const first = await recordFailedWebhookEvent({
+      provider: 'github',
+      providerEventId: eventId,
+      eventType: 'push',
+      errorMessage: 'No project links this repository.',
+    });
+    const again = await recordFailedWebhookEvent(
+      { provider: 'github', providerEventId: eventId, eventType: 'push', errorMessage: 'Signature mismatch.' },
+      new Date(Date.now() + 1000),
+    );
+    expect(again.id).toBe(first.id);
+    const later = await recordFailedWebhookEvent(
+      { provider: 'gitlab', providerEventId: `mr-${randomUUID()}`, eventType: 'merge_request', errorMessage: 'Timed out.' },
+      new Date(Date.now() + 2000),
+    );
+    const rows = (await attention()).body.data.failed_webhook_events;
+    expect(rows.filter((r: any) => r.provider_event_id === eventId)).toEqual([
+      { created_at: first.created_at, error_message: 'Signature mismatch.', event_type: 'push', id: first.id, provider_event_id: eventId },
+    ]);
+    const ids = rows.map((r: any) => r.id);
+    expect(ids.indexOf(later.id)).toBeLessThan(ids.indexOf(first.id));
+  });
 });
 
 describe('feedback: POST /api/v1/feedback and the inbox', () => {
@@ -565,33 +601,6 @@ describe('feedback: POST /api/v1/feedback and the inbox', () => {
 
     expectError(await markHandled(randomUUID()), 404, 'FEEDBACK_NOT_FOUND');
     expectError(await markHandled('nope'), 404, 'FEEDBACK_NOT_FOUND');
-  });
-});
-
-describe('failed webhook events', () => {
-  it('one row per provider event, newest first; a redelivery that fails again updates its error and keeps its first time', async () => {
-    const eventId = `delivery-${randomUUID()}`;
-    const first = await recordFailedWebhookEvent({
-      provider: 'github',
-      providerEventId: eventId,
-      eventType: 'push',
-      errorMessage: 'No project links this repository.',
-    });
-    const again = await recordFailedWebhookEvent(
-      { provider: 'github', providerEventId: eventId, eventType: 'push', errorMessage: 'Signature mismatch.' },
-      new Date(Date.now() + 1000),
-    );
-    expect(again.id).toBe(first.id);
-    const later = await recordFailedWebhookEvent(
-      { provider: 'gitlab', providerEventId: `mr-${randomUUID()}`, eventType: 'merge_request', errorMessage: 'Timed out.' },
-      new Date(Date.now() + 2000),
-    );
-    const rows = (await attention()).body.data.failed_webhook_events;
-    expect(rows.filter((r: any) => r.provider_event_id === eventId)).toEqual([
-      { created_at: first.created_at, error_message: 'Signature mismatch.', event_type: 'push', id: first.id, provider_event_id: eventId },
-    ]);
-    const ids = rows.map((r: any) => r.id);
-    expect(ids.indexOf(later.id)).toBeLessThan(ids.indexOf(first.id));
   });
 });
 

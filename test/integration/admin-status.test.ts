@@ -114,7 +114,9 @@ describe('admin status', () => {
     const body = JSON.stringify({ job_id: randomUUID() });
     await forceIntoDeadLetters(queueUrl, body);
 
-    const json = JSON.parse((await admin('status', '--json')).stdout);
+    // Both read only: the two commands' processes start together.
+    const [jsonRun, text] = await Promise.all([admin('status', '--json'), admin('status')]);
+    const json = JSON.parse(jsonRun.stdout);
     const screenshots = json.queues.find((q: { queue: string }) => q.queue === 'screenshots');
     expect([screenshots.dead_letters, screenshots.visible, typeof screenshots.oldest_dead_letter_age_seconds]).toEqual([1, 0, 'number']);
     expect(json.alarming).toEqual([
@@ -124,7 +126,6 @@ describe('admin status', () => {
         runbook: 'docs/operations.md#a-dead-letter-queue-holds-messages',
       },
     ]);
-    const text = await admin('status');
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(
       'Alarming now:\n  dead-letters-screenshots: 1 message(s) in the screenshots dead-letter queue (docs/operations.md#a-dead-letter-queue-holds-messages)\n',
@@ -146,14 +147,18 @@ describe('admin status', () => {
   }, 60_000);
 
   it('redrives nothing from an empty dead-letter queue, and refuses a queue that does not exist', async () => {
-    expect(JSON.parse((await admin('redrive', '--queue', 'builds')).stdout)).toEqual({ queue: 'builds', moved: 0, dead_letters_left: 0 });
-    const wrong = await admin('redrive', '--queue', 'nope');
+    // An empty queue's redrive moves nothing and the two refusals touch no queue: the three processes start together.
+    const [empty, wrong, missing] = await Promise.all([
+      admin('redrive', '--queue', 'builds'),
+      admin('redrive', '--queue', 'nope'),
+      admin('redrive'),
+    ]);
+    expect(JSON.parse(empty.stdout)).toEqual({ queue: 'builds', moved: 0, dead_letters_left: 0 });
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toBe('');
     expect(wrong.stderr).toBe(
       'slipway: --queue nope is not a queue; one of invocations, deletions, screenshots, abuseScans, sslRetries, geoFilters, functionLambdas, callbacks, builds\n',
     );
-    const missing = await admin('redrive');
     expect(missing.stderr).toBe(
       'slipway: --queue is required: one of invocations, deletions, screenshots, abuseScans, sslRetries, geoFilters, functionLambdas, callbacks, builds\n',
     );

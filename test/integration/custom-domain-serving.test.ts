@@ -113,7 +113,9 @@ afterAll(async () => {
   await dns?.close();
 });
 
-describe('serving a custom domain', { timeout: 120_000 }, () => {
+// These two suites' cases each publish a project of their own and read no setting a case changes, so they run
+// concurrently; the suites after them share one project per suite or change GEO_COUNTRY_HEADER / GEO_RULES_AT_EDGE.
+describe.concurrent('serving a custom domain', { timeout: 120_000 }, () => {
   it('a verified domain serves the same files, types and ETags as the subdomain, whatever the Host case, port or trailing dot', async () => {
     const p = await newProject();
     const d = await addDomain(p.id);
@@ -189,65 +191,7 @@ describe('serving a custom domain', { timeout: 120_000 }, () => {
   });
 });
 
-describe('geo rules of a custom domain, enforced from the country header', { timeout: 120_000 }, () => {
-  let p: TestProject;
-  let d: { id: string; domain: string };
-  beforeAll(async () => {
-    p = await newProject();
-    d = await addDomain(p.id);
-  });
-  const from = (country: string | null, path = '/') =>
-    get(d.domain, path, { headers: country === null ? {} : { 'cloudfront-viewer-country': country } });
-
-  function expectBlocked(reply: Awaited<ReturnType<typeof get>>) {
-    expect(reply.status).toBe(403);
-    expect(reply.text).toBe(GEO_BLOCKED_PAGE);
-    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(reply.headers['cache-control']).toBe('no-store');
-  }
-
-  it('allowlist: only the listed countries reach the site; a visitor without a country is kept out', async () => {
-    await setGeoRule(d.id, 'allowlist', ['DE', 'FR']);
-    expectServed(await from('DE'), p.files, 'index.html');
-    expectServed(await from('fr', '/css/site.css'), p.files, 'css/site.css');
-    expectBlocked(await from('US'));
-    expectBlocked(await from('US', '/css/site.css'));
-    expectBlocked(await from(null));
-    const head = await get(d.domain, '/', { method: 'HEAD', headers: { 'cloudfront-viewer-country': 'US' } });
-    expect(head.status).toBe(403);
-    expect(head.body.length).toBe(0);
-    // The rule is the domain's: the project's own address is not filtered.
-    expectServed(await get(p.host, '/', { headers: { 'cloudfront-viewer-country': 'US' } }), p.files, 'index.html');
-  });
-
-  it('blocklist: the listed countries are kept out, every other country and an unknown one are let in', async () => {
-    await setGeoRule(d.id, 'blocklist', ['US', 'CA']);
-    expectBlocked(await from('US'));
-    expectBlocked(await from('ca'));
-    expectServed(await from('DE'), p.files, 'index.html');
-    expectServed(await from(null), p.files, 'index.html');
-  });
-
-  it('off lets everyone in, whatever the list says', async () => {
-    await setGeoRule(d.id, 'off', ['US']);
-    expectServed(await from('US'), p.files, 'index.html');
-  });
-
-  it('the country header is configuration: GEO_COUNTRY_HEADER names it, and the default one is then ignored', async () => {
-    await setGeoRule(d.id, 'blocklist', ['US']);
-    process.env.GEO_COUNTRY_HEADER = 'X-Test-Country';
-    expectBlocked(await get(d.domain, '/', { headers: { 'x-test-country': 'US' } }));
-    expectServed(
-      await get(d.domain, '/', { headers: { 'cloudfront-viewer-country': 'US', 'x-test-country': 'DE' } }),
-      p.files,
-      'index.html',
-    );
-    delete process.env.GEO_COUNTRY_HEADER;
-    expectBlocked(await from('US'));
-  });
-});
-
-describe('primary_domain_id in the project settings', { timeout: 120_000 }, () => {
+describe.concurrent('primary_domain_id in the project settings', { timeout: 120_000 }, () => {
   it('is set to a verified domain of the project and cleared with null; saving the same value again is accepted', async () => {
     const p = await newProject();
     const d = await addDomain(p.id);
@@ -328,6 +272,64 @@ describe('primary_domain_id in the project settings', { timeout: 120_000 }, () =
         .Item!;
       expect(stored.primary_domain_hostname ?? null).toBeNull();
     }
+  });
+});
+
+describe('geo rules of a custom domain, enforced from the country header', { timeout: 120_000 }, () => {
+  let p: TestProject;
+  let d: { id: string; domain: string };
+  beforeAll(async () => {
+    p = await newProject();
+    d = await addDomain(p.id);
+  });
+  const from = (country: string | null, path = '/') =>
+    get(d.domain, path, { headers: country === null ? {} : { 'cloudfront-viewer-country': country } });
+
+  function expectBlocked(reply: Awaited<ReturnType<typeof get>>) {
+    expect(reply.status).toBe(403);
+    expect(reply.text).toBe(GEO_BLOCKED_PAGE);
+    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(reply.headers['cache-control']).toBe('no-store');
+  }
+
+  it('allowlist: only the listed countries reach the site; a visitor without a country is kept out', async () => {
+    await setGeoRule(d.id, 'allowlist', ['DE', 'FR']);
+    expectServed(await from('DE'), p.files, 'index.html');
+    expectServed(await from('fr', '/css/site.css'), p.files, 'css/site.css');
+    expectBlocked(await from('US'));
+    expectBlocked(await from('US', '/css/site.css'));
+    expectBlocked(await from(null));
+    const head = await get(d.domain, '/', { method: 'HEAD', headers: { 'cloudfront-viewer-country': 'US' } });
+    expect(head.status).toBe(403);
+    expect(head.body.length).toBe(0);
+    // The rule is the domain's: the project's own address is not filtered.
+    expectServed(await get(p.host, '/', { headers: { 'cloudfront-viewer-country': 'US' } }), p.files, 'index.html');
+  });
+
+  it('blocklist: the listed countries are kept out, every other country and an unknown one are let in', async () => {
+    await setGeoRule(d.id, 'blocklist', ['US', 'CA']);
+    expectBlocked(await from('US'));
+    expectBlocked(await from('ca'));
+    expectServed(await from('DE'), p.files, 'index.html');
+    expectServed(await from(null), p.files, 'index.html');
+  });
+
+  it('off lets everyone in, whatever the list says', async () => {
+    await setGeoRule(d.id, 'off', ['US']);
+    expectServed(await from('US'), p.files, 'index.html');
+  });
+
+  it('the country header is configuration: GEO_COUNTRY_HEADER names it, and the default one is then ignored', async () => {
+    await setGeoRule(d.id, 'blocklist', ['US']);
+    process.env.GEO_COUNTRY_HEADER = 'X-Test-Country';
+    expectBlocked(await get(d.domain, '/', { headers: { 'x-test-country': 'US' } }));
+    expectServed(
+      await get(d.domain, '/', { headers: { 'cloudfront-viewer-country': 'US', 'x-test-country': 'DE' } }),
+      p.files,
+      'index.html',
+    );
+    delete process.env.GEO_COUNTRY_HEADER;
+    expectBlocked(await from('US'));
   });
 });
 

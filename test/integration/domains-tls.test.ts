@@ -24,6 +24,7 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.ts
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, uniqueName, uniqueSite } from '../support/uploads.ts';
+import { scaled, until } from '../support/wait.ts';
 
 /**
  * TLS of custom domains (issue 10 item 3): a verified domain gets an ACM
@@ -96,7 +97,7 @@ const SHORT_SCHEDULE = {
 };
 
 async function waitFor(id: string, until: (d: any) => boolean, timeoutMs = 20_000, seen?: (d: any) => void): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   let last: any;
   while (Date.now() < deadline) {
     last = (await read(id)).body.data;
@@ -169,7 +170,157 @@ afterAll(async () => {
   await dns?.close();
 });
 
-describe('provisioning after verification', () => {
+/*
+ * These change what the whole platform reads (the validation deadline, the queue's URL, the interval between looks), so
+ * they run first and alone; the suites after them are independent domains and run concurrently, each waiting out ACM's validation at once.
+ */
+describe('a certificate that never validates', () => {
+  it('fails with VALIDATION_TIMED_OUT, is retried after growing delays, and after the last attempt its message is in the dead-letter queue', async () => {
+    // Deadline 0 s: moto's certificate is PENDING_VALIDATION for 3 s after its request, so each attempt's first look fails it.
+    process.env.SSL_VALIDATION_TIMEOUT_SECONDS = '0';
+    const verified = await verifiedDomain();
+    const retryDelays = new Map<string, number>();
+    const track = (d: any) => {
+      if (d.ssl_status === 'failed' && d.next_retry_at)
+        retryDelays.set(d.next_retry_at, Date.parse(d.next_retry_at) - Date.parse(d.updated_at));
+    };
+
+    const failed = await waitFor(verified.id, (d) => d.ssl_status === 'failed', 20_000, track);
+    expect(failed).toMatchObject({ ssl_attempts: 1, ssl_error_code: 'VALIDATION_TIMED_OUT', ssl_issued_at: null, pull_zone_id: null });
+    expect(failed.ssl_error).toBe(`${SSL_ERROR_CODES.VALIDATION_TIMED_OUT} (not validated within 0 s)`);
+    expect(failed.next_retry_at).toEqual(expect.any(String));
+    expect(failed.debug_url).toBe(verified.debug_url);
+    expect(Object.keys(failed).sort()).toEqual([...SPEC_FIELDS, 'debug_url', 'next_retry_at'].sort());
+
+    // Three attempts (SSL_MAX_ATTEMPTS): the last failure schedules nothing and sends the message to the dead-letter queue.
+    const last = await waitFor(verified.id, (d) => d.ssl_status === 'failed' && d.ssl_attempts === 3, 30_000, track);
+    expect(last).toMatchObject({ ssl_error_code: 'VALIDATION_TIMED_OUT', ssl_issued_at: null, pull_zone_id: null });
+    expect(last).not.toHaveProperty('next_retry_at');
+    expect(last.debug_url).toBe(verified.debug_url);
+    expect(last.ssl_provisioning_started_at).toBe(failed.ssl_provisioning_started_at);
+    // 1 s, then 2 s (the delay doubles and the test's cap is 2 s).
+    expect([...retryDelays.values()].map((ms) => Math.round(ms / 1000))).toEqual([1, 2]);
+
+    const dlq = await deadLetterUrl();
+    let dead: any;
+    for (let i = 0; i < 50 && !dead; i++) {
+      const reply = await sqs().send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+      for (const message of reply.Messages ?? []) {
+        const body = JSON.parse(message.Body!);
+        if (body.domain_id === verified.id) {
+          dead = body;
+          await sqs().send(new DeleteMessageCommand({ QueueUrl: dlq, ReceiptHandle: message.ReceiptHandle! }));
+        }
+      }
+      if (!dead) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(dead).toMatchObject({
+      kind: 'ssl_attempt',
+      domain_id: verified.id,
+      chain: 3,
+      seen_attempts: 3,
+      ssl_error_code: 'VALIDATION_TIMED_OUT',
+    });
+    // No retry is left queued: once the SSL-retries queue holds nothing (visible, in flight or delayed; this test runs
+    // alone), the domain stays as it is.
+    await until(async () => {
+      const { Attributes: counts } = await sqs().send(
+        new GetQueueAttributesCommand({
+          QueueUrl: config.queueUrl('sslRetries'),
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      return Object.values(counts ?? {}).every((n) => n === '0');
+    }, 'the SSL-retries queue to empty');
+    expect((await read(verified.id)).body.data).toEqual(last);
+
+    // retry-ssl: a new attempt claimed at once (made by the worker), the spec's subset of fields; with a deadline the certificate meets, it is issued.
+    process.env.SSL_VALIDATION_TIMEOUT_SECONDS = '60';
+    const retried = await retrySsl(verified.id);
+    expect(retried.status).toBe(200);
+    expect(Object.keys(retried.body.data).sort()).toEqual([...RETRY_SSL_FIELDS].sort());
+    expect(retried.body.data).toMatchObject({
+      id: verified.id,
+      ssl_status: 'provisioning',
+      ssl_attempts: 4,
+      ssl_error: null,
+      ssl_error_code: null,
+    });
+    expect(retried.body.data.ssl_provisioning_started_at).toBe(failed.ssl_provisioning_started_at);
+    expect(retried.body.data.ssl_last_attempt_at > last.ssl_last_attempt_at).toBe(true);
+    const issued = await waitFor(verified.id, (d) => d.ssl_status === 'issued');
+    expect(issued).toMatchObject({ ssl_attempts: 4, ssl_error_code: null, supports_geo_filtering: true });
+    expect(issued).not.toHaveProperty('debug_url');
+  }, 90_000);
+});
+
+describe('POST /api/v1/domains/{id}/retry-ssl: the queue refusing, and racing attempts', () => {
+  it('when the queue refuses the attempt: 500, and the attempt it claimed ends failed (PROVISIONING_INTERRUPTED, no retry queued), so retry-ssl may start again', async () => {
+    const d = await verifiedQuietly();
+    const envVar = queueDefinitions.sslRetries.envVar;
+    const saved = platform.env[envVar]!;
+    // A queue that does not exist: SQS refuses the send (QueueDoesNotExist), as it would refuse one it cannot take.
+    platform.env[envVar] = `${saved}-missing`;
+    let refused;
+    try {
+      refused = await retrySsl(d.id);
+    } finally {
+      platform.env[envVar] = saved;
+    }
+    expectError(refused, 500, 'INTERNAL_ERROR');
+    const after = (await read(d.id)).body.data;
+    expect(after).toMatchObject({
+      ssl_status: 'failed',
+      ssl_attempts: 1,
+      ssl_error_code: 'PROVISIONING_INTERRUPTED',
+      ssl_error: SSL_ERROR_CODES.PROVISIONING_INTERRUPTED,
+      ssl_issued_at: null,
+    });
+    expect(after).not.toHaveProperty('next_retry_at');
+
+    const again = await retrySsl(d.id);
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ id: d.id, ssl_status: 'provisioning', ssl_attempts: 2, ssl_error: null, ssl_error_code: null });
+    expect((await waitFor(d.id, (x) => x.ssl_status === 'issued')).ssl_attempts).toBe(2);
+  }, 30_000);
+
+  it('racing attempts: of claims from the same state exactly one runs, a look delivered twice runs once; racing retry-ssl calls give the domain one distribution', async () => {
+    const d = await verifiedQuietly();
+    const item = await stored(d.id);
+    // The worker's own look comes a minute on, so the two deliveries below are the only ones (this test runs alone).
+    process.env.SSL_CHECK_INTERVAL_SECONDS = '60';
+    const outcomes = (await Promise.all([attemptTls(item), attemptTls(item), attemptTls(item)])).map((r) => r.outcome);
+    expect(outcomes.filter((o) => o !== 'stale')).toEqual(['provisioning']);
+    expect((await read(d.id)).body.data.ssl_attempts).toBe(1);
+    // One look at the pending certificate, delivered twice by SQS: it runs once.
+    const look = { kind: 'ssl_check' as const, domain_id: d.id, seen_attempts: 1, chain: 1, check: 1 };
+    const looks = await Promise.all([handleSslMessage(look), handleSslMessage(look)]);
+    process.env.SSL_CHECK_INTERVAL_SECONDS = SHORT_SCHEDULE.SSL_CHECK_INTERVAL_SECONDS;
+    // The one that runs finds the certificate still validating, or (on a busy machine, past moto's 3 s) issued.
+    expect(looks.filter((o) => o === 'stale')).toHaveLength(1);
+    expect(['provisioning', 'issued']).toContain(looks.find((o) => o !== 'stale'));
+
+    const replies = await Promise.all([
+      retrySsl(d.id),
+      retrySsl(d.id, m.admin.token),
+      retrySsl(d.id, m.owner.token),
+      retrySsl(d.id, m.apiKey.token),
+    ]);
+    for (const r of replies) {
+      expect(r.status).toBe(200);
+      expect(Object.keys(r.body.data).sort()).toEqual([...RETRY_SSL_FIELDS].sort());
+    }
+    const issued = await waitFor(d.id, (x) => x.ssl_status === 'issued');
+    expect(issued.ssl_attempts).toBeGreaterThanOrEqual(2);
+    expect(issued.ssl_attempts).toBeLessThanOrEqual(5);
+    expect(await distributionsFor(d.domain)).toEqual([(await stored(d.id)).distribution_id]);
+    // Every distribution has its own pull zone number.
+    const other = await waitFor((await verifiedDomain()).id, (x) => x.ssl_status === 'issued');
+    expect(other.pull_zone_id).not.toBe(issued.pull_zone_id);
+  }, 60_000);
+});
+
+describe.concurrent('provisioning after verification', () => {
   it('byo_dns: pending when verified, provisioning while ACM validates, then issued on its own distribution; debug_url and next_retry_at follow the rules; removal tears the distribution and certificate down', async () => {
     const verified = await verifiedDomain();
     expect(verified).toMatchObject({
@@ -247,7 +398,7 @@ describe('provisioning after verification', () => {
 
     // Removing the domain queues the teardown: the distribution is disabled, then deleted, then the certificate.
     expect((await platform.api('DELETE', `/api/v1/domains/${verified.id}`, { token: m.admin.token })).status).toBe(200);
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + scaled(15_000);
     let after = await stored(verified.id);
     while ((after.distribution_id || after.certificate_arn) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
@@ -281,7 +432,7 @@ describe('provisioning after verification', () => {
     }
     const validation = (await acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).Certificate!
       .DomainValidationOptions![0]!.ResourceRecord!;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + scaled(5000);
     while (!(await records()).some((r) => r.Type === 'CNAME') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect((await records()).find((r) => r.Type === 'CNAME')).toMatchObject({
       Name: validation.Name,
@@ -305,7 +456,7 @@ describe('provisioning after verification', () => {
   }, 40_000);
 });
 
-describe('a domain that already holds a geo policy', () => {
+describe.concurrent('a domain that already holds a geo policy', () => {
   it('gets it on the distribution made for it, and the distribution is tagged with its domain', async () => {
     const d = await verifiedQuietly();
     // A policy saved for an earlier distribution of this domain (and recorded as applied there), none now.
@@ -347,78 +498,7 @@ describe('a domain that already holds a geo policy', () => {
   }, 40_000);
 });
 
-describe('a certificate that never validates', () => {
-  it('fails with VALIDATION_TIMED_OUT, is retried after growing delays, and after the last attempt its message is in the dead-letter queue', async () => {
-    // Deadline 0 s: moto's certificate is PENDING_VALIDATION for 3 s after its request, so each attempt's first look fails it.
-    process.env.SSL_VALIDATION_TIMEOUT_SECONDS = '0';
-    const verified = await verifiedDomain();
-    const retryDelays = new Map<string, number>();
-    const track = (d: any) => {
-      if (d.ssl_status === 'failed' && d.next_retry_at)
-        retryDelays.set(d.next_retry_at, Date.parse(d.next_retry_at) - Date.parse(d.updated_at));
-    };
-
-    const failed = await waitFor(verified.id, (d) => d.ssl_status === 'failed', 20_000, track);
-    expect(failed).toMatchObject({ ssl_attempts: 1, ssl_error_code: 'VALIDATION_TIMED_OUT', ssl_issued_at: null, pull_zone_id: null });
-    expect(failed.ssl_error).toBe(`${SSL_ERROR_CODES.VALIDATION_TIMED_OUT} (not validated within 0 s)`);
-    expect(failed.next_retry_at).toEqual(expect.any(String));
-    expect(failed.debug_url).toBe(verified.debug_url);
-    expect(Object.keys(failed).sort()).toEqual([...SPEC_FIELDS, 'debug_url', 'next_retry_at'].sort());
-
-    // Three attempts (SSL_MAX_ATTEMPTS): the last failure schedules nothing and sends the message to the dead-letter queue.
-    const last = await waitFor(verified.id, (d) => d.ssl_status === 'failed' && d.ssl_attempts === 3, 30_000, track);
-    expect(last).toMatchObject({ ssl_error_code: 'VALIDATION_TIMED_OUT', ssl_issued_at: null, pull_zone_id: null });
-    expect(last).not.toHaveProperty('next_retry_at');
-    expect(last.debug_url).toBe(verified.debug_url);
-    expect(last.ssl_provisioning_started_at).toBe(failed.ssl_provisioning_started_at);
-    // 1 s, then 2 s (the delay doubles and the test's cap is 2 s).
-    expect([...retryDelays.values()].map((ms) => Math.round(ms / 1000))).toEqual([1, 2]);
-
-    const dlq = await deadLetterUrl();
-    let dead: any;
-    for (let i = 0; i < 50 && !dead; i++) {
-      const reply = await sqs().send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-      for (const message of reply.Messages ?? []) {
-        const body = JSON.parse(message.Body!);
-        if (body.domain_id === verified.id) {
-          dead = body;
-          await sqs().send(new DeleteMessageCommand({ QueueUrl: dlq, ReceiptHandle: message.ReceiptHandle! }));
-        }
-      }
-      if (!dead) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(dead).toMatchObject({
-      kind: 'ssl_attempt',
-      domain_id: verified.id,
-      chain: 3,
-      seen_attempts: 3,
-      ssl_error_code: 'VALIDATION_TIMED_OUT',
-    });
-    // No retry is left queued: the domain stays as it is.
-    await new Promise((r) => setTimeout(r, 2500));
-    expect((await read(verified.id)).body.data).toEqual(last);
-
-    // retry-ssl: a new attempt claimed at once (made by the worker), the spec's subset of fields; with a deadline the certificate meets, it is issued.
-    process.env.SSL_VALIDATION_TIMEOUT_SECONDS = '60';
-    const retried = await retrySsl(verified.id);
-    expect(retried.status).toBe(200);
-    expect(Object.keys(retried.body.data).sort()).toEqual([...RETRY_SSL_FIELDS].sort());
-    expect(retried.body.data).toMatchObject({
-      id: verified.id,
-      ssl_status: 'provisioning',
-      ssl_attempts: 4,
-      ssl_error: null,
-      ssl_error_code: null,
-    });
-    expect(retried.body.data.ssl_provisioning_started_at).toBe(failed.ssl_provisioning_started_at);
-    expect(retried.body.data.ssl_last_attempt_at > last.ssl_last_attempt_at).toBe(true);
-    const issued = await waitFor(verified.id, (d) => d.ssl_status === 'issued');
-    expect(issued).toMatchObject({ ssl_attempts: 4, ssl_error_code: null, supports_geo_filtering: true });
-    expect(issued).not.toHaveProperty('debug_url');
-  }, 90_000);
-});
-
-describe('a hostname ACM refuses', () => {
+describe.concurrent('a hostname ACM refuses', () => {
   it('a hostname over 64 characters (ACM puts the first name in the certificate subject, at most 64): CERTIFICATE_REQUEST_FAILED, retried', async () => {
     const host = `${'a'.repeat(40)}.${'b'.repeat(20)}.${label()}.com`;
     expect(host.length).toBeGreaterThan(64);
@@ -433,7 +513,7 @@ describe('a hostname ACM refuses', () => {
   }, 30_000);
 });
 
-describe('POST /api/v1/domains/{id}/retry-ssl', () => {
+describe.concurrent('POST /api/v1/domains/{id}/retry-ssl', () => {
   it('400 for a domain not verified (pending or failed verification), and changes nothing', async () => {
     const pending = (await add({ domain: `p.${label()}.com` })).body.data;
     const refused = await retrySsl(pending.id);
@@ -449,65 +529,6 @@ describe('POST /api/v1/domains/{id}/retry-ssl', () => {
     expectError(await retrySsl('00000000-0000-4000-8000-000000000000'), 404, 'DOMAIN_NOT_FOUND');
     expectError(await retrySsl('not-a-uuid'), 404, 'DOMAIN_NOT_FOUND');
   });
-
-  it('racing attempts: of claims from the same state exactly one runs, a look delivered twice runs once; racing retry-ssl calls give the domain one distribution', async () => {
-    const d = await verifiedQuietly();
-    const item = await stored(d.id);
-    const outcomes = (await Promise.all([attemptTls(item), attemptTls(item), attemptTls(item)])).map((r) => r.outcome);
-    expect(outcomes.filter((o) => o !== 'stale')).toEqual(['provisioning']);
-    expect((await read(d.id)).body.data.ssl_attempts).toBe(1);
-    // One look at the pending certificate, delivered twice by SQS: it runs once.
-    const look = { kind: 'ssl_check' as const, domain_id: d.id, seen_attempts: 1, chain: 1, check: 1 };
-    const looks = await Promise.all([handleSslMessage(look), handleSslMessage(look)]);
-    expect(looks.sort()).toEqual(['provisioning', 'stale']);
-
-    const replies = await Promise.all([
-      retrySsl(d.id),
-      retrySsl(d.id, m.admin.token),
-      retrySsl(d.id, m.owner.token),
-      retrySsl(d.id, m.apiKey.token),
-    ]);
-    for (const r of replies) {
-      expect(r.status).toBe(200);
-      expect(Object.keys(r.body.data).sort()).toEqual([...RETRY_SSL_FIELDS].sort());
-    }
-    const issued = await waitFor(d.id, (x) => x.ssl_status === 'issued');
-    expect(issued.ssl_attempts).toBeGreaterThanOrEqual(2);
-    expect(issued.ssl_attempts).toBeLessThanOrEqual(5);
-    expect(await distributionsFor(d.domain)).toEqual([(await stored(d.id)).distribution_id]);
-    // Every distribution has its own pull zone number.
-    const other = await waitFor((await verifiedDomain()).id, (x) => x.ssl_status === 'issued');
-    expect(other.pull_zone_id).not.toBe(issued.pull_zone_id);
-  }, 60_000);
-
-  it('when the queue refuses the attempt: 500, and the attempt it claimed ends failed (PROVISIONING_INTERRUPTED, no retry queued), so retry-ssl may start again', async () => {
-    const d = await verifiedQuietly();
-    const envVar = queueDefinitions.sslRetries.envVar;
-    const saved = platform.env[envVar]!;
-    // A queue that does not exist: SQS refuses the send (QueueDoesNotExist), as it would refuse one it cannot take.
-    platform.env[envVar] = `${saved}-missing`;
-    let refused;
-    try {
-      refused = await retrySsl(d.id);
-    } finally {
-      platform.env[envVar] = saved;
-    }
-    expectError(refused, 500, 'INTERNAL_ERROR');
-    const after = (await read(d.id)).body.data;
-    expect(after).toMatchObject({
-      ssl_status: 'failed',
-      ssl_attempts: 1,
-      ssl_error_code: 'PROVISIONING_INTERRUPTED',
-      ssl_error: SSL_ERROR_CODES.PROVISIONING_INTERRUPTED,
-      ssl_issued_at: null,
-    });
-    expect(after).not.toHaveProperty('next_retry_at');
-
-    const again = await retrySsl(d.id);
-    expect(again.status).toBe(200);
-    expect(again.body.data).toMatchObject({ id: d.id, ssl_status: 'provisioning', ssl_attempts: 2, ssl_error: null, ssl_error_code: null });
-    expect((await waitFor(d.id, (x) => x.ssl_status === 'issued')).ssl_attempts).toBe(2);
-  }, 30_000);
 
   it('authorization: owner, admin, member and the team API key may retry; other teams get 404; no credential 401', async () => {
     const d = await verifiedQuietly();

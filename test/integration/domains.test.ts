@@ -85,7 +85,9 @@ beforeAll(async () => {
   m = await makeTeamWithRoles();
   otherTeamKey = await createApiKey(m.otherTeam.id);
   project = await newProject();
-}, 60_000);
+  // No timeout of its own: the project's hookTimeout (scaled; 180 s in the synthesized mode, whose first hook waits for
+  // the run's synthesis) applies.
+});
 beforeEach(() => {
   process.env.DNS_RESOLVER = dns.address;
   process.env.DNS_TIMEOUT_MS = '500';

@@ -41,7 +41,9 @@ async function objectText(key: string) {
   return { text: await reply.Body!.transformToString(), contentType: reply.ContentType };
 }
 
-describe('upload, finalize, publish', { timeout: 120_000 }, () => {
+// Each case publishes a site of its own, so they run concurrently; the large deployment shortens the finalize budget
+// of the whole platform, so it runs last and alone.
+describe.concurrent('upload, finalize, publish', { timeout: 120_000 }, () => {
   it('publishes every file at {team_id}/{slug}/{deployment_id}/{path} with a write-once route manifest', async () => {
     const s = uniqueSite({ 'about/index.html': '<p>about</p>', 'app.js': 'console.log(1)' });
     const session = await begin(m.member.token, s);
@@ -92,7 +94,7 @@ describe('upload, finalize, publish', { timeout: 120_000 }, () => {
 const stored = (session: { deployment_id: string; project: { slug: string } }, files: { path: string; hash: string }[], hash: string) =>
   deployedObjectExists(m.team.id, session, files.find((f) => f.hash === hash)!.path);
 
-describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, () => {
+describe.concurrent('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, () => {
   it('refuses bytes that do not match the hash, and stores nothing', async () => {
     const s = uniqueSite();
     const session = await begin(m.member.token, s);
@@ -184,7 +186,7 @@ describe('PUT /api/v1/uploads/{upload_id}/files/{hash}', { timeout: 120_000 }, (
   });
 });
 
-describe('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () => {
+describe.concurrent('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () => {
   it('refuses while files are missing, listing them', async () => {
     const s = uniqueSite();
     const session = await begin(m.member.token, s);
@@ -226,43 +228,7 @@ describe('POST /api/v1/uploads/{upload_id}/finalize', { timeout: 120_000 }, () =
   });
 });
 
-describe('finalize of a large deployment', { timeout: 120_000 }, () => {
-  it('answers 503 PUBLISH_IN_PROGRESS with Retry-After past its time budget, and the next call carries on where it stopped', async () => {
-    // Another project of the team published these 1,001 files: the second project's finalize copies them in.
-    const contents = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`p/${i}.html`, `<p>${i} ${uniqueName()}</p>`]));
-    const s = site({ 'index.html': `<h1>${uniqueName()}</h1>`, ...contents });
-    const first = await begin(m.member.token, s);
-    for (let i = 0; i < first.missing.length; i += 100) {
-      const batch = first.missing.slice(i, i + 100).map((hash: string) => ({ name: hash, bytes: s.bytes.get(hash)! }));
-      expect((await postBatch(platform, m.member.token, first.upload_id, batch)).status).toBe(200);
-    }
-    expect((await platform.api('POST', `/api/v1/uploads/${first.upload_id}/finalize`, { token: m.member.token })).status).toBe(200);
-
-    const session = await begin(m.member.token, s);
-    expect(session.missing).toEqual([]);
-    expect(session.known_count).toBe(1001);
-    process.env.FINALIZE_BUDGET_MS = '1';
-    try {
-      const path = `/api/v1/uploads/${session.upload_id}/finalize`;
-      const one = await platform.api('POST', path, { token: m.member.token });
-      expectError(one, 503, 'PUBLISH_IN_PROGRESS');
-      expect(one.headers.get('retry-after')).toBe('1');
-      expect(one.body.details).toEqual({ published_count: 500, file_count: 1001 });
-      const two = await platform.api('POST', path, { token: m.member.token });
-      expect(two.body.details).toEqual({ published_count: 1000, file_count: 1001 });
-      const three = await platform.api('POST', path, { token: m.member.token });
-      expect(three.status).toBe(200);
-      expect(three.body.data.file_count).toBe(1001);
-    } finally {
-      delete process.env.FINALIZE_BUDGET_MS;
-    }
-    const last = await objectText(`${m.team.id}/${session.project.slug}/${session.deployment_id}/p/999.html`);
-    expect(last.text).toBe(contents['p/999.html']);
-    expect(last.contentType).toBe('text/html; charset=utf-8');
-  });
-});
-
-describe('POST /api/v1/projects/{id}/uploads', { timeout: 120_000 }, () => {
+describe.concurrent('POST /api/v1/projects/{id}/uploads', { timeout: 120_000 }, () => {
   it('opens a new session for an existing project; finalizing it moves production', async () => {
     const s = uniqueSite();
     const first = await begin(m.member.token, s);
@@ -309,5 +275,47 @@ describe('POST /api/v1/projects/{id}/uploads', { timeout: 120_000 }, () => {
     for (const who of ['owner', 'admin', 'apiKey'] as const) {
       expect((await platform.api('POST', path, { token: m[who].token, body: { files: uniqueSite().files } })).status).toBe(201);
     }
+  });
+});
+
+describe('finalize of a large deployment', { timeout: 120_000 }, () => {
+  it('answers 503 PUBLISH_IN_PROGRESS with Retry-After past its time budget, and the next call carries on where it stopped', async () => {
+    // Another project of the team published these 1,001 files: the second project's finalize copies them in.
+    const contents = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`p/${i}.html`, `<p>${i} ${uniqueName()}</p>`]));
+    const s = site({ 'index.html': `<h1>${uniqueName()}</h1>`, ...contents });
+    const first = await begin(m.member.token, s);
+    for (let i = 0; i < first.missing.length; i += 100) {
+      const batch = first.missing.slice(i, i + 100).map((hash: string) => ({ name: hash, bytes: s.bytes.get(hash)! }));
+      expect((await postBatch(platform, m.member.token, first.upload_id, batch)).status).toBe(200);
+    }
+    expect((await platform.api('POST', `/api/v1/uploads/${first.upload_id}/finalize`, { token: m.member.token })).status).toBe(200);
+
+    const session = await begin(m.member.token, s);
+    expect(session.missing).toEqual([]);
+    expect(session.known_count).toBe(1001);
+    process.env.FINALIZE_BUDGET_MS = '1';
+    // 250 copies a call rather than 500: each call stays well inside the route's Lambda timeout on a busy machine.
+    process.env.FINALIZE_COPY_CHUNK = '250';
+    try {
+      const path = `/api/v1/uploads/${session.upload_id}/finalize`;
+      const one = await platform.api('POST', path, { token: m.member.token });
+      expectError(one, 503, 'PUBLISH_IN_PROGRESS');
+      expect(one.headers.get('retry-after')).toBe('1');
+      expect(one.body.details).toEqual({ published_count: 250, file_count: 1001 });
+      for (const published of [500, 750, 1000]) {
+        const next = await platform.api('POST', path, { token: m.member.token });
+        expectError(next, 503, 'PUBLISH_IN_PROGRESS');
+        expect(next.body.details).toEqual({ published_count: published, file_count: 1001 });
+      }
+      const done = await platform.api('POST', path, { token: m.member.token });
+      expect(done.status).toBe(200);
+      expect(done.body.data.file_count).toBe(1001);
+    } finally {
+      delete process.env.FINALIZE_BUDGET_MS;
+      delete process.env.FINALIZE_COPY_CHUNK;
+    }
+    const last = await objectText(`${m.team.id}/${session.project.slug}/${session.deployment_id}/p/999.html`);
+    expect(last.text).toBe(contents['p/999.html']);
+    expect(last.contentType).toBe('text/html; charset=utf-8');
   });
 });

@@ -62,6 +62,8 @@ export const localTuningVariables = [
   'GIT_APP_INSTALL_URL',
   'DOCS_BASE_URL',
   'FINALIZE_BUDGET_MS',
+  'FINALIZE_COPY_CHUNK',
+  'IDEMPOTENCY_WAIT_MS',
   // The local mail outbox (lib/local/mail-outbox.ts), which passes SES calls on to the IAM proxy.
   'SES_ENDPOINT_URL',
   'GIT_ALLOW_LOOPBACK_HTTP',
