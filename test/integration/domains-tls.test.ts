@@ -130,8 +130,14 @@ async function distributionsFor(hostname: string): Promise<string[]> {
   const ids = ((await cloudfront().send(new ListDistributionsCommand({}))).DistributionList?.Items ?? []).map((x) => x.Id!);
   const found: string[] = [];
   for (const id of ids) {
-    const config = (await cloudfront().send(new GetDistributionCommand({ Id: id }))).Distribution!.DistributionConfig!;
-    if (config.Aliases?.Items?.includes(hostname)) found.push(id);
+    // The file's tests run at once: a distribution listed here may be deleted by another before it is read.
+    const read = await cloudfront()
+      .send(new GetDistributionCommand({ Id: id }))
+      .catch((error: { name?: string }) => {
+        if (error.name === 'NoSuchDistribution') return null;
+        throw error;
+      });
+    if (read?.Distribution!.DistributionConfig!.Aliases?.Items?.includes(hostname)) found.push(id);
   }
   return found;
 }
