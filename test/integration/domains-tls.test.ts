@@ -137,7 +137,7 @@ async function distributionsFor(hostname: string): Promise<string[]> {
         if (error.name === 'NoSuchDistribution') return null;
         throw error;
       });
-    if (read?.Distribution!.DistributionConfig!.Aliases?.Items?.includes(hostname)) found.push(id);
+    if (read?.Distribution?.DistributionConfig?.Aliases?.Items?.includes(hostname)) found.push(id);
   }
   return found;
 }
