@@ -1,3 +1,4 @@
+import { platformEnv } from '../config.ts';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -48,7 +49,8 @@ export const cliConfig = {
   /** SLIPWAY_GIT_PORT: the loopback port `slipway git serve` listens on and `git hook install` names (9400). */
   gitServePort: () => positiveNumber('SLIPWAY_GIT_PORT', 9400),
   /** TABLE_NAME: operator commands work on that deployment's table rather than the running local platform's. */
-  operatorTable: () => text('TABLE_NAME'),
+  // In a process that runs a local platform (tests, `slipway dev`), the operator commands act on that platform's table.
+  operatorTable: () => platformEnv().variable('TABLE_NAME') || undefined,
 };
 
 /**
