@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -67,6 +67,11 @@ function httpBackend(repo: Repository, req: IncomingMessage, res: ServerResponse
       REMOTE_ADDR: '127.0.0.1',
     },
   });
+  relayCgiReply(child, req, res);
+}
+
+/** Passes a request to git http-backend (a CGI program) and its reply back: its header lines, `Status:` as the status. */
+export function relayCgiReply(child: ChildProcessWithoutNullStreams, req: IncomingMessage, res: ServerResponse): void {
   req.pipe(child.stdin);
   let head = Buffer.alloc(0);
   let headersDone = false;

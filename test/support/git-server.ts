@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { relayCgiReply } from '../../lib/cli/git.ts';
 
 /**
  * A real Git repository served over Git's smart HTTP protocol on loopback:
@@ -55,28 +56,7 @@ function cgi(root: string, req: IncomingMessage, res: ServerResponse): void {
       REMOTE_ADDR: '127.0.0.1',
     },
   });
-  req.pipe(child.stdin);
-  let head = Buffer.alloc(0);
-  let headersDone = false;
-  child.stdout.on('data', (chunk: Buffer) => {
-    if (headersDone) return void res.write(chunk);
-    head = Buffer.concat([head, chunk]);
-    const end = head.indexOf('\r\n\r\n');
-    if (end < 0) return;
-    headersDone = true;
-    let status = 200;
-    for (const line of head.subarray(0, end).toString('latin1').split('\r\n')) {
-      const at = line.indexOf(':');
-      const name = line.slice(0, at).trim();
-      const value = line.slice(at + 1).trim();
-      if (name.toLowerCase() === 'status') status = Number(value.split(' ')[0]);
-      else res.setHeader(name, value);
-    }
-    res.writeHead(status);
-    res.write(head.subarray(end + 4));
-  });
-  child.stdout.on('end', () => res.end());
-  child.on('error', () => res.destroy());
+  relayCgiReply(child, req, res);
 }
 
 export async function startGitServer(
