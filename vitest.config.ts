@@ -60,13 +60,18 @@ export default defineConfig({
       },
       // The synthesized stack's template, its grants and price: CDK and cfn-lint, no AWS endpoint.
       { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
-      // The platform from its sources, on the run's one moto_server (each file provisions its own resources).
+      // The platform from its sources, on the run's one moto_server.
       {
         extends: true,
         test: {
           name: 'source',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
+          // A worker's files share its module graph and its platform (test/support/platform.ts), each file isolated
+          // by teams and projects of its own; what a file sets in process.env is taken back after it.
+          isolate: false,
+          setupFiles: ['test/support/restore-env.ts'],
+          env: { SLIPWAY_TEST_SHARED_PLATFORM: '1' },
         },
       },
       // The same platform from cdk.out's template; test/synth/ holds tests of the synthesized mode itself.

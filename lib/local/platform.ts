@@ -39,6 +39,11 @@ export interface LocalPlatformOptions {
    * console's origin; a value set in the process environment still wins, as before for `npm run dev`.
    */
   settings?: (urls: { consoleUrl: string }) => Record<string, string>;
+  /**
+   * False: code outside this platform's calls does not default to it (lib/config.ts). A test worker that lends one
+   * platform to several files in turn makes it the default per file instead (test/support/platform.ts).
+   */
+  defaultOutsideCalls?: boolean;
 }
 
 export interface LocalPlatform {
@@ -180,7 +185,7 @@ async function start(options: LocalPlatformOptions, platformEnv: PlatformEnv, ow
     else Object.assign(owned, resources, local);
     const env = owned;
     // Outside any call (a test calling lib/ directly), the platform started last is the one.
-    released = startPlatformEnv(platformEnv);
+    if (options.defaultOutsideCalls !== false) released = startPlatformEnv(platformEnv);
     const baseUrl = `http://localhost:${port}`;
     for (const make of [...(synthesized?.drivers ?? []), ...(options.drivers ?? [])]) {
       const driver = make();

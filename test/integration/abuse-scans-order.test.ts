@@ -37,7 +37,7 @@ const list = (query: string) => platform.api('GET', `/api/v1/admin/abuse-scans${
 const nameOf = (row: { site_host: string }) => Object.keys(subdomains).find((k) => `${subdomains[k]}.localhost` === row.site_host);
 
 beforeAll(async () => {
-  platform = await startTestPlatform();
+  platform = await startTestPlatform({ own: 'the review queue lists every scan of the platform, in the order asserted here' });
   admin = await makeUser({ platformAdmin: true });
   const roles = await makeTeamWithRoles();
   // Six sites: more than the free plan holds.

@@ -10,6 +10,7 @@ import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createScreenshotJob, type CaptureMessage } from '../../lib/screenshots/jobs.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
+import { until } from '../support/wait.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, uniqueName, uniqueSite } from '../support/uploads.ts';
 
@@ -76,10 +77,16 @@ afterAll(() => platform?.stop());
 
 describe('PUT /api/v1/public/screenshots/jobs/{job_id}', () => {
   it('a publish creates a job whose message carries the page, the token and where to report', async () => {
-    const out = await sqs().send(new ReceiveMessageCommand({ QueueUrl: config.queueUrl('screenshots'), MaxNumberOfMessages: 10 }));
-    const messages = (out.Messages ?? []).map((message) => JSON.parse(message.Body!) as CaptureMessage);
-    const mine = await Promise.all(messages.map(async (message) => ({ message, job: await jobItem(message.job_id) })));
-    const fromPublish = mine.find(({ job }) => job.project_id === projectId && job.deployment_id === deploymentId);
+    // The queue is the worker's platform's: other files' publishes wait in it too, so read on until this one's.
+    type Found = { message: CaptureMessage; job: Record<string, any> };
+    let fromPublish: Found | undefined;
+    await until(async () => {
+      const out = await sqs().send(new ReceiveMessageCommand({ QueueUrl: config.queueUrl('screenshots'), MaxNumberOfMessages: 10 }));
+      const messages = (out.Messages ?? []).map((message) => JSON.parse(message.Body!) as CaptureMessage);
+      const mine = await Promise.all(messages.map(async (message) => ({ message, job: await jobItem(message.job_id) })));
+      fromPublish = mine.find(({ job }) => job.project_id === projectId && job.deployment_id === deploymentId);
+      return fromPublish !== undefined || messages.length === 0;
+    }, "the publish's capture message");
     expect(fromPublish).toBeDefined();
     expect(fromPublish!.job.status).toBe('pending');
     expect(fromPublish!.message.url).toMatch(/^http:\/\/shot-[0-9a-f]{8}\.localhost:\d+$/);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { startPlatformEnv } from '../../lib/config.ts';
 import { inject } from 'vitest';
 import { createApiKey, createSession } from '../../lib/identity/credential-records.ts';
 import { createUser, type User } from '../../lib/identity/user-records.ts';
@@ -29,18 +30,59 @@ export interface TestPlatform extends LocalPlatform {
   ): Promise<ApiReply<T>>;
 }
 
+type PlatformOptions = {
+  drivers?: (() => LocalDriver)[];
+  ownAwsEndpoint?: boolean;
+  alterTemplate?: (template: SynthesizedTemplate) => void;
+  /**
+   * Why this file needs a platform of its own rather than its worker's (a setting read at start, a restart,
+   * platform-wide counts); unset, a file of a project that shares its workers uses the worker's platform.
+   */
+  own?: string;
+};
+
 /**
- * The local platform for one test file: resources under a fresh prefix on the
- * run's shared moto_server, the API on a free loopback port.
+ * The platform of this worker, shared by the files it runs one after another (the source project sets
+ * SLIPWAY_TEST_SHARED_PLATFORM and `isolate: false`): each file isolates itself by a team and project of its own,
+ * and its `stop()` leaves the platform to the worker's next file.
  */
-export async function startTestPlatform(
-  options: { drivers?: (() => LocalDriver)[]; ownAwsEndpoint?: boolean; alterTemplate?: (template: SynthesizedTemplate) => void } = {},
-): Promise<TestPlatform> {
+let shared: Promise<TestPlatform> | null = null;
+
+/** Settings every test platform runs with, set again for each file (a file's changes are taken back after it). */
+function testSettings(): void {
   process.env.CORS_ORIGINS = DASHBOARD_ORIGIN;
   // A browser per publish would slow every test; the screenshot test runs its capture driver itself.
   process.env.SCREENSHOT_CAPTURE ??= 'off';
   // Lets SSO discovery fetch the test identity providers served over http on 127.0.0.1.
   process.env.SSO_ALLOW_LOOPBACK_HTTP = 'true';
+}
+
+/**
+ * The local platform of a test file: the worker's shared one, or (with options that change what runs, or `own`)
+ * one of its own under a fresh prefix on the run's shared moto_server, the API on a free loopback port.
+ */
+export async function startTestPlatform(options: PlatformOptions = {}): Promise<TestPlatform> {
+  testSettings();
+  const needsOwn = options.drivers || options.ownAwsEndpoint || options.alterTemplate || options.own;
+  if (needsOwn || process.env.SLIPWAY_TEST_SHARED_PLATFORM !== '1') return startPlatform(options);
+  // Not the default of code outside its calls while no file holds it: a file that starts no platform, or one of
+  // its own, never reaches the shared one's resources by accident.
+  shared ??= startPlatform({ defaultOutsideCalls: false });
+  const platform = await shared;
+  const release = startPlatformEnv(platform.platformEnv);
+  // A file may retune one of the platform's own settings for its cases; the next file gets them as they were.
+  const owned = { ...platform.env };
+  return {
+    ...platform,
+    stop: async () => {
+      release();
+      for (const name of Object.keys(platform.env)) if (!(name in owned)) delete platform.env[name];
+      Object.assign(platform.env, owned);
+    },
+  };
+}
+
+async function startPlatform(options: PlatformOptions & { defaultOutsideCalls?: boolean }): Promise<TestPlatform> {
   // The synthesized mode's project (vitest.config.ts) runs the same suites against cdk.out's template.
   const synthesized = process.env.SLIPWAY_PLATFORM_MODE === 'synth';
   // The run's setup started the synthesis without waiting for it (test/support/synth-setup.ts).
@@ -54,6 +96,7 @@ export async function startTestPlatform(
     awsEndpoint: options.ownAwsEndpoint ? undefined : inject('awsEndpoint'),
     hostnameHandlers: parts.hostnameHandlers,
     drivers: options.drivers ?? parts.drivers,
+    defaultOutsideCalls: options.defaultOutsideCalls,
   });
   if (platform.synthesized) recordPermissionUsage(platform, inject('permissionUsageDir'));
   return asTestPlatform(platform);
