@@ -23,10 +23,19 @@ export const synthesizedSuites = [
   'test/integration/domains.test.ts',
 ];
 
+/**
+ * Source suites whose cases need a handler's module evaluated for them: secrets.test.ts gives the handlers only
+ * secrets' ARNs and asserts the cold start's fetch (a top-level `loadSecrets`, once per module load), which a
+ * worker's shared module graph has long run by then.
+ */
+const freshModuleSuites = ['test/integration/secrets.test.ts'];
+
 export default defineConfig({
   test: {
     pool: 'forks',
-    maxWorkers: 2,
+    // Three on two cores: a worker of the source or synth project waits on its platform (moto, child processes) much of
+    // the time; two left the cores about two thirds busy.
+    maxWorkers: 3,
     // Budgets scale with TEST_TIME_SCALE (test/support/wait.ts) on a machine known to be slow.
     testTimeout: scaled(30_000),
     // `npm run test:coverage`: line and branch coverage of the platform's code (V8's, no instrumentation).
@@ -66,6 +75,7 @@ export default defineConfig({
         test: {
           name: 'source',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          exclude: freshModuleSuites,
           globalSetup: ['test/support/global-setup.ts'],
           // A worker's files share its module graph and its platform (test/support/platform.ts), each file isolated
           // by teams and projects of its own; what a file sets in process.env is taken back after it.
@@ -73,6 +83,11 @@ export default defineConfig({
           setupFiles: ['test/support/restore-env.ts'],
           env: { SLIPWAY_TEST_SHARED_PLATFORM: '1' },
         },
+      },
+      // The source platform for the files that must import the handlers afresh: a module graph of their own each.
+      {
+        extends: true,
+        test: { name: 'source-fresh', include: freshModuleSuites, globalSetup: ['test/support/global-setup.ts'] },
       },
       // The same platform from cdk.out's template; test/synth/ holds tests of the synthesized mode itself.
       {
