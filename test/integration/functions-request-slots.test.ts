@@ -12,6 +12,7 @@ import type { DeployedFunction } from '../../lib/functions/model.ts';
 import { MAX_REQUESTS_PER_FUNCTION, releaseRequestSlot, takeRequestSlot } from '../../lib/functions/request-slot-records.ts';
 import { withEnv } from '../support/env.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The HTTPS door's request slots in the cloud (lib/functions/request-slot-records.ts, the cloud host's
@@ -100,16 +101,23 @@ describe('request slots: 30 per function, conditional writes', () => {
 });
 
 describe('the door with a host that holds request slots', () => {
-  /** A host whose instances count the requests inside them at once, each held `holdMs`. */
-  function countingHost(holdMs: number) {
+  /**
+   * A host whose instances count the requests inside them at once. Each request is held until `fullAt` are inside
+   * together (a state, not a time: under load the slots' writes can take longer than any fixed hold), or at most
+   * `holdMs`, so that a cap that let fewer in fails on the count instead of hanging.
+   */
+  function countingHost(fullAt: number, holdMs: number) {
     const seen = { inside: 0, most: 0, total: 0 };
+    let opened = () => {};
+    const full = new Promise<void>((resolve) => (opened = resolve));
     const host: FunctionHost = {
       holdRequestSlot: waitForRequestSlot,
       async forwardHttp() {
         seen.inside += 1;
         seen.total += 1;
         seen.most = Math.max(seen.most, seen.inside);
-        await sleep(holdMs);
+        if (seen.inside >= fullAt) opened();
+        await Promise.race([full, sleep(holdMs)]);
         seen.inside -= 1;
         return { outcome: 'response', status: 200, headers: [], body: Buffer.from('held'), coldStart: false, instanceId: 'i' };
       },
@@ -132,20 +140,24 @@ describe('the door with a host that holds request slots', () => {
     return { status, body: Buffer.concat(parts).toString() };
   }
 
-  it('40 requests at once: at most 30 inside the function together, the rest wait for a slot, all 40 answered 200', async () => {
-    const fn = deployedFunction();
-    const { host, seen } = countingHost(800);
-    const door = createFunctionDoor({ host, resolve: async () => fn, isEnrolled: async () => true });
-    const replies = await Promise.all(Array.from({ length: 40 }, () => answerOf(door)));
-    expect(replies.map((r) => r.status)).toEqual(Array(40).fill(200));
-    expect(seen.total).toBe(40);
-    expect(seen.most).toBe(30);
-    expect(await slotsHeld(fn.function_id)).toBe(0);
-  }, 30_000);
+  it(
+    '40 requests at once: at most 30 inside the function together, the rest wait for a slot, all 40 answered 200',
+    async () => {
+      const fn = deployedFunction();
+      const { host, seen } = countingHost(MAX_REQUESTS_PER_FUNCTION, scaled(15_000));
+      const door = createFunctionDoor({ host, resolve: async () => fn, isEnrolled: async () => true });
+      const replies = await Promise.all(Array.from({ length: 40 }, () => answerOf(door)));
+      expect(replies.map((r) => r.status)).toEqual(Array(40).fill(200));
+      expect(seen.total).toBe(40);
+      expect(seen.most).toBe(30);
+      expect(await slotsHeld(fn.function_id)).toBe(0);
+    },
+    scaled(60_000),
+  );
 
   it('a request whose budget ends while it waits for a slot gets 504 FUNCTION_TIMEOUT and never reaches the function', async () => {
     const fn = deployedFunction();
-    const { host, seen } = countingHost(0);
+    const { host, seen } = countingHost(1, 0);
     const held = await Promise.all(Array.from({ length: 30 }, () => waitForRequestSlot(fn, new AbortController().signal)));
     const door = createFunctionDoor({ host, resolve: async () => fn, isEnrolled: async () => true });
     const reply = await withEnv({ FUNCTIONS_BUDGET_MS: '700' }, () => answerOf(door));
