@@ -103,8 +103,9 @@ describe('request slots: 30 per function, conditional writes', () => {
 describe('the door with a host that holds request slots', () => {
   /**
    * A host whose instances count the requests inside them at once. Each request is held until `fullAt` are inside
-   * together (a state, not a time: under load the slots' writes can take longer than any fixed hold), or at most
-   * `holdMs`, so that a cap that let fewer in fails on the count instead of hanging.
+   * together (a state, not a time: under load the slots' writes can take longer than any fixed hold) and half a
+   * second more, in which a cap that let more in would show them; or at most `holdMs`, so that a cap that let fewer
+   * in fails on the count instead of hanging.
    */
   function countingHost(fullAt: number, holdMs: number) {
     const seen = { inside: 0, most: 0, total: 0 };
@@ -116,7 +117,7 @@ describe('the door with a host that holds request slots', () => {
         seen.inside += 1;
         seen.total += 1;
         seen.most = Math.max(seen.most, seen.inside);
-        if (seen.inside >= fullAt) opened();
+        if (seen.inside === fullAt) void sleep(scaled(500)).then(opened);
         await Promise.race([full, sleep(holdMs)]);
         seen.inside -= 1;
         return { outcome: 'response', status: 200, headers: [], body: Buffer.from('held'), coldStart: false, instanceId: 'i' };
