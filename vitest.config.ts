@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import ProjectOrderSequencer from './test/support/sequencer.ts';
 import { scaled } from './test/support/wait.ts';
 
 /**
@@ -36,6 +37,8 @@ export default defineConfig({
     // Three on two cores: a worker of the source or synth project waits on its platform (moto, child processes) much of
     // the time; two left the cores about two thirds busy.
     maxWorkers: 3,
+    // Which project's files go first (test/support/sequencer.ts says why).
+    sequence: { sequencer: ProjectOrderSequencer },
     // Budgets scale with TEST_TIME_SCALE (test/support/wait.ts) on a machine known to be slow.
     testTimeout: scaled(30_000),
     // `npm run test:coverage`: line and branch coverage of the platform's code (V8's, no instrumentation).

@@ -45,6 +45,8 @@ export async function startMoto(options: { env?: Record<string, string> } = {}):
       // moto's DynamoDB is not thread-safe; moto-python/sitecustomize.py serializes its requests (see there why).
       PYTHONPATH: [MOTO_PYTHON_DIR, localConfig.pythonPath()].filter(Boolean).join(delimiter),
       SLIPWAY_MOTO_SERIALIZE_DYNAMODB: '1',
+      // moto-python/sitecustomize.py stops the server once this process is gone (killed, so no exit handler ran).
+      SLIPWAY_MOTO_PARENT_PID: String(process.pid),
       ...options.env,
     },
   });

@@ -429,7 +429,29 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         """
         _serving.WSGIRequestHandler.protocol_version = "HTTP/1.1"
 
+    def _exit_with_parent():
+        """Stops this moto_server when the process that started it is gone.
+
+        A Node process that is killed (a test worker that vitest ends, `npm run dev` sent SIGKILL) runs no exit
+        handler, so it cannot stop its child: the orphan would keep its port, its memory and its threads until the
+        machine restarts. The parent's pid comes from moto.ts; SIGTERM is what a stop sends, so a moto that keeps its
+        state still saves it (the handler `_persistence` installs).
+        """
+        parent = os.environ.get("SLIPWAY_MOTO_PARENT_PID")
+        if not parent or not parent.isdigit():
+            return
+        import signal
+        import time
+
+        def watch():
+            while os.getppid() == int(parent):
+                time.sleep(1)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, daemon=True).start()
+
     def run_simple(hostname, port, application, *args, **kwargs):
+        _exit_with_parent()
         _cached_module_list()
         _partition_queries()
         _item_level_transaction_rollback()
