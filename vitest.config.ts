@@ -71,7 +71,12 @@ export default defineConfig({
         },
       },
       // The synthesized stack's template, its grants and price: CDK and cfn-lint, no AWS endpoint.
-      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
+      // One module graph per worker: aws-cdk-lib and cdk-nag are loaded once, not per file (the project alone: 150 to
+      // 110 CPU-s). Each file builds apps of its own; nothing of CDK's is global.
+      {
+        extends: true,
+        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], isolate: false, setupFiles: ['test/support/restore-env.ts'] },
+      },
       // The platform from its sources, on the run's one moto_server.
       {
         extends: true,
@@ -101,6 +106,10 @@ export default defineConfig({
           // A file's first hook waits for the run's one synthesis (synth-setup.ts), which on a fresh clone under the
           // source project's load can pass the default minute.
           hookTimeout: scaled(180_000),
+          // A worker's files share its module graph (the project alone: 304 to 268 CPU-s), each with a platform of its
+          // own: the template's platform is not shared, since its Lambdas run from the assembly a file may alter.
+          isolate: false,
+          setupFiles: ['test/support/restore-env.ts'],
           globalSetup: ['test/support/global-setup.ts', 'test/support/synth-setup.ts'],
           env: { SLIPWAY_PLATFORM_MODE: 'synth' },
         },
