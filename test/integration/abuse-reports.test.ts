@@ -124,6 +124,7 @@ async function clearOfHourBoundary() {
 }
 
 beforeAll(async () => {
+  // A moto of its own: the sent mail is read from moto's inspection API, which lists all that moto holds.
   platform = await startTestPlatform({ ownAwsEndpoint: true, drivers: [] });
   const roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);

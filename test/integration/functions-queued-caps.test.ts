@@ -31,6 +31,7 @@ let subdomain: string;
 let teamId: string;
 
 beforeAll(async () => {
+  // A platform of its own: its cases pause and resume the queued runtime, which a shared platform's other files use.
   platform = await startTestPlatform({ drivers: [() => runtime] });
   const roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);

@@ -26,6 +26,7 @@ const runtime = queuedRuntime();
 const teams: { subdomain: string }[] = [];
 
 beforeAll(async () => {
+  // A platform of its own: the queued runtime stays paused while the shards fill, which would stall other files.
   platform = await startTestPlatform({ drivers: [() => runtime] });
   runtime.pause();
   for (let i = 0; i < 4; i++) {

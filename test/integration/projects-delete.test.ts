@@ -72,6 +72,7 @@ const item = async (key: { pk: string; sk: string }) =>
 
 beforeAll(async () => {
   driver = queueDriver({ rows: workers.filter((row) => row.name === 'deletions'), pollMs: 50 });
+  // A platform of its own: its cases pause the deletions worker and wait for it to be idle.
   platform = await startTestPlatform({ drivers: [() => driver] });
   m = await makeTeamWithRoles();
 });

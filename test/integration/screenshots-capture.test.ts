@@ -15,6 +15,7 @@ let platform: TestPlatform;
 
 beforeAll(async () => {
   process.env.SCREENSHOT_CAPTURE = 'on';
+  // A platform of its own: captures on (every other file runs without them) and its capture driver.
   platform = await startTestPlatform({ drivers: [() => captureDriver({ pollMs: 50 })] });
 });
 afterAll(async () => {

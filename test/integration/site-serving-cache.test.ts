@@ -20,7 +20,7 @@ let site: SiteFixture;
 const big = randomBytes(1536 * 1024);
 
 beforeAll(async () => {
-  platform = await startTestPlatform({ drivers: [] });
+  platform = await startTestPlatform();
   site = await putProjectFixture();
   const { deploymentId } = await putDeploymentFixture(site, { 'index.html': `<h1>${randomBytes(8).toString('hex')}</h1>`, 'big.bin': big });
   await setLiveDeployment(site, deploymentId);
