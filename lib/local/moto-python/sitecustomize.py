@@ -132,6 +132,37 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         modules = tuple(listing())
         _backends.list_of_moto_modules = lambda: modules
 
+    def _cheaper_dispatch():
+        """Spares moto two costs it pays on every request, whatever the service.
+
+        Profiled over 4,000 DynamoDB calls: `method_names_from_class` lists the response class's members with
+        `inspect.getmembers` to see whether the action is one of them (12 % of moto's CPU; a class's methods do
+        not change while the server runs, so each class is listed once), and the 52-character request id is drawn
+        one `random.choice` at a time (10 %; `choices` draws the same characters in one call).
+        """
+        import string
+
+        from moto.core import responses as _responses
+        from moto.moto_api._internal.moto_random import MotoRandom
+
+        listing = _responses.method_names_from_class
+        listed = {}
+
+        def method_names_from_class(clazz):
+            names = listed.get(clazz)
+            if names is None:
+                names = listed[clazz] = frozenset(listing(clazz))
+            return names
+
+        _responses.method_names_from_class = method_names_from_class
+
+        def get_random_string(self, length=20, include_digits=True, lower_case=False):
+            pool = string.ascii_letters + (string.digits if include_digits else "")
+            drawn = "".join(self.choices(pool, k=length))
+            return drawn.lower() if lower_case else drawn
+
+        MotoRandom.get_random_string = get_random_string
+
     def _partition_queries():
         """Makes moto's Query of a table (not an index) read the one partition it names.
 
@@ -453,6 +484,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
     def run_simple(hostname, port, application, *args, **kwargs):
         _exit_with_parent()
         _cached_module_list()
+        _cheaper_dispatch()
         _partition_queries()
         _item_level_transaction_rollback()
         _ecs_task_network_interface()

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { localConfig } from '../local-config.ts';
 
 /** One AWS::Lambda::Function of the template, as the synthesized mode runs it. */
 export interface SynthLambda {
@@ -247,12 +248,13 @@ export class LambdaFunctionHost {
     const id = randomUUID();
     const deadline = Date.now() + this.fn.timeoutSeconds * 1000;
     return new Promise((resolve, reject) => {
+      // The handler's own deadline (context.getRemainingTimeInMillis) is the template's; only the end is stretched.
       const timer = setTimeout(() => {
         this.end(
           environment,
           new LambdaInvokeError(this.fn.name, 'Sandbox.Timedout', `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds`),
         );
-      }, this.fn.timeoutSeconds * 1000);
+      }, this.fn.timeoutSeconds * 1000 * localConfig.lambdaTimeoutScale());
       environment.pending.set(id, { resolve, reject, timer });
       environment.worker.postMessage({ id, event, deadline, overlay: this.overlay() });
     });
