@@ -77,7 +77,7 @@ export default defineConfig({
         extends: true,
         test: { name: 'infra', include: ['test/infra/**/*.test.ts'], isolate: false, setupFiles: ['test/support/restore-env.ts'] },
       },
-      // The platform from its sources, on the run's one moto_server.
+      // The platform from its sources: one per worker, on a moto_server of the worker's own (test/support/platform.ts).
       {
         extends: true,
         test: {

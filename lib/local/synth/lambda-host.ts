@@ -247,14 +247,15 @@ export class LambdaFunctionHost {
     this.invocations += 1;
     const id = randomUUID();
     const deadline = Date.now() + this.fn.timeoutSeconds * 1000;
+    // The handler's own deadline (context.getRemainingTimeInMillis) is the template's; only the end is stretched.
+    const endsInMs = this.fn.timeoutSeconds * 1000 * localConfig.lambdaTimeoutScale();
     return new Promise((resolve, reject) => {
-      // The handler's own deadline (context.getRemainingTimeInMillis) is the template's; only the end is stretched.
       const timer = setTimeout(() => {
         this.end(
           environment,
           new LambdaInvokeError(this.fn.name, 'Sandbox.Timedout', `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds`),
         );
-      }, this.fn.timeoutSeconds * 1000 * localConfig.lambdaTimeoutScale());
+      }, endsInMs);
       environment.pending.set(id, { resolve, reject, timer });
       environment.worker.postMessage({ id, event, deadline, overlay: this.overlay() });
     });
