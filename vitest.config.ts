@@ -31,6 +31,9 @@ export const synthesizedSuites = [
  */
 const freshModuleSuites = ['test/integration/secrets.test.ts'];
 
+/** One module graph per worker, shared by its files in turn; what a file sets in process.env is taken back after it. */
+const sharedModuleGraph = { isolate: false, setupFiles: ['test/support/restore-env.ts'] };
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -66,8 +69,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'lib/**/*.test.ts'],
-          isolate: false,
-          setupFiles: ['test/support/restore-env.ts'],
+          ...sharedModuleGraph,
         },
       },
       // The synthesized stack's template, its grants and price: CDK and cfn-lint, no AWS endpoint.
@@ -75,7 +77,7 @@ export default defineConfig({
       // 110 CPU-s). Each file builds apps of its own; nothing of CDK's is global.
       {
         extends: true,
-        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], isolate: false, setupFiles: ['test/support/restore-env.ts'] },
+        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], ...sharedModuleGraph },
       },
       // The platform from its sources: one per worker, on a moto_server of the worker's own (test/support/platform.ts).
       {
@@ -87,8 +89,7 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           // A worker's files share its module graph and its platform (test/support/platform.ts), each file isolated
           // by teams and projects of its own; what a file sets in process.env is taken back after it.
-          isolate: false,
-          setupFiles: ['test/support/restore-env.ts'],
+          ...sharedModuleGraph,
           env: { SLIPWAY_TEST_SHARED_PLATFORM: '1' },
         },
       },
@@ -108,8 +109,7 @@ export default defineConfig({
           hookTimeout: scaled(180_000),
           // A worker's files share its module graph (the project alone: 304 to 268 CPU-s), each with a platform of its
           // own: the template's platform is not shared, since its Lambdas run from the assembly a file may alter.
-          isolate: false,
-          setupFiles: ['test/support/restore-env.ts'],
+          ...sharedModuleGraph,
           globalSetup: ['test/support/global-setup.ts', 'test/support/synth-setup.ts'],
           // A route's 10 s is the template's, not a budget these suites test: a busy machine may not end it.
           env: { SLIPWAY_PLATFORM_MODE: 'synth', LOCAL_LAMBDA_TIMEOUT_SCALE: String(scaled(5)) },
