@@ -56,6 +56,8 @@ export default defineConfig({
     },
     hookTimeout: scaled(60_000),
     env: {
+      // A route's 10 s is the template's, not a budget the suites test: a busy machine may not end it (both modes).
+      LOCAL_LAMBDA_TIMEOUT_SCALE: String(scaled(5)),
       LOG_LEVEL: 'CRITICAL',
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'test',
@@ -111,8 +113,7 @@ export default defineConfig({
           // own: the template's platform is not shared, since its Lambdas run from the assembly a file may alter.
           ...sharedModuleGraph,
           globalSetup: ['test/support/global-setup.ts', 'test/support/synth-setup.ts'],
-          // A route's 10 s is the template's, not a budget these suites test: a busy machine may not end it.
-          env: { SLIPWAY_PLATFORM_MODE: 'synth', LOCAL_LAMBDA_TIMEOUT_SCALE: String(scaled(5)) },
+          env: { SLIPWAY_PLATFORM_MODE: 'synth' },
         },
       },
     ],

@@ -47,9 +47,10 @@ export const localConfig = {
   /** Synthesized mode: execution environments one Lambda may keep at once. */
   lambdaMaxEnvironments: () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10),
   /**
-   * Synthesized mode: how many times its template `Timeout` a Lambda may run before it is ended
-   * (LOCAL_LAMBDA_TIMEOUT_SCALE, 1 unless set, never less). A test run shares two cores among several platforms,
-   * where a 10-second route could pass its time waiting for a core; the tests stretch it, and assert no timeout.
+   * How many times its `Timeout` a platform Lambda may run before it is ended (LOCAL_LAMBDA_TIMEOUT_SCALE, 1 unless
+   * set, never less): in the synthesized mode the host's end, in the source mode the route's deadline. A test run
+   * shares two cores among several platforms, where a 10-second route could pass its time waiting for a core; the
+   * tests stretch it, and assert no timeout.
    */
   lambdaTimeoutScale: () => Math.max(1, Number(process.env.LOCAL_LAMBDA_TIMEOUT_SCALE) || 1),
   /** Synthesized mode: how long the start waits for the template's ECS services to have healthy tasks. */

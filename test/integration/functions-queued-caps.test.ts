@@ -89,6 +89,8 @@ describe('queued door caps', () => {
       ).finally(() => runtime.resume());
       const accepted = replies.filter((r) => r.status === 202);
       const refused = replies.filter((r) => r.status === 429);
+      // Every reply is one of the two: a failure names what the others got.
+      expect(replies.filter((r) => r.status !== 202 && r.status !== 429).map((r) => `${r.status} ${r.text}`)).toEqual([]);
       expect(accepted.length).toBe(10);
       expect(refused.length).toBe(40);
       for (const reply of refused) {
