@@ -73,6 +73,10 @@ export const localConfig = {
   queuePollMs: () => Number(process.env.LOCAL_QUEUE_POLL_MS || 50),
   /** Worker calls the queue driver runs at once. */
   queueConcurrency: () => Number(process.env.LOCAL_QUEUE_CONCURRENCY || 16),
-  /** The queue driver's long-poll wait, 0 to 20 seconds. */
-  queueWaitSeconds: () => Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 1) || 0)),
+  /**
+   * The queue driver's long-poll wait, 0 to 20 seconds. A message ends a wait at once and a stop aborts it: at 1 s,
+   * each queue of each platform cost moto and Node a receive a second. Not 20: a platform killed (SIGKILL) leaves
+   * its polls waiting in an AWS endpoint it does not own, where each may still take a message, as SQS's would.
+   */
+  queueWaitSeconds: () => Math.min(20, Math.max(0, Number(process.env.LOCAL_QUEUE_WAIT_SECONDS ?? 10) || 0)),
 };

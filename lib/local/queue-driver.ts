@@ -132,7 +132,8 @@ async function release(queueUrl: string, messages: Message[], worker: string): P
   }
 }
 
-async function receive(queueUrl: string, max: number, wait: number): Promise<Message[]> {
+/** A long poll; the driver's stop ends it at once (`signal`) rather than after its wait. */
+async function receive(queueUrl: string, max: number, wait: number, signal: AbortSignal): Promise<Message[]> {
   const reply = await sqs().send(
     new ReceiveMessageCommand({
       QueueUrl: queueUrl,
@@ -140,6 +141,7 @@ async function receive(queueUrl: string, max: number, wait: number): Promise<Mes
       WaitTimeSeconds: wait,
       MessageSystemAttributeNames: ['All'],
     }),
+    { abortSignal: signal },
   );
   return reply.Messages ?? [];
 }
@@ -151,11 +153,12 @@ async function fillBatch(
   messages: Message[],
   max: number,
   stopped: () => boolean,
+  signal: AbortSignal,
 ): Promise<Message[]> {
   const windowEnds = Date.now() + (consumer.batchingWindowSeconds ?? 0) * 1000;
   while (!stopped() && messages.length < max && Date.now() < windowEnds) {
     const wait = Math.min(20, Math.ceil((windowEnds - Date.now()) / 1000));
-    messages = [...messages, ...(await receive(queueUrl, Math.min(10, max - messages.length), wait))];
+    messages = [...messages, ...(await receive(queueUrl, Math.min(10, max - messages.length), wait, signal))];
   }
   return messages;
 }
@@ -218,9 +221,9 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
       let messages: Message[] = [];
       const max = Math.min(10, free * batchSize);
       try {
-        messages = await receive(queueUrl, max, waitSeconds);
+        messages = await receive(queueUrl, max, waitSeconds, abort.signal);
         if (messages.length > 0 && messages.length < batchSize) {
-          messages = await fillBatch(consumer, queueUrl, messages, Math.min(max, batchSize), isStopped);
+          messages = await fillBatch(consumer, queueUrl, messages, Math.min(max, batchSize), isStopped, abort.signal);
         }
       } catch (error) {
         if (stopped) break;

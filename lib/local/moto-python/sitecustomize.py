@@ -35,6 +35,55 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
 
         return application
 
+    def _without_flask(app):
+        """Answers DynamoDB and SQS calls with moto's own handlers, without the flask app moto_server wraps them in.
+
+        moto_server routes every request through its domain dispatcher (which parses the signature to find the
+        service), then a flask app per service: a request context, CORS and flask's response handling. For a
+        DynamoDB call that was about a quarter of moto's CPU (cProfile); SQS's receives, which the local
+        platform's queue driver keeps making, pay the same. Their target header names the service and the
+        action; nobody calls either from a browser (CORS is for S3's uploads, which keep the flask path); and the
+        handler gets the same werkzeug request and answers the same tuple that moto's flask view
+        (`convert_to_flask_response`) turns into a response. A compressed body keeps the flask path, whose
+        before-request hook inflates it.
+        """
+        from botocore.exceptions import ClientError
+        from moto.dynamodb.responses import DynamoHandler
+        from moto.sqs.responses import SQSResponse
+        from werkzeug.wrappers import Request, Response
+
+        handlers = (("DynamoDB_20120810.", DynamoHandler), ("AmazonSQS.", SQSResponse))
+
+        def application(environ, start_response):
+            target = environ.get("HTTP_X_AMZ_TARGET", "")
+            handler = next((h for prefix, h in handlers if target.startswith(prefix)), None)
+            if handler is None or "HTTP_CONTENT_ENCODING" in environ:
+                return app(environ, start_response)
+            request = Request(environ)
+            try:
+                result = handler.dispatch(request, request.url, dict(request.headers))
+            except ClientError as exc:
+                result = 400, {}, exc.response["Error"]["Message"]
+            status, headers, content = result if len(result) == 3 else (200, {}, result)
+            return Response(response=content, status=status, headers=headers)(environ, start_response)
+
+        return application
+
+    def _quiet_requests():
+        """Logs only the requests moto answered with a 5xx, not a line for every request.
+
+        werkzeug writes a coloured access line to stderr for each request, and moto.ts reads stderr (its tail
+        explains a failed start), so each line also cost the platform's Node process a read. Formatting and
+        writing it was about 6 % of moto's CPU per DynamoDB call (cProfile). Errors are still written.
+        """
+        _log_request = _serving.WSGIRequestHandler.log_request
+
+        def log_request(self, code="-", size="-"):
+            if str(code).startswith("5"):
+                _log_request(self, code, size)
+
+        _serving.WSGIRequestHandler.log_request = log_request
+
 
     def _item_level_transaction_rollback():
         """Makes moto's TransactWriteItems roll back the items it touched instead of whole tables.
@@ -492,7 +541,8 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         _codebuild_builds()
         _item_responses_as_json()
         _keep_alive()
-        application = _serialize_dynamodb(application)
+        _quiet_requests()
+        application = _serialize_dynamodb(_without_flask(application))
         if os.environ.get("SLIPWAY_MOTO_STATE_FILE"):
             application = _persistence(application)
         return _run_simple(hostname, port, application, *args, **kwargs)
