@@ -530,6 +530,26 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
 
         threading.Thread(target=watch, daemon=True).start()
 
+    def _one_certificate_key():
+        """Makes moto's ACM sign every certificate it issues with one RSA key, made once.
+
+        moto 5.2 generates a 2048-bit key for each RequestCertificate: about 100 ms of CPU each, 2 of the 32 CPU-s
+        moto spent on seven test files, one of them the custom domains'. Nothing reads the key (the platform asks
+        ACM for a certificate's status and validation records, never its key), and only moto's process shares it.
+        """
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        _generate = rsa.generate_private_key
+        made = {}
+
+        def generate_private_key(public_exponent, key_size, backend=None):
+            key = made.get((public_exponent, key_size))
+            if key is None:
+                key = made[(public_exponent, key_size)] = _generate(public_exponent=public_exponent, key_size=key_size)
+            return key
+
+        rsa.generate_private_key = generate_private_key
+
     def run_simple(hostname, port, application, *args, **kwargs):
         _exit_with_parent()
         _cached_module_list()
@@ -542,6 +562,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         _item_responses_as_json()
         _keep_alive()
         _quiet_requests()
+        _one_certificate_key()
         application = _serialize_dynamodb(_without_flask(application))
         if os.environ.get("SLIPWAY_MOTO_STATE_FILE"):
             application = _persistence(application)
