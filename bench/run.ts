@@ -1,32 +1,24 @@
 import * as os from 'node:os';
-import { runDashboardBench } from './dashboard.ts';
-import { runBuildsBench } from './builds.ts';
-import { runDeployBench } from './deploy.ts';
-import { runDoorLinkBench } from './door-link.ts';
-import { runFunctionsBench } from './functions.ts';
-import { runHandlersBench } from './handlers.ts';
-import { runQueuedBench } from './queued.ts';
-import { runServingBench } from './serving.ts';
-import { runSynthBench } from './synth.ts';
-import { runSynthesizedBench } from './synthesized.ts';
 
 /**
  * `npm run bench [-- name ...]`: runs each benchmark (all by default) and
  * prints its figures against the project's targets. A benchmark never fails
  * the run on a target: speed figures are for reading, not for gating.
- * To add one, write bench/<name>.ts exporting an async function and list it here.
+ * To add one, write bench/<name>.ts exporting an async function and list it here. Each is imported only when
+ * it runs: a benchmark that measures this process (the queued door's platform CPU, a fork's cost) is not
+ * measured with another one's modules loaded (the CDK's, the synth benchmark's).
  */
 const benchmarks: Record<string, () => Promise<void>> = {
-  handlers: runHandlersBench,
-  synth: runSynthBench,
-  deploy: runDeployBench,
-  functions: runFunctionsBench,
-  'door-link': runDoorLinkBench,
-  queued: runQueuedBench,
-  dashboard: runDashboardBench,
-  serving: runServingBench,
-  synthesized: runSynthesizedBench,
-  builds: runBuildsBench,
+  handlers: () => import('./handlers.ts').then((m) => m.runHandlersBench()),
+  synth: () => import('./synth.ts').then((m) => m.runSynthBench()),
+  deploy: () => import('./deploy.ts').then((m) => m.runDeployBench()),
+  functions: () => import('./functions.ts').then((m) => m.runFunctionsBench()),
+  'door-link': () => import('./door-link.ts').then((m) => m.runDoorLinkBench()),
+  queued: () => import('./queued.ts').then((m) => m.runQueuedBench()),
+  dashboard: () => import('./dashboard.ts').then((m) => m.runDashboardBench()),
+  serving: () => import('./serving.ts').then((m) => m.runServingBench()),
+  synthesized: () => import('./synthesized.ts').then((m) => m.runSynthesizedBench()),
+  builds: () => import('./builds.ts').then((m) => m.runBuildsBench()),
 };
 
 // A screenshot capture per publish would run a browser beside what is being measured.

@@ -1,8 +1,9 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds } from './keys.ts';
 import { isConditionalCheckFailure } from './errors.ts';
+import type { Write } from './transact.ts';
 
 /**
  * A lease list: one item whose `slots` map holds lease id -> expiry (epoch seconds), for a cap on things in
@@ -105,15 +106,27 @@ export async function takeLease(list: LeaseList, leaseId: string, now = new Date
   return (await setLease(list, leaseId, now)).taken;
 }
 
+/**
+ * The release of a lease as a write of a transaction (lib/db/transact.ts): only on the list's item as it exists,
+ * since an update of a missing item would make one without its `slots`, which no later take could fill.
+ */
+export function releaseLeaseWrite(list: LeaseList, leaseId: string): Write {
+  return {
+    Update: {
+      Key: list.key,
+      UpdateExpression: 'REMOVE slots.#id',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#id': leaseId },
+    },
+  };
+}
+
 export async function releaseLease(list: LeaseList, leaseId: string): Promise<void> {
   await dynamo()
     .send(
       new UpdateCommand({
         TableName: config.tableName(),
-        Key: list.key,
-        UpdateExpression: 'REMOVE slots.#id',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#id': leaseId },
+        ...(releaseLeaseWrite(list, leaseId) as { Update: Omit<UpdateCommandInput, 'TableName'> }).Update,
       }),
     )
     .catch((error: unknown) => {

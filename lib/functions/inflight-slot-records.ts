@@ -1,5 +1,6 @@
 import { keys } from '../db/keys.ts';
-import { releaseLease, takeLease, type LeaseList } from '../db/lease-list-records.ts';
+import { releaseLease, releaseLeaseWrite, takeLease, type LeaseList } from '../db/lease-list-records.ts';
+import type { Write } from '../db/transact.ts';
 
 /**
  * In-flight slots: the team item `FNINFLIGHT` holds a lease list (lib/db/lease-list-records.ts) of invocation
@@ -25,4 +26,9 @@ export function takeInflightSlot(teamId: string, slotId: string, now = new Date(
 
 export function releaseInflightSlot(teamId: string, slotId: string): Promise<void> {
   return releaseLease(inflightSlots(teamId), slotId);
+}
+
+/** The release as a write of a transaction: an invocation's end and the release of its slot are one write. */
+export function inflightSlotReleaseWrite(teamId: string, slotId: string): Write {
+  return releaseLeaseWrite(inflightSlots(teamId), slotId);
 }

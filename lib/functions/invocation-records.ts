@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
@@ -6,6 +6,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
+import type { Write } from '../db/transact.ts';
 import { logger } from '../logger.ts';
 
 /**
@@ -140,31 +141,38 @@ export interface InvocationEnd {
   console_json?: string;
 }
 
-/** `from` -> terminal, and out of the open index; false when the record is not in `from` (or is gone). */
-export async function writeInvocationEnd(id: string, from: 'running' | 'pending', end: InvocationEnd): Promise<boolean> {
+/** The write of `from` -> terminal, out of the open index (for writeInvocationEnd, or a transaction). */
+export function invocationEndWrite(id: string, from: 'running' | 'pending', end: InvocationEnd): Write {
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ':from': from };
   const sets = setFields({ ...end }, names, values);
+  return {
+    Update: {
+      Key: keys.invocation(id),
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi2pk, gsi2sk`,
+      ConditionExpression: '#status = :from',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/** `from` -> terminal, and out of the open index; false when the record is not in `from` (or is gone). */
+export async function writeInvocationEnd(record: InvocationRecord, from: 'running' | 'pending', end: InvocationEnd): Promise<boolean> {
   try {
-    const reply = await dynamo().send(
-      new UpdateCommand({
-        TableName: config.tableName(),
-        Key: keys.invocation(id),
-        UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi2pk, gsi2sk`,
-        ConditionExpression: '#status = :from',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        // The names of the function it ran, for the log line below.
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    const record = reply.Attributes as unknown as InvocationRecord;
-    logger.info('invocation ended', { ...invocationLogFields(record), runtime_ms: end.runtime_ms });
-    return true;
+    const { Update } = invocationEndWrite(record.id, from, end) as { Update: Omit<UpdateCommandInput, 'TableName'> };
+    await dynamo().send(new UpdateCommand({ TableName: config.tableName(), ...Update }));
   } catch (error) {
     if (isConditionalCheckFailure(error)) return false;
     throw error;
   }
+  logInvocationEnd(record, end);
+  return true;
+}
+
+/** The operator's line of an invocation's end (the start's is claimInvocation's). */
+export function logInvocationEnd(record: InvocationRecord, end: InvocationEnd): void {
+  logger.info('invocation ended', { ...invocationLogFields({ ...record, status: end.status }), runtime_ms: end.runtime_ms });
 }
 
 /** A function's newest invocations (at most `limit`), newest first, expired ones left out. */

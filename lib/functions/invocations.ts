@@ -4,15 +4,19 @@ import { deleteKeys } from '../aws/s3-lite.ts';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
 import { epochSeconds } from '../db/keys.ts';
+import { TransactionRefused, transact } from '../db/transact.ts';
 import type { ConsoleLine, QueuedRequest } from './host.ts';
-import { releaseInflightSlot } from './inflight-slot-records.ts';
+import { inflightSlotReleaseWrite, releaseInflightSlot } from './inflight-slot-records.ts';
 import {
   deleteInvocation,
   deleteInvocations,
   functionInvocationStubs,
   getInvocation,
+  invocationEndWrite,
+  logInvocationEnd,
   putInvocation,
   writeInvocationEnd,
+  type InvocationEnd,
   type InvocationRecord,
   type InvocationStatus,
 } from './invocation-records.ts';
@@ -173,7 +177,7 @@ export async function finishInvocation(
     storePart(record, 'result', finish.result),
     storePart(record, 'console', boundConsole(finish.console)),
   ]);
-  const ended = await writeInvocationEnd(record.id, from, {
+  const end: InvocationEnd = {
     status: finish.status,
     finished_at: now.toISOString(),
     response_status: finish.result.status,
@@ -181,17 +185,38 @@ export async function finishInvocation(
     runtime_ms: finish.runtimeMs === undefined ? undefined : Math.round(finish.runtimeMs),
     result_json: resultJson ?? undefined,
     console_json: consoleJson ?? undefined,
-  });
-  if (!ended) {
+  };
+  if (!(await endAndReleaseSlot(record, from, end))) {
     // Its project was deleted while it ran (the record went with it): what this just stored goes too.
     if (!(await getInvocation(record.id))) {
       await deleteKeys(config.bucket('bundles'), [objectKey(record, 'result'), objectKey(record, 'console')]);
     }
     return false;
   }
-  await releaseInflightSlot(record.team_id, record.id);
   // In the background: the first attempt is a message on the callbacks queue, never a wait of this run.
   if (record.callback_url) await queueCallbackAttempt(record.id, 1, 0).catch((error: Error) => logCallbackLost(record.id, error));
+  return true;
+}
+
+/**
+ * The end and the release of the in-flight slot in one transaction: a poll that sees the end finds the slot free
+ * (an invoke right after it is not refused by the cap), and it is one table call. When the slot's item is gone (the
+ * team's items deleted) or a racing write cancelled it, the end is written alone and the slot released after, as
+ * two calls. False when the record was not in `from` (or is gone): then nothing was written.
+ */
+async function endAndReleaseSlot(record: InvocationRecord, from: 'running' | 'pending', end: InvocationEnd): Promise<boolean> {
+  try {
+    await transact([
+      { name: 'end', write: invocationEndWrite(record.id, from, end) },
+      { name: 'slot', write: inflightSlotReleaseWrite(record.team_id, record.id) },
+    ]);
+    logInvocationEnd(record, end);
+    return true;
+  } catch (error) {
+    if (!(error instanceof TransactionRefused)) throw error;
+  }
+  if (!(await writeInvocationEnd(record, from, end))) return false;
+  await releaseInflightSlot(record.team_id, record.id);
   return true;
 }
 

@@ -83,7 +83,7 @@ export async function runInvocation(id: string, deps: RunDeps): Promise<'done' |
   }
   // What the run needs, read at once: the live function, the team's enrolment and the stored request.
   const [{ fn }, request] = await Promise.all([
-    resolveQueuedRun(running.project_id, running.team_id, running.function_name),
+    resolveQueuedRun(running.project_id, running.team_id, running.function_name, running.deployment_id),
     loadInvocationRequest(running),
   ]);
   if (!fn) {

@@ -4,8 +4,8 @@ import { keys } from '../db/keys.ts';
 import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
 import { getTeamItem } from '../teams/records.ts';
 import { getHostnameClaim } from './hostname-claim-records.ts';
-import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction } from './model.ts';
-import { functionUrl, getFunctionRecord } from './records.ts';
+import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction, type FunctionRecord } from './model.ts';
+import { functionUrl, getFunctionRecord, toFunctionRecord } from './records.ts';
 
 /**
  * Which function answers at a hostname, for the HTTPS door. No caching here:
@@ -78,35 +78,45 @@ export async function resolveFunctionInProject(projectId: string, name: string, 
   return liveFunctionOf(projectId, await getProjectItem(projectId, true), name, subdomain);
 }
 
-/** The live deployment's record of `name` in a project item read just now, or null. */
+/**
+ * The live deployment's record of `name` in a project item read just now, or null. `liveRecord`: that record,
+ * read together with the project (absent: the function is read here).
+ */
 async function liveFunctionOf(
   projectId: string,
   project: Record<string, unknown> | null,
   name: string,
   subdomain?: string,
+  liveRecord?: FunctionRecord,
 ): Promise<DeployedFunction | null> {
   if (!project || project.status !== 'active') return null;
   if (subdomain !== undefined && project.subdomain !== subdomain) return null;
   const live = project.live_deployment_id as string | null | undefined;
   if (!live) return null;
-  const record = await getFunctionRecord(projectId, live, name);
+  const record = liveRecord ?? (await getFunctionRecord(projectId, live, name));
   if (!record) return null;
   return { ...record, subdomain: project.subdomain as string, url: functionUrl(record.name, project.subdomain as string) };
 }
 
 /**
  * What a queued run checks as it starts (the function live then, not when invoked): the live deployment's
- * record of `name` and whether the team is in the functions beta. The project and the team are one read.
+ * record of `name` and whether the team is in the functions beta. The project and the team are one read, and
+ * with them the record of the deployment the invocation was made on (`invokedDeploymentId`): still the live one,
+ * as it nearly always is, it answers without a read of its own; after a promote or a rollback the live one is read.
  */
 export async function resolveQueuedRun(
   projectId: string,
   teamId: string,
   name: string,
+  invokedDeploymentId?: string,
 ): Promise<{ fn: DeployedFunction | null; enrolled: boolean }> {
   const [projectKey, teamKey] = [keys.project(projectId), keys.team(teamId)];
-  const items = await batchGetAll([projectKey, teamKey], undefined, true);
+  const invokedKey = invokedDeploymentId === undefined ? null : keys.function(projectId, invokedDeploymentId, name);
+  const items = await batchGetAll(invokedKey ? [projectKey, teamKey, invokedKey] : [projectKey, teamKey], undefined, true);
   const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk) ?? null;
   const [project, team] = [find(projectKey), find(teamKey)];
   const enrolled = typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
-  return { fn: enrolled ? await liveFunctionOf(projectId, project, name) : null, enrolled };
+  if (!enrolled) return { fn: null, enrolled };
+  const invoked = invokedKey && project?.live_deployment_id === invokedDeploymentId ? find(invokedKey) : null;
+  return { fn: await liveFunctionOf(projectId, project, name, undefined, invoked ? toFunctionRecord(invoked) : undefined), enrolled };
 }

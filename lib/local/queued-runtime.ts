@@ -5,6 +5,7 @@ import type { FunctionHost } from '../functions/host.ts';
 import { reclaimOpenInvocations, requeuePendingInvocations } from '../functions/invocation-reclaim.ts';
 import type { DeployedFunction } from '../functions/model.ts';
 import { invocationsWorker } from '../functions/queued-worker.ts';
+import { FunctionTelemetry } from '../functions/telemetry.ts';
 import { functionLambdasWorker } from '../functions/prepare-lambdas.ts';
 import { logger } from '../logger.ts';
 import { createLocalFunctionHost, type LocalFunctionHost } from '../functions/hosts/local/local-host.ts';
@@ -36,7 +37,9 @@ export function queuedRuntime(
     forwardHttp: (fn, request, signal) => ensure().forwardHttp(fn, request, signal),
     runQueued: (fn, request, budgetMs, signal) => ensure().runQueued(fn, request, budgetMs, signal),
   };
-  const worker = invocationsWorker(() => options.host?.(lazy) ?? lazy);
+  // Written every few seconds and at the stop, not after each invocation as the deployed worker must.
+  const telemetry = new FunctionTelemetry();
+  const worker = invocationsWorker(() => options.host?.(lazy) ?? lazy, { telemetry });
   // The local host prepares nothing at publish: the message is read and acknowledged, as the cloud's worker reads it.
   const prepare = functionLambdasWorker(() => lazy);
   const queues = queueDriver({
@@ -63,7 +66,10 @@ export function queuedRuntime(
           logger.error('reclaiming open invocations failed', { error: (error as Error).message });
         }
         resolveReclaimed(count);
-        if (!stopped) queues.start();
+        if (!stopped) {
+          telemetry.start();
+          queues.start();
+        }
       })();
     },
     idle: () => queues.idle(),
@@ -74,6 +80,7 @@ export function queuedRuntime(
       await starting;
       // The queues stop receiving at once; the host aborts the runs in progress.
       await Promise.all([queues.stop(), host?.stop()]);
+      await telemetry.stop();
     },
   };
 }

@@ -85,7 +85,7 @@ describe('admin status', () => {
     await putInvocation(finished);
     await putInvocation(invocation(new Date(Date.now() - 2 * HOUR))); // older than the hour: not counted
     await claimInvocation(finished.id);
-    await writeInvocationEnd(finished.id, 'running', { status: 'completed', finished_at: new Date().toISOString(), response_status: 200 });
+    await writeInvocationEnd(finished, 'running', { status: 'completed', finished_at: new Date().toISOString(), response_status: 200 });
     await recordQueuedBuild(build());
     await recordSkippedBuild({ ...build(), skipReason: '[skip ci] in the commit message' });
 

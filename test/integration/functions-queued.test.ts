@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
+import { keys } from '../../lib/db/keys.ts';
 import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
 import { resolveFunctionBySubdomain } from '../../lib/functions/resolve.ts';
 import { queuedRuntime } from '../../lib/local/queued-runtime.ts';
@@ -120,6 +123,14 @@ async function until(pollUrl: string, timeoutMs = 30_000): Promise<any> {
   }
 }
 
+/** The team's in-flight slots item (FNINFLIGHT), as the table holds it. */
+async function inflightItem() {
+  const reply = await dynamo().send(
+    new GetCommand({ TableName: config.tableName(), Key: keys.functionInflight(roles.team.id), ConsistentRead: true }),
+  );
+  return reply.Item as { slots: Record<string, number> } | undefined;
+}
+
 async function run(name: string, init: Parameters<typeof invoke>[1] = {}) {
   const reply = await invoke(name, init);
   expect(reply.status).toBe(202);
@@ -161,6 +172,8 @@ describe('queued door: invoke and poll', () => {
     const done = await until(poll_url);
     expect(done.status).toBe('completed');
     expect(done.id).toBe(invocation_id);
+    // The end and the slot's release are one write: a poll that sees the end finds the slot free.
+    expect(Object.keys((await inflightItem())?.slots ?? {})).not.toContain(invocation_id);
     expect(Date.parse(done.started_at)).toBeLessThanOrEqual(Date.parse(done.finished_at));
     expect(done.response_status).toBe(201);
     expect(done.error_message).toBeUndefined();
@@ -178,6 +191,24 @@ describe('queued door: invoke and poll', () => {
       bodyStart: 'hello',
       envKeys: [],
     });
+  });
+
+  it("with the team's in-flight item gone before the end (its items deleted meanwhile), the end is still written and the item not made again", async () => {
+    queue().pause();
+    let pollUrl: string;
+    try {
+      const reply = await invoke('echo');
+      expect(reply.status).toBe(202);
+      pollUrl = reply.body.data.poll_url;
+      expect(Object.keys((await inflightItem())!.slots)).toContain(reply.body.data.invocation_id);
+      await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.functionInflight(roles.team.id) }));
+    } finally {
+      queue().resume();
+    }
+    expect((await until(pollUrl!)).status).toBe('completed');
+    // An update of the missing item would have made one without its slots, which no later invoke could take.
+    expect(await inflightItem()).toBeUndefined();
+    expect((await run('echo')).status).toBe('completed');
   });
 
   it('a body over 1 MB is cut at 1 MB, not refused', async () => {
