@@ -13,6 +13,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { cloudHostVariables } from '../lib/functions/hosts/cloud/variables.ts';
 import { bundleRuntimeEnvironment, repoRoot } from './bundling.ts';
+import { renderedOrigin } from './cloudfront-origins.ts';
 import { InlineGrantsRole } from './functions.ts';
 import { readCapacitySettings } from './context.ts';
 import { doorSubnetGroup, functionsVpcCidr } from './functions-network.ts';
@@ -39,17 +40,6 @@ function stageDoorImage(): string {
   const bundle = lambdaBundles().folderOf(doorServerHandler);
   for (const file of fs.readdirSync(bundle)) fs.copyFileSync(path.join(bundle, file), path.join(context, file));
   return context;
-}
-
-/** A CDK-rendered (camelCase) CloudFront property as CloudFormation spells it; tokens are strings and pass as they are. */
-function cloudFormationOf(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(cloudFormationOf);
-  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .map(([key, v]) => [key[0]!.toUpperCase() + key.slice(1), cloudFormationOf(v)]),
-  );
 }
 
 /** The door's instance in the default shape: 2 vCPUs (burstable), 1 GiB, about $6.90 a month on demand. */
@@ -144,7 +134,7 @@ export interface ContainerDoorParts {
 
 /** The VPC origin's rendering as the distribution's Origins list takes it. */
 function originOf(scope: Construct, vpcOrigin: origins.VpcOrigin): object {
-  return cloudFormationOf(vpcOrigin.bind(new Construct(scope, 'DoorOrigin'), { originId: DOOR_ORIGIN_ID }).originProperty!) as object;
+  return renderedOrigin(scope, 'DoorOrigin', vpcOrigin, DOOR_ORIGIN_ID);
 }
 
 /**

@@ -4,10 +4,34 @@ import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { secretDefinitions } from '../lib/resources.ts';
 import { CUSTOM_HOST_HEADER } from '../lib/sites/hostname.ts';
-import { SITE_HOST_HEADER } from '../lib/sites/serve.ts';
+import { SITE_HOST_HEADER, SITE_ORIGIN_HEADER } from '../lib/sites/serve.ts';
+import { renderedOrigin } from './cloudfront-origins.ts';
 import { HandlerFunction } from './functions.ts';
 import type { GrantContext } from './grants.ts';
+
+/** The origin the viewer function selects for every method but GET and HEAD: the serve-site URL that takes a body. */
+export const SITE_OTHER_METHODS_ORIGIN_ID = 'site-other-methods';
+
+/**
+ * The viewer-request function (cloudfront-js-2.0) of the sites distribution: the site host into `x-slipway-host`
+ * (the custom hostname a domain's own distribution names, else the viewer Host), and every method but GET and HEAD
+ * to the origin that takes an unsigned body.
+ */
+export function sitesViewerCode(): string {
+  return (
+    `import cf from 'cloudfront';\n` +
+    `function handler(event) {\n` +
+    `  var request = event.request;\n` +
+    `  var custom = request.headers['${CUSTOM_HOST_HEADER}'];\n` +
+    `  var host = custom ? custom.value : request.headers.host ? request.headers.host.value : '';\n` +
+    `  request.headers['${SITE_HOST_HEADER}'] = { value: host };\n` +
+    `  if (request.method !== 'GET' && request.method !== 'HEAD') cf.selectRequestOriginById('${SITE_OTHER_METHODS_ORIGIN_ID}');\n` +
+    `  return request;\n` +
+    `}\n`
+  );
+}
 
 export interface SiteServingProps {
   grants: GrantContext;
@@ -24,10 +48,38 @@ export interface SiteServingProps {
 }
 
 /**
+ * The same serving step for POST, PUT, PATCH, DELETE and OPTIONS, behind a public URL (origin access control would
+ * make every caller send its body's sha256): it answers 403 to a request without the distribution's origin header.
+ */
+function otherMethodsFunction(scope: Construct, props: SiteServingProps): HandlerFunction {
+  return new HandlerFunction(scope, 'ServeSiteOtherMethods', {
+    handler: 'handlers/edge/serve-site.ts',
+    description: 'Slipway: serves methods other than GET and HEAD of {subdomain}.{site_domain} (the sites distribution only)',
+    uses: ['table:read', 'table:analytics', 'sites:read', 'secrets:siteOrigin'],
+    timeoutSeconds: 30,
+    memoryMb: 512,
+    // The secret's ARN only: the handler reads the value on cold start (lib/aws/secrets.ts).
+    environment: {
+      ...props.environment,
+      GEO_RULES_AT_EDGE: 'true',
+      [secretDefinitions.siteOrigin.arnEnvVar]: props.grants.state.secrets.siteOrigin.secretArn,
+    },
+    grants: props.grants,
+  });
+}
+
+/**
  * Sites in the cloud: CloudFront for `*.{site_domain}` in front of the
  * serve-site Lambda (lib/sites/serve.ts, the module the local platform uses),
  * reached through its function URL with origin access control, so only this
  * distribution can call it.
+ *
+ * Every method reaches the serving step (a `_redirects` rule answers every method). Origin access control signs for
+ * Lambda only a body whose sha256 the viewer sent in `x-amz-content-sha256`, which a browser's form post never does,
+ * so the viewer function sends GET and HEAD (all that is cached) to that URL and every other method to a second
+ * function of the same code whose URL is public and answers only with the distribution's origin header, a generated
+ * secret (`siteOrigin`). Neither a Lambda@Edge that hashes bodies (a second invocation on every request, in
+ * us-east-1) nor a public URL for every method (the GET path losing IAM) was taken: docs/serving.md, "Methods".
  *
  * Caching is by ETag: the origin answers `Cache-Control: public, max-age=0,
  * must-revalidate` with the file's sha256 as ETag, so CloudFront keeps each
@@ -39,6 +91,8 @@ export interface SiteServingProps {
 export class SiteServing extends Construct {
   readonly serveFunction: HandlerFunction;
   readonly functionUrl: lambda.FunctionUrl;
+  readonly otherMethodsFunction: HandlerFunction;
+  readonly otherMethodsUrl: lambda.FunctionUrl;
   readonly distribution: cloudfront.Distribution;
 
   constructor(scope: Construct, id: string, props: SiteServingProps) {
@@ -66,17 +120,15 @@ export class SiteServing extends Construct {
     // The function URL must see its own Host; the site host travels in a header CloudFront sets:
     // the viewer Host, or the custom hostname a domain's own distribution names on its origin request.
     const copyHost = new cloudfront.Function(this, 'CopySiteHost', {
-      comment: `Copies the custom or viewer host into ${SITE_HOST_HEADER} for the serve-site origin`,
+      comment: `Copies the custom or viewer host into ${SITE_HOST_HEADER}; methods but GET and HEAD to ${SITE_OTHER_METHODS_ORIGIN_ID}`,
       runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(
-        `function handler(event) {\n` +
-          `  var request = event.request;\n` +
-          `  var custom = request.headers['${CUSTOM_HOST_HEADER}'];\n` +
-          `  var host = custom ? custom.value : request.headers.host ? request.headers.host.value : '';\n` +
-          `  request.headers['${SITE_HOST_HEADER}'] = { value: host };\n` +
-          `  return request;\n` +
-          `}\n`,
-      ),
+      code: cloudfront.FunctionCode.fromInline(sitesViewerCode()),
+    });
+
+    this.otherMethodsFunction = otherMethodsFunction(this, props);
+    this.otherMethodsUrl = this.otherMethodsFunction.fn.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.NONE,
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
     });
 
     const cachePolicy = new cloudfront.CachePolicy(this, 'SiteCachePolicy', {
@@ -112,13 +164,24 @@ export class SiteServing extends Construct {
           readTimeout: Duration.seconds(30),
         }),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+        // Every method: the viewer function sends all but GET and HEAD to SITE_OTHER_METHODS_ORIGIN_ID. Only GET and HEAD are cached.
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
         cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
         cachePolicy,
         compress: true,
         functionAssociations: [{ function: copyHost, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       },
     });
+
+    const otherMethodsOrigin = new origins.FunctionUrlOrigin(this.otherMethodsUrl, {
+      readTimeout: Duration.seconds(30),
+      // Resolved by CloudFormation at deploy into the distribution's origin header: never in the template.
+      customHeaders: { [SITE_ORIGIN_HEADER]: props.grants.state.secrets.siteOrigin.secretValue.unsafeUnwrap() },
+    });
+    (this.distribution.node.defaultChild as cloudfront.CfnDistribution).addPropertyOverride(
+      'DistributionConfig.Origins.1',
+      renderedOrigin(this, 'OtherMethodsOrigin', otherMethodsOrigin, SITE_OTHER_METHODS_ORIGIN_ID),
+    );
 
     new CfnOutput(this, 'SitesDistributionDomain', {
       value: this.distribution.distributionDomainName,
@@ -132,7 +195,7 @@ export class SiteServing extends Construct {
       ],
       [
         'AwsSolutions-CFR2',
-        'WAF is an operator choice with its own cost; the distribution serves static, read-only content through GET and HEAD only.',
+        'WAF is an operator choice with its own cost; the distribution serves static, read-only content (another method only gets a redirect or a file, never a write).',
       ],
       [
         'AwsSolutions-CFR3',

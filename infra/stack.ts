@@ -29,6 +29,7 @@ export class SlipwayStack extends Stack {
   readonly api: SlipwayApi;
   readonly workers: SlipwayWorkers;
   readonly functions: FunctionsRuntime;
+  readonly sites: SiteServing;
   readonly console: ConsoleHosting;
   readonly operations: SlipwayOperations;
 
@@ -82,7 +83,7 @@ export class SlipwayStack extends Stack {
       certificateArn: this.node.tryGetContext('consoleCertificateArn'),
       accessLogsBucket: this.state.accessLogsBucket,
     });
-    new SiteServing(this, 'Sites', {
+    this.sites = new SiteServing(this, 'Sites', {
       grants,
       environment,
       siteDomain: settings.siteDomain,

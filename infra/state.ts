@@ -201,6 +201,26 @@ export class SlipwayState extends Construct {
         "The value is made by the billing provider, not by us: it is rolled in the provider's dashboard (which signs with old and new " +
         'secrets side by side for a while, and the receiver accepts any matching v1 signature), then put here by hand.',
     });
-    this.secrets = { gitState, forgeSigning, envEncryption, billingWebhook };
+    this.secrets = { gitState, forgeSigning, envEncryption, billingWebhook, siteOrigin: siteOriginSecret(this) };
   }
+}
+
+/**
+ * Shared by the sites distribution (an origin header, resolved when CloudFormation deploys it) and the serve-site
+ * function URL that takes methods other than GET and HEAD, which refuses a request without it (infra/site-serving.ts).
+ */
+function siteOriginSecret(scope: Construct): secretsmanager.Secret {
+  const secret = new secretsmanager.Secret(scope, secretDefinitions.siteOrigin.id, {
+    description: 'Slipway: the origin header value the sites distribution sends to the serve-site URL for methods other than GET and HEAD',
+    generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+    // Losing it only means a new value at the next deploy.
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  Validations.of(secret).acknowledge({
+    id: 'AwsSolutions-SMG4',
+    reason:
+      'Not rotated automatically: CloudFront holds the value resolved when the stack deployed, so a rotation alone would make every ' +
+      'non-GET site request answer 403 until the next deploy. Rotate by putting a new value, then deploying (docs/deploy.md).',
+  });
+  return secret;
 }

@@ -147,6 +147,12 @@ export const secretDefinitions = {
   envEncryption: { id: 'EnvEncryptionKey', envVar: 'ENV_ENCRYPTION_KEY', arnEnvVar: 'ENV_ENCRYPTION_KEY_ARN' },
   /** The billing provider's webhook signing secret (`whsec_...`), which verifies its deliveries (lib/billing/signature.ts). */
   billingWebhook: { id: 'BillingWebhookSecret', envVar: 'BILLING_WEBHOOK_SECRET', arnEnvVar: 'BILLING_WEBHOOK_SECRET_ARN' },
+  /**
+   * The value the sites distribution sends in `x-slipway-origin-secret` to the serve-site function URL that takes every
+   * method but GET and HEAD (a public URL: Lambda refuses an unsigned body behind origin access control), which
+   * answers 403 without it (infra/site-serving.ts, handlers/edge/serve-site.ts).
+   */
+  siteOrigin: { id: 'SiteOriginSecret', envVar: 'SITE_ORIGIN_SECRET', arnEnvVar: 'SITE_ORIGIN_SECRET_ARN' },
 } as const;
 
 export type BucketName = keyof typeof bucketDefinitions;

@@ -1,7 +1,13 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { SITE_HOST_HEADER, serveSite } from '../../lib/sites/serve.ts';
+import { loadSecrets } from '../../lib/aws/secrets.ts';
+import { config } from '../../lib/config.ts';
+import { SITE_HOST_HEADER, SITE_ORIGIN_HEADER, serveSite } from '../../lib/sites/serve.ts';
+
+// Only the function behind the public URL (methods other than GET and HEAD) is given the secret's ARN.
+await loadSecrets(['siteOrigin']);
 
 /**
  * The serve-site Lambda: CloudFront's origin for `*.{site_domain}`, reached
@@ -18,8 +24,26 @@ interface ResponseMetadata {
 /** Opens the reply: the Lambda runtime's HttpResponseStream, or any writable in tests. */
 export type OpenReply = (metadata: ResponseMetadata) => Writable;
 
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Whether the request may be served: always behind origin access control (no secret configured); behind the public
+ * URL only with the distribution's origin header, compared in constant time.
+ */
+function fromDistribution(headers: Record<string, string | undefined>): boolean {
+  const expected = config.secretValue('siteOrigin');
+  if (!expected) return true;
+  const given = headers[SITE_ORIGIN_HEADER];
+  return given !== undefined && timingSafeEqual(digest(given), digest(expected));
+}
+
 export async function serveSiteEvent(event: APIGatewayProxyEventV2, open: OpenReply): Promise<void> {
   const headers = event.headers ?? {};
+  if (!fromDistribution(headers)) {
+    // A direct call of the public function URL: not the distribution, so no site (its geo rule is at the edge).
+    open({ statusCode: 403, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }).end('Forbidden\n');
+    return;
+  }
   const path = event.rawQueryString ? `${event.rawPath}?${event.rawQueryString}` : event.rawPath;
   const reply = await serveSite({
     host: headers[SITE_HOST_HEADER] ?? headers.host ?? '',

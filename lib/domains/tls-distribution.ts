@@ -71,6 +71,12 @@ export async function createDistribution(record: DomainRecord, certificateArn: s
             DefaultCacheBehavior: {
               TargetOriginId: originId,
               ViewerProtocolPolicy: 'redirect-to-https',
+              // Every method reaches the sites distribution, as a `_redirects` rule answers every method (docs/serving.md).
+              AllowedMethods: {
+                Quantity: 7,
+                Items: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+                CachedMethods: { Quantity: 2, Items: ['GET', 'HEAD'] },
+              },
               CachePolicyId: CACHING_DISABLED_POLICY_ID,
               OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_POLICY_ID,
             },

@@ -34,6 +34,13 @@ import { previewDeployment, projectIdForPreviewSlug } from '../builds/preview-re
 export const SITE_HOST_HEADER = 'x-slipway-host';
 
 /**
+ * The origin header the sites distribution sends to the serve-site function URL that takes methods other than GET
+ * and HEAD: that URL is public (origin access control would need a signed body), so it answers only a request that
+ * carries the secret `siteOrigin` (infra/site-serving.ts).
+ */
+export const SITE_ORIGIN_HEADER = 'x-slipway-origin-secret';
+
+/**
  * Whether a custom domain's geo rule keeps this visitor out. The country comes
  * from a header that is configuration (GEO_COUNTRY_HEADER, CloudFront's
  * `CloudFront-Viewer-Country` by default). An allowlist lets in only the

@@ -46,12 +46,15 @@ async function fileReply(status: 200 | 404, files: SiteFiles, path: string, requ
   };
   if (status === 200) {
     headers.etag = etag;
-    if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers, body: null };
+    // A 304 answers a GET or HEAD only: a rewrite also serves its file to other methods (a posted form).
+    if (isRead(request.method) && etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers, body: null };
   }
   headers['content-length'] = String(file.size);
   if (head) return { status, headers, body: null };
   return { status, headers, body: await files.read(path, file) };
 }
+
+const isRead = (method: string) => ['GET', 'HEAD'].includes(method.toUpperCase());
 
 /** A path of the files that a request may be served: function sources and the two rules files never are. */
 function servable(path: string | null, files: SiteFiles): path is string {
@@ -65,8 +68,8 @@ async function ruleReply(match: RedirectMatch, request: SiteRequest, files: Site
     const query = request.path.indexOf('?');
     return ruleRedirect(status, redirectLocation(match.target, query === -1 ? '' : request.path.slice(query + 1)), CACHE_CONTROL, head);
   }
-  const refused = methodNotAllowed(request.method);
-  if (refused) return refused;
+  // A rule has no method condition: a rewrite serves its file to every method, so a form posted to a client route
+  // of a single-page app (`/* /index.html 200`) gets the app.
   const path = resolveSitePath(match.target, (p) => files.has(p));
   if (servable(path, files)) return fileReply(status, files, path, request, head);
   return notFound(files, request, head);
@@ -80,8 +83,8 @@ function notFound(files: SiteFiles, request: SiteRequest, head: boolean): Promis
  * The serving rules once the files are known, for a deployment and for a folder alike: the request path to a
  * file (resolveSitePath); then the first `_redirects` rule that matches (only a forced one when a file answers);
  * function sources and the rules files never served; the site's 404.html else the platform's page; and every
- * `_headers` block matching the request path on the reply. Redirect rules answer every method; a file only GET
- * and HEAD.
+ * `_headers` block matching the request path on the reply. A rule answers every method (a redirect, or a rewrite's
+ * file); a file without a rule only GET and HEAD.
  */
 export async function serveSiteFiles(request: SiteRequest, files: SiteFiles): Promise<SiteReply> {
   const head = request.method.toUpperCase() === 'HEAD';

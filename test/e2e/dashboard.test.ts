@@ -26,9 +26,10 @@ let work: string;
 const email = `owner-${Date.now()}@example.test`;
 const state: { teamId?: string; projectId?: string; siteUrl?: string; firstDeployment?: string } = {};
 
-function siteFolder(name: string, heading: string): string {
+function siteFolder(name: string, heading: string, extra: Record<string, string> = {}): string {
   const dir = join(work, name);
   mkdirSync(join(dir, 'functions'), { recursive: true });
+  for (const [file, text] of Object.entries(extra)) writeFileSync(join(dir, file), text);
   writeFileSync(
     join(dir, 'index.html'),
     `<!doctype html><html lang="en"><head><title>${heading}</title></head><body><h1>${heading}</h1></body></html>`,
@@ -141,13 +142,35 @@ describe('the console in a real browser', () => {
   it('deploys a second version and rolls back to the first', async () => {
     current = page;
     failedShots();
-    await dropFolder(page, '[data-testid="drop-zone"]', siteFolder('v2', 'Version two'));
+    // With serving rules, one line of which is not a rule: the next flow reads them on the deployment's page.
+    const rules = {
+      _redirects: '/old /about 301\n/* /index.html 200\n/teapot /index.html 418\n',
+      _headers: '/*\n  X-Frame-Options: DENY\n',
+    };
+    await dropFolder(page, '[data-testid="drop-zone"]', siteFolder('v2', 'Version two', rules));
     await page.getByRole('status').filter({ hasText: 'Published' }).waitFor({ timeout: 60_000 });
     await expect.poll(() => siteText(state.siteUrl!), { timeout: 10_000 }).toContain('<h1>Version two</h1>');
     await page.getByRole('button', { name: `Roll back to ${state.firstDeployment}` }).click();
     await expect.poll(() => siteText(state.siteUrl!), { timeout: 10_000 }).toContain('<h1>Version one</h1>');
     await page.locator('tbody tr', { hasText: state.firstDeployment! }).getByText('live').waitFor();
     await saveScreenshot(page, '03-rolled-back');
+  });
+
+  it("shows a deployment's serving rules and each line publishing skipped", async () => {
+    current = page;
+    failedShots();
+    await page.locator('tbody tr').filter({ hasNotText: state.firstDeployment! }).first().getByRole('link').click();
+    const rules = page.getByRole('region', { name: 'Serving rules' });
+    await rules.waitFor();
+    await rules.getByText('2 rules from _redirects, 1 path from _headers; 1 line skipped.').waitFor();
+    const skipped = rules.getByRole('table', { name: 'Skipped lines' });
+    expect(await skipped.locator('tbody tr').allInnerTexts()).toEqual([
+      '_redirects\t3\t418 is not a status of a rule (200, 301, 302, 303, 307, 308 or 404, with an optional !)',
+    ]);
+    await expectAccessible(page, 'deployment');
+    await saveScreenshot(page, '03b-serving-rules');
+    await page.getByRole('link', { name: 'Deployments', exact: true }).click();
+    await page.locator('tbody tr').first().waitFor();
   });
 
   it('shows the newest 20 deployments and older ones on "Show older"', async () => {

@@ -111,6 +111,7 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'secrets:forgeSigning': ['secretsmanager:GetSecretValue'],
   'secrets:envEncryption': ['secretsmanager:GetSecretValue'],
   'secrets:billingWebhook': ['secretsmanager:GetSecretValue'],
+  'secrets:siteOrigin': ['secretsmanager:GetSecretValue'],
   'dns:zones': [
     'route53:CreateHostedZone',
     'route53:DeleteHostedZone',
@@ -787,11 +788,17 @@ describe('secrets', () => {
     expect(readers.get('billingWebhook')).toEqual(['POST /api/v1/webhooks/billing']);
     // Listing names reveals no value: it neither decrypts nor holds the key.
     expect(findRouteUses('GET /api/v1/projects/{id}/env')).not.toContain('secrets:envEncryption');
-    // No other role in the stack (site serving, custom resources) reads any secret.
+    // No route or worker reads the sites origin header; of the other roles (site serving, custom resources) only the
+    // serve-site function of methods other than GET and HEAD reads a secret: that one.
+    expect(readers.get('siteOrigin')).toEqual([]);
     const functionRoles = new Set(everyFunction().map(({ fn }) => logicalId(fn.role)));
+    const otherMethodsRole = logicalId(stack.sites.otherMethodsFunction.role);
     for (const { id, roles, statements } of policyDocuments(resources)) {
       if (roles.every((role) => functionRoles.has(role))) continue;
-      for (const statement of statements) expect([statement.Action].flat(), id).not.toContain('secretsmanager:GetSecretValue');
+      const reads = statements.filter((statement) => [statement.Action].flat().includes('secretsmanager:GetSecretValue'));
+      if (roles.length === 1 && roles[0] === otherMethodsRole)
+        expect(reads.map((statement) => statement.Resource)).toEqual([{ Ref: logicalId(stack.state.secrets.siteOrigin) }]);
+      else expect(reads, id).toEqual([]);
     }
   });
 

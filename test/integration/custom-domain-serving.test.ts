@@ -30,7 +30,7 @@ const GEO_BLOCKED_PAGE =
   '<body><h1>403 Forbidden</h1><p>This site is not available in your country or region.</p></body></html>\n';
 
 const hostname = () => `www.t${randomBytes(5).toString('hex')}.com`;
-const get = (host: string, path = '/', options: { method?: string; headers?: Record<string, string> } = {}) =>
+const get = (host: string, path = '/', options: { method?: string; headers?: Record<string, string>; body?: string } = {}) =>
   siteRequest(platform.port, `${host}:${platform.port}`, path, options);
 const patchProject = (projectId: string, body: unknown, token = m.admin.token) =>
   platform.api('PATCH', `/api/v1/projects/${projectId}`, { token, body });
@@ -45,9 +45,9 @@ interface TestProject {
   files: SiteFiles;
 }
 
-async function newProject(token = m.owner.token): Promise<TestProject> {
+async function newProject(token = m.owner.token, extra: Record<string, string> = {}): Promise<TestProject> {
   const subdomain = `serve-${randomBytes(4).toString('hex')}`;
-  const files = uniqueSite();
+  const files = uniqueSite(extra);
   const done = await deploy(platform, token, files, { name: uniqueName('Serving'), subdomain });
   return { id: done.begin.project_id as string, subdomain, host: `${subdomain}.localhost`, files };
 }
@@ -137,6 +137,27 @@ describe.concurrent('serving a custom domain', { timeout: 120_000 }, () => {
     expect(head.body.length).toBe(0);
     expect((await get(d.domain, '/no-such-page')).status).toBe(404);
     expect((await get(d.domain, '/', { method: 'POST' })).status).toBe(405);
+  });
+
+  it("the live deployment's _redirects and _headers apply on the domain as on the subdomain", async () => {
+    const p = await newProject(m.owner.token, {
+      _redirects: '/old/* /new/:splat 301\n/app/* /index.html 200\n',
+      _headers: '/app/*\n  X-Frame-Options: DENY\n',
+    });
+    const d = await addDomain(p.id);
+    for (const host of [d.domain, p.host]) {
+      const moved = await get(host, '/old/a/b?x=1');
+      expect(moved.status, host).toBe(301);
+      expect(moved.headers.location).toBe('/new/a/b?x=1');
+      const route = await get(host, '/app/settings');
+      expectServed(route, p.files, 'index.html');
+      expect(route.headers['x-frame-options']).toBe('DENY');
+      // A rule answers every method: a form posted to a client route gets the app.
+      const posted = await get(host, '/app/settings', { method: 'POST', body: 'a=1' });
+      expect(posted.status).toBe(200);
+      expect(posted.text).toBe(p.files.bytes.get(p.files.files.find((f) => f.path === 'index.html')!.hash)!.toString());
+      expect((await get(host, '/_redirects')).status).toBe(404);
+    }
   });
 
   it('an unverified, failed or unknown hostname is not served, and the API still answers on localhost', async () => {

@@ -394,6 +394,11 @@ describe.concurrent('provisioning after verification', () => {
       CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
       OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
     });
+    // Every method passes on (a `_redirects` rule answers every method); only GET and HEAD could be cached.
+    expect(distribution.DistributionConfig!.DefaultCacheBehavior!.AllowedMethods).toMatchObject({
+      Items: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+      CachedMethods: { Items: ['GET', 'HEAD'] },
+    });
     const certificate = (await acm().send(new DescribeCertificateCommand({ CertificateArn: item.certificate_arn as string }))).Certificate!;
     expect(certificate).toMatchObject({ DomainName: verified.domain, Status: 'ISSUED' });
 

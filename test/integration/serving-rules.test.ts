@@ -48,7 +48,7 @@ const files = {
   _headers: HEADERS,
 };
 
-const get = (path: string, options: { method?: string; headers?: Record<string, string> } = {}) =>
+const get = (path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) =>
   siteRequest(platform.port, host, path, options);
 
 beforeAll(async () => {
@@ -101,16 +101,23 @@ describe('_redirects on the local platform', () => {
     expect(reply.headers.location).toBe(location);
   });
 
-  it('a redirect answers every method; a rewrite to a file only GET and HEAD', async () => {
-    const post = await get('/old-blog/x', { method: 'POST' });
+  it("a rule answers every method: a posted form gets the redirect, or the rewrite's file; a file alone only GET and HEAD", async () => {
+    // A browser's form post: a body and no x-amz-content-sha256 (in the synthesized mode, through the sites distribution).
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const post = await get('/old-blog/x?ref=mail', { method: 'POST', headers: form, body: 'email=a%40example.com' });
     expect(post.status).toBe(301);
-    expect(post.headers.location).toBe('/blog/x');
-    const rewrite = await get('/dashboard', { method: 'POST' });
-    expect(rewrite.status).toBe(405);
-    expect(rewrite.headers.allow).toBe('GET, HEAD');
+    expect(post.headers.location).toBe('/blog/x?ref=mail');
+    const rewrite = await get('/dashboard/settings', { method: 'POST', headers: form, body: 'tab=2' });
+    expect(rewrite.status).toBe(200);
+    expect(rewrite.text).toBe(files['index.html']);
+    expect(rewrite.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(rewrite.headers['x-frame-options']).toBe('DENY');
     const head = await get('/dashboard', { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.body.length).toBe(0);
+    const file = await get('/about', { method: 'POST', headers: form, body: 'x=1' });
+    expect(file.status).toBe(405);
+    expect(file.headers.allow).toBe('GET, HEAD');
   });
 
   it("a 404 rule serves `to`'s file with 404; a rewrite to a missing file is not found", async () => {

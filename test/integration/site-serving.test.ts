@@ -244,6 +244,29 @@ describe('the serve-site Lambda (function URL event, response stream)', () => {
   });
 });
 
+describe('the serve-site Lambda behind the public URL (methods other than GET and HEAD)', () => {
+  const event = (headers: Record<string, string> = {}) => cloudFrontEvent(`${site.subdomain}.localhost`, '/', '', 'POST', headers);
+
+  it("answers only with the distribution's origin header when it holds the secret; without the secret, as before", async () => {
+    process.env.SITE_ORIGIN_SECRET = 'origin-secret-of-this-test';
+    try {
+      const attempts: Record<string, string>[] = [{}, { 'x-slipway-origin-secret': 'guessed' }, { 'x-slipway-origin-secret': '' }];
+      for (const headers of attempts) {
+        const refused = await invokeServeSite(event(headers));
+        expect(refused.statusCode).toBe(403);
+        expect(refused.body.toString('utf8')).toBe('Forbidden\n');
+        expect(refused.headers['cache-control']).toBe('no-store');
+      }
+      const served = await invokeServeSite(event({ 'x-slipway-origin-secret': 'origin-secret-of-this-test' }));
+      expect(served.statusCode).toBe(405);
+      expect(served.headers.allow).toBe('GET, HEAD');
+    } finally {
+      delete process.env.SITE_ORIGIN_SECRET;
+    }
+    expect((await invokeServeSite(event())).statusCode).toBe(405);
+  });
+});
+
 describe('files unchanged since an earlier deployment', () => {
   it('are served from the earlier deployment folder the route manifest names', async () => {
     const project = await putProjectFixture();

@@ -132,7 +132,7 @@ export function siteRequest(
   port: number,
   host: string,
   path: string,
-  options: { method?: string; headers?: Record<string, string> } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<SiteResponse> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -148,6 +148,6 @@ export function siteRequest(
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Script, createContext } from 'node:vm';
@@ -84,13 +85,30 @@ export interface VpcOrigin {
   readTimeoutMs: number;
 }
 
+/** An origin of the distribution that is a Lambda function URL, and what reaching it takes. */
+export interface FunctionUrlOrigin {
+  functionLogicalId: string;
+  /** The function URL's AuthType: AWS_IAM refuses a request CloudFront did not sign. */
+  authType: 'AWS_IAM' | 'NONE';
+  /** An origin access control of type lambda signs the origin request (SigV4), the payload hash being the viewer's. */
+  signed: boolean;
+  /** The origin's OriginCustomHeaders as the template gives them (intrinsics, dynamic references). */
+  customHeaders: { name: string; value: unknown }[];
+  /** The same, resolved when the platform starts (resolveOriginHeaders): what CloudFront sends. */
+  headers: Record<string, string>;
+}
+
 /** A distribution of the template: its viewer-request function and the Lambda behind its function URL origin. */
 export interface TemplateDistribution {
   path: string;
   viewerRequest: ViewerFunction | null;
+  /** The default behavior's AllowedMethods: CloudFront answers 403 to any other method before its viewer function. */
+  allowedMethods: string[];
   originFunctionLogicalId: string;
   /** The id of the default behavior's origin (the function URL). */
   defaultOriginId: string;
+  /** The origins that are Lambda function URLs, the default one included, by id. */
+  functionUrlOrigins: Map<string, FunctionUrlOrigin>;
   /** The origins a viewer function may select by id that are VPC origins. */
   vpcOrigins: Map<string, VpcOrigin>;
   /** Viewer headers the origin receives (the cache policy's list), or every one but Host. */
@@ -116,8 +134,8 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
     const code = functionId ? template.resources[functionId]?.Properties?.FunctionCode : null;
     const origin = config.Origins.find((o: any) => o.Id === behavior.TargetOriginId);
     if (origin?.S3OriginConfig) return [];
-    const urlId = getAttOf(origin?.DomainName);
-    const originFunctionLogicalId = urlId ? getAttOf(template.resources[urlId]?.Properties?.TargetFunctionArn) : null;
+    const functionUrlOrigins = functionUrlOriginsOf(template, config.Origins);
+    const originFunctionLogicalId = functionUrlOrigins.get(behavior.TargetOriginId)?.functionLogicalId;
     if (!originFunctionLogicalId)
       throw new Error(`Distribution ${logicalId}: its origin is not a Lambda function URL the local platform can run`);
     const cachePolicyId = behavior.CachePolicyId?.Ref as string | undefined;
@@ -128,8 +146,11 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
     const distribution: TemplateDistribution = {
       path: constructPath(resource),
       viewerRequest: code ? compileViewerFunction(String(code), originIds) : null,
+      // CloudFront's default when the behavior names none.
+      allowedMethods: ((behavior.AllowedMethods as string[] | undefined) ?? ['GET', 'HEAD']).map((m) => m.toUpperCase()),
       originFunctionLogicalId,
       defaultOriginId: behavior.TargetOriginId,
+      functionUrlOrigins,
       vpcOrigins: vpcOriginsOf(template, logicalId, config.Origins),
       forwardedHeaders: behavior.OriginRequestPolicyId ? 'all-except-host' : (cacheHeaders ?? []).map((h: string) => h.toLowerCase()),
     };
@@ -139,7 +160,62 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
 
 interface TemplateOrigin {
   Id: string;
+  DomainName?: unknown;
+  OriginAccessControlId?: unknown;
+  OriginCustomHeaders?: { HeaderName: string; HeaderValue: unknown }[];
   VpcOriginConfig?: { VpcOriginId?: unknown; OriginReadTimeout?: number };
+}
+
+/** The origins whose domain is a function URL of the template (`Fn::Select` of its `FunctionUrl`), with their auth. */
+function functionUrlOriginsOf(template: SynthesizedTemplate, origins: TemplateOrigin[]): Map<string, FunctionUrlOrigin> {
+  const found = new Map<string, FunctionUrlOrigin>();
+  for (const origin of origins) {
+    const urlId = getAttOf(origin.DomainName);
+    const url = urlId ? template.resources[urlId] : undefined;
+    if (url?.Type !== 'AWS::Lambda::Url') continue;
+    const functionLogicalId = getAttOf(url.Properties?.TargetFunctionArn);
+    if (!functionLogicalId) continue;
+    const controlId = getAttOf(origin.OriginAccessControlId);
+    const control = controlId ? template.resources[controlId]?.Properties?.OriginAccessControlConfig : undefined;
+    found.set(origin.Id, {
+      functionLogicalId,
+      authType: url.Properties?.AuthType === 'NONE' ? 'NONE' : 'AWS_IAM',
+      signed: control?.OriginAccessControlOriginType === 'lambda' && control?.SigningBehavior !== 'never',
+      customHeaders: (origin.OriginCustomHeaders ?? []).map((h) => ({ name: h.HeaderName.toLowerCase(), value: h.HeaderValue })),
+      headers: {},
+    });
+  }
+  return found;
+}
+
+/** Resolves each function URL origin's custom headers (a secret's dynamic reference fetched), as CloudFormation does at deploy. */
+export async function resolveOriginHeaders(
+  distributions: TemplateDistribution[],
+  resolve: (value: unknown) => Promise<string>,
+): Promise<void> {
+  for (const distribution of distributions)
+    for (const origin of distribution.functionUrlOrigins.values())
+      for (const { name, value } of origin.customHeaders) origin.headers[name] = await resolve(value);
+}
+
+const SECRET_REFERENCE = /\{\{resolve:secretsmanager:(.+?):SecretString:([^:}]*):([^:}]*):([^:}]*)\}\}/g;
+
+/**
+ * A string's `{{resolve:secretsmanager:ARN:SecretString:field:stage:version}}` references, each replaced by the secret's
+ * value (its JSON field when one is named); any other dynamic reference is an error, never left as text.
+ */
+export async function resolveDynamicReferences(text: string, secretString: (arn: string) => Promise<string>): Promise<string> {
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(SECRET_REFERENCE)) {
+    const [whole, arn, field] = match;
+    const value = await secretString(arn!);
+    out += text.slice(last, match.index) + (field ? String(JSON.parse(value)[field]) : value);
+    last = match.index! + whole.length;
+  }
+  out += text.slice(last);
+  if (out.includes('{{resolve:')) throw new Error(`A dynamic reference the local platform cannot resolve: ${out}`);
+  return out;
 }
 
 function vpcOriginsOf(template: SynthesizedTemplate, distributionId: string, origins: TemplateOrigin[]): Map<string, VpcOrigin> {
@@ -188,10 +264,17 @@ function viewerRequestOf(req: IncomingMessage): ViewerRequest {
 /**
  * What CloudFront hands the origin Lambda's function URL: the request after
  * the viewer function, with the headers the behavior forwards (the revalidation
- * headers CloudFront itself sends, since this stand-in keeps no cache), Host
- * being the function URL's own.
+ * headers CloudFront itself sends, since this stand-in keeps no cache), the
+ * origin's custom headers, Host being the function URL's own.
  */
-function functionUrlEvent(request: ViewerRequest, distribution: TemplateDistribution, rawQuery: string, viewerIp: string, body: Buffer) {
+function functionUrlEvent(
+  request: ViewerRequest,
+  distribution: TemplateDistribution,
+  origin: FunctionUrlOrigin,
+  rawQuery: string,
+  viewerIp: string,
+  body: Buffer,
+) {
   const headers: Record<string, string> = {};
   for (const [name, { value }] of Object.entries(request.headers)) {
     const forwarded =
@@ -200,6 +283,8 @@ function functionUrlEvent(request: ViewerRequest, distribution: TemplateDistribu
         : distribution.forwardedHeaders.includes(name) || ['if-none-match', 'if-modified-since', 'accept-encoding', 'range'].includes(name);
     if (forwarded) headers[name] = value;
   }
+  // The origin's custom headers replace a viewer header of the same name.
+  Object.assign(headers, origin.headers);
   headers.host = 'function-url.lambda-url.local.on.aws';
   const cookies = Object.entries(request.cookies).map(([name, { value }]) => `${name}=${value}`);
   return {
@@ -232,6 +317,33 @@ async function requestBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** CloudFront's 403 for a method the cache behavior does not allow (its AllowedMethods). */
+const METHOD_NOT_ALLOWED =
+  '403 ERROR: This distribution is not configured to allow the HTTP request method that was used for this request. The distribution supports only cachable requests.';
+
+/** The sha256 of no bytes: the payload hash a signed request without a body declares. */
+const EMPTY_PAYLOAD_SHA256 = createHash('sha256').digest('hex');
+
+/**
+ * What Lambda answers the origin request instead of invoking the function. A URL with AWS_IAM auth takes only a
+ * signed request; origin access control signs with the viewer's `x-amz-content-sha256` as the payload hash (with
+ * none, the hash of no bytes), and Lambda refuses a payload that does not hash to it: unsigned payloads are not
+ * accepted, so a browser's form post through such an origin is a 403.
+ */
+function functionUrlRefusal(origin: FunctionUrlOrigin, request: ViewerRequest, body: Buffer): { type: string; body: object } | null {
+  if (origin.authType === 'NONE') return null;
+  if (!origin.signed) return { type: 'AccessDeniedException', body: { Message: 'Forbidden' } };
+  const declared = request.headers['x-amz-content-sha256']?.value ?? EMPTY_PAYLOAD_SHA256;
+  if (declared === createHash('sha256').update(body).digest('hex')) return null;
+  return {
+    type: 'InvalidSignatureException',
+    body: {
+      message:
+        'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',
+    },
+  };
+}
+
 /** CloudFront's answer when a viewer function throws (an unknown origin id included). */
 function functionFailed(req: IncomingMessage, res: ServerResponse, distribution: TemplateDistribution, error: unknown): void {
   logger.error('The CloudFront function failed: the viewer gets 503', { distribution: distribution.path, error: (error as Error).message });
@@ -252,6 +364,9 @@ export async function answerThroughDistribution(
   const viewerIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
   let request = viewerRequestOf(req);
+  // Before any function: a method the behavior does not allow is CloudFront's own 403.
+  if (!distribution.allowedMethods.includes(request.method)) return plainReply(req, res, 403, METHOD_NOT_ALLOWED);
+  let originId = distribution.defaultOriginId;
   if (distribution.viewerRequest) {
     let result: ViewerRequest | ViewerReply;
     try {
@@ -268,19 +383,26 @@ export async function answerThroughDistribution(
       return void res.end(body);
     }
     request = result;
-    const originId = selectedOriginOf(result);
-    const vpcOrigin = originId === null ? undefined : distribution.vpcOrigins.get(originId);
+    originId = selectedOriginOf(result) ?? originId;
+    const vpcOrigin = distribution.vpcOrigins.get(originId);
     if (vpcOrigin) {
       const { forwardedHeaders } = distribution;
       return forwardToVpcOrigin(req, res, request, vpcOrigin, { forwardedHeaders, viewerIp, rawQuery, ...vpcTargets });
     }
-    if (originId !== null && originId !== distribution.defaultOriginId) {
-      // An origin of the distribution of another kind (a bucket, a custom origin): a limit of this stand-in.
-      logger.error('The local CloudFront sends only to the function URL or a VPC origin', { distribution: distribution.path, originId });
-      return plainReply(req, res, 502, '502 ERROR: the local platform cannot send a request to this origin.');
-    }
   }
-  const event = functionUrlEvent(request, distribution, rawQuery, viewerIp, await requestBody(req));
+  const origin = distribution.functionUrlOrigins.get(originId);
+  if (!origin) {
+    // An origin of the distribution of another kind (a bucket, a custom origin): a limit of this stand-in.
+    logger.error('The local CloudFront sends only to a function URL or a VPC origin', { distribution: distribution.path, originId });
+    return plainReply(req, res, 502, '502 ERROR: the local platform cannot send a request to this origin.');
+  }
+  const body = await requestBody(req);
+  const refused = functionUrlRefusal(origin, request, body);
+  if (refused) {
+    res.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': refused.type });
+    return void res.end(JSON.stringify(refused.body));
+  }
+  const event = functionUrlEvent(request, distribution, origin, rawQuery, viewerIp, body);
   if (Buffer.byteLength(JSON.stringify(event)) > INVOKE_PAYLOAD_LIMIT_BYTES) {
     // The function URL's own answer: its invocation payload (the event, a binary body base64) is capped at 6 MB.
     const message = `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`;
@@ -288,7 +410,7 @@ export async function answerThroughDistribution(
     return void res.end(JSON.stringify({ Message: message }));
   }
   try {
-    const reply = (await lambdaOf(distribution.originFunctionLogicalId).invoke(event)) as StreamedReply;
+    const reply = (await lambdaOf(origin.functionLogicalId).invoke(event)) as StreamedReply;
     const head = reply.head as { statusCode?: number; headers?: Record<string, string>; cookies?: string[] };
     const headers: Record<string, string | string[]> = { ...(head.headers ?? {}) };
     if (head.cookies?.length) headers['set-cookie'] = head.cookies;

@@ -12,10 +12,16 @@ import { queueConsumerDriver, type QueueConsumer, type QueueDriver } from '../qu
 import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
 import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
 import { invokeRefusals } from './api-invoke.ts';
-import { answerThroughDistribution, templateDistributions, type TemplateDistribution } from './cloudfront.ts';
+import {
+  answerThroughDistribution,
+  resolveDynamicReferences,
+  resolveOriginHeaders,
+  templateDistributions,
+  type TemplateDistribution,
+} from './cloudfront.ts';
 import { rolePolicies } from './iam-policies.ts';
 import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
-import { withPlaceholders, type LocalStackValues } from './intrinsics.ts';
+import { resolveString, withPlaceholders, type LocalStackValues } from './intrinsics.ts';
 import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
 import type { ArnContext } from './iam-requests.ts';
 import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
@@ -153,6 +159,27 @@ async function verifySenders(lambdas: SynthLambda[], endpoint: string, region: s
   }
 }
 
+/**
+ * The template's distributions, their origins' custom headers resolved as CloudFormation does at deploy (a secret's
+ * value into the sites origin header).
+ */
+async function distributionsOf(
+  template: SynthesizedTemplate,
+  resolve: (value: unknown) => string,
+  endpoint: string,
+  region: string,
+): Promise<TemplateDistribution[]> {
+  const distributions = templateDistributions(template);
+  const secrets = new SecretsManagerClient({ endpoint, region });
+  try {
+    const secretString = async (arn: string) => (await secrets.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString!;
+    await resolveOriginHeaders(distributions, (value) => resolveDynamicReferences(resolve(value), secretString));
+  } finally {
+    secrets.destroy();
+  }
+  return distributions;
+}
+
 /** The hosts the functions and sites distributions answer, each through its viewer function and origins. */
 function distributionHosts(
   distributions: TemplateDistribution[],
@@ -241,7 +268,7 @@ export async function startSynthesizedRuntime(options: {
   // Until it is awaited, a failure is reported there, not as an unhandled rejection.
   servicesSteady.catch(() => undefined);
 
-  const distributions = templateDistributions(template);
+  const distributions = await distributionsOf(template, (value) => rename(resolveString(value, values)), options.endpoint, region);
   // The functions door's router serves one request per environment, as every user-function Lambda behind it does.
   const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
   const maxEnvironments = (fn: SynthLambda) =>
