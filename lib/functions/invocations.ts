@@ -15,6 +15,7 @@ import {
   writeInvocationEnd,
   type InvocationRecord,
   type InvocationStatus,
+  type InvocationTrigger,
 } from './invocation-records.ts';
 import { loadPart, objectKey, partJson, storeObject, storePart, type StoredRequest, type StoredResult } from './invocation-payloads.ts';
 import type { DeployedFunction } from './model.ts';
@@ -71,7 +72,7 @@ export async function createInvocation(
   request: QueuedRequest,
   id: string = randomUUID(),
   now = new Date(),
-  options: { callbackUrl?: string } = {},
+  options: { callbackUrl?: string; trigger?: InvocationTrigger } = {},
 ): Promise<InvocationRecord> {
   const createdAt = now.toISOString();
   const expires = new Date(now.getTime() + invocationRetentionMs());
@@ -83,6 +84,7 @@ export async function createInvocation(
     function_id: fn.function_id,
     function_name: fn.name,
     deployment_id: fn.deployment_id,
+    trigger: options.trigger ?? 'queued',
     created_at: createdAt,
     started_at: null,
     finished_at: null,
