@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
 import { deleteSchedule, setRecurringSchedule } from '../aws/schedules.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -123,13 +124,14 @@ export async function syncLiveSchedulesAfterMove(projectId: string): Promise<voi
 }
 
 /**
- * A deleted project's schedules: those its records name, and one per function name any deployment had (a
- * schedule made just before a failed record is found that way too).
+ * A deleted project's schedules: one per function that ever had a schedule item. The item is written before its
+ * schedule is made and keeps its name when the schedule is deleted, so none made is missed.
  */
-export async function deleteProjectSchedules(projectId: string, functionNames: Iterable<string>): Promise<void> {
+export async function deleteProjectSchedules(projectId: string): Promise<void> {
   const items = await listFunctionScheduleItems(projectId);
-  const names = new Set([...functionNames, ...items.map((item) => item.name)]);
-  await Promise.all([...names].map((name) => deleteSchedule(functionScheduleName(projectId, name))));
+  // A few at a time: Scheduler's API rate is per account.
+  const limit = pLimit(4);
+  await Promise.all(items.map((item) => limit(() => deleteSchedule(functionScheduleName(projectId, item.name)))));
 }
 
 /** What a scheduled run's handler receives: POST, JSON `{"next_run": "<ISO time of the following tick>"}`. */
@@ -161,7 +163,8 @@ export async function runScheduleTick(tick: ScheduleTick, telemetry: FunctionTel
   const project = await getProjectItem(tick.project_id, true);
   if (!project) return drop(tick, 'the project is gone');
   const { fn } = await resolveQueuedRun(tick.project_id, project.team_id as string, tick.function);
-  if (!fn || fn.schedule !== tick.schedule) return drop(tick, 'the live deployment has no such schedule');
+  // Also null for a team outside the functions beta: its schedules exist, their ticks start nothing.
+  if (!fn || fn.schedule !== tick.schedule) return drop(tick, 'no live function of an enrolled team has this schedule');
   if (!isTick(parsed.schedule, at)) return 'dropped';
   const tickAt = at.toISOString();
   for (let attempt = 0; attempt < TICK_ATTEMPTS; attempt++) {

@@ -94,7 +94,7 @@ async function removeOwnedElsewhere(project: Record<string, unknown>, functionNa
   const current = claimsFor(functionNames, project.subdomain as string).map((c) => c.label);
   await releaseProjectHostnames(projectId, new Set(), current);
   // Its functions' Scheduler schedules: none is left to tick (their records go with the partition after this).
-  await deleteProjectSchedules(projectId, functionNames);
+  await deleteProjectSchedules(projectId);
   await removeProjectDomains(projectId);
   // Its queued invocations: records, stored requests, results and console output (not left to their TTL).
   await deleteProjectInvocations(projectId, functionNames);
