@@ -58,12 +58,17 @@ export function rateDueAt(expression: string | undefined, since: number): number
 
 /**
  * When a recurring `cron(...)` schedule (lib/functions/schedule.ts schedulerCron wrote it) next fires: its first
- * minute after `since`, UTC. Null for any other expression.
+ * minute after `since`, UTC; of minutes that all passed already (the platform was stopped), only the latest, as
+ * Scheduler never fires a schedule's missed minutes one after another. Null for any other expression.
  */
-export function cronDueAt(expression: string | undefined, since: number): number | null {
+export function cronDueAt(expression: string | undefined, since: number, now = Date.now()): number | null {
   const fields = fiveFieldsOfSchedulerCron(expression);
   const parsed = fields === null ? null : parseSchedule(fields);
-  return parsed?.ok ? nextRun(parsed.schedule, new Date(since)).getTime() : null;
+  if (!parsed?.ok) return null;
+  // A day back is as far as a stopped platform's catch-up looks.
+  let due = nextRun(parsed.schedule, new Date(Math.max(since, now - 86_400_000))).getTime();
+  for (let later = due; later <= now; later = nextRun(parsed.schedule, new Date(later)).getTime()) due = later;
+  return due;
 }
 
 /** The context attribute Scheduler fills into a target's input at each firing: the time it was due, to the second. */

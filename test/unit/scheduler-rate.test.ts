@@ -19,8 +19,17 @@ describe('the local scheduler driver: when a recurring rate() schedule fires', (
 
 describe('the local scheduler driver: when a scheduled function’s cron() schedule fires, and what it sends', () => {
   it('the first minute of the schedule after it last fired (or changed), UTC', () => {
-    expect(cronDueAt('cron(0,30 * * * ? *)', Date.parse('2026-01-01T00:10:05Z'))).toBe(Date.parse('2026-01-01T00:30:00Z'));
-    expect(cronDueAt('cron(30 6 ? * MON-FRI *)', Date.parse('2026-11-27T06:30:00Z'))).toBe(Date.parse('2026-11-30T06:30:00Z'));
+    const soon = (iso: string) => Date.parse(iso) + 1000;
+    expect(cronDueAt('cron(0,30 * * * ? *)', Date.parse('2026-01-01T00:10:05Z'), soon('2026-01-01T00:10:05Z'))).toBe(
+      Date.parse('2026-01-01T00:30:00Z'),
+    );
+    expect(cronDueAt('cron(30 6 ? * MON-FRI *)', Date.parse('2026-11-27T06:30:00Z'), soon('2026-11-27T06:30:00Z'))).toBe(
+      Date.parse('2026-11-30T06:30:00Z'),
+    );
+    // Minutes that passed while the platform was stopped: the latest only.
+    const now = Date.parse('2026-01-01T05:10:30Z');
+    expect(cronDueAt('cron(* * * * ? *)', Date.parse('2026-01-01T00:00:00Z'), now)).toBe(Date.parse('2026-01-01T05:10:00Z'));
+    expect(cronDueAt('cron(0 * * * ? *)', Date.parse('2026-01-01T04:30:00Z'), now)).toBe(Date.parse('2026-01-01T05:00:00Z'));
     expect(cronDueAt('rate(1 hour)', 0)).toBeNull();
     expect(cronDueAt('cron(0 * * *)', 0)).toBeNull();
   });
