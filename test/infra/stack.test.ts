@@ -457,7 +457,7 @@ describe('worker rows the table does not hold yet', () => {
     probeTemplate.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'WorkerProbe-probe-everything' });
     probeTemplate.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: probe.getLogicalId(state.schedulerRole.node.defaultChild as CfnElement) }],
-      PolicyDocument: { Statement: [Match.objectLike({ Action: 'lambda:InvokeFunction' })] },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'lambda:InvokeFunction' })]) },
     });
   });
 
