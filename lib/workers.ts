@@ -60,8 +60,9 @@ export const workers: readonly WorkerRow[] = [
     name: 'function-invocations',
     handler: 'handlers/workers/function-invocations.ts',
     trigger: { kind: 'queue', queue: 'invocations', batchSize: 1 },
-    // callbacks:send: an invocation that ends with a callback URL queues its first delivery attempt.
-    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'callbacks:send'],
+    // callbacks:send: an invocation that ends with a callback URL queues its first delivery attempt. invocations:send:
+    // a scheduled function's tick becomes a pending invocation and its message (lib/functions/schedules.ts).
+    uses: ['table:read', 'table:write', 'bundles:read', 'bundles:write', 'callbacks:send', 'invocations:send'],
     // The Fargate task's start (bounded at 90 s, lib/functions/hosts/cloud/cloud-host.ts), the 60 s budget, the
     // result's read and the console's wait after a stop; under the queue's 240 s visibility timeout.
     timeoutSeconds: 180,

@@ -3,10 +3,12 @@ import { config } from '../config.ts';
 import { signedCall, signer } from './signer.ts';
 
 /**
- * One-time EventBridge Scheduler schedules in the platform's group, each
+ * EventBridge Scheduler schedules in the platform's group: one-time ones, each
  * invoking a schedule worker of lib/workers.ts (named by the variable that
- * holds its ARN) with a JSON input. The worker re-checks its record, so a
- * stale or early firing changes nothing that should stay.
+ * holds its ARN) with a JSON input, and the recurring ones of scheduled
+ * functions (lib/functions/schedules.ts), which send to the invocations queue.
+ * The receiver re-checks its records, so a stale or early firing changes
+ * nothing that should stay.
  *
  * The three calls are signed `fetch` calls in Scheduler's REST-JSON protocol
  * (what the SDK's client speaks too): the client and its protocol code were
@@ -37,15 +39,25 @@ const isNamed = (error: unknown, name: string) => (error as Error).name === name
 export async function setOneTimeSchedule(name: string, at: Date, targetArnEnv: string, input: unknown): Promise<void> {
   const targetArn = config.scheduleTargetArn(targetArnEnv);
   if (!targetArn) throw new Error(`Configuration variable ${targetArnEnv} is not set`);
-  const params = {
-    GroupName: config.scheduleGroup(),
+  await putSchedule(name, {
     ScheduleExpression: atExpression(at),
-    ScheduleExpressionTimezone: 'UTC',
-    FlexibleTimeWindow: { Mode: 'OFF' },
     Target: { Arn: targetArn, RoleArn: config.schedulerRoleArn(), Input: JSON.stringify(input) },
     // UpdateSchedule replaces every field, so this is repeated there.
     ActionAfterCompletion: 'DELETE',
-  };
+  });
+}
+
+/**
+ * Creates the recurring schedule `name` (a `cron(...)` in UTC), or replaces an existing one's expression and
+ * target. `input` is the target's text as sent; Scheduler fills in its context attributes
+ * (`<aws.scheduler.scheduled-time>`) at each firing.
+ */
+export async function setRecurringSchedule(name: string, expression: string, targetArn: string, input: string): Promise<void> {
+  await putSchedule(name, { ScheduleExpression: expression, Target: { Arn: targetArn, RoleArn: config.schedulerRoleArn(), Input: input } });
+}
+
+async function putSchedule(name: string, fields: { ScheduleExpression: string; Target: object; ActionAfterCompletion?: string }) {
+  const params = { GroupName: config.scheduleGroup(), ScheduleExpressionTimezone: 'UTC', FlexibleTimeWindow: { Mode: 'OFF' }, ...fields };
   try {
     await schedulerCall('PUT', name, params);
     return;
@@ -62,10 +74,13 @@ export async function setOneTimeSchedule(name: string, at: Date, targetArnEnv: s
 }
 
 /** Deletes the schedule `name`; one that is already gone is fine. */
-export async function deleteOneTimeSchedule(name: string): Promise<void> {
+export async function deleteSchedule(name: string): Promise<void> {
   try {
     await schedulerCall('DELETE', name);
   } catch (error) {
     if (!isNamed(error, 'ResourceNotFoundException')) throw error;
   }
 }
+
+/** The one-time schedules' deletion (a one-time schedule that fired is gone already). */
+export const deleteOneTimeSchedule = deleteSchedule;

@@ -8,8 +8,10 @@ import { printBuildLog } from './builds.ts';
 import { followFunctionTail } from './tail.ts';
 
 /**
- * The functions commands of the CLI: `functions` lists a project's functions
- * and their URLs, `invoke` queues a call through the public queued door (and
+ * The functions commands of the CLI: `functions` (or `functions list`) lists a
+ * project's functions, their URLs and schedules, `functions run NAME` starts a
+ * run now (a members' endpoint, trigger `manual`; with --wait it is polled to
+ * the end), `invoke` queues a call through the public queued door (and
  * with --wait polls it to the end), `logs` prints an invocation's console
  * output (a members' endpoint). The invoke and poll requests carry no token:
  * the queued door is public, and the function must never see the caller's
@@ -21,6 +23,8 @@ export const projectOf = (flag: string | undefined, api: ApiClient) => projectOf
 interface FunctionView {
   name: string;
   url: string;
+  schedule: string | null;
+  next_run_at: string | null;
 }
 
 interface ProjectView {
@@ -137,40 +141,76 @@ async function waitForInvocation(baseUrl: string, pollPath: string, id: string, 
   return inv.status === 'completed' ? 0 : 1;
 }
 
+/** `functions [list]`: the live functions, their URLs, the queued door's address, and each schedule with its next run. */
+async function listFunctions(args: string[]): Promise<number> {
+  const { values: o } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 0);
+  const api = client();
+  const { project, functions } = await projectAndFunctions(api, projectOf(o.project, api));
+  const rows = functions.map((f) => ({
+    name: f.name,
+    url: f.url,
+    invoke_url: `${api.baseUrl}/api/v1/public/functions/${project.subdomain}/${f.name}`,
+    schedule: f.schedule ?? null,
+    next_run_at: f.next_run_at ?? null,
+  }));
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return 0;
+  }
+  if (rows.length === 0) {
+    process.stdout.write('This project has no functions live. Put .js or .ts files in functions/ and deploy.\n');
+    return 0;
+  }
+  const table = [
+    ['NAME', 'URL', 'QUEUED INVOKE (POST)', 'SCHEDULE (UTC)', 'NEXT RUN'],
+    ...rows.map((r) => [r.name, r.url, r.invoke_url, r.schedule ?? '-', r.next_run_at ?? '-']),
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  process.stdout.write(
+    table
+      .map((r) =>
+        r
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n',
+  );
+  return 0;
+}
+
+/** `functions run NAME`: run now (team admins), a queued invocation with trigger `manual`; --wait polls it to the end. */
+async function runFunctionNow(args: string[]): Promise<number> {
+  const { values: o, positionals } = parse(
+    args,
+    { project: { type: 'string' }, data: { type: 'string' }, wait: { type: 'boolean' }, json: { type: 'boolean' } },
+    1,
+  );
+  const name = positionals[0];
+  if (!name) throw new UsageError('Name the function: slipway functions run NAME');
+  const api = client();
+  const projectId = projectOf(o.project, api);
+  const { body, contentType } = requestBody(o.data);
+  const started = await api.call<{ invocation_id: string; status: string; poll_url: string }>(
+    'POST',
+    `/api/v1/projects/${encodeURIComponent(projectId)}/functions/${encodeURIComponent(name)}/runs`,
+    body ? { body: () => ({ body, headers: { 'content-type': contentType ?? 'application/octet-stream' } }) } : {},
+  );
+  if (o.wait) return waitForInvocation(api.baseUrl, started.poll_url, started.invocation_id, o.json);
+  if (o.json) process.stdout.write(`${JSON.stringify(started, null, 2)}\n`);
+  else {
+    process.stdout.write(
+      `Started run ${started.invocation_id} of ${name}.\nPoll: ${api.baseUrl}${started.poll_url}\n` +
+        `Wait for its result: slipway invoke ${name} --poll ${started.invocation_id}${o.project ? ` --project ${o.project}` : ''}\n`,
+    );
+  }
+  return 0;
+}
+
 export const functionCommands: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
   functions: {
-    usage: 'functions [--project ID] [--json]',
-    run: async (args) => {
-      const { values: o } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 0);
-      const api = client();
-      const { project, functions } = await projectAndFunctions(api, projectOf(o.project, api));
-      const rows = functions.map((f) => ({
-        name: f.name,
-        url: f.url,
-        invoke_url: `${api.baseUrl}/api/v1/public/functions/${project.subdomain}/${f.name}`,
-      }));
-      if (o.json) {
-        process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-        return 0;
-      }
-      if (rows.length === 0) {
-        process.stdout.write('This project has no functions live. Put .js or .ts files in functions/ and deploy.\n');
-        return 0;
-      }
-      const table = [['NAME', 'URL', 'QUEUED INVOKE (POST)'], ...rows.map((r) => [r.name, r.url, r.invoke_url])];
-      const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-      process.stdout.write(
-        table
-          .map((r) =>
-            r
-              .map((cell, i) => cell.padEnd(widths[i]!))
-              .join('  ')
-              .trimEnd(),
-          )
-          .join('\n') + '\n',
-      );
-      return 0;
-    },
+    usage: 'functions [list] [--project ID] [--json] | functions run NAME [--project ID] [--data @FILE|TEXT] [--wait] [--json]',
+    run: async (args) => (args[0] === 'run' ? runFunctionNow(args.slice(1)) : listFunctions(args[0] === 'list' ? args.slice(1) : args)),
   },
 
   invoke: {

@@ -72,7 +72,10 @@ const descriptions: Record<string, string> = {
   rollback: 'Makes the deployment before the live one (or --to DEPLOYMENT_ID) live again. --json prints the project.',
   projects: "Lists the team's projects. --json prints them as an array.",
   login: 'Checks a token (a session token or an API key) against the API and saves it with the API address.',
-  functions: "Lists a project's live functions and their URLs. --json prints them as an array.",
+  functions:
+    "Lists a project's live functions, their URLs, schedules (UTC) and next runs (functions or functions list). --json prints\n" +
+    'them as an array. functions run NAME runs the function now (team admins): a queued invocation with trigger manual,\n' +
+    'with --data as its body (as invoke sends it); --wait polls it to the end (exit 1 if it failed).',
   invoke:
     'Queues a call of function NAME through the public queued door; --wait polls it to the end (exit 1 if it failed).\n' +
     '--data TEXT is the request body, sent as application/json when it parses as JSON and as text/plain otherwise;\n' +

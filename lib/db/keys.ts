@@ -102,6 +102,12 @@ export const keys = {
   }),
   functionPrefix: (projectId: string, deploymentId: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: `FUNCTION#${deploymentId}#` }),
   /**
+   * A function's schedule in a project (lib/functions/schedule-records.ts): the Scheduler schedule made for it, and
+   * the state of its ticks. Not under `FUNCTION#`, which holds deployments' function records only.
+   */
+  functionSchedule: (projectId: string, name: string) => ({ pk: `PROJECT#${projectId}`, sk: `FNSCHEDULE#${name}` }),
+  functionSchedulePrefix: (projectId: string) => ({ pk: `PROJECT#${projectId}`, skPrefix: 'FNSCHEDULE#' }),
+  /**
    * A function hostname label `{name}-{subdomain}`, claimed by the first project
    * that builds it: names and subdomains both hold hyphens, so two projects could
    * otherwise produce one label. Holds `project_id` and `name`.

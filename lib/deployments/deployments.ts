@@ -8,6 +8,7 @@ import { deploymentIsReady, deploymentPage, getDeploymentItem } from './records.
 import { logger } from '../logger.ts';
 import { NO_SERVING_RULES, type ServingRulesSummary } from '../sites/serving-rules.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-records.ts';
+import { syncLiveSchedulesAfterMove } from '../functions/schedules.ts';
 import { readLogLines } from '../builds/build-log-records.ts';
 import { settleIfLost } from '../builds/lost.ts';
 import { deploymentBuildFields, type DeploymentBuildFields, type DeploymentStatus } from '../builds/view.ts';
@@ -106,10 +107,14 @@ export async function promoteDeployment(project: Record<string, unknown>, deploy
     if (error instanceof TransactionRefused) throw new ApiError(PROJECT_NOT_FOUND);
     throw error;
   }
-  // A deployment live again brings its keyword scan back to the admin listing as new (lib/abuse/scans.ts).
-  await reviveScanOfDeployment(projectId, deployment.id as string).catch((error: unknown) =>
-    logger.warn('abuse scan of the promoted deployment not revived', { project_id: projectId, error: String(error) }),
-  );
+  await Promise.all([
+    // The schedules become the promoted deployment's, at once (lib/functions/schedules.ts).
+    syncLiveSchedulesAfterMove(projectId),
+    // A deployment live again brings its keyword scan back to the admin listing as new (lib/abuse/scans.ts).
+    reviveScanOfDeployment(projectId, deployment.id as string).catch((error: unknown) =>
+      logger.warn('abuse scan of the promoted deployment not revived', { project_id: projectId, error: String(error) }),
+    ),
+  ]);
   const updated = await getProjectItem(projectId, true);
   if (!updated) throw new ApiError(PROJECT_NOT_FOUND);
   return promoteView(toProject(updated));

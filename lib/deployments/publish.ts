@@ -8,6 +8,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_EXPIRED, UPLOAD_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { functionEntries, rootPrefix } from '../functions/build.ts';
 import { queueFunctionLambdas } from '../functions/prepare-lambdas.ts';
+import { syncLiveSchedulesAfterMove } from '../functions/schedules.ts';
 import { productionUrl } from '../projects/projects.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { getProjectItem, pointProductionAt, projectIsActive } from '../projects/records.ts';
@@ -153,6 +154,8 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
     !p.preview && projectItem.provisional_until ? cancelProvisionalExpiry(session.project_id).catch(() => undefined) : undefined,
     screenshot?.queue(),
     scan.queue(),
+    // Production moved: the schedules become those of this deployment's functions (none when it has no functions).
+    p.preview ? undefined : syncLiveSchedulesAfterMove(session.project_id),
     // Its functions' Lambdas are made now, off the request path (lib/functions/prepare-lambdas.ts).
     hasFunctions ? queueFunctionLambdas({ project_id: session.project_id, deployment_id: session.deployment_id }) : undefined,
   ]);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,6 +20,8 @@ import {
 import { claimFunctionHostnames } from './hostname-claim-records.ts';
 import { rootPrefix } from './root-directory.ts';
 import { functionIdFor } from './records.ts';
+import { parseSchedule, schedulerCron } from './schedule.ts';
+import { readScheduleConfig } from './schedule-config.ts';
 
 /**
  * Build at publish (spec "Function"): every .js or .ts file directly in the
@@ -111,6 +113,25 @@ export interface BuiltFunction {
   name: string;
   entry_path: string;
   code: Uint8Array;
+  schedule: string | null;
+}
+
+/**
+ * A function file's `config.schedule`, read from its text without running it, checked: the expression, or the
+ * build-log line that fails the build, naming the function and the expression.
+ */
+export function functionSchedule(name: string, source: string): { schedule: string | null } | { line: string } {
+  const read = readScheduleConfig(source);
+  if (!read.ok) return { line: `[functions] Build failed: ${name} has a schedule that cannot be read: ${read.error}` };
+  if (read.schedule === null) return { schedule: null };
+  const parsed = parseSchedule(read.schedule);
+  const refusal = !parsed.ok
+    ? parsed.error
+    : schedulerCron(parsed.schedule) === null
+      ? 'it is too long for the scheduler; use fewer values'
+      : null;
+  if (refusal !== null) return { line: `[functions] Build failed: ${name} has an invalid schedule "${read.schedule}": ${refusal}` };
+  return { schedule: read.schedule.trim() };
 }
 
 export type FunctionsBuild = { ok: true; log: string[]; functions: FunctionRecord[] } | { ok: false; log: string[] };
@@ -273,14 +294,21 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
   try {
     await fetchSources(input, root, dir);
     for (const entry of entries) {
+      const scheduled = functionSchedule(entry.name, await readFile(join(dir, entry.path.slice(root.length)), 'utf8'));
+      if ('line' in scheduled) {
+        log.push(scheduled.line);
+        failed = true;
+        continue;
+      }
       const result = await bundleFunctionInFolder(dir, entry, root);
       if ('log' in result) {
         log.push(...result.log);
         failed = true;
         continue;
       }
-      log.push(`[functions] Built ${entry.name} (${formatBytes(result.code.byteLength)})`);
-      built.push({ name: entry.name, entry_path: entry.path, code: result.code });
+      const every = scheduled.schedule === null ? '' : `, runs on "${scheduled.schedule}" while live`;
+      log.push(`[functions] Built ${entry.name} (${formatBytes(result.code.byteLength)})${every}`);
+      built.push({ name: entry.name, entry_path: entry.path, code: result.code, schedule: scheduled.schedule });
     }
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
@@ -301,6 +329,7 @@ export async function buildDeploymentFunctions(input: FunctionsBuildInput): Prom
     bundle_sha256: createHash('sha256').update(fn.code).digest('hex'),
     bundle_bytes: fn.code.byteLength,
     created_at: createdAt,
+    schedule: fn.schedule,
   }));
   await Promise.all(
     built.map((fn, i) =>

@@ -20,6 +20,12 @@ import { logger } from '../logger.ts';
 export type InvocationStatus = 'pending' | 'running' | 'completed' | 'failed' | 'timed_out';
 
 /**
+ * What started an invocation: the public queued door's POST, a tick of the function's schedule, or a team admin's
+ * run now. An HTTPS call is never recorded, so never a trigger.
+ */
+export type InvocationTrigger = 'queued' | 'schedule' | 'manual';
+
+/**
  * The open invocations' index (gsi2) is write-sharded over this many partitions, by the invocation id: every
  * invocation writes its key there twice (made pending, then removed when it ends), and one partition of an
  * index takes about 1,000 writes a second, so 16 hold about 8,000 invocations a second. The reclaim reads all
@@ -39,6 +45,8 @@ export interface InvocationRecord {
   function_name: string;
   /** The live deployment when it was invoked (the run uses the live one at run time). */
   deployment_id: string;
+  /** Absent on records made before triggers were: those were all `queued`. */
+  trigger?: InvocationTrigger;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

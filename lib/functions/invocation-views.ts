@@ -33,6 +33,7 @@ export async function memberInvocationView(record: InvocationRecord): Promise<Re
   return {
     ...(await invocationView(record)),
     function_name: record.function_name,
+    trigger: record.trigger ?? 'queued',
     created_at: record.created_at,
     expires_at: record.expires_at,
     console,
@@ -54,6 +55,7 @@ export async function listInvocations(projectId: string, name: string, limit = 5
   return (await recentInvocations(projectId, name, limit)).map((item) => ({
     id: item.id,
     status: item.status,
+    trigger: item.trigger ?? 'queued',
     created_at: item.created_at,
     started_at: item.started_at ?? null,
     finished_at: item.finished_at ?? null,

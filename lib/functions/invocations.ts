@@ -19,6 +19,7 @@ import {
   type InvocationEnd,
   type InvocationRecord,
   type InvocationStatus,
+  type InvocationTrigger,
 } from './invocation-records.ts';
 import { loadPart, objectKey, partJson, storeObject, storePart, type StoredRequest, type StoredResult } from './invocation-payloads.ts';
 import type { DeployedFunction } from './model.ts';
@@ -75,7 +76,7 @@ export async function createInvocation(
   request: QueuedRequest,
   id: string = randomUUID(),
   now = new Date(),
-  options: { callbackUrl?: string } = {},
+  options: { callbackUrl?: string; trigger?: InvocationTrigger } = {},
 ): Promise<InvocationRecord> {
   const createdAt = now.toISOString();
   const expires = new Date(now.getTime() + invocationRetentionMs());
@@ -87,6 +88,7 @@ export async function createInvocation(
     function_id: fn.function_id,
     function_name: fn.name,
     deployment_id: fn.deployment_id,
+    trigger: options.trigger ?? 'queued',
     created_at: createdAt,
     started_at: null,
     finished_at: null,

@@ -51,6 +51,12 @@ export interface FunctionRecord {
   bundle_sha256: string;
   bundle_bytes: number;
   created_at: string;
+  /**
+   * The function's `config.schedule` as its file exports it (lib/functions/schedule-config.ts), or null: it runs
+   * on that schedule while its deployment is live (lib/functions/schedules.ts). Absent where a function is run
+   * without a build record (`slipway dev`).
+   */
+  schedule?: string | null;
 }
 
 /** What a host needs to run a function: the record plus where it answers. */

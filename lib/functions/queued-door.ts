@@ -11,11 +11,11 @@ import {
 import { callbackUrlRefusals, checkCallbackUrl } from './callback-url.ts';
 import type { QueuedRequest } from './host.ts';
 import { MAX_INFLIGHT_PER_TEAM, releaseInflightSlot, takeInflightSlot } from './inflight-slot-records.ts';
-import { getInvocation, type InvocationRecord } from './invocation-records.ts';
+import { getInvocation, type InvocationRecord, type InvocationTrigger } from './invocation-records.ts';
 import { createInvocation, MAX_QUEUED_BODY_BYTES } from './invocations.ts';
 import { queuedRatePerMinute, takeQueuedRate } from './queued-rate.ts';
 import type { DeployedFunction } from './model.ts';
-import { isTeamEnrolledInFunctions, projectOfSubdomain, resolveFunctionBySubdomain } from './resolve.ts';
+import { isTeamEnrolledInFunctions, projectOfSubdomain, resolveFunctionBySubdomain, resolveFunctionInProject } from './resolve.ts';
 import { cachedReads } from './route-cache.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
 import { idempotent } from '../uploads/idempotency.ts';
@@ -143,31 +143,60 @@ export async function invoke(input: {
     scope: INVOKE_ROUTE,
     body: idempotentRequest(input.request),
     execute: async () => {
-      const id = await startInvocation(fn, input.request, input.telemetry, input.callbackUrl);
+      const id = await startInvocation(fn, input.request, input.telemetry, { callbackUrl: input.callbackUrl });
       return { result: reply(id), stored: { invocation_id: id } };
     },
     replay: async (stored) => reply(stored.invocation_id as string),
   });
 }
 
-async function startInvocation(
+/**
+ * A pending invocation of a live function, whatever started it (the queued door, a schedule's tick, a run now):
+ * one of the team's in-flight slots (429 TOO_MANY_CONCURRENT_INVOCATIONS at the cap), the record, the message.
+ */
+export async function startInvocation(
   fn: DeployedFunction,
   request: QueuedRequest,
   telemetry: FunctionTelemetry,
-  callbackUrl: string | undefined,
+  options: { callbackUrl?: string; trigger?: InvocationTrigger; id?: string } = {},
 ): Promise<string> {
-  const id = randomUUID();
+  const id = options.id ?? randomUUID();
   if (!(await takeInflightSlot(fn.team_id, id))) {
     telemetry.limitHit(fn, 'queued_inflight_cap');
     throw new ApiError(TOO_MANY_CONCURRENT_INVOCATIONS, { details: { max_in_flight: MAX_INFLIGHT_PER_TEAM } });
   }
   try {
-    await createInvocation(fn, request, id, new Date(), { callbackUrl });
+    await createInvocation(fn, request, id, new Date(), { callbackUrl: options.callbackUrl, trigger: options.trigger });
   } catch (error) {
     await releaseInflightSlot(fn.team_id, id);
     throw error;
   }
   return id;
+}
+
+/**
+ * Run now (POST /api/v1/projects/{id}/functions/{name}/runs): a queued invocation of the project's live function
+ * with trigger `manual`, through the same path as the queued door (in-flight cap, record, message), answered as the
+ * door answers. Its request is a POST with the body sent, if any (and its content type). 404 FUNCTION_NOT_FOUND
+ * for a function the live deployment does not have, or a team outside the functions beta (as the doors answer).
+ */
+export async function runNow(input: {
+  projectId: string;
+  name: string;
+  body: Buffer;
+  contentType?: string;
+  telemetry: FunctionTelemetry;
+}): Promise<Invoked> {
+  const fn = await resolveFunctionInProject(input.projectId, input.name);
+  if (!fn || !(await isTeamEnrolledInFunctions(fn.team_id))) throw new ApiError(FUNCTION_NOT_FOUND);
+  const request: QueuedRequest = {
+    method: 'POST',
+    query: '',
+    headers: input.body.length > 0 && input.contentType ? [['content-type', input.contentType]] : [],
+    body: input.body.length > MAX_QUEUED_BODY_BYTES ? input.body.subarray(0, MAX_QUEUED_BODY_BYTES) : input.body,
+  };
+  const id = await startInvocation(fn, request, input.telemetry, { trigger: 'manual' });
+  return { invocation_id: id, status: 'pending', poll_url: pollUrl(fn.subdomain, fn.name, id) };
 }
 
 /**

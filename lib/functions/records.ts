@@ -35,10 +35,12 @@ const RECORD_FIELDS = [
   'bundle_sha256',
   'bundle_bytes',
   'created_at',
+  'schedule',
 ] as const;
 
 export function toFunctionRecord(item: Record<string, unknown>): FunctionRecord {
-  return Object.fromEntries(RECORD_FIELDS.map((field) => [field, item[field]])) as unknown as FunctionRecord;
+  // Records built before schedules were read have none.
+  return { ...Object.fromEntries(RECORD_FIELDS.map((field) => [field, item[field]])), schedule: item.schedule ?? null } as FunctionRecord;
 }
 
 /** One function of one deployment, or null. */
@@ -88,6 +90,8 @@ export interface FunctionView {
   entry_path: string;
   bundle_bytes: number;
   created_at: string;
+  /** The function's schedule (a five-field cron in UTC or a macro), or null. */
+  schedule: string | null;
 }
 
 /** GET /api/v1/projects/{id}/functions: the live deployment's functions, by name; empty when nothing is live. */
@@ -103,5 +107,6 @@ export async function listLiveFunctions(project: Record<string, unknown>): Promi
     entry_path: record.entry_path,
     bundle_bytes: record.bundle_bytes,
     created_at: record.created_at,
+    schedule: record.schedule ?? null,
   }));
 }

@@ -170,3 +170,69 @@ export function nextRun(s: CronSchedule, after: Date): Date {
   }
   throw new Error(`"${s.expression}" has no run within 8 years`);
 }
+
+/** Whether the minute of `at` (UTC) is a tick of the schedule. */
+export function isTick(s: CronSchedule, at: Date): boolean {
+  return s.minutes.has(at.getUTCMinutes()) && s.hours.has(at.getUTCHours()) && s.months.has(at.getUTCMonth() + 1) && dayMatches(s, at);
+}
+
+/** EventBridge Scheduler refuses a schedule expression longer than this. */
+const SCHEDULER_EXPRESSION_MAX = 256;
+
+/** A field's values in EventBridge's syntax: `*` when every value is allowed, else ranges joined by commas. */
+function fieldText(values: ReadonlySet<number>, min: number, max: number, names?: readonly string[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === max - min + 1) return '*';
+  const label = (v: number) => (names ? names[v]! : String(v));
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j > i ? `${label(sorted[i]!)}-${label(sorted[j]!)}` : label(sorted[i]!));
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+const EVENTBRIDGE_DAYS = DAY_NAMES.map((d) => d.toUpperCase());
+
+/**
+ * The schedule as EventBridge Scheduler's `cron(minutes hours day-of-month month day-of-week year)`. Scheduler
+ * wants exactly one day field to be `?`, so a schedule restricting both days (cron's "both" or "either" rule)
+ * becomes one that fires on a superset of its days and `exact` is false: the tick's receiver keeps only the
+ * ticks `isTick` accepts. Null when the expression would pass Scheduler's 256 characters.
+ */
+export function schedulerCron(s: CronSchedule): { expression: string; exact: boolean } | null {
+  const minutes = fieldText(s.minutes, 0, 59);
+  const hours = fieldText(s.hours, 0, 23);
+  const months = fieldText(s.months, 1, 12);
+  const dom = fieldText(s.daysOfMonth, 1, 31);
+  const dow = fieldText(s.daysOfWeek, 0, 6, EVENTBRIDGE_DAYS);
+  let days: string;
+  let exact = true;
+  if (dom === '*' && dow === '*') days = '* ?';
+  else if (s.anyDayOfMonth || s.anyDayOfWeek) {
+    // A day must match both fields.
+    if (dow === '*') days = `${dom} ?`;
+    else if (dom === '*') days = `? ${dow}`;
+    else [days, exact] = [`${dom} ?`, false];
+  } else if (dom === '*' || dow === '*') days = '* ?';
+  else [days, exact] = ['* ?', false];
+  const expression = `cron(${minutes} ${hours} ${days.split(' ')[0]} ${months} ${days.split(' ')[1]} *)`;
+  return expression.length > SCHEDULER_EXPRESSION_MAX ? null : { expression, exact };
+}
+
+/**
+ * The five-field expression of a `cron(...)` that schedulerCron wrote (`?` read as `*`, the year dropped), for the
+ * local scheduler driver, which fires what Scheduler would; null for any other expression.
+ */
+export function fiveFieldsOfSchedulerCron(expression: string | undefined): string | null {
+  const match = /^cron\((.+)\)$/.exec(expression ?? '');
+  if (!match) return null;
+  const fields = match[1]!.trim().split(/\s+/);
+  if (fields.length !== 6) return null;
+  return fields
+    .slice(0, 5)
+    .map((field) => (field === '?' ? '*' : field))
+    .join(' ');
+}

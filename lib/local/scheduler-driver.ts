@@ -7,8 +7,11 @@ import {
   type GetScheduleCommandOutput,
   type ScheduleSummary,
 } from '@aws-sdk/client-scheduler';
+import { GetQueueUrlCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { scheduler } from '../aws/scheduler.ts';
+import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
+import { fiveFieldsOfSchedulerCron, nextRun, parseSchedule } from '../functions/schedule.ts';
 import { logger } from '../logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
@@ -59,6 +62,43 @@ export function rateDueAt(expression: string | undefined, since: number): number
   return since + Number(match[1]) * RATE_UNIT_MS[match[2]!]!;
 }
 
+/**
+ * When a recurring `cron(...)` schedule (lib/functions/schedule.ts schedulerCron wrote it) next fires: its first
+ * minute after `since`, UTC; of minutes that all passed already (the platform was stopped), only the latest, as
+ * Scheduler never fires a schedule's missed minutes one after another. Null for any other expression.
+ */
+export function cronDueAt(expression: string | undefined, since: number, now = Date.now()): number | null {
+  const fields = fiveFieldsOfSchedulerCron(expression);
+  const parsed = fields === null ? null : parseSchedule(fields);
+  if (!parsed?.ok) return null;
+  // A day back is as far as a stopped platform's catch-up looks.
+  let due = nextRun(parsed.schedule, new Date(Math.max(since, now - 86_400_000))).getTime();
+  for (let later = due; later <= now; later = nextRun(parsed.schedule, new Date(later)).getTime()) due = later;
+  return due;
+}
+
+/** The context attribute Scheduler fills into a target's input at each firing: the time it was due, to the second. */
+export function withScheduledTime(input: string, at: number): string {
+  return input.replaceAll('<aws.scheduler.scheduled-time>', new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+}
+
+/** An SQS queue a schedule sends its input to (the invocations queue of scheduled functions), by its ARN. */
+function queueTarget(arn: string): ScheduleTarget | null {
+  const match = /^arn:aws:sqs:[^:]+:(\d+):(.+)$/.exec(arn);
+  if (!match) return null;
+  let url: Promise<string> | null = null;
+  return {
+    name: `queue ${match[2]}`,
+    invoke: async (input) => {
+      url ??= sqs()
+        .send(new GetQueueUrlCommand({ QueueName: match[2]!, QueueOwnerAWSAccountId: match[1]! }))
+        .then((reply) => reply.QueueUrl!);
+      url.catch(() => (url = null));
+      await sqs().send(new SendMessageCommand({ QueueUrl: await url, MessageBody: String(input) }));
+    },
+  };
+}
+
 type WorkerHandler = (event: unknown) => Promise<unknown>;
 
 /** How many firings of one schedule are tried before it is dropped (EventBridge retries too, then gives up). */
@@ -97,7 +137,9 @@ export function workerRowTargets(): Map<string, ScheduleTarget> {
  * schedule group, and when a one-time `at()` schedule is due, invokes its
  * target with the schedule's Input, then deletes the schedule
  * (ActionAfterCompletion DELETE). A recurring `rate()` schedule (a `rate` row,
- * provisioned with the platform) fires each period and stays.
+ * provisioned with the platform) fires each period and stays, and so does a
+ * `cron()` one (a scheduled function's), which sends its Input, the scheduled
+ * time filled in, to the SQS queue its target names.
  */
 export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<string, ScheduleTarget> } = {}): LocalDriver {
   const pollMs = options.pollMs ?? localConfig.schedulerPollMs();
@@ -109,7 +151,12 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
   const lastFired = new Map<string, number>();
   let targetsByArn: Map<string, ScheduleTarget> | null = null;
 
-  type Due = { name: string; target: ScheduleTarget; input: unknown; recurring: boolean };
+  type Due = { name: string; target: ScheduleTarget; input: unknown; recurring: boolean; cron: boolean; at: number };
+  const queueTargets = new Map<string, ScheduleTarget | null>();
+  const targetOf = (targets: Map<string, ScheduleTarget>, arn: string) => {
+    if (!queueTargets.has(arn)) queueTargets.set(arn, queueTarget(arn));
+    return targets.get(arn) ?? queueTargets.get(arn) ?? null;
+  };
 
   /**
    * Each schedule as last read, by name: read again only when the listing shows it changed. A poll every half
@@ -138,15 +185,20 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
       const page = await client.send(new ListSchedulesCommand({ GroupName: group, NextToken: token }));
       for (const summary of page.Schedules ?? []) {
         listed.add(summary.Name!);
-        const target = targets.get(summary.Target?.Arn ?? '');
+        const arn = summary.Target?.Arn ?? '';
+        const target = targetOf(targets, arn);
         if (!target) continue;
         const schedule = await readSchedule(summary);
         const since = lastFired.get(summary.Name!) ?? schedule.CreationDate?.getTime() ?? Date.now();
-        const recurring = rateDueAt(schedule.ScheduleExpression, since);
+        // A changed cron schedule runs from its change on, as Scheduler's does.
+        const cronSince = Math.max(since, schedule.LastModificationDate?.getTime() ?? 0);
+        const cronAt = cronDueAt(schedule.ScheduleExpression, cronSince);
+        const recurring = rateDueAt(schedule.ScheduleExpression, since) ?? cronAt;
         const at = recurring ?? dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
         if (at === null || at > Date.now()) continue;
-        const input = schedule.Target?.Input ? JSON.parse(schedule.Target.Input) : {};
-        due.push({ name: summary.Name!, target, input, recurring: recurring !== null });
+        const text = withScheduledTime(schedule.Target?.Input ?? '{}', at);
+        const input = arn.startsWith('arn:aws:sqs:') ? text : JSON.parse(text);
+        due.push({ name: summary.Name!, target, input, recurring: recurring !== null, cron: cronAt !== null, at });
       }
       token = page.NextToken;
     } while (token && !stopped);
@@ -154,10 +206,11 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
     return due;
   }
 
-  async function fire({ name, target, input, recurring }: Due): Promise<void> {
+  async function fire({ name, target, input, recurring, cron, at }: Due): Promise<void> {
     if (recurring) {
-      // A recurring schedule stays; a failed firing waits for the next period, as EventBridge's would.
-      lastFired.set(name, Date.now());
+      // A recurring schedule stays; a failed firing waits for the next period, as EventBridge's would. A cron
+      // schedule counts from the tick it fired (a late poll must not skip the next), a rate one from now.
+      lastFired.set(name, cron ? at : Date.now());
       await target
         .invoke(input)
         .catch((error: unknown) =>

@@ -1,3 +1,4 @@
+import { deleteProjectSchedules } from '../functions/schedules.ts';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { getObject } from '../aws/s3-lite.ts';
 import { deletePrefix } from '../aws/s3-prefixes.ts';
@@ -81,7 +82,7 @@ async function forgetBlobsStoredIn(project: Record<string, unknown>, sessions: U
 }
 
 /**
- * What the project owns outside its partition: function hostname claims and queued invocations, custom
+ * What the project owns outside its partition: function hostname claims, schedules and queued invocations, custom
  * domains, objects (bundles, screenshots, scan cache, the site folder), analytics rows, its keyword scans
  * in the admin listing.
  */
@@ -92,6 +93,8 @@ async function removeOwnedElsewhere(project: Record<string, unknown>, functionNa
   // (claims written before they carried the index key): another project may take them at once.
   const current = claimsFor(functionNames, project.subdomain as string).map((c) => c.label);
   await releaseProjectHostnames(projectId, new Set(), current);
+  // Its functions' Scheduler schedules: none is left to tick (their records go with the partition after this).
+  await deleteProjectSchedules(projectId);
   await removeProjectDomains(projectId);
   // Its queued invocations: records, stored requests, results and console output (not left to their TTL).
   await deleteProjectInvocations(projectId, functionNames);

@@ -41,6 +41,8 @@ function siteFolder(name: string, heading: string, extra: Record<string, string>
   writeFileSync(
     join(dir, 'functions', 'hello.js'),
     [
+      // A schedule that runs once a year: the page shows it with its next run; no tick comes during the test.
+      "export const config = { schedule: '@yearly' };",
       'export default async (request) => {',
       '  const body = await request.text();',
       "  console.log('hello from the console test', body);",
@@ -271,9 +273,10 @@ describe('the console in a real browser', () => {
     await page.getByRole('link', { name: "Back to the project's domains" }).click();
   });
 
-  it("runs a function's queued invocation and reads its console output", async () => {
+  it("shows a function's schedule and next run, runs a queued invocation and reads its console output", async () => {
     await page.getByRole('link', { name: 'Functions' }).click();
     await page.getByRole('heading', { name: 'hello', level: 3 }).waitFor();
+    await expect(page.getByTestId('schedule').innerText()).resolves.toMatch(/^Runs on @yearly \(UTC\) · next run \S/);
     await page.getByLabel('Request body for hello').fill('{"from":"the console"}');
     await page.getByRole('button', { name: 'Run as a queued invocation' }).click();
     await page.getByText('Status: completed').waitFor({ timeout: 60_000 });

@@ -380,6 +380,15 @@ describe('workers', () => {
     expect(workerFunctions).toHaveLength(workers.length);
   });
 
+  it('lets the scheduler role send to the invocations queue (scheduled functions) and to no other queue', () => {
+    const roleId = logicalId(stack.state.schedulerRole);
+    const sqsStatements = statementsOfRoleIn(resources, roleId).filter((s) => [s.Action].flat().some((a) => String(a).startsWith('sqs:')));
+    expect(sqsStatements).toHaveLength(1);
+    expect([sqsStatements[0]!.Action].flat()).toContain('sqs:SendMessage');
+    expect(sqsStatements[0]!.Resource).toEqual({ 'Fn::GetAtt': [logicalId(stack.state.queues.invocations), 'Arn'] });
+    expect([...actionsOfRole(roleId)].filter((a) => !a.startsWith('sqs:'))).toEqual(['lambda:InvokeFunction']);
+  });
+
   it('lets only EventBridge Scheduler of this account assume the scheduler role', () => {
     template.hasResourceProperties('AWS::IAM::Role', {
       AssumeRolePolicyDocument: {
@@ -449,7 +458,7 @@ describe('worker rows the table does not hold yet', () => {
     probeTemplate.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'WorkerProbe-probe-everything' });
     probeTemplate.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: probe.getLogicalId(state.schedulerRole.node.defaultChild as CfnElement) }],
-      PolicyDocument: { Statement: [Match.objectLike({ Action: 'lambda:InvokeFunction' })] },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'lambda:InvokeFunction' })]) },
     });
   });
 

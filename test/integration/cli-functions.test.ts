@@ -33,7 +33,7 @@ beforeAll(async () => {
     site({
       'index.html': '<h1>cli</h1>',
       'functions/echo.js': `export default async (request) => { const body = await request.text(); console.log('got', body); return new Response('echo:' + body, { headers: { 'x-echo': '1' } }); };`,
-      'functions/broken.js': `export default () => { console.error('broken on purpose'); throw new Error('nope'); };`,
+      'functions/broken.js': `export const config = { schedule: '@yearly' };\nexport default () => { console.error('broken on purpose'); throw new Error('nope'); };`,
     }),
     { name: `Cli ${subdomain}`, subdomain },
   );
@@ -55,6 +55,26 @@ describe('functions CLI', { timeout: 60_000 }, () => {
     expect(run.stdout).toContain(`${platform.baseUrl}/api/v1/public/functions/${subdomain}/broken`);
     const json = JSON.parse((await runCli(['functions', '--project', projectId, '--json'], env)).stdout);
     expect(json.map((f: { name: string }) => f.name)).toEqual(['broken', 'echo']);
+    const nextYear = `${new Date().getUTCFullYear() + 1}-01-01T00:00:00.000Z`;
+    expect(json.map((f: { schedule: string | null; next_run_at: string | null }) => [f.schedule, f.next_run_at])).toEqual([
+      ['@yearly', nextYear],
+      [null, null],
+    ]);
+    const list = await runCli(['functions', 'list', '--project', projectId], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/SCHEDULE \(UTC\)\s+NEXT RUN/);
+    expect(list.stdout).toMatch(new RegExp(`^broken\\s.*\\s@yearly\\s+${nextYear.replaceAll('.', '\\.')}$`, 'm'));
+  });
+
+  it('slipway functions run NAME runs it now (trigger manual); --wait prints its result', async () => {
+    const waited = await runCli(['functions', 'run', 'echo', '--project', projectId, '--data', '{"now":1}', '--wait', '--json'], env);
+    expect(waited.code, waited.stderr).toBe(0);
+    const inv = JSON.parse(waited.stdout);
+    expect(inv).toMatchObject({ status: 'completed', response_status: 200 });
+    expect(Buffer.from(inv.response_body, 'base64').toString()).toBe('echo:{"now":1}');
+    const started = await runCli(['functions', 'run', 'echo', '--project', projectId], env);
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stdout).toMatch(/^Started run [0-9a-f-]{36} of echo\.$/m);
   });
 
   it('slipway invoke --wait prints the result; without --wait it prints the invocation and its poll URL; logs prints the console', async () => {

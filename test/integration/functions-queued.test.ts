@@ -1,16 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { s3 } from '../../lib/aws/s3.ts';
+import { scheduler } from '../../lib/aws/scheduler.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
 import { resolveFunctionBySubdomain } from '../../lib/functions/resolve.ts';
+import { functionScheduleName, invocationsQueueArn } from '../../lib/functions/schedules.ts';
 import { queuedRuntime } from '../../lib/local/queued-runtime.ts';
+import { schedulerDriver } from '../../lib/local/scheduler-driver.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { withEnv } from '../support/env.ts';
 import { scaled } from '../support/wait.ts';
@@ -83,6 +87,20 @@ const FUNCTIONS: Record<string, string> = {
   'functions/once.js': `export default async () => { await new Promise((r) => setTimeout(r, 800)); return new Response('once'); };`,
 };
 
+/**
+ * A scheduled function, published in beforeAll with a schedule of one minute a day: the first whole minute far
+ * enough ahead for the publish to have made its schedule. Its tick is asserted last, so the cases of this file run
+ * while it comes. It answers with the body its tick sent.
+ */
+let tickAt: Date;
+function addScheduledFunction(): void {
+  // The synthesized mode's publish (the finalize Lambda, a Lambda per function) takes longer.
+  tickAt = new Date(Math.ceil((Date.now() + (cloud ? 30_000 : 12_000)) / 60_000) * 60_000);
+  FUNCTIONS['functions/tick.js'] = `
+    export const config = { schedule: '${tickAt.getUTCMinutes()} ${tickAt.getUTCHours()} * * *' };
+    export default async (request) => new Response(await request.text(), { headers: { 'x-method': request.method } });`;
+}
+
 let platform: TestPlatform;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 let subdomain: string;
@@ -93,7 +111,8 @@ const runtime = queuedRuntime({
   host: (sandboxed) => ({
     forwardHttp: (...args) => sandboxed.forwardHttp(...args),
     runQueued: (...args) => {
-      onRun?.();
+      // The scheduled function's tick is no run a case counts.
+      if (args[0].name !== 'tick') onRun?.();
       return sandboxed.runQueued(...args);
     },
   }),
@@ -138,10 +157,11 @@ async function run(name: string, init: Parameters<typeof invoke>[1] = {}) {
 }
 
 beforeAll(async () => {
-  platform = await startTestPlatform(cloud ? {} : { drivers: [() => runtime] });
+  platform = await startTestPlatform(cloud ? {} : { drivers: [() => runtime, () => schedulerDriver()] });
   roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);
   subdomain = `q-${randomBytes(3).toString('hex')}`;
+  addScheduledFunction();
   const deployed = await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>queued</h1>', ...FUNCTIONS }), {
     name: `Queued ${subdomain}`,
     subdomain,
@@ -430,4 +450,38 @@ describe('queued door: console output for team members', () => {
       (await platform.api('GET', `/api/v1/projects/${projectId}/functions/bad/invocations`, { token: roles.outsider.token })).status,
     ).toBe(404);
   });
+});
+
+// Last in the file: the tick of the function beforeAll published comes while the cases above run.
+describe('scheduled functions: a tick of the live deployment', () => {
+  it('its Scheduler schedule sends to the invocations queue as the scheduler role; the tick is a queued run, trigger schedule', async () => {
+    // In the synthesized mode the finalize Lambda made it under its own role (scheduler:CreateSchedule on the
+    // group's schedules, iam:PassRole of the scheduler role), through the IAM proxy.
+    const made = await scheduler().send(
+      new GetScheduleCommand({ GroupName: config.scheduleGroup(), Name: functionScheduleName(projectId, 'tick') }),
+    );
+    expect(made).toMatchObject({
+      ScheduleExpression: `cron(${tickAt.getUTCMinutes()} ${tickAt.getUTCHours()} * * ? *)`,
+      Target: { Arn: invocationsQueueArn(), RoleArn: config.schedulerRoleArn() },
+    });
+    const listPath = `/api/v1/projects/${projectId}/functions/tick/invocations`;
+    let ran: any;
+    await vi.waitFor(
+      async () => {
+        const [latest] = (await platform.api('GET', listPath, { token: roles.member.token })).body.data.invocations;
+        expect(latest).toMatchObject({ trigger: 'schedule', status: 'completed' });
+        ran = latest;
+      },
+      { timeout: Math.max(0, tickAt.getTime() - Date.now()) + 70_000, interval: 250 },
+    );
+    // Fired at its minute, not before.
+    expect(Date.parse(ran.created_at)).toBeGreaterThanOrEqual(tickAt.getTime());
+    const member = await platform.api('GET', `${listPath}/${ran.id}`, { token: roles.member.token });
+    expect(member.body.data).toMatchObject({ trigger: 'schedule', response_status: 200, response_headers: { 'x-method': 'POST' } });
+    const nextRun = new Date(tickAt.getTime() + 86_400_000).toISOString();
+    expect(Buffer.from(member.body.data.response_body, 'base64').toString()).toBe(JSON.stringify({ next_run: nextRun }));
+    const listed = (await platform.api('GET', `/api/v1/projects/${projectId}/functions`, { token: roles.member.token })).body.data
+      .functions;
+    expect(listed.find((f: { name: string }) => f.name === 'tick')).toMatchObject({ next_run_at: nextRun, skipped_runs: 0 });
+  }, 160_000);
 });

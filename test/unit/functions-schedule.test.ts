@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextRun, parseSchedule } from '../../lib/functions/schedule.ts';
+import { functionSchedule } from '../../lib/functions/build.ts';
+import { fiveFieldsOfSchedulerCron, isTick, nextRun, parseSchedule, schedulerCron } from '../../lib/functions/schedule.ts';
 import { readScheduleConfig } from '../../lib/functions/schedule-config.ts';
 
 /** Schedules of functions, the pure part: cron parsing, the next run in UTC, and reading the schedule from a file's text. */
@@ -105,5 +106,56 @@ describe('the schedule read from a function file without running it', () => {
     ['export const config = { schedule: "@daily };', 'the file could not be read: an unclosed string'],
   ])('%s: %s', (source, error) => {
     expect(readScheduleConfig(source)).toEqual({ ok: false, error });
+  });
+});
+
+const parsedOf = (expression: string) => {
+  const parsed = parseSchedule(expression);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.schedule;
+};
+
+describe("EventBridge Scheduler's cron() of a schedule", () => {
+  it.each([
+    ['* * * * *', 'cron(* * * * ? *)', true],
+    ['*/15 * * * *', 'cron(0,15,30,45 * * * ? *)', true],
+    ['@yearly', 'cron(0 0 1 1 ? *)', true],
+    ['@weekly', 'cron(0 0 ? * SUN *)', true],
+    ['30 6 * * 1-5', 'cron(30 6 ? * MON-FRI *)', true],
+    ['0 9 1,15 * *', 'cron(0 9 1,15 * ? *)', true],
+    ['0 0 * jan,jul 7', 'cron(0 0 ? 1,7 SUN *)', true],
+    // cron's "either day" rule: every day, and the receiver keeps the ticks isTick accepts.
+    ['0 12 1 * 1', 'cron(0 12 * * ? *)', false],
+    // cron's "both days" rule with both restricted: the days of the month, filtered the same way.
+    ['0 12 */10 * 1', 'cron(0 12 1,11,21,31 * ? *)', false],
+  ])('%s is %s (exact: %s)', (expression, cron, exact) => {
+    expect(schedulerCron(parsedOf(expression))).toEqual({ expression: cron, exact });
+    // What the local driver reads back fires at the same minutes.
+    const back = parseSchedule(fiveFieldsOfSchedulerCron(cron)!);
+    expect(back.ok).toBe(true);
+  });
+
+  it('a tick is a minute of the schedule, the day rule included', () => {
+    const either = parsedOf('0 12 1 * 1');
+    expect(isTick(either, new Date('2026-06-01T12:00:00Z'))).toBe(true); // the 1st (a Monday too)
+    expect(isTick(either, new Date('2026-06-08T12:00:00Z'))).toBe(true); // a Monday
+    expect(isTick(either, new Date('2026-06-09T12:00:00Z'))).toBe(false);
+    expect(isTick(either, new Date('2026-06-08T12:01:00Z'))).toBe(false);
+    const both = parsedOf('0 12 */10 * 1');
+    expect(isTick(both, new Date('2026-06-01T12:00:00Z'))).toBe(true);
+    expect(isTick(both, new Date('2026-06-11T12:00:00Z'))).toBe(false); // a Thursday
+  });
+});
+
+describe('the schedule a function file declares, as the build reads it', () => {
+  it('the expression, none, or the build-log line naming the function and the expression', () => {
+    expect(functionSchedule('job', "export const config = { schedule: ' @daily ' };")).toEqual({ schedule: '@daily' });
+    expect(functionSchedule('job', 'export default () => new Response()')).toEqual({ schedule: null });
+    expect(functionSchedule('job', "export const config = { schedule: '* * *' };")).toEqual({
+      line: '[functions] Build failed: job has an invalid schedule "* * *": "* * *" has 3 fields; a cron expression has 5 (minute hour day month weekday)',
+    });
+    expect(functionSchedule('job', 'export const config = { schedule: `${x}` };')).toEqual({
+      line: '[functions] Build failed: job has a schedule that cannot be read: config.schedule must be a string literal',
+    });
   });
 });

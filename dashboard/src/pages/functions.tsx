@@ -7,12 +7,18 @@ import type { Project } from './projects.tsx';
 interface Fn {
   name: string;
   url: string;
+  /** Its `config.schedule` (five-field cron, UTC), or null. */
+  schedule?: string | null;
+  next_run_at?: string | null;
+  skipped_runs?: number;
   [field: string]: unknown;
 }
 
 interface Invocation {
   id: string;
   status: string;
+  /** What started it: `queued` (the public door), `schedule` or `manual` (run now). */
+  trigger?: string;
   created_at?: string;
   started_at: string | null;
   finished_at: string | null;
@@ -104,6 +110,12 @@ function FunctionCard(props: { project: Project; fn: Fn }) {
       <p>
         HTTPS: <a href={fn.url}>{fn.url}</a>
       </p>
+      {fn.schedule && (
+        <p data-testid="schedule">
+          Runs on <code>{fn.schedule}</code> (UTC) · next run {formatTime(fn.next_run_at ?? undefined)}
+          {fn.skipped_runs ? ` · ${fn.skipped_runs} skipped while the previous run was still going` : ''}
+        </p>
+      )}
       <button type="button" aria-pressed={tailing} onClick={() => setTailing(!tailing)}>
         {tailing ? 'Stop the live tail' : 'Live tail'}
       </button>
@@ -144,7 +156,7 @@ function FunctionCard(props: { project: Project; fn: Fn }) {
         {list.data?.invocations.map((i) => (
           <li key={i.id}>
             <Link href={`/projects/${project.id}/functions/${invocationItem(fn.name, i.id)}`}>{shortId(i.id)}</Link> {i.status} ·{' '}
-            {formatTime(i.created_at)}
+            {i.trigger ?? 'queued'} · {formatTime(i.created_at)}
           </li>
         ))}
       </ul>

@@ -116,6 +116,7 @@ export const buildRoutes = [
     path: '/api/v1/projects/{id}/promote',
     handler: 'handlers/http/projects/promote-deployment.ts',
     access: access.team('member', { team: 'resource' }),
-    uses: ['table:read', 'table:write'],
+    // scheduler:write: the schedules of the live deployment's functions change with it (lib/functions/schedules.ts).
+    uses: ['table:read', 'table:write', 'scheduler:write'],
   },
 ] as const satisfies readonly RouteRow[];

@@ -34,4 +34,18 @@ export const functionRoutes = [
     access: access.team('admin', { team: 'resource' }),
     uses: ['table:read', 'table:write', 'secrets:envEncryption'],
   },
+  {
+    // Run now: a queued invocation with trigger `manual` (lib/functions/queued-door.ts runNow), as the queued door's.
+    method: 'POST',
+    path: '/api/v1/projects/{id}/functions/{name}/runs',
+    handler: 'handlers/http/projects/run-function.ts',
+    access: access.team('admin', { team: 'resource' }),
+    uses: ['table:read', 'table:write', 'bundles:write', 'invocations:send'],
+    docs: {
+      note:
+        'Answers 202 `{invocation_id, status, poll_url}` as the queued door does; the handler gets a POST with the body sent ' +
+        '(if any, with its Content-Type), and the invocation has `trigger: manual`. 404 `FUNCTION_NOT_FOUND` when the live ' +
+        "deployment has no such function; 429 at the team's in-flight cap.",
+    },
+  },
 ] as const satisfies readonly RouteRow[];
