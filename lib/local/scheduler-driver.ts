@@ -133,6 +133,28 @@ export function workerRowTargets(): Map<string, ScheduleTarget> {
 }
 
 /**
+ * Each schedule as last read, by name: read again only when the listing shows it changed. A poll every half second
+ * read each of the platform's recurring schedules anew, about a tenth of the calls a test platform made.
+ */
+function scheduleReader() {
+  const read = new Map<string, { modified: number | undefined; schedule: GetScheduleCommandOutput }>();
+  return {
+    async read(summary: ScheduleSummary): Promise<GetScheduleCommandOutput> {
+      const modified = summary.LastModificationDate?.getTime();
+      const known = read.get(summary.Name!);
+      if (known && modified !== undefined && known.modified === modified) return known.schedule;
+      const schedule = await scheduler().send(new GetScheduleCommand({ Name: summary.Name!, GroupName: config.scheduleGroup() }));
+      read.set(summary.Name!, { modified, schedule });
+      return schedule;
+    },
+    /** Forgets the schedules a whole listing no longer shows. */
+    keepOnly(listed: Set<string>): void {
+      for (const name of read.keys()) if (!listed.has(name)) read.delete(name);
+    },
+  };
+}
+
+/**
  * Plays EventBridge Scheduler, which moto stores but never fires: polls the
  * schedule group, and when a one-time `at()` schedule is due, invokes its
  * target with the schedule's Input, then deletes the schedule
@@ -157,21 +179,7 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
     if (!queueTargets.has(arn)) queueTargets.set(arn, queueTarget(arn));
     return targets.get(arn) ?? queueTargets.get(arn) ?? null;
   };
-
-  /**
-   * Each schedule as last read, by name: read again only when the listing shows it changed. A poll every half
-   * second read each of the platform's recurring schedules anew, about a tenth of the calls a test platform made.
-   */
-  const read = new Map<string, { modified: number | undefined; schedule: GetScheduleCommandOutput }>();
-
-  async function readSchedule(summary: ScheduleSummary): Promise<GetScheduleCommandOutput> {
-    const modified = summary.LastModificationDate?.getTime();
-    const known = read.get(summary.Name!);
-    if (known && modified !== undefined && known.modified === modified) return known.schedule;
-    const schedule = await scheduler().send(new GetScheduleCommand({ Name: summary.Name!, GroupName: config.scheduleGroup() }));
-    read.set(summary.Name!, { modified, schedule });
-    return schedule;
-  }
+  const schedules = scheduleReader();
 
   async function dueSchedules(): Promise<Due[]> {
     // The shared client of lib/aws/scheduler.ts, keyed by the endpoint configured now.
@@ -188,7 +196,7 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
         const arn = summary.Target?.Arn ?? '';
         const target = targetOf(targets, arn);
         if (!target) continue;
-        const schedule = await readSchedule(summary);
+        const schedule = await schedules.read(summary);
         const since = lastFired.get(summary.Name!) ?? schedule.CreationDate?.getTime() ?? Date.now();
         // A changed cron schedule runs from its change on, as Scheduler's does.
         const cronSince = Math.max(since, schedule.LastModificationDate?.getTime() ?? 0);
@@ -202,7 +210,7 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
       }
       token = page.NextToken;
     } while (token && !stopped);
-    if (!token) for (const name of read.keys()) if (!listed.has(name)) read.delete(name);
+    if (!token) schedules.keepOnly(listed);
     return due;
   }
 
