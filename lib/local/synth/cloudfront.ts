@@ -137,6 +137,55 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
   });
 }
 
+/** A behavior of the console's distribution whose origin is a Lambda function URL: a streaming API route (infra/api.ts). */
+export interface StreamingBehavior {
+  pathPattern: string;
+  matches(path: string): boolean;
+  distribution: TemplateDistribution;
+}
+
+/** CloudFront's path pattern: `*` any run of characters (slashes too), `?` one character, case-sensitive. */
+function pathPatternRegExp(pattern: string): RegExp {
+  const source = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  return new RegExp(`^${source.startsWith('/') ? '' : '/'}${source}$`);
+}
+
+/**
+ * The console's streaming routes: the behaviors of the distributions whose default origin is a bucket (left to the
+ * platform's console host) that send a path to a Lambda function URL, in the distribution's order (CloudFront takes
+ * the first behavior whose pattern matches). The origin request policy forwards every viewer header but Host.
+ */
+export function templateStreamingBehaviors(template: SynthesizedTemplate): StreamingBehavior[] {
+  return resourcesOfType(template, 'AWS::CloudFront::Distribution').flatMap(([, resource]) => {
+    const config = resource.Properties!.DistributionConfig;
+    const defaultOrigin = config.Origins.find((o: any) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
+    if (!defaultOrigin?.S3OriginConfig) return [];
+    return ((config.CacheBehaviors ?? []) as any[]).flatMap((behavior) => {
+      const origin = config.Origins.find((o: any) => o.Id === behavior.TargetOriginId);
+      const urlId = getAttOf(origin?.DomainName);
+      const url = urlId ? template.resources[urlId] : undefined;
+      if (url?.Type !== 'AWS::Lambda::Url') return [];
+      const originFunctionLogicalId = getAttOf(url.Properties?.TargetFunctionArn);
+      if (!originFunctionLogicalId) return [];
+      const pattern = pathPatternRegExp(String(behavior.PathPattern));
+      return [
+        {
+          pathPattern: String(behavior.PathPattern),
+          matches: (path: string) => pattern.test(path),
+          distribution: {
+            path: constructPath(resource),
+            viewerRequest: null,
+            originFunctionLogicalId,
+            defaultOriginId: behavior.TargetOriginId,
+            vpcOrigins: new Map(),
+            forwardedHeaders: behavior.OriginRequestPolicyId ? 'all-except-host' : [],
+          } satisfies TemplateDistribution,
+        },
+      ];
+    });
+  });
+}
+
 interface TemplateOrigin {
   Id: string;
   VpcOriginConfig?: { VpcOriginId?: unknown; OriginReadTimeout?: number };
@@ -248,6 +297,8 @@ export async function answerThroughDistribution(
   distribution: TemplateDistribution,
   lambdaOf: (logicalId: string) => LambdaFunctionHost,
   vpcTargets: { loadBalancers?: LocalLoadBalancers; instances?: ContainerInstances } = {},
+  /** `body`: the request's, read already (the console host reads an API request's body first). */
+  options: { body?: Buffer } = {},
 ): Promise<void> {
   const viewerIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
@@ -280,7 +331,7 @@ export async function answerThroughDistribution(
       return plainReply(req, res, 502, '502 ERROR: the local platform cannot send a request to this origin.');
     }
   }
-  const event = functionUrlEvent(request, distribution, rawQuery, viewerIp, await requestBody(req));
+  const event = functionUrlEvent(request, distribution, rawQuery, viewerIp, options.body ?? (await requestBody(req)));
   if (Buffer.byteLength(JSON.stringify(event)) > INVOKE_PAYLOAD_LIMIT_BYTES) {
     // The function URL's own answer: its invocation payload (the event, a binary body base64) is capped at 6 MB.
     const message = `Request must be smaller than ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes for the InvokeFunction operation`;
@@ -293,6 +344,12 @@ export async function answerThroughDistribution(
     const headers: Record<string, string | string[]> = { ...(head.headers ?? {}) };
     if (head.cookies?.length) headers['set-cookie'] = head.cookies;
     res.writeHead(head.statusCode ?? 200, headers);
+    // The head leaves now: a stream's first bytes may be long in coming (a live tail's).
+    res.flushHeaders();
+    // The viewer left before the body's end: the function's stream closes, as the function URL's connection does.
+    res.once('close', () => {
+      if (!res.writableFinished) reply.callerGone();
+    });
     await pipeline(reply.body, res);
   } catch {
     // Mid-body, the origin's stream was cut (a budget that ended): CloudFront cuts the viewer's connection.
