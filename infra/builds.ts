@@ -1,4 +1,4 @@
-import * as path from 'node:path';
+import * as fs from 'node:fs';
 import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as codebuild from 'aws-cdk-lib/aws-codebuild';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -6,12 +6,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { cloudBuildVariables } from '../lib/builds/cloud-host.ts';
-import { repoRoot } from './bundling.ts';
+import { stageBuildImage } from './build-image.ts';
 import { computeSubnets } from './functions-network.ts';
 import type { FunctionsRuntime } from './functions-runtime.ts';
-
-/** The build script and its image (lib/builds/script/). */
-export const buildScriptDirectory = path.join(repoRoot, 'lib/builds/script');
 
 /** CodeBuild's own limit on a build, above the platform's 15-minute budget (the worker stops a build at the budget). */
 const BUILD_TIMEOUT_MINUTES = 20;
@@ -49,6 +46,14 @@ export class BuildsRuntime extends Construct {
         resources: functions.platformResources,
       }),
     );
+    const context = stageBuildImage();
+    let buildImage: codebuild.IBuildImage;
+    try {
+      // The asset copies the context into the cloud assembly here, so the staging folder can go at once.
+      buildImage = codebuild.LinuxBuildImage.fromAsset(this, 'Image', { directory: context, file: 'Dockerfile' });
+    } finally {
+      fs.rmSync(context, { recursive: true, force: true });
+    }
     const logGroup = new logs.LogGroup(this, 'BuildLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -57,11 +62,7 @@ export class BuildsRuntime extends Construct {
       description: 'Slipway user builds: the build script in the Node 22 image (lib/builds/script)',
       role,
       environment: {
-        buildImage: codebuild.LinuxBuildImage.fromAsset(this, 'Image', {
-          directory: buildScriptDirectory,
-          file: 'Dockerfile',
-          exclude: ['*.d.mts', '*.md'],
-        }),
+        buildImage,
         // 3 GB: the default BUILD_MEMORY_MB of a build.
         computeType: codebuild.ComputeType.SMALL,
         privileged: false,

@@ -115,6 +115,7 @@ export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state,
         break;
       case 'tails:watch':
       case 'tails:send':
+      case 'tails:sweep':
         grantTailQueues(granting, use);
         break;
       case 'builds:run':
@@ -162,15 +163,24 @@ function grantBucket({ allow, role }: Granting, bucket: s3.Bucket, actions: read
 }
 
 /** Live tails' queues, made per watcher at run time (lib/functions/tail.ts): the grant names their prefix. */
-function grantTailQueues({ allow, role, stack }: Granting, use: 'tails:watch' | 'tails:send'): void {
-  const actions =
-    use === 'tails:send' ? ['sqs:SendMessage'] : ['sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'];
+function grantTailQueues({ allow, role, stack }: Granting, use: 'tails:watch' | 'tails:send' | 'tails:sweep'): void {
+  const actions = {
+    'tails:send': ['sqs:SendMessage'],
+    // A queue is tagged with its function as it is made (the sweep finds its session by it): CreateQueue with tags
+    // takes TagQueue too.
+    'tails:watch': ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
+    'tails:sweep': ['sqs:ListQueueTags', 'sqs:GetQueueAttributes', 'sqs:DeleteQueue'],
+  }[use];
   allow(actions, [stack.formatArn({ service: 'sqs', resource: `${tailQueuePrefix(stack)}*`, arnFormat: ArnFormat.NO_RESOURCE_NAME })]);
   acknowledge(
     role,
     `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${tailQueuePrefix(stack)}*]`,
     "Each live tail makes a queue of its own while it is open; the grant covers the stack's tail queues only.",
   );
+  if (use !== 'tails:sweep') return;
+  // ListQueues accepts no resource restriction (the sweep lists by the tails' name prefix); what it deletes is tail queues only.
+  allow(['sqs:ListQueues'], ['*']);
+  acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', 'sqs:ListQueues accepts no resource restriction; the sweep lists by name prefix.');
 }
 
 /** The configuration of existing distributions (domains' own), read and updated only. */

@@ -153,12 +153,13 @@ export const workers: readonly WorkerRow[] = [
   },
   {
     // Removes cloud resources no record names any more: user-function Lambdas and custom domains' distributions
-    // (lib/functions/hosts/cloud/lambda-sweep.ts, lib/domains/distribution-sweep.ts); the stack grants the Lambda part
-    // (infra/functions-runtime.ts connectSweepWorker).
+    // (lib/functions/hosts/cloud/lambda-sweep.ts, lib/domains/distribution-sweep.ts), and the queues of live tails
+    // whose watcher went without closing them (lib/functions/tail.ts sweepTailQueues: their sessions, a table
+    // write); the stack grants the Lambda part (infra/functions-runtime.ts connectSweepWorker).
     name: 'cloud-sweep',
     handler: 'handlers/workers/cloud-sweep.ts',
     trigger: { kind: 'rate', every: '1 hour' },
-    uses: ['table:read', 'cdn:sweep'],
+    uses: ['table:read', 'table:write', 'cdn:sweep', 'tails:sweep'],
     timeoutSeconds: 300,
   },
   {

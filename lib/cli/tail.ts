@@ -1,29 +1,10 @@
+import { tailEventLine, type TailEventData } from '../functions/tail-lines.ts';
 import type { ApiClient } from './api-client.ts';
 
 /**
  * `slipway logs NAME --follow`: the function's live tail (GET .../functions/{name}/tail, server-sent events), printed
  * as it comes until Ctrl-C. The server ends a tail after 14 minutes; it is opened again at once.
  */
-
-interface TailEventData {
-  at?: string;
-  stream?: string;
-  line?: string;
-  message?: string;
-  stack?: string;
-  method?: string;
-  status?: number | null;
-  duration_ms?: number;
-  outcome?: string;
-}
-
-function lineOf(event: string, data: TailEventData): string | null {
-  if (event === 'console') return `${data.at} ${String(data.stream).padEnd(6)} ${data.line}`;
-  if (event === 'error') return `${data.at} error  ${data.stack || data.message}`;
-  if (event === 'call')
-    return `${data.at} call   ${data.method} ${data.status ?? '(no reply: the caller went away)'} ${data.duration_ms} ms ${data.outcome}`;
-  return null;
-}
 
 /** Reads one tail to its end; false when the server did not end it (the connection went). */
 async function readTail(api: ApiClient, path: string, name: string, json: boolean): Promise<boolean> {
@@ -45,7 +26,7 @@ async function readTail(api: ApiClient, path: string, name: string, json: boolea
         if (event !== 'open') process.stdout.write(`${JSON.stringify({ event, ...data })}\n`);
         continue;
       }
-      const line = lineOf(event, data);
+      const line = tailEventLine(event, data);
       if (line) process.stdout.write(`${line}\n`);
     }
   }

@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
@@ -57,6 +57,40 @@ export async function deleteTailSession(session: Pick<TailSession, 'function_id'
   await dynamo().send(
     new DeleteCommand({ TableName: config.tableName(), Key: keys.functionTailSession(session.function_id, session.session_id) }),
   );
+}
+
+/** One session as stored, expired or not; null when there is none. */
+export async function getTailSession(functionId: string, sessionId: string): Promise<TailSession | null> {
+  const reply = await dynamo().send(
+    new GetCommand({
+      TableName: config.tableName(),
+      Key: keys.functionTailSession(functionId, sessionId),
+      ProjectionExpression: 'session_id, function_id, queue_url, expires_at',
+      ConsistentRead: true,
+    }),
+  );
+  return (reply.Item as TailSession | undefined) ?? null;
+}
+
+/**
+ * Deletes a session whose watcher is gone, only if its expiry is still the one read (`expires_at`): a watcher that
+ * renewed it meanwhile keeps it. False when it was renewed or is gone already.
+ */
+export async function deleteExpiredTailSession(session: Pick<TailSession, 'function_id' | 'session_id' | 'expires_at'>): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new DeleteCommand({
+        TableName: config.tableName(),
+        Key: keys.functionTailSession(session.function_id, session.session_id),
+        ConditionExpression: 'expires_at = :seen',
+        ExpressionAttributeValues: { ':seen': session.expires_at },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return false;
+    throw error;
+  }
 }
 
 /** The function's sessions not past their expiry (one Query of a small partition; at most a few watchers). */

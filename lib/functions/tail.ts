@@ -3,6 +3,9 @@ import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  ListQueuesCommand,
+  ListQueueTagsCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
 } from '@aws-sdk/client-sqs';
@@ -11,7 +14,15 @@ import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import type { FunctionRecord } from './model.ts';
 import { cachedReads } from './route-cache.ts';
-import { deleteTailSession, listOpenTailSessions, putTailSession, renewTailSession, type TailSession } from './tail-session-records.ts';
+import {
+  deleteExpiredTailSession,
+  deleteTailSession,
+  getTailSession,
+  listOpenTailSessions,
+  putTailSession,
+  renewTailSession,
+  type TailSession,
+} from './tail-session-records.ts';
 
 /**
  * Live tail (docs/functions.md, "Live tail"): what a function prints, throws and answers, streamed to the team
@@ -138,6 +149,9 @@ async function sendBodies(queueUrl: string, bodies: string[]): Promise<void> {
   }
 }
 
+/** The tag of a tail's queue that names its function: with the queue's name (the session id) it finds the session. */
+export const TAIL_FUNCTION_TAG = 'slipway:function';
+
 /** The watcher's side: a session and its queue, made when a tail opens. */
 export async function openTailChannel(functionId: string): Promise<TailSession> {
   const sessionId = randomUUID();
@@ -146,6 +160,7 @@ export async function openTailChannel(functionId: string): Promise<TailSession> 
       QueueName: `${config.functionsTailQueuePrefix()}${sessionId}`,
       // The least SQS allows: a line nobody read within a minute is gone.
       Attributes: { MessageRetentionPeriod: '60' },
+      tags: { [TAIL_FUNCTION_TAG]: functionId },
     }),
   );
   const session: TailSession = {
@@ -256,4 +271,55 @@ export async function streamFunctionTail(
   } finally {
     await closeTailChannel(session);
   }
+}
+
+/**
+ * A queue with no session is left alone this long: a tail being opened makes its queue just before its session.
+ * A queue whose function is not known (no tag) is left alone until no tail can still be open.
+ */
+const UNSESSIONED_GRACE_MS = 5 * 60_000;
+const UNKNOWN_GRACE_MS = TAIL_MAX_MS + TAIL_SESSION_TTL_MS;
+
+export interface TailQueueSweepReport {
+  kept: number;
+  removed: string[];
+}
+
+/**
+ * Removes the queues of tails whose watcher went without closing them (its Lambda was killed, its process died):
+ * each tail queue whose session has expired (the session goes first, by a conditional delete on the expiry read,
+ * so a watcher that renewed it meanwhile keeps both), or has no session past UNSESSIONED_GRACE_MS. Run by the
+ * cloud sweep (handlers/workers/cloud-sweep.ts). A queue that fails is left for the next sweep.
+ */
+export async function sweepTailQueues(options: { now?: number } = {}): Promise<TailQueueSweepReport> {
+  const now = options.now ?? Date.now();
+  const prefix = config.functionsTailQueuePrefix();
+  const report: TailQueueSweepReport = { kept: 0, removed: [] };
+  let nextToken: string | undefined;
+  do {
+    const page = await sqs().send(new ListQueuesCommand({ QueueNamePrefix: prefix, MaxResults: 1000, NextToken: nextToken }));
+    nextToken = page.NextToken;
+    for (const queueUrl of page.QueueUrls ?? []) {
+      try {
+        if (await abandoned(queueUrl, prefix, now)) {
+          await sqs().send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+          report.removed.push(queueUrl);
+        } else report.kept += 1;
+      } catch (error) {
+        logger.warn('tail queue not swept', { queue_url: queueUrl, error: String(error) });
+      }
+    }
+  } while (nextToken);
+  return report;
+}
+
+async function abandoned(queueUrl: string, prefix: string, now: number): Promise<boolean> {
+  const sessionId = decodeURIComponent(queueUrl.slice(queueUrl.lastIndexOf('/') + 1)).slice(prefix.length);
+  const tags = await sqs().send(new ListQueueTagsCommand({ QueueUrl: queueUrl }));
+  const functionId = tags.Tags?.[TAIL_FUNCTION_TAG];
+  const session = functionId ? await getTailSession(functionId, sessionId) : null;
+  if (session) return Number(session.expires_at) <= now && (await deleteExpiredTailSession(session));
+  const attributes = await sqs().send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['CreatedTimestamp'] }));
+  const createdAt = Number(attributes.Attributes?.CreatedTimestamp) * 1000;
+  return Number.isFinite(createdAt) && now - createdAt > (functionId ? UNSESSIONED_GRACE_MS : UNKNOWN_GRACE_MS);
 }

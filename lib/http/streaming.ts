@@ -29,12 +29,14 @@ export function defineStreamingHandler<T, QS extends $ZodType | undefined = unde
   run: (checked: T, out: Writable, signal: AbortSignal) => Promise<void>,
 ): { answer: StreamingAnswer; handler: unknown } {
   const checked = new WeakMap<APIGatewayProxyEventV2, T>();
+  const pathPattern = pathPatternOf(key);
   const pipeline = defineHandler(key, { query: options.query } as { query?: QS }, async (ctx) => {
     checked.set(ctx.event, await check(ctx as never));
     return { data: null };
   }) as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-  const answer: StreamingAnswer = async (event, context, open, signal) => {
+  const answer: StreamingAnswer = async (request, context, open, signal) => {
+    const event = withPathParameters(request, pathPattern);
     const result = await pipeline(event, context);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
@@ -70,4 +72,36 @@ export function defineStreamingHandler<T, QS extends $ZodType | undefined = unde
         throw new Error(`${key} streams its reply: it runs in the Lambda runtime, and the local API server calls its answer`);
       };
   return { answer, handler };
+}
+
+/** The route key's path as a pattern whose named groups are its parameters (`{id}` is one path segment). */
+function pathPatternOf(key: string): RegExp {
+  const path = key.slice(key.indexOf(' ') + 1);
+  const source = path
+    .split(/(\{\w+\})/)
+    .map((part) => {
+      const name = /^\{(\w+)\}$/.exec(part)?.[1];
+      return name ? `(?<${name}>[^/]+)` : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * The event with its path parameters. A function URL (the cloud's way to a streaming route) has no route and gives
+ * none, as the HTTP API does: they are read from the path by the route key's pattern, decoded as the HTTP API does.
+ */
+function withPathParameters(event: APIGatewayProxyEventV2, pattern: RegExp): APIGatewayProxyEventV2 {
+  if (event.pathParameters) return event;
+  const groups = pattern.exec(event.rawPath ?? '')?.groups;
+  if (!groups) return event;
+  const pathParameters: Record<string, string> = {};
+  for (const [name, value] of Object.entries(groups)) {
+    try {
+      pathParameters[name] = decodeURIComponent(value);
+    } catch {
+      pathParameters[name] = value;
+    }
+  }
+  return { ...event, pathParameters };
 }

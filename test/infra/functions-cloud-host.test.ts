@@ -22,6 +22,7 @@ import {
   type CloudRunnerEvent,
 } from '../../lib/functions/hosts/cloud/runner-stream.ts';
 import { FunctionHostError } from '../../lib/functions/host.ts';
+import { tailedBodyEnd, tailedBodyPiece } from '../../lib/functions/runner/protocol.mjs';
 
 /**
  * The pure parts of the cloud host (lib/functions/hosts/cloud/cloud-host.ts): the stream
@@ -75,6 +76,43 @@ describe('the runner stream framing', () => {
     }
     const { body } = await decodeRunnerStream(failing());
     await expect(text(body)).rejects.toMatchObject({ kind: 'out_of_memory' });
+  });
+
+  it("a watched call's framed body arrives whole whatever the chunk boundaries, and its console lines before the body ends", async () => {
+    const binary = Buffer.concat([Buffer.alloc(16), Buffer.from('end')]);
+    const lines = [
+      { at: '2026-11-28T12:00:00.000Z', stream: 'stdout', line: 'handling 7' },
+      { at: '2026-11-28T12:00:00.001Z', stream: 'stderr', line: 'about to fail' },
+    ] as const;
+    const parts = [
+      frame({ statusCode: 200 })[0]!,
+      tailedBodyPiece(Buffer.from('hello ')),
+      tailedBodyPiece(binary),
+      tailedBodyEnd([...lines]),
+    ];
+    for (const split of [0, 1, 3, 5]) {
+      const decoded = await decodeRunnerStream(chunksOf(parts, split), { framed: true });
+      const chunks: Buffer[] = [];
+      for await (const chunk of decoded.body) {
+        chunks.push(chunk as Buffer);
+      }
+      expect(Buffer.concat(chunks)).toEqual(Buffer.concat([Buffer.from('hello '), binary]));
+      expect(decoded.console).toEqual(lines);
+    }
+    // A stream cut before the body's end, or lines that do not read: the body as far as it came, no lines.
+    const cut = await decodeRunnerStream(chunksOf([frame({ statusCode: 200 })[0]!, tailedBodyPiece(Buffer.from('part'))]), {
+      framed: true,
+    });
+    expect(await text(cut.body)).toBe('part');
+    expect(cut.console).toEqual([]);
+    const garbled = await decodeRunnerStream(
+      chunksOf([frame({ statusCode: 200 })[0]!, tailedBodyEnd([]).subarray(0, 4), Buffer.from('[{')]),
+      {
+        framed: true,
+      },
+    );
+    expect(await text(garbled.body)).toBe('');
+    expect(garbled.console).toEqual([]);
   });
 
   it('maps Lambda error codes to the door failure kinds', () => {
@@ -197,6 +235,8 @@ describe('the deployment package of a user-function Lambda', () => {
         bodyBase64: Buffer.from('payload').toString('base64'),
       };
       const first = await invoke(event);
+      // Nobody tails it: no console lines are gathered, the body is not framed.
+      expect(first.reply.console).toBeUndefined();
       expect(first.text).toBe('POST https://hello-site.fn.example.test/?a=b payload hello-site.fn.example.test');
       expect(first.reply).toMatchObject({ outcome: 'response', status: 201, coldStart: true });
       expect(first.reply.headers).toEqual(
@@ -227,6 +267,90 @@ describe('the deployment package of a user-function Lambda', () => {
     } finally {
       delete (globalThis as Record<string, unknown>).awslambda;
       delete (globalThis as Record<string, unknown>).__afterReply;
+    }
+  });
+
+  it("a watched call's entry sends the call's console lines (stream and time) after its body; an unwatched one gathers none", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-entry-tail-'));
+    dirs.push(dir);
+    const runner = path.join(repoRoot, 'lib/functions/runner/runner.mjs');
+    fs.writeFileSync(path.join(dir, 'index.mjs'), lambdaEntrySource().replace(RUNNER_LAYER_MODULE, pathToFileURL(runner).href));
+    fs.writeFileSync(
+      path.join(dir, 'function.mjs'),
+      `const log = console.log;
+      export default async (request) => {
+        const n = new URL(request.url).searchParams.get('n');
+        log('handling', Number(n));
+        console.error('two\\nlines');
+        process.stdout.write('raw write\\n');
+        if (n === '0') throw new TypeError('tail-visible failure');
+        const body = new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('first;'));
+            console.warn('while streaming');
+            controller.enqueue(new Uint8Array(12));
+            controller.close();
+          },
+        });
+        return new Response(body);
+      };\n`,
+    );
+    (globalThis as Record<string, unknown>).awslambda = {
+      streamifyResponse: (fn: unknown) => fn,
+      HttpResponseStream: {
+        from: (stream: PassThrough, metadata: object) => {
+          stream.write(Buffer.concat([Buffer.from(JSON.stringify(metadata)), delimiter]));
+          return stream;
+        },
+      },
+    };
+    try {
+      const entry = (await import(pathToFileURL(path.join(dir, 'index.mjs')).href)) as {
+        handler: (event: CloudRunnerEvent, stream: PassThrough) => Promise<void>;
+      };
+      const invoke = async (query: string, tail: boolean) => {
+        const stream = new PassThrough();
+        const decoded = decodeRunnerStream(stream, { framed: tail });
+        const event: CloudRunnerEvent = {
+          method: 'GET',
+          publicUrl: 'https://tail-site.fn.example.test/',
+          query,
+          headers: [['host', 'tail-site.fn.example.test']],
+          bodyBase64: null,
+          ...(tail ? { tail: true } : {}),
+        };
+        await entry.handler(event, stream);
+        stream.end();
+        const { body, console: lines } = await decoded;
+        const chunks: Buffer[] = [];
+        for await (const chunk of body) chunks.push(chunk as Buffer);
+        return { body: Buffer.concat(chunks), lines: lines.map(({ stream, line }) => [stream, line]), at: lines.map((l) => l.at) };
+      };
+      const watched = await invoke('n=7', true);
+      expect(watched.body).toEqual(Buffer.concat([Buffer.from('first;'), Buffer.alloc(12)]));
+      expect(watched.lines).toEqual([
+        ['stdout', 'handling 7'],
+        ['stderr', 'two'],
+        ['stderr', 'lines'],
+        ['stdout', 'raw write'],
+        ['stderr', 'while streaming'],
+      ]);
+      expect(watched.at.every((at) => !Number.isNaN(Date.parse(at)))).toBe(true);
+      const failed = await invoke('n=0', true);
+      expect(failed.body.length).toBe(0);
+      // As locally, the runner's own line about the failure is the function's stderr too (the stack follows it).
+      expect(failed.lines.slice(0, 5)).toEqual([
+        ['stdout', 'handling 0'],
+        ['stderr', 'two'],
+        ['stderr', 'lines'],
+        ['stdout', 'raw write'],
+        ['stderr', '[runner] handler error: TypeError: tail-visible failure'],
+      ]);
+      const unwatched = await invoke('n=8', false);
+      expect(unwatched.body).toEqual(Buffer.concat([Buffer.from('first;'), Buffer.alloc(12)]));
+      expect(unwatched.lines).toEqual([]);
+    } finally {
+      delete (globalThis as Record<string, unknown>).awslambda;
     }
   });
 });

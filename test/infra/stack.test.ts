@@ -102,8 +102,9 @@ const allowedFor: Record<ResourceUse, readonly string[]> = {
   'builds:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'functionLambdas:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
   'callbacks:send': ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
-  'tails:watch': ['sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
+  'tails:watch': ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:DeleteMessage'],
   'tails:send': ['sqs:SendMessage'],
+  'tails:sweep': ['sqs:ListQueueTags', 'sqs:GetQueueAttributes', 'sqs:DeleteQueue', 'sqs:ListQueues'],
   'builds:run': ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
   'scheduler:write': [...scheduleWriteActions, 'iam:PassRole'],
   'mail:send': ['ses:SendEmail'],
@@ -681,6 +682,8 @@ describe('least privilege', () => {
     'cloudfront:CreateDistribution',
     // Lists the account's Lambdas (the cloud sweep; it deletes only those under the user functions' prefix).
     'lambda:ListFunctions',
+    // Lists the account's queues by name prefix (the cloud sweep; it deletes only live tails' queues).
+    'sqs:ListQueues',
     // The door instance's ECS agent finds its endpoint (no resource-level permissions).
     'ecs:DiscoverPollEndpoint',
     'ec2:CreateNetworkInterface',

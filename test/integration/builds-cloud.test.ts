@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { repoRoot } from '../../infra/bundling.ts';
+import { stageBuildImage } from '../../infra/build-image.ts';
 import { codebuildCall } from '../../lib/aws/codebuild-lite.ts';
 import { buildObjectKeys, cloudBuildVariables, createCloudBuildHost, JOB_URL_VARIABLE } from '../../lib/builds/cloud-host.ts';
 import type { BuildJob, BuildReport } from '../../lib/builds/host.ts';
@@ -17,8 +17,9 @@ import { startGitServer, type GitServer } from '../support/git-server.ts';
  * moto_server: moto records StartBuild (with the environment it was started
  * with, lib/local/moto-python/sitecustomize.py), BatchGetBuilds and StopBuild
  * but runs no container, so the test plays the container: it runs the build
- * script's `all` mode as a child process with exactly the environment the
- * recorded build holds (a presigned URL of the moto bucket). No SDK is mocked.
+ * script's `all` mode, from the image's staged context (infra/build-image.ts),
+ * as a child process with exactly the environment the recorded build holds (a
+ * presigned URL of the moto bucket). No SDK is mocked.
  * Real CodeBuild is not exercised.
  */
 vi.setConfig({ testTimeout: 120_000 });
@@ -28,6 +29,7 @@ const bucket = `builds-cloud-${suffix}`;
 const projectName = `builds-${suffix}`;
 const s3 = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true });
 let repo: GitServer;
+let imageContext: string;
 
 beforeAll(async () => {
   process.env.AWS_ENDPOINT_URL = endpoint;
@@ -43,10 +45,12 @@ beforeAll(async () => {
     serviceRole: 'arn:aws:iam::123456789012:role/build',
   });
   repo = await startGitServer({ name: 'cloud' });
+  imageContext = stageBuildImage();
 });
 
 afterAll(async () => {
   await repo?.close();
+  if (imageContext) rmSync(imageContext, { recursive: true, force: true });
 });
 
 function job(commit: string, overrides: Partial<BuildJob> = {}): BuildJob {
@@ -88,7 +92,7 @@ function playContainer(variables: { name: string; value: string }[]): Promise<nu
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
   for (const { name, value } of variables) env[name] = value;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'lib/builds/script/build.mjs'), 'all'], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [join(imageContext, 'build.mjs'), 'all'], { env, stdio: 'ignore' });
     child.on('close', (code) => resolve(code ?? 1));
   });
 }

@@ -11,6 +11,7 @@ import { doorRequest, functionHostname, type DoorResponse } from '../support/doo
 import { withEnv } from '../support/env.ts';
 import { scaled } from '../support/wait.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { openTail } from '../support/tail.ts';
 import { deploy, putMissing, site } from '../support/uploads.ts';
 
 /**
@@ -33,6 +34,8 @@ process.env.FUNCTIONS_BUDGET_MS = String(LONG_BUDGET_MS);
 process.env.FUNCTIONS_IDLE_MS = String(IDLE_MS);
 process.env.FUNCTIONS_ROUTE_CACHE_MS = '0';
 process.env.FUNCTIONS_TELEMETRY_FLUSH_MS = '200';
+// A tail opened is seen by the door within this (3 s by default): the tail case calls right after opening.
+process.env.FUNCTIONS_TAIL_CACHE_MS = '200';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -162,6 +165,15 @@ const FUNCTIONS: Record<string, string> = {
     };`,
   // The cloud's cap (the door's request slots): the time each request was inside the function, on the one clock
   // of this machine, held 6 s so that the first 30 are inside together while the rest wait.
+  // Watched by a live tail: what it prints and throws reaches the tail, never the caller.
+  'functions/tailed.js': `
+    export default (request) => {
+      const n = new URL(request.url).searchParams.get('n');
+      console.log('handling', Number(n));
+      console.error('about to fail');
+      if (n === '0') throw new TypeError('tail-visible failure');
+      return new Response('tailed ' + n);
+    };`,
   'functions/held.js': `
     export default async () => {
       const start = Date.now();
@@ -173,6 +185,7 @@ const FUNCTIONS: Record<string, string> = {
 let platform: TestPlatform;
 let roles: Awaited<ReturnType<typeof makeTeamWithRoles>>;
 let subdomain: string;
+let projectId: string;
 const host = (name: string) => functionHostname(`${name}-${subdomain}`, platform.port);
 const get = (name: string, path = '/', options: Parameters<typeof doorRequest>[3] = {}) =>
   doorRequest(platform.port, host(name), path, options);
@@ -191,10 +204,11 @@ beforeAll(async () => {
   roles = await makeTeamWithRoles();
   await setFunctionsEnrolment(roles.team.id, true);
   subdomain = `door-${randomBytes(3).toString('hex')}`;
-  await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>door</h1>', ...FUNCTIONS }), {
+  const deployed = await deploy(platform, roles.owner.token, site({ 'index.html': '<h1>door</h1>', ...FUNCTIONS }), {
     name: `Door ${subdomain}`,
     subdomain,
   });
+  projectId = deployed.begin.project_id;
 }, 120_000);
 afterAll(async () => {
   await platform?.stop();
@@ -448,6 +462,38 @@ describe('HTTPS door: streaming, cookies, waitUntil', () => {
     expect((await get('later', '/?check')).text).toBe('0');
     expect((await get('later', '/?release')).text).toBe('released');
     await expect.poll(async () => (await get('later', '/?check')).text, { timeout: 10_000, interval: 50 }).toBe('1');
+  });
+});
+
+describe('HTTPS door: live tail', () => {
+  it("a member's tail shows each call's console lines, its error, its status and duration; the caller sees none of it", async () => {
+    // In the cloud: the tail route's streaming function URL, the router's door, and the function's Lambda, which sends
+    // a watched call's console lines after its body.
+    const tail = await openTail(platform.baseUrl, `/api/v1/projects/${projectId}/functions/tailed/tail`, roles.member.token);
+    try {
+      expect([tail.status, tail.contentType]).toEqual([200, 'text/event-stream; charset=utf-8']);
+      await tail.waitFor((m) => m.event === 'open', scaled(20_000));
+      const failed = await get('tailed', '/?n=0');
+      expect(failed.status).toBe(500);
+      expect(failed.text).not.toContain('tail-visible failure');
+      expect((await get('tailed', '/?n=7')).text).toBe('tailed 7');
+      await tail.waitFor((m) => m.event === 'call' && m.data.status === 200, scaled(30_000));
+      const calls = tail.events.filter((m) => m.event === 'call').map((m) => [m.data.method, m.data.status, m.data.outcome]);
+      expect(calls).toEqual([
+        ['GET', 500, 'handler_error'],
+        ['GET', 200, 'response'],
+      ]);
+      const error = tail.events.find((m) => m.event === 'error');
+      expect(error?.data).toEqual({ at: expect.any(String), message: 'tail-visible failure', stack: expect.any(String) });
+      const lines = tail.events.filter((m) => m.event === 'console').map((m) => [m.data.stream, m.data.line]);
+      for (const n of [0, 7]) {
+        expect(lines).toContainEqual(['stdout', `handling ${n}`]);
+      }
+      expect(lines.filter(([stream, line]) => stream === 'stderr' && line === 'about to fail')).toHaveLength(2);
+    } finally {
+      tail.close();
+      await tail.closed;
+    }
   });
 });
 

@@ -1,11 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { ListQueuesCommand } from '@aws-sdk/client-sqs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { functionIdFor } from '../../lib/functions/records.ts';
+import { closeTailChannel, openTailChannel, sweepTailQueues, TAIL_FUNCTION_TAG, TAIL_SESSION_TTL_MS } from '../../lib/functions/tail.ts';
+import { deleteExpiredTailSession, getTailSession, renewTailSession } from '../../lib/functions/tail-session-records.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { doorRequest, functionHostname } from '../support/door.ts';
 import { expectEnvelopeError } from '../support/envelope.ts';
@@ -115,5 +117,51 @@ describe('live tail of a function', { timeout: 90_000 }, () => {
     );
     // None of them opened anything.
     expect(await tailState()).toEqual({ sessions: [], queues: [] });
+  });
+
+  it("the cloud sweep removes the queue and session of a tail whose watcher died without closing it, and keeps an open one's", async () => {
+    const functionId = functionIdFor(projectId, 'broken');
+    // A watcher killed mid-tail (its Lambda timed out, its process died): its session stops being renewed.
+    const killed = await openTailChannel(functionId);
+    const open = await openTailChannel(functionId);
+    expect(await renewTailSession(killed, Date.now() - 1)).toBe(true);
+    const expired = (await getTailSession(functionId, killed.session_id))!;
+
+    const report = await sweepTailQueues();
+    expect(report.removed).toEqual([killed.queue_url]);
+    expect(report.kept).toBeGreaterThanOrEqual(1);
+    const state = await tailState();
+    expect(state.sessions.map((item) => item.session_id)).toEqual([open.session_id]);
+    expect(state.queues).toEqual([open.queue_url]);
+    expect(await deleteExpiredTailSession(expired)).toBe(false);
+    // A watcher that renews between the sweep's read and its delete keeps its session: the delete is on the expiry read.
+    const seen = (await getTailSession(functionId, open.session_id))!;
+    expect(await renewTailSession(open, Date.now() + TAIL_SESSION_TTL_MS)).toBe(true);
+    expect(await deleteExpiredTailSession(seen)).toBe(false);
+    expect((await sweepTailQueues()).removed).toEqual([]);
+    // Raced: a late renewal and the sweep of its just-expired session. One wins, and the other changes nothing:
+    // either the tail goes on with its queue, or its renewal fails (the watcher then ends) and both are gone.
+    expect(await renewTailSession(open, Date.now() - 1)).toBe(true);
+    const [swept, renewed] = await Promise.all([sweepTailQueues(), renewTailSession(open, Date.now() + TAIL_SESSION_TTL_MS)]);
+    const after = await tailState();
+    if (renewed) {
+      expect(swept.removed).toEqual([]);
+      expect(after.queues).toEqual([open.queue_url]);
+      expect(after.sessions.map((item) => item.session_id)).toEqual([open.session_id]);
+      await closeTailChannel(open);
+    } else {
+      expect(swept.removed).toEqual([open.queue_url]);
+      expect(after).toEqual({ sessions: [], queues: [] });
+    }
+    expect(await tailState()).toEqual({ sessions: [], queues: [] });
+    // A queue whose session never came (its tail failed between the two): left while a tail may still be opening.
+    const orphan = await sqs().send(
+      new CreateQueueCommand({
+        QueueName: `${config.functionsTailQueuePrefix()}${randomUUID()}`,
+        tags: { [TAIL_FUNCTION_TAG]: functionId },
+      }),
+    );
+    expect((await sweepTailQueues()).removed).toEqual([]);
+    expect((await sweepTailQueues({ now: Date.now() + 6 * 60_000 })).removed).toEqual([orphan.QueueUrl]);
   });
 });

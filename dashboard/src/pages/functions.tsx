@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { Link, navigate } from '../router.tsx';
 import { api } from '../session.ts';
 import { ErrorNote, formatTime, Loading, Notice, shortId, TextArea, useAction, useInterval, useLoad } from '../ui.tsx';
+import { tailEventLine, type TailEventData } from '../../../lib/functions/tail-lines.ts';
 import type { Project } from './projects.tsx';
 
 interface Fn {
@@ -41,19 +42,6 @@ function decodeBody(base64: string | undefined): string {
   }
 }
 
-/** What the tail's events carry (each event has some of these). */
-interface TailData {
-  at: string;
-  stream?: string;
-  line?: string;
-  message?: string;
-  stack?: string;
-  method?: string;
-  status?: number | null;
-  duration_ms?: number;
-  outcome?: string;
-}
-
 /** Lines a live tail shows at most: the oldest go first. */
 const TAIL_LINES = 200;
 
@@ -68,12 +56,12 @@ function LiveTail(props: { project: Project; fn: Fn }) {
   useEffect(() => {
     const source = new EventSource(`/api/v1/projects/${props.project.id}/functions/${encodeURIComponent(props.fn.name)}/tail`);
     const add = (line: string) => setLines((old) => [...old, line].slice(-TAIL_LINES));
-    const on = (event: string, show: (data: TailData) => string) =>
-      source.addEventListener(event, (e) => add(show(JSON.parse((e as MessageEvent).data))));
     source.addEventListener('open', () => setState('open'));
-    on('console', (d) => `${formatTime(d.at)} ${d.stream === 'stderr' ? '! ' : ''}${d.line}`);
-    on('error', (d) => `${formatTime(d.at)} ✖ ${d.stack || d.message}`);
-    on('call', (d) => `${formatTime(d.at)} → ${d.method} ${d.status ?? 'no reply'} in ${d.duration_ms} ms (${d.outcome})`);
+    for (const event of ['console', 'error', 'call'])
+      source.addEventListener(event, (e) => {
+        const line = tailEventLine(event, JSON.parse((e as MessageEvent).data) as TailEventData, formatTime);
+        if (line) add(line);
+      });
     // A refusal (no longer a member, the function removed) closes the source; a cut connection reconnects by itself.
     source.onerror = () => {
       if (source.readyState === EventSource.CLOSED) setState('failed');

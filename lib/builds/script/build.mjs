@@ -392,8 +392,11 @@ function countFiles(dir) {
   return count;
 }
 
-/** A bridge from 127.0.0.1:port to the platform's egress proxy socket (the sandbox's only way out). */
-function startEgressBridge(egress) {
+/**
+ * A bridge from 127.0.0.1:port to the egress proxy's socket: the sandbox's only way out locally, the way out the
+ * script gives its steps in the cloud (port 0: any free one). Resolves once it listens.
+ */
+async function startEgressBridge(egress) {
   if (!egress) return null;
   const server = createServer((client) => {
     const upstream = connect(egress.socket);
@@ -413,13 +416,16 @@ function startEgressBridge(egress) {
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
   });
-  server.listen(egress.port, '127.0.0.1');
+  await new Promise((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(egress.port, '127.0.0.1', resolvePromise);
+  });
   return server;
 }
 
 /** The environment install and build run with: nothing of this process but PATH, and the project's variables. */
-function buildEnv(job) {
-  const proxy = job.egress ? `http://127.0.0.1:${job.egress.port}` : null;
+function buildEnv(job, proxyPort) {
+  const proxy = proxyPort ? `http://127.0.0.1:${proxyPort}` : null;
   return {
     PATH: job.path ?? process.env.PATH,
     HOME: job.home ?? process.env.HOME ?? '/tmp',
@@ -448,11 +454,12 @@ export async function buildPhase(job) {
   secrets = Object.values(job.env ?? {}).filter((v) => typeof v === 'string' && v.length >= 3);
   const sourceDir = resolve(job.source_dir);
   const rootDir = resolve(sourceDir, job.root_directory || '.');
-  const bridge = startEgressBridge(job.egress);
   const result = { outcome: 'succeeded', phase: 'done', failure_line: null, failure_kind: null, package_manager: null, file_count: 0 };
+  let bridge = null;
   try {
+    bridge = await startEgressBridge(job.egress);
     checkRepository(sourceDir, job.root_directory);
-    const env = buildEnv(job);
+    const env = buildEnv(job, bridge?.address().port);
     result.package_manager = await install(job, rootDir, env);
     await buildStep(job, rootDir, env, result.package_manager);
     result.file_count = collect(job, sourceDir, rootDir, resolve(job.publish_dir));

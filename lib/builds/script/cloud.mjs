@@ -2,10 +2,14 @@
 // `node build.mjs all` with SLIPWAY_JOB_URL, a presigned GET of the job. Everything else travels
 // through the presigned URLs the job names: the log (rewritten every LOG_FLUSH_MS), the result, the
 // output archive and the project's package store. The container holds no permission of its own.
+// Install and build go out through the build's egress proxy, as locally (egress.mjs, bundled into the
+// image from lib/builds/build-egress.ts): each refused or failed connection is a log line, and a
+// blackholed registry is given up after 15 s per attempt, not after the OS's connect timeout.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startBuildEgress } from './egress.mjs';
 
 const LOG_FLUSH_MS = 2000;
 
@@ -105,7 +109,14 @@ async function fetchAndBuild(script, job, urls, dirs) {
   const lockHash = lockfile ? script.fileHash(join(rootDir, lockfile)).slice(0, 16) : null;
   const warm = await restoreStore(urls, dirs.cache_dir, lockHash, script.log);
   script.log(`Package cache: ${warm ? 'warm' : 'cold'} (${lockfile ? `${lockfile} ${lockHash.slice(0, 8)}` : 'no lockfile'})`);
-  const result = await script.buildPhase({ ...job, ...dirs });
+  const socket = join(dirs.home, '..', 'egress.sock');
+  const egress = await startBuildEgress(socket, script.log);
+  let result;
+  try {
+    result = await script.buildPhase({ ...job, ...dirs, egress: { socket, port: 0 } });
+  } finally {
+    await egress.close();
+  }
   result.commit = commit;
   if (result.outcome !== 'succeeded') return result;
   if (!warm && result.package_manager) await saveStore(urls, dirs.cache_dir, lockHash);

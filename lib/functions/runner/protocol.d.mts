@@ -10,6 +10,9 @@ export declare const RUNNER_INSTANCE_HEADER: 'x-slipway-runner-instance';
 export declare const RUNNER_ERROR_HEADER: 'x-slipway-runner-error';
 export declare const INTERNAL_HEADER_PREFIX: 'x-slipway-';
 export declare const HOP_BY_HOP: ReadonlySet<string>;
+export declare const TAILED_LENGTH_BYTES: number;
+export declare function tailedBodyPiece(piece: Uint8Array): Buffer;
+export declare function tailedBodyEnd(lines: { at: string; stream: 'stdout' | 'stderr'; line: string }[]): Buffer;
 
 export declare const FRAME: Readonly<{ HEAD: 1; BODY: 2; END: 3; RESET: 4; CREDIT: 5 }>;
 export declare const FRAME_HEADER_BYTES: number;

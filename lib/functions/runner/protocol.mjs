@@ -15,6 +15,23 @@ export const RUNNER_BOOT_MS_HEADER = 'x-slipway-runner-boot-ms';
 export const RUNNER_INSTANCE_HEADER = 'x-slipway-runner-instance';
 /** The thrown error ({message, stack} as JSON) of a handler_error, for the door's live tail; never the caller's. */
 export const RUNNER_ERROR_HEADER = 'x-slipway-runner-error';
+/**
+ * The body of a call a live tail watches, from the Lambda entry to the cloud door (hosts/cloud/runner-stream.ts):
+ * each piece as a 4-byte big-endian length and its bytes, a zero length where the body ends, then the call's
+ * console lines ([{at, stream, line}]) as one JSON array to the end of the stream.
+ */
+export const TAILED_LENGTH_BYTES = 4;
+
+export function tailedBodyPiece(piece) {
+  const length = Buffer.alloc(TAILED_LENGTH_BYTES);
+  length.writeUInt32BE(piece.length, 0);
+  return Buffer.concat([length, piece]);
+}
+
+export function tailedBodyEnd(lines) {
+  return Buffer.concat([Buffer.alloc(TAILED_LENGTH_BYTES), Buffer.from(JSON.stringify(lines))]);
+}
+
 /** Headers between the door and the runner start with it: never given to the handler nor taken from it. */
 export const INTERNAL_HEADER_PREFIX = 'x-slipway-';
 

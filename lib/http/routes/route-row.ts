@@ -29,6 +29,8 @@ export type ResourceUse =
   | 'tails:watch'
   /** Sends a watched function's events to its live tails' queues (the functions router and the container door). */
   | 'tails:send'
+  /** Lists live tails' queues, reads their tags and age, and deletes those of watchers gone (the cloud sweep). */
+  | 'tails:sweep'
   /** Starts, reads and stops builds of the platform's CodeBuild project (the builds worker). */
   | 'builds:run'
   | 'scheduler:write'

@@ -7,12 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { config } from '../../config.ts';
 import { scriptJob, type BuildHost, type BuildJob, type BuildReport } from '../../builds/host.ts';
 import { checkRepository, detectPackageManager, fileHash, lockfileOf } from '../../builds/script/build.mjs';
-import {
-  egressRefusalMessages,
-  startEgressProxy,
-  UPSTREAM_CONNECT_TIMEOUT_MS,
-  type EgressProxy,
-} from '../../functions/hosts/local/egress-proxy.ts';
+import { startBuildEgress } from '../../builds/build-egress.ts';
+import type { EgressProxy } from '../../functions/hosts/local/egress-proxy.ts';
 import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 import { EGRESS_PORT, INSIDE, spawnBuild, stageRuntime, type BuildProcess } from './build-sandbox.ts';
 import { localConfig } from '../local-config.ts';
@@ -129,22 +125,10 @@ function sandboxJob(job: BuildJob, isolated: boolean, workspace: string, cacheDi
   };
 }
 
-/**
- * The build's egress proxy. Every connection it refuses or cannot make is a line of the build's log: a build waiting
- * on a refused registry must say so, not sit silent. Masked as the script masks its lines: a variable's value may
- * name a host.
- */
-function startBuildEgress(socketPath: string, job: BuildJob, run: Run): Promise<EgressProxy> {
+/** The build's egress proxy (lib/builds/build-egress.ts), its lines masked as the script masks its own: a variable's value may name a host. */
+function startMaskedEgress(socketPath: string, job: BuildJob, run: Run): Promise<EgressProxy> {
   const secrets = Object.values(job.env).filter((v) => v.length >= 3);
-  const logLine = (line: string) => run.lines.push(secrets.reduce((out, value) => out.split(value).join('***'), line));
-  return startEgressProxy({
-    socketPath,
-    onRefused: ({ target, reason }) => logLine(`Outbound connection to ${target} refused: ${egressRefusalMessages[reason]}`),
-    onUnreachable: ({ target, address, error }) =>
-      logLine(
-        `Outbound connection to ${target} (${address}) failed: ${error === 'connect timeout' ? `no answer within ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s` : error}.`,
-      ),
-  });
+  return startBuildEgress(socketPath, (line) => run.lines.push(secrets.reduce((out, value) => out.split(value).join('***'), line)));
 }
 
 export function createLocalBuildHost(options: { capabilities?: SandboxCapabilities } = {}): LocalBuildHost {
@@ -180,7 +164,7 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
     if (caps.dropToNobody) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, run.workspace, store.dir, sockets]);
     let proxy: EgressProxy | null = null;
     try {
-      if (isolated) proxy = await startBuildEgress(join(sockets, 'egress.sock'), job, run);
+      if (isolated) proxy = await startMaskedEgress(join(sockets, 'egress.sock'), job, run);
       if (run.stopped) return;
       run.process = spawnBuild({
         caps,

@@ -158,6 +158,58 @@ export function templateDistributions(template: SynthesizedTemplate): TemplateDi
   });
 }
 
+/** A behavior of the console's distribution whose origin is a Lambda function URL: a streaming API route (infra/api.ts). */
+export interface StreamingBehavior {
+  pathPattern: string;
+  matches(path: string): boolean;
+  distribution: TemplateDistribution;
+}
+
+/** CloudFront's path pattern: `*` any run of characters (slashes too), `?` one character, case-sensitive. */
+function pathPatternRegExp(pattern: string): RegExp {
+  const source = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  return new RegExp(`^${source.startsWith('/') ? '' : '/'}${source}$`);
+}
+
+/**
+ * The console's streaming routes: the behaviors of the distributions whose default origin is a bucket (left to the
+ * platform's console host) that send a path to a Lambda function URL, in the distribution's order (CloudFront takes
+ * the first behavior whose pattern matches). The origin request policy forwards every viewer header but Host.
+ */
+export function templateStreamingBehaviors(template: SynthesizedTemplate): StreamingBehavior[] {
+  return resourcesOfType(template, 'AWS::CloudFront::Distribution').flatMap(([, resource]) => {
+    const config = resource.Properties!.DistributionConfig;
+    const defaultOrigin = config.Origins.find((o: any) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
+    if (!defaultOrigin?.S3OriginConfig) return [];
+    return ((config.CacheBehaviors ?? []) as any[]).flatMap((behavior) => {
+      const functionUrlOrigins = functionUrlOriginsOf(
+        template,
+        (config.Origins as TemplateOrigin[]).filter((o) => o.Id === behavior.TargetOriginId),
+      );
+      const originFunctionLogicalId = functionUrlOrigins.get(behavior.TargetOriginId)?.functionLogicalId;
+      if (!originFunctionLogicalId) return [];
+      const pattern = pathPatternRegExp(String(behavior.PathPattern));
+      return [
+        {
+          pathPattern: String(behavior.PathPattern),
+          matches: (path: string) => pattern.test(path),
+          distribution: {
+            path: constructPath(resource),
+            viewerRequest: null,
+            // CloudFront's default when the behavior names none.
+            allowedMethods: ((behavior.AllowedMethods as string[] | undefined) ?? ['GET', 'HEAD']).map((m) => m.toUpperCase()),
+            originFunctionLogicalId,
+            defaultOriginId: behavior.TargetOriginId,
+            functionUrlOrigins,
+            vpcOrigins: new Map(),
+            forwardedHeaders: behavior.OriginRequestPolicyId ? 'all-except-host' : [],
+          } satisfies TemplateDistribution,
+        },
+      ];
+    });
+  });
+}
+
 interface TemplateOrigin {
   Id: string;
   DomainName?: unknown;
@@ -360,6 +412,8 @@ export async function answerThroughDistribution(
   distribution: TemplateDistribution,
   lambdaOf: (logicalId: string) => LambdaFunctionHost,
   vpcTargets: { loadBalancers?: LocalLoadBalancers; instances?: ContainerInstances } = {},
+  /** `body`: the request's, read already (the console host reads an API request's body first). */
+  options: { body?: Buffer } = {},
 ): Promise<void> {
   const viewerIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const rawQuery = new URL(req.url ?? '/', 'http://viewer').search.slice(1);
@@ -396,7 +450,7 @@ export async function answerThroughDistribution(
     logger.error('The local CloudFront sends only to a function URL or a VPC origin', { distribution: distribution.path, originId });
     return plainReply(req, res, 502, '502 ERROR: the local platform cannot send a request to this origin.');
   }
-  const body = await requestBody(req);
+  const body = options.body ?? (await requestBody(req));
   const refused = functionUrlRefusal(origin, request, body);
   if (refused) {
     res.writeHead(403, { 'content-type': 'application/json', 'x-amzn-errortype': refused.type });
@@ -415,6 +469,12 @@ export async function answerThroughDistribution(
     const headers: Record<string, string | string[]> = { ...(head.headers ?? {}) };
     if (head.cookies?.length) headers['set-cookie'] = head.cookies;
     res.writeHead(head.statusCode ?? 200, headers);
+    // The head leaves now: a stream's first bytes may be long in coming (a live tail's).
+    res.flushHeaders();
+    // The viewer left before the body's end: the function's stream closes, as the function URL's connection does.
+    res.once('close', () => {
+      if (!res.writableFinished) reply.callerGone();
+    });
     await pipeline(reply.body, res);
   } catch {
     // Mid-body, the origin's stream was cut (a budget that ended): CloudFront cuts the viewer's connection.

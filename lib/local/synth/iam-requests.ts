@@ -90,6 +90,8 @@ function dynamodbChecks(operation: string, body: any, ctx: ArnContext): Authoriz
 }
 
 function sqsChecks(operation: string, body: any, ctx: ArnContext): AuthorizationCheck[] {
+  // ListQueues names no queue: IAM takes it on every resource.
+  if (operation === 'ListQueues') return [{ action: 'sqs:ListQueues', resource: '*' }];
   const name =
     body.QueueName ??
     String(body.QueueUrl ?? '')

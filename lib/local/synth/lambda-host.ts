@@ -32,7 +32,11 @@ export class LambdaInvokeError extends Error {
   }
 }
 
-export type StreamedReply = { head: Record<string, unknown>; body: Readable };
+/**
+ * A streamed reply: its head and body, and `callerGone`, which tells the function its caller's connection closed
+ * before the body's end (its response stream closes; a live tail's handler stops on that).
+ */
+export type StreamedReply = { head: Record<string, unknown>; body: Readable; callerGone(): void };
 
 interface Pending {
   resolve(value: unknown): void;
@@ -145,19 +149,19 @@ export class LambdaFunctionHost {
         return;
       case 'head':
         pending.stream = new PassThrough();
-        pending.resolve({ head: message.metadata, body: pending.stream } satisfies StreamedReply);
+        pending.resolve(this.streamed(environment, message.id, message.metadata, pending.stream));
         return;
       case 'chunk':
         if (!pending.stream) {
           // Written without a head: Lambda's function URL answers 200 with the bytes as they come.
           pending.stream = new PassThrough();
-          pending.resolve({ head: { statusCode: 200 }, body: pending.stream } satisfies StreamedReply);
+          pending.resolve(this.streamed(environment, message.id, { statusCode: 200 }, pending.stream));
         }
         this.take(environment, message.id, pending.stream, Buffer.from(message.data));
         return;
       case 'body-end':
         if (!pending.stream)
-          pending.resolve({ head: { statusCode: 200 }, body: (pending.stream = new PassThrough()) } satisfies StreamedReply);
+          pending.resolve(this.streamed(environment, message.id, { statusCode: 200 }, (pending.stream = new PassThrough())));
         pending.stream.end();
         return;
       case 'cut':
@@ -168,10 +172,20 @@ export class LambdaFunctionHost {
         settle();
         if (pending.stream?.destroyed || pending.stream?.writableEnded) return;
         if (!pending.stream)
-          pending.resolve({ head: { statusCode: 200 }, body: new PassThrough().end() as PassThrough } satisfies StreamedReply);
+          pending.resolve(this.streamed(environment, message.id, { statusCode: 200 }, new PassThrough().end() as PassThrough));
         else pending.stream.end();
         return;
     }
+  }
+
+  private streamed(environment: Environment, id: string, head: Record<string, unknown>, body: PassThrough): StreamedReply {
+    return {
+      head,
+      body,
+      callerGone: () => {
+        if (!environment.dead && environment.pending.has(id)) environment.worker.postMessage({ gone: id });
+      },
+    };
   }
 
   /** Passes a chunk on and acknowledges it once the reader has room (a destroyed stream takes everything). */

@@ -42,6 +42,8 @@ if ((process.env.NODE_OPTIONS ?? '').includes('--enable-source-maps')) process.s
 
 /** The pending write of each invocation's stream, until the runtime acknowledges its chunk. */
 const written = new Map();
+/** Each streaming invocation's reply stream, while it runs: the host says when its caller went away. */
+const replies = new Map();
 
 /** The runtime's streaming API (`awslambda`): a streamed reply posts its head, then its chunks. */
 const STREAMING = Symbol('streaming');
@@ -118,12 +120,14 @@ function context(id, deadline) {
   };
 }
 
-parentPort.on('message', async ({ id, event, deadline, overlay, ack }) => {
+parentPort.on('message', async ({ id, event, deadline, overlay, ack, gone }) => {
   if (ack) {
     const done = written.get(ack);
     written.delete(ack);
     return done?.();
   }
+  // The caller's connection closed before the body's end: the function's stream closes (no error to throw).
+  if (gone) return void replies.get(gone)?.destroy();
   for (const [name, value] of Object.entries(overlay ?? {})) {
     if (value === null) delete process.env[name];
     else process.env[name] = value;
@@ -131,7 +135,12 @@ parentPort.on('message', async ({ id, event, deadline, overlay, ack }) => {
   try {
     if (handler[STREAMING]) {
       const stream = new ReplyStream(id);
-      await handler(event, stream, context(id, deadline));
+      replies.set(id, stream);
+      try {
+        await handler(event, stream, context(id, deadline));
+      } finally {
+        replies.delete(id);
+      }
       if (!stream.destroyed) {
         if (!stream.writableEnded) stream.end();
         await new Promise((resolve) => (stream.writableFinished ? resolve() : stream.once('finish', resolve)));

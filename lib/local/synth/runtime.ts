@@ -17,6 +17,8 @@ import {
   resolveDynamicReferences,
   resolveOriginHeaders,
   templateDistributions,
+  templateStreamingBehaviors,
+  type StreamingBehavior,
   type TemplateDistribution,
 } from './cloudfront.ts';
 import { rolePolicies } from './iam-policies.ts';
@@ -206,6 +208,26 @@ function distributionHosts(
 }
 
 /**
+ * The console's API: a streaming route (a live tail) goes by its distribution behavior to its Lambda's
+ * response-streaming function URL, as CloudFront sends it in the cloud; every other path to the HTTP API.
+ */
+function consoleApi(
+  template: SynthesizedTemplate,
+  routes: ReturnType<typeof templateRoutes>,
+  refusals: Map<string, string>,
+  lambdaOf: (logicalId: string) => LambdaFunctionHost,
+): SynthesizedRuntime['api'] {
+  const streaming: StreamingBehavior[] = templateStreamingBehaviors(template);
+  const httpApi = templateApi(routes, () => templateCors(template, config.corsOrigins()), lambdaOf, refusals);
+  return async (req, res, body) => {
+    const path = new URL(req.url ?? '/', 'http://local').pathname;
+    const behavior = streaming.find((b) => b.matches(path));
+    if (!behavior) return httpApi(req, res, body);
+    await answerThroughDistribution(req, res, behavior.distribution, lambdaOf, {}, { body });
+  };
+}
+
+/**
  * Starts what the synthesized template describes, on the local AWS endpoint:
  * its stateful resources, each Lambda from its asset (worker threads with the
  * Lambda's own environment and credentials) behind the IAM checking proxy,
@@ -301,7 +323,7 @@ export async function startSynthesizedRuntime(options: {
   });
   return {
     env,
-    api: templateApi(routes, () => templateCors(template, config.corsOrigins()), lambdaOf, refusals),
+    api: consoleApi(template, routes, refusals, lambdaOf),
     hostnameHandlers: distributionHosts(distributions, lambdaOf, { loadBalancers, instances }),
     awsEndpoint: proxy.endpoint,
     drivers: [

@@ -49,7 +49,14 @@ export function createCloudFunctionHost(): FunctionHost {
 
       const chunks: Buffer[] = [];
       if (request.body) for await (const chunk of request.body) chunks.push(Buffer.from(chunk as Buffer));
-      const event = { method: request.method, publicUrl: fn.url, query: request.query, headers: request.headers };
+      const watched = request.tail === true;
+      const event = {
+        method: request.method,
+        publicUrl: fn.url,
+        query: request.query,
+        headers: request.headers,
+        ...(watched ? { tail: true } : {}),
+      };
       const invocation = await runnerPayload(fn, event, chunks.length > 0 ? Buffer.concat(chunks) : null);
       let response;
       try {
@@ -64,11 +71,14 @@ export function createCloudFunctionHost(): FunctionHost {
         throw new FunctionHostError('start_failed', `invoke failed: ${String(error)}`);
       }
       if (!response.EventStream) throw new FunctionHostError('instance_crashed', 'the invoke reply has no stream');
-      const decoded = decodeRunnerStream(payloadOf(response.EventStream));
+      const decoded = decodeRunnerStream(payloadOf(response.EventStream), { framed: watched });
       // A staged body is of no use once the reply has ended (the handler may read it while it replies).
       decoded.then(({ body }) => finished(body, () => invocation.discard())).catch(() => invocation.discard());
-      const { prelude, body } = await decoded;
-      return doorReplyFromPrelude(prelude, body, name, waited);
+      const { prelude, body, console: consoleLines } = await decoded;
+      const reply = doorReplyFromPrelude(prelude, body, name, waited);
+      // Filled before the body ends: the door reads it once the call is over.
+      if (watched) reply.console = consoleLines;
+      return reply;
     },
 
     holdRequestSlot: waitForRequestSlot,

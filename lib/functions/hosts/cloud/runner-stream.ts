@@ -1,18 +1,22 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { InvokeWithResponseStreamResponseEvent } from '@aws-sdk/client-lambda';
-import { FunctionHostError, type DoorOutcome, type DoorReply } from '../../host.ts';
+import { FunctionHostError, type ConsoleLine, type DoorOutcome, type DoorReply } from '../../host.ts';
 import {
   OUTCOME_HEADER,
   RUNNER_BOOT_MS_HEADER,
   RUNNER_COLD_START_HEADER,
   RUNNER_ERROR_HEADER,
   RUNNER_INSTANCE_HEADER,
+  TAILED_LENGTH_BYTES,
 } from '../../runner/protocol.mjs';
 
 /**
  * The router <-> user-function Lambda exchange: the event the door hands the Lambda entry (lambda-entry.ts) and
  * the streamed reply it reads back, the prelude JSON, eight NUL bytes, then the body (the layout of the Lambda
  * runtime's `HttpResponseStream`), with the runner's report in `x-slipway-runner-*` headers of the prelude.
+ *
+ * A call a live tail watches (`tail` in the event) has its body framed so that the call's console lines can
+ * follow it (protocol.mjs, tailedBodyPiece and tailedBodyEnd). Only a watched call pays for it.
  */
 
 /**
@@ -30,6 +34,57 @@ export interface CloudRunnerEvent {
   bodyBase64: string | null;
   /** Where the Lambda reads a staged body; then `bodyBase64` is null. */
   bodyUrl?: string;
+  /** A live tail watches the function: the entry gathers this call's console lines and frames the body (above). */
+  tail?: boolean;
+}
+
+/** The pieces of a framed body, taken as bytes arrive in chunks of any size; `trailer` holds what came after its end. */
+function frameReader() {
+  let header = Buffer.alloc(0);
+  let left = 0;
+  let trailer: Buffer[] | null = null;
+  return {
+    /** The body bytes in `data`. */
+    take(data: Buffer): Buffer[] {
+      const pieces: Buffer[] = [];
+      let at = 0;
+      while (at < data.length) {
+        if (trailer) {
+          trailer.push(data.subarray(at));
+          break;
+        }
+        if (left > 0) {
+          const piece = data.subarray(at, at + left);
+          pieces.push(piece);
+          left -= piece.length;
+          at += piece.length;
+          continue;
+        }
+        const part = data.subarray(at, at + TAILED_LENGTH_BYTES - header.length);
+        header = Buffer.concat([header, part]);
+        at += part.length;
+        if (header.length < TAILED_LENGTH_BYTES) break;
+        left = header.readUInt32BE(0);
+        header = Buffer.alloc(0);
+        if (left === 0) trailer = [];
+      }
+      return pieces;
+    },
+    /** The console lines after the body's end; none when the stream ended before it, or they do not read. */
+    lines(): ConsoleLine[] {
+      if (!trailer) return [];
+      try {
+        const value = JSON.parse(Buffer.concat(trailer).toString('utf8')) as unknown;
+        if (!Array.isArray(value)) return [];
+        return value.filter(
+          (l): l is ConsoleLine =>
+            typeof l?.at === 'string' && (l.stream === 'stdout' || l.stream === 'stderr') && typeof l.line === 'string',
+        );
+      } catch {
+        return [];
+      }
+    },
+  };
 }
 
 /** Between the prelude and the body. */
@@ -45,19 +100,31 @@ export interface RunnerPrelude {
  * Splits a streamed reply into its prelude and its body: resolves with the
  * prelude once the eight NUL bytes after it have arrived; the body stream then
  * carries the rest. A stream that ends or fails before the prelude rejects.
+ * `framed` (a watched call): the body is read from its frames, and `console`
+ * holds the call's lines before the body ends.
  */
-export function decodeRunnerStream(chunks: AsyncIterable<Uint8Array>): Promise<{ prelude: RunnerPrelude; body: Readable }> {
+export function decodeRunnerStream(
+  chunks: AsyncIterable<Uint8Array>,
+  options: { framed?: boolean } = {},
+): Promise<{ prelude: RunnerPrelude; body: Readable; console: ConsoleLine[] }> {
   return new Promise((resolve, reject) => {
     const body = new PassThrough();
+    const consoleLines: ConsoleLine[] = [];
+    const frames = options.framed ? frameReader() : null;
     let head: Buffer | null = Buffer.alloc(0);
     const fail = (error: Error) => {
       if (head) reject(error);
       else body.destroy(error);
     };
+    const pass = async (data: Buffer) => {
+      for (const piece of frames ? frames.take(data) : [data]) {
+        if (!body.write(piece)) await new Promise((done) => body.once('drain', done));
+      }
+    };
     void (async () => {
       for await (const chunk of chunks) {
         if (!head) {
-          if (!body.write(chunk)) await new Promise((done) => body.once('drain', done));
+          await pass(Buffer.from(chunk));
           continue;
         }
         head = Buffer.concat([head, chunk]);
@@ -71,11 +138,15 @@ export function decodeRunnerStream(chunks: AsyncIterable<Uint8Array>): Promise<{
         }
         const rest = head.subarray(at + PRELUDE_DELIMITER.length);
         head = null;
-        resolve({ prelude, body });
-        if (rest.length > 0) body.write(rest);
+        resolve({ prelude, body, console: consoleLines });
+        if (rest.length > 0) await pass(rest);
       }
       if (head) fail(new FunctionHostError('instance_crashed', 'the function ended before it sent a status'));
-      else body.end();
+      else {
+        // The lines are in before the body ends: the door publishes them once it has passed the body on.
+        if (frames) consoleLines.push(...frames.lines());
+        body.end();
+      }
     })().catch(fail);
   });
 }
