@@ -6,6 +6,7 @@ import { runDoorLinkBench } from './door-link.ts';
 import { runFunctionsBench } from './functions.ts';
 import { runHandlersBench } from './handlers.ts';
 import { runQueuedBench } from './queued.ts';
+import { runQueuedWarmBench } from './queued-warm.ts';
 import { runServingBench } from './serving.ts';
 import { runSynthBench } from './synth.ts';
 import { runSynthesizedBench } from './synthesized.ts';
@@ -23,6 +24,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   functions: runFunctionsBench,
   'door-link': runDoorLinkBench,
   queued: runQueuedBench,
+  'queued-warm': runQueuedWarmBench,
   dashboard: runDashboardBench,
   serving: runServingBench,
   synthesized: runSynthesizedBench,
