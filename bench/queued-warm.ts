@@ -54,7 +54,6 @@ async function invokeOnce(baseUrl: string, path: string): Promise<Timing> {
 export async function runQueuedWarmBench(): Promise<void> {
   await ensureSynthesized((line) => console.log(line));
   process.env.FUNCTIONS_QUEUED_RATE_PER_MINUTE = '1000000';
-  process.env.FUNCTIONS_WARM_TASKS = '0';
   const platform = await startLocalPlatform({
     port: 0,
     prefix: `benchw${randomBytes(3).toString('hex')}`,
@@ -83,18 +82,20 @@ export async function runQueuedWarmBench(): Promise<void> {
         await sleep(100);
       }
     };
+    // The pool's size is a setting of the platform's own (the Lambdas read it from there at each invocation).
+    platform.env.FUNCTIONS_WARM_TASKS = '0';
     // Warm the worker Lambda and the image's files, then fill the pool once.
     await invokeOnce(platform.baseUrl, path);
-    process.env.FUNCTIONS_WARM_TASKS = String(POOL);
+    platform.env.FUNCTIONS_WARM_TASKS = String(POOL);
     await invokeOnce(platform.baseUrl, path);
     await poolFull();
 
     const cold: Timing[] = [];
     const warm: Timing[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      process.env.FUNCTIONS_WARM_TASKS = '0';
+      platform.env.FUNCTIONS_WARM_TASKS = '0';
       cold.push(await invokeOnce(platform.baseUrl, path));
-      process.env.FUNCTIONS_WARM_TASKS = String(POOL);
+      platform.env.FUNCTIONS_WARM_TASKS = String(POOL);
       await poolFull();
       warm.push(await invokeOnce(platform.baseUrl, path));
     }

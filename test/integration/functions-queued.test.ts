@@ -354,7 +354,10 @@ if (cloud)
     const waiting = () => blanks().filter((task) => task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
 
     it('each blank task takes exactly one invocation, runs it and exits; the pool is refilled; a blank that ends its wait leaves the invocation to a task of its own', async () => {
-      await withEnv({ FUNCTIONS_WARM_TASKS: '2' }, async () => {
+      // A setting of the platform's own (the Lambdas' environments took the project's 0 from it at the start).
+      const size = platform.env.FUNCTIONS_WARM_TASKS;
+      platform.env.FUNCTIONS_WARM_TASKS = '2';
+      try {
         // The first invocation finds the pool empty: a task of its own, and the pool filled meanwhile.
         const first = await run('echo', { body: 'first' });
         expect(first.status).toBe('completed');
@@ -409,7 +412,9 @@ if (cloud)
         expect(done.status).toBe('completed');
         expect(tasksOf(done.id)).toHaveLength(1);
         expect(blanks().filter((t) => t.containers[0]?.exitCode === 4).length).toBeGreaterThanOrEqual(1);
-      });
+      } finally {
+        platform.env.FUNCTIONS_WARM_TASKS = size!;
+      }
     }, 240_000);
   });
 
