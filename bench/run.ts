@@ -15,6 +15,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   functions: () => import('./functions.ts').then((m) => m.runFunctionsBench()),
   'door-link': () => import('./door-link.ts').then((m) => m.runDoorLinkBench()),
   queued: () => import('./queued.ts').then((m) => m.runQueuedBench()),
+  'queued-warm': () => import('./queued-warm.ts').then((m) => m.runQueuedWarmBench()),
   dashboard: () => import('./dashboard.ts').then((m) => m.runDashboardBench()),
   serving: () => import('./serving.ts').then((m) => m.runServingBench()),
   synthesized: () => import('./synthesized.ts').then((m) => m.runSynthesizedBench()),

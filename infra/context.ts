@@ -90,15 +90,27 @@ export interface CapacitySettings {
   natGateways: 0 | 1 | 2;
   /** 0: the container door on one EC2 instance, the VPC origin's target; 1 or more: that many Fargate tasks behind an internal ALB. */
   doorTasks: number;
+  /**
+   * Blank runner tasks (Fargate Spot) kept started ahead of queued invocations, each taking one invocation
+   * (docs/functions.md, "The warm pool"); 0: every invocation starts its own task. Default 1 (what fits the idle cap).
+   */
+  functionsWarmTasks: number;
 }
 
+/** The warm pool's size when the context does not say: one blank task, the most that keeps the idle month under $25. */
+export const defaultFunctionsWarmTasks = 1;
+
 export function readCapacitySettings(scope: Construct): CapacitySettings {
-  const whole = (key: string, max: number): number => {
+  const whole = (key: string, max: number, fallback = 0): number => {
     const raw = scope.node.tryGetContext(key);
-    if (raw === undefined || raw === '') return 0;
+    if (raw === undefined || raw === '') return fallback;
     const value = typeof raw === 'number' ? raw : Number(String(raw).trim());
     if (!Number.isInteger(value) || value < 0 || value > max) throw new Error(`${key}: must be a whole number from 0 to ${max}`);
     return value;
   };
-  return { natGateways: whole('natGateways', 2) as 0 | 1 | 2, doorTasks: whole('doorTasks', 10) };
+  return {
+    natGateways: whole('natGateways', 2) as 0 | 1 | 2,
+    doorTasks: whole('doorTasks', 10),
+    functionsWarmTasks: whole('functionsWarmTasks', 10, defaultFunctionsWarmTasks),
+  };
 }

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { RUNNER_CONTAINER_NAME } from '../lib/functions/hosts/cloud/queued-task.ts';
 import { FUNCTION_MEMORY_MB } from '../lib/functions/model.ts';
 import { lambdaRuntime } from './bundling.ts';
+import { readCapacitySettings } from './context.ts';
 
 /** The runner program and its Dockerfile (the runner itself is lib/functions/runner/runner.mjs). */
 export const runnerDirectory = path.join(repoRoot, 'lib/functions/runner');
@@ -33,10 +34,22 @@ export function runnerAssets(scope: Construct, vpc: ec2.Vpc, userFunctionBoundar
     removalPolicy: RemovalPolicy.RETAIN,
   });
 
+  const { functionsWarmTasks } = readCapacitySettings(scope);
   const cluster = new ecs.Cluster(scope, 'InvocationsCluster', {
     vpc: vpc,
-    containerInsightsV2: ecs.ContainerInsights.ENABLED,
+    // Container Insights bills its metrics as custom metrics for every hour a task runs: with the warm pool's blank
+    // tasks that is every hour (several dollars a month, over the idle cap), so it is on only without a pool.
+    containerInsightsV2: functionsWarmTasks > 0 ? ecs.ContainerInsights.DISABLED : ecs.ContainerInsights.ENABLED,
+    // FARGATE_SPOT: the warm pool's blank tasks (lib/functions/hosts/cloud/warm-tasks.ts); invocations started on
+    // demand stay on FARGATE.
+    enableFargateCapacityProviders: functionsWarmTasks > 0,
   });
+  if (functionsWarmTasks > 0)
+    Validations.of(cluster).acknowledge({
+      id: 'AwsSolutions-ECS4',
+      reason:
+        "Container Insights' custom metrics would be published every hour for the warm pool's blank tasks (several dollars a month); the free AWS/ECS metrics remain.",
+    });
   const taskRole = new iam.Role(scope, 'InvocationTaskRole', {
     description: 'Task role of queued function invocations: holds no permission',
     assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com', {

@@ -14,6 +14,10 @@ import { containerDoor } from './functions-door.ts';
 import { computeSubnets, userCodeNetwork } from './functions-network.ts';
 import { functionsDistribution, functionsRouter, grantMakeUserFunctions, userFunctionVariables } from './functions-router.ts';
 import { runnerAssets } from './functions-runner.ts';
+import { readCapacitySettings } from './context.ts';
+
+/** The warm pool's size in a worker's environment (lib/config.ts functionsWarmTasks). */
+export const warmTasksVariable = 'FUNCTIONS_WARM_TASKS';
 import { userCodeIdentity } from './functions-user-code.ts';
 
 export interface FunctionsRuntimeProps {
@@ -113,6 +117,11 @@ export class FunctionsRuntime extends Construct {
    */
   connectInvocationsWorker(worker: lambda.Function): void {
     const stack = Stack.of(this);
+    // The warm pool's size: the worker takes a blank task when one is ready and refills the slot it emptied.
+    const { functionsWarmTasks } = readCapacitySettings(this);
+    worker.addEnvironment(warmTasksVariable, String(functionsWarmTasks));
+    // Blank tasks wait most of their lives: Spot's price, and an interruption before an assignment costs nothing.
+    if (functionsWarmTasks > 0) worker.addEnvironment(cloudHostVariables.warmCapacityProvider, 'FARGATE_SPOT');
     worker.addEnvironment(cloudHostVariables.taskCluster, this.cluster.clusterArn);
     worker.addEnvironment(cloudHostVariables.taskDefinitionArn, this.taskDefinition.taskDefinitionArn);
     worker.addEnvironment(cloudHostVariables.subnetIds, this.vpc.selectSubnets(computeSubnets).subnetIds.join(','));
@@ -140,6 +149,14 @@ export class FunctionsRuntime extends Construct {
         'Each queued invocation is a new task whose id ECS makes at RunTask, so the worker describes and stops tasks by the ' +
         "invocations cluster's task prefix only (and the ecs:cluster condition).",
     });
+  }
+
+  /**
+   * The warm pool's keeper (lib/workers.ts `function-warm-tasks`): it starts blank tasks and describes them, so it
+   * gets exactly what the invocations worker has to run and watch tasks.
+   */
+  connectWarmPoolKeeper(worker: lambda.Function): void {
+    this.connectInvocationsWorker(worker);
   }
 
   /**

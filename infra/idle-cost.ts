@@ -22,6 +22,14 @@ export const prices = {
     X86_64: { vcpuHour: 0.04048, gbHour: 0.004445 },
     ARM64: { vcpuHour: 0.03238, gbHour: 0.00356 },
   } as Record<string, { vcpuHour: number; gbHour: number }>,
+  /**
+   * Fargate Spot, X86_64 (Spot has no ARM64 price in every region, and the runner's image is linux/amd64). Spot
+   * prices move with supply and are published only as a current figure; AWS advertises up to 70 % off on-demand.
+   * Priced here at half the on-demand rate, the cautious end of that range, so that the idle month is an upper bound.
+   */
+  fargateSpot: { X86_64: { vcpuHour: 0.04048 / 2, gbHour: 0.004445 / 2 } } as Record<string, { vcpuHour: number; gbHour: number }>,
+  /** S3 GET and HEAD requests (Standard), per request: the warm pool's blank tasks ask for their assignment. */
+  s3GetRequest: 0.0004 / 1000,
   loadBalancerHour: 0.0225,
   secretMonth: 0.4,
   kmsKeyMonth: 1,
@@ -75,6 +83,7 @@ export const free = [
   'AWS::EC2::SubnetRouteTableAssociation',
   'AWS::EC2::VPC',
   'AWS::EC2::VPCGatewayAttachment',
+  'AWS::ECS::ClusterCapacityProviderAssociations',
   'AWS::ECS::TaskDefinition',
   'AWS::ElasticLoadBalancingV2::Listener',
   'AWS::ElasticLoadBalancingV2::TargetGroup',
@@ -180,6 +189,51 @@ function serviceRows(logicalId: string, props: Record<string, any>, resources: R
   ];
 }
 
+/** How often a warm pool's blank task asks for its assignment (lib/functions/hosts/cloud/warm-tasks.ts ASSIGNMENT_POLL_MS). */
+export const WARM_TASK_ASKS_PER_SECOND = 1;
+
+/**
+ * The warm pool of queued invocations (docs/functions.md, "The warm pool"): no resource of the template runs it, the
+ * workers start its tasks, so it is read from the workers' environment: FUNCTIONS_WARM_TASKS blank Fargate Spot
+ * tasks of the task definition FUNCTIONS_TASK_DEFINITION_ARN names, running all month, each asking S3 for its
+ * assignment once a second. Several workers naming one pool count it once.
+ */
+function warmPoolRows(resources: Record<string, Resource>, unpriced: IdleMonth['unpriced']): IdleRow[] {
+  const pools = new Map<string, number>();
+  for (const resource of Object.values(resources)) {
+    if (resource.Type !== 'AWS::Lambda::Function') continue;
+    const variables = resource.Properties?.Environment?.Variables ?? {};
+    const count = Number(variables.FUNCTIONS_WARM_TASKS ?? 0);
+    const definition = refOf(variables.FUNCTIONS_TASK_DEFINITION_ARN);
+    if (count > 0 && definition) pools.set(definition, Math.max(count, pools.get(definition) ?? 0));
+  }
+  const rows: IdleRow[] = [];
+  for (const [logicalId, count] of pools) {
+    const definition = resources[logicalId]?.Properties;
+    const architecture = definition?.RuntimePlatform?.CpuArchitecture ?? 'X86_64';
+    const rate = prices.fargateSpot[architecture];
+    if (!definition || !rate) {
+      unpriced.push({ logicalId, type: 'WarmPool', why: `no Fargate Spot price for its task definition (${architecture})` });
+      continue;
+    }
+    const vcpu = Number(definition.Cpu) / 1024;
+    const gb = Number(definition.Memory) / 1024;
+    rows.push({
+      logicalId,
+      type: 'WarmPool',
+      what: `${count} blank Fargate Spot task(s), ${architecture}, ${vcpu} vCPU / ${gb} GB, ${HOURS_PER_MONTH} h`,
+      monthly: count * month(vcpu * rate.vcpuHour + gb * rate.gbHour),
+    });
+    rows.push({
+      logicalId,
+      type: 'WarmPoolRequests',
+      what: `${count} blank task(s) asking S3 for an assignment ${WARM_TASK_ASKS_PER_SECOND} a second`,
+      monthly: count * WARM_TASK_ASKS_PER_SECOND * 3600 * HOURS_PER_MONTH * prices.s3GetRequest,
+    });
+  }
+  return rows;
+}
+
 /**
  * The idle month of a template. A nested stack costs what its own resources cost: `nestedTemplate` reads its
  * template (from the cloud assembly, by the resource's `aws:asset:path`), and its rows join the parent's.
@@ -213,6 +267,7 @@ export function idleMonth(template: Template, nestedTemplate?: (resource: Resour
     else if (!(usagePriced as readonly string[]).includes(type) && !(free as readonly string[]).includes(type))
       unpriced.push({ logicalId, type, why: 'no row in infra/idle-cost.ts' });
   }
+  rows.push(...warmPoolRows(resources, unpriced));
   return { rows, total: rows.reduce((sum, row) => sum + row.monthly, 0), apart, unpriced };
 }
 

@@ -99,6 +99,9 @@ export class SlipwayStack extends Stack {
     // The queued door's worker starts a runner task per invocation.
     const invocationsWorker = this.workers.workerFunctions.get('function-invocations');
     if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker.fn);
+    // The warm pool's keeper starts blank runner tasks ahead of need.
+    const warmPoolKeeper = this.workers.workerFunctions.get('function-warm-tasks');
+    if (warmPoolKeeper) this.functions.connectWarmPoolKeeper(warmPoolKeeper.fn);
     // A publish's function Lambdas are made by the function-lambdas worker, as the router makes them.
     const prepareWorker = this.workers.workerFunctions.get('function-lambdas');
     if (prepareWorker) this.functions.connectPrepareWorker(prepareWorker.fn);

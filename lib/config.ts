@@ -345,6 +345,14 @@ export const config = {
   functionsTaskStartTimeoutMs: () => positiveNumber('FUNCTIONS_TASK_START_TIMEOUT_MS', 90_000),
   /** How often the invocations worker looks at the task and the result object. */
   functionsTaskPollMs: () => positiveNumber('FUNCTIONS_TASK_POLL_MS', 1000),
+  /**
+   * The cloud host: blank runner tasks kept started ahead of queued invocations (docs/functions.md, "The warm
+   * pool"). The stack sets it from the `functionsWarmTasks` context; unset or 0, every invocation starts its task.
+   */
+  functionsWarmTasks: () => {
+    const value = Number(variable('FUNCTIONS_WARM_TASKS') ?? 0);
+    return Number.isInteger(value) && value > 0 ? Math.min(value, 10) : 0;
+  },
   /** Local platform: blank runner processes kept started ahead of requests (FUNCTIONS_PREFORK, default 2). */
   functionsPrefork: () => {
     const raw = variable('FUNCTIONS_PREFORK');

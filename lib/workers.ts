@@ -68,6 +68,16 @@ export const workers: readonly WorkerRow[] = [
     timeoutSeconds: 180,
   },
   {
+    // The warm pool of queued invocations in the cloud (lib/functions/hosts/cloud/warm-tasks.ts): clears the slots whose
+    // blank task stopped and starts blank tasks where a slot is empty or its task's wait nears its end. The stack
+    // gives it what the invocations worker has to start tasks (infra/functions-runtime.ts connectWarmPoolKeeper).
+    name: 'function-warm-tasks',
+    handler: 'handlers/workers/function-warm-tasks.ts',
+    trigger: { kind: 'rate', every: '1 minute' },
+    uses: ['table:read', 'table:write', 'bundles:read'],
+    timeoutSeconds: 30,
+  },
+  {
     // Completion callbacks of queued invocations (lib/functions/callbacks.ts): one signed POST per message, the
     // retries queued as delayed messages. table:write records each attempt on the invocation; secrets:envEncryption
     // opens the project's callback secret (and seals it when a delivery comes before any read of it).

@@ -142,6 +142,8 @@ export const keys = {
   functionTailSession: (functionId: string, sessionId: string) => ({ pk: `FNTAIL#${functionId}`, sk: `SESSION#${sessionId}` }),
   /** A team's queued invocations in flight (id -> expiry), for the cap of 10. */
   functionInflight: (teamId: string) => ({ pk: `TEAM#${teamId}`, sk: 'FNINFLIGHT' }),
+  /** One slot of the queued door's pool of blank runner tasks in the cloud (lib/functions/warm-task-records.ts). */
+  functionWarmSlot: (slot: number) => ({ pk: 'FNWARMPOOL', sk: `SLOT#${slot}` }),
   /** A project's site analytics of one UTC day (lib/sites/analytics.ts); kept 400 days. */
   analyticsDay: (projectId: string, day: string) => ({ pk: `ANALYTICS#${projectId}`, sk: `DAY#${day}` }),
   /** The requests of one path of a project's site on one UTC day; sorts after its day's row. */

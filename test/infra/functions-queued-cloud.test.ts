@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { readCapacitySettings } from '../../infra/context.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSubnets, doorSubnetGroup } from '../../infra/functions-network.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
@@ -40,6 +42,7 @@ afterAll(() => {
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
 const workerId = () => logicalId(stack.workers.workerFunctions.get('function-invocations')!.fn);
+const keeperId = () => logicalId(stack.workers.workerFunctions.get('function-warm-tasks')!.fn);
 
 function workerStatements(): any[] {
   const role = resources[workerId()]!.Properties.Role['Fn::GetAtt'][0];
@@ -92,10 +95,11 @@ describe('the invocations worker', () => {
     expect(row.timeoutSeconds!).toBeLessThanOrEqual(queueDefinitions.invocations.visibilityTimeoutSeconds);
   });
 
-  it('no other function may start, describe or stop tasks', () => {
+  it('no other function than it and the warm pool keeper may start, describe or stop tasks', () => {
     const workerRole = resources[workerId()]!.Properties.Role['Fn::GetAtt'][0];
+    const keeperRole = resources[keeperId()]!.Properties.Role['Fn::GetAtt'][0];
     const others = policyDocuments(resources)
-      .filter((policy) => !policy.roles.includes(workerRole))
+      .filter((policy) => !policy.roles.includes(workerRole) && !policy.roles.includes(keeperRole))
       .flatMap((policy) => policy.statements)
       .flatMap(actionsOf);
     expect(others.filter((a) => ['ecs:RunTask', 'ecs:StopTask', 'ecs:DescribeTasks'].includes(a))).toEqual([]);
@@ -105,5 +109,50 @@ describe('the invocations worker', () => {
     const definition = resources[logicalId(stack.functions.taskDefinition)]!.Properties;
     expect(definition.ContainerDefinitions.map((c: any) => c.Name)).toEqual([RUNNER_CONTAINER_NAME]);
     expect(definition.ContainerDefinitions[0].ReadonlyRootFilesystem).toBe(true);
+  });
+});
+
+describe('the warm pool (functionsWarmTasks, default 1)', () => {
+  it('the invocations worker and the keeper get its size and its Spot capacity provider, and the same ECS grants', () => {
+    for (const id of [workerId(), keeperId()]) {
+      const variables = resources[id]!.Properties.Environment.Variables;
+      expect(variables.FUNCTIONS_WARM_TASKS).toBe('1');
+      expect(variables[cloudHostVariables.warmCapacityProvider]).toBe('FARGATE_SPOT');
+      expect(variables[cloudHostVariables.taskDefinitionArn]).toEqual({ Ref: logicalId(stack.functions.taskDefinition) });
+    }
+    const ecsOf = (id: string) =>
+      statementsOfRole(resources, resources[id]!.Properties.Role['Fn::GetAtt'][0])
+        .filter((statement) => actionsOf(statement).some((a) => a.startsWith('ecs:') || a === 'iam:PassRole'))
+        .map((statement) => JSON.stringify(statement));
+    expect(ecsOf(keeperId()).sort()).toEqual(ecsOf(workerId()).sort());
+  });
+
+  it('the keeper runs every minute on a schedule of the platform group', () => {
+    const schedules = Object.values(resources).filter(
+      (r) => r.Type === 'AWS::Scheduler::Schedule' && r.Properties.Name === 'function-warm-tasks',
+    );
+    expect(schedules).toHaveLength(1);
+    expect(schedules[0]!.Properties.ScheduleExpression).toBe('rate(1 minute)');
+    expect(schedules[0]!.Properties.Target.Arn).toEqual({ 'Fn::GetAtt': [keeperId(), 'Arn'] });
+  });
+
+  it("the invocations cluster has FARGATE_SPOT, and Container Insights off (it would bill the blank task's every hour)", () => {
+    const cluster = logicalId(stack.functions.cluster);
+    const associations = Object.values(resources).filter((r) => r.Type === 'AWS::ECS::ClusterCapacityProviderAssociations');
+    expect(associations.find((r) => r.Properties.Cluster?.Ref === cluster)?.Properties.CapacityProviders.sort()).toEqual([
+      'FARGATE',
+      'FARGATE_SPOT',
+    ]);
+    expect(resources[cluster]!.Properties.ClusterSettings).toEqual([{ Name: 'containerInsights', Value: 'disabled' }]);
+  });
+
+  it('the context value: 0 turns it off, 1 to 10 sizes it, anything else stops the synthesis', () => {
+    const read = (value: unknown) =>
+      readCapacitySettings(new App({ context: value === undefined ? {} : { functionsWarmTasks: value } })).functionsWarmTasks;
+    expect(read(undefined)).toBe(1);
+    expect(read('0')).toBe(0);
+    expect(read(3)).toBe(3);
+    expect(() => read('11')).toThrow('functionsWarmTasks: must be a whole number from 0 to 10');
+    expect(() => read('two')).toThrow('functionsWarmTasks: must be a whole number from 0 to 10');
   });
 });

@@ -30,7 +30,7 @@ describe('the idle month of the default stack', () => {
     expect(idle.apart.filter((r) => r.type === 'AWS::CloudWatch::Alarm').length).toBeGreaterThan(40);
   });
 
-  it('is at most $25: one NAT instance, the door on one instance, five secrets', () => {
+  it('is at most $25: one NAT instance, the door on one instance, five secrets, one blank Spot task of the warm pool', () => {
     expect(idle.total).toBeLessThanOrEqual(25);
     const byType = (type: string) => idle.rows.filter((row) => row.type === type).map((row) => row.what);
     expect(byType('AWS::EC2::Instance').sort()).toEqual(['t3a.micro, 730 h', 't4g.nano, 730 h']);
@@ -40,7 +40,10 @@ describe('the idle month of the default stack', () => {
     expect(byType('AWS::SecretsManager::Secret')).toHaveLength(5);
     for (const type of ['AWS::EC2::NatGateway', 'AWS::EC2::EIP', 'AWS::ElasticLoadBalancingV2::LoadBalancer', 'AWS::ECS::Service'])
       expect(byType(type)).toEqual([]);
-    expect(dollars(idle.total)).toBe('$18.62');
+    // The warm pool (functionsWarmTasks, default 1): its task and its once-a-second look-ups, read from the workers.
+    expect(byType('WarmPool')).toEqual(['1 blank Fargate Spot task(s), X86_64, 0.25 vCPU / 0.5 GB, 730 h']);
+    expect(idle.rows.filter((row) => row.type.startsWith('WarmPool')).map((row) => dollars(row.monthly))).toEqual(['$4.51', '$1.05']);
+    expect(dollars(idle.total)).toBe('$24.17');
   });
 
   it("docs/deploy.md lists each resource's monthly figure and states an idle total within 25 % of the template's", () => {
@@ -80,6 +83,29 @@ describe('the price table', () => {
       ['C', '$0.40'],
     ]);
     expect(dollars(month.total)).toBe('$90.17');
+  });
+
+  it('a warm pool read from the workers: two naming one task definition count it once, at the larger size', () => {
+    const worker = (count: string) => ({
+      Type: 'AWS::Lambda::Function',
+      Properties: { Environment: { Variables: { FUNCTIONS_WARM_TASKS: count, FUNCTIONS_TASK_DEFINITION_ARN: { Ref: 'Task' } } } },
+    });
+    const month = idleMonth({
+      Resources: {
+        Task: {
+          Type: 'AWS::ECS::TaskDefinition',
+          Properties: { Cpu: '256', Memory: '512', RuntimePlatform: { CpuArchitecture: 'X86_64' } },
+        },
+        Invocations: worker('2'),
+        Keeper: worker('1'),
+        Unpooled: worker('0'),
+      },
+    });
+    expect(month.unpriced).toEqual([]);
+    expect(month.rows.map((row) => [row.type, row.what, dollars(row.monthly)])).toEqual([
+      ['WarmPool', '2 blank Fargate Spot task(s), X86_64, 0.25 vCPU / 0.5 GB, 730 h', '$9.01'],
+      ['WarmPoolRequests', '2 blank task(s) asking S3 for an assignment 1 a second', '$2.10'],
+    ]);
   });
 
   it('an instance: its hours, its volumes, and an address when its subnet gives one; an EC2 service adds nothing', () => {

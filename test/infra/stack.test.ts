@@ -627,7 +627,10 @@ describe('least privilege', () => {
             ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']
             : []),
           // The invocations worker runs each invocation as a Fargate task (test/infra/functions-queued-cloud.test.ts scopes these).
-          ...(row.name === 'function-invocations' ? ['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask', 'iam:PassRole'] : []),
+          // So does the warm pool's keeper, which starts and watches blank ones (the same statements).
+          ...(row.name === 'function-invocations' || row.name === 'function-warm-tasks'
+            ? ['ecs:RunTask', 'ecs:DescribeTasks', 'ecs:StopTask', 'iam:PassRole']
+            : []),
           // The sweep lists and deletes user-function Lambdas (FunctionsRuntime.connectSweepWorker; scoped in its own test below).
           ...(row.name === 'cloud-sweep' ? ['lambda:ListFunctions', 'lambda:ListTags', 'lambda:DeleteFunction'] : []),
           // The prepare worker makes user-function Lambdas as the router does (FunctionsRuntime.connectPrepareWorker;

@@ -9,6 +9,7 @@ import {
   RegisterTaskDefinitionCommand,
   type Task,
 } from '@aws-sdk/client-ecs';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -25,7 +26,10 @@ import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts
 import type { QueuedRequest } from '../../lib/functions/host.ts';
 import { finishOf } from '../../lib/functions/queued.ts';
 import type { DeployedFunction } from '../../lib/functions/model.ts';
-import { bucketDefinitions } from '../../lib/resources.ts';
+import { bucketDefinitions, tableDefinition } from '../../lib/resources.ts';
+import { fillWarmPool, keepWarmPool, takeWarmTask } from '../../lib/functions/hosts/cloud/warm-tasks.ts';
+import { listWarmSlots } from '../../lib/functions/warm-task-records.ts';
+import { StopTaskCommand } from '@aws-sdk/client-ecs';
 
 /**
  * The cloud side of queued invocations (lib/functions/hosts/cloud/cloud-host.ts
@@ -347,6 +351,102 @@ describe('runQueued of the cloud host against moto ECS', () => {
     } finally {
       process.env[cloudHostVariables.taskDefinitionArn] = saved;
     }
+  });
+});
+
+/** The blank tasks moto recorded for a warm slot, and the environment each was given. */
+async function warmTasks(): Promise<{ task: Task; env: Record<string, string> }[]> {
+  const found: { task: Task; env: Record<string, string> }[] = [];
+  for (const slot of [0, 1, 2])
+    for (const task of await tasksStartedBy(`warm-slot-${slot}`)) {
+      const override = task.overrides!.containerOverrides!.find((o) => o.name === RUNNER_CONTAINER_NAME)!;
+      found.push({ task, env: Object.fromEntries(override.environment!.map(({ name, value }) => [name!, value!])) });
+    }
+  return found;
+}
+
+describe('the warm pool (lib/functions/hosts/cloud/warm-tasks.ts) against moto', () => {
+  beforeAll(async () => {
+    // The pool's slots live in the table: a table of this file's own on the same endpoint.
+    const table = `warm-${suffix}`;
+    await new DynamoDBClient(client).send(
+      new CreateTableCommand({
+        TableName: table,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    process.env[tableDefinition.envVar] = table;
+  });
+
+  it('racing fillers start one blank task per slot, holding only their assignment URL', async () => {
+    await Promise.all(Array.from({ length: 6 }, () => fillWarmPool(2)));
+    const blanks = await warmTasks();
+    expect(blanks.map(({ task }) => task.startedBy).sort()).toEqual(['warm-slot-0', 'warm-slot-1']);
+    for (const { env } of blanks) {
+      expect(Object.keys(env).sort()).toEqual(['SLIPWAY_ASSIGNMENT_POLL_MS', 'SLIPWAY_ASSIGNMENT_URL', 'SLIPWAY_WARM_UNTIL']);
+      expect(env.SLIPWAY_ASSIGNMENT_URL).toMatch(new RegExp(`/${bucket}/invocations/warm/[0-9a-f-]{36}/assignment\\.json\\?`));
+    }
+    const slots = await listWarmSlots();
+    expect(slots.map((slot) => slot.task_arn).sort()).toEqual(blanks.map(({ task }) => task.taskArn).sort());
+  });
+
+  it('racing takes hand each blank task to one worker only; a taken slot is filled again', async () => {
+    const before = (await listWarmSlots()).map((slot) => slot.task_arn).sort();
+    const taken = await Promise.all(Array.from({ length: 5 }, () => takeWarmTask()));
+    const arns = taken.flatMap((t) => (t ? [t.taskArn] : []));
+    expect(arns.sort()).toEqual(before);
+    expect(taken.filter((t) => t === null)).toHaveLength(3);
+    expect(await listWarmSlots()).toEqual([]);
+    await fillWarmPool(2);
+    const after = await listWarmSlots();
+    expect(after).toHaveLength(2);
+    for (const slot of after) expect(before).not.toContain(slot.task_arn);
+  });
+
+  it('of two waiting blank tasks, one runs the invocation a worker assigns and exits; the other ends its wait with exit 4; the slot is refilled', async () => {
+    process.env.FUNCTIONS_WARM_TASKS = '2';
+    try {
+      const host = createCloudFunctionHost();
+      const inSlots = new Set((await listWarmSlots()).map((slot) => slot.task_arn));
+      const blanks = (await warmTasks()).filter(({ task }) => inSlots.has(task.taskArn));
+      expect(blanks).toHaveLength(2);
+      // Both containers played, their waits shortened to a few seconds (the records keep the real end).
+      const until = String(Date.now() + 5000);
+      const exits = blanks.map(({ env }) => runEntry({ ...env, SLIPWAY_WARM_UNTIL: until, SLIPWAY_ASSIGNMENT_POLL_MS: '50' }));
+      const req = request('through a warm task');
+      await putRequest(req);
+      const result = await host.runQueued(fnFor('functions/echo.mjs'), req, 20_000, new AbortController().signal);
+      expect(result.outcome).toBe('response');
+      expect(result.reply!.body.toString()).toBe('echo:through a warm task');
+      expect((await Promise.all(exits)).sort()).toEqual([TASK_EXIT.result, TASK_EXIT.unassigned].sort());
+      // No task of its own was started: the invocation ran in a blank one.
+      expect(await tasksStartedBy(req.invocation!.id)).toEqual([]);
+      // The slot it emptied holds a new task; the other still names its own.
+      const slots = await listWarmSlots();
+      expect(slots).toHaveLength(2);
+      expect(slots.filter((slot) => inSlots.has(slot.task_arn))).toHaveLength(1);
+    } finally {
+      delete process.env.FUNCTIONS_WARM_TASKS;
+    }
+  });
+
+  it('the keeper empties the slots of tasks that stopped (a Spot interruption) and starts new ones', async () => {
+    const before = await listWarmSlots();
+    for (const slot of before) await ecs.send(new StopTaskCommand({ cluster: clusterName, task: slot.task_arn }));
+    expect(await keepWarmPool(2)).toEqual({ cleared: 2, started: 2 });
+    const after = await listWarmSlots();
+    expect(after).toHaveLength(2);
+    for (const slot of after) expect(before.map((b) => b.task_arn)).not.toContain(slot.task_arn);
+    // A full pool of live tasks is left as it is.
+    expect(await keepWarmPool(2)).toEqual({ cleared: 0, started: 0 });
   });
 });
 

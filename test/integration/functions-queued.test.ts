@@ -397,6 +397,82 @@ describe('queued door: every way a run ends, with its spec sentence', () => {
   });
 });
 
+/**
+ * The warm pool (docs/functions.md, "The warm pool"), which only the template has: blank tasks of the runner's task
+ * definition on the cluster's FARGATE_SPOT, each waiting for one assignment. Sized here for these cases only (the
+ * synth project runs with none: vitest.config.ts).
+ */
+if (cloud)
+  describe('queued door in the cloud: the warm pool', () => {
+    const ecsTasks = () => platform.synthesized!.ecs.tasks();
+    const blanks = () => ecsTasks().filter((task) => task.startedBy?.startsWith('warm-slot-'));
+    const waiting = () => blanks().filter((task) => task.lastStatus === 'RUNNING' && task.desiredStatus === 'RUNNING');
+
+    it('each blank task takes exactly one invocation, runs it and exits; the pool is refilled; a blank that ends its wait leaves the invocation to a task of its own', async () => {
+      // A setting of the platform's own (the Lambdas' environments took the project's 0 from it at the start).
+      const size = platform.env.FUNCTIONS_WARM_TASKS;
+      platform.env.FUNCTIONS_WARM_TASKS = '2';
+      try {
+        // The first invocation finds the pool empty: a task of its own, and the pool filled meanwhile.
+        const first = await run('echo', { body: 'first' });
+        expect(first.status).toBe('completed');
+        expect(tasksOf(first.id)).toHaveLength(1);
+        await vi.waitFor(
+          () =>
+            expect(
+              waiting()
+                .map((t) => t.startedBy)
+                .sort(),
+            ).toEqual(['warm-slot-0', 'warm-slot-1']),
+          {
+            timeout: 60_000,
+            interval: 200,
+          },
+        );
+        // Three more, one after another: each runs in a blank task, none starts a task of its own.
+        const ids: string[] = [];
+        for (const body of ['second', 'third', 'fourth']) {
+          const done = await run('echo', { body });
+          expect(done).toMatchObject({ status: 'completed', response_status: 201 });
+          expect(tasksOf(done.id)).toEqual([]);
+          ids.push(done.id);
+          await vi.waitFor(() => expect(waiting()).toHaveLength(2), { timeout: 60_000, interval: 200 });
+        }
+        // Every blank task that ran an invocation ran one (its output holds the handler's one line) and exited 0;
+        // the others are still waiting, having run none.
+        await vi.waitFor(() => expect(blanks().filter((t) => t.lastStatus === 'STOPPED')).toHaveLength(3), {
+          timeout: 20_000,
+          interval: 200,
+        });
+        for (const task of blanks()) {
+          const ran = task.output.split('\n').filter((line) => line === 'echo ran').length;
+          if (task.lastStatus === 'STOPPED') {
+            expect(ran).toBe(1);
+            expect(task).toMatchObject({ stopCode: 'EssentialContainerExited', containers: [expect.objectContaining({ exitCode: 0 })] });
+          } else expect(ran).toBe(0);
+        }
+
+        // A blank stopped before its assignment came (a Spot interruption): its entry exits 4, having run nothing,
+        // and the worker that took it starts a task of the invocation's own.
+        queue().pause();
+        let pollUrl: string;
+        try {
+          const reply = await invoke('echo', { body: 'after an interruption' });
+          pollUrl = reply.body.data.poll_url;
+          for (const task of waiting()) platform.synthesized!.ecs.stopTask(task.taskArn, 'Your Spot Task was interrupted.');
+        } finally {
+          queue().resume();
+        }
+        const done = await until(pollUrl!, 60_000);
+        expect(done.status).toBe('completed');
+        expect(tasksOf(done.id)).toHaveLength(1);
+        expect(blanks().filter((t) => t.containers[0]?.exitCode === 4).length).toBeGreaterThanOrEqual(1);
+      } finally {
+        platform.env.FUNCTIONS_WARM_TASKS = size!;
+      }
+    }, 240_000);
+  });
+
 describe('queued door: console output for team members', () => {
   it('members (session or API key) read the invocation with its console lines; the public poll never has them; outsiders get 404', async () => {
     const reply = await invoke('throws');

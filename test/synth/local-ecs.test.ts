@@ -175,7 +175,7 @@ describe('the local ECS: the template task definition run from its image asset',
     expect(objects.has('hog/result')).toBe(false);
   }, 40_000);
 
-  it("RunTask's checks, with ECS's error names: cluster, launch type, awsvpc network configuration, overrides size and names", async () => {
+  it("RunTask's checks, with ECS's error names: cluster, launch type or capacity provider, awsvpc network configuration, overrides size and names", async () => {
     const environment = taskEnvironment('never', 'export default () => new Response("x");');
     const error = (promise: Promise<unknown>) =>
       promise.then(
@@ -189,6 +189,19 @@ describe('the local ECS: the template task definition run from its image asset',
     expect(await error(runTask(direct, environment, { launchType: 'EC2' }))).toEqual({
       name: 'InvalidParameterException',
       message: 'Task definition does not support launch_type EC2.',
+    });
+    // A capacity provider instead of the launch type (the warm pool's FARGATE_SPOT): never both, and only one the
+    // template associates with the cluster.
+    const spot = [{ capacityProvider: 'FARGATE_SPOT', weight: 1 }];
+    expect(await error(runTask(direct, environment, { capacityProviderStrategy: spot }))).toEqual({
+      name: 'InvalidParameterException',
+      message: 'Specifying both a launch type and capacity provider strategy is not supported.',
+    });
+    expect(
+      await error(runTask(direct, environment, { launchType: undefined, capacityProviderStrategy: [{ capacityProvider: 'MY_ASG' }] })),
+    ).toEqual({
+      name: 'InvalidParameterException',
+      message: 'The specified capacity provider MY_ASG is not associated with the cluster.',
     });
     expect(await error(runTask(direct, environment, { networkConfiguration: undefined }))).toEqual({
       name: 'InvalidParameterException',

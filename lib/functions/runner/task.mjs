@@ -24,6 +24,19 @@
 //   137  the handler's process was killed for memory
 //   143  the task was stopped (SIGTERM from StopTask)
 //   1    anything else (the platform side failed: could not be run)
+//   4    a blank task that took no invocation (its wait ended, it was stopped
+//        first, or its assignment URL was refused): nothing ran, so the
+//        worker that took it may start a fresh task for its invocation
+//
+// A blank task of the warm pool (docs/functions.md, "The warm pool") starts
+// with none of the variables above, only:
+//
+//   SLIPWAY_ASSIGNMENT_URL      GET its one assignment {variables: {...the five above}}
+//   SLIPWAY_WARM_UNTIL          epoch milliseconds: past it, it stops waiting and exits 4
+//   SLIPWAY_ASSIGNMENT_POLL_MS  how often it asks (default 1000)
+//
+// It asks for the assignment until one is there, then runs that invocation
+// exactly as above and exits: a task never takes a second invocation.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -39,7 +52,52 @@ export const TASK_VARIABLES = Object.freeze({
   functionUrl: 'SLIPWAY_FUNCTION_URL',
 });
 
-export const TASK_EXIT = Object.freeze({ result: 0, crashed: 3, outOfMemory: 137, stopped: 143, failed: 1 });
+export const TASK_EXIT = Object.freeze({ result: 0, crashed: 3, outOfMemory: 137, stopped: 143, failed: 1, unassigned: 4 });
+
+export const WARM_VARIABLES = Object.freeze({
+  assignmentUrl: 'SLIPWAY_ASSIGNMENT_URL',
+  until: 'SLIPWAY_WARM_UNTIL',
+  pollMs: 'SLIPWAY_ASSIGNMENT_POLL_MS',
+});
+
+/**
+ * A blank task's wait: its one assignment's variables, or null when none came (the wait ended, SIGTERM came first,
+ * or the URL was refused: it expired with the credentials that signed it). A 404 is "not yet".
+ */
+export async function awaitAssignment(env = process.env) {
+  const url = env[WARM_VARIABLES.assignmentUrl];
+  const until = Number(env[WARM_VARIABLES.until]);
+  const pollMs = Number(env[WARM_VARIABLES.pollMs]) > 0 ? Number(env[WARM_VARIABLES.pollMs]) : 1000;
+  let stopped = false;
+  const onTerm = () => {
+    stopped = true;
+  };
+  process.once('SIGTERM', onTerm);
+  try {
+    while (!stopped && Date.now() < until) {
+      try {
+        const reply = await fetch(url, { signal: AbortSignal.timeout(5000) });
+        if (reply.ok) {
+          const assignment = await reply.json();
+          // Stopped while the assignment came: run nothing, so the worker that wrote it starts a task of its own.
+          if (stopped) return null;
+          return assignment && typeof assignment.variables === 'object' ? assignment.variables : null;
+        }
+        await reply.arrayBuffer();
+        if (reply.status === 403 || reply.status === 400) {
+          log(`the assignment URL was refused (HTTP ${reply.status})`);
+          return null;
+        }
+      } catch (error) {
+        log(`asking for the assignment failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(pollMs, until - Date.now()))));
+    }
+    return null;
+  } finally {
+    process.removeListener('SIGTERM', onTerm);
+  }
+}
 
 /** Console lines kept in memory before the rest is only counted (the platform keeps fewer: lib/functions/invocations.ts). */
 const MAX_LINES = 2000;
@@ -212,7 +270,10 @@ export async function runTask({
 
 const isMain = process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
-  runTask().then(
+  const run = process.env[WARM_VARIABLES.assignmentUrl]
+    ? awaitAssignment().then((variables) => (variables ? runTask({ env: { ...variables, PATH: process.env.PATH } }) : TASK_EXIT.unassigned))
+    : runTask();
+  run.then(
     (code) => process.exit(code),
     (error) => {
       log(`task failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

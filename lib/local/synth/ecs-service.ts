@@ -57,6 +57,8 @@ export interface LocalEcsService {
   handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void>;
   /** Every task run since the start (a test counts them, or reads why one stopped). */
   tasks(): LocalTask[];
+  /** Stops a task as StopTask would, from outside the template's roles (a test plays a Spot interruption). */
+  stopTask(taskArn: string, reason: string): void;
   /**
    * Starts the template's services as CloudFormation creates them (each its desiredCount tasks, replaced when one
    * stops) and resolves once every task runs and is healthy in its target groups, or rejects after `timeoutMs`.
@@ -78,6 +80,7 @@ interface RunTaskInput {
   cluster?: string;
   taskDefinition?: string;
   launchType?: string;
+  capacityProviderStrategy?: { capacityProvider?: string; weight?: number; base?: number }[];
   count?: number;
   startedBy?: string;
   networkConfiguration?: { awsvpcConfiguration?: { subnets?: string[] } };
@@ -117,11 +120,23 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
 }
 
 /** RunTask's checks of what the caller sends, in ECS's words: the task definition's launch type, network and overrides. */
-function checkRunTask(body: RunTaskInput, definition: TaskDefinition): void {
+function checkRunTask(body: RunTaskInput, definition: TaskDefinition, cluster: Cluster): void {
   const count = body.count ?? 1;
   if (!Number.isInteger(count) || count < 1 || count > 10)
     throw new EcsError('InvalidParameterException', 'count must be between 1 and 10.');
-  if (body.launchType !== 'FARGATE') {
+  if (body.capacityProviderStrategy !== undefined) {
+    // A Fargate capacity provider instead of the launch type (the warm pool's blank tasks on FARGATE_SPOT): it must be
+    // associated with the cluster, and the two ways of saying where a task runs exclude each other.
+    if (body.launchType !== undefined)
+      throw new EcsError('InvalidParameterException', 'Specifying both a launch type and capacity provider strategy is not supported.');
+    for (const item of body.capacityProviderStrategy) {
+      const name = String(item.capacityProvider ?? '');
+      if (!cluster.capacityProviders.includes(name))
+        throw new EcsError('InvalidParameterException', `The specified capacity provider ${name} is not associated with the cluster.`);
+      if (name !== 'FARGATE' && name !== 'FARGATE_SPOT')
+        throw new EcsError('InvalidParameterException', `The local ECS runs Fargate capacity providers only, not ${name}.`);
+    }
+  } else if (body.launchType !== 'FARGATE') {
     throw new EcsError('InvalidParameterException', `Task definition does not support launch_type ${body.launchType ?? 'EC2'}.`);
   }
   if (definition.networkMode === 'awsvpc') {
@@ -275,7 +290,7 @@ class LocalEcs {
   runTask(body: RunTaskInput) {
     const cluster = this.clusterOf(body.cluster);
     const definition = this.definitionOf(body.taskDefinition);
-    checkRunTask(body, definition);
+    checkRunTask(body, definition, cluster);
     for (const [arn, task] of this.tasks) if (task.stoppedAt && Date.now() - task.stoppedAt > STOPPED_KEPT_MS) this.tasks.delete(arn);
     const started = Array.from({ length: body.count ?? 1 }, () => {
       const task = this.newTask(cluster, definition, body.startedBy, body.overrides?.containerOverrides ?? [], false);
@@ -363,6 +378,10 @@ export function createLocalEcsService(options: EcsOptions): LocalEcsService {
         const failed = error instanceof EcsError ? error : new EcsError('ClientException', (error as Error).message);
         sendJson(res, 400, { __type: failed.type, message: failed.message }, { 'x-amzn-errortype': failed.type });
       }
+    },
+    stopTask: (taskArn, reason) => {
+      const task = ecs.tasks.get(taskArn);
+      if (task) ecs.stopTask({ cluster: task.clusterArn, task: taskArn, reason });
     },
     tasks: () => [...ecs.tasks.values()].map(({ definition: _d, running: _r, overrides: _o, ports: _p, ofService: _s, ...task }) => task),
     startServices(targets, timeoutMs) {

@@ -30,6 +30,8 @@ export interface TaskDefinition {
 export interface Cluster {
   arn: string;
   name: string;
+  /** The capacity providers its AWS::ECS::ClusterCapacityProviderAssociations names (FARGATE, FARGATE_SPOT). */
+  capacityProviders: string[];
 }
 
 /** An AWS::ECS::Service of the template: the tasks the service scheduler keeps running, and where they register. */
@@ -85,9 +87,14 @@ export function templateEcs(
   template: SynthesizedTemplate,
   values: LocalStackValues,
 ): { clusters: Cluster[]; taskDefinitions: TaskDefinition[]; services: EcsServiceDefinition[] } {
+  const associations = resourcesOfType(template, 'AWS::ECS::ClusterCapacityProviderAssociations').map(([, resource]) => ({
+    cluster: resource.Properties?.Cluster?.Ref as string | undefined,
+    providers: (resource.Properties?.CapacityProviders ?? []) as string[],
+  }));
   const clusters = resourcesOfType(template, 'AWS::ECS::Cluster').map(([id]) => {
     const physical = values.physical.get(id)!;
-    return { arn: physical.attributes.Arn!, name: physical.ref };
+    const capacityProviders = associations.filter((a) => a.cluster === id).flatMap((a) => a.providers);
+    return { arn: physical.attributes.Arn!, name: physical.ref, capacityProviders };
   });
   const assets = dockerImageAssets(template.assemblyDir);
   const taskDefinitions = resourcesOfType(template, 'AWS::ECS::TaskDefinition').map(([id, resource]) => {

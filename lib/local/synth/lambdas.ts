@@ -23,6 +23,8 @@ export const localSettingVariables = [
   'ABUSE_INTAKE',
   'ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR',
   'ABUSE_REPORTS_PLATFORM_PER_HOUR',
+  // The queued door's warm pool (its size is the template's `functionsWarmTasks`): a bench compares sizes in one run.
+  'FUNCTIONS_WARM_TASKS',
 ] as const;
 
 /**

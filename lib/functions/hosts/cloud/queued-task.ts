@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import { DescribeTasksCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { lazyClient } from '../../../aws/clients.ts';
 import { s3 } from '../../../aws/s3.ts';
 import { config } from '../../../config.ts';
 import type { ConsoleLine, QueuedRequest, QueuedResult } from '../../host.ts';
 import type { DeployedFunction } from '../../model.ts';
+import { ecs, RUNNER_CONTAINER_NAME, runRunnerTask, type TaskEnvironment } from './runner-task.ts';
 import { cloudHostVariables, variable } from './variables.ts';
+import { assignWarmTask, discardAssignment, fillWarmPool, takeWarmTask, type TakenWarmTask } from './warm-tasks.ts';
 
 // The cloud host's queued invocations: one Fargate task of the runner image per invocation.
 
-/** The runner's container in the task definition (infra/functions-runtime.ts). */
-export const RUNNER_CONTAINER_NAME = 'runner';
+export { MAX_OVERRIDE_CHARS, RUNNER_CONTAINER_NAME } from './runner-task.ts';
 
 /** The task's environment (lib/functions/runner/task.mjs reads the same names). */
 export const TASK_VARIABLES = {
@@ -24,7 +24,7 @@ export const TASK_VARIABLES = {
 } as const;
 
 /** How the task entry exits (task.mjs `TASK_EXIT`). */
-export const TASK_EXIT = { result: 0, crashed: 3, outOfMemory: 137, stopped: 143, failed: 1 } as const;
+export const TASK_EXIT = { result: 0, crashed: 3, outOfMemory: 137, stopped: 143, failed: 1, unassigned: 4 } as const;
 
 /** How long a task may take to be placed, pull the image and start; the budget runs from then. */
 export function taskStartTimeoutMs(): number {
@@ -36,9 +36,6 @@ export function taskPollMs(): number {
   return config.functionsTaskPollMs();
 }
 
-/** RunTask refuses overrides longer than this (the JSON of the override structure included). */
-export const MAX_OVERRIDE_CHARS = 8192;
-
 /** Presigned URLs outlive the task's start and budget with room to spare. */
 const PRESIGN_SECONDS = 15 * 60;
 
@@ -47,8 +44,6 @@ export function queuedTaskKeys(invocation: { id: string; team_id: string }) {
   const prefix = `invocations/${invocation.team_id}/${invocation.id}/`;
   return { request: `${prefix}request.json`, result: `${prefix}task-result.json`, console: `${prefix}task-console.json` };
 }
-
-const ecs = lazyClient('ecs', (opts) => new ECSClient({ region: opts.region, endpoint: opts.endpoint }));
 
 interface TaskResultObject {
   status: number;
@@ -108,13 +103,12 @@ function log(level: 'INFO' | 'WARN' | 'ERROR', message: string, fields: Record<s
   console.error(JSON.stringify({ level, message, ...fields }));
 }
 
-/** Stores the request when it is not stored as an object yet, presigns the task's objects and starts the task: its ARN. */
-async function startTask(
+/** Stores the request when it is not stored as an object yet and presigns the task's objects: the task's variables. */
+async function taskEnvironment(
   fn: DeployedFunction,
   request: QueuedRequest,
-  invocation: { id: string; team_id: string },
   keys: ReturnType<typeof queuedTaskKeys>,
-): Promise<string> {
+): Promise<TaskEnvironment> {
   const bucket = config.bucket('bundles');
   if (!request.invocation?.requestStored) {
     // Not a stored object (a small request kept in its record, or a direct caller): store what the task reads.
@@ -130,47 +124,19 @@ async function startTask(
     presign(new PutObjectCommand({ Bucket: bucket, Key: keys.result })),
     presign(new PutObjectCommand({ Bucket: bucket, Key: keys.console })),
   ]);
-  const overrides = {
-    containerOverrides: [
-      {
-        name: RUNNER_CONTAINER_NAME,
-        environment: [
-          { name: TASK_VARIABLES.bundleUrl, value: bundleUrl },
-          { name: TASK_VARIABLES.requestUrl, value: requestUrl },
-          { name: TASK_VARIABLES.resultUrl, value: resultUrl },
-          { name: TASK_VARIABLES.consoleUrl, value: consoleUrl },
-          { name: TASK_VARIABLES.functionUrl, value: fn.url },
-        ],
-      },
-    ],
-  };
-  const overrideChars = JSON.stringify(overrides).length;
-  if (overrideChars > MAX_OVERRIDE_CHARS)
-    throw new Error(`the task overrides are ${overrideChars} characters, over RunTask's ${MAX_OVERRIDE_CHARS}`);
-  const started = await ecs().send(
-    new RunTaskCommand({
-      cluster: variable(cloudHostVariables.taskCluster),
-      taskDefinition: variable(cloudHostVariables.taskDefinitionArn),
-      launchType: 'FARGATE',
-      count: 1,
-      // At most 36 characters: an invocation id fits, and tells operators which invocation a task ran.
-      startedBy: invocation.id.slice(0, 36),
-      networkConfiguration: {
-        awsvpcConfiguration: {
-          subnets: variable(cloudHostVariables.subnetIds).split(','),
-          securityGroups: [variable(cloudHostVariables.securityGroupId)],
-          assignPublicIp: 'DISABLED',
-        },
-      },
-      overrides,
-    }),
-  );
-  const task = started.tasks?.[0];
-  if (!task?.taskArn) {
-    const failure = started.failures?.map((f) => `${f.reason ?? 'unknown'}${f.detail ? ` (${f.detail})` : ''}`).join('; ');
-    throw new Error(`RunTask started no task: ${failure || 'no reason given'}`);
-  }
-  return task.taskArn;
+  return [
+    { name: TASK_VARIABLES.bundleUrl, value: bundleUrl },
+    { name: TASK_VARIABLES.requestUrl, value: requestUrl },
+    { name: TASK_VARIABLES.resultUrl, value: resultUrl },
+    { name: TASK_VARIABLES.consoleUrl, value: consoleUrl },
+    { name: TASK_VARIABLES.functionUrl, value: fn.url },
+  ];
+}
+
+/** A warm task that stopped without running its invocation: it never read the assignment, or never started. */
+function ranNothing(task: Pick<Task, 'containers'>): boolean {
+  const container = task.containers?.find((c) => c.name === RUNNER_CONTAINER_NAME) ?? task.containers?.[0];
+  return container?.exitCode === undefined || container.exitCode === null || container.exitCode === TASK_EXIT.unassigned;
 }
 
 /**
@@ -188,19 +154,65 @@ export async function runQueuedTask(
   signal: AbortSignal,
 ): Promise<QueuedResult> {
   const called = Date.now();
-  const bucket = config.bucket('bundles');
   const log_ = { function_id: fn.function_id, invocation_id: request.invocation?.id };
   if (signal.aborted) return { outcome: 'aborted', reply: null, console: [], runtimeMs: 0 };
   const invocation = request.invocation ?? { id: randomUUID(), team_id: fn.team_id };
   const keys = queuedTaskKeys(invocation);
-  let taskArn: string;
+  const poolSize = config.functionsWarmTasks();
+  let refill: Promise<unknown> = Promise.resolve();
+  let started: { environment: TaskEnvironment; warm: TakenWarmTask | null; taskArn: string };
   try {
-    taskArn = await startTask(fn, request, invocation, keys);
+    const environment = await taskEnvironment(fn, request, keys);
+    let warm: TakenWarmTask | null = null;
+    if (poolSize > 0) {
+      warm = await takeAndAssign(environment, log_);
+      // The slot just emptied (or an empty one) gets a new blank task while this invocation runs.
+      refill = fillWarmPool(poolSize).catch((error) => log('WARN', 'queued run: the warm pool was not refilled', { error: String(error) }));
+    }
+    started = { environment, warm, taskArn: warm ? warm.taskArn : await runRunnerTask(environment, invocation.id) };
   } catch (error) {
+    await refill;
     log('WARN', 'queued run: the task could not be started', { ...log_, error: String(error) });
     return { outcome: 'start_failed', reply: null, console: [], runtimeMs: Date.now() - called };
   }
+  try {
+    return await followTask({ ...started, called, keys, budgetMs, signal, log_, invocationId: invocation.id });
+  } finally {
+    await refill;
+    if (started.warm) await discardAssignment(started.warm).catch(() => undefined);
+  }
+}
 
+/** A blank task of the warm pool with the invocation's variables written where it looks, or null when none is ready. */
+async function takeAndAssign(environment: TaskEnvironment, log_: Record<string, unknown>): Promise<TakenWarmTask | null> {
+  try {
+    const warm = await takeWarmTask();
+    if (warm) await assignWarmTask(warm, environment);
+    return warm;
+  } catch (error) {
+    // The task taken (if any) is out of its slot and waits alone until its wait ends; this invocation starts its own.
+    log('WARN', 'queued run: no warm task could be taken', { ...log_, error: String(error) });
+    return null;
+  }
+}
+
+interface Followed {
+  environment: TaskEnvironment;
+  warm: TakenWarmTask | null;
+  taskArn: string;
+  called: number;
+  keys: ReturnType<typeof queuedTaskKeys>;
+  budgetMs: number;
+  signal: AbortSignal;
+  log_: Record<string, unknown>;
+  invocationId: string;
+}
+
+/** Polls the task and its result object until the result appears, the task stops, or the budget or start bound ends. */
+async function followTask(run: Followed): Promise<QueuedResult> {
+  let { warm, taskArn, called } = run;
+  const { environment, keys, budgetMs, signal, log_ } = run;
+  const bucket = config.bucket('bundles');
   const cluster = variable(cloudHostVariables.taskCluster);
   let runningSince: number | null = null;
   const runtime = () => (runningSince === null ? 0 : Date.now() - runningSince);
@@ -251,6 +263,19 @@ export async function runQueuedTask(
         // The result may have landed between the two reads.
         const result = await finished();
         if (result) return result;
+        if (warm && ranNothing(task)) {
+          // The warm task ended its wait, or died, before it read the assignment: nothing ran, so a fresh task runs it.
+          log('WARN', 'queued run: the warm task ran nothing; starting a task', {
+            ...log_,
+            task: taskArn,
+            stopped_reason: task.stoppedReason,
+          });
+          warm = null;
+          runningSince = null;
+          called = Date.now();
+          taskArn = await runRunnerTask(environment, run.invocationId);
+          continue;
+        }
         const outcome = stoppedTaskOutcome(task);
         log('WARN', 'queued run: the task stopped without a result', {
           ...log_,

@@ -15,6 +15,11 @@ export const cloudHostVariables = {
   taskCluster: 'FUNCTIONS_TASK_CLUSTER',
   /** The runner's Fargate task definition (the invocations worker only). */
   taskDefinitionArn: 'FUNCTIONS_TASK_DEFINITION_ARN',
+  /**
+   * The capacity provider the warm pool's blank tasks run on (the stack: FARGATE_SPOT, associated with the cluster);
+   * unset, they run on on-demand Fargate as invocations started on demand do.
+   */
+  warmCapacityProvider: 'FUNCTIONS_WARM_CAPACITY_PROVIDER',
   /** The container door's port for door traffic from the load balancer (handlers/edge/functions-door-server.ts). */
   doorPort: 'SLIPWAY_DOOR_PORT',
   /** The container door's port for the load balancer's health check: `GET /health` and nothing else. */
