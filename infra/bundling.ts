@@ -81,6 +81,8 @@ export const eventStreamHandlers: ReadonlySet<string> = new Set([
   'handlers/workers/function-lambdas.ts',
   // The container door runs the router's cloud host, streaming invoke included.
   'handlers/edge/functions-door-server.ts',
+  // The warm pool's keeper writes and presigns assignments with the S3 client, which imports it statically.
+  'handlers/workers/function-warm-tasks.ts',
 ]);
 
 /**

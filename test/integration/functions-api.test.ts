@@ -306,7 +306,8 @@ describe('a tick of a schedule: one run at a time, raced', { timeout: 90_000 }, 
     expect(listed).toMatchObject({ name: 'slow', schedule: '@yearly', skipped_runs: 2 });
 
     // Once it has ended, the next tick runs, with the following tick in its body.
-    await until(async () => (await invocations())[0].status === 'completed', 'the scheduled run completed', 30_000);
+    // A 4 s run; a fresh-clone CI under load once needed more than 30 s from its tick to its end.
+    await until(async () => (await invocations())[0].status === 'completed', 'the scheduled run completed', 60_000);
     expect(await runScheduleTick(tick('2031-01-01T00:00:00Z'), telemetry)).toBe('started');
     const [latest] = await invocations();
     const member = await platform.api('GET', `/api/v1/projects/${projectId}/functions/slow/invocations/${latest.id}`, {
@@ -314,7 +315,7 @@ describe('a tick of a schedule: one run at a time, raced', { timeout: 90_000 }, 
     });
     expect(member.body.data).toMatchObject({ trigger: 'schedule', function_name: 'slow' });
     await telemetry.flush();
-  });
+  }, 90_000);
 });
 
 describe('POST /api/v1/projects/{id}/functions/{name}/runs (run now)', { timeout: 60_000 }, () => {

@@ -301,6 +301,10 @@ describe('functions build at publish', { timeout: 120_000 }, () => {
         entry_path: 'functions/hello.js',
         bundle_bytes: hello!.bundle_bytes,
         created_at: hello!.created_at,
+        // Not a scheduled function (docs/functions.md, Scheduled functions).
+        schedule: null,
+        next_run_at: null,
+        skipped_runs: 0,
       },
       expect.objectContaining({ name: 'typed', deployment_id: first.begin.deployment_id }),
     ]);
