@@ -13,6 +13,7 @@ import { config } from '../config.ts';
 import { deadLetterAlarmCount, queueAgeAlarmSeconds, runbookAnchors } from '../operations/signals.ts';
 import { queueDefinitions, type QueueName } from '../resources.ts';
 import { CliError } from './operator-env.ts';
+import { tableLines } from './table.ts';
 
 /**
  * `slipway admin status` and `admin redrive`: the signals the stack's alarms watch (infra/operations.ts), read from
@@ -182,13 +183,7 @@ export function formatStatus(status: PlatformStatus): string {
       age(q.oldest_dead_letter_age_seconds),
     ]);
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const table = rows.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
+  const table = tableLines(rows);
   const tally = (counts: Record<string, number>) =>
     Object.keys(counts).length
       ? Object.entries(counts)

@@ -6,6 +6,7 @@ import { CliError, UsageError } from './operator-env.ts';
 import { projectOfFolder } from './settings.ts';
 import { printBuildLog } from './builds.ts';
 import { followFunctionTail } from './tail.ts';
+import { tableLines } from './table.ts';
 
 /**
  * The functions commands of the CLI: `functions` (or `functions list`) lists a
@@ -165,17 +166,7 @@ async function listFunctions(args: string[]): Promise<number> {
     ['NAME', 'URL', 'QUEUED INVOKE (POST)', 'SCHEDULE (UTC)', 'NEXT RUN'],
     ...rows.map((r) => [r.name, r.url, r.invoke_url, r.schedule ?? '-', r.next_run_at ?? '-']),
   ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-  process.stdout.write(
-    table
-      .map((r) =>
-        r
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n',
-  );
+  process.stdout.write(`${tableLines(table).join('\n')}\n`);
   return 0;
 }
 

@@ -18,6 +18,7 @@ import {
   writeSettingsFile,
 } from './settings.ts';
 import { cliConfig } from './config.ts';
+import { tableLines } from './table.ts';
 
 /**
  * The user commands of the CLI: deploy, rollback, projects, login. They talk
@@ -248,17 +249,7 @@ export const siteCommands: Record<string, { usage: string; run: (args: string[])
         ['ID', 'NAME', 'URL', 'LIVE DEPLOYMENT'],
         ...projects.map((p) => [p.id, p.name, p.production_url, p.live_deployment_id ?? '-']),
       ];
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      process.stdout.write(
-        rows
-          .map((r) =>
-            r
-              .map((cell, i) => cell.padEnd(widths[i]!))
-              .join('  ')
-              .trimEnd(),
-          )
-          .join('\n') + '\n',
-      );
+      process.stdout.write(`${tableLines(rows).join('\n')}\n`);
       return 0;
     },
   },
