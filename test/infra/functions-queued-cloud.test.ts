@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readCapacitySettings } from '../../infra/context.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +11,7 @@ import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts
 import { queueDefinitions } from '../../lib/resources.ts';
 import { workers } from '../../lib/workers.ts';
 import { policyDocuments, statementsOfRole } from '../support/iam-policies.ts';
-import { withoutBundling } from '../support/stack-synth.ts';
+import { scratchApp, withoutBundling } from '../support/stack-synth.ts';
 
 /**
  * The invocations worker as the stack makes it (cdk-nag runs at synthesis):
@@ -148,7 +147,7 @@ describe('the warm pool (functionsWarmTasks, default 1)', () => {
 
   it('the context value: 0 turns it off, 1 to 10 sizes it, anything else stops the synthesis', () => {
     const read = (value: unknown) =>
-      readCapacitySettings(new App({ context: value === undefined ? {} : { functionsWarmTasks: value } })).functionsWarmTasks;
+      readCapacitySettings(scratchApp({ context: value === undefined ? {} : { functionsWarmTasks: value } })).functionsWarmTasks;
     expect(read(undefined)).toBe(1);
     expect(read('0')).toBe(0);
     expect(read(3)).toBe(3);

@@ -1,4 +1,5 @@
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
+import { scratchApp } from '../support/stack-synth.ts';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ let template: Template;
 let state: SlipwayState;
 
 beforeAll(() => {
-  const app = new App({ context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true } });
+  const app = scratchApp({ context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true } });
   const stack = new Stack(app, 'SitesTest', { env: { account: '111111111111', region: 'eu-west-1' } });
   state = new SlipwayState(stack, 'State');
   new SiteServing(stack, 'Sites', {

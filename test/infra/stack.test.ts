@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { App, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Stack, type CfnElement } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -26,7 +26,7 @@ import { computeSubnets } from '../../infra/functions-network.ts';
 import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
-import { withoutBundling } from '../support/stack-synth.ts';
+import { scratchApp, withoutBundling } from '../support/stack-synth.ts';
 import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
 import { flattenNestedStacks, readTemplateFile } from '../../lib/local/synth/template.ts';
 import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as statementsOfRoleIn } from '../support/iam-policies.ts';
@@ -407,7 +407,7 @@ describe('workers', () => {
 describe('worker rows the table does not hold yet', () => {
   // The worker table grows as features land; the wiring of each trigger kind is checked on stand-in rows.
   const standIn = (rows: WorkerRow[]) => {
-    const probe = new Stack(new App({ context: withoutBundling }), 'WorkerProbe');
+    const probe = new Stack(scratchApp({ context: withoutBundling }), 'WorkerProbe');
     const state = new SlipwayState(probe, 'State');
     const workersConstruct = new SlipwayWorkers(probe, 'Workers', {
       grants: { state, mailFrom: 'no-reply@example.test' },
@@ -822,7 +822,7 @@ describe('secrets', () => {
       expect(fn.Properties.Environment.Variables.EMAIL_CONFIRM_URL, id).toBe('https://app.sites.example.test/confirm-email');
     }
     // The stack passes what readSettings gives; a context value replaces the default, and a non-URL stops synthesis.
-    const settingsWith = (context: Record<string, string>) => readSettings(new App({ context }));
+    const settingsWith = (context: Record<string, string>) => readSettings(scratchApp({ context }));
     expect(settingsWith({ emailConfirmUrl: 'https://dashboard.example.test/account/confirm' }).emailConfirmUrl).toBe(
       'https://dashboard.example.test/account/confirm',
     );
@@ -840,7 +840,7 @@ describe('secrets', () => {
         ABUSE_REPORTS_PLATFORM_PER_HOUR: '500',
       });
     }
-    const settingsWith = (context: Record<string, unknown>) => readSettings(new App({ context }));
+    const settingsWith = (context: Record<string, unknown>) => readSettings(scratchApp({ context }));
     expect(settingsWith({ abuseIntake: 'off', abuseReportsPerSubmitterPerHour: '3', abuseReportsPlatformPerHour: 50 })).toMatchObject({
       abuseIntake: 'off',
       abuseReportsPerSubmitterPerHour: 3,
@@ -985,7 +985,7 @@ describe('compliance', () => {
   });
 
   it('would report a finding the stack does not acknowledge (the check is live)', () => {
-    const probe = new Stack(new App(), 'Probe');
+    const probe = new Stack(scratchApp(), 'Probe');
     new s3.Bucket(probe, 'Open', { enforceSSL: false });
     const report = new AwsSolutionsChecks().validateScope(probe);
     expect(report.violations.map((v) => v.ruleName)).toEqual(expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']));

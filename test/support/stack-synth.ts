@@ -1,3 +1,8 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { App, type AppProps } from 'aws-cdk-lib';
+
 /**
  * Context that synthesizes the whole app without bundling its Lambdas
  * (`aws:cdk:bundling-stacks` names no stack): the template, cdk-nag's checks and
@@ -7,3 +12,18 @@
  * synthesizes at most once and reuses while the sources are unchanged.
  */
 export const withoutBundling = { 'aws:cdk:bundling-stacks': [] as string[] };
+
+let scratchRoot: string | undefined;
+
+/**
+ * An App for a probe stack or a settings read, its cloud assembly in a folder removed when the worker exits: a bare
+ * `new App()` makes a /tmp/cdk.out* folder at construction (CDK's CloudAssemblyBuilder) and nothing removes it.
+ */
+export function scratchApp(props: AppProps = {}): App {
+  if (!scratchRoot) {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-scratch-'));
+    scratchRoot = root;
+    process.once('exit', () => fs.rmSync(root, { recursive: true, force: true }));
+  }
+  return new App({ ...props, outdir: fs.mkdtempSync(path.join(scratchRoot, 'app-')) });
+}
