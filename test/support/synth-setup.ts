@@ -1,6 +1,6 @@
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import type { LocalPlatform } from '../../lib/local/platform.ts';
 import { assemblyDir, ensureSynthesized } from '../../lib/local/synth/assembly.ts';
@@ -9,13 +9,15 @@ import { permissionReport } from '../../lib/local/synth/report.ts';
 
 /**
  * Global setup of the synthesized mode's project: starts synthesizing the
- * stack when cdk.out is not current (reused otherwise), and at the end prints,
- * per Lambda, the actions the suites used and the grants they never used.
+ * stack when cdk.out is not current (reused otherwise), and at the end writes,
+ * per Lambda, the actions the suites used and the grants they never used (test/.out/permission-report.txt).
  * The synthesis is not awaited here: vitest starts no test before every global
  * setup has returned, and the source project's files need no template. Each
  * synthesized-mode file waits for it as its platform starts (test/support/platform.ts).
  */
 let reportDir: string | null = null;
+/** Where the run's permission report is written (test/.out is ignored by git). */
+const permissionReportFile = relative(process.cwd(), join(import.meta.dirname, '..', '.out', 'permission-report.txt'));
 let synthesis: Promise<unknown> | null = null;
 
 export async function setup(project: TestProject) {
@@ -42,7 +44,19 @@ export async function teardown() {
       }
     }
   }
-  if (process.env.SLIPWAY_PERMISSION_REPORT !== 'off') process.stdout.write(permissionReport([...merged.values()]));
+  if (process.env.SLIPWAY_PERMISSION_REPORT !== 'off') {
+    // In a file, with a line here: printed whole, its 300 lines were the tail of `npm test`'s output, below the
+    // failures' summary. Refusals are printed too.
+    const usage = [...merged.values()];
+    mkdirSync(dirname(permissionReportFile), { recursive: true });
+    writeFileSync(permissionReportFile, permissionReport(usage));
+    const denied = usage.flatMap((entry) => entry.denied.map((denial) => `  DENIED ${entry.functionName}: ${denial.message}`));
+    process.stdout.write(
+      [`AWS permissions of the synthesized template, per Lambda: ${permissionReportFile} (${denied.length} refused)`, ...denied, ''].join(
+        '\n',
+      ),
+    );
+  }
   rmSync(reportDir, { recursive: true, force: true });
 }
 
