@@ -92,6 +92,12 @@ const FUNCTIONS: Record<string, string> = {
  * enough ahead for the publish to have made its schedule. Its tick is asserted last, so the cases of this file run
  * while it comes. It answers with the body its tick sent.
  */
+/**
+ * A case's budget: in the template a run is a task the local ECS starts (a process, its image's entry), several per
+ * case, which a busy machine's fresh-clone run took past the default 30 s.
+ */
+const caseTimeout = scaled(cloud ? 90_000 : 30_000);
+
 let tickAt: Date;
 function addScheduledFunction(): void {
   // The synthesized mode's publish (the finalize Lambda, a Lambda per function) takes longer.
@@ -176,7 +182,7 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-describe('queued door: invoke and poll', () => {
+describe('queued door: invoke and poll', { timeout: caseTimeout }, () => {
   it('202 with invocation_id, pending and a poll_url relative to the base URL; the poll walks to completed with the result fields', async () => {
     const reply = await invoke('echo', {
       query: 'a=1&b=two',
@@ -269,7 +275,7 @@ describe('queued door: invoke and poll', () => {
   }, 60_000);
 });
 
-describe('queued door: every way a run ends, with its spec sentence', () => {
+describe('queued door: every way a run ends, with its spec sentence', { timeout: caseTimeout }, () => {
   it('a handler that throws: failed, its 500 kept in the result fields', async () => {
     const done = await run('throws');
     expect(done).toMatchObject({
@@ -481,7 +487,7 @@ if (cloud)
     }, 240_000);
   });
 
-describe('queued door: console output for team members', () => {
+describe('queued door: console output for team members', { timeout: caseTimeout }, () => {
   it('members (session or API key) read the invocation with its console lines; the public poll never has them; outsiders get 404', async () => {
     const reply = await invoke('throws');
     const id = reply.body.data.invocation_id;
