@@ -79,7 +79,7 @@ export default defineConfig({
       // 110 CPU-s). Each file builds apps of its own; nothing of CDK's is global.
       {
         extends: true,
-        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], ...sharedModuleGraph },
+        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], globalSetup: ['test/support/infra-setup.ts'], ...sharedModuleGraph },
       },
       // The platform from its sources: one per worker, on a moto_server of the worker's own (test/support/platform.ts).
       {

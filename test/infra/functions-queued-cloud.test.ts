@@ -1,17 +1,16 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readCapacitySettings } from '../../infra/context.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { computeSubnets, doorSubnetGroup } from '../../infra/functions-network.ts';
-import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
+import { type SlipwayStack } from '../../infra/stack.ts';
 import { RUNNER_CONTAINER_NAME } from '../../lib/functions/hosts/cloud/queued-task.ts';
 import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
 import { workers } from '../../lib/workers.ts';
 import { policyDocuments, statementsOfRole } from '../support/iam-policies.ts';
-import { scratchApp, withoutBundling } from '../support/stack-synth.ts';
+import { scratchApp } from '../support/stack-synth.ts';
+import { synthesizedSlipway } from '../support/slipway-stack.ts';
 
 /**
  * The invocations worker as the stack makes it (cdk-nag runs at synthesis):
@@ -19,25 +18,17 @@ import { scratchApp, withoutBundling } from '../support/stack-synth.ts';
  * takes. The Fargate run itself is tested against moto in
  * test/integration/functions-queued-cloud.test.ts.
  */
-let outdir: string;
 let stack: SlipwayStack;
 let template: Template;
 type Resource = { Type: string; Properties: Record<string, any> };
 let resources: Record<string, Resource>;
 
 beforeAll(() => {
-  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-queued-'));
-  const context = { ...withoutBundling, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' };
-  const built = buildSlipwayApp({ outdir, context });
-  stack = built.stack;
-  const assembly = built.app.synth();
-  template = Template.fromJSON(JSON.parse(fs.readFileSync(assembly.getStackByName(stack.stackName).templateFullPath, 'utf8')));
+  const { stack: built, templateFile } = synthesizedSlipway();
+  stack = built;
+  template = Template.fromJSON(JSON.parse(fs.readFileSync(templateFile, 'utf8')));
   resources = template.toJSON().Resources;
 }, 300_000);
-
-afterAll(() => {
-  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
-});
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
 const workerId = () => logicalId(stack.workers.workerFunctions.get('function-invocations')!.fn);

@@ -1,14 +1,13 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, requireBanner } from '../../infra/bundling.ts';
 import { imageContextFiles } from '../../infra/functions.ts';
-import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
+import { type SlipwayStack } from '../../infra/stack.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
 import { workers } from '../../lib/workers.ts';
 import { statementsOfRole } from '../support/iam-policies.ts';
-import { withoutBundling } from '../support/stack-synth.ts';
+import { synthesizedSlipway } from '../support/slipway-stack.ts';
 
 /**
  * The cloud screenshot capture worker as the stack makes it (cdk-nag runs at
@@ -25,19 +24,11 @@ let resources: Record<string, Resource>;
 let assets: { dockerImages: Record<string, { source: { directory: string; platform?: string } }> };
 
 beforeAll(() => {
-  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-capture-'));
-  const context = { ...withoutBundling, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' };
-  const built = buildSlipwayApp({ outdir, context });
-  stack = built.stack;
-  const assembly = built.app.synth();
-  const artifact = assembly.getStackByName(stack.stackName);
-  resources = JSON.parse(fs.readFileSync(artifact.templateFullPath, 'utf8')).Resources;
+  let templateFile: string;
+  ({ stack, outdir, templateFile } = synthesizedSlipway());
+  resources = JSON.parse(fs.readFileSync(templateFile, 'utf8')).Resources;
   assets = JSON.parse(fs.readFileSync(path.join(outdir, `${stack.stackName}.assets.json`), 'utf8'));
 }, 300_000);
-
-afterAll(() => {
-  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
-});
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
 const worker = () => stack.workers.workerFunctions.get('screenshots-capture')!;

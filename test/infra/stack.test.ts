@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
 import { CLOUD_STORAGE_ORIGINS, consoleContentSecurityPolicy } from '../../lib/http/console-headers.ts';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Stack, type CfnElement } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   bucketDefinitions,
   queueDefinitions,
@@ -23,19 +22,20 @@ import { bucketReadActions, bucketWriteActions, scheduleWriteActions, tableReadA
 import { bundleSettings, repoRoot, requireBanner } from '../../infra/bundling.ts';
 import { readSettings } from '../../infra/context.ts';
 import { computeSubnets } from '../../infra/functions-network.ts';
-import { buildSlipwayApp, type SlipwayStack } from '../../infra/stack.ts';
+import { type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
 import { scratchApp, withoutBundling } from '../support/stack-synth.ts';
 import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
 import { flattenNestedStacks, readTemplateFile } from '../../lib/local/synth/template.ts';
 import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as statementsOfRoleIn } from '../support/iam-policies.ts';
+import { slipwayTestContext, synthesizedSlipway } from '../support/slipway-stack.ts';
 
 /**
  * The stack is synthesized once for the whole file, without bundling (the
  * bundles are checked in the shared cloud assembly, below).
  */
-const corsOrigin = 'https://dashboard.example.test';
+const corsOrigin = slipwayTestContext.corsOrigins;
 /** Rows behind the HTTP API; a streaming row is a function URL behind the console's distribution instead. */
 const rows = (routes as readonly RouteRow[]).filter((row) => !row.streaming);
 const streamingRows = (routes as readonly RouteRow[]).filter((row) => row.streaming);
@@ -48,15 +48,7 @@ type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: str
 let resources: Record<string, Resource>;
 
 beforeAll(() => {
-  outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-'));
-  const built = buildSlipwayApp({
-    outdir,
-    context: { ...withoutBundling, corsOrigins: corsOrigin, siteDomain: 'sites.example.test', functionDomain: 'fn.example.test' },
-  });
-  stack = built.stack;
-  // Synthesis runs the cdk-nag plugin and throws on any unacknowledged finding.
-  const assembly = built.app.synth();
-  templateFile = assembly.getStackByName(stack.stackName).templateFullPath;
+  ({ stack, outdir, templateFile } = synthesizedSlipway());
   template = Template.fromJSON(JSON.parse(fs.readFileSync(templateFile, 'utf8')));
   // The API's routes live in a nested stack (infra/api.ts): read it in place, as the synthesized mode does.
   resources = flattenNestedStacks(outdir, template.toJSON()) as Record<string, Resource>;
@@ -79,10 +71,6 @@ async function lintTemplates(dir: string): Promise<{ templates: string[]; code: 
   );
   return { templates, ...result };
 }
-
-afterAll(() => {
-  if (outdir) fs.rmSync(outdir, { recursive: true, force: true });
-});
 
 /** What each use may grant; a role holding anything else is over-privileged. */
 const allowedFor: Record<ResourceUse, readonly string[]> = {
@@ -966,10 +954,10 @@ describe('compliance', () => {
     }
   });
 
-  it('passes cfn-lint with no finding', async () => {
+  it('passes cfn-lint with no finding, its nested stacks too (the operations stack with its alarm mail)', async () => {
     const { templates, ...result } = await cfnLint;
     expect(templates).toContain(path.basename(templateFile));
-    expect(templates.some((f) => f.endsWith('.nested.template.json'))).toBe(true);
+    expect(templates.filter((f) => /^Slipway(Api|Operations).*\.nested\.template\.json$/.test(f))).toHaveLength(2);
     expect(typeof result.code).toBe('number');
     const findings = JSON.parse(result.stdout || '[]') as { Rule: { Id: string }; Level: string; Message: string }[];
     expect(findings.filter((f) => f.Level === 'Error')).toEqual([]);

@@ -8,6 +8,8 @@ declare module 'vitest' {
     assemblyDir: string;
     /** Where each synthesized-mode test file leaves its Lambdas' permission usage for the run's report. */
     permissionUsageDir: string;
+    /** The infra project's folder for cloud assemblies, removed when the run ends (test/support/infra-setup.ts). */
+    infraScratchDir: string;
   }
 }
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, type AppProps } from 'aws-cdk-lib';
+import { inject } from 'vitest';
 
 /**
  * Context that synthesizes the whole app without bundling its Lambdas
@@ -13,17 +13,11 @@ import { App, type AppProps } from 'aws-cdk-lib';
  */
 export const withoutBundling = { 'aws:cdk:bundling-stacks': [] as string[] };
 
-let scratchRoot: string | undefined;
+/** A folder for a cloud assembly, in the infra project's scratch folder (removed when the run ends). */
+export const scratchOutdir = (prefix: string): string => fs.mkdtempSync(path.join(inject('infraScratchDir'), prefix));
 
 /**
- * An App for a probe stack or a settings read, its cloud assembly in a folder removed when the worker exits: a bare
- * `new App()` makes a /tmp/cdk.out* folder at construction (CDK's CloudAssemblyBuilder) and nothing removes it.
+ * An App for a probe stack or a settings read, its cloud assembly in the run's scratch folder: a bare `new App()`
+ * makes a /tmp/cdk.out* folder at construction (CDK's CloudAssemblyBuilder) and nothing removes it.
  */
-export function scratchApp(props: AppProps = {}): App {
-  if (!scratchRoot) {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cdk-scratch-'));
-    scratchRoot = root;
-    process.once('exit', () => fs.rmSync(root, { recursive: true, force: true }));
-  }
-  return new App({ ...props, outdir: fs.mkdtempSync(path.join(scratchRoot, 'app-')) });
-}
+export const scratchApp = (props: AppProps = {}): App => new App({ ...props, outdir: scratchOutdir('app-') });
