@@ -1,17 +1,17 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SQSEvent } from 'aws-lambda';
-import { secretDefinitions } from '../../resources.ts';
+import { secretDefinitions } from '../lib/resources.ts';
 import { join } from 'node:path';
-import { parsePreviewHost } from '../../builds/preview-hosts.ts';
-import { customDomainHost, siteSubdomain } from '../../sites/hostname.ts';
-import type { HostnameHandler } from '../api-server.ts';
-import { isFunctionHostname } from '../functions-runtime.ts';
-import type { LocalDriver } from '../driver.ts';
-import { queueConsumerDriver, type QueueConsumer, type QueueDriver } from '../queue-driver.ts';
-import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
-import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
-import { invokeRefusals } from './api-invoke.ts';
+import { parsePreviewHost } from '../lib/builds/preview-hosts.ts';
+import { customDomainHost, siteSubdomain } from '../lib/sites/hostname.ts';
+import type { HostnameHandler } from '../lib/local/api-server.ts';
+import { isFunctionHostname } from '../lib/local/functions-runtime.ts';
+import type { LocalDriver } from '../lib/local/driver.ts';
+import { queueConsumerDriver, type QueueConsumer, type QueueDriver } from '../lib/local/queue-driver.ts';
+import { schedulerDriver, type ScheduleTarget } from '../lib/local/scheduler-driver.ts';
+import { templateApi, templateCors, templateRoutes } from './api-gateway/api-gateway.ts';
+import { invokeRefusals } from './api-gateway/api-invoke.ts';
 import {
   answerThroughDistribution,
   resolveDynamicReferences,
@@ -20,22 +20,29 @@ import {
   templateStreamingBehaviors,
   type StreamingBehavior,
   type TemplateDistribution,
-} from './cloudfront.ts';
-import { rolePolicies } from './iam-policies.ts';
-import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
-import { resolveString, withPlaceholders, type LocalStackValues } from './intrinsics.ts';
-import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
-import type { ArnContext } from './iam-requests.ts';
-import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
-import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
-import { createLoadBalancers, type LocalLoadBalancers } from './load-balancers.ts';
-import { templateContainerInstances, type ContainerInstances } from './container-instances.ts';
-import { templateEcs, type TaskDefinition } from './ecs-template.ts';
-import { accessKeyIdOf, platformOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
-import { provisionTemplate } from './provision.ts';
-import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
-import { localConfig } from '../local-config.ts';
-import { config } from '../../config.ts';
+} from './cloudfront/cloudfront.ts';
+import { rolePolicies } from './iam/iam-policies.ts';
+import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam/iam-proxy.ts';
+import { resolveString, withPlaceholders, type LocalStackValues } from './template/intrinsics.ts';
+import { LambdaFunctionHost, type SynthLambda } from './lambda/lambda-host.ts';
+import type { ArnContext } from './iam/iam-requests.ts';
+import { createLocalLambdaService, type LocalLambdaService } from './lambda/lambda-service.ts';
+import { createLocalEcsService, type LocalEcsService } from './ecs/ecs-service.ts';
+import { createLoadBalancers, type LocalLoadBalancers } from './load-balancers/load-balancers.ts';
+import { templateContainerInstances, type ContainerInstances } from './ecs/container-instances.ts';
+import { templateEcs, type TaskDefinition } from './ecs/ecs-template.ts';
+import {
+  accessKeyIdOf,
+  platformOverlay,
+  localSettingVariables,
+  runtimeEnvironment,
+  stagedAsset,
+  templateLambdas,
+} from './lambda/lambdas.ts';
+import { provisionTemplate } from './template/provision.ts';
+import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template/template.ts';
+import { localConfig } from '../lib/local/local-config.ts';
+import { config } from '../lib/config.ts';
 
 /** moto's default account: ARNs the template resolves to match the ones moto hands out. */
 export const LOCAL_ACCOUNT_ID = '123456789012';
