@@ -3,8 +3,8 @@ import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, read
 import type { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
-import { makeInstanceCgroups, removeCgroup, watchMemory } from '../../lib/functions/hosts/local/instance-memory.ts';
-import { nodeBinary, type SandboxCapabilities } from '../../lib/functions/hosts/local/sandbox-probe.ts';
+import { makeInstanceCgroups, removeCgroup, watchMemory } from '../../lib/sandbox/cgroups.ts';
+import { nodeBinary, type SandboxCapabilities } from '../../lib/sandbox/capabilities.ts';
 
 /**
  * One container of a task definition, run from its Docker image asset as a local process (no Docker engine

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stoppedTaskOutcome } from '../../lib/functions/hosts/cloud/queued-task.ts';
-import { probeSandbox } from '../../lib/functions/hosts/local/sandbox-probe.ts';
+import { probeSandbox } from '../../lib/sandbox/capabilities.ts';
 import { ContainerStartError, startContainer } from '../../local-cloud/ecs/containers.ts';
 import { accessKeyIdOf } from '../../local-cloud/lambda/lambdas.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -1,8 +1,8 @@
 import { logger } from '../../../logger.ts';
 import type { DeployedFunction } from '../../model.ts';
-import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
-import type { SandboxCapabilities } from './sandbox-probe.ts';
-import { spawnSandbox, type SandboxProcess } from './sandbox.ts';
+import { startEgressProxy, type EgressProxy, type EgressRefusal } from '../../../sandbox/egress-proxy.ts';
+import type { SandboxCapabilities } from '../../../sandbox/capabilities.ts';
+import { spawnSandbox, type SandboxProcess } from '../../../sandbox/runner-instance.ts';
 import { config } from '../../../config.ts';
 
 /** What the local host reports (telemetry, the console lines of `slipway dev`). */

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { makeInstanceCgroups, removeCgroup, watchMemory } from './instance-memory.ts';
-import { bwrapArgs, INSIDE, NOBODY, type SandboxCapabilities } from './sandbox-probe.ts';
-import { localConfig } from '../../../local/local-config.ts';
+import { makeInstanceCgroups, removeCgroup, watchMemory } from './cgroups.ts';
+import { bwrapArgs, INSIDE, NOBODY, type SandboxCapabilities } from './capabilities.ts';
+import { localConfig } from '../local/local-config.ts';
 
 /**
  * One sandboxed runner process on this machine (the local functions host).
@@ -23,8 +23,8 @@ import { localConfig } from '../../../local/local-config.ts';
  * - Outbound: only through the platform's egress proxy socket in the socket
  *   folder, which the runner bridges to 127.0.0.1:3128 inside the namespace.
  *
- * `probeSandbox` (sandbox-probe.ts) detects once what the machine allows and
- * says in sentences what it had to fall back from; the caps are instance-memory.ts.
+ * `probeSandbox` (capabilities.ts) detects once what the machine allows and
+ * says in sentences what it had to fall back from; the caps are cgroups.ts.
  */
 
 /** The egress bridge's port inside an instance's own network namespace. */

@@ -16,12 +16,12 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { removeCgroup } from '../../functions/hosts/local/instance-memory.ts';
-import { bwrapArgs, NOBODY, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
-import { localConfig } from '../local-config.ts';
+import { removeCgroup } from './cgroups.ts';
+import { bwrapArgs, NOBODY, type SandboxCapabilities } from './capabilities.ts';
+import { localConfig } from '../local/local-config.ts';
 
 /**
- * One build in the functions sandbox's isolation (lib/functions/hosts/local/sandbox.ts), shaped for a build:
+ * One build in the functions sandbox's isolation (lib/sandbox/runner-instance.ts), shaped for a build:
  * bubblewrap as nobody with every namespace unshared (an empty network namespace whose only way out
  * is the platform's egress proxy socket, which the build script bridges to 127.0.0.1:3128), read-only
  * /usr and node, the workspace and the project's package store the only writable places, a memory

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MEMORY_LIMIT_BYTES, PIDS_LIMIT, type SandboxCapabilities } from './sandbox-probe.ts';
+import { MEMORY_LIMIT_BYTES, PIDS_LIMIT, type SandboxCapabilities } from './capabilities.ts';
 
 /** An instance's memory and process caps: its cgroups, else an RSS watchdog. */
 

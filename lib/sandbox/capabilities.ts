@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FUNCTION_MEMORY_MB } from '../../model.ts';
-import { localConfig } from '../../../local/local-config.ts';
+import { FUNCTION_MEMORY_MB } from '../functions/model.ts';
+import { localConfig } from '../local/local-config.ts';
 
 /**
  * What this machine allows a sandboxed runner (sandbox.ts): cgroups, bubblewrap, a network namespace, a switch
@@ -15,7 +15,7 @@ export const MEMORY_LIMIT_BYTES = FUNCTION_MEMORY_MB * 1024 * 1024;
 export const PIDS_LIMIT = 128;
 export const NOBODY = 65534;
 
-const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The real node binary: node_modules/node/bin/node (node@22) when present, else this process's. */
 export function nodeBinary(): string {
