@@ -1,9 +1,25 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MEMORY_LIMIT_BYTES, PIDS_LIMIT, type SandboxCapabilities } from './capabilities.ts';
+import type { SandboxCapabilities } from './capabilities.ts';
 
-/** An instance's memory and process caps: its cgroups, else an RSS watchdog. */
+/**
+ * A sandboxed process's memory and process caps, the same for a function's runner, a build and an emulated
+ * container: v1 cgroups made before the process, which joins them before its program starts (`inCgroups`), else
+ * an RSS watchdog (`watchMemory`).
+ */
+
+/** What one sandboxed process and everything it starts may use. */
+export interface SandboxLimits {
+  memoryBytes: number;
+  pids: number;
+}
+
+/** The cgroups of one sandboxed process: every path it joins, and the memory one (null without a memory cgroup). */
+export interface ProcessCgroups {
+  paths: string[];
+  memory: string | null;
+}
 
 function sleep(ms: number) {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -17,17 +33,22 @@ function readNumber(file: string): number {
   }
 }
 
+/** SIGKILL to every process in a cgroup (a build's package manager may have left the process group). */
+export function killCgroupProcesses(path: string): void {
+  for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
 /** Kills what is left in a cgroup and removes it, retrying while the kernel says EBUSY. */
 export async function removeCgroup(path: string): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
     try {
-      for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-        try {
-          process.kill(Number(pid), 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
+      killCgroupProcesses(path);
       rmdirSync(path);
       return;
     } catch (error) {
@@ -61,35 +82,48 @@ function treeRss(pid: number): number {
   return total;
 }
 
-/** The instance's cgroups, made before its process so that it joins them before node starts. */
-export async function makeInstanceCgroups(
-  caps: SandboxCapabilities,
-  id: string,
-  dir: string,
-  limitBytes = MEMORY_LIMIT_BYTES,
-): Promise<{ cgroups: string[]; memoryCgroup: string | null }> {
-  const cgroups: string[] = [];
-  let memoryCgroup: string | null = null;
+/**
+ * The cgroups `name` under each controller the machine lets us write, capped at `limits`; made before the process so
+ * that it joins them before its program starts. Throws when one cannot be made, leaving none behind.
+ */
+export function makeCgroups(caps: SandboxCapabilities, name: string, limits: SandboxLimits): ProcessCgroups {
+  const made: ProcessCgroups = { paths: [], memory: null };
   try {
     if (caps.memoryCgroup) {
-      memoryCgroup = join(caps.memoryCgroup, `slipway-fn-${id}`);
-      mkdirSync(memoryCgroup);
-      cgroups.push(memoryCgroup);
-      writeFileSync(join(memoryCgroup, 'memory.limit_in_bytes'), String(limitBytes));
-      if (caps.memswAccounting) writeFileSync(join(memoryCgroup, 'memory.memsw.limit_in_bytes'), String(limitBytes));
+      made.memory = join(caps.memoryCgroup, name);
+      mkdirSync(made.memory);
+      made.paths.push(made.memory);
+      writeFileSync(join(made.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+      if (caps.memswAccounting) writeFileSync(join(made.memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
     }
     if (caps.pidsCgroup) {
-      const pids = join(caps.pidsCgroup, `slipway-fn-${id}`);
+      const pids = join(caps.pidsCgroup, name);
       mkdirSync(pids);
-      cgroups.push(pids);
-      writeFileSync(join(pids, 'pids.max'), String(PIDS_LIMIT));
+      made.paths.push(pids);
+      writeFileSync(join(pids, 'pids.max'), String(limits.pids));
     }
   } catch (error) {
-    for (const path of cgroups) await removeCgroup(path);
-    rmSync(dir, { recursive: true, force: true });
+    // No process joined them yet: each is empty and goes at once.
+    for (const path of made.paths) rmdirSync(path);
     throw error;
   }
-  return { cgroups, memoryCgroup };
+  return made;
+}
+
+/** The command line that puts the shell in `cgroups`, then execs `argv` there (so its first instruction runs capped). */
+export function inCgroups(cgroups: ProcessCgroups, argv: string[]): string[] {
+  const joins = cgroups.paths.map((path) => `echo $$ > '${path}/cgroup.procs' && `).join('');
+  return ['/bin/sh', '-c', `${joins}exec "$@"`, 'sh', ...argv];
+}
+
+/** Whether the kernel killed a process of this memory cgroup for going over its limit (its oom_kill count). */
+export function oomKilled(memoryCgroup: string): boolean {
+  try {
+    return /oom_kill\s+[1-9]/.test(readFileSync(join(memoryCgroup, 'memory.oom_control'), 'utf8'));
+  } catch {
+    // Removed meanwhile.
+    return false;
+  }
 }
 
 /** The memory an instance used and whether the cap killed it: the cgroup's figures, else a watchdog's. */
@@ -101,7 +135,7 @@ export interface MemoryWatch {
   stop(): void;
 }
 
-export function watchMemory(child: ChildProcess, memoryCgroup: string | null, limitBytes = MEMORY_LIMIT_BYTES): MemoryWatch {
+export function watchMemory(child: ChildProcess, memoryCgroup: string | null, limitBytes: number): MemoryWatch {
   let watchdogPeak = 0;
   let watchdogKilled = false;
   let watchdog: NodeJS.Timeout | undefined;
@@ -125,16 +159,8 @@ export function watchMemory(child: ChildProcess, memoryCgroup: string | null, li
   return {
     peakMemoryBytes,
     outOfMemory() {
-      let killed = watchdogKilled;
       peakMemoryBytes();
-      if (memoryCgroup) {
-        try {
-          killed ||= /oom_kill\s+[1-9]/.test(readFileSync(join(memoryCgroup, 'memory.oom_control'), 'utf8'));
-        } catch {
-          // Removed meanwhile.
-        }
-      }
-      return killed;
+      return watchdogKilled || (memoryCgroup !== null && oomKilled(memoryCgroup));
     },
     stop: () => clearInterval(watchdog),
   };
