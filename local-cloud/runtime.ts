@@ -21,7 +21,7 @@ import {
   type StreamingBehavior,
   type TemplateDistribution,
 } from './cloudfront/cloudfront.ts';
-import { rolePolicies } from './iam/iam-policies.ts';
+import { rolePolicies, type RolePolicies } from './iam/iam-policies.ts';
 import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam/iam-proxy.ts';
 import { resolveString, withPlaceholders, type LocalStackValues } from './template/intrinsics.ts';
 import { LambdaFunctionHost, type SynthLambda } from './lambda/lambda-host.ts';
@@ -234,6 +234,59 @@ function consoleApi(
   };
 }
 
+interface RuntimeOptions {
+  assemblyDir: string;
+  endpoint: string;
+  region: string;
+  prefix: string;
+  /** Changes the template before it runs (a test removes one grant to see its denial). */
+  alterTemplate?: (template: SynthesizedTemplate) => void;
+}
+
+/**
+ * The template's stateful resources made on the AWS endpoint, what its intrinsics resolve to there, and the
+ * renaming of the names it asked for into the ones made (the platform's prefix).
+ */
+async function provisionStack(options: RuntimeOptions) {
+  const template = readSynthesizedTemplate(options.assemblyDir);
+  options.alterTemplate?.(template);
+  const base = { accountId: LOCAL_ACCOUNT_ID, region: options.region, stackName: template.stackName };
+  const { physical: made, renames } = await provisionTemplate(template, { ...options, accountId: LOCAL_ACCOUNT_ID });
+  const values: LocalStackValues = { ...base, physical: withPlaceholders(template, base, made) };
+  const rename = (text: string) => [...renames].reduce((out, [from, to]) => out.split(from).join(to), text);
+  const renameDeep = <T>(value: T): T => JSON.parse(rename(JSON.stringify(value))) as T;
+  return { template, values, rename, renameDeep };
+}
+
+/** A task's containers carry keys that name its task definition: the proxy checks their calls against the task role. */
+const taskKey = (definition: TaskDefinition) => `LOCALTASK${definition.family}`;
+
+/** Each Lambda's and each task definition's access key, with the role the IAM proxy checks its calls against. */
+function principalsOf(lambdas: SynthLambda[], roles: Record<string, RolePolicies>, taskDefinitions: TaskDefinition[]) {
+  const principals = new Map<string, LambdaPrincipal>(
+    lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
+  );
+  for (const definition of taskDefinitions) {
+    const role = definition.taskRoleLogicalId ? roles[definition.taskRoleLogicalId] : undefined;
+    if (role) principals.set(taskKey(definition), { functionName: definition.family, role });
+  }
+  return principals;
+}
+
+/** An execution environment host per Lambda; the functions door's router serves one request per environment. */
+function lambdaHostsOf(lambdas: SynthLambda[], distributions: TemplateDistribution[]) {
+  const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
+  const maxEnvironments = (fn: SynthLambda) =>
+    doorRouters.has(fn.logicalId) ? localConfig.doorLambdaMaxEnvironments() : localConfig.lambdaMaxEnvironments();
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), platformOverlay())]));
+  const lambdaOf = (logicalId: string) => {
+    const host = hosts.get(logicalId);
+    if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
+    return host;
+  };
+  return { hosts, lambdaOf };
+}
+
 /**
  * Starts what the synthesized template describes, on the local AWS endpoint:
  * its stateful resources, each Lambda from its asset (worker threads with the
@@ -241,39 +294,17 @@ function consoleApi(
  * the HTTP API's routes, the event source mappings, the Scheduler targets and
  * the ECS services behind their load balancers, and the CloudFront distributions' viewer functions and origins.
  */
-export async function startSynthesizedRuntime(options: {
-  assemblyDir: string;
-  endpoint: string;
-  region: string;
-  prefix: string;
-  /** Changes the template before it runs (a test removes one grant to see its denial). */
-  alterTemplate?: (template: SynthesizedTemplate) => void;
-}): Promise<SynthesizedRuntime> {
-  const template = readSynthesizedTemplate(options.assemblyDir);
-  options.alterTemplate?.(template);
+export async function startSynthesizedRuntime(options: RuntimeOptions): Promise<SynthesizedRuntime> {
   const { region } = options;
-  const base = { accountId: LOCAL_ACCOUNT_ID, region, stackName: template.stackName };
-  const { physical: made, renames } = await provisionTemplate(template, { ...options, accountId: LOCAL_ACCOUNT_ID });
-  const values: LocalStackValues = { ...base, physical: withPlaceholders(template, base, made) };
-  const rename = (text: string) => [...renames].reduce((out, [from, to]) => out.split(from).join(to), text);
-  const renameDeep = <T>(value: T): T => JSON.parse(rename(JSON.stringify(value))) as T;
-
+  const { template, values, rename, renameDeep } = await provisionStack(options);
   const roles = renameDeep(Object.fromEntries(rolePolicies(template, values)));
   const { lambdas, skipped } = templateLambdas(template, values, rename, (fn) =>
     // The proxy's address is set below, once it listens.
     runtimeEnvironment(fn, { region, endpoint: '', settings: localConfig.setVariables(localSettingVariables) }),
   );
-  const principals = new Map<string, LambdaPrincipal>(
-    lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
-  );
-  const userLambdas = createLocalLambdaService({ region, accountId: LOCAL_ACCOUNT_ID, layers: templateLayers(template, values, rename) });
-  // A task's containers carry keys that name its task definition: the proxy checks their calls against the task role.
-  const taskKey = (definition: TaskDefinition) => `LOCALTASK${definition.family}`;
   const ecsResources = renameDeep(templateEcs(template, values));
-  for (const definition of ecsResources.taskDefinitions) {
-    const role = definition.taskRoleLogicalId ? roles[definition.taskRoleLogicalId] : undefined;
-    if (role) principals.set(taskKey(definition), { functionName: definition.family, role });
-  }
+  const principals = principalsOf(lambdas, roles, ecsResources.taskDefinitions);
+  const userLambdas = createLocalLambdaService({ region, accountId: LOCAL_ACCOUNT_ID, layers: templateLayers(template, values, rename) });
   const instances = templateContainerInstances(template, values);
   const ecs = createLocalEcsService({
     region,
@@ -298,16 +329,7 @@ export async function startSynthesizedRuntime(options: {
   servicesSteady.catch(() => undefined);
 
   const distributions = await distributionsOf(template, (value) => rename(resolveString(value, values)), options.endpoint, region);
-  // The functions door's router serves one request per environment, as every user-function Lambda behind it does.
-  const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
-  const maxEnvironments = (fn: SynthLambda) =>
-    doorRouters.has(fn.logicalId) ? localConfig.doorLambdaMaxEnvironments() : localConfig.lambdaMaxEnvironments();
-  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), platformOverlay())]));
-  const lambdaOf = (logicalId: string) => {
-    const host = hosts.get(logicalId);
-    if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
-    return host;
-  };
+  const { hosts, lambdaOf } = lambdaHostsOf(lambdas, distributions);
   await verifySenders(lambdas, options.endpoint, region);
 
   const routes = templateRoutes(template);
