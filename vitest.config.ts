@@ -4,7 +4,7 @@ import { scaled } from './test/support/wait.ts';
 
 /**
  * The integration suites that also run against the synthesized template
- * (`npm run dev -- --synth`, lib/local/synth/): one per area, for what only the template shows (routes, bundles,
+ * (`npm run dev -- --synth`, local-cloud/): one per area, for what only the template shows (routes, bundles,
  * environments, event source mappings, CloudFront, each Lambda's own IAM grants). Their other cases repeat logic
  * the source project already asserts; docs/synthesized-mode.md ("In the tests") lists each suite and why.
  */
@@ -17,7 +17,7 @@ export const synthesizedSuites = [
   'test/integration/serving-rules.test.ts',
   // Functions: the HTTPS door through CloudFront, the router Lambda and one user-function Lambda per built function,
   // and the queued door through the invocations worker Lambda and a Fargate task per invocation in the local ECS
-  // (lib/local/synth/ecs-service.ts): two paths of the template that the source mode does not run at all.
+  // (local-cloud/ecs/ecs-service.ts): two paths of the template that the source mode does not run at all.
   'test/integration/functions-door.test.ts',
   'test/integration/functions-queued.test.ts',
   // Domains: the domains Lambdas' Route 53 and certificate calls under their roles.
@@ -47,7 +47,7 @@ export default defineConfig({
     // `npm run test:coverage`: line and branch coverage of the platform's code (V8's, no instrumentation).
     coverage: {
       provider: 'v8',
-      include: ['lib/**/*.{ts,mjs}', 'handlers/**/*.ts'],
+      include: ['lib/**/*.{ts,mjs}', 'local-cloud/**/*.{ts,mjs}', 'handlers/**/*.ts'],
       exclude: ['**/*.test.ts'],
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: 'coverage',

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createApiKey } from '../lib/identity/credential-records.ts';
 import { createUser } from '../lib/identity/user-records.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
-import { assemblyDir, ensureSynthesized } from '../lib/local/synth/assembly.ts';
+import { assemblyDir, ensureSynthesized } from '../local-cloud/template/assembly.ts';
 import { setFunctionsEnrolment } from '../lib/teams/standing.ts';
 import { createTeam } from '../lib/teams/teams.ts';
 import { deploySiteFiles } from './support.ts';

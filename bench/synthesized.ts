@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startLocalPlatform } from '../lib/local/platform.ts';
-import { assemblyDir, ensureSynthesized } from '../lib/local/synth/assembly.ts';
+import { assemblyDir, ensureSynthesized } from '../local-cloud/template/assembly.ts';
 
 /** Total bytes of an asset folder, source maps left out (they are uploaded but never loaded without --enable-source-maps' first trace). */
 function assetBytes(dir: string): { code: number; maps: number } {

@@ -39,7 +39,7 @@ await esbuild.build({
 });
 chmodSync(join(outdir, 'cli.mjs'), 0o755);
 // `slipway dev` starts each function instance on the runner, a program of its own read from a file
-// with the modules it imports (lib/functions/hosts/local/sandbox.ts finds the folder beside the bundle).
+// with the modules it imports (lib/functions/hosts/local/runner-files.ts finds the folder beside the bundle).
 mkdirSync(join(outdir, 'runner'), { recursive: true });
 for (const file of ['runner.mjs', 'core.mjs', 'serve.mjs', 'setup.mjs', 'protocol.mjs'])
   copyFileSync(join(root, 'lib', 'functions', 'runner', file), join(outdir, 'runner', file));

@@ -5,7 +5,7 @@ import {
   type EgressProxy,
   type EgressRefusalEvent,
   type EgressUnreachableEvent,
-} from '../functions/hosts/local/egress-proxy.ts';
+} from '../sandbox/egress-proxy.ts';
 
 /**
  * A build's egress proxy, the same in every build host: locally the platform runs it outside the sandbox, in the

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { dashboardDist } from './dashboard-host.ts';
 import { LocalPlatformError } from './moto.ts';
 import { startLocalPlatform } from './platform.ts';
-import { assemblyDir, ensureSynthesized } from './synth/assembly.ts';
-import { permissionReport } from './synth/report.ts';
+import { assemblyDir, ensureSynthesized } from '../../local-cloud/template/assembly.ts';
+import { permissionReport } from '../../local-cloud/report.ts';
 import { localParts } from './wiring.ts';
 import { openLocalState } from './persistence.ts';
 import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from './state.ts';
@@ -59,7 +59,7 @@ async function main() {
   });
   // The CLI finds this platform from any folder by this record (a site's folder has no .slipway/).
   writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
-  // The synthesized mode runs functions in user-function Lambdas (lib/local/synth/lambda-service.ts), not the sandbox.
+  // The synthesized mode runs functions in user-function Lambdas (local-cloud/lambda/lambda-service.ts), not the sandbox.
   const sandbox = platform.synthesized ? null : parts.functions.sandboxReport();
   const lines = [
     '',

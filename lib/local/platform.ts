@@ -9,8 +9,8 @@ import { LocalPlatformError, startMoto, type MotoServer } from './moto.ts';
 import { provisionResources } from './provision.ts';
 import { localScheduleTargetEnv } from './scheduler-driver.ts';
 import { removeLocalState, writeLocalState } from './state.ts';
-import { startSynthesizedRuntime, type SynthesizedRuntime } from './synth/runtime.ts';
-import type { SynthesizedTemplate } from './synth/template.ts';
+import { startSynthesizedRuntime, type SynthesizedRuntime } from '../../local-cloud/runtime.ts';
+import type { SynthesizedTemplate } from '../../local-cloud/template/template.ts';
 import { siteAnalytics } from '../sites/analytics.ts';
 import { localConfig } from './local-config.ts';
 
@@ -30,7 +30,7 @@ export interface LocalPlatformOptions {
   motoEnv?: Record<string, string>;
   hostnameHandlers?: HostnameHandler[];
   drivers?: (() => LocalDriver)[];
-  /** Run this cloud assembly (cdk.out) instead of the sources: the synthesized mode (lib/local/synth/). */
+  /** Run this cloud assembly (cdk.out) instead of the sources: the synthesized mode (local-cloud/). */
   synthesized?: { assemblyDir: string; alterTemplate?: (template: SynthesizedTemplate) => void };
   /** Told each sign-in link the platform mails (`npm run dev` prints it). */
   onSignInLink?: (email: string, url: string) => void;

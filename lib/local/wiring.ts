@@ -20,7 +20,7 @@ export function localParts(options: { synthesized?: boolean } = {}): {
   const functions = localFunctionsRuntime();
   if (options.synthesized) {
     // The template's event source mappings, Scheduler targets and distributions (the functions door's
-    // included) replace the source parts (lib/local/synth/runtime.ts). What stays: the screenshot capture,
+    // included) replace the source parts (local-cloud/runtime.ts). What stays: the screenshot capture,
     // whose Lambda is a container image the synthesized mode cannot run.
     return { hostnameHandlers: [], drivers: [() => captureDriver()], functions: functions.driver };
   }

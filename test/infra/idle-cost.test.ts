@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../infra/bundling.ts';
 import { idleMonth, statedIdleTotal, type IdleMonth } from '../../infra/idle-cost.ts';
-import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
+import { ensureSynthesized } from '../../local-cloud/template/assembly.ts';
 
 /**
  * The idle month of the template `cdk deploy` ships (the shared cloud assembly, default settings), from the price

@@ -26,8 +26,8 @@ import { type SlipwayStack } from '../../infra/stack.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { SlipwayWorkers } from '../../infra/workers.ts';
 import { scratchApp, withoutBundling } from '../support/stack-synth.ts';
-import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
-import { flattenNestedStacks, readTemplateFile } from '../../lib/local/synth/template.ts';
+import { ensureSynthesized } from '../../local-cloud/template/assembly.ts';
+import { flattenNestedStacks, readTemplateFile } from '../../local-cloud/template/template.ts';
 import { actionsOfRole as actionsOfRoleIn, policyDocuments, statementsOfRole as statementsOfRoleIn } from '../support/iam-policies.ts';
 import { slipwayTestContext, synthesizedSlipway } from '../support/slipway-stack.ts';
 

@@ -9,7 +9,7 @@ import {
   type EgressProxy,
   type EgressRefusalEvent,
   type EgressUnreachableEvent,
-} from '../../lib/functions/hosts/local/egress-proxy.ts';
+} from '../../lib/sandbox/egress-proxy.ts';
 
 /**
  * The egress proxy's allowed path: a public name is resolved once, the tunnel

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionHostError } from '../../lib/functions/host.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
-import { probeSandbox } from '../../lib/functions/hosts/local/sandbox-probe.ts';
+import { probeSandbox } from '../../lib/sandbox/capabilities.ts';
 import { bundleAsBuild, call, callFails, startHost } from '../support/functions-host.ts';
 import { scaled } from '../support/wait.ts';
 

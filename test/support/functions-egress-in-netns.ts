@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEgressProxy, type EgressRefusalEvent } from '../../lib/functions/hosts/local/egress-proxy.ts';
+import { startEgressProxy, type EgressRefusalEvent } from '../../lib/sandbox/egress-proxy.ts';
 import { call, startHost } from './functions-host.ts';
 
 const TARGETS = [

@@ -8,8 +8,8 @@ import { createTeam, type Team } from '../../lib/teams/teams.ts';
 import type { LocalDriver } from '../../lib/local/driver.ts';
 import { startLocalPlatform, type LocalPlatform } from '../../lib/local/platform.ts';
 import { localParts } from '../../lib/local/wiring.ts';
-import { ensureSynthesized } from '../../lib/local/synth/assembly.ts';
-import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
+import { ensureSynthesized } from '../../local-cloud/template/assembly.ts';
+import type { SynthesizedTemplate } from '../../local-cloud/template/template.ts';
 import { recordPermissionUsage } from './synth-setup.ts';
 
 export const DASHBOARD_ORIGIN = 'https://dashboard.slipway.test';

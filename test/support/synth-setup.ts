@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import type { LocalPlatform } from '../../lib/local/platform.ts';
-import { assemblyDir, ensureSynthesized } from '../../lib/local/synth/assembly.ts';
-import type { PermissionUsage } from '../../lib/local/synth/iam-proxy.ts';
-import { permissionReport } from '../../lib/local/synth/report.ts';
+import { assemblyDir, ensureSynthesized } from '../../local-cloud/template/assembly.ts';
+import type { PermissionUsage } from '../../local-cloud/iam/iam-proxy.ts';
+import { permissionReport } from '../../local-cloud/report.ts';
 
 /**
  * Global setup of the synthesized mode's project: starts synthesizing the

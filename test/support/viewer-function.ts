@@ -1,4 +1,4 @@
-import { compileViewerFunction, selectedOriginOf } from '../../lib/local/synth/cloudfront.ts';
+import { compileViewerFunction, selectedOriginOf } from '../../local-cloud/cloudfront/cloudfront.ts';
 
 /** The line a cloudfront-js-2.0 function that selects origins starts with. */
 export const CLOUDFRONT_IMPORT = "import cf from 'cloudfront';";

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { config } from '../../lib/config.ts';
 import { logger } from '../../lib/logger.ts';
-import { ContainerStartError } from '../../lib/local/synth/containers.ts';
-import { startSynthesizedRuntime, type SynthesizedRuntime } from '../../lib/local/synth/runtime.ts';
-import { mapContainerPorts } from '../../lib/local/synth/task-ports.ts';
+import { ContainerStartError } from '../../local-cloud/ecs/containers.ts';
+import { startSynthesizedRuntime, type SynthesizedRuntime } from '../../local-cloud/runtime.ts';
+import { mapContainerPorts } from '../../local-cloud/ecs/task-ports.ts';
 import { doorRequest } from '../support/door.ts';
 import { synthesizeDoorFixture } from '../fixtures/door-origin/app.ts';
 

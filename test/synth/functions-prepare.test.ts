@@ -6,7 +6,7 @@ import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts
 import { functionLambdaName } from '../../lib/functions/hosts/cloud/lambda-package.ts';
 import type { FunctionRecord } from '../../lib/functions/model.ts';
 import { listFunctionRecords } from '../../lib/functions/records.ts';
-import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
+import type { SynthesizedTemplate } from '../../local-cloud/template/template.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { doorRequest, functionHostname } from '../support/door.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -2,8 +2,8 @@ import { CloudFrontClient, ListDistributionsCommand } from '@aws-sdk/client-clou
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { startIamProxy, type IamProxy } from '../../lib/local/synth/iam-proxy.ts';
-import type { RolePolicies } from '../../lib/local/synth/iam-policies.ts';
+import { startIamProxy, type IamProxy } from '../../local-cloud/iam/iam-proxy.ts';
+import type { RolePolicies } from '../../local-cloud/iam/iam-policies.ts';
 
 /** One role, its policy written here: what the proxy lets through to moto and what it answers itself. */
 const role = (statements: object[]): RolePolicies => ({

@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { DescribeTasksCommand, ECSClient, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stoppedTaskOutcome } from '../../lib/functions/hosts/cloud/queued-task.ts';
-import { probeSandbox } from '../../lib/functions/hosts/local/sandbox-probe.ts';
-import { ContainerStartError, startContainer } from '../../lib/local/synth/containers.ts';
-import { accessKeyIdOf } from '../../lib/local/synth/lambdas.ts';
+import { probeSandbox } from '../../lib/sandbox/capabilities.ts';
+import { ContainerStartError, startContainer } from '../../local-cloud/ecs/containers.ts';
+import { accessKeyIdOf } from '../../local-cloud/lambda/lambdas.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
 /**
- * The synthesized mode's local ECS (lib/local/synth/ecs-service.ts) and its containers (containers.ts): the
+ * The synthesized mode's local ECS (local-cloud/ecs/ecs-service.ts) and its containers (containers.ts): the
  * template's Fargate task definition run from its image asset, through the IAM proxy with the invocations
  * worker's keys as the worker calls it, and ECS's states, stop codes and errors. The task's presigned URLs
  * point at a server of this test, which plays the bucket.

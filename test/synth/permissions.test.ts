@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableWriteActions } from '../../infra/grants.ts';
-import { templateRoutes } from '../../lib/local/synth/api-gateway.ts';
-import { permissionReport } from '../../lib/local/synth/report.ts';
-import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
+import { templateRoutes } from '../../local-cloud/api-gateway/api-gateway.ts';
+import { permissionReport } from '../../local-cloud/report.ts';
+import type { SynthesizedTemplate } from '../../local-cloud/template/template.ts';
 import { callFrom, freshIp } from '../support/console.ts';
 import { expectEnvelopeError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { functionPackage, storedZip } from '../../lib/functions/hosts/cloud/lambda-package.ts';
-import { checkUserPackage, type CreateFunctionRequest } from '../../lib/local/synth/user-packages.ts';
+import { checkUserPackage, type CreateFunctionRequest } from '../../local-cloud/lambda/user-packages.ts';
 
 /**
- * The local Lambda service's CreateFunction accepts only what the cloud host uploads (lib/local/synth/user-packages.ts):
+ * The local Lambda service's CreateFunction accepts only what the cloud host uploads (local-cloud/lambda/user-packages.ts):
  * a package made by lib/functions/hosts/cloud/lambda-package.ts passes; each way of differing is refused with its reason.
  */
 const layerDir = mkdtempSync(join(tmpdir(), 'runner-layer-'));

@@ -9,9 +9,9 @@ import {
   resolveOriginHeaders,
   templateDistributions,
   type TemplateDistribution,
-} from '../../lib/local/synth/cloudfront.ts';
-import type { LambdaFunctionHost } from '../../lib/local/synth/lambda-host.ts';
-import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
+} from '../../local-cloud/cloudfront/cloudfront.ts';
+import type { LambdaFunctionHost } from '../../local-cloud/lambda/lambda-host.ts';
+import type { SynthesizedTemplate } from '../../local-cloud/template/template.ts';
 
 /**
  * The synthesized mode's CloudFront is as strict as CloudFront and Lambda: a method the behavior does not allow is

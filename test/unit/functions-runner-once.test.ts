@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RUNNER_PATH } from '../../lib/functions/hosts/local/runner-files.ts';
-import { nodeBinary } from '../../lib/functions/hosts/local/sandbox-probe.ts';
+import { nodeBinary } from '../../lib/sandbox/capabilities.ts';
 
 /** The runner's `once` mode (the queued door): one request from a file, one JSON line on fd 3, exit. */
 const dir = mkdtempSync(join(tmpdir(), 'slipway-runner-once-'));

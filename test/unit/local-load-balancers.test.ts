@@ -1,13 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { withPlaceholders } from '../../lib/local/synth/intrinsics.ts';
-import { createLoadBalancers, type LocalLoadBalancers } from '../../lib/local/synth/load-balancers.ts';
-import { forwardToVpcOrigin } from '../../lib/local/synth/vpc-origin.ts';
-import type { SynthesizedTemplate } from '../../lib/local/synth/template.ts';
+import { withPlaceholders } from '../../local-cloud/template/intrinsics.ts';
+import { createLoadBalancers, type LocalLoadBalancers } from '../../local-cloud/load-balancers/load-balancers.ts';
+import { forwardToVpcOrigin } from '../../local-cloud/cloudfront/vpc-origin.ts';
+import type { SynthesizedTemplate } from '../../local-cloud/template/template.ts';
 
 /**
- * The synthesized mode's load balancers (lib/local/synth/load-balancers.ts) on a template of one ALB, its listener
+ * The synthesized mode's load balancers (local-cloud/load-balancers/load-balancers.ts) on a template of one ALB, its listener
  * and target group, with targets that are real servers on loopback: the health check, round robin, deregistration,
  * and the load balancer's 503 when no target is healthy.
  */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { selectRoute, type TemplateRoute } from '../../lib/local/synth/api-gateway.ts';
-import { invokeRefusals } from '../../lib/local/synth/api-invoke.ts';
-import { restProtocolChecks } from '../../lib/local/synth/iam-requests-rest.ts';
-import { jsonProtocolChecks, type ArnContext, type WireRequest } from '../../lib/local/synth/iam-requests.ts';
-import { resolveString, resolveValue, UnresolvableIntrinsicError, type LocalStackValues } from '../../lib/local/synth/intrinsics.ts';
+import { selectRoute, type TemplateRoute } from '../../local-cloud/api-gateway/api-gateway.ts';
+import { invokeRefusals } from '../../local-cloud/api-gateway/api-invoke.ts';
+import { restProtocolChecks } from '../../local-cloud/iam/iam-requests-rest.ts';
+import { jsonProtocolChecks, type ArnContext, type WireRequest } from '../../local-cloud/iam/iam-requests.ts';
+import { resolveString, resolveValue, UnresolvableIntrinsicError, type LocalStackValues } from '../../local-cloud/template/intrinsics.ts';
 
 const values: LocalStackValues = {
   accountId: '123456789012',

@@ -8,15 +8,15 @@ import { config } from '../../config.ts';
 import { scriptJob, type BuildHost, type BuildJob, type BuildReport } from '../../builds/host.ts';
 import { checkRepository, detectPackageManager, fileHash, lockfileOf } from '../../builds/script/build.mjs';
 import { startBuildEgress } from '../../builds/build-egress.ts';
-import type { EgressProxy } from '../../functions/hosts/local/egress-proxy.ts';
-import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
-import { EGRESS_PORT, INSIDE, spawnBuild, stageRuntime, type BuildProcess } from './build-sandbox.ts';
+import type { EgressProxy } from '../../sandbox/egress-proxy.ts';
+import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../sandbox/capabilities.ts';
+import { EGRESS_PORT, INSIDE, spawnBuild, stageRuntime, type BuildProcess } from '../../sandbox/build-process.ts';
 import { localConfig } from '../local-config.ts';
 
 /**
  * The local BuildHost: the commit is fetched by the platform (git, outside
  * the sandbox, so the credential never enters it), then the build script's
- * build phase runs in the sandbox (lib/local/builds/build-sandbox.ts). The
+ * build phase runs in the sandbox (lib/sandbox/build-process.ts). The
  * project's package store is a folder per project and lockfile hash, bound
  * into the sandbox: an unchanged lockfile finds it warm.
  */
@@ -136,7 +136,7 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
   const root = mkdtempSync(join(tmpdir(), 'slipway-builds-'));
   chmodSync(root, 0o711);
   const cacheRoot = config.buildCacheDir() ?? join(tmpdir(), 'slipway-build-cache');
-  // Node and the build script as the sandbox binds them: never from the checkout (build-sandbox.ts).
+  // Node and the build script as the sandbox binds them: never from the checkout (lib/sandbox/build-process.ts).
   const runtime =
     caps.isolation === 'bwrap' ? stageRuntime(caps.nodePath, BUILD_SCRIPT, root) : { nodePath: caps.nodePath, scriptPath: BUILD_SCRIPT };
   const runs = new Map<string, Run>();

@@ -1,8 +1,8 @@
 import { logger } from '../../../logger.ts';
-import type { DeployedFunction } from '../../model.ts';
-import { startEgressProxy, type EgressProxy, type EgressRefusal } from './egress-proxy.ts';
-import type { SandboxCapabilities } from './sandbox-probe.ts';
-import { spawnSandbox, type SandboxProcess } from './sandbox.ts';
+import { FUNCTION_MEMORY_MB, type DeployedFunction } from '../../model.ts';
+import { startEgressProxy, type EgressProxy, type EgressRefusal } from '../../../sandbox/egress-proxy.ts';
+import type { SandboxCapabilities } from '../../../sandbox/capabilities.ts';
+import { spawnSandbox, type SandboxProcess } from '../../../sandbox/runner-instance.ts';
 import { config } from '../../../config.ts';
 
 /** What the local host reports (telemetry, the console lines of `slipway dev`). */
@@ -56,6 +56,7 @@ export class BlankPool {
     const startedAt = Date.now();
     const spawned = spawnSandbox(this.caps, {
       ...this.place,
+      memoryBytes: FUNCTION_MEMORY_MB * 1024 * 1024,
       onConsole: (stream, line) => {
         if (owner.console) owner.console(stream, line);
         else if (owner.fn) emit({ type: 'console', fn: owner.fn, stream, line });

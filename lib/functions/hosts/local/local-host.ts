@@ -7,11 +7,11 @@ import { BundleCache } from './bundle-cache.ts';
 import { InstancePool } from './instance-pool.ts';
 import { runQueuedInSandbox, type StartedRunner } from './queued-run.ts';
 import { makeSandboxRoot } from './runner-files.ts';
-import { probeSandbox, type SandboxCapabilities } from './sandbox-probe.ts';
+import { probeSandbox, type SandboxCapabilities } from '../../../sandbox/capabilities.ts';
 
 /**
  * The local FunctionHost: the HTTPS door's requests go to sandboxed runner
- * instances on this machine (lib/functions/hosts/local/sandbox.ts), pooled per
+ * instances on this machine (lib/sandbox/runner-instance.ts), pooled per
  * function (instance-pool.ts) and reached over one connection each (mux-client.ts).
  *
  * Cold starts are short because instances are started blank ahead of need

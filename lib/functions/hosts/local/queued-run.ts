@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { ConsoleLine, QueuedRequest, QueuedResult } from '../../host.ts';
 import type { DeployedFunction } from '../../model.ts';
 import { logger } from '../../../logger.ts';
-import type { SandboxProcess } from './sandbox.ts';
+import type { SandboxProcess } from '../../../sandbox/runner-instance.ts';
 
 /**
  * One queued invocation on this machine, in a sandboxed runner process of its

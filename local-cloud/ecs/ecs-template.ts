@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerDefinition } from './containers.ts';
-import { resolveString, resolveValue, type LocalStackValues } from './intrinsics.ts';
-import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import { resolveString, resolveValue, type LocalStackValues } from '../template/intrinsics.ts';
+import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
 
 /** One container of a task definition: its definition, its variables, and its image asset (or why it has none). */
 export interface TaskContainer {

@@ -7,7 +7,7 @@ import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
 import { unzipSync } from 'fflate';
 import { LambdaFunctionHost, LambdaInvokeError, type StreamedReply } from './lambda-host.ts';
 import { checkUserPackage, type CreateFunctionRequest, userFunctionConfiguration, userLambdaOf } from './user-packages.ts';
-import { localConfig } from '../local-config.ts';
+import { localConfig } from '../../lib/local/local-config.ts';
 
 /**
  * The Lambda service of the synthesized mode for the Lambdas made at run time: the user-function Lambdas the
@@ -137,89 +137,114 @@ async function invoke(fn: UserLambda, body: Buffer, res: ServerResponse): Promis
   if (!res.destroyed) res.end();
 }
 
-export function createLocalLambdaService(options: { region: string; accountId: string; layers: Map<string, string> }): LocalLambdaService {
-  const lambdas = new Map<string, UserLambda>();
-  const creates = new Map<string, number>();
-  const root = join(tmpdir(), 'slipway-user-lambdas');
-  const arnOf = (name: string) => `arn:aws:lambda:${options.region}:${options.accountId}:function:${name}`;
-  const nameOf = (raw: string) =>
-    decodeURIComponent(raw)
+interface ServiceOptions {
+  region: string;
+  accountId: string;
+  layers: Map<string, string>;
+}
+
+/** The functions the service holds, by name, and how many CreateFunction calls named each. */
+class UserLambdas {
+  readonly byName = new Map<string, UserLambda>();
+  readonly creates = new Map<string, number>();
+
+  constructor(private readonly options: ServiceOptions) {}
+
+  arnOf(name: string): string {
+    return `arn:aws:lambda:${this.options.region}:${this.options.accountId}:function:${name}`;
+  }
+
+  /** A function by the name or ARN (qualifier dropped) of a request's path; Lambda's 404 when there is none. */
+  named(raw: string): UserLambda {
+    const name = decodeURIComponent(raw)
       .replace(/^arn:aws:lambda:[^:]*:\d+:function:/, '')
       .split(':')[0]!;
-  const lambdaNamed = (raw: string) => {
-    const found = lambdas.get(nameOf(raw));
-    if (!found) throw new LambdaApiError(404, 'ResourceNotFoundException', `Function not found: ${arnOf(nameOf(raw))}`);
+    const found = this.byName.get(name);
+    if (!found) throw new LambdaApiError(404, 'ResourceNotFoundException', `Function not found: ${this.arnOf(name)}`);
     return found;
-  };
-
-  function create(body: Buffer): Record<string, unknown> {
-    const request = JSON.parse(body.toString('utf8')) as CreateFunctionRequest;
-    const name = String(request.FunctionName ?? '');
-    creates.set(name, (creates.get(name) ?? 0) + 1);
-    if (lambdas.has(name)) throw new LambdaApiError(409, 'ResourceConflictException', `Function already exist: ${name}`);
-    const zip = Buffer.from(String(request.Code?.ZipFile ?? ''), 'base64');
-    let files: Record<string, Uint8Array>;
-    try {
-      files = unzipSync(zip);
-    } catch {
-      throw new LambdaApiError(
-        400,
-        'InvalidParameterValueException',
-        'Could not unzip uploaded file. Please check your file, then try again.',
-      );
-    }
-    const problem = checkUserPackage(request, files, options.layers);
-    if (problem) throw new LambdaApiError(400, 'InvalidParameterValueException', problem);
-    mkdirSync(root, { recursive: true });
-    const dir = mkdtempSync(join(root, `${name.slice(-16)}-`));
-    for (const [file, data] of Object.entries(files)) writeFileSync(join(dir, file), data);
-    const configuration = userFunctionConfiguration(request, zip, arnOf(name));
-    const host = new LambdaFunctionHost(userLambdaOf(configuration, dir, options), maxEnvironments());
-    lambdas.set(name, { configuration, tags: request.Tags ?? {}, host, dir });
-    // A VPC function is Pending while Lambda attaches it; the caller waits for Active (GetFunction).
-    return { ...configuration, State: 'Pending', StateReasonCode: 'Creating' };
   }
+}
 
-  async function remove(raw: string): Promise<void> {
-    const fn = lambdaNamed(raw);
-    lambdas.delete(String(fn.configuration.FunctionName));
-    await fn.host.stop();
-    rmSync(fn.dir, { recursive: true, force: true });
+const packagesRoot = () => join(tmpdir(), 'slipway-user-lambdas');
+
+/** CreateFunction: the package checked against what the cloud host uploads, unpacked, the function Pending. */
+function createFunction(lambdas: UserLambdas, options: ServiceOptions, body: Buffer): Record<string, unknown> {
+  const request = JSON.parse(body.toString('utf8')) as CreateFunctionRequest;
+  const name = String(request.FunctionName ?? '');
+  lambdas.creates.set(name, (lambdas.creates.get(name) ?? 0) + 1);
+  if (lambdas.byName.has(name)) throw new LambdaApiError(409, 'ResourceConflictException', `Function already exist: ${name}`);
+  const zip = Buffer.from(String(request.Code?.ZipFile ?? ''), 'base64');
+  let files: Record<string, Uint8Array>;
+  try {
+    files = unzipSync(zip);
+  } catch {
+    throw new LambdaApiError(
+      400,
+      'InvalidParameterValueException',
+      'Could not unzip uploaded file. Please check your file, then try again.',
+    );
   }
+  const problem = checkUserPackage(request, files, options.layers);
+  if (problem) throw new LambdaApiError(400, 'InvalidParameterValueException', problem);
+  mkdirSync(packagesRoot(), { recursive: true });
+  const dir = mkdtempSync(join(packagesRoot(), `${name.slice(-16)}-`));
+  for (const [file, data] of Object.entries(files)) writeFileSync(join(dir, file), data);
+  const configuration = userFunctionConfiguration(request, zip, lambdas.arnOf(name));
+  const host = new LambdaFunctionHost(userLambdaOf(configuration, dir, options), maxEnvironments());
+  lambdas.byName.set(name, { configuration, tags: request.Tags ?? {}, host, dir });
+  // A VPC function is Pending while Lambda attaches it; the caller waits for Active (GetFunction).
+  return { ...configuration, State: 'Pending', StateReasonCode: 'Creating' };
+}
 
-  async function route(method: string, path: string, body: Buffer, res: ServerResponse): Promise<void> {
-    const fn = /^\/(\d{4}-\d\d-\d\d)\/functions\/([^/]+)(\/[a-z-]+)?\/?$/.exec(path);
-    if (method === 'POST' && /^\/2015-03-31\/functions\/?$/.test(path)) return sendJson(res, 201, create(body));
-    if (method === 'GET' && /^\/2015-03-31\/functions\/?$/.test(path))
-      return sendJson(res, 200, { Functions: [...lambdas.values()].map((entry) => entry.configuration) });
-    const tags = /^\/2017-03-31\/tags\/(.+)$/.exec(path);
-    if (method === 'GET' && tags) return sendJson(res, 200, { Tags: lambdaNamed(tags[1]!).tags });
-    if (fn && method === 'POST' && fn[3] === '/response-streaming-invocations') return invoke(lambdaNamed(fn[2]!), body, res);
-    if (fn && method === 'GET' && !fn[3]) {
-      const found = lambdaNamed(fn[2]!);
-      return sendJson(res, 200, { Configuration: found.configuration, Code: { RepositoryType: 'S3', Location: '' }, Tags: found.tags });
-    }
-    if (fn && method === 'GET' && fn[3] === '/configuration') return sendJson(res, 200, lambdaNamed(fn[2]!).configuration);
-    if (fn && method === 'DELETE' && !fn[3]) return (await remove(fn[2]!), sendJson(res, 204, null));
-    throw new LambdaApiError(400, 'InvalidParameterValueException', `The local Lambda service does not offer ${method} ${path}`);
+async function deleteFunction(lambdas: UserLambdas, raw: string): Promise<void> {
+  const fn = lambdas.named(raw);
+  lambdas.byName.delete(String(fn.configuration.FunctionName));
+  await fn.host.stop();
+  rmSync(fn.dir, { recursive: true, force: true });
+}
+
+/** One Lambda API request, by its method and REST path, to the operation this service offers. */
+async function route(
+  lambdas: UserLambdas,
+  options: ServiceOptions,
+  request: { method: string; path: string; body: Buffer },
+  res: ServerResponse,
+): Promise<void> {
+  const { method, path, body } = request;
+  const fn = /^\/(\d{4}-\d\d-\d\d)\/functions\/([^/]+)(\/[a-z-]+)?\/?$/.exec(path);
+  if (method === 'POST' && /^\/2015-03-31\/functions\/?$/.test(path)) return sendJson(res, 201, createFunction(lambdas, options, body));
+  if (method === 'GET' && /^\/2015-03-31\/functions\/?$/.test(path))
+    return sendJson(res, 200, { Functions: [...lambdas.byName.values()].map((entry) => entry.configuration) });
+  const tags = /^\/2017-03-31\/tags\/(.+)$/.exec(path);
+  if (method === 'GET' && tags) return sendJson(res, 200, { Tags: lambdas.named(tags[1]!).tags });
+  if (fn && method === 'POST' && fn[3] === '/response-streaming-invocations') return invoke(lambdas.named(fn[2]!), body, res);
+  if (fn && method === 'GET' && !fn[3]) {
+    const found = lambdas.named(fn[2]!);
+    return sendJson(res, 200, { Configuration: found.configuration, Code: { RepositoryType: 'S3', Location: '' }, Tags: found.tags });
   }
+  if (fn && method === 'GET' && fn[3] === '/configuration') return sendJson(res, 200, lambdas.named(fn[2]!).configuration);
+  if (fn && method === 'DELETE' && !fn[3]) return (await deleteFunction(lambdas, fn[2]!), sendJson(res, 204, null));
+  throw new LambdaApiError(400, 'InvalidParameterValueException', `The local Lambda service does not offer ${method} ${path}`);
+}
 
+export function createLocalLambdaService(options: ServiceOptions): LocalLambdaService {
+  const lambdas = new UserLambdas(options);
   return {
     async handle(req, res, body) {
       const path = new URL(req.url ?? '/', 'http://lambda').pathname;
       try {
-        await route((req.method ?? 'GET').toUpperCase(), path, body, res);
+        await route(lambdas, options, { method: (req.method ?? 'GET').toUpperCase(), path, body }, res);
       } catch (error) {
         if (res.headersSent) return void res.end();
         if (!(error instanceof LambdaApiError)) throw error;
         sendJson(res, error.status, { Type: 'User', message: error.message }, { 'x-amzn-errortype': error.type });
       }
     },
-    createCalls: (name) => creates.get(name) ?? 0,
+    createCalls: (name) => lambdas.creates.get(name) ?? 0,
     async stop() {
-      await Promise.all([...lambdas.values()].map((entry) => entry.host.stop()));
-      for (const entry of lambdas.values()) rmSync(entry.dir, { recursive: true, force: true });
-      lambdas.clear();
+      await Promise.all([...lambdas.byName.values()].map((entry) => entry.host.stop()));
+      for (const entry of lambdas.byName.values()) rmSync(entry.dir, { recursive: true, force: true });
+      lambdas.byName.clear();
     },
   };
 }

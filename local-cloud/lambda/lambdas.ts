@@ -1,11 +1,11 @@
 import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { resolveString, type LocalStackValues } from './intrinsics.ts';
+import { resolveString, type LocalStackValues } from '../template/intrinsics.ts';
 import type { SynthLambda } from './lambda-host.ts';
-import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
-import { localConfig } from '../local-config.ts';
-import { platformEnv } from '../../config.ts';
+import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
+import { localConfig } from '../../lib/local/local-config.ts';
+import { platformEnv } from '../../lib/config.ts';
 
 /**
  * Deployment settings (cdk context) that the local platform answers with its

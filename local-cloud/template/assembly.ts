@@ -3,11 +3,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withFileLock } from '../file-lock.ts';
-import { localConfig } from '../local-config.ts';
+import { withFileLock } from '../../lib/local/file-lock.ts';
+import { localConfig } from '../../lib/local/local-config.ts';
 
 // Not lib/local/api-server.ts's: vitest's global setup imports this file, and that one loads the API's modules.
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** Where `cdk synth` writes (cdk.json has no `output`): the cloud assembly the synthesized mode runs. */
 export function assemblyDir(): string {

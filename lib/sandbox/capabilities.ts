@@ -2,20 +2,26 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FUNCTION_MEMORY_MB } from '../../model.ts';
-import { localConfig } from '../../../local/local-config.ts';
 
 /**
- * What this machine allows a sandboxed runner (sandbox.ts): cgroups, bubblewrap, a network namespace, a switch
- * to nobody. `probeSandbox` detects it once and says in sentences what it had to fall back from.
+ * What this machine allows a sandboxed process (a function's runner, a build, an emulated container): cgroups,
+ * bubblewrap, a network namespace, a switch to nobody. `probeSandbox` detects it once and says in sentences what it
+ * had to fall back from. The sandbox runs under the local platform and `slipway dev`; of this folder, only the
+ * egress proxy also runs in the cloud (in the build's CodeBuild container).
  */
 
-export const MEMORY_LIMIT_BYTES = FUNCTION_MEMORY_MB * 1024 * 1024;
-/** Threads and processes per instance (an idle node has about 7 threads, bwrap adds two processes). */
-export const PIDS_LIMIT = 128;
 export const NOBODY = 65534;
+/** Threads and processes of one Node program (an idle node has about 7 threads, bwrap adds two processes). */
+export const DEFAULT_PIDS_LIMIT = 128;
+/** A memory limit the probe writes to see that a cgroup's limit can be set (a function's 512 MiB). */
+const PROBE_MEMORY_BYTES = 512 * 1024 * 1024;
 
-const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+/** The PATH a sandboxed process is started with: the platform's own, else the system's (read at each start). */
+export function childPath(): string {
+  return process.env.PATH ?? '/usr/bin:/bin';
+}
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The real node binary: node_modules/node/bin/node (node@22) when present, else this process's. */
 export function nodeBinary(): string {
@@ -75,7 +81,7 @@ function tryCgroup(parent: string, file: string, value: string): boolean {
 }
 
 function runs(command: string, args: string[]): { ok: boolean; why: string } {
-  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 10_000, env: { PATH: localConfig.childPath() } });
+  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 10_000, env: { PATH: childPath() } });
   if (result.error) return { ok: false, why: (result.error as NodeJS.ErrnoException).code ?? result.error.message };
   if (result.status !== 0) return { ok: false, why: (result.stderr || `exit ${result.status}`).trim().split('\n')[0]! };
   return { ok: true, why: '' };
@@ -112,7 +118,7 @@ export function probeSandbox(): SandboxCapabilities {
 
   let memoryCgroup = ownCgroup('memory');
   if (memoryCgroup) sweepStaleCgroups(memoryCgroup);
-  if (memoryCgroup && !tryCgroup(memoryCgroup, 'memory.limit_in_bytes', String(MEMORY_LIMIT_BYTES))) memoryCgroup = null;
+  if (memoryCgroup && !tryCgroup(memoryCgroup, 'memory.limit_in_bytes', String(PROBE_MEMORY_BYTES))) memoryCgroup = null;
   let memswAccounting = false;
   if (memoryCgroup) {
     memswAccounting = existsSync(join(memoryCgroup, 'memory.memsw.limit_in_bytes'));
@@ -127,7 +133,7 @@ export function probeSandbox(): SandboxCapabilities {
   }
   let pidsCgroup = ownCgroup('pids');
   if (pidsCgroup) sweepStaleCgroups(pidsCgroup);
-  if (pidsCgroup && !tryCgroup(pidsCgroup, 'pids.max', String(PIDS_LIMIT))) pidsCgroup = null;
+  if (pidsCgroup && !tryCgroup(pidsCgroup, 'pids.max', String(DEFAULT_PIDS_LIMIT))) pidsCgroup = null;
   if (!pidsCgroup)
     fallbacks.push(
       'Function processes: no writable pids cgroup, so threads and processes per instance are not capped (Node --permission still refuses child processes).',
@@ -166,8 +172,8 @@ export function probeSandbox(): SandboxCapabilities {
   return { memoryCgroup, memswAccounting, pidsCgroup, isolation, dropToNobody, nodePath, fallbacks };
 }
 
-/** Paths inside a bwrap sandbox. */
-export const INSIDE = { node: '/opt/node', runnerDir: '/opt/runner', bundle: '/fn', sockets: '/run/slipway' };
+/** Where bwrapArgs binds the folder of the machine's Node inside the sandbox. */
+export const NODE_INSIDE = '/opt/node';
 
 export function bwrapArgs(nodePath: string, binds: string[]): string[] {
   return [
@@ -186,7 +192,7 @@ export function bwrapArgs(nodePath: string, binds: string[]): string[] {
     '/lib64',
     '--ro-bind',
     dirname(nodePath),
-    INSIDE.node,
+    NODE_INSIDE,
     '--proc',
     '/proc',
     '--dev',

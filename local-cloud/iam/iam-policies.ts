@@ -1,5 +1,5 @@
-import { resolveValue, type LocalStackValues } from './intrinsics.ts';
-import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import { resolveValue, type LocalStackValues } from '../template/intrinsics.ts';
+import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
 
 export interface NamedPolicy {
   name: string;

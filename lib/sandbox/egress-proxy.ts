@@ -2,7 +2,7 @@ import { chmod, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { checkIssuerAddress, type AddressRefusal, type Resolver } from '../../../sso/address-guard.ts';
+import { checkIssuerAddress, type AddressRefusal, type Resolver } from '../sso/address-guard.ts';
 
 /**
  * The functions' egress proxy: an HTTP CONNECT proxy on a path-based unix

@@ -143,26 +143,25 @@ function forward(target: URL, req: IncomingMessage, res: ServerResponse, body: B
   upstream.end(body);
 }
 
+/** What a request is checked as: the IAM actions, resources and condition keys of its protocol's mapping. */
+function checksOf(request: WireRequest, arns: ArnContext): AuthorizationCheck[] {
+  return queryProtocolChecks(request, arns) ?? jsonProtocolChecks(request, arns) ?? restProtocolChecks(request, arns);
+}
+
+/** AWS's sentence for a refused check, naming the role session, the action and the resource. */
+function refusalMessage(accountId: string, principal: LambdaPrincipal, check: AuthorizationCheck, results: Decision[]): string {
+  const why = results.some((result) => result.explicit)
+    ? 'with an explicit deny in an identity-based policy or permissions boundary'
+    : `because no identity-based policy allows the ${check.action} action`;
+  const session = `arn:aws:sts::${accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`;
+  return `User: ${session} is not authorized to perform: ${check.action} on resource: ${results[0]!.resource} ${why}`;
+}
+
 /**
- * The AWS endpoint every Lambda of the synthesized mode calls: it knows the
- * caller by the access key its credentials carry (one per Lambda), maps the
- * request to its IAM action and resource, evaluates the Lambda's role with
- * the IAM simulator (identity policies and permissions boundary, resource
- * ARNs and conditions), and forwards what is allowed to the AWS endpoint.
- * A refused request gets AWS's AccessDenied answer for its protocol.
- * Requests signed with any other key (the platform itself, tests) pass.
+ * The proxy's decisions and what it saw: each decision simulated once per role, action, resource and context,
+ * the actions each principal was allowed, and every refusal (the permission report).
  */
-export async function startIamProxy(options: {
-  target: string;
-  principals: Map<string, LambdaPrincipal>;
-  arns: ArnContext;
-  /**
-   * Services the platform plays itself, by signing name: a Lambda's allowed call to one goes there instead
-   * of the AWS endpoint (the Lambdas the functions router makes: lambda-service.ts).
-   */
-  services?: Record<string, (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>>;
-}): Promise<IamProxy> {
-  const target = new URL(options.target);
+function createAuthorizer(arns: ArnContext) {
   const decisions = new Map<string, Promise<Decision>>();
   const used = new Map<string, Set<string>>();
   const denied: Denial[] = [];
@@ -171,19 +170,17 @@ export async function startIamProxy(options: {
     const key = JSON.stringify([principal.role.roleLogicalId, check.action, check.resource, check.context ?? {}]);
     let decision = decisions.get(key);
     if (!decision) {
-      decision = simulate(options.arns.accountId, principal, check, check.resource);
+      decision = simulate(arns.accountId, principal, check, check.resource);
       decisions.set(key, decision);
     }
     return decision;
   };
 
+  /** null when every check of the request is allowed; else the refusal's message (recorded). */
   async function authorize(principal: LambdaPrincipal, request: WireRequest): Promise<string | null> {
     let checks: AuthorizationCheck[];
     try {
-      checks =
-        queryProtocolChecks(request, options.arns) ??
-        jsonProtocolChecks(request, options.arns) ??
-        restProtocolChecks(request, options.arns);
+      checks = checksOf(request, arns);
     } catch (error) {
       if (!(error instanceof UnmappedRequestError)) throw error;
       const message =
@@ -200,66 +197,92 @@ export async function startIamProxy(options: {
         used.set(principal.functionName, actions);
         continue;
       }
-      const why = results.some((result) => result.explicit)
-        ? 'with an explicit deny in an identity-based policy or permissions boundary'
-        : `because no identity-based policy allows the ${check.action} action`;
-      const session = `arn:aws:sts::${options.arns.accountId}:assumed-role/${principal.role.roleName}/${principal.functionName}`;
-      const resource = results[0]!.resource;
-      const message = `User: ${session} is not authorized to perform: ${check.action} on resource: ${resource} ${why}`;
-      denied.push({ functionName: principal.functionName, action: check.action, resource, message });
+      const message = refusalMessage(arns.accountId, principal, check, results);
+      denied.push({ functionName: principal.functionName, action: check.action, resource: results[0]!.resource, message });
       return message;
     }
     return null;
   }
 
+  function usage(principals: Iterable<LambdaPrincipal>): PermissionUsage[] {
+    return [...principals].map((principal) => {
+      const actions = used.get(principal.functionName) ?? new Set<string>();
+      return {
+        functionName: principal.functionName,
+        roleName: principal.role.roleName,
+        actionsUsed: [...actions].sort(),
+        grantsUnused: grantedActions(principal.role).filter((action) => !actions.has(action)),
+        denied: denied.filter((denial) => denial.functionName === principal.functionName),
+      };
+    });
+  }
+
+  return { authorize, usage };
+}
+
+interface IamProxyOptions {
+  target: string;
+  principals: Map<string, LambdaPrincipal>;
+  arns: ArnContext;
+  /**
+   * Services the platform plays itself, by signing name: a Lambda's allowed call to one goes there instead
+   * of the AWS endpoint (the Lambdas the functions router makes: lambda-service.ts).
+   */
+  services?: Record<string, (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>>;
+}
+
+/**
+ * One request: known by its signing key, checked against that principal's role (a refusal answered as AWS
+ * answers it), then handed to the service the platform plays, or forwarded to the AWS endpoint.
+ */
+async function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: IamProxyOptions,
+  authorize: ReturnType<typeof createAuthorizer>['authorize'],
+): Promise<void> {
+  const body = await readBody(req);
+  const url = new URL(req.url ?? '/', 'http://proxy');
+  const signing = signingOf(req, url);
+  const principal = signing ? options.principals.get(signing.accessKeyId) : undefined;
+  if (principal && signing) {
+    const request: WireRequest = { service: signing.service, method: (req.method ?? 'GET').toUpperCase(), url, headers: req.headers, body };
+    const refusal = await authorize(principal, request);
+    if (refusal) {
+      const denial = denialBody(request, refusal);
+      res.writeHead(denial.status, { ...denial.headers, 'content-length': String(Buffer.byteLength(denial.body)) });
+      return void res.end(request.method === 'HEAD' ? undefined : denial.body);
+    }
+  }
+  // A service the proxy stands in for answers every signed caller (a test reads the Lambdas the router made):
+  // the endpoint's own would not know them.
+  const service = signing ? options.services?.[signing.service] : undefined;
+  if (service) return service(req, res, body);
+  forward(new URL(options.target), req, res, body);
+}
+
+/**
+ * The AWS endpoint every Lambda of the synthesized mode calls: it knows the
+ * caller by the access key its credentials carry (one per Lambda), maps the
+ * request to its IAM action and resource, evaluates the Lambda's role with
+ * the IAM simulator (identity policies and permissions boundary, resource
+ * ARNs and conditions), and forwards what is allowed to the AWS endpoint.
+ * A refused request gets AWS's AccessDenied answer for its protocol.
+ * Requests signed with any other key (the platform itself, tests) pass.
+ */
+export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy> {
+  const authorizer = createAuthorizer(options.arns);
   const server = createServer((req, res) => {
-    void (async () => {
-      const body = await readBody(req);
-      const url = new URL(req.url ?? '/', 'http://proxy');
-      const signing = signingOf(req, url);
-      const principal = signing ? options.principals.get(signing.accessKeyId) : undefined;
-      if (principal && signing) {
-        const request: WireRequest = {
-          service: signing.service,
-          method: (req.method ?? 'GET').toUpperCase(),
-          url,
-          headers: req.headers,
-          body,
-        };
-        const refusal = await authorize(principal, request);
-        if (refusal) {
-          const answer = denialBody(request, refusal);
-          res.writeHead(answer.status, { ...answer.headers, 'content-length': String(Buffer.byteLength(answer.body)) });
-          return void res.end(request.method === 'HEAD' ? undefined : answer.body);
-        }
-      }
-      // A service the proxy stands in for answers every signed caller (a test reads the Lambdas the router made):
-      // the endpoint's own would not know them.
-      const service = signing ? options.services?.[signing.service] : undefined;
-      if (service) return service(req, res, body);
-      forward(target, req, res, body);
-    })().catch((error: unknown) => {
+    answer(req, res, options, authorizer.authorize).catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`IAM proxy: ${(error as Error).message}`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    usage() {
-      return [...options.principals.values()].map((principal) => {
-        const actions = used.get(principal.functionName) ?? new Set<string>();
-        return {
-          functionName: principal.functionName,
-          roleName: principal.role.roleName,
-          actionsUsed: [...actions].sort(),
-          grantsUnused: grantedActions(principal.role).filter((action) => !actions.has(action)),
-          denied: denied.filter((denial) => denial.functionName === principal.functionName),
-        };
-      });
-    },
+    usage: () => authorizer.usage(options.principals.values()),
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,6 +1,6 @@
 import { runSimulation } from '@cloud-copilot/iam-simulate';
-import type { RolePolicies } from './iam-policies.ts';
-import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import type { RolePolicies } from '../iam/iam-policies.ts';
+import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
 
 /** How API Gateway is allowed to invoke one route's Lambda: the integration's role, or a permission on the function. */
 export interface RouteInvoker {

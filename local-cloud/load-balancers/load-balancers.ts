@@ -1,7 +1,7 @@
 import { request } from 'node:http';
-import type { ServiceTarget, TargetRegistry } from './ecs-scheduler.ts';
-import { resolveString, type LocalStackValues } from './intrinsics.ts';
-import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import type { ServiceTarget, TargetRegistry } from '../ecs/ecs-scheduler.ts';
+import { resolveString, type LocalStackValues } from '../template/intrinsics.ts';
+import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
 
 /**
  * The template's application load balancers, without a process of their own: a listener's default action names a

@@ -1,4 +1,4 @@
-import { logger } from '../../logger.ts';
+import { logger } from '../../lib/logger.ts';
 import type { EcsServiceDefinition } from './ecs-template.ts';
 
 /**

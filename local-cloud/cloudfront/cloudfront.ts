@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Script, createContext } from 'node:vm';
-import { logger } from '../../logger.ts';
-import type { StreamedReply, LambdaFunctionHost } from './lambda-host.ts';
-import type { ContainerInstances } from './container-instances.ts';
-import type { LocalLoadBalancers } from './load-balancers.ts';
+import { logger } from '../../lib/logger.ts';
+import type { StreamedReply, LambdaFunctionHost } from '../lambda/lambda-host.ts';
+import type { ContainerInstances } from '../ecs/container-instances.ts';
+import type { LocalLoadBalancers } from '../load-balancers/load-balancers.ts';
 import { forwardToVpcOrigin, plainReply } from './vpc-origin.ts';
-import { INVOKE_PAYLOAD_LIMIT_BYTES } from './lambda-service.ts';
-import { constructPath, resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import { INVOKE_PAYLOAD_LIMIT_BYTES } from '../lambda/lambda-service.ts';
+import { constructPath, resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
 
 interface CloudFrontValue {
   value: string;

@@ -2,9 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { makeInstanceCgroups, removeCgroup, watchMemory } from './instance-memory.ts';
-import { bwrapArgs, INSIDE, NOBODY, type SandboxCapabilities } from './sandbox-probe.ts';
-import { localConfig } from '../../../local/local-config.ts';
+import { inCgroups, makeCgroups, removeCgroup, watchMemory, type ProcessCgroups } from './cgroups.ts';
+import { bwrapArgs, childPath, DEFAULT_PIDS_LIMIT, NOBODY, NODE_INSIDE, type SandboxCapabilities } from './capabilities.ts';
 
 /**
  * One sandboxed runner process on this machine (the local functions host).
@@ -23,9 +22,12 @@ import { localConfig } from '../../../local/local-config.ts';
  * - Outbound: only through the platform's egress proxy socket in the socket
  *   folder, which the runner bridges to 127.0.0.1:3128 inside the namespace.
  *
- * `probeSandbox` (sandbox-probe.ts) detects once what the machine allows and
- * says in sentences what it had to fall back from; the caps are instance-memory.ts.
+ * `probeSandbox` (capabilities.ts) detects once what the machine allows and
+ * says in sentences what it had to fall back from; the caps are cgroups.ts.
  */
+
+/** Paths inside an instance's bwrap sandbox. */
+const INSIDE = { node: NODE_INSIDE, runnerDir: '/opt/runner', bundle: '/fn', sockets: '/run/slipway' };
 
 /** The egress bridge's port inside an instance's own network namespace. */
 const EGRESS_PORT_IN_NAMESPACE = 3128;
@@ -63,6 +65,8 @@ export interface SpawnOptions {
   root: string;
   /** The folder of the runner's files to run (copies the sandboxed user reads and cannot change). */
   runnerDir: string;
+  /** The instance's memory cap (a function's memory). */
+  memoryBytes: number;
   onConsole?: (stream: 'stdout' | 'stderr', line: string) => void;
   /** Called before the runner starts, with the egress socket path to listen on. */
   prepareEgress?: (socketPath: string) => Promise<void>;
@@ -204,24 +208,29 @@ export async function spawnSandbox(caps: SandboxCapabilities, options: SpawnOpti
   const egressSocket = join(folder.sockets, 'egress.sock');
   await options.prepareEgress?.(egressSocket);
   const command = await runnerCommand(caps, options.runnerDir, folder);
-  const { cgroups, memoryCgroup } = await makeInstanceCgroups(caps, id, folder.dir);
-  const joinCgroups = cgroups.map((path) => `echo $$ > '${path}/cgroup.procs'`).join(' && ');
-  const script = `${joinCgroups ? `${joinCgroups} && ` : ''}exec "$@"`;
-  const child = spawn('sh', ['-c', script, 'sh', ...command], {
+  let cgroups: ProcessCgroups;
+  try {
+    cgroups = makeCgroups(caps, `slipway-fn-${id}`, { memoryBytes: options.memoryBytes, pids: DEFAULT_PIDS_LIMIT });
+  } catch (error) {
+    rmSync(folder.dir, { recursive: true, force: true });
+    throw error;
+  }
+  const [shell, ...args] = inCgroups(cgroups, command);
+  const child = spawn(shell!, args, {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-    env: { PATH: localConfig.childPath() },
+    env: { PATH: childPath() },
     cwd: folder.dir,
   });
   forwardConsole(child, options.onConsole);
   const { control, listeners } = openControl(child);
-  const memory = watchMemory(child, memoryCgroup);
+  const memory = watchMemory(child, cgroups.memory, options.memoryBytes);
 
   let cleaned: Promise<void> | null = null;
   const cleanup = () =>
     (cleaned ??= (async () => {
       memory.stop();
       memory.peakMemoryBytes();
-      for (const path of cgroups) await removeCgroup(path);
+      for (const path of cgroups.paths) await removeCgroup(path);
       rmSync(folder.dir, { recursive: true, force: true });
     })());
   const exited = new Promise<InstanceExit>((resolve) => {

@@ -1,9 +1,9 @@
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { HOP_BY_HOP } from '../../functions/runner/protocol.mjs';
-import { logger } from '../../logger.ts';
-import type { ContainerInstances } from './container-instances.ts';
-import type { LocalLoadBalancers } from './load-balancers.ts';
+import { HOP_BY_HOP } from '../../lib/functions/runner/protocol.mjs';
+import { logger } from '../../lib/logger.ts';
+import type { ContainerInstances } from '../ecs/container-instances.ts';
+import type { LocalLoadBalancers } from '../load-balancers/load-balancers.ts';
 
 /**
  * A request the local CloudFront sends to a VPC origin (an internal load balancer, or an EC2 instance's port)

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { logger } from '../../logger.ts';
-import { toApiGatewayEvent, writeResult } from '../api-event.ts';
-import type { LambdaFunctionHost } from './lambda-host.ts';
-import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import { logger } from '../../lib/logger.ts';
+import { toApiGatewayEvent, writeResult } from '../../lib/local/api-event.ts';
+import type { LambdaFunctionHost } from '../lambda/lambda-host.ts';
+import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
 
 /** One route of the template's HTTP API, compiled for matching. */
 export interface TemplateRoute {

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
-import { resolveString, type LocalStackValues } from './intrinsics.ts';
-import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
+import { resolveString, type LocalStackValues } from '../template/intrinsics.ts';
+import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
 
 /**
  * The template's EC2 instances that are ECS container instances: an AWS::EC2::Instance whose user data writes

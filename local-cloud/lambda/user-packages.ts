@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUNNER_LAYER_MODULE } from '../../functions/hosts/cloud/lambda-package.ts';
+import { RUNNER_LAYER_MODULE } from '../../lib/functions/hosts/cloud/lambda-package.ts';
 import type { SynthLambda } from './lambda-host.ts';
 
 /** The CreateFunction fields the local Lambda service reads (Lambda's REST-JSON request). */

@@ -1,17 +1,17 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SQSEvent } from 'aws-lambda';
-import { secretDefinitions } from '../../resources.ts';
+import { secretDefinitions } from '../lib/resources.ts';
 import { join } from 'node:path';
-import { parsePreviewHost } from '../../builds/preview-hosts.ts';
-import { customDomainHost, siteSubdomain } from '../../sites/hostname.ts';
-import type { HostnameHandler } from '../api-server.ts';
-import { isFunctionHostname } from '../functions-runtime.ts';
-import type { LocalDriver } from '../driver.ts';
-import { queueConsumerDriver, type QueueConsumer, type QueueDriver } from '../queue-driver.ts';
-import { schedulerDriver, type ScheduleTarget } from '../scheduler-driver.ts';
-import { templateApi, templateCors, templateRoutes } from './api-gateway.ts';
-import { invokeRefusals } from './api-invoke.ts';
+import { parsePreviewHost } from '../lib/builds/preview-hosts.ts';
+import { customDomainHost, siteSubdomain } from '../lib/sites/hostname.ts';
+import type { HostnameHandler } from '../lib/local/api-server.ts';
+import { isFunctionHostname } from '../lib/local/functions-runtime.ts';
+import type { LocalDriver } from '../lib/local/driver.ts';
+import { queueConsumerDriver, type QueueConsumer, type QueueDriver } from '../lib/local/queue-driver.ts';
+import { schedulerDriver, type ScheduleTarget } from '../lib/local/scheduler-driver.ts';
+import { templateApi, templateCors, templateRoutes } from './api-gateway/api-gateway.ts';
+import { invokeRefusals } from './api-gateway/api-invoke.ts';
 import {
   answerThroughDistribution,
   resolveDynamicReferences,
@@ -20,22 +20,29 @@ import {
   templateStreamingBehaviors,
   type StreamingBehavior,
   type TemplateDistribution,
-} from './cloudfront.ts';
-import { rolePolicies } from './iam-policies.ts';
-import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam-proxy.ts';
-import { resolveString, withPlaceholders, type LocalStackValues } from './intrinsics.ts';
-import { LambdaFunctionHost, type SynthLambda } from './lambda-host.ts';
-import type { ArnContext } from './iam-requests.ts';
-import { createLocalLambdaService, type LocalLambdaService } from './lambda-service.ts';
-import { createLocalEcsService, type LocalEcsService } from './ecs-service.ts';
-import { createLoadBalancers, type LocalLoadBalancers } from './load-balancers.ts';
-import { templateContainerInstances, type ContainerInstances } from './container-instances.ts';
-import { templateEcs, type TaskDefinition } from './ecs-template.ts';
-import { accessKeyIdOf, platformOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
-import { provisionTemplate } from './provision.ts';
-import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
-import { localConfig } from '../local-config.ts';
-import { config } from '../../config.ts';
+} from './cloudfront/cloudfront.ts';
+import { rolePolicies, type RolePolicies } from './iam/iam-policies.ts';
+import { startIamProxy, type IamProxy, type LambdaPrincipal, type PermissionUsage } from './iam/iam-proxy.ts';
+import { resolveString, withPlaceholders, type LocalStackValues } from './template/intrinsics.ts';
+import { LambdaFunctionHost, type SynthLambda } from './lambda/lambda-host.ts';
+import type { ArnContext } from './iam/iam-requests.ts';
+import { createLocalLambdaService, type LocalLambdaService } from './lambda/lambda-service.ts';
+import { createLocalEcsService, type LocalEcsService } from './ecs/ecs-service.ts';
+import { createLoadBalancers, type LocalLoadBalancers } from './load-balancers/load-balancers.ts';
+import { templateContainerInstances, type ContainerInstances } from './ecs/container-instances.ts';
+import { templateEcs, type TaskDefinition } from './ecs/ecs-template.ts';
+import {
+  accessKeyIdOf,
+  platformOverlay,
+  localSettingVariables,
+  runtimeEnvironment,
+  stagedAsset,
+  templateLambdas,
+} from './lambda/lambdas.ts';
+import { provisionTemplate } from './template/provision.ts';
+import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template/template.ts';
+import { localConfig } from '../lib/local/local-config.ts';
+import { config } from '../lib/config.ts';
 
 /** moto's default account: ARNs the template resolves to match the ones moto hands out. */
 export const LOCAL_ACCOUNT_ID = '123456789012';
@@ -227,6 +234,59 @@ function consoleApi(
   };
 }
 
+interface RuntimeOptions {
+  assemblyDir: string;
+  endpoint: string;
+  region: string;
+  prefix: string;
+  /** Changes the template before it runs (a test removes one grant to see its denial). */
+  alterTemplate?: (template: SynthesizedTemplate) => void;
+}
+
+/**
+ * The template's stateful resources made on the AWS endpoint, what its intrinsics resolve to there, and the
+ * renaming of the names it asked for into the ones made (the platform's prefix).
+ */
+async function provisionStack(options: RuntimeOptions) {
+  const template = readSynthesizedTemplate(options.assemblyDir);
+  options.alterTemplate?.(template);
+  const base = { accountId: LOCAL_ACCOUNT_ID, region: options.region, stackName: template.stackName };
+  const { physical: made, renames } = await provisionTemplate(template, { ...options, accountId: LOCAL_ACCOUNT_ID });
+  const values: LocalStackValues = { ...base, physical: withPlaceholders(template, base, made) };
+  const rename = (text: string) => [...renames].reduce((out, [from, to]) => out.split(from).join(to), text);
+  const renameDeep = <T>(value: T): T => JSON.parse(rename(JSON.stringify(value))) as T;
+  return { template, values, rename, renameDeep };
+}
+
+/** A task's containers carry keys that name its task definition: the proxy checks their calls against the task role. */
+const taskKey = (definition: TaskDefinition) => `LOCALTASK${definition.family}`;
+
+/** Each Lambda's and each task definition's access key, with the role the IAM proxy checks its calls against. */
+function principalsOf(lambdas: SynthLambda[], roles: Record<string, RolePolicies>, taskDefinitions: TaskDefinition[]) {
+  const principals = new Map<string, LambdaPrincipal>(
+    lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
+  );
+  for (const definition of taskDefinitions) {
+    const role = definition.taskRoleLogicalId ? roles[definition.taskRoleLogicalId] : undefined;
+    if (role) principals.set(taskKey(definition), { functionName: definition.family, role });
+  }
+  return principals;
+}
+
+/** An execution environment host per Lambda; the functions door's router serves one request per environment. */
+function lambdaHostsOf(lambdas: SynthLambda[], distributions: TemplateDistribution[]) {
+  const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
+  const maxEnvironments = (fn: SynthLambda) =>
+    doorRouters.has(fn.logicalId) ? localConfig.doorLambdaMaxEnvironments() : localConfig.lambdaMaxEnvironments();
+  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), platformOverlay())]));
+  const lambdaOf = (logicalId: string) => {
+    const host = hosts.get(logicalId);
+    if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
+    return host;
+  };
+  return { hosts, lambdaOf };
+}
+
 /**
  * Starts what the synthesized template describes, on the local AWS endpoint:
  * its stateful resources, each Lambda from its asset (worker threads with the
@@ -234,39 +294,17 @@ function consoleApi(
  * the HTTP API's routes, the event source mappings, the Scheduler targets and
  * the ECS services behind their load balancers, and the CloudFront distributions' viewer functions and origins.
  */
-export async function startSynthesizedRuntime(options: {
-  assemblyDir: string;
-  endpoint: string;
-  region: string;
-  prefix: string;
-  /** Changes the template before it runs (a test removes one grant to see its denial). */
-  alterTemplate?: (template: SynthesizedTemplate) => void;
-}): Promise<SynthesizedRuntime> {
-  const template = readSynthesizedTemplate(options.assemblyDir);
-  options.alterTemplate?.(template);
+export async function startSynthesizedRuntime(options: RuntimeOptions): Promise<SynthesizedRuntime> {
   const { region } = options;
-  const base = { accountId: LOCAL_ACCOUNT_ID, region, stackName: template.stackName };
-  const { physical: made, renames } = await provisionTemplate(template, { ...options, accountId: LOCAL_ACCOUNT_ID });
-  const values: LocalStackValues = { ...base, physical: withPlaceholders(template, base, made) };
-  const rename = (text: string) => [...renames].reduce((out, [from, to]) => out.split(from).join(to), text);
-  const renameDeep = <T>(value: T): T => JSON.parse(rename(JSON.stringify(value))) as T;
-
+  const { template, values, rename, renameDeep } = await provisionStack(options);
   const roles = renameDeep(Object.fromEntries(rolePolicies(template, values)));
   const { lambdas, skipped } = templateLambdas(template, values, rename, (fn) =>
     // The proxy's address is set below, once it listens.
     runtimeEnvironment(fn, { region, endpoint: '', settings: localConfig.setVariables(localSettingVariables) }),
   );
-  const principals = new Map<string, LambdaPrincipal>(
-    lambdas.map((fn) => [accessKeyIdOf(fn.name), { functionName: fn.name, role: roles[fn.roleLogicalId]! }]),
-  );
-  const userLambdas = createLocalLambdaService({ region, accountId: LOCAL_ACCOUNT_ID, layers: templateLayers(template, values, rename) });
-  // A task's containers carry keys that name its task definition: the proxy checks their calls against the task role.
-  const taskKey = (definition: TaskDefinition) => `LOCALTASK${definition.family}`;
   const ecsResources = renameDeep(templateEcs(template, values));
-  for (const definition of ecsResources.taskDefinitions) {
-    const role = definition.taskRoleLogicalId ? roles[definition.taskRoleLogicalId] : undefined;
-    if (role) principals.set(taskKey(definition), { functionName: definition.family, role });
-  }
+  const principals = principalsOf(lambdas, roles, ecsResources.taskDefinitions);
+  const userLambdas = createLocalLambdaService({ region, accountId: LOCAL_ACCOUNT_ID, layers: templateLayers(template, values, rename) });
   const instances = templateContainerInstances(template, values);
   const ecs = createLocalEcsService({
     region,
@@ -291,16 +329,7 @@ export async function startSynthesizedRuntime(options: {
   servicesSteady.catch(() => undefined);
 
   const distributions = await distributionsOf(template, (value) => rename(resolveString(value, values)), options.endpoint, region);
-  // The functions door's router serves one request per environment, as every user-function Lambda behind it does.
-  const doorRouters = new Set(distributions.filter((d) => d.path.startsWith('Functions/')).map((d) => d.originFunctionLogicalId));
-  const maxEnvironments = (fn: SynthLambda) =>
-    doorRouters.has(fn.logicalId) ? localConfig.doorLambdaMaxEnvironments() : localConfig.lambdaMaxEnvironments();
-  const hosts = new Map(lambdas.map((fn) => [fn.logicalId, new LambdaFunctionHost(fn, maxEnvironments(fn), platformOverlay())]));
-  const lambdaOf = (logicalId: string) => {
-    const host = hosts.get(logicalId);
-    if (!host) throw new Error(`Lambda ${logicalId} is not run by the local platform`);
-    return host;
-  };
+  const { hosts, lambdaOf } = lambdaHostsOf(lambdas, distributions);
   await verifySenders(lambdas, options.endpoint, region);
 
   const routes = templateRoutes(template);

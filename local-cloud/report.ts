@@ -1,4 +1,4 @@
-import type { PermissionUsage } from './iam-proxy.ts';
+import type { PermissionUsage } from './iam/iam-proxy.ts';
 
 /**
  * Least privilege as a figure: per Lambda that made AWS calls, the actions it

@@ -1,27 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  accessSync,
-  constants,
-  copyFileSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { accessSync, constants, copyFileSync, linkSync, lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { removeCgroup } from '../../functions/hosts/local/instance-memory.ts';
-import { bwrapArgs, NOBODY, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
-import { localConfig } from '../local-config.ts';
+import { inCgroups, killCgroupProcesses, makeCgroups, oomKilled, removeCgroup } from './cgroups.ts';
+import { bwrapArgs, childPath, NOBODY, NODE_INSIDE, type SandboxCapabilities } from './capabilities.ts';
 
 /**
- * One build in the functions sandbox's isolation (lib/functions/hosts/local/sandbox.ts), shaped for a build:
+ * One build in the functions sandbox's isolation (lib/sandbox/runner-instance.ts), shaped for a build:
  * bubblewrap as nobody with every namespace unshared (an empty network namespace whose only way out
  * is the platform's egress proxy socket, which the build script bridges to 127.0.0.1:3128), read-only
  * /usr and node, the workspace and the project's package store the only writable places, a memory
@@ -38,7 +25,7 @@ import { localConfig } from '../local-config.ts';
  * package store's folder is named by a hash, not by the project id.
  */
 export const INSIDE = {
-  node: '/opt/node',
+  node: NODE_INSIDE,
   script: '/opt/slipway/build.mjs',
   workspace: '/build',
   cache: '/cache',
@@ -108,7 +95,7 @@ export function stageRuntime(nodePath: string, scriptPath: string, dir: string):
 
 /** A program's absolute path, looked up in the platform's PATH (bubblewrap starts with no environment). */
 function programPath(name: string): string {
-  for (const dir of localConfig.childPath().split(delimiter)) {
+  for (const dir of childPath().split(delimiter)) {
     if (!dir) continue;
     try {
       accessSync(join(dir, name), constants.X_OK);
@@ -133,25 +120,6 @@ export interface BuildSpawn {
   onLine: (line: string) => void;
 }
 
-function makeCgroups(caps: SandboxCapabilities, id: string, memoryMb: number): string[] {
-  const made: string[] = [];
-  if (caps.memoryCgroup) {
-    const path = join(caps.memoryCgroup, `slipway-build-${id}`);
-    mkdirSync(path);
-    made.push(path);
-    const bytes = String(memoryMb * 1024 * 1024);
-    writeFileSync(join(path, 'memory.limit_in_bytes'), bytes);
-    if (caps.memswAccounting) writeFileSync(join(path, 'memory.memsw.limit_in_bytes'), bytes);
-  }
-  if (caps.pidsCgroup) {
-    const path = join(caps.pidsCgroup, `slipway-build-${id}`);
-    mkdirSync(path);
-    made.push(path);
-    writeFileSync(join(path, 'pids.max'), String(PIDS_LIMIT));
-  }
-  return made;
-}
-
 /** The command line, and (bubblewrap) the options it reads from its fd 3. */
 function command(spec: BuildSpawn): { argv: string[]; bwrapOptions: string[] | null } {
   const drop = spec.caps.dropToNobody ? [programPath('setpriv'), `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : [];
@@ -161,7 +129,7 @@ function command(spec: BuildSpawn): { argv: string[]; bwrapOptions: string[] | n
       ...drop,
       programPath('env'),
       '-i',
-      `PATH=${localConfig.childPath()}`,
+      `PATH=${childPath()}`,
       spec.caps.nodePath,
       spec.scriptPath,
       'build',
@@ -219,13 +187,13 @@ function command(spec: BuildSpawn): { argv: string[]; bwrapOptions: string[] | n
 
 /** Starts the build script's `build` phase in the sandbox; its output lines go to `onLine`. */
 export function spawnBuild(spec: BuildSpawn): BuildProcess {
-  const cgroups = makeCgroups(spec.caps, spec.id, spec.memoryMb);
-  const joinCgroups = cgroups.map((path) => `echo $$ > '${path}/cgroup.procs'`).join(' && ');
+  const cgroups = makeCgroups(spec.caps, `slipway-build-${spec.id}`, { memoryBytes: spec.memoryMb * 1024 * 1024, pids: PIDS_LIMIT });
   const { argv, bwrapOptions } = command(spec);
-  const child = spawn('/bin/sh', ['-c', `${joinCgroups ? `${joinCgroups} && ` : ''}exec "$@"`, 'sh', ...argv], {
+  const [shell, ...args] = inCgroups(cgroups, argv);
+  const child = spawn(shell!, args, {
     stdio: ['ignore', 'pipe', 'pipe', bwrapOptions ? 'pipe' : 'ignore'],
     // Bubblewrap becomes the sandbox's PID 1, whose environment and folder any build process can read: none, and /.
-    env: bwrapOptions ? {} : { PATH: localConfig.childPath() },
+    env: bwrapOptions ? {} : { PATH: childPath() },
     cwd: '/',
     detached: true,
   });
@@ -247,15 +215,8 @@ export function spawnBuild(spec: BuildSpawn): BuildProcess {
   }
   const exited = new Promise<{ code: number | null; outOfMemory: boolean }>((resolve) => {
     child.once('close', async (code) => {
-      let outOfMemory = false;
-      if (cgroups[0] && spec.caps.memoryCgroup && cgroups[0].startsWith(spec.caps.memoryCgroup)) {
-        try {
-          outOfMemory = /oom_kill\s+[1-9]/.test(readFileSync(join(cgroups[0], 'memory.oom_control'), 'utf8'));
-        } catch {
-          // Gone already.
-        }
-      }
-      for (const path of cgroups) await removeCgroup(path);
+      const outOfMemory = cgroups.memory !== null && oomKilled(cgroups.memory);
+      for (const path of cgroups.paths) await removeCgroup(path);
       resolve({ code, outOfMemory });
     });
   });
@@ -269,10 +230,9 @@ export function spawnBuild(spec: BuildSpawn): BuildProcess {
       } catch {
         child.kill('SIGKILL');
       }
-      for (const path of cgroups) {
+      for (const path of cgroups.paths) {
         try {
-          for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean))
-            process.kill(Number(pid), 'SIGKILL');
+          killCgroupProcesses(path);
         } catch {
           // Empty or gone.
         }

@@ -1,4 +1,4 @@
-import { freePort } from '../ports.ts';
+import { freePort } from '../../lib/local/ports.ts';
 import { ContainerStartError, type ContainerDefinition } from './containers.ts';
 
 /**

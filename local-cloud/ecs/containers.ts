@@ -3,8 +3,8 @@ import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, read
 import type { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
-import { makeInstanceCgroups, removeCgroup, watchMemory } from '../../functions/hosts/local/instance-memory.ts';
-import { nodeBinary, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
+import { inCgroups, makeCgroups, removeCgroup, watchMemory, type ProcessCgroups } from '../../lib/sandbox/cgroups.ts';
+import { DEFAULT_PIDS_LIMIT, nodeBinary, type SandboxCapabilities } from '../../lib/sandbox/capabilities.ts';
 
 /**
  * One container of a task definition, run from its Docker image asset as a local process (no Docker engine
@@ -304,10 +304,17 @@ export async function startContainer(options: StartContainerOptions): Promise<Ru
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  const { cgroups, memoryCgroup } = await makeInstanceCgroups(options.caps, options.id, dir, options.memoryMiB * 1024 * 1024);
-  const joinCgroups = cgroups.map((path) => `echo $$ > '${path}/cgroup.procs' && `).join('');
-  const child = spawn('sh', ['-c', `${joinCgroups}exec "$@"`, 'sh', ...command], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: {} });
-  const memory = watchMemory(child, memoryCgroup, options.memoryMiB * 1024 * 1024);
+  const memoryBytes = options.memoryMiB * 1024 * 1024;
+  let cgroups: ProcessCgroups;
+  try {
+    cgroups = makeCgroups(options.caps, `slipway-fn-${options.id}`, { memoryBytes, pids: DEFAULT_PIDS_LIMIT });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const [shell, ...args] = inCgroups(cgroups, command);
+  const child = spawn(shell!, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: {} });
+  const memory = watchMemory(child, cgroups.memory, memoryBytes);
   for (const stream of ['stdout', 'stderr'] as const)
     child[stream]!.on('data', (chunk: Buffer) => options.onOutput?.(stream, chunk.toString('utf8')));
   const pid = childPid(child.stdio[3] as Readable);
@@ -315,7 +322,7 @@ export async function startContainer(options: StartContainerOptions): Promise<Ru
     child.once('close', async (code, signal) => {
       memory.stop();
       const outOfMemory = memory.outOfMemory();
-      for (const path of cgroups) await removeCgroup(path);
+      for (const path of cgroups.paths) await removeCgroup(path);
       rmSync(dir, { recursive: true, force: true });
       const signalNumber = signal ? (({ SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[signal] ?? 1) : 0;
       resolve({ exitCode: signal ? 128 + signalNumber : (code ?? 1), outOfMemory });
