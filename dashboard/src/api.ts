@@ -1,3 +1,5 @@
+import type { paths } from './api-types.ts';
+
 /**
  * The console's one way to the platform: `/api/v1` on its own origin, the
  * session in the HttpOnly cookie the browser sends by itself (never read by
@@ -5,6 +7,21 @@
  * ApiProblem whose `message` is a sentence for a person and whose `fields`
  * maps each failing input to its own sentence.
  */
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type DataOf<R> = R extends { content: { 'application/json': { data: infer D } } } ? D : never;
+
+/**
+ * The `data` of a route's success reply, from the API types generated from docs/openapi.json:
+ * `Reply<'/api/v1/projects', 'get'>`. Pages name their replies so, never by a shape of their own.
+ */
+export type Reply<P extends keyof paths, M extends Method> = paths[P][M] extends { responses: infer R }
+  ? R extends { 200: infer OK }
+    ? DataOf<OK>
+    : R extends { 201: infer Created }
+      ? DataOf<Created>
+      : never
+  : never;
+
 export interface ApiProblem {
   status: number;
   /** The platform's stable error code, or one of ours: NETWORK_ERROR, UNEXPECTED_REPLY. */

@@ -1,24 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { createApiClient, type ApiClient } from './api.ts';
-
-export interface Me {
-  user_id: string;
-  email: string;
-  name: string | null;
-  email_verified: boolean;
-  is_platform_admin: boolean;
-  default_team_id: string | null;
-}
-
-export interface MyTeam {
-  id: string;
-  name: string;
-  slug: string;
-  display_label: string;
-  slug_chosen_at: string | null;
-  role: 'owner' | 'admin' | 'member';
-  deletion: { status: string; purge_after: string | null };
-}
+import type { Me, MyTeam } from './api-types.ts';
 
 export interface Session {
   me: Me | null;

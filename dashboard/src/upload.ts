@@ -1,11 +1,13 @@
+import { sendUploadRequests, type UploadRequest, uploadRequests } from '../../lib/upload-requests.ts';
 import { missingPageLoads, missingPageLoadsSentence } from '../../lib/uploads/page-references.ts';
-import { ApiError, type ApiClient } from './api.ts';
+import { ApiError, type ApiClient, type Reply } from './api.ts';
 
 /**
  * Deploying a folder from the browser, as the CLI does: hash every file
  * (SHA-256 in the browser), open an upload session with the manifest, send
  * only the files the platform lacks (small ones many to a multipart request,
- * larger ones one to a PUT, the largest by upload URL), then finalize.
+ * larger ones one to a PUT, the largest by upload URL: the CLI's requests,
+ * lib/upload-requests.ts), then finalize.
  */
 export interface PickedFile {
   path: string;
@@ -18,11 +20,8 @@ export interface DeployProgress {
   total: number;
 }
 
-/** The platform's per-request limits (lib/plans.ts): 100 files or 4 MiB a batch; a PUT takes up to 4 MiB. */
-const BATCH_FILES = 100;
-const BATCH_BYTES = 4 * 1024 * 1024;
-const BATCH_FILE_MAX_BYTES = 1024 * 1024;
-const INLINE_FILE_MAX_BYTES = 4 * 1024 * 1024;
+/** Requests in flight at once: enough to fill the line, few enough for the API's per-team limits. */
+const UPLOAD_CONCURRENCY = 4;
 
 /** When one folder is picked or dropped, its own name is not part of the site's paths. */
 function stripCommonFolder(files: PickedFile[]): PickedFile[] {
@@ -93,39 +92,11 @@ interface Hashed extends PickedFile {
   size: number;
 }
 
-interface Session {
-  upload_id: string;
-  project_id: string;
-  missing: string[];
-  project?: { id: string };
-}
-
-function batches(files: Hashed[]): Hashed[][] {
-  const out: Hashed[][] = [];
-  let batch: Hashed[] = [];
-  let bytes = 0;
-  for (const file of files) {
-    if (file.size > BATCH_FILE_MAX_BYTES) {
-      out.push([file]);
-      continue;
-    }
-    if (batch.length === BATCH_FILES || bytes + file.size > BATCH_BYTES) {
-      out.push(batch);
-      batch = [];
-      bytes = 0;
-    }
-    batch.push(file);
-    bytes += file.size;
-  }
-  if (batch.length) out.push(batch);
-  return out;
-}
-
-async function sendGroup(api: ApiClient, uploadId: string, group: Hashed[]): Promise<void> {
-  const base = `/uploads/${encodeURIComponent(uploadId)}/files`;
-  const only = group[0]!;
-  if (group.length === 1 && only.size > INLINE_FILE_MAX_BYTES) {
-    const target = await api.post<{ url: string; headers: Record<string, string> }>(`${base}/${only.hash}/upload-url`, {});
+/** Sends one request of the upload with what the browser has: the picked `File`s, `fetch`, `FormData`. */
+async function sendRequest(api: ApiClient, request: UploadRequest<Hashed>): Promise<void> {
+  const [only] = request.files;
+  if (request.kind === 'storage') {
+    const target = await api.post<{ url: string; headers: Record<string, string> }>(request.uploadUrl, {});
     const put = await fetch(target.url, { method: 'PUT', headers: target.headers, body: only.file });
     if (!put.ok)
       throw new ApiError(
@@ -133,19 +104,22 @@ async function sendGroup(api: ApiClient, uploadId: string, group: Hashed[]): Pro
         'UPLOAD_STORAGE_REFUSED',
         `Storage refused ${only.path} (HTTP ${put.status}). Try again, or deploy it with the CLI.`,
       );
-    await api.post(`${base}/${only.hash}/complete`, {});
-  } else if (group.length === 1 && only.size > BATCH_FILE_MAX_BYTES) {
-    await api.call('PUT', `${base}/${only.hash}`, { rawBody: only.file, headers: { 'content-type': 'application/octet-stream' } });
+    await api.post(request.completeUrl, {});
+  } else if (request.kind === 'put') {
+    await api.call('PUT', request.url, {
+      rawBody: only.file,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
   } else {
     const form = new FormData();
-    for (const file of group) form.append(file.hash, file.file, file.path.split('/').pop());
-    await api.call('POST', base, { rawBody: form });
+    for (const file of request.files) form.append(file.hash, file.file, file.path.split('/').pop());
+    await api.call('POST', request.url, { rawBody: form });
   }
 }
 
 async function sendMissing(
   api: ApiClient,
-  session: Session,
+  uploadId: string,
   byHash: Map<string, Hashed>,
   onProgress: (p: DeployProgress) => void,
   hashes: string[],
@@ -154,17 +128,14 @@ async function sendMissing(
   const total = toSend.reduce((sum, f) => sum + f.size, 0);
   let sent = 0;
   onProgress({ phase: 'uploading', done: 0, total });
-  const groups = batches(toSend);
-  // A few requests at once: enough to fill the line, few enough for the API's per-team limits.
-  const queue = [...groups];
-  await Promise.all(
-    [0, 1, 2, 3].map(async () => {
-      for (let group = queue.shift(); group; group = queue.shift()) {
-        await sendGroup(api, session.upload_id, group);
-        sent += group.reduce((sum, f) => sum + f.size, 0);
-        onProgress({ phase: 'uploading', done: sent, total });
-      }
-    }),
+  await sendUploadRequests(
+    uploadRequests(uploadId, toSend),
+    UPLOAD_CONCURRENCY,
+    (request) => sendRequest(api, request),
+    (request) => {
+      sent += request.files.reduce((sum, f) => sum + f.size, 0);
+      onProgress({ phase: 'uploading', done: sent, total });
+    },
   );
 }
 
@@ -178,7 +149,7 @@ export async function deployFolder(
   target: DeployTarget,
   picked: PickedFile[],
   onProgress: (p: DeployProgress) => void,
-): Promise<{ project_id: string; deployment_id: string; url: string }> {
+): Promise<Reply<'/api/v1/uploads/{upload_id}/finalize', 'post'>> {
   const hashed: Hashed[] = [];
   for (const [i, f] of picked.entries()) {
     onProgress({ phase: 'hashing', done: i, total: picked.length });
@@ -186,13 +157,15 @@ export async function deployFolder(
   }
   const manifest = hashed.map((f) => ({ path: f.path, hash: f.hash, size: f.size }));
   const session = target.projectId
-    ? await api.post<Session>(`/projects/${encodeURIComponent(target.projectId)}/uploads`, { files: manifest })
-    : await api.post<Session>('/uploads', { files: manifest, project: target.newProject });
+    ? await api.post<Reply<'/api/v1/projects/{id}/uploads', 'post'>>(`/projects/${encodeURIComponent(target.projectId)}/uploads`, {
+        files: manifest,
+      })
+    : await api.post<Reply<'/api/v1/uploads', 'post'>>('/uploads', { files: manifest, project: target.newProject });
   const byHash = new Map(hashed.map((f) => [f.hash, f]));
-  await sendMissing(api, session, byHash, onProgress, session.missing);
+  await sendMissing(api, session.upload_id, byHash, onProgress, session.missing);
   onProgress({ phase: 'publishing', done: 0, total: 1 });
   const finalize = () =>
-    api.post<{ project_id: string; deployment_id: string; url: string }>(`/uploads/${encodeURIComponent(session.upload_id)}/finalize`, {});
+    api.post<Reply<'/api/v1/uploads/{upload_id}/finalize', 'post'>>(`/uploads/${encodeURIComponent(session.upload_id)}/finalize`, {});
   let result;
   try {
     result = await finalize();
@@ -201,7 +174,7 @@ export async function deployFolder(
     const missing =
       (error as ApiError).code === 'UPLOAD_INCOMPLETE' ? ((error as ApiError).details as { missing?: string[] })?.missing : null;
     if (!missing?.length) throw error;
-    await sendMissing(api, session, byHash, onProgress, missing);
+    await sendMissing(api, session.upload_id, byHash, onProgress, missing);
     result = await finalize();
   }
   onProgress({ phase: 'done', done: 1, total: 1 });

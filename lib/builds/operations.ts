@@ -97,5 +97,5 @@ export async function buildLogPage(project: Record<string, unknown>, deploymentI
   const lines = build.trigger
     ? await readLogLines(build.id as string, cursor, limit)
     : (Array.isArray(build.build_log) ? (build.build_log as string[]) : []).slice(cursor, cursor + limit);
-  return { deployment_id: build.id, status, lines, cursor, next_cursor: cursor + lines.length, done };
+  return { deployment_id: build.id as string, status, lines, cursor, next_cursor: cursor + lines.length, done };
 }

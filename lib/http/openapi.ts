@@ -4,7 +4,8 @@ import { pathToFileURL } from 'node:url';
 import * as z from 'zod';
 import { errorCatalogue } from '../errors/all.ts';
 import { handlerSchemas } from './pipeline.ts';
-import { routeKey, routes, type RouteRow } from './routes.ts';
+import { responseSchemas } from './responses.ts';
+import { routeKey, routes, type RouteKey, type RouteRow } from './routes.ts';
 
 // The generator reads metadata through `.openapi()`, which this adds to zod's prototype.
 extendZodWithOpenApi(z);
@@ -61,7 +62,7 @@ export async function buildOpenApiDocument(repoRoot: string) {
   }
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  const meta = z.object({ request_id: z.string(), timestamp: z.string(), trace_id: z.string() });
+  const meta = z.object({ request_id: z.string(), timestamp: z.string(), trace_id: z.string() }).meta({ id: 'ResponseMeta' });
   const errorEnvelope = registry.register(
     'ErrorEnvelope',
     z.object({
@@ -73,6 +74,7 @@ export async function buildOpenApiDocument(repoRoot: string) {
   );
   for (const row of routes as readonly RouteRow[]) {
     const schemas = handlerSchemas.get(routeKey(row));
+    const reply = responseSchemas[routeKey(row) as RouteKey];
     withMeta(schemas?.body);
     withMeta(schemas?.query);
     const who =
@@ -105,7 +107,10 @@ export async function buildOpenApiDocument(repoRoot: string) {
         ...(schemas?.rawBody ? { body: { content: { [schemas.rawBody]: { schema: z.string() } } } } : {}),
       },
       responses: {
-        200: { description: 'Success envelope: `data` and `meta`.' },
+        [reply?.status ?? 200]: {
+          description: 'Success envelope: `data` and `meta`.',
+          ...(reply ? { content: { 'application/json': { schema: z.object({ data: reply.data, meta }) } } } : {}),
+        },
         default: { description: 'Error envelope.', content: { 'application/json': { schema: errorEnvelope } } },
       },
     });
@@ -115,6 +120,26 @@ export async function buildOpenApiDocument(repoRoot: string) {
     info: { title: 'Slipway platform API', version: 'v1' },
     servers: [{ url: '/' }],
   });
+}
+
+const GENERATED_HEADER = `/**
+ * Generated from docs/openapi.json by openapi-typescript, through \`npm run docs\` (lib/http/write-docs.ts).
+ * Do not edit: change the schemas (lib/http/responses.ts, the handlers' zod schemas) and run \`npm run docs\`.
+ * test/unit/openapi.test.ts fails when this file is not current.
+ */
+
+`;
+
+/**
+ * The console's API types (dashboard/src/api-types.ts): the document's paths
+ * and schemas as TypeScript, each named schema also as a type of its own
+ * (`Project`, `Domain` ...), so the pages never write an API shape by hand.
+ */
+export async function consoleApiTypes(doc: object): Promise<string> {
+  // A devDependency, loaded here only: nothing that runs the platform imports this module.
+  const { default: openapiTS, astToString } = await import('openapi-typescript');
+  const ast = await openapiTS(JSON.parse(JSON.stringify(doc)), { rootTypes: true, rootTypesNoSchemaPrefix: true, silent: true });
+  return GENERATED_HEADER + astToString(ast);
 }
 
 /** The error catalogue as a Markdown table. */

@@ -7,7 +7,7 @@ import { planOf, type Plan } from '../plans.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
 import { forgeAudienceWrites } from '../builds/forge-audiences.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
-import { CREATED_CLIENTS, newProjectRecord, toProject, type Project, type ProjectRecord } from './projects.ts';
+import { CREATED_CLIENTS, SETTINGS_FIELDS, newProjectRecord, toProject, type Project, type ProjectRecord } from './projects.ts';
 import { newProjectWrites, projectItem } from './records.ts';
 import { projectSettingsSchema } from './settings.ts';
 import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from './subdomain.ts';
@@ -32,27 +32,8 @@ export function createdClientOf(client: string | undefined): Project['created_cl
   return (CREATED_CLIENTS as readonly string[]).includes(named ?? '') ? (named as Project['created_client']) : null;
 }
 
-const SETTINGS_ON_CREATE = [
-  'framework',
-  'build_command',
-  'output_dir',
-  'root_directory',
-  'package_manager',
-  'default_branch',
-  'git_provider',
-  'git_repo_url',
-  'git_connection_id',
-  'git_auth_mode',
-  'forge_audience',
-  'auto_deploy_enabled',
-  'mr_previews_enabled',
-  'preview_branch_mode',
-  'preview_branch_include',
-  'preview_branch_exclude',
-  'platform_url_mode',
-  'analytics_enabled',
-  'git_access_token',
-] as const;
+/** What a create may set: every setting a save writes, and the repository's access token (sealed). */
+const SETTINGS_ON_CREATE = [...SETTINGS_FIELDS, 'git_access_token'] as const;
 
 /** The body of POST /api/v1/projects: begin-upload's `name` and `subdomain`, and the settings a save may write. */
 export const createProjectSchema = z.extend(

@@ -137,10 +137,37 @@ export function productionUrl(subdomain: string): string {
 }
 
 /**
- * A new project's settings. A direct upload publishes built files, so nothing
- * is known about a framework or build ('other', no commands); Git is not
- * connected; previews follow every branch once it is; analytics is on.
+ * The settings a save (PATCH) or a create may write, each with a new
+ * project's value: the one list of them. A direct upload publishes built
+ * files, so nothing is known about a framework or build ('other', no
+ * commands); Git is not connected; previews follow every branch once it is;
+ * analytics is on.
  */
+const NEW_PROJECT_SETTINGS = {
+  framework: 'other',
+  build_command: null,
+  output_dir: null,
+  root_directory: null,
+  package_manager: null,
+  default_branch: null,
+  git_provider: null,
+  git_repo_url: null,
+  git_connection_id: null,
+  git_auth_mode: null,
+  forge_audience: null,
+  auto_deploy_enabled: false,
+  mr_previews_enabled: true,
+  preview_branch_mode: 'all',
+  preview_branch_include: [],
+  preview_branch_exclude: [],
+  platform_url_mode: 'serve',
+  analytics_enabled: true,
+} satisfies Partial<ProjectRecord>;
+
+export type SettingsField = keyof typeof NEW_PROJECT_SETTINGS;
+export const SETTINGS_FIELDS = Object.keys(NEW_PROJECT_SETTINGS) as readonly SettingsField[];
+
+/** A new project: its settings' values above, no system state yet. */
 export function newProjectRecord(input: {
   id: string;
   teamId: string;
@@ -152,6 +179,10 @@ export function newProjectRecord(input: {
   createdClient: Project['created_client'];
 }): ProjectRecord {
   return {
+    ...NEW_PROJECT_SETTINGS,
+    // Fresh arrays: a record is written and may be changed; the defaults are shared.
+    preview_branch_include: [],
+    preview_branch_exclude: [],
     id: input.id,
     team_id: input.teamId,
     name: input.name,
@@ -159,36 +190,18 @@ export function newProjectRecord(input: {
     slug: input.subdomain,
     subdomain: input.subdomain,
     status: 'active',
-    framework: 'other',
-    build_command: null,
-    output_dir: null,
-    root_directory: null,
-    package_manager: null,
-    default_branch: null,
     repo_default_branch: null,
-    git_provider: null,
-    git_repo_url: null,
-    git_connection_id: null,
-    git_auth_mode: null,
-    forge_audience: null,
-    auto_deploy_enabled: false,
     auto_deploy_paused_at: null,
     auto_deploy_pause_reason: null,
     consecutive_build_failures: 0,
     last_build_failure_message: null,
-    mr_previews_enabled: true,
-    preview_branch_mode: 'all',
-    preview_branch_include: [],
-    preview_branch_exclude: [],
     preview_slug: null,
     primary_domain_id: null,
-    platform_url_mode: 'serve',
     production_branch_deleted_at: null,
     live_deployment_id: null,
     cdn_pull_zone_id: null,
     cdn_edge_rule_guid: null,
     cdn_not_found_edge_rule_guid: null,
-    analytics_enabled: true,
     provisional_until: input.provisionalUntil,
     created_via: input.createdVia,
     created_client: input.createdClient,

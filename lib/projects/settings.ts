@@ -17,6 +17,7 @@ import {
   PACKAGE_MANAGERS,
   PLATFORM_URL_MODES,
   PREVIEW_BRANCH_MODES,
+  SETTINGS_FIELDS,
   toProject,
   type Project,
 } from './projects.ts';
@@ -108,27 +109,6 @@ export const projectSettingsSchema = z.partial(
 
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
 
-const WRITABLE = [
-  'framework',
-  'build_command',
-  'output_dir',
-  'root_directory',
-  'package_manager',
-  'default_branch',
-  'git_provider',
-  'git_repo_url',
-  'git_connection_id',
-  'git_auth_mode',
-  'forge_audience',
-  'auto_deploy_enabled',
-  'mr_previews_enabled',
-  'preview_branch_mode',
-  'preview_branch_include',
-  'preview_branch_exclude',
-  'platform_url_mode',
-  'analytics_enabled',
-] as const;
-
 /**
  * Why a domain cannot be the project's primary domain, or null when it can: a
  * domain of this project (an unknown id or another project's domain is not),
@@ -156,7 +136,7 @@ function fieldAssignments(item: Record<string, unknown>, changes: ProjectSetting
     values: { ':now': new Date().toISOString(), ...git.values },
     conditions: [],
   };
-  WRITABLE.forEach((field, i) => {
+  SETTINGS_FIELDS.forEach((field, i) => {
     if (changes[field] === undefined) return;
     update.names[`#f${i}`] = field;
     update.values[`:f${i}`] = field === 'git_auth_mode' && changes[field] === '' ? null : changes[field];

@@ -5,6 +5,7 @@ import { atExpression } from '../../lib/aws/schedules.ts';
 import { subdomainFrom, subdomainProblem, withSuffix } from '../../lib/projects/subdomain.ts';
 import { checkManifest, checkPublishable } from '../../lib/uploads/manifest.ts';
 import { sourceScriptsOf } from '../../lib/uploads/source-app.ts';
+import { sendUploadRequests, uploadRequests } from '../../lib/upload-requests.ts';
 
 const free = { ...plans.free, name: 'free' as const };
 const h = (n: number) => n.toString(16).padStart(64, '0');
@@ -167,5 +168,61 @@ describe('atExpression', () => {
   it('is the one-time at() expression, rounded up to the second', () => {
     expect(atExpression(new Date('2026-11-22T10:00:00.250Z'))).toBe('at(2026-11-22T10:00:01)');
     expect(atExpression(new Date('2026-11-22T10:00:00.000Z'))).toBe('at(2026-11-22T10:00:00)');
+  });
+});
+
+describe("the upload client's requests (the CLI's and the console's, lib/upload-requests.ts)", () => {
+  const MiB = 1024 * 1024;
+  const file = (n: number, size: number) => ({ hash: h(n), size });
+
+  it('batches small files up to 100 or 4 MiB, gives a file over 1 MiB a PUT and one over 4 MiB an upload URL', () => {
+    const small = Array.from({ length: 101 }, (_, i) => file(i + 1, 1));
+    const requests = uploadRequests('u-1', [...small, file(200, MiB + 1), file(201, 4 * MiB + 1), file(202, MiB)]);
+    expect(requests.map((r) => [r.kind, r.files.length])).toEqual([
+      ['batch', 100],
+      ['put', 1],
+      ['storage', 1],
+      ['batch', 2],
+    ]);
+    expect(requests[0]).toMatchObject({ url: '/uploads/u-1/files' });
+    expect(requests[1]).toMatchObject({ url: `/uploads/u-1/files/${h(200)}` });
+    expect(requests[2]).toMatchObject({
+      uploadUrl: `/uploads/u-1/files/${h(201)}/upload-url`,
+      completeUrl: `/uploads/u-1/files/${h(201)}/complete`,
+    });
+    // 1 MiB files: four fill a batch's 4 MiB exactly, the fifth starts the next.
+    const bytes = uploadRequests(
+      'u-1',
+      [1, 2, 3, 4, 5].map((n) => file(n, MiB)),
+    );
+    expect(bytes.map((r) => r.files.map((f) => f.hash))).toEqual([[h(1), h(2), h(3), h(4)], [h(5)]]);
+  });
+
+  it('sends at most `concurrency` at once and starts none after a failure', async () => {
+    const requests = uploadRequests(
+      'u-1',
+      Array.from({ length: 10 }, (_, i) => file(i + 1, MiB + 1)),
+    );
+    let inFlight = 0;
+    let most = 0;
+    const started: string[] = [];
+    const sent: string[] = [];
+    const sending = sendUploadRequests(
+      requests,
+      3,
+      async (request) => {
+        started.push(request.files[0].hash);
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await Promise.resolve();
+        inFlight--;
+        if (request.files[0].hash === h(4)) throw new Error('refused');
+      },
+      (request) => sent.push(request.files[0].hash),
+    );
+    await expect(sending).rejects.toThrow('refused');
+    expect(most).toBe(3);
+    expect(sent).not.toContain(h(4));
+    expect(started.length).toBeLessThan(10);
   });
 });

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../session.ts';
 import { ErrorNote } from '../ui.tsx';
+import type { Reply } from '../api.ts';
 
 /**
  * A deployment's build log, followed while the build runs.
@@ -28,7 +29,7 @@ export function BuildLog(props: { projectId: string; deploymentId: string; statu
     const path = `/projects/${props.projectId}/deployments/${props.deploymentId}/log`;
     const tick = async () => {
       try {
-        const page = await api.get<{ lines: string[]; next_cursor: number; done: boolean }>(`${path}?cursor=${next.current}`);
+        const page = await api.get<Reply<'/api/v1/projects/{id}/deployments/{deployment_id}/log', 'get'>>(`${path}?cursor=${next.current}`);
         if (stopped) return;
         next.current = page.next_cursor;
         if (page.lines.length) setLines((old) => [...old, ...page.lines]);

@@ -1,19 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, useSession } from '../session.ts';
 import { ErrorNote, formatTime, Loading, Notice, Page, Select, TextArea, useAction, useLoad } from '../ui.tsx';
-
-interface NoticeItem {
-  key: string;
-  title: string;
-  body: string | null;
-  published_at: string;
-  unread: boolean;
-}
-
-interface Notices {
-  notices: NoticeItem[];
-  unread_count: number;
-}
+import type { Notices } from '../api-types.ts';
 
 /** Tells the header how many notices are unread; asked again when notices change. */
 const noticeListeners = new Set<() => void>();

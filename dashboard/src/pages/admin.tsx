@@ -1,22 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, useSession } from '../session.ts';
 import { Checkbox, ErrorNote, Field, formatTime, Loading, Notice, Page, Select, useAction, useLoad } from '../ui.tsx';
+import type { Reply } from '../api.ts';
+import type { AbuseScan } from '../api-types.ts';
 
-interface Scan {
-  id: string;
-  project_id: string;
-  team_name: string;
-  site_host: string;
-  branch: string;
-  score: number;
-  priority: string;
-  report_count: number;
-  review_status: string;
-  scanned_at: string;
-  matches: { category: string; hits: number; rule_id: string }[];
-}
-
-function ScanRow(props: { scan: Scan; onReviewed: () => void }) {
+function ScanRow(props: { scan: AbuseScan; onReviewed: () => void }) {
   const [resolution, setResolution] = useState('');
   const action = useAction();
   const s = props.scan;
@@ -57,7 +45,7 @@ function ScanRow(props: { scan: Scan; onReviewed: () => void }) {
 function AbuseScans() {
   const [status, setStatus] = useState('new');
   const list = useLoad(
-    () => api.get<{ total: number; scans: Scan[] }>(`/admin/abuse-scans?review_status=${status}&page_size=50`, { team: null }),
+    () => api.get<Reply<'/api/v1/admin/abuse-scans', 'get'>>(`/admin/abuse-scans?review_status=${status}&page_size=50`, { team: null }),
     [status],
   );
   return (
@@ -158,8 +146,10 @@ function TeamTools() {
 }
 
 function Deletions() {
-  type Pending = { team_id: string; team_name: string; purge_after: string; legal_hold: boolean; overdue?: boolean };
-  const list = useLoad(async () => (await api.get<{ deletions: Pending[] }>('/admin/deletions', { team: null })).deletions, []);
+  const list = useLoad(
+    async () => (await api.get<Reply<'/api/v1/admin/deletions', 'get'>>('/admin/deletions', { team: null })).deletions,
+    [],
+  );
   return (
     <section aria-labelledby="deletions-title">
       <h2 id="deletions-title">Teams pending deletion</h2>

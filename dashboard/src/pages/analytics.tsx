@@ -1,24 +1,9 @@
 import { api } from '../session.ts';
 import { ErrorNote, formatBytes, Loading, useLoad } from '../ui.tsx';
-import type { Project } from './projects.tsx';
-
-interface Day {
-  date: string;
-  requests: number;
-  bytes: number;
-}
-
-interface Analytics {
-  analytics_enabled: boolean;
-  from: string;
-  to: string;
-  totals: { requests: number; bytes: number; status_classes: Record<string, number> };
-  days: Day[];
-  top_paths: { path: string; requests: number }[];
-}
+import type { Project, ProjectAnalytics } from '../api-types.ts';
 
 /** Requests per day as bars: an SVG the page draws itself (no chart library), with the same numbers as a table beside it. */
-function Chart(props: { days: Day[] }) {
+function Chart(props: { days: ProjectAnalytics['days'] }) {
   const width = 640;
   const height = 160;
   const max = Math.max(1, ...props.days.map((d) => d.requests));
@@ -41,7 +26,7 @@ function Chart(props: { days: Day[] }) {
 }
 
 export function AnalyticsTab(props: { project: Project }) {
-  const a = useLoad(() => api.get<Analytics>(`/projects/${props.project.id}/analytics`), [props.project.id]);
+  const a = useLoad(() => api.get<ProjectAnalytics>(`/projects/${props.project.id}/analytics`), [props.project.id]);
   return (
     <section aria-labelledby="analytics-title">
       <h2 id="analytics-title">Analytics</h2>

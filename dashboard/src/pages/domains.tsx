@@ -2,35 +2,8 @@ import { useCallback, useState } from 'preact/hooks';
 import { Link, navigate } from '../router.tsx';
 import { api, canAdmin, useSession } from '../session.ts';
 import { CopyButton, ErrorNote, Field, formatTime, Loading, Notice, Page, Select, useAction, useInterval, useLoad } from '../ui.tsx';
-import type { Project } from './projects.tsx';
-
-interface DnsRecord {
-  name: string;
-  type: string;
-  value: string;
-  note: string;
-}
-
-export interface Domain {
-  id: string;
-  project_id: string;
-  domain: string;
-  status: string;
-  connection_mode: string;
-  dns_records?: DnsRecord[];
-  ssl_status: string;
-  ssl_error?: string | null;
-  ssl_error_code?: string | null;
-  next_retry_at?: string | null;
-  debug_url?: string | null;
-  verified_at: string | null;
-  last_verification_attempt: string | null;
-  geo_mode: string;
-  geo_countries: string[];
-  supports_geo_filtering?: boolean;
-  cdn_dns_ns1?: string | null;
-  cdn_dns_ns2?: string | null;
-}
+import type { Reply } from '../api.ts';
+import type { Domain, Project } from '../api-types.ts';
 
 /** States the platform moves on its own (verification, TLS): the page asks again until they settle. */
 const unsettled = (d: Domain) =>
@@ -43,7 +16,7 @@ const REFRESH_MS = 10_000;
 export function DomainsTab(props: { project: Project }) {
   const session = useSession();
   const p = props.project;
-  const list = useLoad(() => api.get<{ domains: Domain[] }>(`/projects/${p.id}/domains`), [p.id]);
+  const list = useLoad(() => api.get<Reply<'/api/v1/projects/{id}/domains', 'get'>>(`/projects/${p.id}/domains`), [p.id]);
   const [domain, setDomain] = useState('');
   const [mode, setMode] = useState('byo_dns');
   const add = useAction();
@@ -182,7 +155,7 @@ function Records(props: { d: Domain }) {
 }
 
 function GeoPolicy(props: { d: Domain; onSaved: (d: Domain) => void }) {
-  const [mode, setMode] = useState(props.d.geo_mode);
+  const [mode, setMode] = useState<string>(props.d.geo_mode);
   const [countries, setCountries] = useState(props.d.geo_countries.join(', '));
   const [note, setNote] = useState<string | null>(null);
   const action = useAction();

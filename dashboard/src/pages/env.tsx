@@ -1,31 +1,18 @@
 import { useState } from 'preact/hooks';
 import { api } from '../session.ts';
 import { ErrorNote, formatTime, Notice, Select, TextArea, useAction, useLoad } from '../ui.tsx';
-import type { Project } from './projects.tsx';
+import type { Reply } from '../api.ts';
+import type { EnvImport, Project } from '../api-types.ts';
 
 const ENVIRONMENTS = ['production', 'preview', 'development'] as const;
-
-interface Variable {
-  name: string;
-  environment: string;
-  targets: string[];
-  updated_at: string;
-}
-
-interface ImportResult {
-  environment: string;
-  created: string[];
-  updated: string[];
-  rejected: { line?: number; name?: string; message: string }[];
-}
 
 /** Environment variables: names only; values go in and are never shown back. */
 export function EnvTab(props: { project: Project }) {
   const [environment, setEnvironment] = useState<string>('production');
   const [content, setContent] = useState('');
-  const [result, setResult] = useState<ImportResult | null>(null);
+  const [result, setResult] = useState<EnvImport | null>(null);
   const list = useLoad(
-    () => api.get<{ variables: Variable[] }>(`/projects/${props.project.id}/env?environment=${environment}`),
+    () => api.get<Reply<'/api/v1/projects/{id}/env', 'get'>>(`/projects/${props.project.id}/env?environment=${environment}`),
     [props.project.id, environment],
   );
   const action = useAction();
@@ -66,7 +53,7 @@ export function EnvTab(props: { project: Project }) {
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          const done = await action.run(() => api.post<ImportResult>(`/projects/${props.project.id}/env/bulk`, { content, environment }));
+          const done = await action.run(() => api.post<EnvImport>(`/projects/${props.project.id}/env/bulk`, { content, environment }));
           if (done) {
             setResult(done);
             setContent('');

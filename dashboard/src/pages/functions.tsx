@@ -3,31 +3,8 @@ import { Link, navigate } from '../router.tsx';
 import { api } from '../session.ts';
 import { ErrorNote, formatTime, Loading, Notice, shortId, TextArea, useAction, useInterval, useLoad } from '../ui.tsx';
 import { tailEventLine, type TailEventData } from '../../../lib/functions/tail-lines.ts';
-import type { Project } from './projects.tsx';
-
-interface Fn {
-  name: string;
-  url: string;
-  /** Its `config.schedule` (five-field cron, UTC), or null. */
-  schedule?: string | null;
-  next_run_at?: string | null;
-  skipped_runs?: number;
-  [field: string]: unknown;
-}
-
-interface Invocation {
-  id: string;
-  status: string;
-  /** What started it: `queued` (the public door), `schedule` or `manual` (run now). */
-  trigger?: string;
-  created_at?: string;
-  started_at: string | null;
-  finished_at: string | null;
-  response_status?: number;
-  response_body?: string;
-  error_message?: string;
-  console?: { at: string; stream: string; line: string }[];
-}
+import type { Reply } from '../api.ts';
+import type { FunctionsList, FunctionView, Invocation, Project } from '../api-types.ts';
 
 const TERMINAL = new Set(['completed', 'failed', 'timed_out']);
 /** The item segment of an invocation's address: `{function}@{invocation id}`. */
@@ -50,7 +27,7 @@ const TAIL_LINES = 200;
  * console lines, errors and each call's status and duration, for HTTPS calls made while it is open. Nothing is
  * stored, so nothing is shown from before.
  */
-function LiveTail(props: { project: Project; fn: Fn }) {
+function LiveTail(props: { project: Project; fn: FunctionView }) {
   const [lines, setLines] = useState<string[]>([]);
   const [state, setState] = useState<'opening' | 'open' | 'failed'>('opening');
   useEffect(() => {
@@ -83,11 +60,14 @@ function LiveTail(props: { project: Project; fn: Fn }) {
   );
 }
 
-function FunctionCard(props: { project: Project; fn: Fn }) {
+function FunctionCard(props: { project: Project; fn: FunctionView }) {
   const { project, fn } = props;
   const [body, setBody] = useState('');
   const list = useLoad(
-    () => api.get<{ invocations: Invocation[] }>(`/projects/${project.id}/functions/${encodeURIComponent(fn.name)}/invocations`),
+    () =>
+      api.get<Reply<'/api/v1/projects/{id}/functions/{name}/invocations', 'get'>>(
+        `/projects/${project.id}/functions/${encodeURIComponent(fn.name)}/invocations`,
+      ),
     [fn.name],
   );
   const action = useAction();
@@ -150,11 +130,6 @@ function FunctionCard(props: { project: Project; fn: Fn }) {
       </ul>
     </li>
   );
-}
-
-interface FunctionsList {
-  functions: Fn[];
-  functions_beta_enrolled?: boolean;
 }
 
 /** Functions built and listed for a team outside the beta answer no call: what the console says about them. */

@@ -1,14 +1,7 @@
 import { navigate } from '../router.tsx';
 import { api, chooseTeam, loadSession, useSession } from '../session.ts';
 import { ErrorNote, formatTime, Loading, Page, useAction, useLoad } from '../ui.tsx';
-
-interface MyInvitation {
-  id: string;
-  team_id: string;
-  team_name: string | null;
-  role: string;
-  expires_at: string;
-}
+import type { MyInvitation } from '../api-types.ts';
 
 /** Invitations to the signed-in person's address; also what someone with no team yet sees. */
 export function InvitationsPage() {

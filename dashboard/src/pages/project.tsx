@@ -8,7 +8,8 @@ import { AnalyticsTab } from './analytics.tsx';
 import { DomainsTab } from './domains.tsx';
 import { EnvTab } from './env.tsx';
 import { FunctionsBetaNote, FunctionsTab, InvocationView } from './functions.tsx';
-import type { Deployment, Project } from './projects.tsx';
+import type { Reply } from '../api.ts';
+import type { Deployment, Project, ServingRulesSummary } from '../api-types.ts';
 import { SettingsTab } from './settings.tsx';
 
 const TABS: [string, string][] = [
@@ -53,7 +54,7 @@ async function loadDeployments(projectId: string, pages: number): Promise<{ depl
   let total = 0;
   for (let page = 1; page <= pages; page++) {
     const path = `/projects/${projectId}/deployments?page=${page}&page_size=${DEPLOYMENTS_PAGE}`;
-    const reply = await api.get<{ deployments: Deployment[]; total: number }>(path);
+    const reply = await api.get<Reply<'/api/v1/projects/{id}/deployments', 'get'>>(path);
     deployments.push(...reply.deployments);
     total = reply.total;
     if (reply.deployments.length < DEPLOYMENTS_PAGE) break;
@@ -132,9 +133,7 @@ function DeploymentsTab(props: { project: Project; reloadProject: () => void }) 
 function DeploymentDetail(props: { projectId: string; id: string }) {
   const d = useLoad(
     () =>
-      api.get<Deployment & { build_log: string[]; functions: string[]; serving_rules?: ServingRules }>(
-        `/projects/${props.projectId}/deployments/${props.id}`,
-      ),
+      api.get<Reply<'/api/v1/projects/{id}/deployments/{deployment_id}', 'get'>>(`/projects/${props.projectId}/deployments/${props.id}`),
     [props.id],
   );
   if (d.error) return <ErrorNote error={d.error} />;
@@ -169,15 +168,8 @@ function DeploymentDetail(props: { projectId: string; id: string }) {
   );
 }
 
-interface ServingRules {
-  redirects: number;
-  headers: number;
-  skipped: { file: string; line: number; reason: string }[];
-  skipped_count?: number;
-}
-
 /** What publishing compiled of the deployment's `_redirects` and `_headers`, and each line it skipped. */
-function ServingRulesFacts(props: { rules: ServingRules }) {
+function ServingRulesFacts(props: { rules: ServingRulesSummary }) {
   const { redirects, headers, skipped } = props.rules;
   const total = props.rules.skipped_count ?? skipped.length;
   return (

@@ -1,45 +1,17 @@
 import { useState } from 'preact/hooks';
 import { DropZone } from '../components/drop-zone.tsx';
 import { Link, navigate } from '../router.tsx';
+import type { Reply } from '../api.ts';
+import type { Project } from '../api-types.ts';
 import { api, useSession } from '../session.ts';
 import { ErrorNote, Field, formatTime, Loading, Page, shortId, useLoad } from '../ui.tsx';
-
-export interface Project {
-  id: string;
-  name: string;
-  subdomain: string;
-  production_url: string;
-  live_deployment_id: string | null;
-  status: string;
-  created_at: string;
-  [field: string]: unknown;
-}
-
-export interface Deployment {
-  id: string;
-  status: string;
-  created_at: string;
-  ready_at: string | null;
-  is_live: boolean;
-  label: string | null;
-  file_count: number;
-  total_bytes: number;
-  // Builds (issue 23) add these; shown when present.
-  trigger?: string | null;
-  branch?: string | null;
-  commit_sha?: string | null;
-  commit_message?: string | null;
-  preview_url?: string | null;
-  /** A build's target; an upload's is null. */
-  target?: 'production' | 'preview' | null;
-}
 
 function ProjectCard(props: { project: Project }) {
   const { project } = props;
   const extra = useLoad(async () => {
     const [deployments, screenshot] = await Promise.all([
-      api.get<{ deployments: Deployment[] }>(`/projects/${project.id}/deployments?page_size=1`),
-      api.get<{ screenshot: { image_url: string } | null }>(`/projects/${project.id}/screenshot`),
+      api.get<Reply<'/api/v1/projects/{id}/deployments', 'get'>>(`/projects/${project.id}/deployments?page_size=1`),
+      api.get<Reply<'/api/v1/projects/{id}/screenshot', 'get'>>(`/projects/${project.id}/screenshot`),
     ]);
     return { last: deployments.deployments[0] ?? null, screenshot: screenshot.screenshot };
   }, [project.id]);
@@ -71,7 +43,7 @@ function ProjectCard(props: { project: Project }) {
 
 export function ProjectsPage() {
   const session = useSession();
-  const projects = useLoad(() => api.get<{ projects: Project[] }>('/projects?limit=100'), [session.team?.id]);
+  const projects = useLoad(() => api.get<Reply<'/api/v1/projects', 'get'>>('/projects?limit=100'), [session.team?.id]);
   return (
     <Page
       title="Projects"

@@ -2,10 +2,10 @@ import { useState } from 'preact/hooks';
 import { navigate } from '../router.tsx';
 import { api, canAdmin, useSession } from '../session.ts';
 import { CopyButton, ErrorNote, Field, formatTime, Notice, useAction } from '../ui.tsx';
-import type { Project } from './projects.tsx';
+import type { Project } from '../api-types.ts';
 import { AnalyticsFieldset, BuildFieldset, type Draft, type FieldsetProps, GitFieldset, PreviewFieldset } from './settings-fieldsets.tsx';
 
-const text = (p: Project, f: string) => (p[f] as string | null | undefined) ?? '';
+const text = (p: Project, f: keyof Project) => (p[f] as string | null | undefined) ?? '';
 const lines = (value: unknown) => (Array.isArray(value) ? value.join('\n') : '');
 
 function draftOf(p: Project): Draft {

@@ -1,13 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, loadSession, type Session } from '../session.ts';
 import { CopyButton, ErrorNote, Field, formatTime, Notice, Select, useAction, useLoad } from '../ui.tsx';
-
-export interface Member {
-  user_id: string;
-  email: string | null;
-  name: string | null;
-  role: 'owner' | 'admin' | 'member';
-}
+import type { ApiKey, Invitation, Member, NewApiKey } from '../api-types.ts';
 
 const ROLES: [string, string][] = [
   ['member', 'Member'],
@@ -84,14 +78,6 @@ export function Members(props: { session: Session; members: Member[]; reload: ()
   );
 }
 
-interface Invitation {
-  id: string;
-  email: string;
-  role: string;
-  status: string;
-  expires_at: string;
-}
-
 export function Invitations() {
   const list = useLoad(() => api.get<Invitation[]>('/team/invitations'), []);
   const [email, setEmail] = useState('');
@@ -151,20 +137,11 @@ export function Invitations() {
   );
 }
 
-interface ApiKey {
-  id: string;
-  name: string;
-  role: string;
-  prefix: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
 export function ApiKeys() {
   const list = useLoad(() => api.get<ApiKey[]>('/team/api-keys'), []);
   const [name, setName] = useState('');
   const [role, setRole] = useState('member');
-  const [made, setMade] = useState<(ApiKey & { token: string }) | null>(null);
+  const [made, setMade] = useState<NewApiKey | null>(null);
   const action = useAction();
   return (
     <section aria-labelledby="keys-title">
@@ -197,7 +174,7 @@ export function ApiKeys() {
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          const key = await action.run(() => api.post<ApiKey & { token: string }>('/team/api-keys', { name, role }));
+          const key = await action.run(() => api.post<NewApiKey>('/team/api-keys', { name, role }));
           if (key) {
             setMade(key);
             setName('');

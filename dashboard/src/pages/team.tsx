@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, canAdmin, loadSession, useSession } from '../session.ts';
 import { ErrorNote, Field, formatTime, Notice, Page, useAction, useLoad } from '../ui.tsx';
-import { ApiKeys, Invitations, Members, Transfer, type Member } from './team-access.tsx';
+import { ApiKeys, Invitations, Members, Transfer } from './team-access.tsx';
+import type { IdentityProviderDiscovery, Member } from '../api-types.ts';
 
 function Profile() {
   const session = useSession();
@@ -54,18 +55,9 @@ function Profile() {
   );
 }
 
-interface Discovery {
-  issuer: string;
-  provider: string;
-  redirect_uri: string;
-  suggested_name: string;
-  suggested_issuer: string;
-  warnings: { code: string; message: string; docs_url: string }[];
-}
-
 function SsoPreview() {
   const [issuer, setIssuer] = useState('');
-  const [found, setFound] = useState<Discovery | null>(null);
+  const [found, setFound] = useState<IdentityProviderDiscovery | null>(null);
   const action = useAction();
   return (
     <section aria-labelledby="sso-title">
@@ -73,7 +65,7 @@ function SsoPreview() {
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          setFound((await action.run(() => api.post<Discovery>('/team/sso/discover', { issuer }))) ?? null);
+          setFound((await action.run(() => api.post<IdentityProviderDiscovery>('/team/sso/discover', { issuer }))) ?? null);
         }}
       >
         <Field
