@@ -23,9 +23,7 @@ const SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
 const ALLOWED = new Set([
   'dashboard/src/pages/abuse.tsx#AbuseReportPage',
   'lib/local/synth/iam-proxy.ts#startIamProxy',
-  'lib/functions/runner/task.mjs#runTask',
   'infra/state.ts#SlipwayState.constructor',
-  'lib/local/scheduler-driver.ts#schedulerDriver',
   'lib/local/synth/runtime.ts#startSynthesizedRuntime',
   'dashboard/src/pages/domains.tsx#DomainsTab',
   'lib/functions/hosts/cloud/queued-task.ts#followTask',

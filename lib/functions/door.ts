@@ -332,13 +332,14 @@ function failedForward(
 ): void {
   if (expired) {
     deps.telemetry?.limitHit(fn, 'http_timeout');
-    return fail(request, open, FUNCTION_TIMEOUT);
+    fail(request, open, FUNCTION_TIMEOUT);
+    return;
   }
   if (request.signal?.aborted) return;
   if (!(error instanceof FunctionHostError)) throw error;
   if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') deps.telemetry?.limitHit(fn, error.kind);
   logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
-  return fail(request, open, error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
+  fail(request, open, error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
 }
 
 /** A reply whose body is all here leaves in one write, with its length. */

@@ -244,7 +244,10 @@ class MuxStream<T extends MuxTarget> {
     const head = this.early!;
     this.early = null;
     // The door stopped waiting meanwhile: the reply is not wanted.
-    if (this.settled) return this.replyEnded ? undefined : this.giveUp();
+    if (this.settled) {
+      if (!this.replyEnded) this.giveUp();
+      return;
+    }
     // The connection broke right after the head: onClose's failure settles it.
     if (this.over && !this.replyEnded) return;
     let body: Readable | Buffer;
@@ -293,10 +296,15 @@ class MuxStream<T extends MuxTarget> {
       this.mux.socket.destroy(new Error('the instance sent a malformed reply head'));
       return;
     }
-    if (head === 'not_loaded')
-      return this.settle(() => this.reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+    if (head === 'not_loaded') {
+      this.settle(() => this.reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+      return;
+    }
     // The door stopped waiting (its signal aborted): the reply is not wanted.
-    if (this.settled) return this.giveUp();
+    if (this.settled) {
+      this.giveUp();
+      return;
+    }
     // The reply is handed over once the frames read with its head are taken: a small reply's body
     // and END come in the same read, and then it goes whole, with no stream to make and drain.
     this.early = head;
