@@ -32,7 +32,6 @@ const ALLOWED = new Set([
   'dashboard/src/components/drop-zone.tsx#DropZone',
   'lib/local/dev.ts#main',
   'infra/builds.ts#BuildsRuntime.constructor',
-  'lib/local/queue-driver.ts#queueConsumerDriver',
   'lib/local/synth/lambda-service.ts#createLocalLambdaService',
 ]);
 
