@@ -18,8 +18,9 @@ const MAX_LINES = 80;
 const SHORT = 50;
 const ROOTS = ['lib', 'handlers', 'infra', 'bin', 'dashboard/src', 'local-cloud'];
 const SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
-// Known long functions another change splits, as 'path#name'. An entry that is no longer long (or
-// no longer there) fails the check, so the list only shrinks.
+// Known long functions not split yet, as 'path#name' (lib/local/synth's are split by the change that
+// moves it to local-cloud/). An entry no longer long (or no longer there) fails the check, so the
+// list only shrinks.
 const ALLOWED = new Set([
   'dashboard/src/pages/abuse.tsx#AbuseReportPage',
   'lib/local/synth/iam-proxy.ts#startIamProxy',
@@ -31,7 +32,6 @@ const ALLOWED = new Set([
   'infra/grants.ts#grantUses',
   'dashboard/src/components/drop-zone.tsx#DropZone',
   'lib/local/dev.ts#main',
-  'infra/builds.ts#BuildsRuntime.constructor',
   'lib/local/synth/lambda-service.ts#createLocalLambdaService',
 ]);
 
