@@ -22,10 +22,8 @@ const SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
 // moves it to local-cloud/). An entry no longer long (or no longer there) fails the check, so the
 // list only shrinks.
 const ALLOWED = new Set([
-  'dashboard/src/pages/abuse.tsx#AbuseReportPage',
   'lib/local/synth/iam-proxy.ts#startIamProxy',
   'lib/local/synth/runtime.ts#startSynthesizedRuntime',
-  'dashboard/src/pages/domains.tsx#DomainsTab',
   'lib/local/builds/local-build-host.ts#createLocalBuildHost',
   'infra/console.ts#ConsoleHosting.constructor',
   'infra/stack.ts#SlipwayStack.constructor',
