@@ -92,6 +92,25 @@ class RoleInvokedLambdaIntegration extends apigwv2.HttpRouteIntegration {
 const corsAllowHeaders = ['authorization', 'content-type', 'idempotency-key', 'x-team-id', 'x-platform-client', 'traceparent'];
 const corsExposeHeaders = ['Deprecation', 'Link', 'Retry-After', 'X-Request-Id'];
 
+/** API Gateway answers preflights itself (none without CORS origins); the pipeline adds CORS headers to real replies. */
+function corsPreflight(origins: string[]): apigwv2.CorsPreflightOptions | undefined {
+  if (origins.length === 0) return undefined;
+  return {
+    allowOrigins: origins,
+    allowCredentials: true,
+    allowMethods: [
+      apigwv2.CorsHttpMethod.GET,
+      apigwv2.CorsHttpMethod.POST,
+      apigwv2.CorsHttpMethod.PUT,
+      apigwv2.CorsHttpMethod.PATCH,
+      apigwv2.CorsHttpMethod.DELETE,
+    ],
+    allowHeaders: corsAllowHeaders,
+    exposeHeaders: corsExposeHeaders,
+    maxAge: Duration.minutes(10),
+  };
+}
+
 export interface SlipwayApiProps {
   grants: GrantContext;
   /** Environment of every function: resource names, domains, CORS origins. */
@@ -143,24 +162,7 @@ export class SlipwayApi extends Construct {
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
       description: 'Slipway platform API',
       createDefaultStage: false,
-      // API Gateway answers preflights itself; the pipeline adds CORS headers to real replies.
-      corsPreflight:
-        props.corsOrigins.length > 0
-          ? {
-              allowOrigins: props.corsOrigins,
-              allowCredentials: true,
-              allowMethods: [
-                apigwv2.CorsHttpMethod.GET,
-                apigwv2.CorsHttpMethod.POST,
-                apigwv2.CorsHttpMethod.PUT,
-                apigwv2.CorsHttpMethod.PATCH,
-                apigwv2.CorsHttpMethod.DELETE,
-              ],
-              allowHeaders: corsAllowHeaders,
-              exposeHeaders: corsExposeHeaders,
-              maxAge: Duration.minutes(10),
-            }
-          : undefined,
+      corsPreflight: corsPreflight(props.corsOrigins),
       defaultIntegration: new RoleInvokedLambdaIntegration('FallbackIntegration', this.fallbackFunction.fn, new RouteInvokeRoles(this)),
     });
 
@@ -187,11 +189,16 @@ export class SlipwayApi extends Construct {
 
     this.acknowledgeAuthorization();
 
+    this.stage = this.defaultStage();
+  }
+
+  /** The one stage, deployed on every change, with an access log line per request. */
+  private defaultStage(): apigwv2.HttpStage {
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: logs.RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
+    return new apigwv2.HttpStage(this, 'DefaultStage', {
       httpApi: this.httpApi,
       autoDeploy: true,
       accessLogSettings: {

@@ -98,6 +98,11 @@ export class BuildsRuntime extends Construct {
     ] as const) {
       Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${resource}]`, reason });
     }
+    this.acknowledgeProject();
+  }
+
+  /** cdk-nag's project findings, each with why it does not apply. */
+  private acknowledgeProject(): void {
     for (const [rule, reason] of [
       [
         'AwsSolutions-CB4',

@@ -123,10 +123,6 @@ async function addFunctionSources(
   listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/**
- * `slipway deploy DIR`: hash, begin the upload (new project or an existing
- * one), send only the files the platform lacks, finalize.
- */
 type Deployed = DeploySummary & ReturnType<typeof followUps>;
 
 /** What the deploy asks the platform afterwards: the function URLs, what publishing skipped of the rules files. */
@@ -135,6 +131,10 @@ const followUps = (files: { path: string }[]) => ({
   rulesFiles: files.some((f) => f.path === '_redirects' || f.path === '_headers'),
 });
 
+/**
+ * `slipway deploy DIR`: hash, begin the upload (new project or an existing
+ * one), send only the files the platform lacks, finalize.
+ */
 export async function deploySite(api: ApiClient, options: DeployOptions): Promise<Deployed> {
   const out = options.quiet ? undefined : options.progress;
   let mark = performance.now();
@@ -144,6 +144,33 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
     mark = now;
     return ms;
   };
+  const { files, filesHashed, cache } = await hashDeployFiles(api, options, out);
+  const hashMs = lap();
+  const session = await beginUpload(api, options, files, cache);
+  const beginMs = lap();
+  const byHash = new Map<string, SiteFile>();
+  for (const file of files) if (!byHash.has(file.hash)) byHash.set(file.hash, file);
+  const sender = await sendMissing(api, options, session, byHash, out);
+  const uploadMs = lap();
+  const finalized = await finalizeResending(api, session, sender, byHash);
+  return {
+    project_id: finalized.project_id ?? session.project_id,
+    deployment_id: finalized.deployment_id ?? session.deployment_id,
+    upload_id: session.upload_id,
+    url: finalized.url ?? finalized.production_url ?? session.project?.production_url ?? '',
+    files_total: files.length,
+    bytes_total: files.reduce((sum, f) => sum + f.size, 0),
+    files_hashed: filesHashed,
+    ...followUps(files),
+    files_sent: sender.filesSent,
+    bytes_sent: sender.bytesSent,
+    known_count: session.known_count,
+    timings_ms: { hash: hashMs, begin: beginMs, upload: uploadMs, finalize: lap() },
+  };
+}
+
+/** The folder's files (and the functions' sources) with their hashes, from the hash cache where it may be trusted. */
+async function hashDeployFiles(api: ApiClient, options: DeployOptions, out: NodeJS.WriteStream | undefined) {
   // Before the first stat: a file changed after this instant is never trusted to the cache (the racy rule).
   const scanStartedMs = Date.now();
   const listed = await listSiteFiles(options.dir);
@@ -163,9 +190,17 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   const cache = options.hashCache === false ? undefined : HashCache.open(root, scanStartedMs);
   out?.write(`Hashing ${listed.length} files...\n`);
   const { files, read: filesHashed } = await hashSiteFiles(listed, cache);
-  const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
-  const hashMs = lap();
+  return { files, filesHashed, cache };
+}
 
+/** Begin-upload, for a new project or an existing one; the hash cache is saved meanwhile. */
+async function beginUpload(
+  api: ApiClient,
+  options: DeployOptions,
+  files: SiteFile[],
+  cache: HashCache | undefined,
+): Promise<UploadSession> {
+  const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
   // One key for this deploy: a begin retried after a lost answer returns the same session and project.
   const idempotency = { 'idempotency-key': randomUUID() };
   const body: Record<string, unknown> = { files: manifest, ...(options.label ? { label: options.label } : {}) };
@@ -191,10 +226,17 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   if (cache) await new Promise<void>((resolve) => setTimeout(() => resolve(cache.save()), 10));
   const session = await begin;
   options.onBegin?.(session);
+  return session;
+}
 
-  const beginMs = lap();
-  const byHash = new Map<string, SiteFile>();
-  for (const file of files) if (!byHash.has(file.hash)) byHash.set(file.hash, file);
+/** Sends the files the platform lacks, with a progress bar or lines. */
+async function sendMissing(
+  api: ApiClient,
+  options: DeployOptions,
+  session: UploadSession,
+  byHash: Map<string, SiteFile>,
+  out: NodeJS.WriteStream | undefined,
+): Promise<FileSender> {
   const toSend = session.missing.map((hash) => {
     const file = byHash.get(hash);
     if (!file) throw new CliError(`The platform asked for a file this deploy does not have (${hash}).`);
@@ -209,11 +251,18 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
   } finally {
     progress.stop();
   }
+  return sender;
+}
 
-  const uploadMs = lap();
-  let finalized: Finalized;
+/** Finalize; the files it names as gone since begin are sent again, once, and it is asked again. */
+async function finalizeResending(
+  api: ApiClient,
+  session: UploadSession,
+  sender: FileSender,
+  byHash: Map<string, SiteFile>,
+): Promise<Finalized> {
   try {
-    finalized = await finalizeUpload(api, session.upload_id);
+    return await finalizeUpload(api, session.upload_id);
   } catch (error) {
     // Bytes the team held at begin can be gone by finalize (their project was deleted meanwhile):
     // finalize names them, and they are sent like any missing file.
@@ -223,20 +272,6 @@ export async function deploySite(api: ApiClient, options: DeployOptions): Promis
         : null;
     if (!Array.isArray(resend) || resend.length === 0) throw error;
     await sender.send(resend.map((hash) => byHash.get(String(hash))).filter((file): file is SiteFile => file !== undefined));
-    finalized = await finalizeUpload(api, session.upload_id);
+    return await finalizeUpload(api, session.upload_id);
   }
-  return {
-    project_id: finalized.project_id ?? session.project_id,
-    deployment_id: finalized.deployment_id ?? session.deployment_id,
-    upload_id: session.upload_id,
-    url: finalized.url ?? finalized.production_url ?? session.project?.production_url ?? '',
-    files_total: files.length,
-    bytes_total: files.reduce((sum, f) => sum + f.size, 0),
-    files_hashed: filesHashed,
-    ...followUps(files),
-    files_sent: sender.filesSent,
-    bytes_sent: sender.bytesSent,
-    known_count: session.known_count,
-    timings_ms: { hash: hashMs, begin: beginMs, upload: uploadMs, finalize: lap() },
-  };
 }

@@ -296,15 +296,7 @@ async function call(
       releaseSlot = await deps.host.holdRequestSlot?.(fn, budget.signal);
       reply = await deps.host.forwardHttp(fn, forward, budget.signal);
     } catch (error) {
-      if (expired) {
-        deps.telemetry?.limitHit(fn, 'http_timeout');
-        return fail(request, open, FUNCTION_TIMEOUT);
-      }
-      if (request.signal?.aborted) return;
-      if (!(error instanceof FunctionHostError)) throw error;
-      if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') deps.telemetry?.limitHit(fn, error.kind);
-      logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
-      return fail(request, open, error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
+      return failedForward(deps, fn, request, open, error, expired);
     }
     deps.telemetry?.httpRequest(fn, reply.coldStart);
     if (seen) seen.reply = reply;
@@ -316,42 +308,9 @@ async function call(
     }
     const head = replyHeadOf(reply);
     const bodiless = request.method.toUpperCase() === 'HEAD' || reply.status === 204 || reply.status === 304;
-    if (Buffer.isBuffer(reply.body)) {
-      if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(reply.body.length);
-      open(head).end(reply.body);
-      return;
-    }
-    // The head waits for the body's first bytes: a small reply then leaves in one write with its
-    // length, and a budget that ends before any byte is still a 504.
-    const stream = reply.body;
-    const first = await firstBytes(stream, budget.signal);
-    if (first === null) {
-      stream.destroy();
-      if (!expired) return;
-      deps.telemetry?.limitHit(fn, 'http_timeout');
-      return fail(request, open, FUNCTION_TIMEOUT);
-    }
-    if ('failed' in first) {
-      logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(first.failed) });
-      return fail(request, open, FUNCTION_FAILED);
-    }
-    if (first.ended) {
-      const whole = Buffer.concat(first.chunks);
-      if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(whole.length);
-      open(head).end(whole);
-      return;
-    }
-    const out = open(head);
-    for (const chunk of first.chunks) out.write(chunk);
-    await pipeReply(
-      stream,
-      out,
-      budget.signal,
-      () => {
-        if (expired) deps.telemetry?.limitHit(fn, 'http_timeout');
-      },
-      fn,
-    );
+    if (Buffer.isBuffer(reply.body)) return sendWhole(open, head, reply.body, bodiless);
+    // Only a streamed reply takes this further step (and its promise): a whole one has left above.
+    await streamReply(deps, fn, request, open, head, bodiless, reply.body, budget.signal, () => expired);
   } finally {
     clearTimeout(timer);
     request.signal?.removeEventListener('abort', onCallerGone);
@@ -360,6 +319,73 @@ async function call(
       logger.warn('request slot release failed', { function_id: fn.function_id, error: String(error) }),
     );
   }
+}
+
+/** The host could not answer: the budget ended (504), the caller went away (nothing), or the instance failed. */
+function failedForward(
+  deps: FunctionDoorDeps,
+  fn: DeployedFunction,
+  request: DoorRequest,
+  open: OpenDoorReply,
+  error: unknown,
+  expired: boolean,
+): void {
+  if (expired) {
+    deps.telemetry?.limitHit(fn, 'http_timeout');
+    fail(request, open, FUNCTION_TIMEOUT);
+    return;
+  }
+  if (request.signal?.aborted) return;
+  if (!(error instanceof FunctionHostError)) throw error;
+  if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') deps.telemetry?.limitHit(fn, error.kind);
+  logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });
+  fail(request, open, error.kind === 'start_failed' ? FUNCTION_START_FAILED : FUNCTION_FAILED);
+}
+
+/** A reply whose body is all here leaves in one write, with its length. */
+function sendWhole(open: OpenDoorReply, head: DoorReplyHead, body: Buffer, bodiless: boolean): void {
+  if (head.headers['content-length'] === undefined && !bodiless) head.headers['content-length'] = String(body.length);
+  open(head).end(body);
+}
+
+/**
+ * A streamed reply. The head waits for the body's first bytes: a small reply then leaves in one write with its
+ * length, and a budget that ends before any byte is still a 504.
+ */
+async function streamReply(
+  deps: FunctionDoorDeps,
+  fn: DeployedFunction,
+  request: DoorRequest,
+  open: OpenDoorReply,
+  head: DoorReplyHead,
+  bodiless: boolean,
+  stream: Readable,
+  budget: AbortSignal,
+  expired: () => boolean,
+): Promise<void> {
+  const first = await firstBytes(stream, budget);
+  if (first === null) {
+    stream.destroy();
+    if (!expired()) return;
+    deps.telemetry?.limitHit(fn, 'http_timeout');
+    return fail(request, open, FUNCTION_TIMEOUT);
+  }
+  if ('failed' in first) {
+    logger.warn('function reply stream failed', { function_id: fn.function_id, error: String(first.failed) });
+    return fail(request, open, FUNCTION_FAILED);
+  }
+  if (first.ended) return sendWhole(open, head, Buffer.concat(first.chunks), bodiless);
+  const out = open(head);
+  for (const chunk of first.chunks) out.write(chunk);
+  await pipeReply(
+    stream,
+    out,
+    budget,
+    () => {
+      if (expired()) deps.telemetry?.limitHit(fn, 'http_timeout');
+    },
+    fn,
+  );
 }
 
 /** A call someone tails: what the caller got is noted as it goes, and its events published once it has ended. */

@@ -13,6 +13,50 @@ type Token = { kind: 'word' | 'punct' | 'string'; text: string; value?: string; 
 
 const PUNCT_BEFORE_REGEX = new Set(['(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^']);
 
+type Read = { token: Token; end: number } | string;
+
+/** A quoted string opening at `i`, its escapes read; the index just past it. */
+function quotedString(source: string, i: number): Read {
+  const n = source.length;
+  const quote = source[i];
+  let value = '';
+  let j = i + 1;
+  for (; j < n && source[j] !== quote; j++) {
+    if (source[j] === '\n') return 'an unclosed string';
+    if (source[j] === '\\') {
+      j++;
+      value += source[j] === 'n' ? '\n' : source[j] === 't' ? '\t' : (source[j] ?? '');
+    } else value += source[j];
+  }
+  if (j >= n) return 'an unclosed string';
+  return { token: { kind: 'string', text: source.slice(i, j + 1), value }, end: j + 1 };
+}
+
+/** A template literal: its value only when it has no substitution; nested ones are skipped by brace depth. */
+function templateLiteral(source: string, i: number): Read {
+  const n = source.length;
+  let j = i + 1;
+  let value = '';
+  let substituted = false;
+  while (j < n && source[j] !== '`') {
+    if (source[j] === '\\') {
+      value += source[j + 1] ?? '';
+      j += 2;
+    } else if (source[j] === '$' && source[j + 1] === '{') {
+      substituted = true;
+      let depth = 1;
+      j += 2;
+      while (j < n && depth > 0) {
+        if (source[j] === '{') depth++;
+        else if (source[j] === '}') depth--;
+        j++;
+      }
+    } else value += source[j++];
+  }
+  if (j >= n) return 'an unclosed template literal';
+  return { token: { kind: 'string', text: source.slice(i, j + 1), value: substituted ? undefined : value, template: true }, end: j + 1 };
+}
+
 function tokenize(source: string): Token[] | string {
   const tokens: Token[] = [];
   let i = 0;
@@ -27,42 +71,11 @@ function tokenize(source: string): Token[] | string {
       const end = source.indexOf('*/', i + 2);
       if (end < 0) return 'an unclosed comment';
       i = end + 2;
-    } else if (c === '"' || c === "'") {
-      let value = '';
-      let j = i + 1;
-      for (; j < n && source[j] !== c; j++) {
-        if (source[j] === '\n') return 'an unclosed string';
-        if (source[j] === '\\') {
-          j++;
-          value += source[j] === 'n' ? '\n' : source[j] === 't' ? '\t' : (source[j] ?? '');
-        } else value += source[j];
-      }
-      if (j >= n) return 'an unclosed string';
-      tokens.push({ kind: 'string', text: source.slice(i, j + 1), value });
-      i = j + 1;
-    } else if (c === '`') {
-      // A template literal: its value only when it has no substitution; nested ones are skipped by brace depth.
-      let j = i + 1;
-      let value = '';
-      let substituted = false;
-      while (j < n && source[j] !== '`') {
-        if (source[j] === '\\') {
-          value += source[j + 1] ?? '';
-          j += 2;
-        } else if (source[j] === '$' && source[j + 1] === '{') {
-          substituted = true;
-          let depth = 1;
-          j += 2;
-          while (j < n && depth > 0) {
-            if (source[j] === '{') depth++;
-            else if (source[j] === '}') depth--;
-            j++;
-          }
-        } else value += source[j++];
-      }
-      if (j >= n) return 'an unclosed template literal';
-      tokens.push({ kind: 'string', text: source.slice(i, j + 1), value: substituted ? undefined : value, template: true });
-      i = j + 1;
+    } else if (c === '"' || c === "'" || c === '`') {
+      const read = c === '`' ? templateLiteral(source, i) : quotedString(source, i);
+      if (typeof read === 'string') return read;
+      tokens.push(read.token);
+      i = read.end;
     } else if (c === '/') {
       const previous = tokens.at(-1);
       const regexHere =

@@ -30,7 +30,20 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
   // Live tails make a queue each while open (lib/functions/tail.ts), named under this prefix.
   const env: Record<string, string> = { FUNCTIONS_TAIL_QUEUE_PREFIX: `${prefix}-tail-` };
   const clientOpts = { endpoint, region };
+  await provisionTable(clientOpts, prefix, env);
+  await provisionBuckets(clientOpts, prefix, env);
+  await provisionQueues(clientOpts, prefix, env);
+  await provisionSchedules(clientOpts, prefix, env);
+  await provisionMailSender(clientOpts);
+  return env;
+}
 
+interface ClientOptions {
+  endpoint: string;
+  region: string;
+}
+
+async function provisionTable(clientOpts: ClientOptions, prefix: string, env: Record<string, string>): Promise<void> {
   const dynamodb = new DynamoDBClient(clientOpts);
   const tableName = `${prefix}-table`;
   const attributes = new Set<string>([tableDefinition.partitionKey, tableDefinition.sortKey]);
@@ -69,7 +82,10 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   env[tableDefinition.envVar] = tableName;
+  dynamodb.destroy();
+}
 
+async function provisionBuckets(clientOpts: ClientOptions, prefix: string, env: Record<string, string>): Promise<void> {
   const s3 = new S3Client({ ...clientOpts, forcePathStyle: true });
   for (const bucket of Object.values(bucketDefinitions)) {
     const name = `${prefix}-${bucket.id}`.toLowerCase();
@@ -80,7 +96,10 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
     }
     env[bucket.envVar] = name;
   }
+  s3.destroy();
+}
 
+async function provisionQueues(clientOpts: ClientOptions, prefix: string, env: Record<string, string>): Promise<void> {
   const sqs = new SQSClient(clientOpts);
   for (const queue of Object.values(queueDefinitions)) {
     const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-${queue.id}-dlq` }));
@@ -99,7 +118,10 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
     );
     env[queue.envVar] = created.QueueUrl!;
   }
+  sqs.destroy();
+}
 
+async function provisionSchedules(clientOpts: ClientOptions, prefix: string, env: Record<string, string>): Promise<void> {
   const scheduler = new SchedulerClient(clientOpts);
   const groupName = `${prefix}-schedules`;
   try {
@@ -126,8 +148,11 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
       if ((error as Error).name !== 'ConflictException') throw error;
     }
   }
+  scheduler.destroy();
+}
 
-  // SES sends only from a verified identity: the platform's sender address.
+/** SES sends only from a verified identity: the platform's sender address. */
+async function provisionMailSender(clientOpts: ClientOptions): Promise<void> {
   const sesv2 = new SESv2Client(clientOpts);
   try {
     await sesv2.send(new CreateEmailIdentityCommand({ EmailIdentity: config.mailFrom() }));
@@ -135,10 +160,4 @@ export async function provisionResources({ endpoint, region, prefix }: Provision
     if ((error as Error).name !== 'AlreadyExistsException') throw error;
   }
   sesv2.destroy();
-
-  dynamodb.destroy();
-  s3.destroy();
-  sqs.destroy();
-  scheduler.destroy();
-  return env;
 }

@@ -188,6 +188,14 @@ function call(consumer: QueueConsumer, handler: QueueHandler, queueUrl: string, 
   })();
 }
 
+/** Resolves after ms, or at once when the signal aborts. */
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
+
 export function queueConsumerDriver(consumers: readonly QueueConsumer[], options: Omit<QueueDriverOptions, 'rows'> = {}): QueueDriver {
   const pollMs = options.pollMs ?? localConfig.queuePollMs();
   const concurrency = options.concurrency ?? localConfig.queueConcurrency();
@@ -199,11 +207,7 @@ export function queueConsumerDriver(consumers: readonly QueueConsumer[], options
   const loops: Promise<void>[] = [];
   const running = new Set<Promise<void>>();
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-    });
+  const sleep = (ms: number) => abortableSleep(ms, abort.signal);
 
   async function loop(consumer: QueueConsumer): Promise<void> {
     const handler = await consumer.handler();

@@ -154,6 +154,39 @@ function scheduleReader() {
   };
 }
 
+type Due = { name: string; target: ScheduleTarget; input: unknown; recurring: boolean; cron: boolean; at: number };
+
+/** The schedule's firing when it is due (null when not yet), its Input with the scheduled time filled in. */
+function dueFiring(name: string, arn: string, target: ScheduleTarget, schedule: GetScheduleCommandOutput, since: number): Due | null {
+  // A changed cron schedule runs from its change on, as Scheduler's does.
+  const cronSince = Math.max(since, schedule.LastModificationDate?.getTime() ?? 0);
+  const cronAt = cronDueAt(schedule.ScheduleExpression, cronSince);
+  const recurring = rateDueAt(schedule.ScheduleExpression, since) ?? cronAt;
+  const at = recurring ?? dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
+  if (at === null || at > Date.now()) return null;
+  const text = withScheduledTime(schedule.Target?.Input ?? '{}', at);
+  const input = arn.startsWith('arn:aws:sqs:') ? text : JSON.parse(text);
+  return { name, target, input, recurring: recurring !== null, cron: cronAt !== null, at };
+}
+
+/** A one-time schedule fires, and is deleted once it went through or failed MAX_ATTEMPTS times. */
+async function fireOnce(name: string, target: ScheduleTarget, input: unknown, attempts: Map<string, number>): Promise<void> {
+  try {
+    await target.invoke(input);
+  } catch (error) {
+    const tries = (attempts.get(name) ?? 0) + 1;
+    attempts.set(name, tries);
+    logger.error('scheduled worker failed', { worker: target.name, schedule: name, attempt: tries, error: (error as Error).message });
+    if (tries < MAX_ATTEMPTS) return;
+  }
+  attempts.delete(name);
+  try {
+    await scheduler().send(new DeleteScheduleCommand({ Name: name, GroupName: config.scheduleGroup() }));
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+  }
+}
+
 /**
  * Plays EventBridge Scheduler, which moto stores but never fires: polls the
  * schedule group, and when a one-time `at()` schedule is due, invokes its
@@ -173,7 +206,6 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
   const lastFired = new Map<string, number>();
   let targetsByArn: Map<string, ScheduleTarget> | null = null;
 
-  type Due = { name: string; target: ScheduleTarget; input: unknown; recurring: boolean; cron: boolean; at: number };
   const queueTargets = new Map<string, ScheduleTarget | null>();
   const targetOf = (targets: Map<string, ScheduleTarget>, arn: string) => {
     if (!queueTargets.has(arn)) queueTargets.set(arn, queueTarget(arn));
@@ -198,15 +230,8 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
         if (!target) continue;
         const schedule = await schedules.read(summary);
         const since = lastFired.get(summary.Name!) ?? schedule.CreationDate?.getTime() ?? Date.now();
-        // A changed cron schedule runs from its change on, as Scheduler's does.
-        const cronSince = Math.max(since, schedule.LastModificationDate?.getTime() ?? 0);
-        const cronAt = cronDueAt(schedule.ScheduleExpression, cronSince);
-        const recurring = rateDueAt(schedule.ScheduleExpression, since) ?? cronAt;
-        const at = recurring ?? dueAt(schedule.ScheduleExpression, schedule.ScheduleExpressionTimezone);
-        if (at === null || at > Date.now()) continue;
-        const text = withScheduledTime(schedule.Target?.Input ?? '{}', at);
-        const input = arn.startsWith('arn:aws:sqs:') ? text : JSON.parse(text);
-        due.push({ name: summary.Name!, target, input, recurring: recurring !== null, cron: cronAt !== null, at });
+        const firing = dueFiring(summary.Name!, arn, target, schedule, since);
+        if (firing) due.push(firing);
       }
       token = page.NextToken;
     } while (token && !stopped);
@@ -226,20 +251,7 @@ export function schedulerDriver(options: { pollMs?: number; targets?: () => Map<
         );
       return;
     }
-    try {
-      await target.invoke(input);
-    } catch (error) {
-      const tries = (attempts.get(name) ?? 0) + 1;
-      attempts.set(name, tries);
-      logger.error('scheduled worker failed', { worker: target.name, schedule: name, attempt: tries, error: (error as Error).message });
-      if (tries < MAX_ATTEMPTS) return;
-    }
-    attempts.delete(name);
-    try {
-      await scheduler().send(new DeleteScheduleCommand({ Name: name, GroupName: config.scheduleGroup() }));
-    } catch (error) {
-      if ((error as Error).name !== 'ResourceNotFoundException') throw error;
-    }
+    await fireOnce(name, target, input, attempts);
   }
 
   async function tick(): Promise<void> {

@@ -17,9 +17,92 @@ const CATEGORIES: [string, string][] = [
   ['other_illegal_content', 'Other illegal content'],
 ];
 
+interface ReportForm {
+  category: string;
+  urls: string;
+  description: string;
+  name: string;
+  email: string;
+  goodFaith: boolean;
+  hp: string;
+}
+
+/** The report as the API takes it (POST /public/abuse-reports). */
+function reportBody(form: ReportForm) {
+  return {
+    _hp: form.hp,
+    category: form.category,
+    description: form.description,
+    reported_urls: form.urls.split(/\s+/).filter(Boolean),
+    reporter_name: form.name || null,
+    reporter_email: form.email || null,
+    good_faith_declared: form.goodFaith,
+  };
+}
+
+/** Who reports: name, address, the honeypot and the good-faith declaration. */
+function ReporterFields({
+  form,
+  set,
+  fields,
+}: {
+  form: ReportForm;
+  set: (key: keyof ReportForm) => (value: string | boolean) => void;
+  fields: Record<string, string>;
+}) {
+  return (
+    <>
+      <Field
+        label="Your name"
+        name="reporter_name"
+        value={form.name}
+        error={fields.reporter_name}
+        hint="Required, except for reports of child sexual abuse material."
+        onInput={(e) => set('name')((e.target as HTMLInputElement).value)}
+      />
+      <Field
+        label="Your e-mail address"
+        name="reporter_email"
+        type="email"
+        value={form.email}
+        error={fields.reporter_email}
+        hint="We send the confirmation of receipt there."
+        onInput={(e) => set('email')((e.target as HTMLInputElement).value)}
+      />
+      {/* A honeypot: people never see it, form-filling bots do. */}
+      <div style={{ display: 'none' }}>
+        <label>
+          Leave this empty{' '}
+          <input
+            name="_hp"
+            tabIndex={-1}
+            autoComplete="off"
+            value={form.hp}
+            onInput={(e) => set('hp')((e.target as HTMLInputElement).value)}
+          />
+        </label>
+      </div>
+      <Checkbox
+        label="I declare that this report is accurate and made in good faith"
+        name="good_faith_declared"
+        checked={form.goodFaith}
+        onChange={set('goodFaith')}
+      />
+    </>
+  );
+}
+
 /** The public notice-and-action form (DSA Article 16): usable without an account. */
 export function AbuseReportPage() {
-  const [form, setForm] = useState({ category: 'phishing', urls: '', description: '', name: '', email: '', goodFaith: false, hp: '' });
+  const [form, setForm] = useState<ReportForm>({
+    category: 'phishing',
+    urls: '',
+    description: '',
+    name: '',
+    email: '',
+    goodFaith: false,
+    hp: '',
+  });
   const [receipt, setReceipt] = useState<string | null>(null);
   const action = useAction();
   const set = (key: keyof typeof form) => (value: string | boolean) => setForm({ ...form, [key]: value });
@@ -42,15 +125,7 @@ export function AbuseReportPage() {
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          const body = {
-            _hp: form.hp,
-            category: form.category,
-            description: form.description,
-            reported_urls: form.urls.split(/\s+/).filter(Boolean),
-            reporter_name: form.name || null,
-            reporter_email: form.email || null,
-            good_faith_declared: form.goodFaith,
-          };
+          const body = reportBody(form);
           const done = await action.run(() => api.post<{ id: string }>('/public/abuse-reports', body, { team: null }));
           if (done) setReceipt(done.id);
         }}
@@ -81,42 +156,7 @@ export function AbuseReportPage() {
           error={action.fields.description}
           onInput={(e) => set('description')((e.target as HTMLTextAreaElement).value)}
         />
-        <Field
-          label="Your name"
-          name="reporter_name"
-          value={form.name}
-          error={action.fields.reporter_name}
-          hint="Required, except for reports of child sexual abuse material."
-          onInput={(e) => set('name')((e.target as HTMLInputElement).value)}
-        />
-        <Field
-          label="Your e-mail address"
-          name="reporter_email"
-          type="email"
-          value={form.email}
-          error={action.fields.reporter_email}
-          hint="We send the confirmation of receipt there."
-          onInput={(e) => set('email')((e.target as HTMLInputElement).value)}
-        />
-        {/* A honeypot: people never see it, form-filling bots do. */}
-        <div style={{ display: 'none' }}>
-          <label>
-            Leave this empty{' '}
-            <input
-              name="_hp"
-              tabIndex={-1}
-              autoComplete="off"
-              value={form.hp}
-              onInput={(e) => set('hp')((e.target as HTMLInputElement).value)}
-            />
-          </label>
-        </div>
-        <Checkbox
-          label="I declare that this report is accurate and made in good faith"
-          name="good_faith_declared"
-          checked={form.goodFaith}
-          onChange={set('goodFaith')}
-        />
+        <ReporterFields form={form} set={set} fields={action.fields} />
         {action.fields.good_faith_declared && <p class="field-error">{action.fields.good_faith_declared}</p>}
         <ErrorNote error={notHosted.length ? 'Check the addresses: the report names a page this platform does not host.' : action.error} />
         <button type="submit" disabled={action.busy}>

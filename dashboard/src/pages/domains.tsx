@@ -17,12 +17,6 @@ export function DomainsTab(props: { project: Project }) {
   const session = useSession();
   const p = props.project;
   const list = useLoad(() => api.get<Reply<'/api/v1/projects/{id}/domains', 'get'>>(`/projects/${p.id}/domains`), [p.id]);
-  const [domain, setDomain] = useState('');
-  const [mode, setMode] = useState('byo_dns');
-  const add = useAction();
-  const primary = useAction();
-  const [primaryId, setPrimaryId] = useState((p.primary_domain_id as string | null) ?? '');
-  const [urlMode, setUrlMode] = useState((p.platform_url_mode as string | null) ?? 'redirect');
   const verified = (list.data?.domains ?? []).filter((d) => d.status === 'verified');
   return (
     <section aria-labelledby="domains-title">
@@ -37,73 +31,87 @@ export function DomainsTab(props: { project: Project }) {
         ))}
       </ul>
       {list.data?.domains.length === 0 && <p>No custom domain yet.</p>}
-      {canAdmin(session) && (
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const created = await add.run(() => api.post<Domain>(`/projects/${p.id}/domains`, { domain, connection_mode: mode }));
-            if (created) navigate(`/domains/${created.id}`);
-          }}
-        >
-          <h3>Add a domain</h3>
-          <Field
-            label="Domain"
-            name="domain"
-            placeholder="www.example.com"
-            value={domain}
-            required
-            error={add.fields.domain}
-            onInput={(e) => setDomain((e.target as HTMLInputElement).value)}
-          />
-          <Select
-            label="DNS"
-            name="connection_mode"
-            value={mode}
-            onChange={setMode}
-            options={[
-              ['byo_dns', 'I keep my DNS provider (records to set)'],
-              ['managed_dns', 'The platform hosts the DNS zone (name servers to set)'],
-            ]}
-          />
-          <ErrorNote error={add.error} />
-          <button type="submit" disabled={add.busy}>
-            {add.busy ? 'Adding…' : 'Add domain'}
-          </button>
-        </form>
-      )}
-      {canAdmin(session) && (
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            await primary.run(() => api.patch(`/projects/${p.id}`, { primary_domain_id: primaryId || null, platform_url_mode: urlMode }));
-          }}
-        >
-          <h3>Primary domain</h3>
-          <Select
-            label="Primary domain"
-            name="primary_domain_id"
-            value={primaryId}
-            onChange={setPrimaryId}
-            error={primary.fields.primary_domain_id}
-            options={[['', 'None: every hostname serves the site'], ...verified.map((d) => [d.id, d.domain] as [string, string])]}
-          />
-          <Select
-            label="The platform address"
-            name="platform_url_mode"
-            value={urlMode}
-            onChange={setUrlMode}
-            options={[
-              ['redirect', 'Redirects to the primary domain (301, cached 30 days)'],
-              ['serve', 'Serves the site too'],
-            ]}
-          />
-          <ErrorNote error={primary.error} />
-          <button type="submit" disabled={primary.busy}>
-            Save primary domain
-          </button>
-        </form>
-      )}
+      {canAdmin(session) && <AddDomainForm project={p} />}
+      {canAdmin(session) && <PrimaryDomainForm project={p} verified={verified} />}
     </section>
+  );
+}
+
+function AddDomainForm({ project: p }: { project: Project }) {
+  const [domain, setDomain] = useState('');
+  const [mode, setMode] = useState('byo_dns');
+  const add = useAction();
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const created = await add.run(() => api.post<Domain>(`/projects/${p.id}/domains`, { domain, connection_mode: mode }));
+        if (created) navigate(`/domains/${created.id}`);
+      }}
+    >
+      <h3>Add a domain</h3>
+      <Field
+        label="Domain"
+        name="domain"
+        placeholder="www.example.com"
+        value={domain}
+        required
+        error={add.fields.domain}
+        onInput={(e) => setDomain((e.target as HTMLInputElement).value)}
+      />
+      <Select
+        label="DNS"
+        name="connection_mode"
+        value={mode}
+        onChange={setMode}
+        options={[
+          ['byo_dns', 'I keep my DNS provider (records to set)'],
+          ['managed_dns', 'The platform hosts the DNS zone (name servers to set)'],
+        ]}
+      />
+      <ErrorNote error={add.error} />
+      <button type="submit" disabled={add.busy}>
+        {add.busy ? 'Adding…' : 'Add domain'}
+      </button>
+    </form>
+  );
+}
+
+function PrimaryDomainForm({ project: p, verified }: { project: Project; verified: Domain[] }) {
+  const primary = useAction();
+  const [primaryId, setPrimaryId] = useState((p.primary_domain_id as string | null) ?? '');
+  const [urlMode, setUrlMode] = useState((p.platform_url_mode as string | null) ?? 'redirect');
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        await primary.run(() => api.patch(`/projects/${p.id}`, { primary_domain_id: primaryId || null, platform_url_mode: urlMode }));
+      }}
+    >
+      <h3>Primary domain</h3>
+      <Select
+        label="Primary domain"
+        name="primary_domain_id"
+        value={primaryId}
+        onChange={setPrimaryId}
+        error={primary.fields.primary_domain_id}
+        options={[['', 'None: every hostname serves the site'], ...verified.map((d) => [d.id, d.domain] as [string, string])]}
+      />
+      <Select
+        label="The platform address"
+        name="platform_url_mode"
+        value={urlMode}
+        onChange={setUrlMode}
+        options={[
+          ['redirect', 'Redirects to the primary domain (301, cached 30 days)'],
+          ['serve', 'Serves the site too'],
+        ]}
+      />
+      <ErrorNote error={primary.error} />
+      <button type="submit" disabled={primary.busy}>
+        Save primary domain
+      </button>
+    </form>
   );
 }
 

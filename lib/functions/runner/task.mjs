@@ -175,22 +175,8 @@ export async function runTask({
     urls[key] = env[name];
   }
   const { keep, consoleValue } = consoleKeeper();
-
-  let dir;
-  try {
-    dir = mkdtempSync(join(tmpdir(), 'invocation-'));
-    const [bundle, request] = await Promise.all([download(urls.bundleUrl, 'bundle'), download(urls.requestUrl, 'request')]);
-    writeFileSync(join(dir, 'bundle.mjs'), bundle);
-    writeFileSync(join(dir, 'request.json'), request);
-  } catch (error) {
-    log(`the invocation could not be prepared: ${error instanceof Error ? error.message : String(error)}`);
-    try {
-      await upload(urls.resultUrl, 'result', { status: 500, headers: [], body: '', outcome: 'start_failed' });
-      return TASK_EXIT.result;
-    } catch {
-      return TASK_EXIT.failed;
-    }
-  }
+  const dir = await prepareInvocation(urls);
+  if (typeof dir === 'number') return dir;
 
   const child = spawn(
     nodePath,
@@ -202,11 +188,62 @@ export async function runTask({
       cwd: dir,
     },
   );
-  let heapExhausted = false;
+  const output = watchOutput(child, keep);
+  const control = watchControl(child);
+
+  let stopped = false;
+  const onTerm = () => {
+    stopped = true;
+    child.kill('SIGKILL');
+  };
+  process.once('SIGTERM', onTerm);
+  const exit = await new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  process.removeListener('SIGTERM', onTerm);
+
+  try {
+    await upload(urls.consoleUrl, 'console', consoleValue());
+    if (control.result && !stopped) {
+      await upload(urls.resultUrl, 'result', control.result);
+      return TASK_EXIT.result;
+    }
+  } catch (error) {
+    log(`upload failed: ${error instanceof Error ? error.message : String(error)}`);
+    return TASK_EXIT.failed;
+  }
+  if (stopped) return TASK_EXIT.stopped;
+  if (exit.signal === 'SIGKILL' || output.heapExhausted) return TASK_EXIT.outOfMemory;
+  return TASK_EXIT.crashed;
+}
+
+/**
+ * The invocation's folder with its bundle and request; or, when they cannot be fetched, the exit code once a
+ * start_failed result is sent (or could not be).
+ */
+async function prepareInvocation(urls) {
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'invocation-'));
+    const [bundle, request] = await Promise.all([download(urls.bundleUrl, 'bundle'), download(urls.requestUrl, 'request')]);
+    writeFileSync(join(dir, 'bundle.mjs'), bundle);
+    writeFileSync(join(dir, 'request.json'), request);
+    return dir;
+  } catch (error) {
+    log(`the invocation could not be prepared: ${error instanceof Error ? error.message : String(error)}`);
+    try {
+      await upload(urls.resultUrl, 'result', { status: 500, headers: [], body: '', outcome: 'start_failed' });
+      return TASK_EXIT.result;
+    } catch {
+      return TASK_EXIT.failed;
+    }
+  }
+}
+
+/** The runner's stdout and stderr, line by line into the kept console; whether it ran out of heap. */
+function watchOutput(child, keep) {
+  const output = { heapExhausted: false };
   for (const stream of ['stdout', 'stderr']) {
     let partial = '';
     const emit = (line) => {
-      if (stream === 'stderr' && /JavaScript heap out of memory|Reached heap limit/.test(line)) heapExhausted = true;
+      if (stream === 'stderr' && /JavaScript heap out of memory|Reached heap limit/.test(line)) output.heapExhausted = true;
       keep(stream, line);
     };
     child[stream].setEncoding('utf8');
@@ -226,46 +263,29 @@ export async function runTask({
       if (partial) emit(partial);
     });
   }
-  let result = null;
-  let control = '';
+  return output;
+}
+
+/** The runner's control channel (fd 3): its first result line. */
+function watchControl(child) {
+  const control = { result: null };
+  let text = '';
   child.stdio[3].setEncoding('utf8');
-  child.stdio[3].on('data', (text) => {
-    control += text;
+  child.stdio[3].on('data', (chunk) => {
+    text += chunk;
     let newline;
-    while (!result && (newline = control.indexOf('\n')) >= 0) {
-      const line = control.slice(0, newline);
-      control = control.slice(newline + 1);
+    while (!control.result && (newline = text.indexOf('\n')) >= 0) {
+      const line = text.slice(0, newline);
+      text = text.slice(newline + 1);
       try {
         const message = JSON.parse(line);
-        if (message && typeof message === 'object' && 'outcome' in message) result = message;
+        if (message && typeof message === 'object' && 'outcome' in message) control.result = message;
       } catch {
         // Not a result line.
       }
     }
   });
-
-  let stopped = false;
-  const onTerm = () => {
-    stopped = true;
-    child.kill('SIGKILL');
-  };
-  process.once('SIGTERM', onTerm);
-  const exit = await new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
-  process.removeListener('SIGTERM', onTerm);
-
-  try {
-    await upload(urls.consoleUrl, 'console', consoleValue());
-    if (result && !stopped) {
-      await upload(urls.resultUrl, 'result', result);
-      return TASK_EXIT.result;
-    }
-  } catch (error) {
-    log(`upload failed: ${error instanceof Error ? error.message : String(error)}`);
-    return TASK_EXIT.failed;
-  }
-  if (stopped) return TASK_EXIT.stopped;
-  if (exit.signal === 'SIGKILL' || heapExhausted) return TASK_EXIT.outOfMemory;
-  return TASK_EXIT.crashed;
+  return control;
 }
 
 const isMain = process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href;

@@ -208,6 +208,39 @@ interface Followed {
   invocationId: string;
 }
 
+async function stopTask(cluster: string, taskArn: string, reason: string, log_: Record<string, unknown>): Promise<void> {
+  try {
+    await ecs().send(new StopTaskCommand({ cluster, task: taskArn, reason }));
+  } catch (error) {
+    log('ERROR', 'queued run: StopTask failed', { ...log_, task: taskArn, error: String(error) });
+  }
+}
+
+/** The task's result and console objects, once its entry has uploaded them; null before. */
+async function taskResult(bucket: string, keys: Followed['keys'], runtime: () => number): Promise<QueuedResult | null> {
+  const result = await readJson<TaskResultObject>(bucket, keys.result);
+  if (!result) return null;
+  const console = (await readJson<ConsoleLine[]>(bucket, keys.console)) ?? [];
+  if (result.outcome === 'start_failed') return { outcome: 'start_failed', reply: null, console, runtimeMs: runtime() };
+  return {
+    outcome: result.outcome,
+    reply: { status: result.status, headers: result.headers, body: Buffer.from(result.body, 'base64') },
+    console,
+    runtimeMs: runtime(),
+  };
+}
+
+/** After a stop, the task's entry uploads what the handler printed; wait a little for it. */
+async function consoleAfterTaskStop(bucket: string, keys: Followed['keys']): Promise<ConsoleLine[]> {
+  const until = Date.now() + Math.min(5000, taskPollMs() * 10);
+  for (;;) {
+    if (await objectExists(bucket, keys.console).catch(() => false))
+      return (await readJson<ConsoleLine[]>(bucket, keys.console).catch(() => null)) ?? [];
+    if (Date.now() >= until) return [];
+    await sleep(taskPollMs(), new AbortController().signal);
+  }
+}
+
 /** Polls the task and its result object until the result appears, the task stops, or the budget or start bound ends. */
 async function followTask(run: Followed): Promise<QueuedResult> {
   let { warm, taskArn, called } = run;
@@ -216,35 +249,9 @@ async function followTask(run: Followed): Promise<QueuedResult> {
   const cluster = variable(cloudHostVariables.taskCluster);
   let runningSince: number | null = null;
   const runtime = () => (runningSince === null ? 0 : Date.now() - runningSince);
-  const stop = async (reason: string) => {
-    try {
-      await ecs().send(new StopTaskCommand({ cluster, task: taskArn, reason }));
-    } catch (error) {
-      log('ERROR', 'queued run: StopTask failed', { ...log_, task: taskArn, error: String(error) });
-    }
-  };
-  const finished = async (): Promise<QueuedResult | null> => {
-    const result = await readJson<TaskResultObject>(bucket, keys.result);
-    if (!result) return null;
-    const console = (await readJson<ConsoleLine[]>(bucket, keys.console)) ?? [];
-    if (result.outcome === 'start_failed') return { outcome: 'start_failed', reply: null, console, runtimeMs: runtime() };
-    return {
-      outcome: result.outcome,
-      reply: { status: result.status, headers: result.headers, body: Buffer.from(result.body, 'base64') },
-      console,
-      runtimeMs: runtime(),
-    };
-  };
-  /** After a stop, the task's entry uploads what the handler printed; wait a little for it. */
-  const consoleAfterStop = async (): Promise<ConsoleLine[]> => {
-    const until = Date.now() + Math.min(5000, taskPollMs() * 10);
-    for (;;) {
-      if (await objectExists(bucket, keys.console).catch(() => false))
-        return (await readJson<ConsoleLine[]>(bucket, keys.console).catch(() => null)) ?? [];
-      if (Date.now() >= until) return [];
-      await sleep(taskPollMs(), new AbortController().signal);
-    }
-  };
+  const stop = (reason: string) => stopTask(cluster, taskArn, reason, log_);
+  const finished = () => taskResult(bucket, keys, runtime);
+  const consoleAfterStop = () => consoleAfterTaskStop(bucket, keys);
 
   try {
     for (;;) {

@@ -178,111 +178,146 @@ export function sendRequest<T extends MuxTarget>(
     const mux = instance.mux;
     const id = mux.nextId;
     mux.nextId = mux.nextId >= 0xffff_ffff ? 1 : mux.nextId + 1;
-    /** How much more of the request body the instance takes. */
-    const window = new SendWindow();
-    let reply: ReceivedBody | null = null;
-    /** The reply's head and the body received with it, until it is handed over. */
-    let early: EarlyReply | null = null;
-    let replyEnded = false;
-    let over = false;
-    let settled = false;
-    // Shorthand methods, destructured: under tsx (keepNames) a named arrow costs a defineProperty per request.
-    const { finish, settle, giveUp, deliver, onAbort } = {
-      // The slot is held until the reply ends (or the stream is given up): a handler still running counts.
-      finish() {
-        if (over) return;
-        over = true;
-        mux.streams.delete(id);
-        window.close();
-        release(instance);
-      },
-      settle(fn: () => void) {
-        if (!settled) {
-          settled = true;
-          signal.removeEventListener('abort', onAbort);
-          fn();
-        }
-      },
-      giveUp() {
-        mux.write(FRAME.RESET, id);
-        finish();
-      },
-      deliver() {
-        const head = early!;
-        early = null;
-        // The door stopped waiting meanwhile: the reply is not wanted.
-        if (settled) return replyEnded ? undefined : giveUp();
-        // The connection broke right after the head: onClose's failure settles it.
-        if (over && !replyEnded) return;
-        let body: Readable | Buffer;
-        if (replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
-        else {
-          const received = (reply = openReplyBody(mux, id, head.chunks));
-          // The door went away mid-body: the instance stops the body, the slot is free.
-          received.stream.on('close', () => {
-            if (!replyEnded && !over) giveUp();
-          });
-          body = received.stream;
-        }
-        settle(() => resolve(doorReplyOf(head, body, coldStart, instance)));
-      },
-      // The door stops waiting; the handler runs on. Its reply, when it comes, is given up.
-      onAbort() {
-        settle(() => reject(abortError(signal)));
-      },
-    };
-    mux.streams.set(id, {
-      onFrame(type, payload) {
-        if (type === FRAME.HEAD) {
-          const head = replyHeadOf(payload);
-          if (head === null) {
-            mux.socket.destroy(new Error('the instance sent a malformed reply head'));
-            return;
-          }
-          if (head === 'not_loaded')
-            return settle(() => reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
-          // The door stopped waiting (its signal aborted): the reply is not wanted.
-          if (settled) return giveUp();
-          // The reply is handed over once the frames read with its head are taken: a small reply's body
-          // and END come in the same read, and then it goes whole, with no stream to make and drain.
-          early = head;
-          queueMicrotask(deliver);
-        } else if (type === FRAME.BODY) {
-          if (reply) reply.push(payload);
-          else early?.chunks.push(payload);
-        } else if (type === FRAME.END) {
-          replyEnded = true;
-          reply?.end();
-          finish();
-        } else if (type === FRAME.CREDIT && payload.length === 4) {
-          window.grant(payload.readUInt32BE(0));
-        } else if (type === FRAME.RESET) {
-          // After the reply's end: the rest of the request body is not wanted. Before: the runner cut the reply.
-          window.close();
-          if (replyEnded) return;
-          const cut = new FunctionHostError('instance_crashed', "the function's reply stream failed");
-          if (!settled) settle(() => reject(cut));
-          else reply?.fail(cut);
-          finish();
-        }
-      },
-      onClose(error) {
-        // The connection broke before the reply's end: the instance died (or was stopped).
-        if (over) return;
-        const current = reply;
-        if (!settled) void failureOf(instance, error).then((failure) => settle(() => reject(failure)));
-        else if (current && !replyEnded) void failureOf(instance, new Error('the reply was cut')).then((failure) => current.fail(failure));
-        finish();
-      },
-    });
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stream = new MuxStream(mux, id, instance, signal, coldStart, release, resolve, reject);
+    mux.streams.set(id, stream);
+    // The stream is its own abort listener (handleEvent): no function to make per request.
+    signal.addEventListener('abort', stream, { once: true });
     writeRequestHead(mux, id, forward);
     if (!forward.body) {
       mux.write(FRAME.END, id);
       return;
     }
-    void sendRequestBody(mux, id, window, forward.body, () => {
-      if (!over) giveUp();
+    void sendRequestBody(mux, id, stream.window, forward.body, () => {
+      if (!stream.over) stream.giveUp();
     });
   });
+}
+
+/**
+ * A request's stream on the connection: its state from the request's head to the reply's end. Methods of one
+ * object, not closures: under tsx (keepNames) a named arrow costs a defineProperty per request.
+ */
+class MuxStream<T extends MuxTarget> {
+  /** How much more of the request body the instance takes. */
+  readonly window = new SendWindow();
+  reply: ReceivedBody | null = null;
+  /** The reply's head and the body received with it, until it is handed over. */
+  early: EarlyReply | null = null;
+  replyEnded = false;
+  over = false;
+  settled = false;
+
+  constructor(
+    readonly mux: Mux,
+    readonly id: number,
+    readonly instance: T,
+    readonly signal: AbortSignal,
+    readonly coldStart: boolean,
+    readonly release: (instance: T) => void,
+    readonly resolve: (reply: DoorReply) => void,
+    readonly reject: (error: Error) => void,
+  ) {}
+
+  // The slot is held until the reply ends (or the stream is given up): a handler still running counts.
+  finish(): void {
+    if (this.over) return;
+    this.over = true;
+    this.mux.streams.delete(this.id);
+    this.window.close();
+    this.release(this.instance);
+  }
+
+  settle(fn: () => void): void {
+    if (!this.settled) {
+      this.settled = true;
+      this.signal.removeEventListener('abort', this);
+      fn();
+    }
+  }
+
+  giveUp(): void {
+    this.mux.write(FRAME.RESET, this.id);
+    this.finish();
+  }
+
+  deliver(): void {
+    const head = this.early!;
+    this.early = null;
+    // The door stopped waiting meanwhile: the reply is not wanted.
+    if (this.settled) {
+      if (!this.replyEnded) this.giveUp();
+      return;
+    }
+    // The connection broke right after the head: onClose's failure settles it.
+    if (this.over && !this.replyEnded) return;
+    let body: Readable | Buffer;
+    if (this.replyEnded) body = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks);
+    else {
+      const received = (this.reply = openReplyBody(this.mux, this.id, head.chunks));
+      // The door went away mid-body: the instance stops the body, the slot is free.
+      received.stream.on('close', () => {
+        if (!this.replyEnded && !this.over) this.giveUp();
+      });
+      body = received.stream;
+    }
+    this.settle(() => this.resolve(doorReplyOf(head, body, this.coldStart, this.instance)));
+  }
+
+  // The door stops waiting (the signal's abort event); the handler runs on. Its reply, when it comes, is given up.
+  handleEvent(): void {
+    this.settle(() => this.reject(abortError(this.signal)));
+  }
+
+  onFrame(type: number, payload: Buffer): void {
+    if (type === FRAME.HEAD) this.onHead(payload);
+    else if (type === FRAME.BODY) {
+      if (this.reply) this.reply.push(payload);
+      else this.early?.chunks.push(payload);
+    } else if (type === FRAME.END) {
+      this.replyEnded = true;
+      this.reply?.end();
+      this.finish();
+    } else if (type === FRAME.CREDIT && payload.length === 4) {
+      this.window.grant(payload.readUInt32BE(0));
+    } else if (type === FRAME.RESET) {
+      // After the reply's end: the rest of the request body is not wanted. Before: the runner cut the reply.
+      this.window.close();
+      if (this.replyEnded) return;
+      const cut = new FunctionHostError('instance_crashed', "the function's reply stream failed");
+      if (!this.settled) this.settle(() => this.reject(cut));
+      else this.reply?.fail(cut);
+      this.finish();
+    }
+  }
+
+  onHead(payload: Buffer): void {
+    const head = replyHeadOf(payload);
+    if (head === null) {
+      this.mux.socket.destroy(new Error('the instance sent a malformed reply head'));
+      return;
+    }
+    if (head === 'not_loaded') {
+      this.settle(() => this.reject(new FunctionHostError('instance_crashed', 'the instance has no bundle loaded')));
+      return;
+    }
+    // The door stopped waiting (its signal aborted): the reply is not wanted.
+    if (this.settled) {
+      this.giveUp();
+      return;
+    }
+    // The reply is handed over once the frames read with its head are taken: a small reply's body
+    // and END come in the same read, and then it goes whole, with no stream to make and drain.
+    this.early = head;
+    queueMicrotask(() => this.deliver());
+  }
+
+  onClose(error: Error): void {
+    // The connection broke before the reply's end: the instance died (or was stopped).
+    if (this.over) return;
+    const current = this.reply;
+    if (!this.settled) void failureOf(this.instance, error).then((failure) => this.settle(() => this.reject(failure)));
+    else if (current && !this.replyEnded)
+      void failureOf(this.instance, new Error('the reply was cut')).then((failure) => current.fail(failure));
+    this.finish();
+  }
 }
