@@ -45,7 +45,7 @@ async function startBuild(build: Build, host: BuildHost): Promise<void> {
   const project = await getProjectItem(projectId, true);
   if (!project || project.status !== 'active')
     return void (await dropQueuedBuild(projectId, deploymentId, { status: 'canceled', reason: 'The project was deleted.' }));
-  const team = await getTeam(project.team_id as string);
+  const team = await getTeam(project.team_id);
   if (!team || (team as { suspended_at?: unknown }).suspended_at) {
     return void (await dropQueuedBuild(projectId, deploymentId, { status: 'skipped', reason: 'team_suspended' }));
   }

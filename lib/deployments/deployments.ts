@@ -3,7 +3,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { DEPLOYMENT_NOT_FOUND, DEPLOYMENT_NOT_READY, PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { getProjectItem, pointProductionAt } from '../projects/records.ts';
+import { getProjectItem, pointProductionAt, type ProjectItem } from '../projects/records.ts';
 import { deploymentIsReady, deploymentPage, getDeploymentItem } from './records.ts';
 import { logger } from '../logger.ts';
 import { NO_SERVING_RULES, type ServingRulesSummary } from '../sites/serving-rules.ts';
@@ -31,7 +31,7 @@ export interface Deployment extends DeploymentBuildFields {
   is_live: boolean;
 }
 
-function toDeployment(item: Record<string, unknown>, project: Record<string, unknown>): Deployment {
+function toDeployment(item: Record<string, unknown>, project: ProjectItem): Deployment {
   const liveId = project.live_deployment_id;
   return {
     id: item.id as string,
@@ -57,9 +57,9 @@ export interface DeploymentDetail extends Deployment {
 }
 
 /** GET /api/v1/projects/{id}/deployments/{deployment_id}: a deployment of this project (another project's id is not found). */
-export async function getDeployment(project: Record<string, unknown>, deploymentId: string): Promise<DeploymentDetail> {
+export async function getDeployment(project: ProjectItem, deploymentId: string): Promise<DeploymentDetail> {
   if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
-  const found = await getDeploymentItem(project.id as string, deploymentId.toLowerCase());
+  const found = await getDeploymentItem(project.id, deploymentId.toLowerCase());
   if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const item = await settleIfLost(found);
   // A build's log is in its own items (lib/builds/build-log-records.ts), capped; an upload's is its functions build's.
@@ -77,8 +77,8 @@ export async function getDeployment(project: Record<string, unknown>, deployment
  * project's deployments index, so a build's log lines (their own items) are never read. A build
  * on the page whose worker was lost is ended first (lib/builds/lost.ts).
  */
-export async function listDeployments(project: Record<string, unknown>, paging: { page: number; pageSize: number }) {
-  const { total, items } = await deploymentPage(project.id as string, paging);
+export async function listDeployments(project: ProjectItem, paging: { page: number; pageSize: number }) {
+  const { total, items } = await deploymentPage(project.id, paging);
   const settled = await Promise.all(items.map(settleIfLost));
   return { page: paging.page, page_size: paging.pageSize, total, deployments: settled.map((item) => toDeployment(item, project)) };
 }
@@ -88,8 +88,8 @@ export async function listDeployments(project: Record<string, unknown>, paging: 
  * deployment of this project. Instant: one conditional write, no object is
  * copied (the deployment's files and route manifest are already in place).
  */
-export async function promoteDeployment(project: Record<string, unknown>, deploymentId: string) {
-  const projectId = project.id as string;
+export async function promoteDeployment(project: ProjectItem, deploymentId: string) {
+  const projectId = project.id;
   const notFound = () => new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   if (!UUID_PATTERN.test(deploymentId)) throw notFound();
   // The deployment is looked up inside this project's partition: another project's id is simply not found.

@@ -160,9 +160,9 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
   // Its API keys and the sessions opened for it go first: nothing acts in a team being purged.
   await deleteTeamCredentials(teamId);
   for (const listed of await teamProjectItems(teamId)) {
-    const project = await getProjectItem(listed.id as string, true);
+    const project = await getProjectItem(listed.id, true);
     if (!project) continue;
-    if (project.status !== 'deleting') await forceDeleting(listed.id as string, now);
+    if (project.status !== 'deleting') await forceDeleting(listed.id, now);
     await removeProject(project);
   }
   const owned = await teamPartitionKeys(teamId);
