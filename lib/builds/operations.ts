@@ -87,11 +87,11 @@ export async function buildLogPage(project: ProjectItem, deploymentId: string, q
   if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   // A build whose worker was lost ends here, so a follower's polling ends too.
   const build = await settleIfLost(found);
-  const status = build.status as string;
+  const status = build.status;
   // A build's publish makes the deployment ready before its last log line is written: its end is finished_at.
   const done = !['queued', 'building'].includes(status) && (!build.trigger || typeof build.finished_at === 'string');
   const lines = build.trigger
-    ? await readLogLines(build.id as string, cursor, limit)
+    ? await readLogLines(build.id, cursor, limit)
     : (Array.isArray(build.build_log) ? (build.build_log as string[]) : []).slice(cursor, cursor + limit);
   return { deployment_id: build.id, status, lines, cursor, next_cursor: cursor + lines.length, done };
 }

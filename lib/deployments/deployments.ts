@@ -4,7 +4,7 @@ import { DEPLOYMENT_NOT_FOUND, DEPLOYMENT_NOT_READY, PROJECT_NOT_FOUND } from '.
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getProjectItem, pointProductionAt, type ProjectItem } from '../projects/records.ts';
-import { deploymentIsReady, deploymentPage, getDeploymentItem } from './records.ts';
+import { deploymentIsReady, deploymentPage, getDeploymentItem, type DeploymentItem } from './records.ts';
 import { logger } from '../logger.ts';
 import { NO_SERVING_RULES, type ServingRulesSummary } from '../sites/serving-rules.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-records.ts';
@@ -31,18 +31,18 @@ export interface Deployment extends DeploymentBuildFields {
   is_live: boolean;
 }
 
-function toDeployment(item: Record<string, unknown>, project: ProjectItem): Deployment {
+function toDeployment(item: DeploymentItem, project: ProjectItem): Deployment {
   const liveId = project.live_deployment_id;
   return {
-    id: item.id as string,
-    project_id: item.project_id as string,
-    team_id: item.team_id as string,
+    id: item.id,
+    project_id: item.project_id,
+    team_id: item.team_id,
     status: item.status as Deployment['status'],
-    label: (item.label as string | null) ?? null,
-    created_at: item.created_at as string,
-    ready_at: (item.ready_at as string | null) ?? null,
-    file_count: item.file_count as number,
-    total_bytes: item.total_bytes as number,
+    label: item.label ?? null,
+    created_at: item.created_at,
+    ready_at: item.ready_at ?? null,
+    file_count: item.file_count,
+    total_bytes: item.total_bytes,
     is_live: item.id === liveId,
     ...deploymentBuildFields(item, project),
   };
@@ -63,7 +63,7 @@ export async function getDeployment(project: ProjectItem, deploymentId: string):
   if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const item = await settleIfLost(found);
   // A build's log is in its own items (lib/builds/build-log-records.ts), capped; an upload's is its functions build's.
-  const buildLog = item.trigger ? await readLogLines(item.id as string, 0, (item.log_lines as number | undefined) ?? 0) : null;
+  const buildLog = item.trigger ? await readLogLines(item.id, 0, item.log_lines ?? 0) : null;
   return {
     ...toDeployment(item, project),
     build_log: buildLog ?? (Array.isArray(item.build_log) ? (item.build_log as string[]) : []),
@@ -100,8 +100,8 @@ export async function promoteDeployment(project: ProjectItem, deploymentId: stri
   }
   try {
     await transact([
-      deploymentIsReady(projectId, deployment.id as string, notFound),
-      pointProductionAt(projectId, deployment.id as string, new Date().toISOString(), { publish: false }),
+      deploymentIsReady(projectId, deployment.id, notFound),
+      pointProductionAt(projectId, deployment.id, new Date().toISOString(), { publish: false }),
     ]);
   } catch (error) {
     if (error instanceof TransactionRefused) throw new ApiError(PROJECT_NOT_FOUND);
@@ -111,7 +111,7 @@ export async function promoteDeployment(project: ProjectItem, deploymentId: stri
     // The schedules become the promoted deployment's, at once (lib/functions/schedules.ts).
     syncLiveSchedulesAfterMove(projectId),
     // A deployment live again brings its keyword scan back to the admin listing as new (lib/abuse/scans.ts).
-    reviveScanOfDeployment(projectId, deployment.id as string).catch((error: unknown) =>
+    reviveScanOfDeployment(projectId, deployment.id).catch((error: unknown) =>
       logger.warn('abuse scan of the promoted deployment not revived', { project_id: projectId, error: String(error) }),
     ),
   ]);

@@ -7,7 +7,7 @@ import type { RouteManifest } from '../sites/route-manifest.ts';
 import { manifestObjectKey } from '../sites/storage-keys.ts';
 import type { UploadSessionRecord } from '../uploads/session-record.ts';
 import { closedSession, sessionClosing } from '../uploads/sessions.ts';
-import { deploymentFailed, recordFunctionsBuilt } from './records.ts';
+import { deploymentFailed, recordFunctionsBuilt, type DeploymentItem } from './records.ts';
 import type { ProjectItem } from '../projects/records.ts';
 
 /** The answer of a finalize whose functions build failed: the same, every time the session is finalized again. */
@@ -28,7 +28,7 @@ export const buildFailed = (buildLog: unknown) =>
 export async function buildFunctionsStep(
   session: UploadSessionRecord,
   projectItem: ProjectItem,
-  deploymentItem: Record<string, unknown>,
+  deploymentItem: DeploymentItem,
   routeManifest: RouteManifest,
 ): Promise<{ settled: UploadSessionRecord } | { emptyBuild: boolean }> {
   if (deploymentItem.functions_built_at) return { emptyBuild: false };

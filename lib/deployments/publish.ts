@@ -26,7 +26,7 @@ import { contentTypeFor } from './content-type.ts';
 import { placeContents, publishBudgetMs, stillPublishing, type Placed } from './publish-contents.ts';
 import { buildFailed, buildFunctionsStep } from './publish-functions.ts';
 import { compileDeploymentRules } from './publish-rules.ts';
-import { deploymentReady, getDeploymentItem } from './records.ts';
+import { deploymentReady, getDeploymentItem, type DeploymentItem } from './records.ts';
 
 export interface FinalizeResult {
   upload_id: string;
@@ -53,8 +53,8 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
     project_id: session.project_id,
     status: 'ready',
     url: productionUrl(project.subdomain),
-    file_count: deployment.file_count as number,
-    total_bytes: deployment.total_bytes as number,
+    file_count: deployment.file_count,
+    total_bytes: deployment.total_bytes,
     ready_at: deployment.ready_at as string,
   };
 }
@@ -63,7 +63,7 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
 interface Publishing {
   session: UploadSessionRecord;
   projectItem: ProjectItem;
-  deploymentItem: Record<string, unknown>;
+  deploymentItem: DeploymentItem;
   slug: string;
   routeManifest: RouteManifest;
   preview: boolean;
@@ -169,8 +169,8 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
     project_id: session.project_id,
     status: 'ready',
     url,
-    file_count: p.deploymentItem.file_count as number,
-    total_bytes: p.deploymentItem.total_bytes as number,
+    file_count: p.deploymentItem.file_count,
+    total_bytes: p.deploymentItem.total_bytes,
     ready_at: readyAt,
   };
 }
@@ -217,7 +217,7 @@ export async function finalizeUpload(session: UploadSessionRecord): Promise<Fina
     project_id: session.project_id,
     team_id: teamId,
     deployment_id: session.deployment_id,
-    created_at: deploymentItem.created_at as string,
+    created_at: deploymentItem.created_at,
   });
 
   // A preview commits beside production: it never moves live_deployment_id and never deploys functions.
