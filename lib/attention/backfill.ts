@@ -34,7 +34,7 @@ export async function backfillTeamAttention(): Promise<BackfillResult> {
     start = page.lastKey;
     for (const team of page.items) {
       result.teams++;
-      const outcome = await backfillTeam(team.id as string, team.created_at as string);
+      const outcome = await backfillTeam(team.id, team.created_at);
       result[outcome]++;
     }
   } while (start);
