@@ -57,7 +57,7 @@ async function customDomainTarget(hostname: string): Promise<Omit<HostedTarget, 
   if (typeof claim?.domain_id !== 'string') return null;
   const domain = await getDomainItem(claim.domain_id);
   if (!domain || domain.status !== 'verified' || (domain.deleted_at ?? null) !== null || domain.domain !== hostname) return null;
-  return { hostname, kind: 'custom_domain', project_id: domain.project_id as string, team_id: domain.team_id as string };
+  return { hostname, kind: 'custom_domain', project_id: domain.project_id, team_id: domain.team_id };
 }
 
 /** The hostname of an http(s) URL as DNS and the table hold it (lower-case ASCII, no trailing dot), or null. */

@@ -23,7 +23,7 @@ import {
 import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
 import { getProjectItem, type ProjectItem } from './records.ts';
 import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './settings-records.ts';
-import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
+import { domainQualifiesAsPrimary, getDomainItem, type DomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostnameClaimMoves, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
@@ -134,7 +134,7 @@ const WRITABLE = [
  * domain of this project (an unknown id or another project's domain is not),
  * not removed, verified.
  */
-function primaryDomainProblem(domain: Record<string, unknown> | null, projectId: string): ApiError | null {
+function primaryDomainProblem(domain: DomainItem | null, projectId: string): ApiError | null {
   if (!domain || domain.project_id !== projectId) return new ApiError(PRIMARY_DOMAIN_NOT_IN_PROJECT);
   if (domain.deleted_at) return new ApiError(PRIMARY_DOMAIN_REMOVED, { details: { domain_id: domain.id } });
   if (domain.status !== 'verified') {
@@ -143,7 +143,7 @@ function primaryDomainProblem(domain: Record<string, unknown> | null, projectId:
   return null;
 }
 
-async function readPrimaryCandidate(id: string): Promise<Record<string, unknown> | null> {
+async function readPrimaryCandidate(id: string): Promise<DomainItem | null> {
   return UUID_PATTERN.test(id) ? getDomainItem(id.toLowerCase()) : null;
 }
 
@@ -206,7 +206,7 @@ async function primaryDomainWrites(item: ProjectItem, changes: ProjectSettings, 
   const domain = await readPrimaryCandidate(requested);
   const problem = primaryDomainProblem(domain, projectId);
   if (problem) throw problem;
-  const primaryId = domain!.id as string;
+  const primaryId = domain!.id;
   update.set.push('primary_domain_id = :primaryId', 'primary_domain_hostname = :primaryHost');
   Object.assign(update.values, { ':primaryId': primaryId, ':primaryHost': domain!.domain });
   return { primaryId, writes: [domainQualifiesAsPrimary(primaryId, projectId)] };

@@ -32,7 +32,7 @@ export const handler = defineHandler('POST /api/v1/projects/{id}/domains', { bod
   await insertDomain(record);
   if (record.connection_mode === 'byo_dns') {
     ctx.log.info('domain added', { domain_id: record.id, project_id: record.project_id, mode: record.connection_mode });
-    return { status: 201, data: toDomain(record as unknown as Record<string, unknown>) };
+    return { status: 201, data: toDomain(record) };
   }
   let zone;
   try {
