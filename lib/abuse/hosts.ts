@@ -1,7 +1,7 @@
 import { domainToASCII } from 'node:url';
 import { getDomainItem, getHostnameClaim } from '../domains/records.ts';
 import { functionHostnameLabel, resolveFunctionByHostname } from '../functions/resolve.ts';
-import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
+import { getProjectItem, getSubdomainHold, type ProjectItem } from '../projects/records.ts';
 import { siteSubdomain } from '../sites/hostname.ts';
 
 /**
@@ -20,7 +20,7 @@ export interface HostedTarget {
 }
 
 /** A project that still exists (any status: one being deleted was hosted when the report was written). */
-async function projectOf(projectId: unknown): Promise<Record<string, unknown> | null> {
+async function projectOf(projectId: unknown): Promise<ProjectItem | null> {
   return typeof projectId === 'string' ? getProjectItem(projectId) : null;
 }
 
@@ -35,7 +35,7 @@ async function siteTarget(hostname: string): Promise<Omit<HostedTarget, 'url'> |
   const hold = await getSubdomainHold(subdomain);
   const project = await projectOf(hold?.project_id);
   if (!project || project.subdomain !== subdomain) return null;
-  return { hostname, kind: 'site', project_id: project.id as string, team_id: project.team_id as string };
+  return { hostname, kind: 'site', project_id: project.id, team_id: project.team_id };
 }
 
 /** `{name}-{subdomain}.{function_domain}`: exactly what the HTTPS door answers (lib/functions/resolve.ts). */
@@ -57,7 +57,7 @@ async function customDomainTarget(hostname: string): Promise<Omit<HostedTarget, 
   if (typeof claim?.domain_id !== 'string') return null;
   const domain = await getDomainItem(claim.domain_id);
   if (!domain || domain.status !== 'verified' || (domain.deleted_at ?? null) !== null || domain.domain !== hostname) return null;
-  return { hostname, kind: 'custom_domain', project_id: domain.project_id as string, team_id: domain.team_id as string };
+  return { hostname, kind: 'custom_domain', project_id: domain.project_id, team_id: domain.team_id };
 }
 
 /** The hostname of an http(s) URL as DNS and the table hold it (lower-case ASCII, no trailing dot), or null. */

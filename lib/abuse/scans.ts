@@ -199,7 +199,7 @@ export async function runAbuseScan(scanId: string): Promise<'finished' | 'failed
     hits: result.hits,
     score: result.score,
     priority: result.priority,
-    team_name: (team?.name as string | undefined) ?? null,
+    team_name: team?.name ?? null,
     report_count: reportCount,
     review_status: 'new' as const,
     handled_at: null,

@@ -34,7 +34,7 @@ export async function backfillTeamAttention(): Promise<BackfillResult> {
     start = page.lastKey;
     for (const team of page.items) {
       result.teams++;
-      const outcome = await backfillTeam(team.id as string, team.created_at as string);
+      const outcome = await backfillTeam(team.id, team.created_at);
       result[outcome]++;
     }
   } while (start);
@@ -43,7 +43,7 @@ export async function backfillTeamAttention(): Promise<BackfillResult> {
 
 async function lastLiveDeploy(teamId: string): Promise<string | null> {
   const listed = await teamProjectItems(teamId);
-  const projects = await batchGetAll(listed.map((p) => keys.project(p.id as string)));
+  const projects = await batchGetAll(listed.map((p) => keys.project(p.id)));
   const live = projects.filter((p) => typeof p.live_deployment_id === 'string');
   if (live.length === 0) return null;
   const deployments = await batchGetAll(live.map((p) => keys.deployment(p.id as string, p.live_deployment_id as string)));

@@ -3,7 +3,9 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
+import { getItem } from '../db/item.ts';
 import { queryAll } from '../db/query.ts';
+import type { DeploymentItem } from '../deployments/records.ts';
 import { setFields } from '../db/set-fields.ts';
 import { logger } from '../logger.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
@@ -174,11 +176,8 @@ export async function recordQueuedBuild(
   throw new Error(`the newest build of ${buildRef(build)} kept changing`);
 }
 
-export async function getBuild(projectId: string, deploymentId: string): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.deployment(projectId, deploymentId), ConsistentRead: true }),
-  );
-  return reply.Item ?? null;
+export function getBuild(projectId: string, deploymentId: string): Promise<DeploymentItem | null> {
+  return getItem<DeploymentItem>(keys.deployment(projectId, deploymentId), true);
 }
 
 async function conditionalUpdate(input: {

@@ -5,6 +5,7 @@ import type { BuildTarget, BuildTrigger } from './events.ts';
 import { cancelBuild, recordQueuedBuild, recordSkippedBuild, type NewBuild } from './build-records.ts';
 import { previewUrl } from './preview-hosts.ts';
 import { ensurePreviewSlug } from './preview-records.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * Builds enter the builds queue here, whatever started them (a webhook, the
@@ -13,7 +14,7 @@ import { ensurePreviewSlug } from './preview-records.ts';
  * is only recorded.
  */
 export interface BuildRequest {
-  project: Record<string, unknown>;
+  project: ProjectItem;
   trigger: BuildTrigger;
   target: BuildTarget;
   branch: string;
@@ -47,8 +48,8 @@ export async function sendBuildMessage(message: BuildMessage, delaySeconds?: num
 
 function newBuild(request: BuildRequest, skipReason?: string): NewBuild {
   return {
-    projectId: request.project.id as string,
-    teamId: request.project.team_id as string,
+    projectId: request.project.id,
+    teamId: request.project.team_id,
     deploymentId: randomUUID(),
     trigger: request.trigger,
     target: request.target,

@@ -5,6 +5,7 @@ import { sealAccessToken } from './git-secrets.ts';
 import { PREVIEW_SLUG_PATTERN } from './preview-hosts.ts';
 import { previewSlugMoveItems } from './preview-records.ts';
 import { repoKey } from './repo-url.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * The Git parts of a settings save (PATCH /api/v1/projects/{id} and create):
@@ -14,11 +15,11 @@ import { repoKey } from './repo-url.ts';
  * claim in the same transaction. Nothing here touches the breaker.
  */
 export function gitSettingsChanges(
-  item: Record<string, unknown>,
+  item: Pick<ProjectItem, 'id' | 'team_id' | 'preview_slug'>,
   changes: { git_repo_url?: string | null; git_access_token?: string | null; preview_slug?: string | null },
 ): { set: string[]; remove: string[]; values: Record<string, unknown>; slugItems: object[] } {
   const out = { set: [] as string[], remove: [] as string[], values: {} as Record<string, unknown>, slugItems: [] as object[] };
-  const projectId = item.id as string;
+  const projectId = item.id;
   if (changes.git_repo_url !== undefined) {
     const key = repoKey(changes.git_repo_url);
     if (key) {
@@ -39,7 +40,7 @@ export function gitSettingsChanges(
     if (!PREVIEW_SLUG_PATTERN.test(slug)) throw new ApiError(PREVIEW_SLUG_INVALID, { details: { preview_slug: changes.preview_slug } });
     out.set.push('preview_slug = :previewSlug');
     out.values[':previewSlug'] = slug;
-    out.slugItems.push(...previewSlugMoveItems(projectId, item.team_id as string, (item.preview_slug as string | null) ?? null, slug));
+    out.slugItems.push(...previewSlugMoveItems(projectId, item.team_id, item.preview_slug ?? null, slug));
   }
   return out;
 }

@@ -10,6 +10,7 @@ import { takeDownPreview } from './preview-records.ts';
 import { markProductionBranchDeleted, notePush, projectsForRepo } from './project-git-records.ts';
 import { repoKey } from './repo-url.ts';
 import { decide, productionBranch, type ProjectRules } from './rules.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * A Git webhook delivery (docs/builds.md): the projects its repository names
@@ -50,23 +51,23 @@ const FORGE_HOSTS: Record<string, GitProvider> = { 'github.com': 'github', 'www.
  * names GitHub or GitLab (any case), else the repository's host when it is github.com or gitlab.com,
  * else null (either route, each with its own check of the one secret).
  */
-export function projectForge(project: Record<string, unknown>): GitProvider | null {
+export function projectForge(project: ProjectItem): GitProvider | null {
   const named = typeof project.git_provider === 'string' ? project.git_provider.trim().toLowerCase() : '';
   if (named === 'github' || named === 'gitlab') return named;
-  const key = repoKey(project.git_repo_url as string | null | undefined);
+  const key = repoKey(project.git_repo_url);
   return key ? (FORGE_HOSTS[key.slice(0, key.indexOf('/'))] ?? null) : null;
 }
 
-async function matchingProjects(delivery: Delivery): Promise<Record<string, unknown>[]> {
+async function matchingProjects(delivery: Delivery): Promise<ProjectItem[]> {
   const repoKeys = [...new Set(delivery.event.repoUrls.map(repoKey).filter((k): k is string => k !== null))];
-  const found = new Map<string, Record<string, unknown>>();
-  for (const key of repoKeys) for (const project of await projectsForRepo(key)) found.set(project.id as string, project);
+  const found = new Map<string, ProjectItem>();
+  for (const key of repoKeys) for (const project of await projectsForRepo(key)) found.set(project.id, project);
   return [...found.values()].filter((project) => {
     // A GitHub project's secret is never tried as a GitLab token, nor a GitLab project's as a GitHub key.
     const forge = projectForge(project);
     if (forge !== null && forge !== delivery.provider) return false;
     const sealed = project.git_webhook_secret_sealed;
-    return typeof sealed === 'string' && delivery.verify(openWebhookSecret(project.id as string, sealed));
+    return typeof sealed === 'string' && delivery.verify(openWebhookSecret(project.id, sealed));
   });
 }
 
@@ -78,7 +79,7 @@ export async function receiveDelivery(delivery: Delivery): Promise<IntakeResult>
     provider: delivery.provider,
     deliveryId: delivery.deliveryId,
     eventType: delivery.eventType,
-    projectIds: projects.map((p) => p.id as string),
+    projectIds: projects.map((p) => p.id),
   });
   if (!first) return { ...result, duplicate: true, ignored: [{ project_id: null, reason: 'duplicate_delivery' }] };
   try {
@@ -91,13 +92,13 @@ export async function receiveDelivery(delivery: Delivery): Promise<IntakeResult>
   return result;
 }
 
-async function actOnProject(project: Record<string, unknown>, event: GitEvent, result: IntakeResult): Promise<void> {
-  const projectId = project.id as string;
+async function actOnProject(project: ProjectItem, event: GitEvent, result: IntakeResult): Promise<void> {
+  const projectId = project.id;
   if (event.kind === 'push' && event.branch !== null) {
     const production = productionBranch(project as unknown as ProjectRules, event.repoDefaultBranch) === event.branch;
     await notePush(projectId, { repoDefaultBranch: event.repoDefaultBranch, productionBranchPushed: production && !event.deleted });
   }
-  const team = await getTeam(project.team_id as string);
+  const team = await getTeam(project.team_id);
   if (!team || (team as { suspended_at?: unknown }).suspended_at) {
     result.ignored.push({ project_id: projectId, reason: 'team_suspended' });
     return;

@@ -9,6 +9,7 @@ import type { BuildJob } from './host.ts';
 import { forgeAudienceTeam } from './forge-audiences.ts';
 import { mintForgeToken, openAccessToken } from './git-secrets.ts';
 import { buildSettings } from './presets.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * A build's job, assembled by the worker right before the host starts it:
@@ -46,8 +47,8 @@ const FORGE_KEY_REFRESH_MS = 5 * 60 * 1000;
  * The Authorization header of the fetch, by `git_auth_mode` (empty is `pat`); null when the project has no credential.
  * A forge token is minted only for an audience registered to the project's team, checked here, right before.
  */
-export async function gitAuthorization(project: Record<string, unknown>, repository?: string): Promise<string | null> {
-  const projectId = project.id as string;
+export async function gitAuthorization(project: ProjectItem, repository?: string): Promise<string | null> {
+  const projectId = project.id;
   if (project.git_auth_mode === 'forge_jwt') {
     const audience = project.forge_audience;
     if (typeof audience !== 'string' || !audience) throw new BuildSetupError('git_auth_mode is forge_jwt but forge_audience is empty.');
@@ -56,7 +57,7 @@ export async function gitAuthorization(project: Record<string, unknown>, reposit
         `The forge audience ${audience} is not registered to this team, so no forge token is minted for it: a team admin registers it (POST /api/v1/team/forge-audiences).`,
       );
     await refreshSecret('forgeSigning', FORGE_KEY_REFRESH_MS);
-    return `Bearer ${mintForgeToken({ teamId: project.team_id as string, projectId, audience, repository })}`;
+    return `Bearer ${mintForgeToken({ teamId: project.team_id, projectId, audience, repository })}`;
   }
   if (typeof project.git_access_token_sealed !== 'string') return null;
   const token = openAccessToken(projectId, project.git_access_token_sealed);
@@ -80,7 +81,7 @@ export async function buildEnvironment(projectId: string, environment: 'producti
   return env;
 }
 
-export async function prepareBuildJob(project: Record<string, unknown>, build: Record<string, unknown>): Promise<BuildJob> {
+export async function prepareBuildJob(project: ProjectItem, build: Record<string, unknown>): Promise<BuildJob> {
   if (typeof project.git_repo_url !== 'string' || !project.git_repo_url)
     throw new BuildSetupError('The project has no git_repo_url to build from.');
   const url = await checkRepoUrl(project.git_repo_url);
@@ -88,8 +89,8 @@ export async function prepareBuildJob(project: Record<string, unknown>, build: R
   const settings = buildSettings(project);
   return {
     deploymentId: build.id as string,
-    projectId: project.id as string,
-    teamId: project.team_id as string,
+    projectId: project.id,
+    teamId: project.team_id,
     git: {
       url: url.href,
       commit: (build.commit_sha as string | null) ?? null,
@@ -97,13 +98,13 @@ export async function prepareBuildJob(project: Record<string, unknown>, build: R
       authorization: await gitAuthorization(project, `${url.protocol}//${url.host}${url.pathname}`),
       displayUrl: `${url.protocol}//${url.host}${url.pathname}`,
     },
-    rootDirectory: (project.root_directory as string | null) ?? null,
+    rootDirectory: project.root_directory ?? null,
     rootPrefix: rootPrefix(project.root_directory),
-    packageManager: (project.package_manager as string | null) ?? null,
+    packageManager: project.package_manager ?? null,
     buildCommand: settings.buildCommand,
     outputDir: settings.outputDir,
     includeFunctions: production,
-    env: await buildEnvironment(project.id as string, production ? 'production' : 'preview'),
+    env: await buildEnvironment(project.id, production ? 'production' : 'preview'),
     budgetMs: config.buildTimeBudgetMs(),
     memoryMb: config.buildMemoryMb(),
     heartbeatMs: config.buildHeartbeatMs(),

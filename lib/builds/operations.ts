@@ -3,7 +3,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { DEPLOYMENT_NOT_FOUND, PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { BUILD_LOG_CURSOR_INVALID, GIT_REPOSITORY_NOT_CONNECTED } from '../errors/catalogue/builds.ts';
 import { toProject, type Project } from '../projects/projects.ts';
-import { getProjectItem } from '../projects/records.ts';
+import { getProjectItem, type ProjectItem } from '../projects/records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { resumeAutoDeploy } from './breaker-records.ts';
 import { readLogLines } from './build-log-records.ts';
@@ -18,10 +18,9 @@ import { productionBranch } from './rules.ts';
 /** The operations of the API on builds (docs/builds.md), behind thin handlers. */
 
 /** POST .../git/webhook-secret: a new secret, answered this once; deliveries signed with the old one stop matching. */
-export async function rotateWebhookSecret(project: Record<string, unknown>): Promise<{ secret: string }> {
+export async function rotateWebhookSecret(project: ProjectItem): Promise<{ secret: string }> {
   const secret = newWebhookSecret();
-  if (!(await storeWebhookSecret(project.id as string, sealWebhookSecret(project.id as string, secret))))
-    throw new ApiError(PROJECT_NOT_FOUND);
+  if (!(await storeWebhookSecret(project.id, sealWebhookSecret(project.id, secret)))) throw new ApiError(PROJECT_NOT_FOUND);
   return { secret };
 }
 
@@ -39,14 +38,11 @@ export const startBuildSchema = z.strictObject({
  * production when it is the production branch, else a preview. No branch
  * policy and no breaker applies; a successful manual build clears the breaker.
  */
-export async function startManualBuild(project: Record<string, unknown>, body: z.infer<typeof startBuildSchema>): Promise<QueuedBuildView> {
+export async function startManualBuild(project: ProjectItem, body: z.infer<typeof startBuildSchema>): Promise<QueuedBuildView> {
   if (project.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
   if (typeof project.git_repo_url !== 'string' || !project.git_repo_url) throw new ApiError(GIT_REPOSITORY_NOT_CONNECTED);
   const production =
-    productionBranch(
-      { default_branch: (project.default_branch as string | null) ?? null },
-      (project.repo_default_branch as string | null) ?? null,
-    ) === body.branch;
+    productionBranch({ default_branch: project.default_branch ?? null }, project.repo_default_branch ?? null) === body.branch;
   // A manual build always queues (a commit may be built again by hand): no 24-hour mark.
   const queued = await enqueueBuild({
     project,
@@ -62,9 +58,9 @@ export async function startManualBuild(project: Record<string, unknown>, body: z
 }
 
 /** POST .../auto-deploy/resume: the breaker cleared; answers the project. */
-export async function resumeProjectAutoDeploy(project: Record<string, unknown>): Promise<Project> {
-  await resumeAutoDeploy(project.id as string);
-  const item = await getProjectItem(project.id as string, true);
+export async function resumeProjectAutoDeploy(project: ProjectItem): Promise<Project> {
+  await resumeAutoDeploy(project.id);
+  const item = await getProjectItem(project.id, true);
   if (!item) throw new ApiError(PROJECT_NOT_FOUND);
   return toProject(item);
 }
@@ -82,20 +78,20 @@ const MAX_LOG_PAGE = 1000;
  * `cursor` on; `next_cursor` is where the next call starts; `done` says the
  * build has ended, so nothing more will come once `next_cursor` is reached.
  */
-export async function buildLogPage(project: Record<string, unknown>, deploymentId: string, query: z.infer<typeof buildLogQuerySchema>) {
+export async function buildLogPage(project: ProjectItem, deploymentId: string, query: z.infer<typeof buildLogQuerySchema>) {
   if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const cursor = query.cursor === undefined ? 0 : Number(query.cursor);
   if (!Number.isInteger(cursor) || cursor < 0) throw new ApiError(BUILD_LOG_CURSOR_INVALID);
   const limit = Math.min(MAX_LOG_PAGE, Math.max(1, Number(query.limit ?? MAX_LOG_PAGE) || MAX_LOG_PAGE));
-  const found = await getBuild(project.id as string, deploymentId.toLowerCase());
+  const found = await getBuild(project.id, deploymentId.toLowerCase());
   if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   // A build whose worker was lost ends here, so a follower's polling ends too.
   const build = await settleIfLost(found);
-  const status = build.status as string;
+  const status = build.status;
   // A build's publish makes the deployment ready before its last log line is written: its end is finished_at.
   const done = !['queued', 'building'].includes(status) && (!build.trigger || typeof build.finished_at === 'string');
   const lines = build.trigger
-    ? await readLogLines(build.id as string, cursor, limit)
+    ? await readLogLines(build.id, cursor, limit)
     : (Array.isArray(build.build_log) ? (build.build_log as string[]) : []).slice(cursor, cursor + limit);
   return { deployment_id: build.id as string, status, lines, cursor, next_cursor: cursor + lines.length, done };
 }

@@ -5,6 +5,7 @@ import { config } from '../config.ts';
 import { isTransactionCanceled } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { PREVIEW_SLUG_MAX } from './preview-hosts.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * Previews: each project's `preview_slug` is claimed platform-wide by a hold
@@ -53,17 +54,17 @@ function slugCandidate(subdomain: string): string {
  * project's field in one transaction, the field only if still unset, so two
  * first previews racing settle on one slug.
  */
-export async function ensurePreviewSlug(project: Record<string, unknown>): Promise<string> {
+export async function ensurePreviewSlug(project: ProjectItem): Promise<string> {
   if (typeof project.preview_slug === 'string' && project.preview_slug) return project.preview_slug;
   const table = config.tableName();
-  const projectId = project.id as string;
+  const projectId = project.id;
   for (let attempt = 0; attempt < 5; attempt++) {
-    const slug = slugCandidate(project.subdomain as string);
+    const slug = slugCandidate(project.subdomain);
     try {
       await dynamo().send(
         new TransactWriteCommand({
           TransactItems: [
-            ...previewSlugMoveItems(projectId, project.team_id as string, null, slug),
+            ...previewSlugMoveItems(projectId, project.team_id, null, slug),
             {
               Update: {
                 TableName: table,

@@ -1,8 +1,10 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
+import { queryAll } from '../db/query.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * The Git side of a project item that no settings save writes: the sealed
@@ -12,22 +14,13 @@ import { keys } from '../db/keys.ts';
  */
 
 /** Every project whose `git_repo_url` names this repository (lib/builds/repo-url.ts), from the index: never a scan. */
-export async function projectsForRepo(repoKey: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const reply = await dynamo().send(
-      new QueryCommand({
-        TableName: config.tableName(),
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.projectByRepo(repoKey, '').gsi2pk },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(reply.Items ?? []));
-    startKey = reply.LastEvaluatedKey;
-  } while (startKey);
+export async function projectsForRepo(repoKey: string): Promise<ProjectItem[]> {
+  const items = await queryAll<ProjectItem>({
+    TableName: config.tableName(),
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.projectByRepo(repoKey, '').gsi2pk },
+  });
   return items.filter((item) => item.type === 'project' && item.status === 'active');
 }
 

@@ -10,6 +10,7 @@ import { getTeam } from '../teams/teams.ts';
 import { beginBuildSession } from '../deployments/begin-build-upload.ts';
 import { storeUploadedFiles } from '../uploads/files.ts';
 import type { TeamStanding } from '../uploads/sessions.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * A successful build's output goes through the very steps of a direct upload
@@ -66,13 +67,13 @@ export async function outputFiles(dir: string): Promise<OutputFile[]> {
 }
 
 export async function publishBuildOutput(input: {
-  project: Record<string, unknown>;
+  project: ProjectItem;
   deploymentId: string;
   target: 'production' | 'preview';
   branch: string;
   outputDir: string;
 }): Promise<{ fileCount: number }> {
-  const team = await getTeam(input.project.team_id as string);
+  const team = await getTeam(input.project.team_id);
   if (!team) throw new ApiError(TEAM_NOT_FOUND);
   const files = await outputFiles(input.outputDir);
   const { session, missing } = await beginBuildSession({

@@ -14,6 +14,7 @@ import { BuildSetupError, prepareBuildJob } from './job.ts';
 import { budgetText } from './lost.ts';
 import { setPreview } from './preview-records.ts';
 import { publishBuildOutput } from './publish-output.ts';
+import type { DeploymentItem } from '../deployments/records.ts';
 
 /**
  * The builds worker (docs/builds.md): a `start` message claims a queued build
@@ -24,7 +25,7 @@ import { publishBuildOutput } from './publish-output.ts';
  * ends publishes its output or records the failure. A build that outlasts
  * one follow window is handed on to a `follow` message.
  */
-type Build = Record<string, unknown>;
+type Build = DeploymentItem;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -40,12 +41,12 @@ export async function handleBuildMessage(message: BuildMessage, host: BuildHost)
 
 async function startBuild(build: Build, host: BuildHost): Promise<void> {
   if (build.status !== 'queued') return;
-  const projectId = build.project_id as string;
-  const deploymentId = build.id as string;
+  const projectId = build.project_id;
+  const deploymentId = build.id;
   const project = await getProjectItem(projectId, true);
   if (!project || project.status !== 'active')
     return void (await dropQueuedBuild(projectId, deploymentId, { status: 'canceled', reason: 'The project was deleted.' }));
-  const team = await getTeam(project.team_id as string);
+  const team = await getTeam(project.team_id);
   if (!team || (team as { suspended_at?: unknown }).suspended_at) {
     return void (await dropQueuedBuild(projectId, deploymentId, { status: 'skipped', reason: 'team_suspended' }));
   }
@@ -54,7 +55,7 @@ async function startBuild(build: Build, host: BuildHost): Promise<void> {
     return sendBuildMessage({ kind: 'start', project_id: projectId, deployment_id: deploymentId }, config.buildRequeueDelaySeconds());
   }
   if (!(await claimBuild(projectId, deploymentId))) return releaseBuildSlot(team.id, deploymentId);
-  const claimed = { ...build, status: 'building', started_at: new Date().toISOString() };
+  const claimed: Build = { ...build, status: 'building', started_at: new Date().toISOString() };
   let handle: string;
   try {
     handle = await host.start(await prepareBuildJob(project, claimed));
@@ -71,8 +72,8 @@ async function startBuild(build: Build, host: BuildHost): Promise<void> {
 }
 
 async function followBuild(build: Build, host: BuildHost): Promise<void> {
-  const handle = build.build_handle as string | undefined;
-  const kept = { read: (build.log_read as number | undefined) ?? 0, lines: (build.log_lines as number | undefined) ?? 0 };
+  const handle = build.build_handle;
+  const kept = { read: build.log_read ?? 0, lines: build.log_lines ?? 0 };
   if (!handle)
     return endFailed(
       build,
@@ -85,15 +86,15 @@ async function followBuild(build: Build, host: BuildHost): Promise<void> {
   for (;;) {
     const report = await host.report(handle, kept.read);
     if (report.lines.length > 0) {
-      kept.lines = await appendCapped(build.id as string, kept.lines, report.lines);
+      kept.lines = await appendCapped(build.id, kept.lines, report.lines);
       kept.read += report.lines.length;
-      await recordLogProgress(build.project_id as string, build.id as string, { read: kept.read, kept: kept.lines });
+      await recordLogProgress(build.project_id, build.id, { read: kept.read, kept: kept.lines });
     }
     if (report.state !== 'running') return settle(build, report, kept.lines, host, handle);
-    const current = await getBuild(build.project_id as string, build.id as string);
+    const current = await getBuild(build.project_id, build.id);
     if (current?.cancel_requested_at) {
       await host.stop(handle);
-      await finishBuild(build.project_id as string, build.id as string, { status: 'canceled' });
+      await finishBuild(build.project_id, build.id, { status: 'canceled' });
       return release(build, host, handle);
     }
     if (Date.now() - Date.parse(build.started_at as string) > config.buildTimeBudgetMs()) {
@@ -106,8 +107,7 @@ async function followBuild(build: Build, host: BuildHost): Promise<void> {
         handle,
       );
     }
-    if (Date.now() > deadline)
-      return sendBuildMessage({ kind: 'follow', project_id: build.project_id as string, deployment_id: build.id as string });
+    if (Date.now() > deadline) return sendBuildMessage({ kind: 'follow', project_id: build.project_id, deployment_id: build.id });
     await sleep(config.buildPollMs());
   }
 }
@@ -154,8 +154,8 @@ function publishFailure(error: unknown): { failure: ClassifiedFailure; lines: st
 }
 
 async function publishStep(build: Build, report: BuildReport, kept: number, host: BuildHost, handle: string): Promise<void> {
-  const projectId = build.project_id as string;
-  const deploymentId = build.id as string;
+  const projectId = build.project_id;
+  const deploymentId = build.id;
   const project = await getProjectItem(projectId, true);
   if (!project || project.status !== 'active')
     return endFailed(build, { kind: 'platform', message: 'The project was deleted.' }, kept, host, handle);
@@ -174,7 +174,7 @@ async function publishStep(build: Build, report: BuildReport, kept: number, host
   if (target === 'preview' && build.preview_label) {
     await setPreview({
       projectId,
-      label: build.preview_label as string,
+      label: build.preview_label,
       deploymentId,
       branch: build.branch as string,
       mergeRequest: (build.merge_request as number | null) ?? null,
@@ -193,9 +193,9 @@ const commitFields = (report: BuildReport) =>
   report.commit ? { commit_sha: report.commit.sha, commit_message: report.commit.message } : {};
 
 async function endFailed(build: Build, failure: ClassifiedFailure, kept: number, host: BuildHost, handle: string | null): Promise<void> {
-  const lines = await appendCapped(build.id as string, kept, [failure.message]);
-  const projectId = build.project_id as string;
-  const ended = await finishBuild(projectId, build.id as string, { status: 'failed', failure, extra: { log_lines: lines } });
+  const lines = await appendCapped(build.id, kept, [failure.message]);
+  const projectId = build.project_id;
+  const ended = await finishBuild(projectId, build.id, { status: 'failed', failure, extra: { log_lines: lines } });
   // A build already ended as lost (lib/builds/lost.ts) keeps that outcome: this late failure does not count.
   if (ended && failure.kind === 'user') {
     await recordUserFailure(projectId, { message: failure.message, signature: failureSignature(failure.message) });
@@ -206,5 +206,5 @@ async function endFailed(build: Build, failure: ClassifiedFailure, kept: number,
 async function release(build: Build, host: BuildHost, handle: string | null): Promise<void> {
   if (handle)
     await host.release(handle).catch((error: unknown) => logger.warn('build host release failed', { error: (error as Error).message }));
-  await releaseBuildSlot(build.team_id as string, build.id as string);
+  await releaseBuildSlot(build.team_id, build.id);
 }

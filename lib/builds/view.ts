@@ -1,6 +1,8 @@
 import type { BuildStatus } from './build-records.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
 import { previewUrl } from './preview-hosts.ts';
+import type { ProjectItem } from '../projects/records.ts';
+import type { DeploymentItem } from '../deployments/records.ts';
 
 /**
  * The build fields of a deployment as the API shows them (docs/builds.md).
@@ -31,7 +33,7 @@ export type DeploymentStatus = 'uploading' | BuildStatus;
 
 const text = (value: unknown) => (typeof value === 'string' ? value : null);
 
-export function deploymentBuildFields(item: Record<string, unknown>, project: Record<string, unknown>): DeploymentBuildFields {
+export function deploymentBuildFields(item: DeploymentItem, project: ProjectItem): DeploymentBuildFields {
   const label = text(item.preview_label);
   const slug = text(project.preview_slug);
   return {

@@ -1,13 +1,15 @@
 import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 
-/** Every item a query matches, following LastEvaluatedKey across pages. */
-export async function queryAll(input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
+/** Every item a query matches, following LastEvaluatedKey across pages, as the caller's records module declares them. */
+export async function queryAll<T extends object = Record<string, unknown>>(
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+): Promise<T[]> {
+  const items: T[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-    items.push(...(page.Items ?? []));
+    items.push(...((page.Items ?? []) as T[]));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
@@ -18,14 +20,14 @@ export async function queryAll(input: Omit<QueryCommandInput, 'ExclusiveStartKey
  * page/page_size listings answer: `total` is a COUNT query of the partition; the page is read by
  * walking the partition to offset `(page - 1) * pageSize`, so a deep page costs its offset in reads.
  */
-export async function readIndexPage(input: {
+export async function readIndexPage<T extends object = Record<string, unknown>>(input: {
   tableName: string;
   indexName: string;
   partition: { name: string; value: string };
   page: number;
   pageSize: number;
   newestFirst?: boolean;
-}): Promise<{ total: number; items: Record<string, unknown>[] }> {
+}): Promise<{ total: number; items: T[] }> {
   const base = {
     TableName: input.tableName,
     IndexName: input.indexName,
@@ -42,14 +44,14 @@ export async function readIndexPage(input: {
   } while (start);
   const offset = (input.page - 1) * input.pageSize;
   const wanted = offset + input.pageSize;
-  const items: Record<string, unknown>[] = [];
+  const items: T[] = [];
   start = undefined;
   if (offset < total) {
     do {
       const read: QueryCommandOutput = await dynamo().send(
         new QueryCommand({ ...base, ScanIndexForward: !input.newestFirst, Limit: wanted - items.length, ExclusiveStartKey: start }),
       );
-      items.push(...(read.Items ?? []));
+      items.push(...((read.Items ?? []) as T[]));
       start = read.LastEvaluatedKey;
     } while (start && items.length < wanted);
   }

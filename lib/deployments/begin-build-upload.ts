@@ -3,7 +3,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
 import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { planOf } from '../plans.ts';
-import { projectIsActive } from '../projects/records.ts';
+import { projectIsActive, type ProjectItem } from '../projects/records.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
 import {
   checkFiles,
@@ -27,7 +27,7 @@ import { buildOutputSession } from './records.ts';
  */
 export async function beginBuildSession(input: {
   team: TeamStanding;
-  project: Record<string, unknown>;
+  project: ProjectItem;
   deploymentId: string;
   files: unknown;
   target: 'production' | 'preview';
@@ -35,12 +35,12 @@ export async function beginBuildSession(input: {
 }): Promise<{ session: UploadSessionRecord; missing: string[] }> {
   refuseSuspended(input.team);
   const manifest = checkFiles(input.files, planOf(input.team));
-  const projectId = input.project.id as string;
+  const projectId = input.project.id;
   const prepared = await prepareSession({
     teamId: input.team.id,
     projectId,
-    projectSlug: input.project.slug as string,
-    liveDeploymentId: input.project.live_deployment_id as string | null | undefined,
+    projectSlug: input.project.slug,
+    liveDeploymentId: input.project.live_deployment_id,
     manifest,
     label: null,
     now: new Date(),

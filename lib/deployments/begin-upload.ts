@@ -7,7 +7,7 @@ import { planOf } from '../plans.ts';
 import { createdClientOf, newProjectTransaction } from '../projects/create.ts';
 import { newProjectRecord, toProject } from '../projects/projects.ts';
 import { cancelProvisionalExpiry, provisionalExpirySeconds, scheduleProvisionalExpiry } from '../projects/provisional.ts';
-import { extendProvisional, getProjectItem, projectIsActive, projectItem } from '../projects/records.ts';
+import { extendProvisional, getProjectItem, projectIsActive, projectItem, type ProjectItem } from '../projects/records.ts';
 import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from '../projects/subdomain.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
 import {
@@ -115,14 +115,14 @@ export async function beginUploadWithNewProject(input: {
  */
 export async function beginUploadForProject(input: {
   team: TeamStanding;
-  projectItem: Record<string, unknown>;
+  projectItem: ProjectItem;
   body: BeginBody;
 }): Promise<UploadSessionView> {
   const { team } = input;
   refuseSuspended(team);
   const plan = planOf(team);
   const manifest = checkFiles(input.body.files, plan);
-  const projectId = input.projectItem.id as string;
+  const projectId = input.projectItem.id;
   if (input.projectItem.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
 
   const now = new Date();
@@ -132,8 +132,8 @@ export async function beginUploadForProject(input: {
   const prepared = await prepareSession({
     teamId: team.id,
     projectId,
-    projectSlug: input.projectItem.slug as string,
-    liveDeploymentId: input.projectItem.live_deployment_id as string | null | undefined,
+    projectSlug: input.projectItem.slug,
+    liveDeploymentId: input.projectItem.live_deployment_id,
     manifest,
     label: input.body.label ?? null,
     now,

@@ -3,8 +3,8 @@ import { ApiError } from '../errors/api-error.ts';
 import { DEPLOYMENT_NOT_FOUND, DEPLOYMENT_NOT_READY, PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { getProjectItem, pointProductionAt } from '../projects/records.ts';
-import { deploymentIsReady, deploymentPage, getDeploymentItem } from './records.ts';
+import { getProjectItem, pointProductionAt, type ProjectItem } from '../projects/records.ts';
+import { deploymentIsReady, deploymentPage, getDeploymentItem, type DeploymentItem } from './records.ts';
 import { logger } from '../logger.ts';
 import { NO_SERVING_RULES, type ServingRulesSummary } from '../sites/serving-rules.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-records.ts';
@@ -31,18 +31,18 @@ export interface Deployment extends DeploymentBuildFields {
   is_live: boolean;
 }
 
-function toDeployment(item: Record<string, unknown>, project: Record<string, unknown>): Deployment {
+function toDeployment(item: DeploymentItem, project: ProjectItem): Deployment {
   const liveId = project.live_deployment_id;
   return {
-    id: item.id as string,
-    project_id: item.project_id as string,
-    team_id: item.team_id as string,
+    id: item.id,
+    project_id: item.project_id,
+    team_id: item.team_id,
     status: item.status as Deployment['status'],
-    label: (item.label as string | null) ?? null,
-    created_at: item.created_at as string,
-    ready_at: (item.ready_at as string | null) ?? null,
-    file_count: item.file_count as number,
-    total_bytes: item.total_bytes as number,
+    label: item.label ?? null,
+    created_at: item.created_at,
+    ready_at: item.ready_at ?? null,
+    file_count: item.file_count,
+    total_bytes: item.total_bytes,
     is_live: item.id === liveId,
     ...deploymentBuildFields(item, project),
   };
@@ -57,13 +57,13 @@ export interface DeploymentDetail extends Deployment {
 }
 
 /** GET /api/v1/projects/{id}/deployments/{deployment_id}: a deployment of this project (another project's id is not found). */
-export async function getDeployment(project: Record<string, unknown>, deploymentId: string): Promise<DeploymentDetail> {
+export async function getDeployment(project: ProjectItem, deploymentId: string): Promise<DeploymentDetail> {
   if (!UUID_PATTERN.test(deploymentId)) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
-  const found = await getDeploymentItem(project.id as string, deploymentId.toLowerCase());
+  const found = await getDeploymentItem(project.id, deploymentId.toLowerCase());
   if (!found) throw new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   const item = await settleIfLost(found);
   // A build's log is in its own items (lib/builds/build-log-records.ts), capped; an upload's is its functions build's.
-  const buildLog = item.trigger ? await readLogLines(item.id as string, 0, (item.log_lines as number | undefined) ?? 0) : null;
+  const buildLog = item.trigger ? await readLogLines(item.id, 0, item.log_lines ?? 0) : null;
   return {
     ...toDeployment(item, project),
     build_log: buildLog ?? (Array.isArray(item.build_log) ? (item.build_log as string[]) : []),
@@ -77,8 +77,8 @@ export async function getDeployment(project: Record<string, unknown>, deployment
  * project's deployments index, so a build's log lines (their own items) are never read. A build
  * on the page whose worker was lost is ended first (lib/builds/lost.ts).
  */
-export async function listDeployments(project: Record<string, unknown>, paging: { page: number; pageSize: number }) {
-  const { total, items } = await deploymentPage(project.id as string, paging);
+export async function listDeployments(project: ProjectItem, paging: { page: number; pageSize: number }) {
+  const { total, items } = await deploymentPage(project.id, paging);
   const settled = await Promise.all(items.map(settleIfLost));
   return { page: paging.page, page_size: paging.pageSize, total, deployments: settled.map((item) => toDeployment(item, project)) };
 }
@@ -88,8 +88,8 @@ export async function listDeployments(project: Record<string, unknown>, paging: 
  * deployment of this project. Instant: one conditional write, no object is
  * copied (the deployment's files and route manifest are already in place).
  */
-export async function promoteDeployment(project: Record<string, unknown>, deploymentId: string) {
-  const projectId = project.id as string;
+export async function promoteDeployment(project: ProjectItem, deploymentId: string) {
+  const projectId = project.id;
   const notFound = () => new ApiError(DEPLOYMENT_NOT_FOUND, { details: { deployment_id: deploymentId } });
   if (!UUID_PATTERN.test(deploymentId)) throw notFound();
   // The deployment is looked up inside this project's partition: another project's id is simply not found.
@@ -100,8 +100,8 @@ export async function promoteDeployment(project: Record<string, unknown>, deploy
   }
   try {
     await transact([
-      deploymentIsReady(projectId, deployment.id as string, notFound),
-      pointProductionAt(projectId, deployment.id as string, new Date().toISOString(), { publish: false }),
+      deploymentIsReady(projectId, deployment.id, notFound),
+      pointProductionAt(projectId, deployment.id, new Date().toISOString(), { publish: false }),
     ]);
   } catch (error) {
     if (error instanceof TransactionRefused) throw new ApiError(PROJECT_NOT_FOUND);
@@ -111,7 +111,7 @@ export async function promoteDeployment(project: Record<string, unknown>, deploy
     // The schedules become the promoted deployment's, at once (lib/functions/schedules.ts).
     syncLiveSchedulesAfterMove(projectId),
     // A deployment live again brings its keyword scan back to the admin listing as new (lib/abuse/scans.ts).
-    reviveScanOfDeployment(projectId, deployment.id as string).catch((error: unknown) =>
+    reviveScanOfDeployment(projectId, deployment.id).catch((error: unknown) =>
       logger.warn('abuse scan of the promoted deployment not revived', { project_id: projectId, error: String(error) }),
     ),
   ]);

@@ -7,7 +7,8 @@ import type { RouteManifest } from '../sites/route-manifest.ts';
 import { manifestObjectKey } from '../sites/storage-keys.ts';
 import type { UploadSessionRecord } from '../uploads/session-record.ts';
 import { closedSession, sessionClosing } from '../uploads/sessions.ts';
-import { deploymentFailed, recordFunctionsBuilt } from './records.ts';
+import { deploymentFailed, recordFunctionsBuilt, type DeploymentItem } from './records.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /** The answer of a finalize whose functions build failed: the same, every time the session is finalized again. */
 export const buildFailed = (buildLog: unknown) =>
@@ -26,8 +27,8 @@ export const buildFailed = (buildLog: unknown) =>
  */
 export async function buildFunctionsStep(
   session: UploadSessionRecord,
-  projectItem: Record<string, unknown>,
-  deploymentItem: Record<string, unknown>,
+  projectItem: ProjectItem,
+  deploymentItem: DeploymentItem,
   routeManifest: RouteManifest,
 ): Promise<{ settled: UploadSessionRecord } | { emptyBuild: boolean }> {
   if (deploymentItem.functions_built_at) return { emptyBuild: false };
@@ -35,7 +36,7 @@ export async function buildFunctionsStep(
     teamId: session.team_id,
     projectId: session.project_id,
     deploymentId: session.deployment_id,
-    subdomain: projectItem.subdomain as string,
+    subdomain: projectItem.subdomain,
     rootDirectory: projectItem.root_directory,
     paths: Object.keys(routeManifest.files),
     objectKey: (path) => {

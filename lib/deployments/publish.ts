@@ -11,7 +11,7 @@ import { queueFunctionLambdas } from '../functions/prepare-lambdas.ts';
 import { syncLiveSchedulesAfterMove } from '../functions/schedules.ts';
 import { productionUrl } from '../projects/projects.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
-import { getProjectItem, pointProductionAt, projectIsActive } from '../projects/records.ts';
+import { getProjectItem, pointProductionAt, projectIsActive, type ProjectItem } from '../projects/records.ts';
 import { screenshotJobOfPublish } from '../screenshots/jobs.ts';
 import type { RouteManifest, RouteManifestFile } from '../sites/route-manifest.ts';
 import { servingRulesSummary } from '../sites/serving-rules.ts';
@@ -26,7 +26,7 @@ import { contentTypeFor } from './content-type.ts';
 import { placeContents, publishBudgetMs, stillPublishing, type Placed } from './publish-contents.ts';
 import { buildFailed, buildFunctionsStep } from './publish-functions.ts';
 import { compileDeploymentRules } from './publish-rules.ts';
-import { deploymentReady, getDeploymentItem } from './records.ts';
+import { deploymentReady, getDeploymentItem, type DeploymentItem } from './records.ts';
 
 export interface FinalizeResult {
   upload_id: string;
@@ -52,9 +52,9 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
     deployment_id: session.deployment_id,
     project_id: session.project_id,
     status: 'ready',
-    url: productionUrl(project.subdomain as string),
-    file_count: deployment.file_count as number,
-    total_bytes: deployment.total_bytes as number,
+    url: productionUrl(project.subdomain),
+    file_count: deployment.file_count,
+    total_bytes: deployment.total_bytes,
     ready_at: deployment.ready_at as string,
   };
 }
@@ -62,8 +62,8 @@ async function finalizedResult(session: UploadSessionRecord): Promise<FinalizeRe
 /** What one finalize call works on: the open session, its project and deployment as read, its manifest. */
 interface Publishing {
   session: UploadSessionRecord;
-  projectItem: Record<string, unknown>;
-  deploymentItem: Record<string, unknown>;
+  projectItem: ProjectItem;
+  deploymentItem: DeploymentItem;
   slug: string;
   routeManifest: RouteManifest;
   preview: boolean;
@@ -110,14 +110,14 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
   const hasFunctions = !p.preview && !emptyBuild;
   const teamId = session.team_id;
   const readyAt = new Date().toISOString();
-  const url = productionUrl(projectItem.subdomain as string);
+  const url = productionUrl(projectItem.subdomain);
   const ids = { projectId: session.project_id, teamId, deploymentId: session.deployment_id };
   const screenshot = p.preview ? null : screenshotJobOfPublish({ ...ids, url });
   const scan = abuseScanOfPublish({
     ...ids,
     slug: p.slug,
-    subdomain: projectItem.subdomain as string,
-    branch: session.branch ?? (projectItem.default_branch as string | null),
+    subdomain: projectItem.subdomain,
+    branch: session.branch ?? projectItem.default_branch,
     deployedAt: readyAt,
   });
   try {
@@ -169,8 +169,8 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
     project_id: session.project_id,
     status: 'ready',
     url,
-    file_count: p.deploymentItem.file_count as number,
-    total_bytes: p.deploymentItem.total_bytes as number,
+    file_count: p.deploymentItem.file_count,
+    total_bytes: p.deploymentItem.total_bytes,
     ready_at: readyAt,
   };
 }
@@ -205,19 +205,19 @@ export async function finalizeUpload(session: UploadSessionRecord): Promise<Fina
   ]);
   if (!projectItem || projectItem.status !== 'active') throw new ApiError(PROJECT_EXPIRED);
   if (!deploymentItem) throw new ApiError(UPLOAD_NOT_FOUND);
-  const slug = projectItem.slug as string;
+  const slug = projectItem.slug;
   const prefix = deploymentPrefix(teamId, slug, session.deployment_id);
   // The uploads stored under the slug the session began with: their record speaks for this folder only
   // while that is still the project's.
   const received = slug === session.project_slug ? await recorded : new Set<string>();
-  const liveDeploymentId = projectItem.live_deployment_id as string | null | undefined;
+  const liveDeploymentId = projectItem.live_deployment_id;
   const placed = await placeContents({ session, manifest, slug, prefix, liveDeploymentId, received });
   const routeManifest = routeManifestOf(session, manifest, placed, {
     project_slug: slug,
     project_id: session.project_id,
     team_id: teamId,
     deployment_id: session.deployment_id,
-    created_at: deploymentItem.created_at as string,
+    created_at: deploymentItem.created_at,
   });
 
   // A preview commits beside production: it never moves live_deployment_id and never deploys functions.

@@ -1,7 +1,10 @@
-import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import type { BuildTarget, BuildTrigger } from '../builds/events.ts';
+import type { DeploymentStatus } from '../builds/view.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { getItem, type Stored } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { readIndexPage } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -21,16 +24,56 @@ const PUBLISHABLE = {
   values: { ':uploading': 'uploading', ':building': 'building' },
 };
 
-export async function getDeploymentItem(projectId: string, deploymentId: string): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.deployment(projectId, deploymentId), ConsistentRead: true }),
-  );
-  return reply.Item ?? null;
+/**
+ * The deployment item: what every deployment holds, its upload's session and functions build, and
+ * (optional) the fields of a build (lib/builds/build-records.ts writes them; docs/builds.md).
+ * Items written before a field existed lack it, so optional fields are read with a default.
+ */
+export type DeploymentItem = Stored<{
+  type: 'deployment';
+  id: string;
+  project_id: string;
+  team_id: string;
+  status: DeploymentStatus;
+  label: string | null;
+  created_at: string;
+  ready_at: string | null;
+  file_count: number;
+  total_bytes: number;
+  upload_id?: string;
+  /** An upload's functions build: its log lines and the functions it built. */
+  build_log?: string[];
+  functions?: string[];
+  functions_built_at?: string;
+  serving_rules?: ServingRulesSummary;
+  trigger?: BuildTrigger | null;
+  target?: BuildTarget | null;
+  branch?: string | null;
+  commit_sha?: string | null;
+  commit_message?: string | null;
+  preview_label?: string | null;
+  merge_request?: number | null;
+  queued_at?: string | null;
+  started_at?: string | null;
+  finished_at?: string | null;
+  skip_reason?: string | null;
+  log_lines?: number;
+  log_read?: number;
+  build_handle?: string;
+  cancel_requested_at?: string;
+  cancel_reason?: string;
+  failure_message?: string | null;
+  failure_kind?: 'user' | 'platform';
+  lost_at?: string;
+}>;
+
+export function getDeploymentItem(projectId: string, deploymentId: string): Promise<DeploymentItem | null> {
+  return getItem<DeploymentItem>(keys.deployment(projectId, deploymentId), true);
 }
 
 /** One numbered page of a project's deployments, newest first, from its deployments index. */
 export function deploymentPage(projectId: string, paging: { page: number; pageSize: number }) {
-  return readIndexPage({
+  return readIndexPage<DeploymentItem>({
     tableName: config.tableName(),
     indexName: 'gsi1',
     partition: { name: 'gsi1pk', value: keys.deploymentByProject(projectId, '', '').gsi1pk },
@@ -193,12 +236,12 @@ export async function unindexedDeployments(start?: Record<string, unknown>) {
       ExclusiveStartKey: start,
     }),
   );
-  return { items: page.Items ?? [], next: page.LastEvaluatedKey };
+  return { items: (page.Items ?? []) as DeploymentItem[], next: page.LastEvaluatedKey };
 }
 
 /** Gives a deployment its index keys, unless it has them already (a racing run); true when this call did. */
-export async function indexDeployment(item: Record<string, unknown>): Promise<boolean> {
-  const index = keys.deploymentByProject(item.project_id as string, item.created_at as string, item.id as string);
+export async function indexDeployment(item: DeploymentItem): Promise<boolean> {
+  const index = keys.deploymentByProject(item.project_id, item.created_at, item.id);
   try {
     await dynamo().send(
       new UpdateCommand({

@@ -3,7 +3,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_NOT_FOUND } from '../errors/catalogue/domains.ts';
 import { authorizeResourceTeam } from '../teams/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
-import { getDomainItem } from './records.ts';
+import { getDomainItem, type DomainItem } from './records.ts';
 
 /**
  * The domain a path names, once the caller passed the route's rule on the
@@ -14,10 +14,10 @@ import { getDomainItem } from './records.ts';
 export async function loadDomainForCaller(
   ctx: { principal: Principal | null; authorizeTeam(idOrSlug: string): Promise<TeamAccess> },
   domainId: string,
-): Promise<{ item: Record<string, unknown>; access: TeamAccess }> {
+): Promise<{ item: DomainItem; access: TeamAccess }> {
   if (!UUID_PATTERN.test(domainId)) throw new ApiError(DOMAIN_NOT_FOUND);
   const item = await getDomainItem(domainId.toLowerCase());
   if (!item || item.deleted_at) throw new ApiError(DOMAIN_NOT_FOUND);
-  const access = await authorizeResourceTeam(ctx, item.team_id as string, DOMAIN_NOT_FOUND);
+  const access = await authorizeResourceTeam(ctx, item.team_id, DOMAIN_NOT_FOUND);
   return { item, access };
 }

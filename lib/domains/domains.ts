@@ -148,7 +148,7 @@ export const certificateDebugUrl = (hostname: string) =>
   `https://www.ssllabs.com/ssltest/analyze.html?d=${encodeURIComponent(hostname)}&hideResults=on`;
 
 /** The API shape of a stored domain item: every spec field in table order, next_retry_at and debug_url only when their rule holds. */
-export function toDomain(item: Record<string, unknown>): Domain {
+export function toDomain(item: DomainRecord): Domain {
   const r = item as unknown as DomainRecord;
   const sslUnresolved = r.ssl_status !== 'issued';
   return {
@@ -190,7 +190,7 @@ export function toDomain(item: Record<string, unknown>): Domain {
 /** The spec's retry-ssl subset: the domain without debug_url, dns_records, is_apex, next_retry_at and supports_geo_filtering. */
 export type RetrySslDomain = Omit<Domain, 'debug_url' | 'dns_records' | 'is_apex' | 'next_retry_at' | 'supports_geo_filtering'>;
 
-export function toRetrySslDomain(item: Record<string, unknown>): RetrySslDomain {
+export function toRetrySslDomain(item: DomainRecord): RetrySslDomain {
   const {
     debug_url: _debug,
     dns_records: _records,

@@ -4,6 +4,7 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import type { GEO_MODES } from './domains.ts';
+import type { DomainItem } from './records.ts';
 
 /**
  * The geo policy fields of a domain item: the saved policy with its `geo_revision` (bumped on each save),
@@ -22,7 +23,7 @@ export interface GeoPolicy {
 async function updateGeo(domainId: string, update: Omit<UpdateCommandInput, 'TableName' | 'Key'>) {
   try {
     const reply = await dynamo().send(new UpdateCommand({ TableName: config.tableName(), Key: keys.domain(domainId), ...update }));
-    return reply.Attributes ?? {};
+    return (reply.Attributes ?? {}) as DomainItem;
   } catch (error) {
     if (isConditionalCheckFailure(error)) return null;
     throw error;

@@ -13,7 +13,7 @@ import {
 } from '../errors/catalogue/domains.ts';
 import { logger } from '../logger.ts';
 import type { DomainRecord } from './domains.ts';
-import { getDomainItem } from './records.ts';
+import { getDomainItem, type DomainItem } from './records.ts';
 import { forgetGeoApplied, type GeoMode, type GeoPolicy, recordGeoApplied, writeGeoPolicy } from './geo-records.ts';
 
 /**
@@ -46,7 +46,7 @@ export function normalizeGeoPolicy(mode: GeoMode, countries: string[] | undefine
  * `geo_revision`, in one conditional write. The distribution is not touched
  * here (applyGeoPolicy does that), so a CDN failure never loses the policy.
  */
-export async function saveGeoPolicy(domainId: string, policy: GeoPolicy, now: Date): Promise<Record<string, unknown>> {
+export async function saveGeoPolicy(domainId: string, policy: GeoPolicy, now: Date): Promise<DomainItem> {
   const saved = await writeGeoPolicy(domainId, policy, now);
   if (saved) return saved;
   const item = await getDomainItem(domainId);
@@ -65,7 +65,7 @@ const APPLY_ROUNDS = 4;
 
 export type GeoApplyResult =
   /** The distribution holds the domain's current policy; `item` is the domain after recording that. */
-  | { outcome: 'applied'; item: Record<string, unknown> }
+  | { outcome: 'applied'; item: DomainItem }
   /** Nothing to apply: the domain was removed, or has no distribution (the TLS part applies the saved policy when it makes one). */
   | { outcome: 'gone' };
 
@@ -107,9 +107,9 @@ export async function applyGeoPolicy(domainId: string): Promise<GeoApplyResult> 
 }
 
 /** Whether the distribution is behind the saved policy. */
-export const geoPolicyPending = (item: Record<string, unknown>) =>
+export const geoPolicyPending = (item: DomainItem) =>
   // A domain whose policy was never saved has nothing to apply (revision 0, applied 0).
-  (item.geo_applied_revision === undefined ? 0 : item.geo_applied_revision) !== ((item.geo_revision as number | undefined) ?? 0);
+  (item.geo_applied_revision === undefined ? 0 : item.geo_applied_revision) !== (item.geo_revision ?? 0);
 
 /**
  * A distribution just made for a domain holds no geo restriction. A policy the domain already has (saved for an
@@ -117,9 +117,9 @@ export const geoPolicyPending = (item: Record<string, unknown>) =>
  * yet, then the policy is applied as a PATCH applies it; when CloudFront does not take it, the geo-filters
  * worker tries again from its queue. Never throws: the distribution is made either way.
  */
-export async function applyGeoPolicyToNewDistribution(item: Record<string, unknown>): Promise<void> {
+export async function applyGeoPolicyToNewDistribution(item: DomainItem): Promise<void> {
   if (item.geo_mode !== 'allowlist' && item.geo_mode !== 'blocklist') return;
-  const domainId = item.id as string;
+  const domainId = item.id;
   try {
     if (!(await forgetGeoApplied(domainId, item.distribution_id))) return;
     await applyGeoPolicy(domainId);

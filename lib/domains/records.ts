@@ -1,7 +1,8 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { getItem, type Stored, type TableKey } from '../db/item.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
@@ -11,6 +12,12 @@ import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { DOMAIN_CHANGED, DOMAIN_NOT_FOUND, DOMAIN_TAKEN } from '../errors/catalogue/domains.ts';
 import { getProjectItem, primaryDomainCleared, primaryDomainIsNot, projectIsActive } from '../projects/records.ts';
 import { REMOVED_DOMAIN_RETENTION_DAYS, type DomainRecord, type DomainStatus } from './domains.ts';
+
+/** The domain item: its record, the project's listing keys (gsi1, dropped on removal) and the TTL a removal sets. */
+export type DomainItem = Stored<DomainRecord & { type: 'domain'; ttl?: number }>;
+
+/** A hostname's platform-wide claim: which domain holds it. */
+export type HostnameClaim = TableKey & { type: 'domain_host'; domain_id: string; project_id: string; team_id: string };
 
 /**
  * The records of custom domains: the domain item (indexed by project until it is removed) and the
@@ -91,19 +98,18 @@ export async function discardDomain(record: Pick<DomainRecord, 'id' | 'domain'>)
   await transact([hostnameRelease(record), { name: 'domain', write: { Delete: { Key: keys.domain(record.id) } } }]);
 }
 
-export async function getDomainItem(domainId: string): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domain(domainId), ConsistentRead: true }));
-  return reply.Item ?? null;
+export function getDomainItem(domainId: string): Promise<DomainItem | null> {
+  return getItem<DomainItem>(keys.domain(domainId), true);
 }
 
 /** The platform-wide claim of a hostname: which domain holds it. */
-export async function getHostnameClaim(hostname: string): Promise<Record<string, unknown> | null> {
-  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domainHost(hostname) }))).Item ?? null;
+export function getHostnameClaim(hostname: string): Promise<HostnameClaim | null> {
+  return getItem<HostnameClaim>(keys.domainHost(hostname));
 }
 
 /** A project's domain items, oldest first, from the project's index partition (removed ones have left it). */
-export function projectDomainItems(projectId: string): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function projectDomainItems(projectId: string): Promise<DomainItem[]> {
+  return queryAll<DomainItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
@@ -127,7 +133,7 @@ export async function setDomainFieldsIf(
   fields: Record<string, unknown>,
   condition: DomainCondition,
   alsoSet: string[] = [],
-): Promise<Record<string, unknown> | null> {
+): Promise<DomainItem | null> {
   const names: Record<string, string> = { ...condition.names };
   const values: Record<string, unknown> = { ...condition.values };
   const sets = setFields(fields, names, values);
@@ -143,7 +149,7 @@ export async function setDomainFieldsIf(
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return reply.Attributes!;
+    return reply.Attributes as DomainItem;
   } catch (error) {
     if (isConditionalCheckFailure(error)) return null;
     throw error;
@@ -155,11 +161,7 @@ export async function setDomainFieldsIf(
  * racing a removal or another verification must not write over it). Returns
  * the item after the write; throws DOMAIN_CHANGED when the condition failed.
  */
-export async function updateDomain(
-  domainId: string,
-  expected: DomainStatus,
-  fields: Partial<DomainRecord>,
-): Promise<Record<string, unknown>> {
+export async function updateDomain(domainId: string, expected: DomainStatus, fields: Partial<DomainRecord>): Promise<DomainItem> {
   const item = await setDomainFieldsIf(domainId, fields, {
     expression: 'attribute_exists(pk) AND #status_now = :expected AND attribute_type(deleted_at, :null)',
     names: { '#status_now': 'status' },
@@ -201,10 +203,7 @@ function removalWrites(record: Pick<DomainRecord, 'id' | 'domain'>, now: Date): 
  * that it still is not. A settings save racing the removal (it checks the
  * domain is not removed) therefore loses cleanly to it or makes it try again.
  */
-export async function markDomainRemoved(
-  record: Pick<DomainRecord, 'id' | 'domain' | 'project_id'>,
-  now: Date,
-): Promise<Record<string, unknown>> {
+export async function markDomainRemoved(record: Pick<DomainRecord, 'id' | 'domain' | 'project_id'>, now: Date): Promise<DomainItem> {
   for (let attempt = 1; ; attempt++) {
     const project = await getProjectItem(record.project_id, true);
     const primary =

@@ -4,7 +4,7 @@ import { queryAll } from '../db/query.ts';
 import { ApiError, isApiError } from '../errors/api-error.ts';
 import { DNS_ZONE_UNAVAILABLE } from '../errors/catalogue/domains.ts';
 import { logger } from '../logger.ts';
-import { markDomainRemoved } from './records.ts';
+import { markDomainRemoved, type DomainItem } from './records.ts';
 import { queueTeardown } from './tls-queue.ts';
 import { deleteManagedZone } from './zones.ts';
 
@@ -13,22 +13,19 @@ import { deleteManagedZone } from './zones.ts';
  * everything as it was (DNS_ZONE_UNAVAILABLE) and the caller can retry; then
  * `deleted_at` and the hostname's release in one transaction.
  */
-export async function removeDomain(item: Record<string, unknown>, now = new Date()): Promise<Record<string, unknown>> {
+export async function removeDomain(item: DomainItem, now = new Date()): Promise<DomainItem> {
   if (item.hosted_zone_id) {
     try {
-      await deleteManagedZone(item.hosted_zone_id as string);
+      await deleteManagedZone(item.hosted_zone_id);
     } catch (error) {
       throw new ApiError(DNS_ZONE_UNAVAILABLE, { details: { reason: (error as Error).name } });
     }
   }
-  const removed = await markDomainRemoved(
-    { id: item.id as string, domain: item.domain as string, project_id: item.project_id as string },
-    now,
-  );
+  const removed = await markDomainRemoved({ id: item.id, domain: item.domain, project_id: item.project_id }, now);
   // The distribution and certificate go in the background (disabling a distribution takes minutes).
   if (removed.distribution_id || removed.certificate_arn) {
     try {
-      await queueTeardown(removed.id as string);
+      await queueTeardown(removed.id);
     } catch (error) {
       logger.error('ssl: teardown of a removed domain not queued', {
         domain_id: removed.id,
@@ -47,7 +44,7 @@ export async function removeDomain(item: Record<string, unknown>, now = new Date
  * delete throws, and the deletion is retried from its queue.
  */
 export async function removeProjectDomains(projectId: string): Promise<void> {
-  const items = await queryAll({
+  const items = await queryAll<DomainItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',

@@ -1,5 +1,5 @@
 import { logger } from '../logger.ts';
-import { getDomainItem } from './records.ts';
+import { getDomainItem, type DomainItem } from './records.ts';
 import { sendSslMessage } from './tls-queue.ts';
 import { writeIfCurrent } from './tls-records.ts';
 
@@ -42,15 +42,15 @@ export type SslErrorCode = keyof typeof SSL_ERROR_CODES;
  * count the caller saw, so of two claims from the same state (a redelivered
  * message, racing retries) exactly one wins. Returns the claimed item, or null.
  */
-export async function claimAttempt(item: Record<string, unknown>, now: Date): Promise<Record<string, unknown> | null> {
+export async function claimAttempt(item: DomainItem, now: Date): Promise<DomainItem | null> {
   const at = now.toISOString();
   return writeIfCurrent(
-    item.id as string,
+    item.id,
     Number(item.ssl_attempts ?? 0),
     {
       ssl_status: 'provisioning',
       ssl_last_attempt_at: at,
-      ssl_provisioning_started_at: (item.ssl_provisioning_started_at as string | null) ?? at,
+      ssl_provisioning_started_at: item.ssl_provisioning_started_at ?? at,
       ssl_error: null,
       ssl_error_code: null,
       ssl_next_retry_at: null,
@@ -74,21 +74,18 @@ export async function claimAttempt(item: Record<string, unknown>, now: Date): Pr
  * racing call (or the worker) claimed first; the item is then the domain as
  * it stands.
  */
-export async function retrySsl(
-  item: Record<string, unknown>,
-  now = new Date(),
-): Promise<{ outcome: 'queued' | 'stale'; item: Record<string, unknown> }> {
+export async function retrySsl(item: DomainItem, now = new Date()): Promise<{ outcome: 'queued' | 'stale'; item: DomainItem }> {
   const claimed = await claimAttempt(item, now);
-  if (!claimed) return { outcome: 'stale', item: (await getDomainItem(item.id as string)) ?? item };
+  if (!claimed) return { outcome: 'stale', item: (await getDomainItem(item.id)) ?? item };
   const attempts = Number(claimed.ssl_attempts);
   try {
-    await sendSslMessage({ kind: 'ssl_check', domain_id: item.id as string, seen_attempts: attempts, chain: 1, check: 1 }, 0);
+    await sendSslMessage({ kind: 'ssl_check', domain_id: item.id, seen_attempts: attempts, chain: 1, check: 1 }, 0);
   } catch (error) {
     // Nothing will make this attempt: end it as failed (no retry queued) so the domain does not sit in
     // `provisioning`, and a later retry-ssl may start again. The caller answers 500.
     const at = new Date().toISOString();
     await writeIfCurrent(
-      item.id as string,
+      item.id,
       attempts,
       {
         ssl_status: 'failed',

@@ -1,5 +1,6 @@
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
+import type { DomainItem } from './records.ts';
 
 /**
  * The messages of the SSL-retries queue, and sending them. Kept apart from
@@ -33,8 +34,8 @@ export async function sendSslMessage(message: SslMessage, delaySeconds: number):
 }
 
 /** Queues the first attempt of a freshly verified domain; the worker runs it at once. */
-export async function queueFirstAttempt(item: Record<string, unknown>): Promise<void> {
-  await sendSslMessage({ kind: 'ssl_attempt', domain_id: item.id as string, seen_attempts: Number(item.ssl_attempts ?? 0), chain: 1 }, 0);
+export async function queueFirstAttempt(item: DomainItem): Promise<void> {
+  await sendSslMessage({ kind: 'ssl_attempt', domain_id: item.id, seen_attempts: Number(item.ssl_attempts ?? 0), chain: 1 }, 0);
 }
 
 /** Queues the teardown of a removed domain's distribution and certificate. */

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { getDomainItem, setDomainFieldsIf } from './records.ts';
+import { getDomainItem, setDomainFieldsIf, type DomainItem } from './records.ts';
 
 /**
  * The TLS fields of a domain item (its attempts, the distribution and certificate they made) and the
@@ -16,7 +16,7 @@ export function writeIfCurrent(
   attempts: number,
   fields: Record<string, unknown>,
   extra: { add?: boolean; notIssued?: boolean } = {},
-): Promise<Record<string, unknown> | null> {
+): Promise<DomainItem | null> {
   const names: Record<string, string> = { '#status_now': 'status', '#attempts': 'ssl_attempts' };
   const values: Record<string, unknown> = { ':attempts': attempts, ':verified': 'verified', ':null': 'NULL' };
   if (extra.notIssued) {
@@ -56,7 +56,7 @@ export async function nextPullZoneNumber(): Promise<number> {
  * the domain having none, so a racing attempt cannot give it a second pull
  * zone id. Returns the item as it stands after.
  */
-export async function recordDistribution(domainId: string, distributionId: string): Promise<Record<string, unknown>> {
+export async function recordDistribution(domainId: string, distributionId: string): Promise<DomainItem> {
   const pullZoneId = await nextPullZoneNumber();
   const recorded = await setDomainFieldsIf(
     domainId,
@@ -74,7 +74,7 @@ export async function recordDistribution(domainId: string, distributionId: strin
  * only grows, so SQS delivering one look twice runs it once and the looks do
  * not multiply into parallel chains.
  */
-export function claimCheck(domainId: string, attempts: number, check: number): Promise<Record<string, unknown> | null> {
+export function claimCheck(domainId: string, attempts: number, check: number): Promise<DomainItem | null> {
   return setDomainFieldsIf(
     domainId,
     { ssl_check_seq: check },

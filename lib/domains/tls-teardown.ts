@@ -29,7 +29,7 @@ export async function teardownTls(domainId: string): Promise<TeardownOutcome | '
     await sendSslMessage({ kind: 'ssl_teardown', domain_id: domainId }, config.sslCheckIntervalSeconds());
     return 'waiting' as const;
   };
-  const distributionId = item.distribution_id as string | null;
+  const distributionId = item.distribution_id;
   if (distributionId) {
     try {
       const current = await cloudfront().send(new GetDistributionConfigCommand({ Id: distributionId }));
@@ -51,7 +51,7 @@ export async function teardownTls(domainId: string): Promise<TeardownOutcome | '
     }
     await clearRemovedField(domainId, 'distribution_id');
   }
-  const certificateArn = item.certificate_arn as string | null;
+  const certificateArn = item.certificate_arn;
   if (certificateArn) {
     try {
       await acm().send(new DeleteCertificateCommand({ CertificateArn: certificateArn }));

@@ -3,7 +3,7 @@ import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import type { DomainRecord } from './domains.ts';
-import { getDomainItem } from './records.ts';
+import { getDomainItem, type DomainItem } from './records.ts';
 import { claimAttempt, SSL_ERROR_CODES } from './tls-attempts.ts';
 import { AttemptFailure, errorName } from './tls-failure.ts';
 import { provision, type StepResult } from './tls-provision.ts';
@@ -60,7 +60,7 @@ async function deadLetterQueueUrl(): Promise<string> {
  *   last one the message goes to the dead-letter queue.
  * Every write is conditional on the attempt still being the domain's latest.
  */
-async function runStep(claimed: Record<string, unknown>, chain: number, now: Date, check = 0): Promise<AttemptOutcome> {
+async function runStep(claimed: DomainItem, chain: number, now: Date, check = 0): Promise<AttemptOutcome> {
   const record = claimed as unknown as DomainRecord;
   const attempts = record.ssl_attempts;
   let result: StepResult;
@@ -137,15 +137,11 @@ async function runStep(claimed: Record<string, unknown>, chain: number, now: Dat
  * its automatic chain (1 for the first after verification; retry-ssl claims
  * attempt 1 of its chain itself, in lib/domains/tls-attempts.ts).
  */
-export async function attemptTls(
-  item: Record<string, unknown>,
-  chain = 1,
-  now = new Date(),
-): Promise<{ outcome: AttemptOutcome; item: Record<string, unknown> }> {
+export async function attemptTls(item: DomainItem, chain = 1, now = new Date()): Promise<{ outcome: AttemptOutcome; item: DomainItem }> {
   const claimed = await claimAttempt(item, now);
-  if (!claimed) return { outcome: 'stale', item: (await getDomainItem(item.id as string)) ?? item };
+  if (!claimed) return { outcome: 'stale', item: (await getDomainItem(item.id)) ?? item };
   const outcome = await runStep(claimed, chain, now);
-  return { outcome, item: (await getDomainItem(item.id as string)) ?? claimed };
+  return { outcome, item: (await getDomainItem(item.id)) ?? claimed };
 }
 
 /** What the worker does with one message of the SSL-retries queue. */

@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DNS_LOOKUP_UNAVAILABLE } from '../errors/catalogue/domains.ts';
 import { VERIFICATION_LABEL, type DomainRecord } from './domains.ts';
-import { updateDomain } from './records.ts';
+import { updateDomain, type DomainItem } from './records.ts';
 import { logger } from '../logger.ts';
 import { queueFirstAttempt } from './tls-queue.ts';
 import { normalizeName } from './zones.ts';
@@ -55,7 +55,7 @@ export async function isDelegated(hostname: string, nameServers: string[]): Prom
  * Every attempt that looked sets `last_verification_attempt`. The write is
  * conditional on the status read, so a racing removal or attempt wins cleanly.
  */
-export async function verifyDomain(item: Record<string, unknown>, now = new Date()): Promise<Record<string, unknown>> {
+export async function verifyDomain(item: DomainItem, now = new Date()): Promise<DomainItem> {
   const after = await verifyOnce(item, now);
   if (item.status !== 'verified' && after.status === 'verified') {
     // TLS is next: the SSL-retries worker makes the first attempt at once. Should the queue refuse, the
@@ -69,7 +69,7 @@ export async function verifyDomain(item: Record<string, unknown>, now = new Date
   return after;
 }
 
-async function verifyOnce(item: Record<string, unknown>, now: Date): Promise<Record<string, unknown>> {
+async function verifyOnce(item: DomainItem, now: Date): Promise<DomainItem> {
   const record = item as unknown as DomainRecord;
   if (record.status === 'verified') return item;
   const at = now.toISOString();

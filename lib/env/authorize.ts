@@ -18,7 +18,7 @@ export async function authorizeEnvProject(
   projectId: string,
 ): Promise<{ project: EnvProject; access: TeamAccess }> {
   const { item, access } = await loadProjectForCaller(ctx, projectId);
-  return { project: { id: item.id as string, team_id: item.team_id as string }, access };
+  return { project: { id: item.id, team_id: item.team_id }, access };
 }
 
 /** Who wrote a variable: the user, or the API key (which names no person). */

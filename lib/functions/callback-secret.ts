@@ -7,7 +7,7 @@ import { keys } from '../db/keys.ts';
 import { decryptEnvValue, encryptEnvValue } from '../env/encryption.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
-import { getProjectItem } from '../projects/records.ts';
+import { getProjectItem, type ProjectItem } from '../projects/records.ts';
 
 /**
  * A project's completion callback secret: the key of the `X-Slipway-Signature` on every callback delivery. Made on
@@ -42,7 +42,7 @@ async function writeSecret(projectId: string, secret: string, onlyIfAbsent: bool
 }
 
 /** The project's secret, made now when it has none. 404 PROJECT_NOT_FOUND when the project is not active. */
-export async function callbackSecret(projectId: string, project?: Record<string, unknown>): Promise<string> {
+export async function callbackSecret(projectId: string, project?: ProjectItem): Promise<string> {
   const sealed = project?.[FIELD];
   if (typeof sealed === 'string') return decryptEnvValue(sealed, context(projectId));
   const secret = newCallbackSecret();
@@ -50,7 +50,7 @@ export async function callbackSecret(projectId: string, project?: Record<string,
   // Another first read (or delivery) made it a moment ago: that one is the secret.
   const item = await getProjectItem(projectId, true);
   if (item?.status !== 'active' || typeof item[FIELD] !== 'string') throw new ApiError(PROJECT_NOT_FOUND);
-  return decryptEnvValue(item[FIELD] as string, context(projectId));
+  return decryptEnvValue(item[FIELD], context(projectId));
 }
 
 /** A new secret; deliveries signed from now on use it, and the previous one stops verifying at once. */

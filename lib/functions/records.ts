@@ -5,6 +5,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { functionLabel, type FunctionRecord } from './model.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * The function records of deployments (`PROJECT#{id}` / `FUNCTION#{deployment_id}#{name}`),
@@ -95,14 +96,14 @@ export interface FunctionView {
 }
 
 /** GET /api/v1/projects/{id}/functions: the live deployment's functions, by name; empty when nothing is live. */
-export async function listLiveFunctions(project: Record<string, unknown>): Promise<FunctionView[]> {
-  const live = project.live_deployment_id as string | null | undefined;
+export async function listLiveFunctions(project: ProjectItem): Promise<FunctionView[]> {
+  const live = project.live_deployment_id;
   if (!live) return [];
-  const records = await listFunctionRecords(project.id as string, live);
+  const records = await listFunctionRecords(project.id, live);
   return records.map((record) => ({
     id: record.function_id,
     name: record.name,
-    url: functionUrl(record.name, project.subdomain as string),
+    url: functionUrl(record.name, project.subdomain),
     deployment_id: record.deployment_id,
     entry_path: record.entry_path,
     bundle_bytes: record.bundle_bytes,

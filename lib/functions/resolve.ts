@@ -1,7 +1,7 @@
 import { config } from '../config.ts';
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
-import { getProjectItem, getSubdomainHold } from '../projects/records.ts';
+import { getProjectItem, getSubdomainHold, type ProjectItem } from '../projects/records.ts';
 import { getTeamItem } from '../teams/records.ts';
 import { getHostnameClaim } from './hostname-claim-records.ts';
 import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction, type FunctionRecord } from './model.ts';
@@ -38,10 +38,10 @@ export async function resolveFunctionByHostname(hostHeader: string): Promise<Dep
   if (!claim || typeof claim.project_id !== 'string' || typeof claim.name !== 'string') return null;
   const project = await getProjectItem(claim.project_id, true);
   if (!project || project.status !== 'active') return null;
-  const subdomain = project.subdomain as string;
+  const subdomain = project.subdomain;
   // A project whose subdomain changed no longer answers at labels made from the old one.
   if (functionLabel(claim.name, subdomain) !== label) return null;
-  const live = project.live_deployment_id as string | null | undefined;
+  const live = project.live_deployment_id;
   if (!live) return null;
   const record = await getFunctionRecord(claim.project_id, live, claim.name);
   if (!record) return null;
@@ -84,18 +84,18 @@ export async function resolveFunctionInProject(projectId: string, name: string, 
  */
 async function liveFunctionOf(
   projectId: string,
-  project: Record<string, unknown> | null,
+  project: ProjectItem | null,
   name: string,
   subdomain?: string,
   liveRecord?: FunctionRecord,
 ): Promise<DeployedFunction | null> {
   if (!project || project.status !== 'active') return null;
   if (subdomain !== undefined && project.subdomain !== subdomain) return null;
-  const live = project.live_deployment_id as string | null | undefined;
+  const live = project.live_deployment_id;
   if (!live) return null;
   const record = liveRecord ?? (await getFunctionRecord(projectId, live, name));
   if (!record) return null;
-  return { ...record, subdomain: project.subdomain as string, url: functionUrl(record.name, project.subdomain as string) };
+  return { ...record, subdomain: project.subdomain, url: functionUrl(record.name, project.subdomain) };
 }
 
 /**
@@ -114,7 +114,7 @@ export async function resolveQueuedRun(
   const invokedKey = invokedDeploymentId === undefined ? null : keys.function(projectId, invokedDeploymentId, name);
   const items = await batchGetAll(invokedKey ? [projectKey, teamKey, invokedKey] : [projectKey, teamKey], undefined, true);
   const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk) ?? null;
-  const [project, team] = [find(projectKey), find(teamKey)];
+  const [project, team] = [find(projectKey) as ProjectItem | null, find(teamKey)];
   const enrolled = typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
   if (!enrolled) return { fn: null, enrolled };
   const invoked = invokedKey && project?.live_deployment_id === invokedDeploymentId ? find(invokedKey) : null;

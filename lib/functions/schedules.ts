@@ -5,7 +5,7 @@ import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { TOO_MANY_CONCURRENT_INVOCATIONS } from '../errors/catalogue/functions.ts';
 import { logger } from '../logger.ts';
-import { getProjectItem } from '../projects/records.ts';
+import { getProjectItem, type ProjectItem } from '../projects/records.ts';
 import type { QueuedRequest } from './host.ts';
 import { getInvocation } from './invocation-records.ts';
 import type { DeployedFunction } from './model.ts';
@@ -69,10 +69,10 @@ export function readScheduleTick(body: unknown): ScheduleTick | null {
 }
 
 /** The live deployment's scheduled functions of a project item (none when it is not active or nothing is live). */
-async function liveSchedules(project: Record<string, unknown> | null): Promise<Map<string, string>> {
-  const live = project?.status === 'active' ? (project.live_deployment_id as string | null | undefined) : null;
+async function liveSchedules(project: ProjectItem | null): Promise<Map<string, string>> {
+  const live = project?.status === 'active' ? project.live_deployment_id : null;
   if (!live) return new Map();
-  const records = await listFunctionRecords(project!.id as string, live);
+  const records = await listFunctionRecords(project!.id, live);
   return new Map(records.filter((r) => r.schedule).map((r) => [r.name, r.schedule!]));
 }
 
@@ -162,7 +162,7 @@ export async function runScheduleTick(tick: ScheduleTick, telemetry: FunctionTel
   if (Number.isNaN(at.getTime()) || !parsed.ok) return drop(tick, 'the tick is malformed');
   const project = await getProjectItem(tick.project_id, true);
   if (!project) return drop(tick, 'the project is gone');
-  const { fn } = await resolveQueuedRun(tick.project_id, project.team_id as string, tick.function);
+  const { fn } = await resolveQueuedRun(tick.project_id, project.team_id, tick.function);
   // Also null for a team outside the functions beta: its schedules exist, their ticks start nothing.
   if (!fn || fn.schedule !== tick.schedule) return drop(tick, 'no live function of an enrolled team has this schedule');
   if (!isTick(parsed.schedule, at)) return 'dropped';

@@ -8,7 +8,7 @@ import { gitSettingsChanges } from '../builds/git-settings.ts';
 import { forgeAudienceWrites } from '../builds/forge-audiences.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
 import { CREATED_CLIENTS, SETTINGS_FIELDS, newProjectRecord, toProject, type Project, type ProjectRecord } from './projects.ts';
-import { newProjectWrites, projectItem } from './records.ts';
+import { newProjectWrites, projectItem, type ProjectItem } from './records.ts';
 import { projectSettingsSchema } from './settings.ts';
 import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from './subdomain.ts';
 
@@ -21,7 +21,7 @@ export function newProjectTransaction(
   teamId: string,
   plan: Plan,
   record: ProjectRecord,
-  item: Record<string, unknown> = projectItem(record),
+  item: ProjectItem = projectItem(record),
 ): NamedWrite[] {
   return [teamInGoodStanding(teamId), ...newProjectWrites(teamId, plan, record, item)];
 }
@@ -79,8 +79,8 @@ function createdRecord(
 }
 
 /** The project item with what git settings add (repository index, sealed token). */
-function createdItem(record: ProjectRecord, body: CreateProjectBody): Record<string, unknown> {
-  const git = gitSettingsChanges(record as unknown as Record<string, unknown>, {
+function createdItem(record: ProjectRecord, body: CreateProjectBody): ProjectItem {
+  const git = gitSettingsChanges(record, {
     git_repo_url: body.git_repo_url,
     git_access_token: body.git_access_token ?? undefined,
   });

@@ -17,7 +17,7 @@ import type { UploadSessionRecord } from '../uploads/session-record.ts';
 import { discardSessions, projectSessions, slotsOfRemovedSessions } from '../uploads/sessions.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
-import { getProjectItem, markDeleting, projectPartition, removedProjectWrites } from './records.ts';
+import { getProjectItem, markDeleting, projectPartition, removedProjectWrites, type ProjectItem } from './records.ts';
 import { forgetProjectScans } from '../abuse/scan-records.ts';
 import { scanCachePrefix } from '../abuse/scan-cache.ts';
 import { claimsFor, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
@@ -59,9 +59,9 @@ export async function deleteProject(projectId: string): Promise<DeletionOutcome>
  * The team's records of blobs stored in the project's folder: they must not keep pointing there, or its
  * next upload of the same bytes would be told they are held.
  */
-async function forgetBlobsStoredIn(project: Record<string, unknown>, sessions: UploadSessionRecord[], deploymentIds: string[]) {
-  const teamId = project.team_id as string;
-  const slug = project.slug as string;
+async function forgetBlobsStoredIn(project: ProjectItem, sessions: UploadSessionRecord[], deploymentIds: string[]) {
+  const teamId = project.team_id;
+  const slug = project.slug;
   const projectFolder = `${teamId}/${slug}/`;
   const hashes = new Set<string>();
   for (const session of sessions) {
@@ -86,12 +86,12 @@ async function forgetBlobsStoredIn(project: Record<string, unknown>, sessions: U
  * domains, objects (bundles, screenshots, scan cache, the site folder), analytics rows, its keyword scans
  * in the admin listing.
  */
-async function removeOwnedElsewhere(project: Record<string, unknown>, functionNames: string[]) {
-  const projectId = project.id as string;
-  const teamId = project.team_id as string;
+async function removeOwnedElsewhere(project: ProjectItem, functionNames: string[]) {
+  const projectId = project.id;
+  const teamId = project.team_id;
   // Every hostname label the project holds (its index key), and those of its functions on its current subdomain
   // (claims written before they carried the index key): another project may take them at once.
-  const current = claimsFor(functionNames, project.subdomain as string).map((c) => c.label);
+  const current = claimsFor(functionNames, project.subdomain).map((c) => c.label);
   await releaseProjectHostnames(projectId, new Set(), current);
   // Its functions' Scheduler schedules: none is left to tick (their records go with the partition after this).
   await deleteProjectSchedules(projectId);
@@ -101,7 +101,7 @@ async function removeOwnedElsewhere(project: Record<string, unknown>, functionNa
   await deletePrefix(config.bucket('bundles'), `functions/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
   await deletePrefix(config.bucket('bundles'), scanCachePrefix(teamId, projectId));
-  await deletePrefix(config.bucket('sites'), `${teamId}/${project.slug as string}/`);
+  await deletePrefix(config.bucket('sites'), `${teamId}/${project.slug}/`);
   await deleteProjectAnalytics(projectId);
   // Its keyword scans leave the admin listing; the scan records stay, like the abuse reports naming it.
   await forgetProjectScans(projectId);
@@ -118,22 +118,20 @@ async function removeOwnedElsewhere(project: Record<string, unknown>, functionNa
  * another run of itself (a queue delivers at least once): whichever run
  * deletes the project item last answers true, the other false.
  */
-export async function removeProject(project: Record<string, unknown>): Promise<boolean> {
-  const projectId = project.id as string;
+export async function removeProject(project: ProjectItem): Promise<boolean> {
+  const projectId = project.id;
   const sessions = await projectSessions(projectId);
   const owned = await projectPartition(projectId);
-  const deploymentIds = owned
-    .filter((item) => (item.sk as string).startsWith('DEPLOYMENT#'))
-    .map((item) => (item.sk as string).slice('DEPLOYMENT#'.length));
-  const functionNames = owned.filter((item) => (item.sk as string).startsWith('FUNCTION#')).map((fn) => fn.name as string);
+  const deploymentIds = owned.filter((item) => item.sk.startsWith('DEPLOYMENT#')).map((item) => item.sk.slice('DEPLOYMENT#'.length));
+  const functionNames = owned.filter((item) => item.sk.startsWith('FUNCTION#')).map((fn) => fn.name as string);
 
   await forgetBlobsStoredIn(project, sessions, deploymentIds);
   await discardSessions(sessions);
   await removeOwnedElsewhere(project, functionNames);
   // Everything in the project's partition but the project item itself, which goes last, with its holds.
-  await deleteItems(owned.filter((item) => item.sk !== 'PROJECT').map((item) => ({ pk: item.pk as string, sk: item.sk as string })));
+  await deleteItems(owned.filter((item) => item.sk !== 'PROJECT').map((item) => ({ pk: item.pk, sk: item.sk })));
   try {
-    await transact([...removedProjectWrites(project), ...slotsOfRemovedSessions(project.team_id as string, sessions)]);
+    await transact([...removedProjectWrites(project), ...slotsOfRemovedSessions(project.team_id, sessions)]);
   } catch (error) {
     // The project item is gone: a concurrent run removed it, its holds and its place in the count.
     if (refusedAt(error, 'project') && !(await getProjectItem(projectId, true))) return false;

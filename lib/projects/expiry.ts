@@ -20,7 +20,7 @@ export async function expireProvisionalProject(projectId: string, now = new Date
   if (project.status === 'active') {
     if (!(await claimExpiredProvisional(projectId, now))) return 'kept';
     // An upload abandoned before it published: the team's latest failure, for the stuck-activation queue (once, by the claim).
-    await recordDeployFailure(project.team_id as string, 'PROJECT_EXPIRED', now);
+    await recordDeployFailure(project.team_id, 'PROJECT_EXPIRED', now);
   } else if (project.status !== 'deleting' || !project.provisional_until) {
     return 'kept';
   }

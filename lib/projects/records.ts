@@ -1,7 +1,8 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { getItem, type Stored, type TableKey } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -16,8 +17,41 @@ import type { ProjectRecord } from './projects.ts';
  * status is conditional here, so racing requests cannot both claim a name, an address or a removal.
  */
 
+/** The latest screenshot as the project item keeps it: the PNG's key, signed on each read. */
+export type StoredScreenshot = {
+  job_id: string;
+  deployment_id: string;
+  captured_at: string;
+  capture_http_status: number | null;
+  width: number;
+  height: number;
+  image_key: string;
+};
+
+/**
+ * The project item: its record (nulls are stored as nulls so every field reads back), the team's
+ * listing index (gsi1), the repository index (gsi2, while Git is connected), and what other modules
+ * keep on it: the removal's start, the primary domain's hostname, the latest screenshot, the sealed
+ * webhook and callback secrets, the breaker's failure signature.
+ */
+export type ProjectItem = Stored<
+  ProjectRecord & {
+    type: 'project';
+    deletion_requested_at?: string;
+    primary_domain_hostname?: string | null;
+    latest_screenshot?: StoredScreenshot;
+    git_webhook_secret_sealed?: string;
+    git_access_token_sealed?: string;
+    functions_callback_secret_sealed?: string;
+    build_failure_signature?: string | null;
+  }
+>;
+
+/** A subdomain's platform-wide hold: which project answers to it. */
+export type SubdomainHold = TableKey & { type: 'subdomain_hold'; subdomain: string; project_id: string; team_id: string };
+
 /** The stored item of a project: its record plus keys (nulls are stored as nulls so every field reads back). */
-export function projectItem(record: ProjectRecord) {
+export function projectItem(record: ProjectRecord): ProjectItem {
   return {
     ...keys.project(record.id),
     ...keys.projectByTeam(record.team_id, record.created_at, record.id),
@@ -26,24 +60,20 @@ export function projectItem(record: ProjectRecord) {
   };
 }
 
-export async function getProjectItem(projectId: string, consistent = false): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.project(projectId), ConsistentRead: consistent }),
-  );
-  return reply.Item ?? null;
+export function getProjectItem(projectId: string, consistent = false): Promise<ProjectItem | null> {
+  return getItem<ProjectItem>(keys.project(projectId), consistent);
 }
 
 /** The hold of a subdomain: which project answers to it. */
-export async function getSubdomainHold(subdomain: string, consistent = false): Promise<Record<string, unknown> | null> {
-  const read = new GetCommand({ TableName: config.tableName(), Key: keys.subdomainHold(subdomain), ConsistentRead: consistent });
-  return (await dynamo().send(read)).Item ?? null;
+export function getSubdomainHold(subdomain: string, consistent = false): Promise<SubdomainHold | null> {
+  return getItem<SubdomainHold>(keys.subdomainHold(subdomain), consistent);
 }
 
 /** One page of a team's project items, newest first, from the team's index partition (never a scan). */
 export async function queryTeamProjectItems(
   teamId: string,
   options: { limit: number; startKey?: Record<string, unknown> },
-): Promise<{ items: Record<string, unknown>[]; lastKey: Record<string, unknown> | null }> {
+): Promise<{ items: ProjectItem[]; lastKey: Record<string, unknown> | null }> {
   const reply = await dynamo().send(
     new QueryCommand({
       TableName: config.tableName(),
@@ -55,12 +85,12 @@ export async function queryTeamProjectItems(
       ExclusiveStartKey: options.startKey,
     }),
   );
-  return { items: reply.Items ?? [], lastKey: reply.LastEvaluatedKey ?? null };
+  return { items: (reply.Items ?? []) as ProjectItem[], lastKey: reply.LastEvaluatedKey ?? null };
 }
 
 /** Every project item of a team (its purge removes them all). */
-export function teamProjectItems(teamId: string): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function teamProjectItems(teamId: string): Promise<ProjectItem[]> {
+  return queryAll<ProjectItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
@@ -69,8 +99,8 @@ export function teamProjectItems(teamId: string): Promise<Record<string, unknown
 }
 
 /** Every item of the project's partition (the project, its deployments, functions, variables, ...). */
-export function projectPartition(projectId: string): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function projectPartition(projectId: string): Promise<Stored<{ name?: string }>[]> {
+  return queryAll<Stored<{ name?: string }>>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.project(projectId).pk },
@@ -97,7 +127,7 @@ export function projectIsActive(projectId: string, refusal?: () => Error): Named
   };
 }
 
-export const holdItem = (record: { subdomain: string; id: string }, teamId: string) => ({
+export const holdItem = (record: { subdomain: string; id: string }, teamId: string): SubdomainHold => ({
   ...keys.subdomainHold(record.subdomain),
   type: 'subdomain_hold',
   subdomain: record.subdomain,
@@ -118,7 +148,7 @@ export const nameHoldItem = (teamId: string, name: string, projectId: string) =>
  * subdomain hold (`subdomain`: no refusal, the caller picks another or refuses), the team's name hold
  * (`name`) and the project (`project`).
  */
-export function newProjectWrites(teamId: string, plan: Plan, record: ProjectRecord, item: Record<string, unknown>): NamedWrite[] {
+export function newProjectWrites(teamId: string, plan: Plan, record: ProjectRecord, item: ProjectItem): NamedWrite[] {
   return [
     {
       name: 'site_count',
@@ -259,7 +289,7 @@ export function primaryDomainIsNot(projectId: string, domainId: string): NamedWr
 }
 
 /** The project's latest screenshot (`captured_at` orders them): a later capture replaces an earlier one, never the reverse. */
-export async function recordLatestScreenshot(projectId: string, shot: { captured_at: string } & Record<string, unknown>): Promise<void> {
+export async function recordLatestScreenshot(projectId: string, shot: StoredScreenshot): Promise<void> {
   try {
     await dynamo().send(
       new UpdateCommand({
@@ -292,15 +322,15 @@ export async function forceDeleting(projectId: string, now: Date): Promise<void>
  * The last writes of a removal: the project item (`project`, only while `deleting`), its subdomain and
  * name holds (where still its own) and its place in the team's count.
  */
-export function removedProjectWrites(project: Record<string, unknown>): NamedWrite[] {
-  const teamId = project.team_id as string;
-  const heldBy = { ':project': project.id as string };
+export function removedProjectWrites(project: ProjectItem): NamedWrite[] {
+  const teamId = project.team_id;
+  const heldBy = { ':project': project.id };
   return [
     {
       name: 'project',
       write: {
         Delete: {
-          Key: keys.project(project.id as string),
+          Key: keys.project(project.id),
           ConditionExpression: '#status = :deleting',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':deleting': 'deleting' },
@@ -311,7 +341,7 @@ export function removedProjectWrites(project: Record<string, unknown>): NamedWri
       name: 'subdomain',
       write: {
         Delete: {
-          Key: keys.subdomainHold(project.subdomain as string),
+          Key: keys.subdomainHold(project.subdomain),
           ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
           ExpressionAttributeValues: heldBy,
         },
@@ -321,7 +351,7 @@ export function removedProjectWrites(project: Record<string, unknown>): NamedWri
       name: 'name',
       write: {
         Delete: {
-          Key: keys.projectName(teamId, project.name as string),
+          Key: keys.projectName(teamId, project.name),
           ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
           ExpressionAttributeValues: heldBy,
         },

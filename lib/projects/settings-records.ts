@@ -1,6 +1,6 @@
 import { keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/transact.ts';
-import { holdItem, nameHoldItem } from './records.ts';
+import { holdItem, nameHoldItem, type ProjectItem } from './records.ts';
 
 /**
  * The writes of a project's settings save (lib/projects/settings.ts): the project item's fields, on the
@@ -33,29 +33,29 @@ export function saveSettings(projectId: string, update: SettingsUpdate): NamedWr
 }
 
 /** The team's name hold moves to a new name (`name`); the old one is dropped unless only its case changed. */
-export function moveNameHold(project: Record<string, unknown>, newName: string): NamedWrite[] {
-  const teamId = project.team_id as string;
-  const projectId = project.id as string;
+export function moveNameHold(project: ProjectItem, newName: string): NamedWrite[] {
+  const teamId = project.team_id;
+  const projectId = project.id;
   const held = {
     ConditionExpression: 'attribute_not_exists(pk) OR project_id = :project',
     ExpressionAttributeValues: { ':project': projectId },
   };
   const writes: NamedWrite[] = [{ name: 'name', write: { Put: { Item: nameHoldItem(teamId, newName, projectId), ...held } } }];
-  if (newName.toLowerCase() !== (project.name as string).toLowerCase()) {
-    writes.push({ name: 'old_name', write: { Delete: { Key: keys.projectName(teamId, project.name as string), ...held } } });
+  if (newName.toLowerCase() !== project.name.toLowerCase()) {
+    writes.push({ name: 'old_name', write: { Delete: { Key: keys.projectName(teamId, project.name), ...held } } });
   }
   return writes;
 }
 
 /** The global subdomain hold moves to a new subdomain (`subdomain`: taken by another project when it fails). */
-export function moveSubdomainHold(project: Record<string, unknown>, newSubdomain: string): NamedWrite[] {
-  const projectId = project.id as string;
+export function moveSubdomainHold(project: ProjectItem, newSubdomain: string): NamedWrite[] {
+  const projectId = project.id;
   return [
     {
       name: 'subdomain',
       write: {
         Put: {
-          Item: holdItem({ subdomain: newSubdomain, id: projectId }, project.team_id as string),
+          Item: holdItem({ subdomain: newSubdomain, id: projectId }, project.team_id),
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -64,7 +64,7 @@ export function moveSubdomainHold(project: Record<string, unknown>, newSubdomain
       name: 'old_subdomain',
       write: {
         Delete: {
-          Key: keys.subdomainHold(project.subdomain as string),
+          Key: keys.subdomainHold(project.subdomain),
           ConditionExpression: 'project_id = :project',
           ExpressionAttributeValues: { ':project': projectId },
         },

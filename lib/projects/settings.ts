@@ -22,9 +22,9 @@ import {
   type Project,
 } from './projects.ts';
 import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
-import { getProjectItem } from './records.ts';
+import { getProjectItem, type ProjectItem } from './records.ts';
 import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './settings-records.ts';
-import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
+import { domainQualifiesAsPrimary, getDomainItem, type DomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostnameClaimMoves, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
@@ -114,7 +114,7 @@ export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
  * domain of this project (an unknown id or another project's domain is not),
  * not removed, verified.
  */
-function primaryDomainProblem(domain: Record<string, unknown> | null, projectId: string): ApiError | null {
+function primaryDomainProblem(domain: DomainItem | null, projectId: string): ApiError | null {
   if (!domain || domain.project_id !== projectId) return new ApiError(PRIMARY_DOMAIN_NOT_IN_PROJECT);
   if (domain.deleted_at) return new ApiError(PRIMARY_DOMAIN_REMOVED, { details: { domain_id: domain.id } });
   if (domain.status !== 'verified') {
@@ -123,12 +123,12 @@ function primaryDomainProblem(domain: Record<string, unknown> | null, projectId:
   return null;
 }
 
-async function readPrimaryCandidate(id: string): Promise<Record<string, unknown> | null> {
+async function readPrimaryCandidate(id: string): Promise<DomainItem | null> {
   return UUID_PATTERN.test(id) ? getDomainItem(id.toLowerCase()) : null;
 }
 
 /** The settings fields a save assigns, beside what git settings add (repository index, sealed token, preview slug). */
-function fieldAssignments(item: Record<string, unknown>, changes: ProjectSettings, git: ReturnType<typeof gitSettingsChanges>) {
+function fieldAssignments(item: ProjectItem, changes: ProjectSettings, git: ReturnType<typeof gitSettingsChanges>) {
   const update: SettingsUpdate = {
     set: ['updated_at = :now', ...git.set],
     remove: git.remove,
@@ -151,7 +151,7 @@ function fieldAssignments(item: Record<string, unknown>, changes: ProjectSetting
 }
 
 /** A new name moves the team's name hold, on the condition that the name read is still the project's. */
-function renameWrites(item: Record<string, unknown>, newName: string | undefined, update: SettingsUpdate): NamedWrite[] {
+function renameWrites(item: ProjectItem, newName: string | undefined, update: SettingsUpdate): NamedWrite[] {
   if (newName === undefined) return [];
   update.names['#name'] = 'name';
   Object.assign(update.values, { ':name': newName, ':oldName': item.name });
@@ -161,7 +161,7 @@ function renameWrites(item: Record<string, unknown>, newName: string | undefined
 }
 
 /** A new subdomain moves the global subdomain hold, on the condition that the subdomain read is still the project's. */
-function subdomainWrites(item: Record<string, unknown>, newSubdomain: string | undefined, update: SettingsUpdate): NamedWrite[] {
+function subdomainWrites(item: ProjectItem, newSubdomain: string | undefined, update: SettingsUpdate): NamedWrite[] {
   if (newSubdomain === undefined) return [];
   Object.assign(update.values, { ':subdomain': newSubdomain, ':oldSubdomain': item.subdomain });
   update.set.push('subdomain = :subdomain');
@@ -173,9 +173,9 @@ function subdomainWrites(item: Record<string, unknown>, newSubdomain: string | u
  * A new primary domain: assigned with its hostname, and checked in the save's transaction (a removal
  * or anything else racing it: the domain must still qualify when the project is written). Null clears it.
  */
-async function primaryDomainWrites(item: Record<string, unknown>, changes: ProjectSettings, update: SettingsUpdate) {
-  const projectId = item.id as string;
-  const current = (item.primary_domain_id as string | null | undefined) ?? null;
+async function primaryDomainWrites(item: ProjectItem, changes: ProjectSettings, update: SettingsUpdate) {
+  const projectId = item.id;
+  const current = item.primary_domain_id ?? null;
   const requested = changes.primary_domain_id === undefined ? undefined : changes.primary_domain_id?.trim().toLowerCase() || null;
   if (requested === undefined || requested === current) return { primaryId: null, writes: [] };
   if (requested === null) {
@@ -186,7 +186,7 @@ async function primaryDomainWrites(item: Record<string, unknown>, changes: Proje
   const domain = await readPrimaryCandidate(requested);
   const problem = primaryDomainProblem(domain, projectId);
   if (problem) throw problem;
-  const primaryId = domain!.id as string;
+  const primaryId = domain!.id;
   update.set.push('primary_domain_id = :primaryId', 'primary_domain_hostname = :primaryHost');
   Object.assign(update.values, { ':primaryId': primaryId, ':primaryHost': domain!.domain });
   return { primaryId, writes: [domainQualifiesAsPrimary(primaryId, projectId)] };
@@ -195,11 +195,11 @@ async function primaryDomainWrites(item: Record<string, unknown>, changes: Proje
 /** What a cancelled save means, in the order a client can act on it. */
 async function saveRefusal(
   error: unknown,
-  item: Record<string, unknown>,
+  item: ProjectItem,
   save: { newName?: string; newSubdomain?: string; primaryId: string | null; previewSlug: unknown; hostLabels: string[] },
 ): Promise<unknown> {
   if (!(error instanceof TransactionRefused)) return error;
-  const projectId = item.id as string;
+  const projectId = item.id;
   if (save.primaryId !== null && error.failed.has('primary_domain')) {
     return (
       primaryDomainProblem(await readPrimaryCandidate(save.primaryId), projectId) ??
@@ -210,7 +210,7 @@ async function saveRefusal(
   if (error.failed.has('preview_slug0')) return new ApiError(PREVIEW_SLUG_TAKEN, { details: { preview_slug: save.previewSlug } });
   if (save.newSubdomain !== undefined && error.failed.has('subdomain')) {
     return new ApiError(SUBDOMAIN_TAKEN, {
-      details: { subdomain: save.newSubdomain, suggestions: await suggestSubdomains(save.newSubdomain, item.name as string) },
+      details: { subdomain: save.newSubdomain, suggestions: await suggestSubdomains(save.newSubdomain, item.name) },
     });
   }
   const taken = save.hostLabels.filter((_, i) => error.failed.has(`host${i}`));
@@ -247,25 +247,25 @@ async function afterSave(projectId: string, changes: ProjectSettings, movedLabel
  * The project also keeps the primary's hostname (`primary_domain_hostname`,
  * internal): serving redirects to it without reading the domain.
  */
-export async function updateProjectSettings(item: Record<string, unknown>, changes: ProjectSettings): Promise<Project> {
+export async function updateProjectSettings(item: ProjectItem, changes: ProjectSettings): Promise<Project> {
   if (changes.slug !== undefined && changes.slug !== item.slug) {
     throw new ApiError(PROJECT_SLUG_IMMUTABLE, { details: { slug: item.slug } });
   }
   if (item.status !== 'active') throw new ApiError(PROJECT_NOT_FOUND);
-  const projectId = item.id as string;
+  const projectId = item.id;
   const git = gitSettingsChanges(item, changes);
   const update = fieldAssignments(item, changes, git);
   const newName = changes.name !== undefined && changes.name !== item.name ? changes.name : undefined;
   const asked = changes.subdomain?.trim().toLowerCase();
   const newSubdomain =
-    asked !== undefined && asked !== item.subdomain ? await acceptableSubdomain(changes.subdomain!, item.name as string) : undefined;
+    asked !== undefined && asked !== item.subdomain ? await acceptableSubdomain(changes.subdomain!, item.name) : undefined;
   const writes = [...renameWrites(item, newName, update), ...subdomainWrites(item, newSubdomain, update)];
   const primary = await primaryDomainWrites(item, changes, update);
   writes.push(...primary.writes);
   // The function hostnames move with the subdomain, in the same transaction (lib/functions/hostname-claim-records.ts).
-  const audienceChecks = forgeAudienceWrites(item.team_id as string, changes.forge_audience);
+  const audienceChecks = forgeAudienceWrites(item.team_id, changes.forge_audience);
   const room = MAX_TRANSACTION_ITEMS - 1 - writes.length - git.slugItems.length - audienceChecks.length;
-  const hostMoves = newSubdomain === undefined ? null : await hostnameClaimMoves(projectId, item.subdomain as string, newSubdomain, room);
+  const hostMoves = newSubdomain === undefined ? null : await hostnameClaimMoves(projectId, item.subdomain, newSubdomain, room);
   const hostLabels = hostMoves?.claims.map((c) => c.label) ?? [];
   try {
     await transact([

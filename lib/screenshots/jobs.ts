@@ -4,6 +4,7 @@ import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { insertJob, jobItem, jobPut } from './records.ts';
+import type { ProjectItem } from '../projects/records.ts';
 
 /**
  * Screenshots of published sites. Each publish creates a capture job with a
@@ -98,7 +99,7 @@ export interface ProjectScreenshot {
 }
 
 /** The project's latest screenshot, or null before the first capture. */
-export async function latestScreenshot(project: Record<string, unknown>): Promise<ProjectScreenshot | null> {
+export async function latestScreenshot(project: ProjectItem): Promise<ProjectScreenshot | null> {
   const shot = project.latest_screenshot as
     | (Omit<ProjectScreenshot, 'image_url' | 'image_url_expires_at'> & { image_key: string })
     | undefined;

@@ -92,15 +92,15 @@ export async function recordScreenshotResult(job: JobRecord, result: CaptureResu
     if (imageKey) await deleteObject(config.bucket('bundles'), imageKey).catch(() => undefined);
     throw new ApiError(SCREENSHOT_JOB_FINISHED);
   }
-  if (result.kind !== 'image') return;
+  if (result.kind !== 'image' || !imageKey || !size) return;
   // The project's latest screenshot: a later capture replaces an earlier one, never the other way round.
   await recordLatestScreenshot(job.project_id, {
     job_id: job.id,
     deployment_id: job.deployment_id,
     captured_at: finished,
     capture_http_status: result.httpStatus,
-    width: size!.width,
-    height: size!.height,
+    width: size.width,
+    height: size.height,
     image_key: imageKey,
   });
 }

@@ -1,7 +1,8 @@
-import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { getItem, type Stored, type TableKey } from '../db/item.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -24,17 +25,41 @@ export interface TeamFields {
   updated_at: string;
 }
 
+/**
+ * The team item: its profile, the standing the operator sets (plan, suspension, functions
+ * enrolment) and the deletion state (absent `status` reads `active`); gsi2 lists it in the
+ * deletions queue while it is pending deletion.
+ */
+export type TeamItem = Stored<
+  TeamFields & {
+    type: 'team';
+    plan?: PlanName;
+    suspended_at?: string;
+    functions_enrolled_at?: string;
+    status?: 'active' | 'pending_deletion' | 'purging';
+    deletion_requested_at?: string;
+    deletion_requested_by?: string;
+    purge_after?: string;
+    purge_started_at?: string;
+    legal_hold?: boolean;
+    legal_hold_set_at?: string;
+    legal_hold_set_by?: string;
+  }
+>;
+
+/** A slug's item: which team it names, `active` or `retired` (until `retired_until`). */
+export type TeamSlugItem = TableKey & { type: 'team_slug'; team_id: string; state: 'active' | 'retired'; retired_until?: string };
+
 /** The deletions queue of the admin view: teams pending deletion, by deadline (index gsi2). */
 const PENDING_DELETIONS = 'PENDINGDELETIONS';
 
-export async function getTeamItem(teamId: string, consistent = false): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.team(teamId), ConsistentRead: consistent }));
-  return reply.Item ?? null;
+export function getTeamItem(teamId: string, consistent = false): Promise<TeamItem | null> {
+  return getItem<TeamItem>(keys.team(teamId), consistent);
 }
 
 /** The slug item: which team it names, `active` or `retired` (until `retired_until`). */
-export async function getTeamSlugItem(slug: string): Promise<Record<string, unknown> | null> {
-  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.teamSlug(slug) }))).Item ?? null;
+export function getTeamSlugItem(slug: string): Promise<TeamSlugItem | null> {
+  return getItem<TeamSlugItem>(keys.teamSlug(slug));
 }
 
 /** A new team's slug (`slug`: held by another team when it fails) and its item (`team`). */
@@ -135,7 +160,7 @@ async function updateTeam(
       ReturnValues: 'ALL_NEW',
     }),
   );
-  return reply.Attributes ?? {};
+  return (reply.Attributes ?? {}) as Partial<TeamItem>;
 }
 
 export function writePlan(teamId: string, plan: PlanName) {
@@ -170,7 +195,7 @@ export function writeFunctionsEnrolment(teamId: string, enrolled: boolean) {
 async function moveDeletionState(teamId: string, update: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>) {
   try {
     const reply = await dynamo().send(new UpdateCommand({ TableName: config.tableName(), Key: keys.team(teamId), ...update }));
-    return reply.Attributes ?? {};
+    return (reply.Attributes ?? {}) as Partial<TeamItem>;
   } catch (error) {
     if (isConditionalCheckFailure(error)) return null;
     throw error;
@@ -233,8 +258,8 @@ export async function claimPurge(teamId: string, now: Date): Promise<boolean> {
 }
 
 /** Teams pending deletion, earliest deadline first (one index query). */
-export function pendingDeletionItems(): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function pendingDeletionItems(): Promise<TeamItem[]> {
+  return queryAll<TeamItem>({
     TableName: config.tableName(),
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :queue',
@@ -243,8 +268,8 @@ export function pendingDeletionItems(): Promise<Record<string, unknown>[]> {
 }
 
 /** The keys of every item in the team's partition (the team, memberships, invitations, feedback, counters, ...). */
-export function teamPartitionKeys(teamId: string): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function teamPartitionKeys(teamId: string): Promise<TableKey[]> {
+  return queryAll<TableKey>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.team(teamId).pk },
@@ -254,8 +279,8 @@ export function teamPartitionKeys(teamId: string): Promise<Record<string, unknow
 }
 
 /** The keys of the team's weekly functions telemetry items. */
-export function functionStatsKeys(teamId: string): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function functionStatsKeys(teamId: string): Promise<TableKey[]> {
+  return queryAll<TableKey>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.functionStatsWeek(teamId, '').pk },
@@ -269,7 +294,7 @@ export function functionStatsKeys(teamId: string): Promise<Record<string, unknow
  */
 export async function scanTeamItemsPage(
   startKey?: Record<string, unknown>,
-): Promise<{ items: Record<string, unknown>[]; lastKey: Record<string, unknown> | undefined }> {
+): Promise<{ items: TeamItem[]; lastKey: Record<string, unknown> | undefined }> {
   const page = await dynamo().send(
     new ScanCommand({
       TableName: config.tableName(),
@@ -278,5 +303,5 @@ export async function scanTeamItemsPage(
       ExclusiveStartKey: startKey,
     }),
   );
-  return { items: page.Items ?? [], lastKey: page.LastEvaluatedKey };
+  return { items: (page.Items ?? []) as TeamItem[], lastKey: page.LastEvaluatedKey };
 }

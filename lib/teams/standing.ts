@@ -10,7 +10,7 @@ export interface TeamStandingView {
 
 export async function setTeamPlan(teamId: string, plan: PlanName): Promise<TeamStandingView> {
   const team = await writePlan(teamId, plan);
-  return { team_id: teamId, plan, suspended_at: (team.suspended_at as string | undefined) ?? null };
+  return { team_id: teamId, plan, suspended_at: team.suspended_at ?? null };
 }
 
 /** Suspends a team (it can no longer begin uploads), or lifts the suspension. */
@@ -19,7 +19,7 @@ export async function setTeamSuspended(teamId: string, suspended: boolean): Prom
   return {
     team_id: teamId,
     plan: (team.plan as PlanName | undefined) ?? 'free',
-    suspended_at: (team.suspended_at as string | undefined) ?? null,
+    suspended_at: team.suspended_at ?? null,
   };
 }
 
@@ -32,5 +32,5 @@ export interface FunctionsEnrolmentView {
 /** Enrols a team in the functions beta (the first enrolment time stands), or ends its enrolment. */
 export async function setFunctionsEnrolment(teamId: string, enrolled: boolean): Promise<FunctionsEnrolmentView> {
   const team = await writeFunctionsEnrolment(teamId, enrolled);
-  return { team_id: teamId, functions_enrolled_at: (team.functions_enrolled_at as string | undefined) ?? null };
+  return { team_id: teamId, functions_enrolled_at: team.functions_enrolled_at ?? null };
 }

@@ -58,7 +58,7 @@ export async function getTeam(teamId: string): Promise<Team | null> {
   const item = await getTeamItem(teamId);
   if (!item) return null;
   const { pk: _pk, sk: _sk, type: _type, ...team } = item;
-  return team as unknown as Team;
+  return team;
 }
 
 /**
@@ -76,7 +76,7 @@ export async function resolveTeam(idOrSlug: string): Promise<{ team: Team; retir
   const retired = item.state === 'retired';
   // DynamoDB TTL deletes lazily: an expired retired slug is treated as gone.
   if (retired && Date.parse(item.retired_until as string) <= Date.now()) return null;
-  const team = await getTeam(item.team_id as string);
+  const team = await getTeam(item.team_id);
   if (!team) return null;
   return { team, retiredSlug: retired };
 }

@@ -13,7 +13,7 @@ import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { queueDefinitions } from '../../lib/resources.ts';
-import { updateDomain } from '../../lib/domains/records.ts';
+import { type DomainItem, updateDomain } from '../../lib/domains/records.ts';
 import { attemptTls, handleSslMessage, SSL_ERROR_CODES } from '../../lib/domains/tls.ts';
 import { errorCatalogue } from '../../lib/errors/all.ts';
 import { createApiKey } from '../../lib/identity/credential-records.ts';
@@ -45,7 +45,7 @@ let otherTeamKey: string;
 
 const label = () => `t${randomBytes(5).toString('hex')}`;
 const stored = async (id: string) =>
-  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domain(id), ConsistentRead: true }))).Item!;
+  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.domain(id), ConsistentRead: true }))).Item as DomainItem;
 
 const add = (body: unknown, token = m.admin.token) => platform.api('POST', `/api/v1/projects/${project.id}/domains`, { token, body });
 const verify = (id: string, token = m.member.token) => platform.api('POST', `/api/v1/domains/${id}/verify`, { token });

@@ -20,19 +20,19 @@ export const handler = defineHandler('POST /api/v1/projects/{id}/domains', { bod
   if ('problem' in parsed)
     throw new ApiError(parsed.problem === 'reserved' ? DOMAIN_RESERVED : DOMAIN_INVALID, { details: { domain: ctx.body.domain } });
   const record = newDomainRecord({
-    teamId: project.team_id as string,
-    projectId: project.id as string,
+    teamId: project.team_id,
+    projectId: project.id,
     hostname: parsed.hostname,
     isApex: parsed.isApex,
     mode: ctx.body.connection_mode ?? 'byo_dns',
-    target: `${project.subdomain as string}.${config.siteDomain()}`,
+    target: `${project.subdomain}.${config.siteDomain()}`,
     now: new Date().toISOString(),
   });
   // The claim first: a hostname another project holds must not cost a hosted zone.
   await insertDomain(record);
   if (record.connection_mode === 'byo_dns') {
     ctx.log.info('domain added', { domain_id: record.id, project_id: record.project_id, mode: record.connection_mode });
-    return { status: 201, data: toDomain(record as unknown as Record<string, unknown>) };
+    return { status: 201, data: toDomain(record) };
   }
   let zone;
   try {

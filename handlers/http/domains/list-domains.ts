@@ -4,5 +4,5 @@ import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 
 export const handler = defineHandler('GET /api/v1/projects/{id}/domains', {}, async (ctx) => {
   const { item: project } = await loadProjectForCaller(ctx, ctx.params.id!);
-  return { data: { domains: await listProjectDomains(project.id as string) } };
+  return { data: { domains: await listProjectDomains(project.id) } };
 });

@@ -18,22 +18,22 @@ export const handler = defineHandler('PATCH /api/v1/domains/{id}/geo-filter', { 
   const policy = normalizeGeoPolicy(ctx.body.geo_mode, ctx.body.geo_countries);
   // Checked here for the common case; saveGeoPolicy's condition decides when a removal races the save.
   if (typeof item.distribution_id !== 'string') throw new ApiError(DOMAIN_NOT_ON_DEDICATED_ZONE);
-  const saved = await saveGeoPolicy(item.id as string, policy, new Date());
+  const saved = await saveGeoPolicy(item.id, policy, new Date());
   try {
-    const applied = await applyGeoPolicy(item.id as string);
+    const applied = await applyGeoPolicy(item.id);
     if (applied.outcome === 'applied') {
       ctx.log.info('geo policy applied', { domain_id: item.id, geo_mode: policy.geo_mode, revision: applied.item.geo_revision });
       return { data: toDomain(applied.item) };
     }
     // Removed, or its distribution taken away, after the save: answered as if that had come first.
-    const now = await getDomainItem(item.id as string);
+    const now = await getDomainItem(item.id);
     throw new ApiError(!now || now.deleted_at ? DOMAIN_NOT_FOUND : DOMAIN_NOT_ON_DEDICATED_ZONE);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     ctx.log.warn('geo policy saved, not applied', { domain_id: item.id, error: (error as Error).name, message: (error as Error).message });
   }
   try {
-    await requestGeoPolicyRetry(item.id as string);
+    await requestGeoPolicyRetry(item.id);
   } catch (error) {
     // The policy is saved and marked not applied either way; the next PATCH applies it.
     ctx.log.error('geo policy retry not queued', { domain_id: item.id, error: (error as Error).name });

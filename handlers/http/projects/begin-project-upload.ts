@@ -19,7 +19,7 @@ export const handler = defineHandler(ROUTE, { body, maxJsonBytes: 10 * 1024 * 10
   const data = await idempotent({
     teamId: team.id,
     key: idempotencyKey(ctx.headers),
-    scope: `${ROUTE} ${item.id as string}`,
+    scope: `${ROUTE} ${item.id}`,
     body: ctx.body,
     execute: async () => {
       const session = await asDeployAttempt(team.id, () => beginUploadForProject({ team, projectItem: item, body: ctx.body }));

@@ -5,5 +5,5 @@ import { requestProjectDeletion } from '../../../lib/projects/deletion.ts';
 export const handler = defineHandler('DELETE /api/v1/projects/{id}', {}, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
   // 202: the project answers nowhere from now on; the deletions worker removes what it owned.
-  return { status: 202, data: await requestProjectDeletion(item.id as string) };
+  return { status: 202, data: await requestProjectDeletion(item.id) };
 });

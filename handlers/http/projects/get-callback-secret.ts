@@ -8,5 +8,5 @@ await loadSecrets(['envEncryption']);
 /** The key completion callbacks are signed with; made on the first read (team admins only). */
 export const handler = defineHandler('GET /api/v1/projects/{id}/functions/callback-secret', {}, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
-  return { data: { secret: await callbackSecret(item.id as string, item) } };
+  return { data: { secret: await callbackSecret(item.id, item) } };
 });

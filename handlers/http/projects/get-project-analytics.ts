@@ -36,6 +36,6 @@ export const handler = defineHandler('GET /api/v1/projects/{id}/analytics', { qu
       },
     });
   }
-  const analytics = await readProjectAnalytics(item.id as string, from, to);
+  const analytics = await readProjectAnalytics(item.id, from, to);
   return { data: { analytics_enabled: item.analytics_enabled !== false, ...analytics } };
 });

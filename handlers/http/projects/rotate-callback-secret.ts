@@ -8,5 +8,5 @@ await loadSecrets(['envEncryption']);
 /** Replaces the callback secret: the previous one stops verifying deliveries at once. */
 export const handler = defineHandler('POST /api/v1/projects/{id}/functions/callback-secret/rotate', {}, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
-  return { data: { secret: await rotateCallbackSecret(item.id as string) } };
+  return { data: { secret: await rotateCallbackSecret(item.id) } };
 });

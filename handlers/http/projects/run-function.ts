@@ -16,7 +16,7 @@ export const handler = defineHandler(
     const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
     try {
       const data = await runNow({
-        projectId: item.id as string,
+        projectId: item.id,
         name: ctx.params.name!,
         body: ctx.rawBody,
         contentType: ctx.headers['content-type'],

@@ -11,8 +11,8 @@ export const { answer, handler } = defineStreamingHandler(
   { contentType: 'text/event-stream; charset=utf-8' },
   async (ctx) => {
     const { item } = await loadProjectForCaller(ctx, ctx.params.id!);
-    const live = item.live_deployment_id as string | null | undefined;
-    const record = live ? await getFunctionRecord(item.id as string, live, ctx.params.name!) : null;
+    const live = item.live_deployment_id;
+    const record = live ? await getFunctionRecord(item.id, live, ctx.params.name!) : null;
     if (!record) throw new ApiError(FUNCTION_NOT_FOUND);
     return record;
   },
