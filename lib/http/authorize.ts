@@ -3,7 +3,7 @@ import { bearerToken, hashToken } from '../identity/tokens.ts';
 import { getUser, type User } from '../identity/user-records.ts';
 import { getMembership } from '../teams/membership-records.ts';
 import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
-import { roleRank, type AccessRule, type TeamRole } from './access.ts';
+import { roleRank, type AccessRule, type TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { FORBIDDEN, NO_CURRENT_TEAM, PLATFORM_ADMIN_REQUIRED, SESSION_REQUIRED, UNAUTHENTICATED } from '../errors/catalogue/request.ts';
 import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';

@@ -7,7 +7,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { TransactionRefused, transact } from '../db/transact.ts';
 import { userJoinsTeam } from '../identity/user-records.ts';
 import { queryAll } from '../db/query.ts';
-import type { TeamRole } from '../http/access.ts';
+import type { TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ALREADY_A_MEMBER, INVITATION_NOT_FOUND, INVITATION_NOT_PENDING } from '../errors/catalogue/accounts.ts';
 import { newMembership } from './membership-records.ts';

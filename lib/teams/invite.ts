@@ -1,6 +1,6 @@
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
-import type { TeamRole } from '../http/access.ts';
+import type { TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ALREADY_A_MEMBER, EMAIL_DELIVERY_UNAVAILABLE, INVITATION_PENDING } from '../errors/catalogue/accounts.ts';
 import type { RequestLogger } from '../logger.ts';

@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import { publishUses, type RouteRow } from './route-row.ts';
 
 /** Sites: direct uploads, projects, deployments, screenshots, analytics, function invocations (docs/sites.md). */
