@@ -1,4 +1,4 @@
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DEPLOYMENT_NOT_FOUND, PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { BUILD_LOG_CURSOR_INVALID, GIT_REPOSITORY_NOT_CONNECTED } from '../errors/catalogue/builds.ts';

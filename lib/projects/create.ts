@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { gitSettingsChanges } from '../builds/git-settings.ts';
 import { forgeAudienceWrites } from '../builds/forge-audiences.ts';

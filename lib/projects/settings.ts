@@ -1,4 +1,4 @@
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 import { type NamedWrite, TransactionRefused, namedWrites, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';

@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { listDeployments } from '../../../lib/deployments/deployments.ts';
 import { pageOf, pageQueryFields } from '../../../lib/http/page-query.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
