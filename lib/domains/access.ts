@@ -1,4 +1,4 @@
-import type { Principal, TeamAccess } from '../http/authorize.ts';
+import type { Principal, TeamAccess } from '../identity/principal.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_NOT_FOUND } from '../errors/catalogue/domains.ts';
 import { authorizeResourceTeam } from '../teams/resource-access.ts';

@@ -4,7 +4,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { $ZodError, safeParse, type $ZodType, type output } from 'zod/v4/core';
 import { config } from '../config.ts';
 import { isCrossSiteWrite, sessionTokenFromCookies } from '../identity/session-cookie.ts';
-import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
+import type { Principal, TeamAccess } from '../identity/principal.ts';
+import { authenticate, authorizeTeam, checkPrincipal, currentTeam } from './authorize.ts';
 import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
 import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
 import {

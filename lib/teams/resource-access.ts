@@ -1,4 +1,4 @@
-import type { Principal, TeamAccess } from '../http/authorize.ts';
+import type { Principal, TeamAccess } from '../identity/principal.ts';
 import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
 import { getMembership } from './membership-records.ts';
 
