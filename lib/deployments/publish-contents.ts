@@ -6,7 +6,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { PUBLISH_IN_PROGRESS, UPLOAD_INCOMPLETE } from '../errors/catalogue/sites.ts';
 import { forgetHeldBlobs, heldBlobs, type HeldBlob } from '../uploads/blob-records.ts';
 import { liveObjects } from '../uploads/blobs.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
+import type { UploadSessionRecord } from './session-record.ts';
 import type { readManifest } from '../uploads/stored-manifest.ts';
 import { contentTypeFor } from './content-type.ts';
 

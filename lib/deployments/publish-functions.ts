@@ -5,7 +5,7 @@ import { FUNCTIONS_BUILD_FAILED } from '../errors/catalogue/sites.ts';
 import { buildDeploymentFunctions } from '../functions/build.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
 import { manifestObjectKey } from '../sites/storage-keys.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
+import type { UploadSessionRecord } from './session-record.ts';
 import { closedSession, sessionClosing } from '../uploads/sessions.ts';
 import { deploymentFailed, recordFunctionsBuilt } from './records.ts';
 

@@ -19,7 +19,7 @@ import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
 import { rememberLiveObjects } from '../uploads/blobs.ts';
 import { requireOpenSession } from '../uploads/files.ts';
 import { receivedHashes } from '../uploads/received.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
+import type { UploadSessionRecord } from './session-record.ts';
 import { closedSession, sessionClosing } from '../uploads/sessions.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { contentTypeFor } from './content-type.ts';

@@ -6,7 +6,7 @@ import { keys } from '../db/keys.ts';
 import { readIndexPage } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
 import type { ServingRulesSummary } from '../sites/serving-rules.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
+import type { UploadSessionRecord } from './session-record.ts';
 
 /**
  * The deployment items of a project (layout in docs/sites.md): an upload's deployment is written

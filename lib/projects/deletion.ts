@@ -13,7 +13,7 @@ import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { routeManifestKey } from '../sites/storage-keys.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
 import { forgetHeldBlobs, heldBlobs } from '../uploads/blob-records.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
 import { discardSessions, projectSessions, slotsOfRemovedSessions } from '../uploads/sessions.ts';
 import { readManifest } from '../uploads/stored-manifest.ts';
 import { cancelProvisionalExpiry } from './provisional.ts';
