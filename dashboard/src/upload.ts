@@ -1,4 +1,4 @@
-import { missingPageLoads, missingPageLoadsSentence } from '../../lib/uploads/page-references.ts';
+import { missingPageLoads, missingPageLoadsSentence } from '../../lib/publishing/page-references.ts';
 import { ApiError, type ApiClient } from './api.ts';
 
 /**

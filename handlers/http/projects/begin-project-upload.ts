@@ -3,8 +3,8 @@ import { asDeployAttempt } from '../../../lib/attention/team-state.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 import { idempotencyKey, idempotent } from '../../../lib/idempotency/idempotency.ts';
-import { beginUploadForProject } from '../../../lib/deployments/begin-upload.ts';
-import { replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
+import { beginUploadForProject } from '../../../lib/publishing/begin-upload.ts';
+import { replaySessionView, type TeamStanding } from '../../../lib/publishing/sessions.ts';
 
 const body = z.object({
   files: z.optional(z.unknown()),

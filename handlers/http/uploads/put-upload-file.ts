@@ -1,7 +1,7 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { MAX_INLINE_FILE_BYTES } from '../../../lib/plans.ts';
-import { storeUploadedFiles } from '../../../lib/uploads/files.ts';
-import { loadUploadSessionForCaller } from '../../../lib/uploads/sessions.ts';
+import { storeUploadedFiles } from '../../../lib/publishing/files.ts';
+import { loadUploadSessionForCaller } from '../../../lib/publishing/sessions.ts';
 
 export const handler = defineHandler(
   'PUT /api/v1/uploads/{upload_id}/files/{hash}',

@@ -25,8 +25,8 @@ import {
   type TeamStanding,
   type UploadSessionView,
   view,
-} from '../uploads/sessions.ts';
-import { uploadingDeployment } from './records.ts';
+} from './sessions.ts';
+import { uploadingDeployment } from '../deployments/records.ts';
 
 /**
  * Beginning an upload: the upload session (lib/uploads/sessions.ts) opens with the deployment it will

@@ -16,17 +16,17 @@ import { screenshotJobOfPublish } from '../screenshots/jobs.ts';
 import type { RouteManifest, RouteManifestFile } from '../sites/route-manifest.ts';
 import { servingRulesSummary } from '../sites/serving-rules.ts';
 import { deploymentPrefix, routeManifestKey } from '../sites/storage-keys.ts';
-import { rememberLiveObjects } from '../uploads/blobs.ts';
-import { requireOpenSession } from '../uploads/files.ts';
-import { receivedHashes } from '../uploads/received.ts';
-import type { UploadSessionRecord } from './session-record.ts';
-import { closedSession, sessionClosing } from '../uploads/sessions.ts';
-import { readManifest } from '../uploads/stored-manifest.ts';
-import { contentTypeFor } from './content-type.ts';
+import { rememberLiveObjects } from './blobs.ts';
+import { requireOpenSession } from './files.ts';
+import { receivedHashes } from './received.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
+import { closedSession, sessionClosing } from './sessions.ts';
+import { readManifest } from './stored-manifest.ts';
+import { contentTypeFor } from '../deployments/content-type.ts';
 import { placeContents, publishBudgetMs, stillPublishing, type Placed } from './publish-contents.ts';
 import { buildFailed, buildFunctionsStep } from './publish-functions.ts';
 import { compileDeploymentRules } from './publish-rules.ts';
-import { deploymentReady, getDeploymentItem } from './records.ts';
+import { deploymentReady, getDeploymentItem } from '../deployments/records.ts';
 
 export interface FinalizeResult {
   upload_id: string;
