@@ -4,7 +4,7 @@ import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
 import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';
-import { removeProject } from '../projects/deletion.ts';
+import { removeProject } from './project-deletion.ts';
 import { forceDeleting, getProjectItem, teamProjectItems } from '../projects/records.ts';
 import {
   claimPurge,
@@ -15,7 +15,7 @@ import {
   pendingDeletionItems,
   teamPartitionKeys,
   writeLegalHold,
-} from './records.ts';
+} from '../teams/records.ts';
 import { deleteTeamCredentials } from '../identity/credential-records.ts';
 import { config } from '../config.ts';
 

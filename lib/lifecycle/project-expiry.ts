@@ -1,5 +1,5 @@
-import { claimExpiredProvisional, getProjectItem } from './records.ts';
-import { removeProject } from './deletion.ts';
+import { claimExpiredProvisional, getProjectItem } from '../projects/records.ts';
+import { removeProject } from './project-deletion.ts';
 import { recordDeployFailure } from '../attention/team-state.ts';
 
 export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
