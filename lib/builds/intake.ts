@@ -6,7 +6,7 @@ import { deleteDelivery, recordDelivery, type GitProvider } from './delivery-rec
 import { enqueueBuild, recordSkipped, type QueuedBuildView } from './enqueue.ts';
 import type { GitEvent } from './events.ts';
 import { openWebhookSecret } from './git-secrets.ts';
-import { takeDownPreview } from './preview-records.ts';
+import { takeDownPreview } from '../sites/preview-records.ts';
 import { markProductionBranchDeleted, notePush, projectsForRepo } from './project-git-records.ts';
 import { repoKey } from './repo-url.ts';
 import { decide, productionBranch, type ProjectRules } from './rules.ts';

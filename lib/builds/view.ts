@@ -1,6 +1,6 @@
 import type { BuildStatus } from './build-records.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
-import { previewUrl } from './preview-hosts.ts';
+import { previewUrl } from '../sites/preview-hosts.ts';
 
 /**
  * The build fields of a deployment as the API shows them (docs/builds.md).

@@ -3,7 +3,7 @@ import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SQSEvent } from 'aws-lambda';
 import { secretDefinitions } from '../../resources.ts';
 import { join } from 'node:path';
-import { parsePreviewHost } from '../../builds/preview-hosts.ts';
+import { parsePreviewHost } from '../../sites/preview-hosts.ts';
 import { customDomainHost, siteSubdomain } from '../../sites/hostname.ts';
 import type { HostnameHandler } from '../api-server.ts';
 import { isFunctionHostname } from '../functions-runtime.ts';
