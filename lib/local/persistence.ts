@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * What `npm run dev` keeps across a stop and a start (issue 21, "nothing lost

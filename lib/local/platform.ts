@@ -12,7 +12,7 @@ import { removeLocalState, writeLocalState } from './state.ts';
 import { startSynthesizedRuntime, type SynthesizedRuntime } from './synth/runtime.ts';
 import type { SynthesizedTemplate } from './synth/template.ts';
 import { siteAnalytics } from '../sites/analytics.ts';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
 

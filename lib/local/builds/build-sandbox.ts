@@ -18,7 +18,7 @@ import { delimiter, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { removeCgroup } from '../../functions/hosts/local/instance-memory.ts';
 import { bwrapArgs, NOBODY, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
-import { localConfig } from '../local-config.ts';
+import { localConfig } from '../../local-config.ts';
 
 /**
  * One build in the functions sandbox's isolation (lib/functions/hosts/local/sandbox.ts), shaped for a build:

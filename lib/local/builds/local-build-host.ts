@@ -11,7 +11,7 @@ import { startBuildEgress } from '../../builds/build-egress.ts';
 import type { EgressProxy } from '../../functions/hosts/local/egress-proxy.ts';
 import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../functions/hosts/local/sandbox-probe.ts';
 import { EGRESS_PORT, INSIDE, spawnBuild, stageRuntime, type BuildProcess } from './build-sandbox.ts';
-import { localConfig } from '../local-config.ts';
+import { localConfig } from '../../local-config.ts';
 
 /**
  * The local BuildHost: the commit is fetched by the platform (git, outside

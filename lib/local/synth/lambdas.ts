@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { resolveString, type LocalStackValues } from './intrinsics.ts';
 import type { SynthLambda } from './lambda-host.ts';
 import { resourcesOfType, type SynthesizedTemplate } from './template.ts';
-import { localConfig } from '../local-config.ts';
+import { localConfig } from '../../local-config.ts';
 import { platformEnv } from '../../config.ts';
 
 /**

@@ -34,7 +34,7 @@ import { templateEcs, type TaskDefinition } from './ecs-template.ts';
 import { accessKeyIdOf, platformOverlay, localSettingVariables, runtimeEnvironment, stagedAsset, templateLambdas } from './lambdas.ts';
 import { provisionTemplate } from './provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template.ts';
-import { localConfig } from '../local-config.ts';
+import { localConfig } from '../../local-config.ts';
 import { config } from '../../config.ts';
 
 /** moto's default account: ARNs the template resolves to match the ones moto hands out. */

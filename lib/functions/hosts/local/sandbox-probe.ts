@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSy
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_MEMORY_MB } from '../../model.ts';
-import { localConfig } from '../../../local/local-config.ts';
+import { localConfig } from '../../../local-config.ts';
 
 /**
  * What this machine allows a sandboxed runner (sandbox.ts): cgroups, bubblewrap, a network namespace, a switch

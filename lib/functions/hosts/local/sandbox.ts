@@ -4,7 +4,7 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { makeInstanceCgroups, removeCgroup, watchMemory } from './instance-memory.ts';
 import { bwrapArgs, INSIDE, NOBODY, type SandboxCapabilities } from './sandbox-probe.ts';
-import { localConfig } from '../../../local/local-config.ts';
+import { localConfig } from '../../../local-config.ts';
 
 /**
  * One sandboxed runner process on this machine (the local functions host).

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { config } from '../config.ts';
+import { config } from './config.ts';
 
 /**
  * The local platform's own settings (`npm run dev` and the tests' platform), read from the environment on
