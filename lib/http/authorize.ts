@@ -1,7 +1,7 @@
 import { lookupCredential } from '../identity/credential-records.ts';
 import { bearerToken, hashToken } from '../identity/tokens.ts';
 import type { Principal, TeamAccess } from '../identity/principal.ts';
-import { getUser } from '../identity/user-records.ts';
+import { getUser } from '../users/user-records.ts';
 import { getMembership } from '../teams/membership-records.ts';
 import { getTeam, resolveTeam } from '../teams/teams.ts';
 import { roleRank, type AccessRule, type TeamRole } from '../access/rules.ts';

@@ -1,7 +1,7 @@
 import type { TeamRole } from '../access/rules.ts';
 import type { Team } from '../teams/teams.ts';
 import type { CredentialRecord } from './credential-records.ts';
-import type { User } from './user-records.ts';
+import type { User } from '../users/user-records.ts';
 
 /**
  * Who is calling, once a request's credential is checked (lib/http/authorize.ts), and what that caller

@@ -5,7 +5,7 @@ import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { TransactionRefused, transact } from '../db/transact.ts';
-import { userJoinsTeam } from '../identity/user-records.ts';
+import { userJoinsTeam } from '../users/user-records.ts';
 import { queryAll } from '../db/query.ts';
 import type { TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
