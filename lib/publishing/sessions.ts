@@ -8,7 +8,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { PLAN_LIMIT_EXCEEDED, TEAM_SUSPENDED, TOO_MANY_UPLOAD_SESSIONS, UPLOAD_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import type { Plan } from '../plans.ts';
 import type { Project } from '../projects/projects.ts';
-import { authorizeResourceTeam, type ResourceContext } from '../teams/resource-access.ts';
+import { authorizeResourceTeam, type ResourceContext } from '../identity/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { heldBlobs } from './blob-records.ts';
 import { liveObjects } from './blobs.ts';
