@@ -3,7 +3,7 @@ import { config } from '../config.ts';
 import { decryptEnvValue } from '../env/encryption.ts';
 import { queryAll } from '../db/query.ts';
 import { keys } from '../db/keys.ts';
-import { rootPrefix } from '../projects/root-directory.ts';
+import { rootPrefix } from '../sites/root-directory.ts';
 import { checkIssuerAddress } from '../sso/address-guard.ts';
 import type { BuildJob } from './host.ts';
 import { forgeAudienceTeam } from './forge-audiences.ts';

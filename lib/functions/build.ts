@@ -18,7 +18,7 @@ import {
   type FunctionRecord,
 } from './model.ts';
 import { claimFunctionHostnames } from './hostname-claim-records.ts';
-import { rootPrefix } from '../projects/root-directory.ts';
+import { rootPrefix } from '../sites/root-directory.ts';
 import { functionIdFor } from './records.ts';
 import { parseSchedule, schedulerCron } from './schedule.ts';
 import { readScheduleConfig } from './schedule-config.ts';

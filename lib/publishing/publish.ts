@@ -7,7 +7,7 @@ import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_EXPIRED, UPLOAD_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { functionEntries } from '../functions/build.ts';
-import { rootPrefix } from '../projects/root-directory.ts';
+import { rootPrefix } from '../sites/root-directory.ts';
 import { queueFunctionLambdas } from '../functions/prepare-lambdas.ts';
 import { syncLiveSchedulesAfterMove } from '../functions/schedules.ts';
 import { productionUrl } from '../projects/projects.ts';

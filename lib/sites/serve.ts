@@ -1,6 +1,6 @@
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
-import { rootPrefix } from '../projects/root-directory.ts';
+import { rootPrefix } from './root-directory.ts';
 import { siteAnalytics } from './analytics.ts';
 import { deploymentFiles, routeManifest } from './deployment-files.ts';
 import { customDomainHost, siteSubdomain } from './hostname.ts';
