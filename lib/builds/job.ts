@@ -6,8 +6,8 @@ import { keys } from '../db/keys.ts';
 import { rootPrefix } from '../sites/root-directory.ts';
 import { checkIssuerAddress } from '../sso/address-guard.ts';
 import type { BuildJob } from './host.ts';
-import { forgeAudienceTeam } from './forge-audiences.ts';
-import { mintForgeToken, openAccessToken } from './git-secrets.ts';
+import { forgeAudienceTeam } from '../git/forge-audiences.ts';
+import { mintForgeToken, openAccessToken } from '../git/git-secrets.ts';
 import { buildSettings } from './presets.ts';
 
 /**

@@ -10,7 +10,7 @@ import { readLogLines } from './build-log-records.ts';
 import { getBuild } from './build-records.ts';
 import { settleIfLost } from './lost.ts';
 import { enqueueBuild, type QueuedBuildView } from './enqueue.ts';
-import { newWebhookSecret, sealWebhookSecret } from './git-secrets.ts';
+import { newWebhookSecret, sealWebhookSecret } from '../git/git-secrets.ts';
 import { branchLabel } from '../sites/preview-hosts.ts';
 import { storeWebhookSecret } from './project-git-records.ts';
 import { productionBranch } from './rules.ts';

@@ -28,8 +28,8 @@ import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostnameClaimMoves, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
 import { logger } from '../logger.ts';
-import { gitSettingsChanges } from '../builds/git-settings.ts';
-import { forgeAudienceWrites } from '../builds/forge-audiences.ts';
+import { gitSettingsChanges } from '../git/git-settings.ts';
+import { forgeAudienceWrites } from '../git/forge-audiences.ts';
 
 /** DynamoDB's limit of items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;

@@ -1,4 +1,4 @@
-import { forgeAudienceValue, releaseForgeAudience } from '../../../lib/builds/forge-audiences.ts';
+import { forgeAudienceValue, releaseForgeAudience } from '../../../lib/git/forge-audiences.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import * as z from '../../../lib/schema.ts';
 

@@ -1,5 +1,5 @@
 import { loadSecrets, refreshSecret } from '../../../lib/aws/secrets.ts';
-import { forgeJwks, JWKS_MAX_AGE_SECONDS } from '../../../lib/builds/forge-keys.ts';
+import { forgeJwks, JWKS_MAX_AGE_SECONDS } from '../../../lib/git/forge-keys.ts';
 import { config } from '../../../lib/config.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
