@@ -4,7 +4,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
 import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { planOf } from '../plans.ts';
-import { createdClientOf, newProjectTransaction } from '../projects/create.ts';
+import { createdClientOf, newProjectTransaction } from '../project-setup/create.ts';
 import { newProjectRecord, toProject } from '../projects/projects.ts';
 import { cancelProvisionalExpiry, provisionalExpirySeconds, scheduleProvisionalExpiry } from '../projects/provisional.ts';
 import { extendProvisional, getProjectItem, projectIsActive, projectItem } from '../projects/records.ts';

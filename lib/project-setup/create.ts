@@ -7,10 +7,10 @@ import { planOf, type Plan } from '../plans.ts';
 import { gitSettingsChanges } from '../git/git-settings.ts';
 import { forgeAudienceWrites } from '../git/forge-audiences.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
-import { CREATED_CLIENTS, newProjectRecord, toProject, type Project, type ProjectRecord } from './projects.ts';
-import { newProjectWrites, projectItem } from './records.ts';
+import { CREATED_CLIENTS, newProjectRecord, toProject, type Project, type ProjectRecord } from '../projects/projects.ts';
+import { newProjectWrites, projectItem } from '../projects/records.ts';
 import { projectSettingsSchema } from './settings.ts';
-import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from './subdomain.ts';
+import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from '../projects/subdomain.ts';
 
 /**
  * The writes every new project is made with, in one transaction (begin-upload's and POST /api/v1/projects'):

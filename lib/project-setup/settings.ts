@@ -19,10 +19,10 @@ import {
   PREVIEW_BRANCH_MODES,
   toProject,
   type Project,
-} from './projects.ts';
-import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
-import { getProjectItem } from './records.ts';
-import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './settings-records.ts';
+} from '../projects/projects.ts';
+import { acceptableSubdomain, suggestSubdomains } from '../projects/subdomain.ts';
+import { getProjectItem } from '../projects/records.ts';
+import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from '../projects/settings-records.ts';
 import { domainQualifiesAsPrimary, getDomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
