@@ -151,7 +151,7 @@ export class SlipwayState extends Construct {
         'so a rotation would fail every install in flight. Rotating it by hand (put a new value, then cold-start the functions) is safe at a quiet moment; ' +
         'automatic rotation would need verification against the previous key too, which is not built.',
     });
-    // The forge tokens' signing keys (lib/builds/forge-keys.ts): a generated 64-character seed is a key set of one
+    // The forge tokens' signing keys (lib/git/forge-keys.ts): a generated 64-character seed is a key set of one
     // ES256 key, derived from it at run time; the public half is published at /.well-known/jwks.json.
     const forgeSigning = new secretsmanager.Secret(this, secretDefinitions.forgeSigning.id, {
       description: 'Slipway: seed of the forge tokens ES256 signing key (a JSON key set while a rotation runs)',

@@ -11,7 +11,7 @@ import { keys } from '../db/keys.ts';
  * by settings with `git_repo_url`, read here).
  */
 
-/** Every project whose `git_repo_url` names this repository (lib/builds/repo-url.ts), from the index: never a scan. */
+/** Every project whose `git_repo_url` names this repository (lib/git/repo-url.ts), from the index: never a scan. */
 export async function projectsForRepo(repoKey: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
@@ -55,7 +55,7 @@ async function updateActiveProject(
   }
 }
 
-/** Replaces the project's webhook secret (sealed by lib/builds/git-secrets.ts). */
+/** Replaces the project's webhook secret (sealed by lib/git/git-secrets.ts). */
 export function storeWebhookSecret(projectId: string, sealed: string): Promise<boolean> {
   return updateActiveProject(projectId, 'SET git_webhook_secret_sealed = :sealed, updated_at = :now', {
     ':sealed': sealed,

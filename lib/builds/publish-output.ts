@@ -13,7 +13,7 @@ import type { TeamStanding } from '../publishing/sessions.ts';
 
 /**
  * A successful build's output goes through the very steps of a direct upload
- * (lib/deployments/begin-build-upload.ts): manifest and publishability checks, the
+ * (lib/publishing/begin-build-upload.ts): manifest and publishability checks, the
  * team's held blobs, the files the team lacks stored, then finalize (the
  * functions build for production, the route manifest, the commit). Publishing
  * learns nothing of Git: it gets a folder, a deployment and a target.

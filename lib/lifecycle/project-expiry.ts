@@ -7,7 +7,7 @@ export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
 /**
  * The provisional-expiry worker's job: deletes a provisional project whose
  * time is up and which never published, as a deleted project is removed
- * (lib/projects/deletion.ts).
+ * (lib/lifecycle/project-deletion.ts).
  *
  * The project is first claimed by one conditional write (status 'deleting',
  * only while provisional_until has passed and nothing is live); finalize's own

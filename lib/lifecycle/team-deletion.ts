@@ -173,7 +173,7 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
     ...owned
       .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FEEDBACK#'))
       .map((o) => keys.feedbackRef((o.sk as string).slice('FEEDBACK#'.length))),
-    // So does each forge audience's platform-wide claim (lib/builds/forge-audiences.ts): released with the team.
+    // So does each forge audience's platform-wide claim (lib/git/forge-audiences.ts): released with the team.
     ...owned
       .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FORGEAUDIENCE#'))
       .map((o) => keys.forgeAudience((o.sk as string).slice('FORGEAUDIENCE#'.length))),

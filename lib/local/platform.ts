@@ -111,7 +111,7 @@ function ownSettings(endpoint: string, outboxEndpoint: string, port: number): Re
     // Per-run secrets of the Git connect state and of environment variable encryption (a set value is kept,
     // so a developer on a persistent AWS endpoint can keep the same key across restarts).
     GIT_STATE_SECRET: config.secretValue('gitState') || randomBytes(32).toString('base64url'),
-    // The seed of the forge tokens' signing key (lib/builds/forge-keys.ts); `npm run dev` keeps it in .slipway/state/.
+    // The seed of the forge tokens' signing key (lib/git/forge-keys.ts); `npm run dev` keeps it in .slipway/state/.
     FORGE_SIGNING_KEY: config.secretValue('forgeSigning') || randomBytes(32).toString('base64url'),
     ENV_ENCRYPTION_KEY: config.secretValue('envEncryption') || randomBytes(32).toString('base64'),
     // Set it to the secret `stripe listen` prints to forward a real test-mode account's events here.

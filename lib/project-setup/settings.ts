@@ -97,7 +97,7 @@ export const projectSettingsSchema = z.partial(
     // A domain id, checked against the table (PRIMARY_DOMAIN_* codes); null clears it.
     primary_domain_id: z.nullable(z.string().check(z.maxLength(255))),
     analytics_enabled: z.boolean(),
-    // Write-only: sealed at rest, never returned; null clears it (lib/builds/git-settings.ts).
+    // Write-only: sealed at rest, never returned; null clears it (lib/git/git-settings.ts).
     git_access_token: z.nullable(z.string().check(z.minLength(1), z.maxLength(4096))),
     // Checked against PREVIEW_SLUG_PATTERN (PREVIEW_SLUG_INVALID); platform-wide unique (PREVIEW_SLUG_TAKEN).
     // Null changes nothing (a whole-object save of a project that has no slug yet): a slug is never removed.

@@ -29,7 +29,7 @@ import {
 import { uploadingDeployment } from '../deployments/records.ts';
 
 /**
- * Beginning an upload: the upload session (lib/uploads/sessions.ts) opens with the deployment it will
+ * Beginning an upload: the upload session (lib/publishing/sessions.ts) opens with the deployment it will
  * publish, and, for a first upload, the provisional project it belongs to, all in one transaction.
  */
 

@@ -187,14 +187,14 @@ async function commitPublish(p: Publishing, emptyBuild: boolean): Promise<Finali
  * nothing), compiles its `_redirects` and `_headers` into the route manifest (publish-rules.ts), writes the
  * route manifest once, then in one transaction marks the
  * deployment ready, points production at it, clears provisional_until and
- * closes the session (lib/uploads/sessions.ts owns those writes). A repeated
+ * closes the session (lib/publishing/sessions.ts owns those writes). A repeated
  * (or concurrent) finalize answers with the same deployment.
  */
 export async function finalizeUpload(session: UploadSessionRecord): Promise<FinalizeResult> {
   if (session.status === 'finalized') return finalizedResult(session);
   requireOpenSession(session);
   const teamId = session.team_id;
-  // What the session's upload requests recorded as stored (lib/uploads/received.ts), read while the
+  // What the session's upload requests recorded as stored (lib/publishing/received.ts), read while the
   // project is: one query where a listing of the folder would take a call per thousand keys.
   const recorded = receivedHashes(session.upload_id);
   recorded.catch(() => undefined);

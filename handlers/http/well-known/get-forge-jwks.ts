@@ -7,7 +7,7 @@ import { defineHandler } from '../../../lib/http/pipeline.ts';
 await loadSecrets(['forgeSigning']);
 const REFRESH_MS = 5 * 60 * 1000;
 
-/** The forge tokens' public keys (lib/builds/forge-keys.ts), as a forge fetches a JWKS: the document itself, no envelope. */
+/** The forge tokens' public keys (lib/git/forge-keys.ts), as a forge fetches a JWKS: the document itself, no envelope. */
 export const handler = defineHandler('GET /.well-known/jwks.json', {}, async () => {
   await refreshSecret('forgeSigning', REFRESH_MS);
   return {
