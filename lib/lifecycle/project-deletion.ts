@@ -1,7 +1,4 @@
-import { deleteProjectSchedules } from '../functions/schedules.ts';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { getObject } from '../aws/s3-lite.ts';
-import { deletePrefix } from '../aws/s3-prefixes.ts';
 import { sqs } from '../aws/sqs.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
@@ -9,19 +6,14 @@ import { refusedAt, transact } from '../db/transact.ts';
 import { removeProjectDomains } from '../domains/removal.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
-import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
-import { routeManifestKey } from '../sites/storage-keys.ts';
-import type { RouteManifest } from '../sites/route-manifest.ts';
-import { forgetHeldBlobs, heldBlobs } from '../publishing/blob-records.ts';
-import type { UploadSessionRecord } from '../deployments/session-record.ts';
-import { discardSessions, projectSessions, slotsOfRemovedSessions } from '../publishing/sessions.ts';
-import { readManifest } from '../publishing/stored-manifest.ts';
+import { purgeProjectScans } from '../abuse/purge.ts';
+import { purgeProjectFunctions } from '../functions/purge.ts';
 import { cancelProvisionalExpiry } from '../projects/provisional.ts';
 import { getProjectItem, markDeleting, projectPartition, removedProjectWrites } from '../projects/records.ts';
-import { forgetProjectScans } from '../abuse/scan-records.ts';
-import { scanCachePrefix } from '../abuse/scan-cache.ts';
-import { claimsFor, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
-import { deleteProjectInvocations } from '../functions/invocations.ts';
+import { purgeProjectUploads } from '../publishing/purge.ts';
+import { projectSessions, slotsOfRemovedSessions } from '../publishing/sessions.ts';
+import { purgeProjectScreenshots } from '../screenshots/purge.ts';
+import { purgeProjectSite } from '../sites/purge.ts';
 
 /**
  * Deleting a project: `DELETE /api/v1/projects/{id}` sets `deleting` (one
@@ -56,55 +48,17 @@ export async function deleteProject(projectId: string): Promise<DeletionOutcome>
 }
 
 /**
- * The team's records of blobs stored in the project's folder: they must not keep pointing there, or its
- * next upload of the same bytes would be told they are held.
- */
-async function forgetBlobsStoredIn(project: Record<string, unknown>, sessions: UploadSessionRecord[], deploymentIds: string[]) {
-  const teamId = project.team_id as string;
-  const slug = project.slug as string;
-  const projectFolder = `${teamId}/${slug}/`;
-  const hashes = new Set<string>();
-  for (const session of sessions) {
-    const manifest = await readManifest(session).catch(() => null);
-    for (const hash of manifest?.placements.keys() ?? []) hashes.add(hash);
-  }
-  for (const deploymentId of deploymentIds) {
-    const text = await getObject(config.bucket('sites'), routeManifestKey(teamId, slug, deploymentId))
-      .then((o) => o.transformToString())
-      .catch(() => null);
-    if (!text) continue;
-    for (const file of Object.values((JSON.parse(text) as RouteManifest).files)) hashes.add(file.hash);
-  }
-  const pointingHere = [...(await heldBlobs(teamId, [...hashes])).values()].filter(
-    (blob) => blob.project_id === project.id && blob.object_key.startsWith(projectFolder),
-  );
-  await forgetHeldBlobs(teamId, pointingHere);
-}
-
-/**
- * What the project owns outside its partition: function hostname claims, schedules and queued invocations, custom
- * domains, objects (bundles, screenshots, scan cache, the site folder), analytics rows, its keyword scans
- * in the admin listing.
+ * What the project owns outside its partition, each area's part removed by that area: function hostname claims,
+ * schedules, queued invocations and bundles; custom domains; screenshots; the keyword scan cache and listing; the
+ * site folder and analytics rows.
  */
 async function removeOwnedElsewhere(project: Record<string, unknown>, functionNames: string[]) {
-  const projectId = project.id as string;
-  const teamId = project.team_id as string;
-  // Every hostname label the project holds (its index key), and those of its functions on its current subdomain
-  // (claims written before they carried the index key): another project may take them at once.
-  const current = claimsFor(functionNames, project.subdomain as string).map((c) => c.label);
-  await releaseProjectHostnames(projectId, new Set(), current);
-  // Its functions' Scheduler schedules: none is left to tick (their records go with the partition after this).
-  await deleteProjectSchedules(projectId);
-  await removeProjectDomains(projectId);
-  // Its queued invocations: records, stored requests, results and console output (not left to their TTL).
-  await deleteProjectInvocations(projectId, functionNames);
-  await deletePrefix(config.bucket('bundles'), `functions/${teamId}/${projectId}/`);
-  await deletePrefix(config.bucket('bundles'), `screenshots/${teamId}/${projectId}/`);
-  await deletePrefix(config.bucket('bundles'), scanCachePrefix(teamId, projectId));
-  await deletePrefix(config.bucket('sites'), `${teamId}/${project.slug as string}/`);
-  await deleteProjectAnalytics(projectId);
-  // Its keyword scans leave the admin listing; the scan records stay, like the abuse reports naming it.
-  await forgetProjectScans(projectId);
+  const owner = { id: project.id as string, teamId: project.team_id as string };
+  await purgeProjectFunctions({ ...owner, subdomain: project.subdomain as string }, functionNames);
+  await removeProjectDomains(owner.id);
+  await purgeProjectScreenshots(owner);
+  await purgeProjectScans(owner);
+  await purgeProjectSite({ ...owner, slug: project.slug as string });
 }
 
 /**
@@ -127,8 +81,7 @@ export async function removeProject(project: Record<string, unknown>): Promise<b
     .map((item) => (item.sk as string).slice('DEPLOYMENT#'.length));
   const functionNames = owned.filter((item) => (item.sk as string).startsWith('FUNCTION#')).map((fn) => fn.name as string);
 
-  await forgetBlobsStoredIn(project, sessions, deploymentIds);
-  await discardSessions(sessions);
+  await purgeProjectUploads({ id: projectId, teamId: project.team_id as string, slug: project.slug as string }, sessions, deploymentIds);
   await removeOwnedElsewhere(project, functionNames);
   // Everything in the project's partition but the project item itself, which goes last, with its holds.
   await deleteItems(owned.filter((item) => item.sk !== 'PROJECT').map((item) => ({ pk: item.pk as string, sk: item.sk as string })));
