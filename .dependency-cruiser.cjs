@@ -87,7 +87,7 @@ module.exports = {
       name: 'only-local-imports-emulator',
       comment: 'The AWS emulator is reached only by the local platform (and tests): never by production code or the CLI.',
       severity: 'error',
-      from: { pathNot: [...EMULATOR, '^lib/local/', ...TOOLING] },
+      from: { pathNot: [...EMULATOR, ...LOCAL, ...TOOLING] },
       to: { path: EMULATOR },
     },
   ],
