@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { githubSignature } from '../lib/builds/webhooks/github.ts';
 import { createApiKey } from '../lib/identity/credential-records.ts';
-import { createUser } from '../lib/identity/user-records.ts';
+import { createUser } from '../lib/users/user-records.ts';
 import { startLocalPlatform, type LocalPlatform } from '../lib/local/platform.ts';
 import { localParts } from '../lib/local/wiring.ts';
 import { setTeamPlan } from '../lib/teams/standing.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { buildDashboard } from '../dashboard/build.mjs';
 import { createSession } from '../lib/identity/credential-records.ts';
-import { createUser } from '../lib/identity/user-records.ts';
+import { createUser } from '../lib/users/user-records.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
 import { createTeam } from '../lib/teams/teams.ts';
 import { launchChromium } from '../test/support/browser.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createApiKey } from '../lib/identity/credential-records.ts';
-import { createUser } from '../lib/identity/user-records.ts';
+import { createUser } from '../lib/users/user-records.ts';
 import { repoRoot } from '../lib/local/api-server.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
 import { localParts } from '../lib/local/wiring.ts';

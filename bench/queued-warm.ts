@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createApiKey } from '../lib/identity/credential-records.ts';
-import { createUser } from '../lib/identity/user-records.ts';
+import { createUser } from '../lib/users/user-records.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
 import { assemblyDir, ensureSynthesized } from '../local-cloud/template/assembly.ts';
 import { setFunctionsEnrolment } from '../lib/teams/standing.ts';

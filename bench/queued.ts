@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createApiKey } from '../lib/identity/credential-records.ts';
-import { createUser } from '../lib/identity/user-records.ts';
+import { createUser } from '../lib/users/user-records.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
 import { queuedRuntime } from '../lib/local/queued-runtime.ts';
 import { setFunctionsEnrolment } from '../lib/teams/standing.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createApiKey } from '../lib/identity/credential-records.ts';
-import { createUser } from '../lib/identity/user-records.ts';
+import { createUser } from '../lib/users/user-records.ts';
 import { repoRoot } from '../lib/local/api-server.ts';
 import { startLocalPlatform } from '../lib/local/platform.ts';
 import { freePort } from '../lib/local/ports.ts';

@@ -5,7 +5,7 @@
 // secret; the old key stays in the JWKS until its last token has expired. Run with the repository's tsx:
 //   ... | npx tsx bin/rotate-forge-key.mjs [--lead-minutes 15] | ...
 import { parseArgs } from 'node:util';
-import { rotateForgeKeySet } from '../lib/builds/forge-keys.ts';
+import { rotateForgeKeySet } from '../lib/git/forge-keys.ts';
 
 const { values } = parseArgs({ options: { 'lead-minutes': { type: 'string', default: '15' } } });
 const lead = Number(values['lead-minutes']);

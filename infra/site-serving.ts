@@ -159,7 +159,7 @@ export class SiteServing extends Construct {
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Slipway sites: *.${props.siteDomain}`,
-      // Previews answer at {label}-{slug}.previews.{siteDomain} (lib/builds/preview-hosts.ts): a wildcard covers one label only.
+      // Previews answer at {label}-{slug}.previews.{siteDomain} (lib/sites/preview-hosts.ts): a wildcard covers one label only.
       ...(certificate ? { domainNames: [`*.${props.siteDomain}`, `*.previews.${props.siteDomain}`], certificate } : {}),
       minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,

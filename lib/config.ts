@@ -180,7 +180,7 @@ export const config = {
    */
   gitStateSecret: () => requiredSecret('gitState'),
   /**
-   * The forge tokens' signing key set (lib/builds/forge-keys.ts). No default: the local platform makes one
+   * The forge tokens' signing key set (lib/git/forge-keys.ts). No default: the local platform makes one
    * (kept in .slipway/state/), the stack generates one into Secrets Manager.
    */
   forgeSigningKey: () => requiredSecret('forgeSigning'),

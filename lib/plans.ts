@@ -23,7 +23,7 @@ export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 /**
  * The largest file a PUT (or a batch) carries. Lambda takes a request of at
  * most 6 MB and API Gateway hands it a binary body base64-encoded (4/3 larger),
- * so a larger file goes by upload URL (lib/uploads/large-files.ts).
+ * so a larger file goes by upload URL (lib/publishing/large-files.ts).
  */
 export const MAX_INLINE_FILE_BYTES = 4 * 1024 * 1024;
 

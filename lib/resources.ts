@@ -139,7 +139,7 @@ export const secretDefinitions = {
   /** HMAC key of Git connect state tokens (lib/git/connect-state.ts). */
   gitState: { id: 'GitStateSecret', envVar: 'GIT_STATE_SECRET', arnEnvVar: 'GIT_STATE_SECRET_ARN' },
   /**
-   * The forge tokens' signing keys (lib/builds/forge-keys.ts): a seed (or a JSON key set while a rotation
+   * The forge tokens' signing keys (lib/git/forge-keys.ts): a seed (or a JSON key set while a rotation
    * runs) from which each ES256 private key is derived; the public halves are published at /.well-known/jwks.json.
    */
   forgeSigning: { id: 'ForgeSigningKey', envVar: 'FORGE_SIGNING_KEY', arnEnvVar: 'FORGE_SIGNING_KEY_ARN' },

@@ -99,7 +99,7 @@ export const workers: readonly WorkerRow[] = [
     timeoutSeconds: 150,
   },
   {
-    // Removes what a deleted project owned, then the project (lib/projects/deletion.ts).
+    // Removes what a deleted project owned, then the project (lib/lifecycle/project-deletion.ts).
     name: 'deletions',
     handler: 'handlers/workers/deletions.ts',
     trigger: { kind: 'queue', queue: 'deletions', batchSize: 1 },
@@ -117,7 +117,7 @@ export const workers: readonly WorkerRow[] = [
     timeoutSeconds: 900,
   },
   {
-    // Purges a team whose deletion deadline passed, unless a legal hold blocks it (lib/teams/deletion.ts).
+    // Purges a team whose deletion deadline passed, unless a legal hold blocks it (lib/lifecycle/team-deletion.ts).
     name: 'team-purge',
     handler: 'handlers/workers/team-purge.ts',
     trigger: { kind: 'schedule', targetArnEnvVar: 'TEAM_PURGE_TARGET_ARN' },

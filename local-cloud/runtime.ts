@@ -3,7 +3,7 @@ import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SQSEvent } from 'aws-lambda';
 import { secretDefinitions } from '../lib/resources.ts';
 import { join } from 'node:path';
-import { parsePreviewHost } from '../lib/builds/preview-hosts.ts';
+import { parsePreviewHost } from '../lib/sites/preview-hosts.ts';
 import { customDomainHost, siteSubdomain } from '../lib/sites/hostname.ts';
 import type { HostnameHandler } from '../lib/local/api-server.ts';
 import { isFunctionHostname } from '../lib/local/functions-runtime.ts';
@@ -41,7 +41,7 @@ import {
 } from './lambda/lambdas.ts';
 import { provisionTemplate } from './template/provision.ts';
 import { readSynthesizedTemplate, resourcesOfType, type SynthesizedTemplate } from './template/template.ts';
-import { localConfig } from '../lib/local/local-config.ts';
+import { localConfig } from '../lib/local-config.ts';
 import { config } from '../lib/config.ts';
 
 /** moto's default account: ARNs the template resolves to match the ones moto hands out. */

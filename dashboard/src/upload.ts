@@ -1,5 +1,5 @@
 import { sendUploadRequests, type UploadRequest, uploadRequests } from '../../lib/upload-requests.ts';
-import { missingPageLoads, missingPageLoadsSentence } from '../../lib/uploads/page-references.ts';
+import { missingPageLoads, missingPageLoadsSentence } from '../../lib/publishing/page-references.ts';
 import { ApiError, type ApiClient, type Reply } from './api.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { access } from '../../lib/http/access.ts';
+import { access } from '../../lib/access/rules.ts';
 import { ApiError } from '../../lib/errors/api-error.ts';
 import { METHOD_NOT_ALLOWED, ROUTE_NOT_FOUND } from '../../lib/errors/catalogue/request.ts';
 import { buildHandler } from '../../lib/http/pipeline.ts';

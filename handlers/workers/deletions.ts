@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../lib/logger.ts';
-import { deleteProject } from '../../lib/projects/deletion.ts';
+import { deleteProject } from '../../lib/lifecycle/project-deletion.ts';
 
 /** Consumer of the deletions queue: one message per project to remove; a failed one is retried by SQS. */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {

@@ -1,5 +1,5 @@
 import { logger } from '../../lib/logger.ts';
-import { expireProvisionalProject } from '../../lib/projects/expiry.ts';
+import { expireProvisionalProject } from '../../lib/lifecycle/project-expiry.ts';
 import type { ProvisionalExpiryInput } from '../../lib/projects/provisional.ts';
 
 /** Target of the one-time EventBridge Scheduler schedule set by each begin on a provisional project. */

@@ -1,5 +1,5 @@
 import { logger } from '../../lib/logger.ts';
-import { purgeTeam, type TeamPurgeInput } from '../../lib/teams/deletion.ts';
+import { purgeTeam, type TeamPurgeInput } from '../../lib/lifecycle/team-deletion.ts';
 
 /** Target of the one-time schedule set at a team's deletion request (and when a hold on an overdue team is lifted). */
 export const handler = async (event: TeamPurgeInput): Promise<{ team_id: string; outcome: string }> => {

@@ -145,7 +145,7 @@ export async function reviveScanOfDeployment(projectId: string, deploymentId: st
   const row = toScanRow({ ...scan, ...reviewReset, report_count: await countProjectReports(projectId) });
   await transact([
     { name: 'latest', write: { Put: { Item: latestItem(scan, row) } } },
-    // Not for a project on its way out (lib/projects/deletion.ts removes its listing items).
+    // Not for a project on its way out (lib/lifecycle/project-deletion.ts removes its listing items).
     projectIsActive(projectId),
     {
       name: 'record',
@@ -251,7 +251,7 @@ export async function finishScan(finished: ScanRecord, row: AbuseScanRow, live: 
     await transact([
       { name: 'record', write: { Put: finishRecord } },
       { name: 'latest', write: { Put: { Item: latestItem(finished, row), ...(live ? {} : unlessLater) } } },
-      // A project being deleted (its listing items removed by lib/projects/deletion.ts) is never listed again.
+      // A project being deleted (its listing items removed by lib/lifecycle/project-deletion.ts) is never listed again.
       projectIsActive(finished.project_id),
     ]);
     return 'listed';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TransactionRefused, transact } from '../db/transact.ts';
-import { emailVerified } from '../identity/user-records.ts';
+import { emailVerified } from '../users/user-records.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { EMAIL_CONFIRMATION_INVALID } from '../errors/catalogue/accounts.ts';
 import { confirmationUse, getConfirmation } from './confirmation-records.ts';

@@ -3,7 +3,7 @@ import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { EMAIL_DELIVERY_UNAVAILABLE } from '../errors/catalogue/accounts.ts';
-import type { User } from '../identity/user-records.ts';
+import type { User } from '../users/user-records.ts';
 import type { RequestLogger } from '../logger.ts';
 import { confirmationTokenHash } from './email-confirmation.ts';
 import { deleteConfirmation, insertConfirmation } from './confirmation-records.ts';

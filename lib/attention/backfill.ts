@@ -2,7 +2,7 @@ import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { teamProjectItems } from '../projects/records.ts';
 import { scanTeamItemsPage } from '../teams/records.ts';
-import { insertTeamAttention } from './team-state-records.ts';
+import { insertTeamAttention } from '../teams/team-state-records.ts';
 
 /**
  * Operator command `admin backfill-attention`: gives each team created before

@@ -4,7 +4,7 @@ import { keys } from '../db/keys.ts';
 import { getTeamOwner } from '../teams/membership-records.ts';
 import { listFeedbackInbox, type FeedbackInboxRow } from './feedback.ts';
 import { PAYING_IDLE_DAYS } from './team-state.ts';
-import { type BillingBucket, billingBucketTeams, stuckTeams } from './team-state-records.ts';
+import { type BillingBucket, billingBucketTeams, stuckTeams } from '../teams/team-state-records.ts';
 import type { FailedWebhookEvent } from './webhook-records.ts';
 import { listFailedWebhookEvents } from './webhooks.ts';
 

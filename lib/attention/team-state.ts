@@ -10,7 +10,7 @@ import {
   getTeamAttention,
   setLatestFailure,
   writeAttentionChange,
-} from './team-state-records.ts';
+} from '../teams/team-state-records.ts';
 
 /**
  * A team's attention state, one item per team (`TEAM#{id}` / `ATTENTION`),

@@ -45,7 +45,7 @@ function loadSecret(name: SecretName, again = false): Promise<void> {
 
 /**
  * Reads a secret fetched from Secrets Manager again when the value held is older than `maxAgeMs`
- * (a rotation puts a new value while warm containers run: the forge signing keys, lib/builds/forge-keys.ts).
+ * (a rotation puts a new value while warm containers run: the forge signing keys, lib/git/forge-keys.ts).
  * A value given in the environment is never replaced. A failed read keeps the value held.
  */
 export async function refreshSecret(name: SecretName, maxAgeMs: number): Promise<void> {

@@ -11,7 +11,7 @@ import { keys } from '../db/keys.ts';
  * `build_failure_signature`). Only build outcomes and the resume operation
  * write it, each by a conditional write on the count it read, so two
  * outcomes racing never lose a failure; a settings save never names these
- * attributes (lib/projects/settings.ts), so it cannot write a stale value back.
+ * attributes (lib/project-setup/settings.ts), so it cannot write a stale value back.
  */
 
 /** User-caused failures with one signature in a row that pause auto-deploy. */

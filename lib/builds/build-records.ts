@@ -20,7 +20,8 @@ import type { BuildTarget, BuildTrigger } from './events.ts';
  * newer build takes it over with a condition on the one it replaces, and
  * cancels that one.
  */
-export type BuildStatus = 'queued' | 'building' | 'ready' | 'failed' | 'canceled' | 'skipped';
+import type { BuildStatus } from '../deployments/records.ts';
+export type { BuildStatus };
 
 export interface NewBuild {
   projectId: string;

@@ -3,8 +3,8 @@ import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
 import { cancelBuild, recordQueuedBuild, recordSkippedBuild, type NewBuild } from './build-records.ts';
-import { previewUrl } from './preview-hosts.ts';
-import { ensurePreviewSlug } from './preview-records.ts';
+import { previewUrl } from '../sites/preview-hosts.ts';
+import { ensurePreviewSlug } from '../sites/preview-records.ts';
 import type { ProjectItem } from '../projects/records.ts';
 
 /**

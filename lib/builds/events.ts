@@ -37,5 +37,4 @@ export interface OtherEvent {
 
 export type GitEvent = PushEvent | MergeRequestEvent | OtherEvent;
 
-export type BuildTrigger = 'push' | 'merge_request' | 'manual';
-export type BuildTarget = 'production' | 'preview';
+export type { BuildTarget, BuildTrigger } from '../deployments/records.ts';

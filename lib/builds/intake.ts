@@ -5,10 +5,10 @@ import { forgetBuiltCommits } from './build-records.ts';
 import { deleteDelivery, recordDelivery, type GitProvider } from './delivery-records.ts';
 import { enqueueBuild, recordSkipped, type QueuedBuildView } from './enqueue.ts';
 import type { GitEvent } from './events.ts';
-import { openWebhookSecret } from './git-secrets.ts';
-import { takeDownPreview } from './preview-records.ts';
+import { openWebhookSecret } from '../git/git-secrets.ts';
+import { takeDownPreview } from '../sites/preview-records.ts';
 import { markProductionBranchDeleted, notePush, projectsForRepo } from './project-git-records.ts';
-import { repoKey } from './repo-url.ts';
+import { repoKey } from '../git/repo-url.ts';
 import { decide, productionBranch, type ProjectRules } from './rules.ts';
 import type { ProjectItem } from '../projects/records.ts';
 

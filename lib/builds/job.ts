@@ -3,11 +3,11 @@ import { config } from '../config.ts';
 import { decryptEnvValue } from '../env/encryption.ts';
 import { queryAll } from '../db/query.ts';
 import { keys } from '../db/keys.ts';
-import { rootPrefix } from '../functions/build.ts';
+import { rootPrefix } from '../sites/root-directory.ts';
 import { checkIssuerAddress } from '../sso/address-guard.ts';
 import type { BuildJob } from './host.ts';
-import { forgeAudienceTeam } from './forge-audiences.ts';
-import { mintForgeToken, openAccessToken } from './git-secrets.ts';
+import { forgeAudienceTeam } from '../git/forge-audiences.ts';
+import { mintForgeToken, openAccessToken } from '../git/git-secrets.ts';
 import { buildSettings } from './presets.ts';
 import type { ProjectItem } from '../projects/records.ts';
 

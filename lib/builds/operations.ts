@@ -1,4 +1,4 @@
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DEPLOYMENT_NOT_FOUND, PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { BUILD_LOG_CURSOR_INVALID, GIT_REPOSITORY_NOT_CONNECTED } from '../errors/catalogue/builds.ts';
@@ -10,8 +10,8 @@ import { readLogLines } from './build-log-records.ts';
 import { getBuild } from './build-records.ts';
 import { settleIfLost } from './lost.ts';
 import { enqueueBuild, type QueuedBuildView } from './enqueue.ts';
-import { newWebhookSecret, sealWebhookSecret } from './git-secrets.ts';
-import { branchLabel } from './preview-hosts.ts';
+import { newWebhookSecret, sealWebhookSecret } from '../git/git-secrets.ts';
+import { branchLabel } from '../sites/preview-hosts.ts';
 import { storeWebhookSecret } from './project-git-records.ts';
 import { productionBranch } from './rules.ts';
 

@@ -3,13 +3,13 @@ import { constants } from 'node:fs';
 import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { finalizeUpload } from '../deployments/publish.ts';
+import { finalizeUpload } from '../publishing/publish.ts';
 import { ApiError, isApiError } from '../errors/api-error.ts';
 import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';
 import { getTeam } from '../teams/teams.ts';
-import { beginBuildSession } from '../deployments/begin-build-upload.ts';
-import { storeUploadedFiles } from '../uploads/files.ts';
-import type { TeamStanding } from '../uploads/sessions.ts';
+import { beginBuildSession } from '../publishing/begin-build-upload.ts';
+import { storeUploadedFiles } from '../publishing/files.ts';
+import type { TeamStanding } from '../publishing/sessions.ts';
 import type { ProjectItem } from '../projects/records.ts';
 
 /**

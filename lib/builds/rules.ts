@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import type { GitEvent, MergeRequestEvent, PushEvent } from './events.ts';
-import { branchLabel, mergeRequestLabel } from './preview-hosts.ts';
+import { branchLabel, mergeRequestLabel } from '../sites/preview-hosts.ts';
 
 /**
  * Which pushes build what (docs/builds.md, "Which pushes build what"): pure

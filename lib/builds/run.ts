@@ -12,7 +12,7 @@ import { sendBuildMessage, type BuildMessage } from './enqueue.ts';
 import type { BuildHost, BuildReport } from './host.ts';
 import { BuildSetupError, prepareBuildJob } from './job.ts';
 import { budgetText } from './lost.ts';
-import { setPreview } from './preview-records.ts';
+import { setPreview } from '../sites/preview-records.ts';
 import { publishBuildOutput } from './publish-output.ts';
 import type { DeploymentItem } from '../deployments/records.ts';
 

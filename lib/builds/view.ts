@@ -1,6 +1,5 @@
-import type { BuildStatus } from './build-records.ts';
 import type { BuildTarget, BuildTrigger } from './events.ts';
-import { previewUrl } from './preview-hosts.ts';
+import { previewUrl } from '../sites/preview-hosts.ts';
 import type { ProjectItem } from '../projects/records.ts';
 import type { DeploymentItem } from '../deployments/records.ts';
 
@@ -29,7 +28,7 @@ export interface DeploymentBuildFields {
   log_lines: number;
 }
 
-export type DeploymentStatus = 'uploading' | BuildStatus;
+export type { DeploymentStatus } from '../deployments/records.ts';
 
 const text = (value: unknown) => (typeof value === 'string' ? value : null);
 

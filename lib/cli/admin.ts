@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createApiKey, createSession } from '../identity/credential-records.ts';
-import { createUser, EmailTakenError, getUser } from '../identity/user-records.ts';
+import { createUser, EmailTakenError, getUser } from '../users/user-records.ts';
 import { putMembership } from '../teams/membership-records.ts';
 import { createTeam, resolveTeam } from '../teams/teams.ts';
 import { isPlanName, plans } from '../plans.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { rootPrefix } from '../functions/root-directory.ts';
+import { rootPrefix } from '../sites/root-directory.ts';
 import type { ApiCallError, ApiClient } from './api-client.ts';
 import { hashSiteFiles } from './file-hashing.ts';
 import { FileSender } from './file-sender.ts';

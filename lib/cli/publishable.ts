@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { missingPageLoads, missingPageLoadsSentence } from '../uploads/page-references.ts';
-import { builtOutputFolder, deployInsteadSentence, sourceScriptsOf } from '../uploads/source-app.ts';
+import { missingPageLoads, missingPageLoadsSentence } from '../publishing/page-references.ts';
+import { builtOutputFolder, deployInsteadSentence, sourceScriptsOf } from '../publishing/source-app.ts';
 import { CliError } from './operator-env.ts';
 
 function readText(file: string): string | null {

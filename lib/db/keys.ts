@@ -68,13 +68,13 @@ export const keys = {
     gsi1sk: `${createdAt}#${deploymentId}`,
   }),
   uploadSession: (uploadId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: 'UPLOAD' }),
-  /** What one upload request of a session stored (lib/uploads/received.ts); under the session's partition. */
+  /** What one upload request of a session stored (lib/publishing/received.ts); under the session's partition. */
   uploadReceived: (uploadId: string, entryId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: `RECEIVED#${entryId}` }),
   uploadSessionByProject: (projectId: string, createdAt: string, uploadId: string) => ({
     gsi1pk: `PROJECTUPLOADS#${projectId}`,
     gsi1sk: `${createdAt}#${uploadId}`,
   }),
-  /** A blob the team holds: which published object carries those bytes (lib/uploads/blobs.ts). */
+  /** A blob the team holds: which published object carries those bytes (lib/publishing/blobs.ts). */
   heldBlob: (teamId: string, hash: string) => ({ pk: `BLOB#${teamId}#${hash}`, sk: 'BLOB' }),
   // Builds (lib/builds/, docs/builds.md)
   /** One chunk of a build's log lines (lib/builds/build-records.ts): line `seq * BUILD_LOG_CHUNK_LINES` onwards. */
@@ -190,7 +190,7 @@ export const keys = {
   /** Billing buckets: `CANCELLING`, `PAST_DUE`, `PENDING_PAYMENT` sorted by subscription start; `PAYING` by last successful deploy. */
   billingBucket: (bucket: string, sort: string, teamId: string) => ({ gsi2pk: `BILLING#${bucket}`, gsi2sk: `${sort}#${teamId}` }),
   /** Feedback by id alone (the team is in the feedback's key): holds `team_id`, for the admin's handled action. */
-  /** A forge audience's platform-wide claim, by the SHA-256 of the audience (lib/builds/forge-audiences.ts): holds `team_id`. */
+  /** A forge audience's platform-wide claim, by the SHA-256 of the audience (lib/git/forge-audiences.ts): holds `team_id`. */
   forgeAudience: (audienceId: string) => ({ pk: `FORGEAUDIENCE#${audienceId}`, sk: 'FORGEAUDIENCE' }),
   /** A team's registered forge audience, listed by the team (its purge releases the claim of each). */
   teamForgeAudience: (teamId: string, audienceId: string) => ({ pk: `TEAM#${teamId}`, sk: `FORGEAUDIENCE#${audienceId}` }),

@@ -1,15 +1,19 @@
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
-import type { BuildTarget, BuildTrigger } from '../builds/events.ts';
-import type { DeploymentStatus } from '../builds/view.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { getItem, type Stored } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { readIndexPage } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
 import type { ServingRulesSummary } from '../sites/serving-rules.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
+import type { UploadSessionRecord } from './session-record.ts';
+
+/** A build's states, as its deployment item holds them (the build runner moves them: lib/builds/). */
+export type BuildStatus = 'queued' | 'building' | 'ready' | 'failed' | 'canceled' | 'skipped';
+export type DeploymentStatus = 'uploading' | BuildStatus;
+export type BuildTrigger = 'push' | 'merge_request' | 'manual';
+export type BuildTarget = 'production' | 'preview';
 
 /**
  * The deployment items of a project (layout in docs/sites.md): an upload's deployment is written

@@ -1,7 +1,7 @@
-import type { Principal, TeamAccess } from '../http/authorize.ts';
+import type { Principal, TeamAccess } from '../identity/principal.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { DOMAIN_NOT_FOUND } from '../errors/catalogue/domains.ts';
-import { authorizeResourceTeam } from '../teams/resource-access.ts';
+import { authorizeResourceTeam } from '../identity/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getDomainItem, type DomainItem } from './records.ts';
 

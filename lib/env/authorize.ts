@@ -1,4 +1,4 @@
-import type { Principal, TeamAccess } from '../http/authorize.ts';
+import type { Principal, TeamAccess } from '../identity/principal.ts';
 import { loadProjectForCaller } from '../projects/access.ts';
 
 export interface EnvProject {

@@ -1,5 +1,5 @@
 import { parse } from 'dotenv';
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 
 /**
  * Environment variables of a project. The spec says they reach builds only,

@@ -18,7 +18,7 @@ import {
   type FunctionRecord,
 } from './model.ts';
 import { claimFunctionHostnames } from './hostname-claim-records.ts';
-import { rootPrefix } from './root-directory.ts';
+import { rootPrefix } from '../sites/root-directory.ts';
 import { functionIdFor } from './records.ts';
 import { parseSchedule, schedulerCron } from './schedule.ts';
 import { readScheduleConfig } from './schedule-config.ts';
@@ -49,8 +49,6 @@ const BANNER = "import {createRequire} from 'node:module'; const require = creat
 const FETCH_CONCURRENCY = 32;
 /** Largest inputs named when a bundle is over the limit. */
 const LARGEST_INPUTS_SHOWN = 5;
-
-export { rootPrefix } from './root-directory.ts';
 
 /** Manifest paths under `{root}functions/` and `{root}node_modules/`: what the build reads, and what is never served. */
 export function isFunctionsSource(path: string, root: string): boolean {

@@ -13,7 +13,7 @@ import { getProjectItem, type ProjectItem } from '../projects/records.ts';
  * A project's completion callback secret: the key of the `X-Slipway-Signature` on every callback delivery. Made on
  * first need (the first read by a team admin, or the first delivery) by a conditional write on the project item,
  * so two first reads at once answer the same secret; rotation replaces it. Sealed at rest with the environment
- * variables' key, bound to the project and the field, as the Git webhook secret is (lib/builds/git-secrets.ts).
+ * variables' key, bound to the project and the field, as the Git webhook secret is (lib/git/git-secrets.ts).
  */
 const FIELD = 'functions_callback_secret_sealed';
 const context = (projectId: string) => ({ projectId, environment: 'functions', name: 'callback_secret' });

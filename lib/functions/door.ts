@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Readable, type Writable } from 'node:stream';
-import { meta } from '../http/envelope.ts';
+import { meta } from '../envelope.ts';
 import type { ErrorEntry } from '../errors/api-error.ts';
 import {
   FUNCTION_BODY_TOO_LARGE,
@@ -10,7 +10,7 @@ import {
   FUNCTION_TIMEOUT,
 } from '../errors/catalogue/functions.ts';
 import { logger } from '../logger.ts';
-import { traceIdFrom } from '../http/trace.ts';
+import { traceIdFrom } from '../trace.ts';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from './host.ts';
 import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';
 import { cachedReads } from './route-cache.ts';

@@ -18,7 +18,7 @@ import type { DeployedFunction } from './model.ts';
 import { isTeamEnrolledInFunctions, projectOfSubdomain, resolveFunctionBySubdomain, resolveFunctionInProject } from './resolve.ts';
 import { cachedReads } from './route-cache.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
-import { idempotent } from '../uploads/idempotency.ts';
+import { idempotent } from '../idempotency/idempotency.ts';
 
 /**
  * The queued door's two public endpoints (spec endpoint 10): invoke and poll.

@@ -3,7 +3,7 @@ import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { SERVICE_UNAVAILABLE } from '../errors/catalogue/request.ts';
-import { getUser } from '../identity/user-records.ts';
+import { getUser } from '../users/user-records.ts';
 import { getTeamOwner } from '../teams/membership-records.ts';
 import { getTeamItem } from '../teams/records.ts';
 import { FUNCTION_MEMORY_MB } from './model.ts';

@@ -1,36 +1,13 @@
-import { lookupCredential, type CredentialRecord } from '../identity/credential-records.ts';
+import { lookupCredential } from '../identity/credential-records.ts';
 import { bearerToken, hashToken } from '../identity/tokens.ts';
-import { getUser, type User } from '../identity/user-records.ts';
+import type { Principal, TeamAccess } from '../identity/principal.ts';
+import { getUser } from '../users/user-records.ts';
 import { getMembership } from '../teams/membership-records.ts';
-import { getTeam, resolveTeam, type Team } from '../teams/teams.ts';
-import { roleRank, type AccessRule, type TeamRole } from './access.ts';
+import { getTeam, resolveTeam } from '../teams/teams.ts';
+import { roleRank, type AccessRule, type TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { FORBIDDEN, NO_CURRENT_TEAM, PLATFORM_ADMIN_REQUIRED, SESSION_REQUIRED, UNAUTHENTICATED } from '../errors/catalogue/request.ts';
 import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';
-
-export interface Principal {
-  kind: 'session' | 'api_key';
-  /** Where the token came from: the Authorization header, or the console's session cookie. */
-  via: 'bearer' | 'cookie';
-  /** The SHA-256 of the token (what sign-out revokes). */
-  tokenHash: string;
-  /** The signed-in user; null for an API key. */
-  user: User | null;
-  credential: CredentialRecord;
-  isPlatformAdmin: boolean;
-  /**
-   * An API key's own team, read as soon as the key is known: nearly every request an API key makes acts
-   * in that team, so its check need not wait for the reads before it (a session's, a project's).
-   */
-  ownTeam?: Promise<Team | null>;
-}
-
-export interface TeamAccess {
-  team: Team;
-  role: TeamRole;
-  /** The team was addressed by a slug it renamed away from (still inside its 30 days). */
-  retiredSlug: boolean;
-}
 
 /**
  * The caller behind an Authorization header, else behind the console's session

@@ -1,4 +1,4 @@
-import * as z from './schema.ts';
+import * as z from '../schema.ts';
 
 /**
  * The API's numbered pages (spec: `page` from 1, `page_size` 1 to 100, default 20), as the admin

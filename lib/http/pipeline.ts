@@ -4,8 +4,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { $ZodError, safeParse, type $ZodType, type output } from 'zod/v4/core';
 import { config } from '../config.ts';
 import { isCrossSiteWrite, sessionTokenFromCookies } from '../identity/session-cookie.ts';
-import { authenticate, authorizeTeam, checkPrincipal, currentTeam, type Principal, type TeamAccess } from './authorize.ts';
-import { errorResponse, meta, successResponse, type Meta } from './envelope.ts';
+import type { Principal, TeamAccess } from '../identity/principal.ts';
+import { authenticate, authorizeTeam, checkPrincipal, currentTeam } from './authorize.ts';
+import { errorResponse, meta, successResponse, type Meta } from '../envelope.ts';
 import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
 import {
   CROSS_SITE_REQUEST_REFUSED,
@@ -17,7 +18,7 @@ import {
 } from '../errors/catalogue/request.ts';
 import { logger, requestLogger, type RequestLogger } from '../logger.ts';
 import type { RouteRow } from './routes.ts';
-import { traceIdFrom } from './trace.ts';
+import { traceIdFrom } from '../trace.ts';
 
 /** Largest JSON body accepted unless a handler says otherwise. */
 const DEFAULT_MAX_JSON_BYTES = 1024 * 1024;

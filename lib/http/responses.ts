@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import type { listAbuseScans } from '../abuse/scans.ts';
 import type { buildLogPage } from '../builds/operations.ts';
-import type { DeploymentDetail, listDeployments } from '../deployments/deployments.ts';
-import type { FinalizeResult } from '../deployments/publish.ts';
+import type { DeploymentDetail, listDeployments } from '../promotion/deployments.ts';
+import type { FinalizeResult } from '../publishing/publish.ts';
 import { CONNECTION_MODES, DOMAIN_STATUSES, GEO_MODES, SSL_STATUSES, type Domain } from '../domains/domains.ts';
 import type { EnvVariableRecord } from '../env/records.ts';
 import { ENV_ENVIRONMENTS, ENV_TARGETS, type ParsedEnvContent } from '../env/variables.ts';
@@ -22,10 +22,10 @@ import {
 import type { ProjectScreenshot } from '../screenshots/jobs.ts';
 import type { ProjectAnalytics } from '../sites/analytics.ts';
 import type { IdentityProviderDiscovery } from '../sso/discovery.ts';
-import type { PendingDeletion } from '../teams/deletion.ts';
+import type { PendingDeletion } from '../lifecycle/team-deletion.ts';
 import type { invitationView } from '../teams/invite.ts';
 import type { teamMembers } from '../teams/members.ts';
-import type { UploadSessionView } from '../uploads/sessions.ts';
+import type { UploadSessionView } from '../publishing/sessions.ts';
 import type { RouteKey } from './routes.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { access } from './access.ts';
+import { access } from '../access/rules.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { buildRoutes } from './routes/builds.ts';

@@ -6,7 +6,7 @@ import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { queryAll } from '../db/query.ts';
-import type { TeamRole } from '../http/access.ts';
+import type { TeamRole } from '../access/rules.ts';
 import { hashToken, newToken, tokenKind } from './tokens.ts';
 
 /**

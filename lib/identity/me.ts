@@ -4,7 +4,7 @@ import { invitationView } from '../teams/invite.ts';
 import { invitationStatus, listInvitationsForEmail } from '../teams/invitation-records.ts';
 import { listMembershipsOfUser } from '../teams/membership-records.ts';
 import { teamProfile, type Team } from '../teams/teams.ts';
-import type { User } from './user-records.ts';
+import type { User } from '../users/user-records.ts';
 
 /** The signed-in person as the console shows them. */
 export function meView(user: User) {

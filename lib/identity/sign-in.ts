@@ -4,7 +4,7 @@ import { SIGN_IN_LINK_INVALID } from '../errors/catalogue/request.ts';
 import { createTeam, UserHasTeamError } from '../teams/teams.ts';
 import { createSession } from './credential-records.ts';
 import { consumeSignInLink } from './sign-in-link-records.ts';
-import { createUser, EmailTakenError, getUser, getUserByEmail, markEmailVerified, type User } from './user-records.ts';
+import { createUser, EmailTakenError, getUser, getUserByEmail, markEmailVerified, type User } from '../users/user-records.ts';
 
 // Sending a link lives apart (sign-in-mail.ts), so the sign-in handler's bundle carries no SES client.
 

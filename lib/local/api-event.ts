@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /** API Gateway HTTP APIs refuse request bodies over 10 MB; the local server does the same. */
 export const API_GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;

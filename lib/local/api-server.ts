@@ -3,12 +3,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { config, type PlatformEnv } from '../config.ts';
-import { errorResponse, meta } from '../http/envelope.ts';
+import { errorResponse, meta } from '../envelope.ts';
 import type { ErrorEntry } from '../errors/api-error.ts';
 import { INTERNAL_ERROR, PAYLOAD_TOO_LARGE, PLATFORM_STARTING } from '../errors/catalogue/request.ts';
 import { logger } from '../logger.ts';
 import { fallbackRoute, matchRoute, routeKey } from '../http/routes.ts';
-import { traceIdFrom } from '../http/trace.ts';
+import { traceIdFrom } from '../trace.ts';
 import type { StreamingAnswer } from '../http/streaming.ts';
 import { API_GATEWAY_MAX_BODY_BYTES, lambdaContext, toApiGatewayEvent, writeResult } from './api-event.ts';
 

@@ -2,7 +2,7 @@ import { chromiumPath } from '../screenshots/capture.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import type { LocalDriver } from './driver.ts';
 import { queueDriver, type QueueDriver } from './queue-driver.ts';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * The screenshots queue's consumer on the local platform: the cloud capture

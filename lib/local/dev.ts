@@ -9,7 +9,7 @@ import { localParts } from './wiring.ts';
 import { openLocalState } from './persistence.ts';
 import { removeRunningPlatform, runningPlatformPath, writeRunningPlatform } from './state.ts';
 import { config } from '../config.ts';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /** What `npm run dev` sets beside the platform's own, each unless the environment sets it. */
 function devSettings(consoleUrl: string, keptSecrets: Record<string, string>): Record<string, string> {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.ts';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 const MOTO_PYTHON_DIR = join(dirname(fileURLToPath(import.meta.url)), 'moto-python');
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * What `npm run dev` keeps across a stop and a start (issue 21, "nothing lost
@@ -21,7 +21,7 @@ import { localConfig } from './local-config.ts';
 export const KEPT_SECRETS = {
   ENV_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
   GIT_STATE_SECRET: () => randomBytes(32).toString('base64url'),
-  // The seed of the forge tokens' ES256 key (lib/builds/forge-keys.ts): forges that cached the JWKS keep verifying after a restart.
+  // The seed of the forge tokens' ES256 key (lib/git/forge-keys.ts): forges that cached the JWKS keep verifying after a restart.
   FORGE_SIGNING_KEY: () => randomBytes(32).toString('base64url'),
   BILLING_WEBHOOK_SECRET: () => `whsec_${randomBytes(24).toString('base64url')}`,
 } as const;

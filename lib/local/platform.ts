@@ -12,7 +12,7 @@ import { removeLocalState, writeLocalState } from './state.ts';
 import { startSynthesizedRuntime, type SynthesizedRuntime } from '../../local-cloud/runtime.ts';
 import type { SynthesizedTemplate } from '../../local-cloud/template/template.ts';
 import { siteAnalytics } from '../sites/analytics.ts';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /** A background loop playing a part AWS plays in the cloud (SQS poller, scheduler). */
 
@@ -111,7 +111,7 @@ function ownSettings(endpoint: string, outboxEndpoint: string, port: number): Re
     // Per-run secrets of the Git connect state and of environment variable encryption (a set value is kept,
     // so a developer on a persistent AWS endpoint can keep the same key across restarts).
     GIT_STATE_SECRET: config.secretValue('gitState') || randomBytes(32).toString('base64url'),
-    // The seed of the forge tokens' signing key (lib/builds/forge-keys.ts); `npm run dev` keeps it in .slipway/state/.
+    // The seed of the forge tokens' signing key (lib/git/forge-keys.ts); `npm run dev` keeps it in .slipway/state/.
     FORGE_SIGNING_KEY: config.secretValue('forgeSigning') || randomBytes(32).toString('base64url'),
     ENV_ENCRYPTION_KEY: config.secretValue('envEncryption') || randomBytes(32).toString('base64'),
     // Set it to the secret `stripe listen` prints to forward a real test-mode account's events here.

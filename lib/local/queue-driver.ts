@@ -8,7 +8,7 @@ import { logger } from '../logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
 import type { LocalDriver } from './driver.ts';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * Plays the SQS event source mapping of every queue-triggered row of

@@ -16,7 +16,7 @@ import { logger } from '../logger.ts';
 import { workers, type WorkerRow } from '../workers.ts';
 import { repoRoot } from './api-server.ts';
 import type { LocalDriver } from './driver.ts';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * The ARN a schedule-triggered worker gets on the local platform. Nothing

@@ -4,7 +4,7 @@ import { logger } from '../logger.ts';
 import { customDomainHost, siteSubdomain } from '../sites/hostname.ts';
 import { compressReply } from '../sites/compression.ts';
 import { serveSite } from '../sites/serve.ts';
-import { parsePreviewHost } from '../builds/preview-hosts.ts';
+import { parsePreviewHost } from '../sites/preview-hosts.ts';
 
 /** What a write to a client that closed the connection fails with. */
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);

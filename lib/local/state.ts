@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { localConfig } from './local-config.ts';
+import { localConfig } from '../local-config.ts';
 
 /**
  * What a running local platform tells the operator CLI: its API address and

@@ -1,4 +1,4 @@
-import { roleRank, type TeamRole } from '../http/access.ts';
+import { roleRank, type TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { NOTICE_NOT_FOUND, NOTICE_SEEN_AT_IN_FUTURE } from '../errors/catalogue/accounts.ts';
 import {

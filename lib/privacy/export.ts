@@ -1,6 +1,6 @@
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
-import type { User } from '../identity/user-records.ts';
+import type { User } from '../users/user-records.ts';
 import { listMembershipsOfUser } from '../teams/membership-records.ts';
 import type { Team } from '../teams/teams.ts';
 import {

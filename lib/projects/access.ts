@@ -1,7 +1,7 @@
-import type { TeamAccess } from '../http/authorize.ts';
+import type { TeamAccess } from '../identity/principal.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
-import { authorizeResourceTeam, type ResourceContext } from '../teams/resource-access.ts';
+import { authorizeResourceTeam, type ResourceContext } from '../identity/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getProjectItem, type ProjectItem } from './records.ts';
 

@@ -3,7 +3,7 @@ import type { NamedWrite } from '../db/transact.ts';
 import { holdItem, nameHoldItem, type ProjectItem } from './records.ts';
 
 /**
- * The writes of a project's settings save (lib/projects/settings.ts): the project item's fields, on the
+ * The writes of a project's settings save (lib/project-setup/settings.ts): the project item's fields, on the
  * conditions of the values read, and the moves of its name and subdomain holds.
  */
 

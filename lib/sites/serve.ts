@@ -1,14 +1,14 @@
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
-import { rootPrefix } from '../functions/build.ts';
+import { rootPrefix } from './root-directory.ts';
 import { siteAnalytics } from './analytics.ts';
 import { deploymentFiles, routeManifest } from './deployment-files.ts';
 import { customDomainHost, siteSubdomain } from './hostname.ts';
 import { projectForCustomDomain, projectForSubdomain, servedProject, type ServedDomain, type ServedProject } from './serving-records.ts';
 import { serveSiteFiles } from './site-files.ts';
 import { geoBlockedPage, notFoundPage, primaryRedirect, serveError, type SiteReply, type SiteRequest } from './site-replies.ts';
-import { parsePreviewHost } from '../builds/preview-hosts.ts';
-import { previewDeployment, projectIdForPreviewSlug } from '../builds/preview-records.ts';
+import { parsePreviewHost } from './preview-hosts.ts';
+import { previewDeployment, projectIdForPreviewSlug } from './preview-records.ts';
 
 /**
  * Serving sites: maps a request for `{subdomain}.{site_domain}` or for a

@@ -1,10 +1,10 @@
 import { sendTextMail } from '../aws/ses.ts';
 import { config } from '../config.ts';
-import type { TeamRole } from '../http/access.ts';
+import type { TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ALREADY_A_MEMBER, EMAIL_DELIVERY_UNAVAILABLE, INVITATION_PENDING } from '../errors/catalogue/accounts.ts';
 import type { RequestLogger } from '../logger.ts';
-import { getUserByEmail } from '../identity/user-records.ts';
+import { getUserByEmail } from '../users/user-records.ts';
 import { createInvitation, invitationStatus, listTeamInvitations, revokeInvitation, type Invitation } from './invitation-records.ts';
 import { getMembership } from './membership-records.ts';
 import { displayLabel, type Team } from './teams.ts';

@@ -1,6 +1,6 @@
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
-import { roleRank } from '../http/access.ts';
+import { roleRank } from '../access/rules.ts';
 import { listTeamMemberships } from './membership-records.ts';
 
 /** A team's members with their names and addresses: the owner first, then by role and address. */

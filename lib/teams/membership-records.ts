@@ -2,8 +2,8 @@ import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import type { TeamRole } from '../http/access.ts';
-import { userJoinsTeam } from '../identity/user-records.ts';
+import type { TeamRole } from '../access/rules.ts';
+import { userJoinsTeam } from '../users/user-records.ts';
 import { queryAll } from '../db/query.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { type NamedWrite, transact } from '../db/transact.ts';

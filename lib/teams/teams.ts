@@ -3,9 +3,9 @@ import { TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
 import { TEAM_NOT_FOUND, TEAM_SLUG_INVALID, TEAM_SLUG_RESERVED, TEAM_SLUG_TAKEN } from '../errors/catalogue/accounts.ts';
-import { userJoinsTeam } from '../identity/user-records.ts';
+import { userJoinsTeam } from '../users/user-records.ts';
 import { RESERVED_TEAM_SLUGS, UUID_PATTERN, isValidTeamSlug, slugFromName, withRandomSuffix } from './slug.ts';
-import { newTeamAttention } from '../attention/team-state-records.ts';
+import { newTeamAttention } from './team-state-records.ts';
 import { newMembership } from './membership-records.ts';
 import { getTeamItem, getTeamSlugItem, newTeamWrites, profileWrites, type TeamFields } from './records.ts';
 

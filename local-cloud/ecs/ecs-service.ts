@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { probeSandbox, type SandboxCapabilities } from '../../lib/sandbox/capabilities.ts';
-import { localConfig } from '../../lib/local/local-config.ts';
+import { localConfig } from '../../lib/local-config.ts';
 import { ContainerStartError, startContainer, type RunningContainer } from './containers.ts';
 import {
   serviceStartedBy,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import { localConfig } from '../../lib/local/local-config.ts';
+import { localConfig } from '../../lib/local-config.ts';
 
 /** One AWS::Lambda::Function of the template, as the synthesized mode runs it. */
 export interface SynthLambda {

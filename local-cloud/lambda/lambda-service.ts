@@ -7,7 +7,7 @@ import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
 import { unzipSync } from 'fflate';
 import { LambdaFunctionHost, LambdaInvokeError, type StreamedReply } from './lambda-host.ts';
 import { checkUserPackage, type CreateFunctionRequest, userFunctionConfiguration, userLambdaOf } from './user-packages.ts';
-import { localConfig } from '../../lib/local/local-config.ts';
+import { localConfig } from '../../lib/local-config.ts';
 
 /**
  * The Lambda service of the synthesized mode for the Lambdas made at run time: the user-function Lambdas the

@@ -1,10 +1,11 @@
+import { childPath } from '../../lib/sandbox/capabilities.ts';
 import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { resolveString, type LocalStackValues } from '../template/intrinsics.ts';
 import type { SynthLambda } from './lambda-host.ts';
 import { resourcesOfType, type SynthesizedTemplate } from '../template/template.ts';
-import { localConfig } from '../../lib/local/local-config.ts';
+import { localConfig } from '../../lib/local-config.ts';
 import { platformEnv } from '../../lib/config.ts';
 
 /**
@@ -204,7 +205,7 @@ export function runtimeEnvironment(
     LAMBDA_TASK_ROOT: fn.assetDir,
     SLIPWAY_LOCAL_FUNCTION_ARN: fn.arn,
     TZ: 'UTC',
-    PATH: localConfig.childPath(),
+    PATH: childPath(),
     AWS_ACCESS_KEY_ID: accessKeyIdOf(fn.name),
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_SESSION_TOKEN: `session-${fn.roleLogicalId}`,

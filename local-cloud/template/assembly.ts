@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withFileLock } from '../../lib/local/file-lock.ts';
-import { localConfig } from '../../lib/local/local-config.ts';
+import { localConfig } from '../../lib/local-config.ts';
 
 // Not lib/local/api-server.ts's: vitest's global setup imports this file, and that one loads the API's modules.
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

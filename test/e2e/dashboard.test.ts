@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { createUser } from '../../lib/identity/user-records.ts';
+import { createUser } from '../../lib/users/user-records.ts';
 import { getMembership, putMembership } from '../../lib/teams/membership-records.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { dropFolder, expectAccessible, launchChromium, saveScreenshot } from '../support/browser.ts';

@@ -730,7 +730,7 @@ describe('secrets', () => {
     template.resourceCountIs('AWS::SecretsManager::Secret', secretNames.length);
     const gitState = resources[logicalId(stack.state.secrets.gitState)]!;
     expect(gitState.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
-    // The forge signing key's seed: generated, never in the template, long enough for lib/builds/forge-keys.ts.
+    // The forge signing key's seed: generated, never in the template, long enough for lib/git/forge-keys.ts.
     const forgeSigning = resources[logicalId(stack.state.secrets.forgeSigning)]!;
     expect(forgeSigning.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
     const envKey = resources[logicalId(stack.state.secrets.envEncryption)] as Resource & {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { access } from '../../lib/http/access.ts';
+import { access } from '../../lib/access/rules.ts';
 import { buildHandler } from '../../lib/http/pipeline.ts';
 import { logger } from '../../lib/logger.ts';
 import { sqs } from '../../lib/aws/sqs.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getUserByEmail } from '../../lib/identity/user-records.ts';
+import { getUserByEmail } from '../../lib/users/user-records.ts';
 import { listMembershipsOfUser } from '../../lib/teams/membership-records.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { callFrom, cookiePair, freshIp, latestSignInToken, signInByLink } from '../support/console.ts';

@@ -7,7 +7,7 @@ import { route53 } from '../../lib/aws/route53.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createApiKey } from '../../lib/identity/credential-records.ts';
-import { deleteProject } from '../../lib/projects/deletion.ts';
+import { deleteProject } from '../../lib/lifecycle/project-deletion.ts';
 import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { getUser } from '../../lib/identity/user-records.ts';
+import { getUser } from '../../lib/users/user-records.ts';
 import { startLocalPlatform, type LocalPlatform } from '../../lib/local/platform.ts';
 import { makeTeamWithRoles, makeUser } from '../support/platform.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';

@@ -8,7 +8,7 @@ import { expectEnvelopeError } from '../support/envelope.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
 import { putMissing, sha256, site, uniqueName, uniqueSite, type SiteFiles } from '../support/uploads.ts';
-import { forgetHeldBlobs, heldBlobs, recordHeldBlobs } from '../../lib/uploads/blob-records.ts';
+import { forgetHeldBlobs, heldBlobs, recordHeldBlobs } from '../../lib/publishing/blob-records.ts';
 
 /**
  * Uploads store each content once, in the deployment folder at its first

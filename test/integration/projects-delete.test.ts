@@ -7,7 +7,7 @@ import { listKeysPage } from '../../lib/aws/s3-lite.ts';
 import { sqs } from '../../lib/aws/sqs.ts';
 import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { deleteProject } from '../../lib/projects/deletion.ts';
+import { deleteProject } from '../../lib/lifecycle/project-deletion.ts';
 import { queueDriver, type QueueDriver } from '../../lib/local/queue-driver.ts';
 import { siteAnalytics } from '../../lib/sites/analytics.ts';
 import { workers } from '../../lib/workers.ts';

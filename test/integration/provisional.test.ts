@@ -4,7 +4,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { expireProvisionalProject } from '../../lib/projects/expiry.ts';
+import { expireProvisionalProject } from '../../lib/lifecycle/project-expiry.ts';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { handler as expiryWorker } from '../../handlers/workers/provisional-expiry.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';

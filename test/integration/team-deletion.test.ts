@@ -6,7 +6,7 @@ import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createApiKey, createSession } from '../../lib/identity/credential-records.ts';
 import { hashToken } from '../../lib/identity/tokens.ts';
-import { purgeTeam } from '../../lib/teams/deletion.ts';
+import { purgeTeam } from '../../lib/lifecycle/team-deletion.ts';
 import { createTeam } from '../../lib/teams/teams.ts';
 import { expectEnvelopeError as expectError } from '../support/envelope.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';

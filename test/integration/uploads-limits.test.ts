@@ -4,7 +4,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../lib/aws/clients.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createTeam } from '../../lib/teams/teams.ts';
-import { requestHash } from '../../lib/uploads/idempotency.ts';
+import { requestHash } from '../../lib/idempotency/idempotency.ts';
 import { setTeamPlan } from '../../lib/teams/standing.ts';
 import { runCli } from '../support/cli.ts';
 import { makeTeamWithRoles, makeUser, startTestPlatform, type TestPlatform } from '../support/platform.ts';

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSession } from '../../lib/identity/credential-records.ts';
-import { createUser } from '../../lib/identity/user-records.ts';
+import { createUser } from '../../lib/users/user-records.ts';
 import { startLocalPlatform } from '../../lib/local/platform.ts';
 import { localParts } from '../../lib/local/wiring.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { startPlatformEnv } from '../../lib/config.ts';
 import { inject } from 'vitest';
 import { createApiKey, createSession } from '../../lib/identity/credential-records.ts';
-import { createUser, type User } from '../../lib/identity/user-records.ts';
+import { createUser, type User } from '../../lib/users/user-records.ts';
 import { putMembership } from '../../lib/teams/membership-records.ts';
 import { createTeam, type Team } from '../../lib/teams/teams.ts';
 import type { LocalDriver } from '../../lib/local/driver.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { failureSignature } from '../../lib/builds/classify.ts';
 import type { MergeRequestEvent, PushEvent } from '../../lib/builds/events.ts';
-import { BRANCH_LABEL_MAX, branchLabel, mergeRequestLabel, parsePreviewHost, previewHost } from '../../lib/builds/preview-hosts.ts';
+import { BRANCH_LABEL_MAX, branchLabel, mergeRequestLabel, parsePreviewHost, previewHost } from '../../lib/sites/preview-hosts.ts';
 import { buildSettings, FRAMEWORK_PRESETS } from '../../lib/builds/presets.ts';
-import { repoKey } from '../../lib/builds/repo-url.ts';
+import { repoKey } from '../../lib/git/repo-url.ts';
 import { asksToSkip, branchPolicyAllows, decide, type ProjectRules } from '../../lib/builds/rules.ts';
 import { githubEvent, githubSignature, githubSignatureMatches } from '../../lib/builds/webhooks/github.ts';
 import { gitlabEvent, gitlabTokenMatches } from '../../lib/builds/webhooks/gitlab.ts';

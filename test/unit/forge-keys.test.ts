@@ -10,7 +10,7 @@ import {
   parseForgeKeySet,
   rotateForgeKeySet,
   signForgeToken,
-} from '../../lib/builds/forge-keys.ts';
+} from '../../lib/git/forge-keys.ts';
 import { verifyForgeToken } from '../support/forge-tokens.ts';
 
 /**

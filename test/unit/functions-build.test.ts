@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, functionEntries, INVALID_NAME_LINE, isFunctionsSource, rootPrefix } from '../../lib/functions/build.ts';
+import { formatBytes, functionEntries, INVALID_NAME_LINE, isFunctionsSource } from '../../lib/functions/build.ts';
+import { rootPrefix } from '../../lib/sites/root-directory.ts';
 import { functionIdFor } from '../../lib/functions/records.ts';
 
 describe('functions build rules', () => {

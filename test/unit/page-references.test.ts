@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { missingPageLoads, missingPageLoadsSentence, pageLoads } from '../../lib/uploads/page-references.ts';
+import { missingPageLoads, missingPageLoadsSentence, pageLoads } from '../../lib/publishing/page-references.ts';
 
 const vite = `<!doctype html>
 <html lang="en">

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { access } from '../../lib/http/access.ts';
+import { access } from '../../lib/access/rules.ts';
 import { logger } from '../../lib/logger.ts';
 import { buildHandler } from '../../lib/http/pipeline.ts';
 

@@ -3,8 +3,8 @@ import type { ApiError } from '../../lib/errors/api-error.ts';
 import { plans } from '../../lib/plans.ts';
 import { atExpression } from '../../lib/aws/schedules.ts';
 import { subdomainFrom, subdomainProblem, withSuffix } from '../../lib/projects/subdomain.ts';
-import { checkManifest, checkPublishable } from '../../lib/uploads/manifest.ts';
-import { sourceScriptsOf } from '../../lib/uploads/source-app.ts';
+import { checkManifest, checkPublishable } from '../../lib/publishing/manifest.ts';
+import { sourceScriptsOf } from '../../lib/publishing/source-app.ts';
 import { sendUploadRequests, uploadRequests } from '../../lib/upload-requests.ts';
 
 const free = { ...plans.free, name: 'free' as const };

@@ -12,7 +12,7 @@ import { config } from '../../../lib/config.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
 import { ABUSE_INTAKE_UNAVAILABLE, ABUSE_REPORT_INVALID } from '../../../lib/errors/catalogue/admin.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 
 const optionalText = (max: number) => z.optional(z.nullable(z.string().check(z.trim(), z.maxLength(max))));
 

@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { confirmEmail } from '../../../lib/account/email-confirmation.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 

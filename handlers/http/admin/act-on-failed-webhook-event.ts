@@ -3,7 +3,7 @@ import { retryFailedBillingEvent } from '../../../lib/billing/webhook.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
 import { FAILED_WEBHOOK_EVENT_ID_INVALID, FAILED_WEBHOOK_EVENT_NOT_FOUND } from '../../../lib/errors/catalogue/admin.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 
 const body = z.strictObject({ action: z.enum(['retry', 'dismiss']) });
 

@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { listAbuseScans, REVIEW_STATUSES } from '../../../lib/abuse/scans.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { pageOf, pageQueryFields } from '../../../lib/http/page-query.ts';

@@ -1,6 +1,6 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { setLegalHold } from '../../../lib/teams/deletion.ts';
+import { setLegalHold } from '../../../lib/lifecycle/team-deletion.ts';
 import { ADMIN_TEAM_ID_INVALID } from '../../../lib/errors/catalogue/admin.ts';
 
 const body = z.strictObject({ hold: z.boolean() });

@@ -1,5 +1,5 @@
 import { SUBSCRIPTION_STATUSES, setTeamSubscription } from '../../../lib/attention/team-state.ts';
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
 import { TEAM_NOT_FOUND } from '../../../lib/errors/catalogue/accounts.ts';
 import { ADMIN_TEAM_ID_INVALID } from '../../../lib/errors/catalogue/admin.ts';

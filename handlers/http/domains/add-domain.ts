@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { config } from '../../../lib/config.ts';
 import { CONNECTION_MODES, newDomainRecord, toDomain } from '../../../lib/domains/domains.ts';
 import { discardDomain, insertDomain, updateDomain } from '../../../lib/domains/records.ts';

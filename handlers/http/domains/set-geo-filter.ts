@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { loadDomainForCaller } from '../../../lib/domains/access.ts';
 import { GEO_MODES, toDomain } from '../../../lib/domains/domains.ts';
 import { getDomainItem } from '../../../lib/domains/records.ts';

@@ -1,5 +1,5 @@
 import { FEEDBACK_TYPES, submitFeedback } from '../../../lib/attention/feedback.ts';
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 const body = z.strictObject({

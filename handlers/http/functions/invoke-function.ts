@@ -1,7 +1,7 @@
 import { checkedCallbackUrl, queuedRequestOf, invoke } from '../../../lib/functions/queued-door.ts';
 import { FunctionTelemetry } from '../../../lib/functions/telemetry.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { idempotencyKey } from '../../../lib/uploads/idempotency.ts';
+import { idempotencyKey } from '../../../lib/idempotency/idempotency.ts';
 /** What API Gateway accepts at most; the body is cut at 1 MB after. */
 const API_GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 

@@ -1,10 +1,10 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { asDeployAttempt } from '../../../lib/attention/team-state.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
-import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
-import { beginUploadForProject } from '../../../lib/deployments/begin-upload.ts';
-import { replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
+import { idempotencyKey, idempotent } from '../../../lib/idempotency/idempotency.ts';
+import { beginUploadForProject } from '../../../lib/publishing/begin-upload.ts';
+import { replaySessionView, type TeamStanding } from '../../../lib/publishing/sessions.ts';
 
 const body = z.object({
   files: z.optional(z.unknown()),

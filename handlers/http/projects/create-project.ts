@@ -1,6 +1,6 @@
 import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { createProject, createProjectSchema } from '../../../lib/projects/create.ts';
+import { createProject, createProjectSchema } from '../../../lib/project-setup/create.ts';
 
 // A git_access_token is sealed with the environment variables' key.
 await loadSecrets(['envEncryption']);

@@ -1,6 +1,6 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
-import { requestProjectDeletion } from '../../../lib/projects/deletion.ts';
+import { requestProjectDeletion } from '../../../lib/lifecycle/project-deletion.ts';
 
 export const handler = defineHandler('DELETE /api/v1/projects/{id}', {}, async (ctx) => {
   const { item } = await loadProjectForCaller(ctx, ctx.params.id!);

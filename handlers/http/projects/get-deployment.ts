@@ -1,4 +1,4 @@
-import { getDeployment } from '../../../lib/deployments/deployments.ts';
+import { getDeployment } from '../../../lib/promotion/deployments.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 

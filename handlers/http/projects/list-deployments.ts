@@ -1,5 +1,5 @@
-import * as z from '../../../lib/http/schema.ts';
-import { listDeployments } from '../../../lib/deployments/deployments.ts';
+import * as z from '../../../lib/schema.ts';
+import { listDeployments } from '../../../lib/promotion/deployments.ts';
 import { pageOf, pageQueryFields } from '../../../lib/http/page-query.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';

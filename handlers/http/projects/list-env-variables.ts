@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { authorizeEnvProject } from '../../../lib/env/authorize.ts';
 import { listEnvVariables } from '../../../lib/env/records.ts';
 import { envEnvironmentSchema } from '../../../lib/env/variables.ts';

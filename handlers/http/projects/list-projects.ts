@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { ApiError } from '../../../lib/errors/api-error.ts';
 import { VALIDATION_FAILED } from '../../../lib/errors/catalogue/request.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';

@@ -1,5 +1,5 @@
-import * as z from '../../../lib/http/schema.ts';
-import { promoteDeployment } from '../../../lib/deployments/deployments.ts';
+import * as z from '../../../lib/schema.ts';
+import { promoteDeployment } from '../../../lib/promotion/deployments.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { loadProjectForCaller } from '../../../lib/projects/access.ts';
 import { PROJECT_ID_INVALID } from '../../../lib/errors/catalogue/sites.ts';

@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { loadSecrets } from '../../../lib/aws/secrets.ts';
 import { authorizeEnvProject, writerOf } from '../../../lib/env/authorize.ts';
 import { upsertEnvVariable } from '../../../lib/env/records.ts';

@@ -1,4 +1,4 @@
-import { listForgeAudiences } from '../../../lib/builds/forge-audiences.ts';
+import { listForgeAudiences } from '../../../lib/git/forge-audiences.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
 export const handler = defineHandler('GET /api/v1/team/forge-audiences', {}, async ({ team }) => ({

@@ -1,6 +1,6 @@
-import { forgeAudienceValue, releaseForgeAudience } from '../../../lib/builds/forge-audiences.ts';
+import { forgeAudienceValue, releaseForgeAudience } from '../../../lib/git/forge-audiences.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 
 const body = z.strictObject({ audience: forgeAudienceValue });
 

@@ -1,4 +1,4 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { setMemberRole } from '../../../lib/teams/membership-records.ts';
 

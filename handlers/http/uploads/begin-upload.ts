@@ -1,9 +1,9 @@
-import * as z from '../../../lib/http/schema.ts';
+import * as z from '../../../lib/schema.ts';
 import { asDeployAttempt } from '../../../lib/attention/team-state.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
-import { idempotencyKey, idempotent } from '../../../lib/uploads/idempotency.ts';
-import { beginUploadWithNewProject } from '../../../lib/deployments/begin-upload.ts';
-import { replaySessionView, type TeamStanding } from '../../../lib/uploads/sessions.ts';
+import { idempotencyKey, idempotent } from '../../../lib/idempotency/idempotency.ts';
+import { beginUploadWithNewProject } from '../../../lib/publishing/begin-upload.ts';
+import { replaySessionView, type TeamStanding } from '../../../lib/publishing/sessions.ts';
 
 const body = z.object({
   // Checked by the manifest rules, which answer INVALID_MANIFEST with every defect.

@@ -1,8 +1,8 @@
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 import { MAX_BATCH_BYTES } from '../../../lib/plans.ts';
-import { parseUploadBatch } from '../../../lib/uploads/batch.ts';
-import { storeUploadedFiles } from '../../../lib/uploads/files.ts';
-import { loadUploadSessionForCaller } from '../../../lib/uploads/sessions.ts';
+import { parseUploadBatch } from '../../../lib/publishing/batch.ts';
+import { storeUploadedFiles } from '../../../lib/publishing/files.ts';
+import { loadUploadSessionForCaller } from '../../../lib/publishing/sessions.ts';
 
 export const handler = defineHandler(
   'POST /api/v1/uploads/{upload_id}/files',

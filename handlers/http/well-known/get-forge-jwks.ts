@@ -1,5 +1,5 @@
 import { loadSecrets, refreshSecret } from '../../../lib/aws/secrets.ts';
-import { forgeJwks, JWKS_MAX_AGE_SECONDS } from '../../../lib/builds/forge-keys.ts';
+import { forgeJwks, JWKS_MAX_AGE_SECONDS } from '../../../lib/git/forge-keys.ts';
 import { config } from '../../../lib/config.ts';
 import { defineHandler } from '../../../lib/http/pipeline.ts';
 
@@ -7,7 +7,7 @@ import { defineHandler } from '../../../lib/http/pipeline.ts';
 await loadSecrets(['forgeSigning']);
 const REFRESH_MS = 5 * 60 * 1000;
 
-/** The forge tokens' public keys (lib/builds/forge-keys.ts), as a forge fetches a JWKS: the document itself, no envelope. */
+/** The forge tokens' public keys (lib/git/forge-keys.ts), as a forge fetches a JWKS: the document itself, no envelope. */
 export const handler = defineHandler('GET /.well-known/jwks.json', {}, async () => {
   await refreshSecret('forgeSigning', REFRESH_MS);
   return {

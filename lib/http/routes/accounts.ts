@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import type { RouteRow } from './route-row.ts';
 
 /** Accounts and integrations: feedback, ownership transfer, notices, e-mail confirmation, export, Git, SSO, environment variables. */

@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import type { RouteRow } from './route-row.ts';
 
 /** Platform administration, trust and safety, and the billing webhook (docs/attention.md, docs/trust-and-safety.md). */

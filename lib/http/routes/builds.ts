@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import type { RouteRow } from './route-row.ts';
 
 /** Builds: Git webhooks, projects connected to a repository, builds by hand, logs, promotion (docs/builds.md). */

@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import type { RouteRow } from './route-row.ts';
 
 /** Custom domains, their TLS and geo rules (docs/domains.md). */

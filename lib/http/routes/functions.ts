@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import type { RouteRow } from './route-row.ts';
 
 /** The functions' queued door (spec endpoint 10, docs/functions.md). */

@@ -1,5 +1,5 @@
 import type { SecretName } from '../../resources.ts';
-import type { AccessRule } from '../access.ts';
+import type { AccessRule } from '../../access/rules.ts';
 
 /**
  * What a row of the route table (lib/http/routes.ts) says. `uses` lists what

@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import { publishUses, type RouteRow } from './route-row.ts';
 
 /** Sites: direct uploads, projects, deployments, screenshots, analytics, function invocations (docs/sites.md). */
@@ -66,7 +66,7 @@ export const siteRoutes = [
     path: '/api/v1/projects/{id}/uploads',
     handler: 'handlers/http/projects/begin-project-upload.ts',
     access: access.team('member', { team: 'resource' }),
-    // sites:read: the live deployment's route manifest names the objects a redeploy need not send (lib/uploads/blobs.ts liveObjects).
+    // sites:read: the live deployment's route manifest names the objects a redeploy need not send (lib/publishing/blobs.ts liveObjects).
     uses: ['table:read', 'table:write', 'sites:read', 'bundles:read', 'bundles:write', 'scheduler:write'],
     timeoutSeconds: 29,
     memoryMb: 1024,
@@ -121,7 +121,7 @@ export const siteRoutes = [
     },
   },
   {
-    // Sets `deleting` and queues the removal (lib/projects/deletion.ts); team admins and owners.
+    // Sets `deleting` and queues the removal (lib/lifecycle/project-deletion.ts); team admins and owners.
     method: 'DELETE',
     path: '/api/v1/projects/{id}',
     handler: 'handlers/http/projects/delete-project.ts',

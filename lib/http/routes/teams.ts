@@ -1,4 +1,4 @@
-import { access } from '../access.ts';
+import { access } from '../../access/rules.ts';
 import type { RouteRow } from './route-row.ts';
 
 /** The current team's profile and deletion, the console's sign-in and the team's administration (docs/dashboard.md). */

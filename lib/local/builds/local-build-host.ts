@@ -1,3 +1,4 @@
+import { childPath } from '../../sandbox/capabilities.ts';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { startBuildEgress } from '../../builds/build-egress.ts';
 import type { EgressProxy } from '../../sandbox/egress-proxy.ts';
 import { NOBODY, probeSandbox, type SandboxCapabilities } from '../../sandbox/capabilities.ts';
 import { EGRESS_PORT, INSIDE, spawnBuild, stageRuntime, type BuildProcess } from '../../sandbox/build-process.ts';
-import { localConfig } from '../local-config.ts';
+import { localConfig } from '../../local-config.ts';
 
 /**
  * The local BuildHost: the commit is fetched by the platform (git, outside
@@ -43,7 +44,7 @@ function runFetch(run: Run, job: BuildJob, workspace: string): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BUILD_SCRIPT, 'fetch', file], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: localConfig.childPath() },
+      env: { PATH: childPath() },
     });
     for (const stream of [child.stdout, child.stderr]) {
       stream.setEncoding('utf8');

@@ -56,7 +56,7 @@ export function heldBlobPuts(teamId: string, blobs: HeldBlob[]) {
 
 /**
  * Records that the team holds these blobs at these objects (uploads write them with their session's
- * record of what it received: lib/uploads/received.ts). A record carries only what a lookup reads: its
+ * record of what it received: lib/publishing/received.ts). A record carries only what a lookup reads: its
  * key already names the team and the hash, and a first deploy writes one per file, so every attribute
  * more is paid thousands of times per deploy.
  */

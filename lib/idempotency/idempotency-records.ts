@@ -5,7 +5,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 
 /**
- * The records of Idempotency-Key (lib/uploads/idempotency.ts): one per (team, SHA-256 of the key),
+ * The records of Idempotency-Key (lib/idempotency/idempotency.ts): one per (team, SHA-256 of the key),
  * `in_progress` from its claim, `completed` with what a replay rebuilds the answer from.
  */
 

@@ -7,7 +7,7 @@ import { queryAll } from '../db/query.ts';
 import { type NamedWrite, transact, TransactionRefused } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { FORGE_AUDIENCE_NOT_FOUND, FORGE_AUDIENCE_NOT_REGISTERED, FORGE_AUDIENCE_TAKEN } from '../errors/catalogue/builds.ts';
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 
 /**
  * Forge audiences (docs/builds.md, "Forge tokens"): the `aud` values a team's

@@ -4,7 +4,7 @@ import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
 import { TEAM_NOT_FOUND } from '../errors/catalogue/accounts.ts';
-import { removeProject } from '../projects/deletion.ts';
+import { removeProject } from './project-deletion.ts';
 import { forceDeleting, getProjectItem, teamProjectItems } from '../projects/records.ts';
 import {
   claimPurge,
@@ -16,7 +16,7 @@ import {
   teamPartitionKeys,
   writeLegalHold,
   type TeamItem,
-} from './records.ts';
+} from '../teams/records.ts';
 import { deleteTeamCredentials } from '../identity/credential-records.ts';
 import { config } from '../config.ts';
 
@@ -55,8 +55,8 @@ function stateOf(item: Partial<TeamItem>): TeamDeletionState {
   return {
     team_id: item.id as string,
     status: (item.status as TeamDeletionState['status'] | undefined) ?? 'active',
-    deletion_requested_at: item.deletion_requested_at ?? null,
-    purge_after: item.purge_after ?? null,
+    deletion_requested_at: (item.deletion_requested_at as string | undefined) ?? null,
+    purge_after: (item.purge_after as string | undefined) ?? null,
     legal_hold: item.legal_hold === true,
   };
 }
@@ -130,8 +130,8 @@ export interface PendingDeletion {
 export async function listPendingDeletions(now = new Date()): Promise<PendingDeletion[]> {
   const items = await pendingDeletionItems();
   return items.map((item) => ({
-    team_id: item.id,
-    team_name: item.name,
+    team_id: item.id as string,
+    team_name: item.name as string,
     deletion_requested_at: item.deletion_requested_at as string,
     purge_after: item.purge_after as string,
     legal_hold: item.legal_hold === true,
@@ -161,9 +161,9 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
   // Its API keys and the sessions opened for it go first: nothing acts in a team being purged.
   await deleteTeamCredentials(teamId);
   for (const listed of await teamProjectItems(teamId)) {
-    const project = await getProjectItem(listed.id, true);
+    const project = await getProjectItem(listed.id as string, true);
     if (!project) continue;
-    if (project.status !== 'deleting') await forceDeleting(listed.id, now);
+    if (project.status !== 'deleting') await forceDeleting(listed.id as string, now);
     await removeProject(project);
   }
   const owned = await teamPartitionKeys(teamId);
@@ -173,14 +173,14 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
     // Each feedback's reference by id (lib/privacy/records.ts createFeedback) lives outside the team's partition.
     ...owned
       .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FEEDBACK#'))
-      .map((o) => keys.feedbackRef(o.sk.slice('FEEDBACK#'.length))),
-    // So does each forge audience's platform-wide claim (lib/builds/forge-audiences.ts): released with the team.
+      .map((o) => keys.feedbackRef((o.sk as string).slice('FEEDBACK#'.length))),
+    // So does each forge audience's platform-wide claim (lib/git/forge-audiences.ts): released with the team.
     ...owned
       .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FORGEAUDIENCE#'))
-      .map((o) => keys.forgeAudience(o.sk.slice('FORGEAUDIENCE#'.length))),
+      .map((o) => keys.forgeAudience((o.sk as string).slice('FORGEAUDIENCE#'.length))),
     ...stats,
     ...(typeof item.slug === 'string' ? [keys.teamSlug(item.slug)] : []),
-  ].map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } }));
+  ].map((k) => ({ DeleteRequest: { Key: { pk: k.pk as string, sk: k.sk as string } } }));
   await batchWriteAll(gone);
   // The team item last: until it goes, a retry finds the team `purging` and finishes the job.
   await batchWriteAll([{ DeleteRequest: { Key: keys.team(teamId) } }]);

@@ -5,7 +5,7 @@ import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
 import { SESSION_RETENTION_SECONDS } from './received.ts';
-import type { UploadSessionRecord } from './session-record.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
 
 /**
  * The records of upload sessions: each session's item (open, then finalized once), and the team's

@@ -1,5 +1,5 @@
-import { claimExpiredProvisional, getProjectItem } from './records.ts';
-import { removeProject } from './deletion.ts';
+import { claimExpiredProvisional, getProjectItem } from '../projects/records.ts';
+import { removeProject } from './project-deletion.ts';
 import { recordDeployFailure } from '../attention/team-state.ts';
 
 export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
@@ -7,7 +7,7 @@ export type ExpiryOutcome = 'deleted' | 'kept' | 'gone';
 /**
  * The provisional-expiry worker's job: deletes a provisional project whose
  * time is up and which never published, as a deleted project is removed
- * (lib/projects/deletion.ts).
+ * (lib/lifecycle/project-deletion.ts).
  *
  * The project is first claimed by one conditional write (status 'deleting',
  * only while provisional_until has passed and nothing is live); finalize's own

@@ -17,7 +17,7 @@ export interface UploadSessionRecord {
   known_count: number;
   missing_count: number;
   total_bytes_to_send: number;
-  /** A build's session (lib/deployments/begin-build-upload.ts): publish as production or beside it as a preview. Uploads are production. */
+  /** A build's session (lib/publishing/begin-build-upload.ts): publish as production or beside it as a preview. Uploads are production. */
   target?: 'production' | 'preview';
   /** A build's branch, the keyword scan's row key. */
   branch?: string | null;

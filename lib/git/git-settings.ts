@@ -2,8 +2,8 @@ import { ApiError } from '../errors/api-error.ts';
 import { PREVIEW_SLUG_INVALID } from '../errors/catalogue/builds.ts';
 import { keys } from '../db/keys.ts';
 import { sealAccessToken } from './git-secrets.ts';
-import { PREVIEW_SLUG_PATTERN } from './preview-hosts.ts';
-import { previewSlugMoveItems } from './preview-records.ts';
+import { PREVIEW_SLUG_PATTERN } from '../sites/preview-hosts.ts';
+import { previewSlugMoveItems } from '../sites/preview-records.ts';
 import { repoKey } from './repo-url.ts';
 import type { ProjectItem } from '../projects/records.ts';
 

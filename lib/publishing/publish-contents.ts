@@ -4,11 +4,11 @@ import { listKeys } from '../aws/s3-prefixes.ts';
 import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { PUBLISH_IN_PROGRESS, UPLOAD_INCOMPLETE } from '../errors/catalogue/sites.ts';
-import { forgetHeldBlobs, heldBlobs, type HeldBlob } from '../uploads/blob-records.ts';
-import { liveObjects } from '../uploads/blobs.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
-import type { readManifest } from '../uploads/stored-manifest.ts';
-import { contentTypeFor } from './content-type.ts';
+import { forgetHeldBlobs, heldBlobs, type HeldBlob } from './blob-records.ts';
+import { liveObjects } from './blobs.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
+import type { readManifest } from './stored-manifest.ts';
+import { contentTypeFor } from '../deployments/content-type.ts';
 
 /** Server-side copies in flight at once while publishing. */
 const COPY_CONCURRENCY = 48;

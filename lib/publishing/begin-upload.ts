@@ -4,7 +4,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
 import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { planOf } from '../plans.ts';
-import { createdClientOf, newProjectTransaction } from '../projects/create.ts';
+import { createdClientOf, newProjectTransaction } from '../project-setup/create.ts';
 import { newProjectRecord, toProject } from '../projects/projects.ts';
 import { cancelProvisionalExpiry, provisionalExpirySeconds, scheduleProvisionalExpiry } from '../projects/provisional.ts';
 import { extendProvisional, getProjectItem, projectIsActive, projectItem, type ProjectItem } from '../projects/records.ts';
@@ -25,11 +25,11 @@ import {
   type TeamStanding,
   type UploadSessionView,
   view,
-} from '../uploads/sessions.ts';
-import { uploadingDeployment } from './records.ts';
+} from './sessions.ts';
+import { uploadingDeployment } from '../deployments/records.ts';
 
 /**
- * Beginning an upload: the upload session (lib/uploads/sessions.ts) opens with the deployment it will
+ * Beginning an upload: the upload session (lib/publishing/sessions.ts) opens with the deployment it will
  * publish, and, for a first upload, the provisional project it belongs to, all in one transaction.
  */
 

@@ -5,9 +5,9 @@ import { FUNCTIONS_BUILD_FAILED } from '../errors/catalogue/sites.ts';
 import { buildDeploymentFunctions } from '../functions/build.ts';
 import type { RouteManifest } from '../sites/route-manifest.ts';
 import { manifestObjectKey } from '../sites/storage-keys.ts';
-import type { UploadSessionRecord } from '../uploads/session-record.ts';
-import { closedSession, sessionClosing } from '../uploads/sessions.ts';
-import { deploymentFailed, recordFunctionsBuilt, type DeploymentItem } from './records.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
+import { closedSession, sessionClosing } from './sessions.ts';
+import { deploymentFailed, recordFunctionsBuilt, type DeploymentItem } from '../deployments/records.ts';
 import type { ProjectItem } from '../projects/records.ts';
 
 /** The answer of a finalize whose functions build failed: the same, every time the session is finalized again. */

@@ -5,15 +5,8 @@ import { PROJECT_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import { planOf } from '../plans.ts';
 import { projectIsActive, type ProjectItem } from '../projects/records.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
-import {
-  checkFiles,
-  prepareSession,
-  refuseSuspended,
-  sessionOpening,
-  type TeamStanding,
-  type UploadSessionRecord,
-} from '../uploads/sessions.ts';
-import { buildOutputSession } from './records.ts';
+import { checkFiles, prepareSession, refuseSuspended, sessionOpening, type TeamStanding, type UploadSessionRecord } from './sessions.ts';
+import { buildOutputSession } from '../deployments/records.ts';
 
 /**
  * The upload session of a build's output (lib/builds/publish-output.ts): a

@@ -8,12 +8,12 @@ import { ApiError } from '../errors/api-error.ts';
 import { PLAN_LIMIT_EXCEEDED, TEAM_SUSPENDED, TOO_MANY_UPLOAD_SESSIONS, UPLOAD_NOT_FOUND } from '../errors/catalogue/sites.ts';
 import type { Plan } from '../plans.ts';
 import type { Project } from '../projects/projects.ts';
-import { authorizeResourceTeam, type ResourceContext } from '../teams/resource-access.ts';
+import { authorizeResourceTeam, type ResourceContext } from '../identity/resource-access.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { heldBlobs } from './blob-records.ts';
 import { liveObjects } from './blobs.ts';
 import { receivedEntryKeys } from './received.ts';
-import type { UploadSessionRecord } from './session-record.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
 import {
   getSessionItem,
   projectSessionItems,
@@ -28,7 +28,7 @@ import {
 import { readManifest, type StoredManifest } from './stored-manifest.ts';
 import { checkManifest, checkPublishable, type CheckedManifest, type ManifestFile } from './manifest.ts';
 
-export type { UploadSessionRecord } from './session-record.ts';
+export type { UploadSessionRecord } from '../deployments/session-record.ts';
 
 /**
  * The upload session, from open to finalized and released: this module opens it (the manifest checked,

@@ -1,6 +1,6 @@
-import type { Principal, TeamAccess } from '../http/authorize.ts';
+import type { Principal, TeamAccess } from './principal.ts';
 import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
-import { getMembership } from './membership-records.ts';
+import { getMembership } from '../teams/membership-records.ts';
 
 export interface ResourceContext {
   principal: Principal | null;

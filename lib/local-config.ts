@@ -1,7 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { config } from '../config.ts';
-import { childPath } from '../sandbox/capabilities.ts';
+import { config } from './config.ts';
 
 /**
  * The local platform's own settings (`npm run dev` and the tests' platform), read from the environment on
@@ -27,8 +26,6 @@ export const localConfig = {
   stateDir: (root: string) => process.env.SLIPWAY_LOCAL_STATE_DIR || join(root, '.slipway', 'state'),
   /** The platform's PATH as it was given (undefined when unset). */
   searchPath: () => process.env.PATH,
-  /** The PATH a sandboxed child is started with: the platform's own, else the system's (the sandbox's own setting). */
-  childPath,
   /** Those of `names` the platform has (its own settings, else the environment's), with their values: passed on to the code it runs. */
   setVariables: (names: readonly string[]): Record<string, string> =>
     Object.fromEntries(names.flatMap((name) => (config.variable(name) === undefined ? [] : [[name, config.variable(name)!]]))),

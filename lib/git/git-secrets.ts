@@ -24,10 +24,10 @@ export const openAccessToken = (projectId: string, sealed: string) => decryptEnv
 /**
  * `git_auth_mode` `forge_jwt`: a short-lived JWT minted for one fetch, nothing
  * stored, shaped like a workload identity token (GitHub Actions' OIDC tokens):
- * ES256 under the platform's forge signing key (lib/builds/forge-keys.ts,
+ * ES256 under the platform's forge signing key (lib/git/forge-keys.ts,
  * its public half at /.well-known/jwks.json), `iss` the platform's public
  * origin, `aud` the project's `forge_audience` (registered to its team:
- * lib/builds/forge-audiences.ts), and `sub` naming the team and the project,
+ * lib/git/forge-audiences.ts), and `sub` naming the team and the project,
  * which a forge pins to the repository it serves (docs/builds.md).
  */
 export function mintForgeToken(input: { teamId: string; projectId: string; audience: string; repository?: string; now?: Date }): string {

@@ -4,7 +4,7 @@ import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { config } from '../config.ts';
 import { heldBlobPuts, type HeldBlob } from './blob-records.ts';
-import type { UploadSessionRecord } from './session-record.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
 
 /**
  * A session's record of what it received: one entry per upload request, written once its objects are

@@ -1,4 +1,4 @@
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 import { type NamedWrite, TransactionRefused, namedWrites, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
@@ -20,17 +20,17 @@ import {
   SETTINGS_FIELDS,
   toProject,
   type Project,
-} from './projects.ts';
-import { acceptableSubdomain, suggestSubdomains } from './subdomain.ts';
-import { getProjectItem, type ProjectItem } from './records.ts';
-import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from './settings-records.ts';
+} from '../projects/projects.ts';
+import { acceptableSubdomain, suggestSubdomains } from '../projects/subdomain.ts';
+import { getProjectItem, type ProjectItem } from '../projects/records.ts';
+import { moveNameHold, moveSubdomainHold, saveSettings, type SettingsUpdate } from '../projects/settings-records.ts';
 import { domainQualifiesAsPrimary, getDomainItem, type DomainItem } from '../domains/records.ts';
 import { deleteProjectAnalytics } from '../sites/analytics-records.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { hostnameClaimMoves, releaseProjectHostnames } from '../functions/hostname-claim-records.ts';
 import { logger } from '../logger.ts';
-import { gitSettingsChanges } from '../builds/git-settings.ts';
-import { forgeAudienceWrites } from '../builds/forge-audiences.ts';
+import { gitSettingsChanges } from '../git/git-settings.ts';
+import { forgeAudienceWrites } from '../git/forge-audiences.ts';
 
 /** DynamoDB's limit of items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;

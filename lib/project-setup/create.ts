@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { CONFLICT } from '../errors/catalogue/request.ts';
-import * as z from '../http/schema.ts';
+import * as z from '../schema.ts';
 import { planOf, type Plan } from '../plans.ts';
-import { gitSettingsChanges } from '../builds/git-settings.ts';
-import { forgeAudienceWrites } from '../builds/forge-audiences.ts';
+import { gitSettingsChanges } from '../git/git-settings.ts';
+import { forgeAudienceWrites } from '../git/forge-audiences.ts';
 import { teamInGoodStanding } from '../teams/standing-check.ts';
-import { CREATED_CLIENTS, SETTINGS_FIELDS, newProjectRecord, toProject, type Project, type ProjectRecord } from './projects.ts';
-import { newProjectWrites, projectItem, type ProjectItem } from './records.ts';
+import { CREATED_CLIENTS, SETTINGS_FIELDS, newProjectRecord, toProject, type Project, type ProjectRecord } from '../projects/projects.ts';
+import { newProjectWrites, projectItem, type ProjectItem } from '../projects/records.ts';
 import { projectSettingsSchema } from './settings.ts';
-import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from './subdomain.ts';
+import { acceptableSubdomain, anotherSubdomain, subdomainOfName } from '../projects/subdomain.ts';
 
 /**
  * The writes every new project is made with, in one transaction (begin-upload's and POST /api/v1/projects'):

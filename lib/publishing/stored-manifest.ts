@@ -3,7 +3,7 @@ import { config, perPlatform } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { UPLOAD_HASH_NOT_IN_MANIFEST } from '../errors/catalogue/sites.ts';
 import type { ManifestFile } from './manifest.ts';
-import type { UploadSessionRecord } from './session-record.ts';
+import type { UploadSessionRecord } from '../deployments/session-record.ts';
 
 /** The session's manifest as begin-upload stored it (BUNDLES `manifest_key`): written once, never changed. */
 export interface StoredManifest {

@@ -4,7 +4,7 @@ import { DEPLOYMENT_NOT_FOUND, DEPLOYMENT_NOT_READY, PROJECT_NOT_FOUND } from '.
 import { promoteView, toProject } from '../projects/projects.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
 import { getProjectItem, pointProductionAt, type ProjectItem } from '../projects/records.ts';
-import { deploymentIsReady, deploymentPage, getDeploymentItem, type DeploymentItem } from './records.ts';
+import { deploymentIsReady, deploymentPage, getDeploymentItem, type DeploymentItem } from '../deployments/records.ts';
 import { logger } from '../logger.ts';
 import { NO_SERVING_RULES, type ServingRulesSummary } from '../sites/serving-rules.ts';
 import { reviveScanOfDeployment } from '../abuse/scan-records.ts';
