@@ -30,12 +30,11 @@ const ADAPTERS = [
 /** The local platform (an adapter of its own): never part of what is deployed. */
 const LOCAL = ['^lib/local/', '^lib/functions/hosts/local/', '^lib/local-config\\.ts$'];
 /** Sits with the local function host but also runs in the cloud build image (lib/builds/build-egress.ts). */
-const SHARED_WITH_CLOUD = ['^lib/functions/hosts/local/egress-proxy\\.ts$'];
+const SHARED_WITH_CLOUD = ['^lib/sandbox/egress-proxy\\.ts$'];
 /**
- * The AWS emulator of the synthesized mode. It is moving out of lib/ into a package of its own (issue 34);
- * when it has, this is that package's path.
+ * The AWS emulator of the synthesized mode: a package of its own beside lib/ (README, "The AWS emulator").
  */
-const EMULATOR = ['^lib/local/synth/', '^local-cloud/'];
+const EMULATOR = ['^local-cloud/'];
 const ENTITY_FILE = '/[a-z-]*records?\\.ts$';
 /** Tests, benchmarks and build scripts may import anything. */
 const TOOLING = ['^test/', '^bench/', '^bin/', '^dashboard/'];
