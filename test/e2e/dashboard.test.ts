@@ -9,6 +9,7 @@ import { getMembership, putMembership } from '../../lib/teams/membership-records
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { dropFolder, expectAccessible, launchChromium, saveScreenshot } from '../support/browser.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { scaled } from '../support/wait.ts';
 import { githubPushPayload, sendGithub } from '../support/webhooks.ts';
 
 /**
@@ -100,7 +101,8 @@ const failedShots = () =>
     if (current && !current.isClosed()) await saveScreenshot(current, `failed-${task.name.replace(/[^a-z0-9]+/gi, '-')}`);
   });
 
-describe('the console in a real browser', () => {
+// A case's budget holds its longest wait for a state (a publish or a queued run: up to 60 s on a busy machine).
+describe('the console in a real browser', { timeout: scaled(90_000) }, () => {
   it('signs in by the e-mail link (the local outbox lists it)', async () => {
     page = await signIn(owner, email);
     await expectAccessible(page, 'sign-in');
