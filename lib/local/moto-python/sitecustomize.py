@@ -157,7 +157,8 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
 
         moto 5.2 reads `private_dns_name` of the interface it makes for the task, an attribute
         its EC2 NetworkInterface does not have, and answers RunTask with a 500. The name is
-        EC2's form for us-east-1 (the local region).
+        EC2's form for us-east-1 (the local region). Applied at the first ECS call: importing moto's EC2
+        is two thirds of a moto_server's start (1.4 of 2.0 CPU-s), and most local platforms never run a task.
         """
         from moto.ec2.models.elastic_network_interfaces import NetworkInterface
 
@@ -165,6 +166,17 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
             NetworkInterface.private_dns_name = property(
                 lambda self: f"ip-{str(self.private_ip_address).replace('.', '-')}.ec2.internal"
             )
+
+    def _at_first_ecs_call(app):
+        patched = []
+
+        def application(environ, start_response):
+            if not patched and environ.get("HTTP_X_AMZ_TARGET", "").startswith("AmazonEC2ContainerService"):
+                _ecs_task_network_interface()
+                patched.append(True)
+            return app(environ, start_response)
+
+        return application
 
     def _cached_module_list():
         """Lists moto's service packages once instead of on every request.
@@ -667,14 +679,13 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
         _cheaper_dispatch()
         _partition_queries()
         _item_level_transaction_rollback(_index_partitions())
-        _ecs_task_network_interface()
         _schedule_group_conflict()
         _codebuild_builds()
         _item_responses_as_json()
         _keep_alive()
         _quiet_requests()
         _one_certificate_key()
-        application = _serialize_dynamodb(_without_flask(application))
+        application = _at_first_ecs_call(_serialize_dynamodb(_without_flask(application)))
         if os.environ.get("SLIPWAY_MOTO_STATE_FILE"):
             application = _persistence(application)
         return _run_simple(hostname, port, application, *args, **kwargs)
