@@ -44,6 +44,14 @@ const LIB = '^lib/';
 module.exports = {
   forbidden: [
     {
+      // A circle between files anywhere in the code (it was madge's check:imports): a module that two others need
+      // each before the other loads half-initialized.
+      name: 'no-file-circle',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
       name: 'kernel-imports-kernel',
       comment: 'The kernel is the bottom level: it imports only the kernel (and packages).',
       severity: 'error',

@@ -2,7 +2,7 @@
 /**
  * The layer check (`npm run check:layers`): the rules of .dependency-cruiser.cjs over lib/, handlers/, infra/
  * and bin/, then the circles between lib/ folders, which dependency-cruiser's rules cannot express (its
- * `circular` is between files, and madge's check:imports already keeps those at zero).
+ * `circular` is between files: its rule `no-file-circle` keeps those at zero, over dashboard/src and local-cloud too).
  *
  * A folder here is what a reader of lib/ sees as one area: `lib/<name>/` with everything under it, or a file
  * directly in lib/. A circle is a set of folders each reaching every other through imports (a strongly
@@ -16,9 +16,14 @@ import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 const figuresOnly = process.argv.includes('--figures');
 const printOrder = process.argv.includes('--order');
 const ruleSet = await extractDepcruiseConfig('./.dependency-cruiser.cjs');
-const cruised = await cruise(['lib', 'handlers', 'infra', 'bin'], { ...ruleSet.options, validate: true, ruleSet }, undefined, {
-  tsConfig: extractTSConfig(ruleSet.options.tsConfig.fileName),
-});
+const cruised = await cruise(
+  ['lib', 'handlers', 'infra', 'bin', 'local-cloud', 'dashboard/src'],
+  { ...ruleSet.options, validate: true, ruleSet },
+  undefined,
+  {
+    tsConfig: extractTSConfig(ruleSet.options.tsConfig.fileName),
+  },
+);
 const { modules, summary } = cruised.output;
 
 /** `lib/<name>/` for a file in a lib/ folder, the file itself directly in lib/, null outside lib/. */
