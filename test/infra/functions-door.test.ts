@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { doorServerHandler } from '../../infra/functions-door.ts';
 import { computeSubnets, doorSubnetGroup, functionsVpcCidr } from '../../infra/functions-network.ts';
 import { lambdaBundles } from '../../infra/lambda-bundles.ts';
-import { synthesizeFunctionsStack } from '../support/functions-stack.ts';
+import { sharedFunctionsStack, synthesizeFunctionsStack } from '../support/functions-stack.ts';
+import { withoutBundling } from '../support/stack-synth.ts';
 import { statementsOfRole, type Statement } from '../support/iam-policies.ts';
 
 /**
@@ -17,11 +18,11 @@ type Synthesized = ReturnType<typeof synthesizeFunctionsStack>;
 let synthesized: Synthesized;
 let fargate: Synthesized;
 beforeAll(() => {
-  synthesized = synthesizeFunctionsStack();
-  fargate = synthesizeFunctionsStack({ doorTasks: 2 });
+  synthesized = sharedFunctionsStack();
+  // Its cases read the template only: no bundles (test/support/stack-synth.ts).
+  fargate = synthesizeFunctionsStack({ doorTasks: 2, ...withoutBundling });
 }, 600_000);
 afterAll(() => {
-  synthesized?.remove();
   fargate?.remove();
 });
 

@@ -3,18 +3,18 @@ import * as path from 'node:path';
 import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { HandlerFunction } from '../../infra/functions.ts';
 import { blockedEgressRanges } from '../../infra/functions-network.ts';
 import type { FunctionsRuntime } from '../../infra/functions-runtime.ts';
 import type { SlipwayState } from '../../infra/state.ts';
 import { cloudHostVariables } from '../../lib/functions/hosts/cloud/variables.ts';
-import { finalizeRow, type Resource, synthesizeFunctionsStack } from '../support/functions-stack.ts';
+import { finalizeRow, type Resource, sharedFunctionsStack } from '../support/functions-stack.ts';
 import { statementsOfRole } from '../support/iam-policies.ts';
 import { viewerFunction } from '../support/viewer-function.ts';
 
 /** The functions runtime in a stack of its own, synthesized with cdk-nag as the app does (test/support/functions-stack.ts). */
-let synthesized: ReturnType<typeof synthesizeFunctionsStack>;
+let synthesized: ReturnType<typeof sharedFunctionsStack>;
 let template: Template;
 let stack: Stack;
 let runtime: FunctionsRuntime;
@@ -23,14 +23,12 @@ let prepareWorker: HandlerFunction;
 let state: SlipwayState;
 let outdir: string;
 let resources: Record<string, Resource>;
-let idOf: ReturnType<typeof synthesizeFunctionsStack>['idOf'];
+let idOf: ReturnType<typeof sharedFunctionsStack>['idOf'];
 
 beforeAll(() => {
-  synthesized = synthesizeFunctionsStack();
+  synthesized = sharedFunctionsStack();
   ({ template, stack, runtime, finalize, prepareWorker, state, outdir, resources, idOf } = synthesized);
 }, 300_000);
-
-afterAll(() => synthesized?.remove());
 
 const statementsOf = (roleId: string) => statementsOfRole(resources, roleId);
 
@@ -212,7 +210,7 @@ describe('the HTTPS door', () => {
         .map((s) => ({ ...s, Action: [s.Action].flat().filter((action) => action !== 'lambda:InvokeFunction') }))
         .filter((s) => s.Action.length > 0);
     const worker = making(idOf(prepareWorker.role));
-    expect(worker.map((s) => s.Action).flat()).toEqual(
+    expect(worker.flatMap((s) => s.Action)).toEqual(
       expect.arrayContaining(['lambda:GetFunction', 'lambda:CreateFunction', 'lambda:TagResource', 'iam:PassRole']),
     );
     expect(worker).toEqual(making(idOf(runtime.router.role)));

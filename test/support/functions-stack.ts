@@ -1,6 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -10,6 +8,7 @@ import { FunctionsRuntime } from '../../infra/functions-runtime.ts';
 import { SlipwayState } from '../../infra/state.ts';
 import { routeKey, routes, type RouteRow } from '../../lib/http/routes.ts';
 import { workers } from '../../lib/workers.ts';
+import { scratchOutdir } from './stack-synth.ts';
 
 export type Resource = { Type: string; Properties: Record<string, any> };
 
@@ -21,7 +20,7 @@ export const finalizeRow = (routes as readonly RouteRow[]).find((row) => routeKe
  * cdk-nag as the app does, into a folder of its own (`remove()` deletes it).
  */
 export function synthesizeFunctionsStack(context: Record<string, unknown> = {}) {
-  const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-fn-cdk-'));
+  const outdir = scratchOutdir('slipway-fn-cdk-');
   const app = new App({ outdir, context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true, ...context } });
   // No fixed environment, as `cdk synth` without CDK_DEFAULT_ACCOUNT.
   const stack = new Stack(app, 'FunctionsTest');
@@ -72,4 +71,16 @@ export function synthesizeFunctionsStack(context: Record<string, unknown> = {}) 
     idOf,
     remove: () => fs.rmSync(outdir, { recursive: true, force: true }),
   };
+}
+
+let shared: ReturnType<typeof synthesizeFunctionsStack> | undefined;
+
+/**
+ * The default functions stack, synthesized with its bundles once per infra worker (the project shares its workers'
+ * module graph): functions-runtime and functions-door read the same one. Read it, never change it; its folder goes
+ * when the run ends.
+ */
+export function sharedFunctionsStack(): ReturnType<typeof synthesizeFunctionsStack> {
+  shared ??= synthesizeFunctionsStack();
+  return shared;
 }
