@@ -22,9 +22,6 @@ const SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
 // fails the check, so the list only shrinks.
 const ALLOWED = new Set([
   'lib/local/builds/local-build-host.ts#createLocalBuildHost',
-  'infra/console.ts#ConsoleHosting.constructor',
-  'infra/stack.ts#SlipwayStack.constructor',
-  'infra/grants.ts#grantUses',
   'dashboard/src/components/drop-zone.tsx#DropZone',
   'lib/local/dev.ts#main',
 ]);
