@@ -18,17 +18,6 @@ const MAX_LINES = 80;
 const SHORT = 50;
 const ROOTS = ['lib', 'handlers', 'infra', 'bin', 'dashboard/src', 'local-cloud'];
 const SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
-// Known long functions not split yet, as 'path#name'. An entry no longer long (or no longer there)
-// fails the check, so the list only shrinks.
-const ALLOWED = new Set([
-  'lib/local/builds/local-build-host.ts#createLocalBuildHost',
-  'infra/console.ts#ConsoleHosting.constructor',
-  'infra/stack.ts#SlipwayStack.constructor',
-  'infra/grants.ts#grantUses',
-  'dashboard/src/components/drop-zone.tsx#DropZone',
-  'lib/local/dev.ts#main',
-]);
-
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const topArg = process.argv.indexOf('--top');
 const top = topArg > 0 ? Number(process.argv[topArg + 1]) : 5;
@@ -108,12 +97,9 @@ function measure(path) {
 
 const all = ROOTS.flatMap((dir) => [...sourceFiles(join(root, dir))].flatMap(measure)).sort((a, b) => b.count - a.count);
 const long = all.filter((f) => f.count > MAX_LINES);
-const over = long.filter((f) => !ALLOWED.has(`${f.path}#${f.name}`));
-const stale = [...ALLOWED].filter((key) => !long.some((f) => `${f.path}#${f.name}` === key));
 
-console.log(`function length: ${long.length} over ${MAX_LINES} lines of code (${ALLOWED.size} allowed); the longest:`);
+console.log(`function length: ${long.length} over ${MAX_LINES} lines of code; the longest:`);
 for (const f of all.slice(0, top)) console.log(`  ${String(f.count).padStart(4)}  ${f.path}:${f.line} ${f.name}`);
-for (const f of over)
+for (const f of long)
   console.error(`${f.path}:${f.line}: ${f.name} holds ${f.count} lines of code (at most ${MAX_LINES}): split it in named stages`);
-for (const key of stale) console.error(`${key} is in the allowed list of bin/function-length.mjs but no longer long: remove it`);
-if (over.length > 0 || stale.length > 0) process.exit(1);
+if (long.length > 0) process.exit(1);

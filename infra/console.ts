@@ -65,47 +65,45 @@ export class ConsoleHosting extends Construct {
 
   constructor(scope: Construct, id: string, props: ConsoleProps) {
     super(scope, id);
-    this.bucket = new s3.Bucket(this, 'Bucket', {
+    this.bucket = this.filesBucket(props.accessLogsBucket);
+    const appPaths = appPathsFunction(this);
+    const certificate = props.certificateArn ? acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn) : undefined;
+    this.distribution = this.consoleDistribution(props, appPaths, certificate);
+    this.url = certificate ? `https://${props.domain}` : `https://${this.distribution.distributionDomainName}`;
+    this.deployFiles();
+    this.acknowledgeDeploymentHandler();
+    new CfnOutput(this, 'ConsoleDistributionDomain', {
+      value: this.distribution.distributionDomainName,
+      description: `Point ${props.domain} (CNAME or alias) at this name`,
+    });
+    this.acknowledgeDistribution();
+  }
+
+  /** The private bucket of the built files. */
+  private filesBucket(accessLogsBucket: s3.IBucket): s3.Bucket {
+    return new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       versioned: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      serverAccessLogsBucket: props.accessLogsBucket,
+      serverAccessLogsBucket: accessLogsBucket,
       serverAccessLogsPrefix: 'Console/',
       // Only built files live here: each deploy puts them back.
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: false,
       lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
     });
+  }
 
-    const appPaths = new cloudfront.Function(this, 'AppPaths', {
-      comment: 'Console: paths of the single-page app are answered with index.html',
-      runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(
-        'function handler(event) {\n' +
-          '  var request = event.request;\n' +
-          "  var last = request.uri.split('/').pop();\n" +
-          "  if (last.indexOf('.') === -1) request.uri = '/index.html';\n" +
-          '  return request;\n' +
-          '}\n',
-      ),
-    });
-
-    const certificate = props.certificateArn ? acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn) : undefined;
-    const apiDomain = `${props.httpApi.apiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`;
-    // The API on the console's origin: nothing cached, cookies and headers passed (Host is the API's own).
-    const api = {
-      origin: new origins.HttpOrigin(apiDomain, {
-        protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
-        readTimeout: Duration.seconds(30),
-      }),
-      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
-      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
-      compress: true,
-    };
-    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+  /** The files by default, the API (and streaming routes) on the same origin. */
+  private consoleDistribution(
+    props: ConsoleProps,
+    appPaths: cloudfront.Function,
+    certificate: acm.ICertificate | undefined,
+  ): cloudfront.Distribution {
+    const api = apiBehavior(this, props.httpApi);
+    return new cloudfront.Distribution(this, 'Distribution', {
       comment: `Slipway console: ${props.domain}`,
       ...(certificate ? { domainNames: [props.domain], certificate } : {}),
       minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
@@ -128,8 +126,10 @@ export class ConsoleHosting extends Construct {
         '/.well-known/jwks.json': { ...api, allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD },
       },
     });
-    this.url = certificate ? `https://${props.domain}` : `https://${this.distribution.distributionDomainName}`;
+  }
 
+  /** The built files copied into the bucket at deploy time, index.html invalidated. */
+  private deployFiles(): void {
     new s3deploy.BucketDeployment(this, 'Files', {
       sources: [s3deploy.Source.asset(dashboardDist())],
       destinationBucket: this.bucket,
@@ -141,13 +141,10 @@ export class ConsoleHosting extends Construct {
       // Its own log group with a retention: the handler's default group would keep its logs forever.
       logGroup: new logs.LogGroup(this, 'FilesLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
     });
+  }
 
-    this.acknowledgeDeploymentHandler();
-
-    new CfnOutput(this, 'ConsoleDistributionDomain', {
-      value: this.distribution.distributionDomainName,
-      description: `Point ${props.domain} (CNAME or alias) at this name`,
-    });
+  /** What cdk-nag says of the distribution, answered. */
+  private acknowledgeDistribution(): void {
     for (const [rule, reason] of [
       ['AwsSolutions-CFR1', 'The console is for every country; per-country rules belong to custom domains.'],
       ['AwsSolutions-CFR2', 'WAF is an operator choice with its own cost; the API behind /api/* authorizes every route itself.'],
@@ -195,6 +192,37 @@ export class ConsoleHosting extends Construct {
     ];
     for (const [id, reason] of acknowledgments) Validations.of(handler).acknowledge({ id, reason });
   }
+}
+
+/** Paths of the single-page app (no dot in the last segment) are answered with index.html, at the viewer request. */
+function appPathsFunction(scope: Construct): cloudfront.Function {
+  return new cloudfront.Function(scope, 'AppPaths', {
+    comment: 'Console: paths of the single-page app are answered with index.html',
+    runtime: cloudfront.FunctionRuntime.JS_2_0,
+    code: cloudfront.FunctionCode.fromInline(
+      'function handler(event) {\n' +
+        '  var request = event.request;\n' +
+        "  var last = request.uri.split('/').pop();\n" +
+        "  if (last.indexOf('.') === -1) request.uri = '/index.html';\n" +
+        '  return request;\n' +
+        '}\n',
+    ),
+  });
+}
+
+/** The API on the console's origin: nothing cached, cookies and headers passed (Host is the API's own). */
+function apiBehavior(scope: Construct, httpApi: apigwv2.HttpApi) {
+  const apiDomain = `${httpApi.apiId}.execute-api.${Stack.of(scope).region}.${Stack.of(scope).urlSuffix}`;
+  return {
+    origin: new origins.HttpOrigin(apiDomain, {
+      protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+      readTimeout: Duration.seconds(30),
+    }),
+    viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+    cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+    originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+    compress: true,
+  };
 }
 
 /** A behavior per streaming route, to its function URL. The tail writes at least every 20 s, under the 60 s read timeout. */

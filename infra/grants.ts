@@ -49,107 +49,76 @@ interface Granting extends GrantContext {
   stack: Stack;
 }
 
+/** A use that reads one secret of lib/resources.ts. */
+const isSecretUse = (use: ResourceUse): use is `secrets:${SecretName}` => use.startsWith('secrets:');
+type PlainUse = Exclude<ResourceUse, `secrets:${SecretName}`>;
+
 /**
  * The one mapping from a row's `uses` to IAM: a function's role gets exactly
  * the grants its row declares, and a use the stack does not know fails to
- * compile (the switch is exhaustive). Where a statement must name a family of
- * resources (`bucket/*`, the group's schedules), the cdk-nag finding is
- * acknowledged here, next to the grant that causes it.
+ * compile (the table below names every use). Where a statement must name a
+ * family of resources (`bucket/*`, the group's schedules), the cdk-nag finding
+ * is acknowledged here, next to the grant that causes it.
  */
-/** A use that reads one secret of lib/resources.ts. */
-const isSecretUse = (use: ResourceUse): use is `secrets:${SecretName}` => use.startsWith('secrets:');
-
 export function grantUses(role: iam.Role, uses: readonly ResourceUse[], { state, mailFrom }: GrantContext): void {
   const allow = (actions: readonly string[], resources: string[]) =>
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
   const granting: Granting = { role, allow, stack: Stack.of(state), state, mailFrom };
-  const tableResources = [state.table.tableArn, ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`)];
-  const bucketGrant = (bucket: s3.Bucket, actions: readonly string[]) => grantBucket(granting, bucket, actions);
-
   for (const use of new Set(uses)) {
     if (isSecretUse(use)) {
       // The value only: no DescribeSecret or ListSecrets, and no other secret of the account.
       allow(['secretsmanager:GetSecretValue'], [state.secrets[use.slice('secrets:'.length) as SecretName].secretArn]);
       continue;
     }
-    switch (use) {
-      case 'table:read':
-        allow(tableReadActions, tableResources);
-        break;
-      case 'table:write':
-        // Writes address the base table; an index is never written directly.
-        allow(tableWriteActions, [state.table.tableArn]);
-        break;
-      case 'table:analytics':
-        // Counters of site analytics only: items whose partition key is ANALYTICS#{project_id}.
-        role.addToPrincipalPolicy(
-          new iam.PolicyStatement({
-            actions: ['dynamodb:UpdateItem'],
-            resources: [state.table.tableArn],
-            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ANALYTICS#*'] } },
-          }),
-        );
-        break;
-      case 'sites:read':
-        bucketGrant(state.buckets.sites, bucketReadActions);
-        break;
-      case 'sites:write':
-        bucketGrant(state.buckets.sites, bucketWriteActions);
-        break;
-      case 'bundles:read':
-        bucketGrant(state.buckets.bundles, bucketReadActions);
-        break;
-      case 'bundles:write':
-        bucketGrant(state.buckets.bundles, bucketWriteActions);
-        break;
-      case 'invocations:send':
-      case 'sslRetries:send':
-      case 'deletions:send':
-      case 'screenshots:send':
-      case 'abuseScans:send':
-      case 'geoFilters:send':
-      case 'builds:send':
-      case 'functionLambdas:send':
-      case 'callbacks:send':
-        state.queues[use.slice(0, -':send'.length) as QueueName].grantSendMessages(role);
-        break;
-      case 'tails:watch':
-      case 'tails:send':
-      case 'tails:sweep':
-        grantTailQueues(granting, use);
-        break;
-      case 'builds:run':
-        // The CodeBuild project is made beside the workers (infra/builds.ts), which grants its own actions to the worker.
-        break;
-      case 'cdn:distributions':
-        grantCdnDistributions(granting);
-        break;
-      case 'cdn:sweep': {
-        grantCdnSweep(granting);
-        break;
-      }
-      case 'scheduler:write': {
-        grantScheduleWrites(granting);
-        break;
-      }
-      case 'mail:send': {
-        grantMailSend(granting);
-        break;
-      }
-      case 'dns:zones':
-        grantDnsZones(granting);
-        break;
-      case 'tls:provision': {
-        grantTlsProvision(granting);
-        break;
-      }
-      default: {
-        const unknown: never = use;
-        throw new Error(`No IAM mapping for resource use ${String(unknown)}`);
-      }
-    }
+    const grant = useGrants[use] as ((granting: Granting, use: PlainUse) => void) | undefined;
+    if (!grant) throw new Error(`No IAM mapping for resource use ${String(use)}`);
+    grant(granting, use);
   }
 }
+
+const sendMessages = ({ state, role }: Granting, use: `${QueueName}:send`) =>
+  state.queues[use.slice(0, -':send'.length) as QueueName].grantSendMessages(role);
+
+/** Every use but a secret's, and what it grants: a key missing here fails to compile. */
+const useGrants: { [Use in PlainUse]: (granting: Granting, use: Use) => void } = {
+  'table:read': ({ allow, state }) =>
+    allow(tableReadActions, [state.table.tableArn, ...state.tableIndexNames.map((name) => `${state.table.tableArn}/index/${name}`)]),
+  // Writes address the base table; an index is never written directly.
+  'table:write': ({ allow, state }) => allow(tableWriteActions, [state.table.tableArn]),
+  // Counters of site analytics only: items whose partition key is ANALYTICS#{project_id}.
+  'table:analytics': ({ role, state }) =>
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [state.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ANALYTICS#*'] } },
+      }),
+    ),
+  'sites:read': (granting) => grantBucket(granting, granting.state.buckets.sites, bucketReadActions),
+  'sites:write': (granting) => grantBucket(granting, granting.state.buckets.sites, bucketWriteActions),
+  'bundles:read': (granting) => grantBucket(granting, granting.state.buckets.bundles, bucketReadActions),
+  'bundles:write': (granting) => grantBucket(granting, granting.state.buckets.bundles, bucketWriteActions),
+  'invocations:send': sendMessages,
+  'sslRetries:send': sendMessages,
+  'deletions:send': sendMessages,
+  'screenshots:send': sendMessages,
+  'abuseScans:send': sendMessages,
+  'geoFilters:send': sendMessages,
+  'builds:send': sendMessages,
+  'functionLambdas:send': sendMessages,
+  'callbacks:send': sendMessages,
+  'tails:watch': grantTailQueues,
+  'tails:send': grantTailQueues,
+  'tails:sweep': grantTailQueues,
+  // The CodeBuild project is made beside the workers (infra/builds.ts), which grants its own actions to the worker.
+  'builds:run': () => {},
+  'cdn:distributions': grantCdnDistributions,
+  'cdn:sweep': grantCdnSweep,
+  'scheduler:write': grantScheduleWrites,
+  'mail:send': grantMailSend,
+  'dns:zones': grantDnsZones,
+  'tls:provision': grantTlsProvision,
+};
 
 function grantBucket({ allow, role }: Granting, bucket: s3.Bucket, actions: readonly string[]): void {
   allow(actions, [bucket.arnForObjects('*')]);

@@ -12,7 +12,7 @@ import {
   type SecretName,
 } from '../lib/resources.ts';
 import { SlipwayApi } from './api.ts';
-import { readSettings } from './context.ts';
+import { readSettings, type DeploymentSettings } from './context.ts';
 import { SlipwayState } from './state.ts';
 import { tailQueuePrefix } from './grants.ts';
 import { FunctionsRuntime } from './functions-runtime.ts';
@@ -37,10 +37,56 @@ export class SlipwayStack extends Stack {
     super(scope, id, props);
     const settings = readSettings(this);
     this.state = new SlipwayState(this, 'State');
-    const { table, buckets, queues, scheduleGroup, schedulerRole } = this.state;
+    const functionSettings = this.functionSettings(settings);
+    this.workers = new SlipwayWorkers(this, 'Workers', functionSettings);
+    this.api = new SlipwayApi(this, 'Api', { ...functionSettings, corsOrigins: settings.corsOrigins });
+    this.console = new ConsoleHosting(this, 'Console', {
+      httpApi: this.api.httpApi,
+      streamingRoutes: this.api.streamingRoutes,
+      domain: settings.consoleDomain,
+      certificateArn: this.node.tryGetContext('consoleCertificateArn'),
+      accessLogsBucket: this.state.accessLogsBucket,
+    });
+    const { grants, environment } = functionSettings;
+    this.sites = new SiteServing(this, 'Sites', {
+      grants,
+      environment,
+      siteDomain: settings.siteDomain,
+      certificateArn: this.node.tryGetContext('siteCertificateArn'),
+    });
+    this.functions = new FunctionsRuntime(this, 'Functions', {
+      grants,
+      environment,
+      functionDomain: settings.functionDomain,
+      certificateArn: this.node.tryGetContext('functionCertificateArn'),
+    });
+    this.connectWorkers();
+    // In a nested stack (infra/operations.ts).
+    this.operations = this.operationsOfAll();
+    this.outputs();
+  }
 
-    // The variables lib/config.ts reads, named by lib/resources.ts.
-    const environment: Record<string, string> = {
+  /** What every platform Lambda (route or worker) is made with: its grants and environment, and the extra variables its uses call for. */
+  private functionSettings(settings: DeploymentSettings) {
+    const environment = this.platformEnvironment(settings);
+    const grants = { state: this.state, mailFrom: settings.mailFrom };
+    // Only a function allowed to create schedules needs to know what they target.
+    const targets = scheduleTargetEnvironment(this);
+    const environmentFor = (uses: readonly ResourceUse[]) => {
+      const extra: Record<string, string> = uses.includes('scheduler:write') ? { ...targets } : {};
+      // A secret's ARN goes only to the functions allowed to read it (lib/aws/secrets.ts fetches the value).
+      for (const name of Object.keys(secretDefinitions) as SecretName[]) {
+        if (uses.includes(`secrets:${name}`)) extra[secretDefinitions[name].arnEnvVar] = this.state.secrets[name].secretArn;
+      }
+      return extra;
+    };
+    return { grants, environment, environmentFor };
+  }
+
+  /** The variables lib/config.ts reads, named by lib/resources.ts. */
+  private platformEnvironment(settings: DeploymentSettings): Record<string, string> {
+    const { table, buckets, queues, scheduleGroup, schedulerRole } = this.state;
+    return {
       [tableDefinition.envVar]: table.tableName,
       [bucketDefinitions.sites.envVar]: buckets.sites.bucketName,
       [bucketDefinitions.bundles.envVar]: buckets.bundles.bucketName,
@@ -62,61 +108,34 @@ export class SlipwayStack extends Stack {
       ABUSE_REPORTS_PER_SUBMITTER_PER_HOUR: String(settings.abuseReportsPerSubmitterPerHour),
       ABUSE_REPORTS_PLATFORM_PER_HOUR: String(settings.abuseReportsPlatformPerHour),
     };
-    const grants = { state: this.state, mailFrom: settings.mailFrom };
-    // Only a function allowed to create schedules needs to know what they target.
-    const targets = scheduleTargetEnvironment(this);
-    const environmentFor = (uses: readonly ResourceUse[]) => {
-      const extra: Record<string, string> = uses.includes('scheduler:write') ? { ...targets } : {};
-      // A secret's ARN goes only to the functions allowed to read it (lib/aws/secrets.ts fetches the value).
-      for (const name of Object.keys(secretDefinitions) as SecretName[]) {
-        if (uses.includes(`secrets:${name}`)) extra[secretDefinitions[name].arnEnvVar] = this.state.secrets[name].secretArn;
-      }
-      return extra;
-    };
+  }
 
-    this.workers = new SlipwayWorkers(this, 'Workers', { grants, environment, environmentFor });
-    this.api = new SlipwayApi(this, 'Api', { grants, environment, environmentFor, corsOrigins: settings.corsOrigins });
-    this.console = new ConsoleHosting(this, 'Console', {
-      httpApi: this.api.httpApi,
-      streamingRoutes: this.api.streamingRoutes,
-      domain: settings.consoleDomain,
-      certificateArn: this.node.tryGetContext('consoleCertificateArn'),
-      accessLogsBucket: this.state.accessLogsBucket,
-    });
-    this.sites = new SiteServing(this, 'Sites', {
-      grants,
-      environment,
-      siteDomain: settings.siteDomain,
-      certificateArn: this.node.tryGetContext('siteCertificateArn'),
-    });
-    this.functions = new FunctionsRuntime(this, 'Functions', {
-      grants,
-      environment,
-      functionDomain: settings.functionDomain,
-      certificateArn: this.node.tryGetContext('functionCertificateArn'),
-    });
-
+  /** The workers that drive the functions runtime, the builds and the screenshots, given what each needs of them. */
+  private connectWorkers(): void {
+    const worker = (name: string) => this.workers.workerFunctions.get(name)?.fn;
     // The queued door's worker starts a runner task per invocation.
-    const invocationsWorker = this.workers.workerFunctions.get('function-invocations');
-    if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker.fn);
+    const invocationsWorker = worker('function-invocations');
+    if (invocationsWorker) this.functions.connectInvocationsWorker(invocationsWorker);
     // The warm pool's keeper starts blank runner tasks ahead of need.
-    const warmPoolKeeper = this.workers.workerFunctions.get('function-warm-tasks');
-    if (warmPoolKeeper) this.functions.connectWarmPoolKeeper(warmPoolKeeper.fn);
+    const warmPoolKeeper = worker('function-warm-tasks');
+    if (warmPoolKeeper) this.functions.connectWarmPoolKeeper(warmPoolKeeper);
     // A publish's function Lambdas are made by the function-lambdas worker, as the router makes them.
-    const prepareWorker = this.workers.workerFunctions.get('function-lambdas');
-    if (prepareWorker) this.functions.connectPrepareWorker(prepareWorker.fn);
+    const prepareWorker = worker('function-lambdas');
+    if (prepareWorker) this.functions.connectPrepareWorker(prepareWorker);
     // The cloud sweep removes the user-function Lambdas no record names.
-    const sweepWorker = this.workers.workerFunctions.get('cloud-sweep');
-    if (sweepWorker) this.functions.connectSweepWorker(sweepWorker.fn);
+    const sweepWorker = worker('cloud-sweep');
+    if (sweepWorker) this.functions.connectSweepWorker(sweepWorker);
     // The builds worker starts and follows builds in the CodeBuild project.
     const builds = new BuildsRuntime(this, 'Builds', { functions: this.functions });
-    const buildsWorker = this.workers.workerFunctions.get('builds');
-    if (buildsWorker) builds.connectBuildsWorker(buildsWorker.fn);
+    const buildsWorker = worker('builds');
+    if (buildsWorker) builds.connectBuildsWorker(buildsWorker);
     // The capture worker reports each screenshot through the public result endpoint, with the job's token.
-    this.workers.workerFunctions.get('screenshots-capture')?.fn.addEnvironment('API_BASE_URL', this.api.stage.url);
+    worker('screenshots-capture')?.addEnvironment('API_BASE_URL', this.api.stage.url);
+  }
 
-    // The alarm topic, alarms, dashboard and saved log queries of all of the above, in a nested stack (infra/operations.ts).
-    this.operations = new SlipwayOperations(
+  /** The alarm topic, alarms, dashboard and saved log queries of the whole platform. */
+  private operationsOfAll(): SlipwayOperations {
+    return new SlipwayOperations(
       this,
       'Operations',
       operationsProps(this, {
@@ -131,11 +150,13 @@ export class SlipwayStack extends Stack {
         alarmEmail: this.node.tryGetContext('alarmEmail'),
       }),
     );
+  }
 
+  private outputs(): void {
     new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the platform API' });
-    new CfnOutput(this, 'TableName', { value: table.tableName });
-    new CfnOutput(this, 'SitesBucketName', { value: buckets.sites.bucketName });
-    new CfnOutput(this, 'BundlesBucketName', { value: buckets.bundles.bucketName });
+    new CfnOutput(this, 'TableName', { value: this.state.table.tableName });
+    new CfnOutput(this, 'SitesBucketName', { value: this.state.buckets.sites.bucketName });
+    new CfnOutput(this, 'BundlesBucketName', { value: this.state.buckets.bundles.bucketName });
   }
 }
 

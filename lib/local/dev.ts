@@ -26,27 +26,14 @@ function devSettings(consoleUrl: string, keptSecrets: Record<string, string>): R
 
 /** `npm run dev`: the whole platform on this machine, until Ctrl-C. */
 async function main() {
-  const port = localConfig.port((raw) => new LocalPlatformError(`PORT must be a port number, not "${raw}"`));
-  const args = process.argv.slice(2);
-  const unknown = args.filter((a) => a !== '--fresh' && a !== '--synth');
-  if (unknown.length > 0) {
-    const options = '--fresh (start empty) and --synth (run the synthesized template)';
-    throw new LocalPlatformError(`unknown option ${unknown[0]}; the options are ${options}`);
-  }
-  // `npm run dev -- --synth`: run the synthesized template (synthesized first when cdk.out is not current).
-  const synth = args.includes('--synth');
-  if (synth) await ensureSynthesized((line) => process.stdout.write(`${line}\n`));
-  if (!existsSync(join(dashboardDist(), 'index.html'))) {
-    process.stdout.write('Building the console (dashboard/dist)...\n');
-    const { buildDashboard } = await import('../../dashboard/build.mjs');
-    await buildDashboard({ quiet: true });
-  }
+  const options = readOptions();
+  await prepareBuilds(options.synth);
   // Kept across restarts (.slipway/state/, .slipway/state-synth/ for --synth): moto's state and the secrets stored values are sealed with.
-  const state = openLocalState({ fresh: args.includes('--fresh'), mode: synth ? 'synth' : 'source' });
-  const parts = localParts({ synthesized: synth });
+  const state = openLocalState({ fresh: options.fresh, mode: options.synth ? 'synth' : 'source' });
+  const parts = localParts({ synthesized: options.synth });
   const platform = await startLocalPlatform({
-    synthesized: synth ? { assemblyDir: assemblyDir() } : undefined,
-    port,
+    synthesized: options.synth ? { assemblyDir: assemblyDir() } : undefined,
+    port: options.port,
     prefix: localConfig.resourcePrefix(),
     awsEndpoint: config.awsEndpoint(),
     writeState: true,
@@ -61,24 +48,58 @@ async function main() {
   writeRunningPlatform({ pid: process.pid, baseUrl: platform.baseUrl, repo: process.cwd(), started_at: new Date().toISOString() });
   // The synthesized mode runs functions in user-function Lambdas (local-cloud/lambda/lambda-service.ts), not the sandbox.
   const sandbox = platform.synthesized ? null : parts.functions.sandboxReport();
-  const lines = [
+  process.stdout.write(startupBanner(platform, state, sandbox).join('\n'));
+  stopOnSignal(platform);
+}
+
+/** The port and the command line's options; an unknown option is refused. */
+function readOptions(): { port: number; synth: boolean; fresh: boolean } {
+  const port = localConfig.port((raw) => new LocalPlatformError(`PORT must be a port number, not "${raw}"`));
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => a !== '--fresh' && a !== '--synth');
+  if (unknown.length > 0) {
+    const options = '--fresh (start empty) and --synth (run the synthesized template)';
+    throw new LocalPlatformError(`unknown option ${unknown[0]}; the options are ${options}`);
+  }
+  return { port, synth: args.includes('--synth'), fresh: args.includes('--fresh') };
+}
+
+/** What the platform serves that is built from this checkout: the synthesized template (for --synth) and the console. */
+async function prepareBuilds(synth: boolean): Promise<void> {
+  // `npm run dev -- --synth`: run the synthesized template (synthesized first when cdk.out is not current).
+  if (synth) await ensureSynthesized((line) => process.stdout.write(`${line}\n`));
+  if (!existsSync(join(dashboardDist(), 'index.html'))) {
+    process.stdout.write('Building the console (dashboard/dist)...\n');
+    const { buildDashboard } = await import('../../dashboard/build.mjs');
+    await buildDashboard({ quiet: true });
+  }
+}
+
+type Platform = Awaited<ReturnType<typeof startLocalPlatform>>;
+
+/** The synthesized template's Lambdas, what of it does not run, and its ECS services' tasks. */
+function synthesizedLines(synthesized: NonNullable<Platform['synthesized']>): string[] {
+  return [
+    `Running the synthesized template: ${synthesized.lambdaCount} Lambdas`,
+    ...synthesized.skipped.map((s) => `  not run: ${s.logicalId}: ${s.reason}`),
+    ...synthesized.ecs
+      .services()
+      .map(
+        (service) =>
+          `  ECS service ${service.name}: ${service.tasks.length} of ${service.desiredCount} tasks of ${service.family} running` +
+          service.tasks
+            .map((task) => ` [${task.ports.map((p) => `${p.containerPort} at 127.0.0.1:${p.loopbackPort}`).join(', ')}]`)
+            .join(''),
+      ),
+  ];
+}
+
+/** What is running where, and how to begin. */
+function startupBanner(platform: Platform, state: ReturnType<typeof openLocalState>, sandbox: string[] | null): string[] {
+  return [
     '',
     'Slipway local platform is running.',
-    ...(platform.synthesized
-      ? [
-          `Running the synthesized template: ${platform.synthesized.lambdaCount} Lambdas`,
-          ...platform.synthesized.skipped.map((s) => `  not run: ${s.logicalId}: ${s.reason}`),
-          ...platform.synthesized.ecs
-            .services()
-            .map(
-              (service) =>
-                `  ECS service ${service.name}: ${service.tasks.length} of ${service.desiredCount} tasks of ${service.family} running` +
-                service.tasks
-                  .map((task) => ` [${task.ports.map((p) => `${p.containerPort} at 127.0.0.1:${p.loopbackPort}`).join(', ')}]`)
-                  .join(''),
-            ),
-        ]
-      : []),
+    ...(platform.synthesized ? synthesizedLines(platform.synthesized) : []),
     `  Console:       ${platform.consoleUrl} (sign in with any address; mail is listed at ${platform.consoleUrl}/_local/outbox)`,
     `  API:           ${platform.baseUrl}/api/v1 (and ${platform.consoleUrl}/api/v1, the console's own origin)`,
     `  Sites:         http://{subdomain}.localhost:${platform.port}`,
@@ -99,7 +120,10 @@ async function main() {
     'Press Ctrl-C to stop.',
     '',
   ];
-  process.stdout.write(lines.join('\n'));
+}
+
+/** Ctrl-C (or SIGTERM) stops the platform once, forgets its record, and for --synth prints the permissions it used. */
+function stopOnSignal(platform: Platform): void {
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

@@ -25,17 +25,26 @@ const PHASE: Record<DeployProgress['phase'], string> = {
   done: 'Published',
 };
 
+type Deployed = { project_id: string; deployment_id: string; url: string };
+
 /**
  * Deploys a folder dropped on it, or picked with its button (the keyboard's
- * way in). `before` may refuse to start (a new project needs its name).
+ * way in). `target` may refuse to start (a new project needs its name).
  */
-export function DropZone(props: {
-  target: () => DeployTarget | null;
-  onDeployed: (result: { project_id: string; deployment_id: string; url: string }) => void;
-  label: string;
-}) {
+export function DropZone(props: { target: () => DeployTarget | null; onDeployed: (result: Deployed) => void; label: string }) {
   const id = useId();
-  const [over, setOver] = useState(false);
+  const upload = useFolderDeploy(props.target, props.onDeployed);
+  return (
+    <section aria-labelledby={`${id}-title`} class="drop-section">
+      <h2 id={`${id}-title`}>{props.label}</h2>
+      <FolderDrop id={id} busy={upload.busy} deploy={upload.deploy} />
+      <DeployStatus progress={upload.progress} error={upload.error} fields={upload.fields} />
+    </section>
+  );
+}
+
+/** The upload's state: its progress, the sentence of a refusal or failure, and the fields the API named. */
+function useFolderDeploy(target: () => DeployTarget | null, onDeployed: (result: Deployed) => void) {
   const [progress, setProgress] = useState<DeployProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [fields, setFields] = useState<Record<string, string>>({});
@@ -43,14 +52,14 @@ export function DropZone(props: {
   async function deploy(files: PickedFile[]) {
     setError(null);
     setFields({});
-    const target = props.target();
-    if (!target) return;
+    const chosen = target();
+    if (!chosen) return;
     if (files.length === 0) return setError('The folder is empty: drop a folder with an index.html.');
     try {
       const incomplete = await incompleteSiteReason(files);
       if (incomplete) return setError(incomplete);
-      const result = await deployFolder(api, target, files, setProgress);
-      props.onDeployed(result);
+      const result = await deployFolder(api, chosen, files, setProgress);
+      onDeployed(result);
     } catch (e) {
       setProgress(null);
       setError(e instanceof ApiError ? e.message : 'Reading the folder failed. Try again, or pick it with the button.');
@@ -59,44 +68,57 @@ export function DropZone(props: {
   }
 
   const busy = progress !== null && progress.phase !== 'done';
+  return { progress, error, fields, busy, deploy };
+}
+
+/** Where a folder is dropped, or picked with the folder input. */
+function FolderDrop(props: { id: string; busy: boolean; deploy: (files: PickedFile[]) => Promise<void> }) {
+  const { id, busy, deploy } = props;
+  const [over, setOver] = useState(false);
   return (
-    <section aria-labelledby={`${id}-title`} class="drop-section">
-      <h2 id={`${id}-title`}>{props.label}</h2>
-      {/* biome-ignore lint/a11y/noStaticElementInteractions: dropping is the pointer's way; the file and folder inputs inside are the keyboard's */}
-      <div
-        class={`drop-zone${over ? ' over' : ''}`}
-        data-testid="drop-zone"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setOver(true);
+    // biome-ignore lint/a11y/noStaticElementInteractions: dropping is the pointer's way; the file and folder inputs inside are the keyboard's
+    <div
+      class={`drop-zone${over ? ' over' : ''}`}
+      data-testid="drop-zone"
+      onDragOver={(e) => {
+        e.preventDefault();
+        setOver(true);
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={async (e) => {
+        e.preventDefault();
+        setOver(false);
+        if (!busy && e.dataTransfer) await deploy(await filesFromDrop(e.dataTransfer));
+      }}
+    >
+      <p>Drop your site's folder here (its index.html at the top), or</p>
+      <input
+        id={`${id}-pick`}
+        class="visually-hidden"
+        type="file"
+        // An attribute, not a property: Preact would set the property to "", which turns the folder picker off.
+        ref={(input) => input?.setAttribute('webkitdirectory', '')}
+        multiple
+        disabled={busy}
+        onChange={async (e) => {
+          const input = e.target as HTMLInputElement;
+          if (input.files) await deploy(filesFromInput(input.files));
+          input.value = '';
         }}
-        onDragLeave={() => setOver(false)}
-        onDrop={async (e) => {
-          e.preventDefault();
-          setOver(false);
-          if (!busy && e.dataTransfer) await deploy(await filesFromDrop(e.dataTransfer));
-        }}
-      >
-        <p>Drop your site's folder here (its index.html at the top), or</p>
-        <input
-          id={`${id}-pick`}
-          class="visually-hidden"
-          type="file"
-          // An attribute, not a property: Preact would set the property to "", which turns the folder picker off.
-          ref={(input) => input?.setAttribute('webkitdirectory', '')}
-          multiple
-          disabled={busy}
-          onChange={async (e) => {
-            const input = e.target as HTMLInputElement;
-            if (input.files) await deploy(filesFromInput(input.files));
-            input.value = '';
-          }}
-        />
-        {/* After the input: its focus ring is drawn on this label (input:focus-visible + label). */}
-        <label for={`${id}-pick`} class="button-like">
-          Choose a folder
-        </label>
-      </div>
+      />
+      {/* After the input: its focus ring is drawn on this label (input:focus-visible + label). */}
+      <label for={`${id}-pick`} class="button-like">
+        Choose a folder
+      </label>
+    </div>
+  );
+}
+
+/** The upload's progress bar, and what went wrong: the sentence, then each field the API named. */
+function DeployStatus(props: { progress: DeployProgress | null; error: string | null; fields: Record<string, string> }) {
+  const { progress, error, fields } = props;
+  return (
+    <>
       {progress && (
         <Progress
           label={`${PHASE[progress.phase]}${progressCount(progress)}`}
@@ -114,6 +136,6 @@ export function DropZone(props: {
           ))}
         </ul>
       )}
-    </section>
+    </>
   );
 }

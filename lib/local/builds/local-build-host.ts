@@ -132,60 +132,29 @@ function startMaskedEgress(socketPath: string, job: BuildJob, run: Run): Promise
   return startBuildEgress(socketPath, (line) => run.lines.push(secrets.reduce((out, value) => out.split(value).join('***'), line)));
 }
 
+/** What every build of one host shares: the sandbox it can make, the node and script it binds, the package stores' root. */
+interface HostSetup {
+  caps: SandboxCapabilities;
+  runtime: { nodePath: string; scriptPath: string };
+  cacheRoot: string;
+}
+
 export function createLocalBuildHost(options: { capabilities?: SandboxCapabilities } = {}): LocalBuildHost {
   const caps = options.capabilities ?? probeSandbox();
   const root = mkdtempSync(join(tmpdir(), 'slipway-builds-'));
   chmodSync(root, 0o711);
-  const cacheRoot = config.buildCacheDir() ?? join(tmpdir(), 'slipway-build-cache');
-  // Node and the build script as the sandbox binds them: never from the checkout (lib/sandbox/build-process.ts).
-  const runtime =
-    caps.isolation === 'bwrap' ? stageRuntime(caps.nodePath, BUILD_SCRIPT, root) : { nodePath: caps.nodePath, scriptPath: BUILD_SCRIPT };
+  const setup: HostSetup = {
+    caps,
+    // Node and the build script as the sandbox binds them: never from the checkout (lib/sandbox/build-process.ts).
+    runtime:
+      caps.isolation === 'bwrap' ? stageRuntime(caps.nodePath, BUILD_SCRIPT, root) : { nodePath: caps.nodePath, scriptPath: BUILD_SCRIPT },
+    cacheRoot: config.buildCacheDir() ?? join(tmpdir(), 'slipway-build-cache'),
+  };
   const runs = new Map<string, Run>();
   const fallbacks =
     caps.isolation === 'bwrap'
       ? []
       : ['Builds: bubblewrap is unavailable, so builds run on the machine with no sandbox and no egress rule.'];
-
-  async function execute(run: Run, job: BuildJob, id: string): Promise<void> {
-    if ((await runFetch(run, job, run.workspace)) !== 0) {
-      run.failure = { kind: 'platform', line: run.lines.findLast((l) => l.startsWith('Fetch failed')) ?? 'Fetch failed.' };
-      run.state = 'failed';
-      return;
-    }
-    run.commit = commitOf(join(run.workspace, 'src'));
-    const rootDir = checkedRoot(run, job);
-    if (rootDir === null) return;
-    const store = packageStore(cacheRoot, job, rootDir);
-    run.lines.push(store.line);
-    const isolated = caps.isolation === 'bwrap';
-    const sockets = join(run.workspace, '..', `${id}-sock`);
-    mkdirSync(sockets, { recursive: true });
-    mkdirSync(join(run.workspace, 'home'), { recursive: true });
-    writeFileSync(join(run.workspace, 'job.json'), JSON.stringify(sandboxJob(job, isolated, run.workspace, store.dir)), { mode: 0o600 });
-    if (caps.dropToNobody) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, run.workspace, store.dir, sockets]);
-    let proxy: EgressProxy | null = null;
-    try {
-      if (isolated) proxy = await startMaskedEgress(join(sockets, 'egress.sock'), job, run);
-      if (run.stopped) return;
-      run.process = spawnBuild({
-        caps,
-        runtime,
-        id,
-        scriptPath: BUILD_SCRIPT,
-        workspace: run.workspace,
-        cacheDir: store.dir,
-        socketsDir: sockets,
-        memoryMb: job.memoryMb,
-        onLine: (l) => run.lines.push(l),
-      });
-      const exit = await run.process.exited;
-      settleRun(run, exit, job.memoryMb);
-    } finally {
-      await proxy?.close();
-      rmSync(sockets, { recursive: true, force: true });
-    }
-  }
-
   return {
     fallbacks,
     async start(job) {
@@ -193,7 +162,7 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
       const workspace = join(root, id);
       mkdirSync(workspace, { mode: 0o755 });
       const run: Run = { lines: [], state: 'running', workspace, process: null, stopped: false, done: Promise.resolve() };
-      run.done = execute(run, job, id).catch((error: unknown) => {
+      run.done = executeRun(setup, run, job, id).catch((error: unknown) => {
         run.state = 'failed';
         run.failure = { kind: 'platform', line: `The local build host failed: ${(error as Error).message}` };
       });
@@ -223,6 +192,53 @@ export function createLocalBuildHost(options: { capabilities?: SandboxCapabiliti
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** One build: fetch the commit, check its root, find its package store, then run the build phase in the sandbox. */
+async function executeRun(setup: HostSetup, run: Run, job: BuildJob, id: string): Promise<void> {
+  if ((await runFetch(run, job, run.workspace)) !== 0) {
+    run.failure = { kind: 'platform', line: run.lines.findLast((l) => l.startsWith('Fetch failed')) ?? 'Fetch failed.' };
+    run.state = 'failed';
+    return;
+  }
+  run.commit = commitOf(join(run.workspace, 'src'));
+  const rootDir = checkedRoot(run, job);
+  if (rootDir === null) return;
+  const store = packageStore(setup.cacheRoot, job, rootDir);
+  run.lines.push(store.line);
+  await runSandboxed(setup, run, job, id, store.dir);
+}
+
+/** The build phase in the sandbox, behind the build's egress proxy, with its job file, home and sockets folder. */
+async function runSandboxed(setup: HostSetup, run: Run, job: BuildJob, id: string, cacheDir: string): Promise<void> {
+  const { caps, runtime } = setup;
+  const isolated = caps.isolation === 'bwrap';
+  const sockets = join(run.workspace, '..', `${id}-sock`);
+  mkdirSync(sockets, { recursive: true });
+  mkdirSync(join(run.workspace, 'home'), { recursive: true });
+  writeFileSync(join(run.workspace, 'job.json'), JSON.stringify(sandboxJob(job, isolated, run.workspace, cacheDir)), { mode: 0o600 });
+  if (caps.dropToNobody) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, run.workspace, cacheDir, sockets]);
+  let proxy: EgressProxy | null = null;
+  try {
+    if (isolated) proxy = await startMaskedEgress(join(sockets, 'egress.sock'), job, run);
+    if (run.stopped) return;
+    run.process = spawnBuild({
+      caps,
+      runtime,
+      id,
+      scriptPath: BUILD_SCRIPT,
+      workspace: run.workspace,
+      cacheDir,
+      socketsDir: sockets,
+      memoryMb: job.memoryMb,
+      onLine: (l) => run.lines.push(l),
+    });
+    const exit = await run.process.exited;
+    settleRun(run, exit, job.memoryMb);
+  } finally {
+    await proxy?.close();
+    rmSync(sockets, { recursive: true, force: true });
+  }
 }
 
 function settleRun(run: Run, exit: { code: number | null; outOfMemory: boolean }, memoryMb: number): void {
