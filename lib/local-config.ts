@@ -65,8 +65,11 @@ export const localConfig = {
   pythonPath: () => process.env.PYTHONPATH,
   /** `off` switches local screenshot captures off (the test platform's default). */
   screenshotCaptureOff: () => process.env.SCREENSHOT_CAPTURE === 'off',
-  /** Between two looks of the scheduler driver at due schedules. */
-  schedulerPollMs: () => Number(process.env.LOCAL_SCHEDULER_POLL_MS || 500),
+  /**
+   * Between two looks of the scheduler driver at due schedules: each is a ListSchedules of moto's slowest kind (its
+   * flask path), and EventBridge Scheduler itself fires within the minute, so a second is plenty.
+   */
+  schedulerPollMs: () => Number(process.env.LOCAL_SCHEDULER_POLL_MS || 1000),
   /** Between two receives of the queue driver on an empty queue. */
   queuePollMs: () => Number(process.env.LOCAL_QUEUE_POLL_MS || 50),
   /** Worker calls the queue driver runs at once. */
