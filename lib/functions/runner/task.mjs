@@ -39,7 +39,7 @@
 // exactly as above and exits: a task never takes a second invocation.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -199,6 +199,9 @@ export async function runTask({
   process.once('SIGTERM', onTerm);
   const exit = await new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   process.removeListener('SIGTERM', onTerm);
+  // The handler's HOME and TMPDIR: nothing reads it once the runner is gone (a task's disk is its own in the cloud,
+  // the machine's /tmp in the local ECS).
+  rmSync(dir, { recursive: true, force: true });
 
   try {
     await upload(urls.consoleUrl, 'console', consoleValue());
