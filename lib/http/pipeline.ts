@@ -152,11 +152,32 @@ function withTeamInLog(state: PipelineState, teamId: string): void {
   state.log = state.log.createChild({ persistentKeys: { team_id: teamId } });
 }
 
-const corsOptions = () => ({
-  origins: config.corsOrigins(),
-  credentials: true,
-  exposeHeaders: 'Deprecation, Link, Retry-After, X-Request-Id',
-});
+type HttpMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
+
+/** middy's CORS, one per set of origins (it compiles them when made). */
+const corsByOrigins = new Map<string, HttpMiddleware>();
+
+/**
+ * CORS by the origins of the platform that serves the request, looked up per request: a handler module is made once
+ * per process, and a local process may serve several platforms (a Lambda's origins never change, so it makes one).
+ */
+function corsMiddleware(): HttpMiddleware {
+  const current = (): HttpMiddleware => {
+    const origins = config.corsOrigins();
+    const key = origins.join(',');
+    let cors = corsByOrigins.get(key);
+    if (!cors) {
+      cors = httpCors({ origins, credentials: true, exposeHeaders: 'Deprecation, Link, Retry-After, X-Request-Id' });
+      corsByOrigins.set(key, cors);
+    }
+    return cors;
+  };
+  return {
+    before: (request) => current().before?.(request),
+    after: (request) => current().after?.(request),
+    onError: (request) => current().onError?.(request),
+  };
+}
 
 /** Request ids, trace ids, the logger, and the error envelope for anything thrown. */
 function envelopeMiddleware(route: string): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
@@ -291,7 +312,7 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
   };
 
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
-    .use(httpCors(corsOptions()))
+    .use(corsMiddleware())
     .use(envelopeMiddleware(key))
     .handler(core);
 }

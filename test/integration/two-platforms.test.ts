@@ -6,7 +6,7 @@ import { config } from '../../lib/config.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { createSession } from '../../lib/identity/credential-records.ts';
 import { createTeam } from '../../lib/teams/teams.ts';
-import { makeUser, startTestPlatform, type Actor, type TestPlatform } from '../support/platform.ts';
+import { DASHBOARD_ORIGIN, makeUser, startTestPlatform, type Actor, type TestPlatform } from '../support/platform.ts';
 import { expectEnvelopeError } from '../support/envelope.ts';
 import { siteRequest } from '../support/sites.ts';
 import { deploy, site } from '../support/uploads.ts';
@@ -79,5 +79,22 @@ describe('two local platforms in one process', () => {
     expect(inA.Item?.name).toBe(`Only on A ${subdomain}`);
     expect(inB.Item).toBeUndefined();
     expect((await b.api('GET', `/api/v1/projects/${project.body.data.id}`, { token: ownerB.token })).status).toBe(404);
+  });
+
+  it('answers CORS by its own allowed origins, through the one handler module both platforms run', async () => {
+    const otherOrigin = 'https://other-console.example.test';
+    b.env.CORS_ORIGINS = otherOrigin;
+    const ask = (platform: TestPlatform, token: string, origin: string) =>
+      platform.api('GET', '/api/v1/me', { token, headers: { origin } });
+    const [aOwn, aOther, bOwn, bOther] = await Promise.all([
+      ask(a, ownerA.token, DASHBOARD_ORIGIN),
+      ask(a, ownerA.token, otherOrigin),
+      ask(b, ownerB.token, otherOrigin),
+      ask(b, ownerB.token, DASHBOARD_ORIGIN),
+    ]);
+    expect(aOwn.headers.get('access-control-allow-origin')).toBe(DASHBOARD_ORIGIN);
+    expect(aOther.headers.get('access-control-allow-origin')).toBeNull();
+    expect(bOwn.headers.get('access-control-allow-origin')).toBe(otherOrigin);
+    expect(bOther.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
