@@ -44,6 +44,11 @@ async function byIndex(value: string, options: { forward?: boolean; limit?: numb
 const put = (pk: string, sk: string, gsi1pk?: string, gsi1sk = sk) =>
   db.send(new PutCommand({ TableName: table, Item: { pk, sk, ...(gsi1pk ? { gsi1pk, gsi1sk } : {}) } }));
 
+const update = (pk: string, expression: string, values?: Record<string, string>) =>
+  db.send(
+    new UpdateCommand({ TableName: table, Key: { pk, sk: 'item' }, UpdateExpression: expression, ExpressionAttributeValues: values }),
+  );
+
 beforeAll(async () => {
   await db.send(
     new CreateTableCommand({
@@ -86,36 +91,15 @@ describe('the local moto: Query of an index', () => {
     await put('b#1', 'item', 'team#3');
     await put('b#2', 'item', 'team#3');
     expect(await byIndex('team#3')).toEqual(['b#1/item', 'b#2/item']);
-    await db.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: { pk: 'b#1', sk: 'item' },
-        UpdateExpression: 'SET gsi1pk = :v',
-        ExpressionAttributeValues: { ':v': 'team#4' },
-      }),
-    );
+    await update('b#1', 'SET gsi1pk = :v', { ':v': 'team#4' });
     expect(await byIndex('team#3')).toEqual(['b#2/item']);
     expect(await byIndex('team#4')).toEqual(['b#1/item']);
     // An update that makes a new item, and one that takes the index key away.
-    await db.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: { pk: 'b#3', sk: 'item' },
-        UpdateExpression: 'SET gsi1pk = :v, gsi1sk = :s',
-        ExpressionAttributeValues: { ':v': 'team#4', ':s': 'zz' },
-      }),
-    );
-    await db.send(new UpdateCommand({ TableName: table, Key: { pk: 'b#1', sk: 'item' }, UpdateExpression: 'REMOVE gsi1pk' }));
+    await update('b#3', 'SET gsi1pk = :v, gsi1sk = :s', { ':v': 'team#4', ':s': 'zz' });
+    await update('b#1', 'REMOVE gsi1pk');
     expect(await byIndex('team#4')).toEqual(['b#3/item']);
     // Back under its first value; then a put that replaces it elsewhere; then a delete.
-    await db.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: { pk: 'b#1', sk: 'item' },
-        UpdateExpression: 'SET gsi1pk = :v',
-        ExpressionAttributeValues: { ':v': 'team#3' },
-      }),
-    );
+    await update('b#1', 'SET gsi1pk = :v', { ':v': 'team#3' });
     expect(await byIndex('team#3')).toEqual(['b#1/item', 'b#2/item']);
     await put('b#2', 'item', 'team#4', 'aa');
     await db.send(new DeleteCommand({ TableName: table, Key: { pk: 'b#1', sk: 'item' } }));

@@ -225,6 +225,15 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
 
         MotoRandom.get_random_string = get_random_string
 
+    def _answer_over(table, items, answer):
+        """moto's answer with the table's `all_items` narrowed to `items`: the two Query patches below hand moto the
+        items it would have kept anyway. They run under the DynamoDB lock, so no other request sees it narrowed."""
+        table.all_items = lambda: items
+        try:
+            return answer()
+        finally:
+            del table.all_items
+
     def _partition_queries():
         """Makes moto's Query of a table (not an index) read the one partition it names.
 
@@ -244,11 +253,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
             if index_name or hash_key is None or not self.range_key_attr or "all_items" in vars(self):
                 return _query(self, hash_key, *args, **kwargs)
             partition = list(self.items.get(hash_key, {}).values())
-            self.all_items = lambda: partition
-            try:
-                return _query(self, hash_key, *args, **kwargs)
-            finally:
-                del self.all_items
+            return _answer_over(self, partition, lambda: _query(self, hash_key, *args, **kwargs))
 
         _Table.query = query
 
@@ -290,13 +295,16 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
                 entry = by_table[id(table)] = (weakref.ref(table), {})
             return entry[1]
 
+        def file_under(partitions, attr, item):
+            key = value_key(item.attrs.get(attr))
+            if key is not None:
+                partitions.setdefault(key, set()).add((item.hash_key, item.range_key))
+
         def note(table, item):
             if item is None:
                 return
             for attr, partitions in maps_of(table).items():
-                key = value_key(item.attrs.get(attr))
-                if key is not None:
-                    partitions.setdefault(key, set()).add((item.hash_key, item.range_key))
+                file_under(partitions, attr, item)
 
         def partition(table, attr, value):
             maps = maps_of(table)
@@ -304,9 +312,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
             if partitions is None:
                 partitions = maps[attr] = {}
                 for item in items_of(table):
-                    key = value_key(item.attrs.get(attr))
-                    if key is not None:
-                        partitions.setdefault(key, set()).add((item.hash_key, item.range_key))
+                    file_under(partitions, attr, item)
             wanted = value_key(value)
             found = []
             for item_key in list(partitions.get(wanted, ())):
@@ -328,12 +334,7 @@ if os.environ.get("SLIPWAY_MOTO_SERIALIZE_DYNAMODB") == "1":
             if not index_name or len(conditions) != 1 or value_key(conditions[0][1]) is None or "all_items" in vars(self):
                 return _query(self, hash_key, *args, **kwargs)
             attr, value = conditions[0]
-            items = partition(self, attr, value)
-            self.all_items = lambda: items
-            try:
-                return _query(self, hash_key, *args, **kwargs)
-            finally:
-                del self.all_items
+            return _answer_over(self, partition(self, attr, value), lambda: _query(self, hash_key, *args, **kwargs))
 
         _Table.query = query
 
