@@ -32,9 +32,13 @@ async function inBatches<T>(items: T[], size: number, work: (batch: T[]) => Prom
  * Every item of the table found under these keys (absent keys are left out), in no particular order;
  * `consistent` reads every write acknowledged before the call.
  */
-export async function batchGetAll(itemKeys: Key[], projection?: string, consistent = false): Promise<Record<string, unknown>[]> {
+export async function batchGetAll<T extends object = Record<string, unknown>>(
+  itemKeys: Key[],
+  projection?: string,
+  consistent = false,
+): Promise<T[]> {
   const table = config.tableName();
-  const found: Record<string, unknown>[] = [];
+  const found: T[] = [];
   await inBatches(itemKeys, GET_MAX, (batch) =>
     untilProcessed<Record<string, { Keys: Key[]; ProjectionExpression?: string; ConsistentRead?: boolean }>>(
       {
@@ -46,7 +50,7 @@ export async function batchGetAll(itemKeys: Key[], projection?: string, consiste
       },
       async (request) => {
         const reply = await dynamo().send(new BatchGetCommand({ RequestItems: request }));
-        found.push(...(reply.Responses?.[table] ?? []));
+        found.push(...((reply.Responses?.[table] ?? []) as T[]));
         return reply.UnprocessedKeys as typeof request | undefined;
       },
     ),

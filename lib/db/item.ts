@@ -38,3 +38,9 @@ export async function getItem<T extends object>(key: TableKey, consistent = fals
   );
   return (reply.Item as T | undefined) ?? null;
 }
+
+/**
+ * An expression's values (`:name` → value) or the fields a write sets: open by nature, since each
+ * caller names its own. Not an item: a read comes back as the records module's item type.
+ */
+export type ExpressionValues = Record<string, unknown>;
