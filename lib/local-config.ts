@@ -46,7 +46,7 @@ export const localConfig = {
   lambdaMaxEnvironments: () => Number(process.env.LOCAL_LAMBDA_MAX_ENVIRONMENTS || 10),
   /**
    * How many times its `Timeout` a platform Lambda may run before it is ended (LOCAL_LAMBDA_TIMEOUT_SCALE, 1 unless
-   * set, never less): in the synthesized mode the host's end, in the source mode the route's deadline. A test run
+   * set, never less): the deadline its handler reads, in both modes, and in the synthesized mode the host's end. A test run
    * shares two cores among several platforms, where a 10-second route could pass its time waiting for a core; the
    * tests stretch it, and assert no timeout.
    */

@@ -11,6 +11,7 @@ import { ApiError, isApiError, type ErrorEntry } from '../errors/api-error.ts';
 import {
   CROSS_SITE_REQUEST_REFUSED,
   INTERNAL_ERROR,
+  SERVICE_UNAVAILABLE,
   INVALID_JSON,
   PAYLOAD_TOO_LARGE,
   UNSUPPORTED_MEDIA_TYPE,
@@ -133,8 +134,32 @@ function validate<S extends $ZodType>(schema: S, value: unknown, where: 'body' |
   return result.data;
 }
 
+/**
+ * A route's Lambda that is about to reach its Timeout answers before Lambda ends it, so the caller gets an envelope
+ * it can retry (503 SERVICE_UNAVAILABLE with Retry-After) rather than API Gateway's bare error or an "unexpected" 500,
+ * and the log names the cause. The margin leaves time to write that answer.
+ */
+const RUN_OUT_MARGIN_MS = 100;
+const OUT_OF_TIME_RETRY_AFTER_SECONDS = 5;
+
+/** What middy throws, in place of the handler's answer, when the route's time is up. */
+class RouteOutOfTime extends Error {
+  override name = 'RouteOutOfTime';
+}
+
 /** Turns any thrown value into the error envelope; nothing internal reaches the caller. */
 export function errorToResponse(error: unknown, m: Meta, log: RequestLogger): APIGatewayProxyStructuredResultV2 {
+  if (error instanceof RouteOutOfTime) {
+    log.error('request ran out of time: answered 503 before Lambda ends the route');
+    return errorResponse(
+      SERVICE_UNAVAILABLE.status,
+      { code: SERVICE_UNAVAILABLE.code, error: SERVICE_UNAVAILABLE.message, details: null },
+      m,
+      {
+        'retry-after': String(OUT_OF_TIME_RETRY_AFTER_SECONDS),
+      },
+    );
+  }
   if (isApiError(error)) {
     if (error.status >= 500) log.error('request failed', { code: error.code });
     return errorResponse(error.status, { code: error.code, error: error.message, details: error.details }, m, error.headers);
@@ -311,7 +336,12 @@ export function buildHandler<BS extends $ZodType | undefined, QS extends $ZodTyp
     return successResponse(result.status ?? 200, result.data, state.meta, result.headers);
   };
 
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({
+    timeoutEarlyInMillis: RUN_OUT_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new RouteOutOfTime();
+    },
+  })
     .use(corsMiddleware())
     .use(envelopeMiddleware(key))
     .handler(core);

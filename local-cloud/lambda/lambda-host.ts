@@ -260,9 +260,10 @@ export class LambdaFunctionHost {
     }
     this.invocations += 1;
     const id = randomUUID();
-    const deadline = Date.now() + this.fn.timeoutSeconds * 1000;
-    // The handler's own deadline (context.getRemainingTimeInMillis) is the template's; only the end is stretched.
+    // The handler's deadline (context.getRemainingTimeInMillis) stretches with the end, as the source mode's does: a
+    // route answers 503 when its time is up (lib/http/pipeline.ts), which a busy machine must not cause.
     const endsInMs = this.fn.timeoutSeconds * 1000 * localConfig.lambdaTimeoutScale();
+    const deadline = Date.now() + endsInMs;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.end(

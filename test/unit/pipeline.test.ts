@@ -50,3 +50,34 @@ describe('an unexpected error', () => {
     expect(logged).toMatchObject({ level: 'ERROR', request_id: 'req-123', trace_id: '0af7651916cd43dd8448eb211c80319c' });
   });
 });
+
+describe('a route that runs out of its Lambda time', () => {
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After before Lambda ends it, logged as out of time, not as an unexpected error', async () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    logger.setLogLevel('ERROR');
+    let finished = false;
+    const handler = buildHandler('GET /boom', access.public(), {}, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      finished = true;
+      return { data: {} };
+    });
+    // 150 ms left: the answer comes at 50 ms, the route's margin (100 ms) before Lambda's end.
+    const result = await handler(event(), { awsRequestId: 'aws-2', getRemainingTimeInMillis: () => 150 } as unknown as Context);
+    logger.setLogLevel('CRITICAL');
+    expect(finished).toBe(false);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['retry-after'] ?? result.headers?.['Retry-After']).toBe('5');
+    expect(JSON.parse(result.body!)).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      details: null,
+      error: 'The service is temporarily unavailable. Try again later.',
+    });
+    const logged = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    expect(logged.map((l) => l.message)).toEqual(['request ran out of time: answered 503 before Lambda ends the route']);
+    expect(logged[0]).toMatchObject({ level: 'ERROR', request_id: 'req-123', route: 'GET /boom' });
+  });
+});
