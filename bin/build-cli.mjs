@@ -6,7 +6,7 @@
 // Split in chunks (dist/chunks/): a command loads only what it runs. The user commands load about
 // 55 KB; the operator commands (admin), with the DynamoDB client, load theirs when asked for. One
 // bundle of everything was 490 KB that every command parsed, half of a repeat deploy's start.
-import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -15,7 +15,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
 // Chunk names carry a content hash: the old ones would pile up.
 rmSync(outdir, { recursive: true, force: true });
-await esbuild.build({
+const built = await esbuild.build({
   entryPoints: { cli: join(root, 'lib', 'cli', 'main.ts') },
   outdir,
   outExtension: { '.js': '.mjs' },
@@ -36,6 +36,7 @@ await esbuild.build({
     js: "import { createRequire as __slipwayCreateRequire } from 'node:module'; const require = __slipwayCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
+  metafile: true,
 });
 chmodSync(join(outdir, 'cli.mjs'), 0o755);
 // `slipway dev` starts each function instance on the runner, a program of its own read from a file
@@ -43,3 +44,8 @@ chmodSync(join(outdir, 'cli.mjs'), 0o755);
 mkdirSync(join(outdir, 'runner'), { recursive: true });
 for (const file of ['runner.mjs', 'core.mjs', 'serve.mjs', 'setup.mjs', 'protocol.mjs'])
   copyFileSync(join(root, 'lib', 'functions', 'runner', file), join(outdir, 'runner', file));
+// The repository files the bundle was made of (the runner's copies too): the tests run this CLI as a user runs it,
+// and rebuild it first when one of these is newer than the bundle (test/support/cli.ts).
+const runnerFiles = ['runner.mjs', 'core.mjs', 'serve.mjs', 'setup.mjs', 'protocol.mjs'].map((file) => `lib/functions/runner/${file}`);
+const inputs = Object.keys(built.metafile.inputs).filter((file) => !file.startsWith('node_modules/'));
+writeFileSync(join(outdir, 'cli-inputs.json'), `${JSON.stringify([...inputs, ...runnerFiles, 'bin/build-cli.mjs'])}\n`);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { repoRoot } from '../../lib/local/api-server.ts';
 import { getSite, staticSite, useBuildsSuite, waitForBuild } from '../support/builds.ts';
-import { runCli, runProgram } from '../support/cli.ts';
+import { cliEntry, runCli, runProgram } from '../support/cli.ts';
 
 /**
  * The first Git build on one machine (docs/builds.md, "Your first Git build"): the doc's block of commands,
@@ -58,10 +58,7 @@ describe('the recipe of docs/builds.md', () => {
     const shim = join(bin, 'slipway');
     // `slipway` as installed, from this checkout's source.
     for (const dir of [bin, home]) mkdirSync(dir);
-    writeFileSync(
-      shim,
-      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(join(repoRoot, 'lib/cli/main.ts'))} "$@"\n`,
-    );
+    writeFileSync(shim, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliEntry())} "$@"\n`);
     chmodSync(shim, 0o755);
     const script = join(work, 'recipe.sh');
     writeFileSync(script, `set -e\n${recipe()}`);
@@ -127,14 +124,10 @@ describe('slipway git hook install in a bare repository', () => {
     };
     const port = String(await freePort());
     const env = { SLIPWAY_API_URL: ctx.platform.baseUrl, SLIPWAY_TOKEN: ctx.roles.admin.token, SLIPWAY_GIT_PORT: port, HOME: work };
-    const served = spawn(
-      process.execPath,
-      ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), 'git', 'serve', bare],
-      {
-        env: { PATH: process.env.PATH ?? '', ...env },
-        stdio: 'ignore',
-      },
-    );
+    const served = spawn(process.execPath, [cliEntry(), 'git', 'serve', bare], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: 'ignore',
+    });
     try {
       git(work, 'init', '-q', '--bare', '-b', 'main', bare);
       const created = await ctx.platform.api('POST', '/api/v1/projects', {

@@ -10,7 +10,7 @@ import { config } from '../../lib/config.ts';
 import { resolveFunctionByHostname } from '../../lib/functions/resolve.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
 import { routeManifestKey } from '../../lib/sites/storage-keys.ts';
-import { freshConfigHome, runCli } from '../support/cli.ts';
+import { cliEntry, freshConfigHome, runCli } from '../support/cli.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { siteRequest } from '../support/sites.ts';
 import { doorRequest } from '../support/door.ts';
@@ -209,14 +209,10 @@ describe('slipway deploy with functions', { timeout: 120_000 }, () => {
 
     // The same folder under slipway dev; then functions inside dist/ importing the app's package, which deploy sends too.
     const devAnswer = async () => {
-      const child = spawn(
-        process.execPath,
-        ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), 'dev', dist, '--port', '0'],
-        {
-          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'ERROR' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const child = spawn(process.execPath, [cliEntry(), 'dev', dist, '--port', '0'], {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'ERROR' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       child.stderr.on('data', (c: Buffer) => (out += c.toString()));

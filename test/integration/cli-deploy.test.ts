@@ -7,7 +7,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3 } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config.ts';
-import { freshConfigHome, runCli } from '../support/cli.ts';
+import { cliEntry, freshConfigHome, runCli } from '../support/cli.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { sha256, siteRequest } from '../support/sites.ts';
 
@@ -161,16 +161,7 @@ describe('progress on a terminal', () => {
   async function deployOnTerminal(extraEnv: Record<string, string>): Promise<string> {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-tty-'));
     writeSite(dir, { 'index.html': `<h1>${randomBytes(4).toString('hex')}</h1>`, 'a.bin': randomBytes(5000), 'b.bin': randomBytes(7000) });
-    const command = [
-      process.execPath,
-      '--import',
-      import.meta.resolve('tsx'),
-      join(process.cwd(), 'lib/cli/main.ts'),
-      'deploy',
-      dir,
-      '--name',
-      `tty ${randomBytes(3).toString('hex')}`,
-    ]
+    const command = [process.execPath, cliEntry(), 'deploy', dir, '--name', `tty ${randomBytes(3).toString('hex')}`]
       .map((part) => `'${part}'`)
       .join(' ');
     return new Promise<string>((resolve, reject) => {

@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVOCATION_ERRORS } from '../../lib/functions/invocations.ts';
 import { setFunctionsEnrolment } from '../../lib/teams/standing.ts';
 import { spawn } from 'node:child_process';
-import { repoRoot } from '../../lib/local/api-server.ts';
-import { freshConfigHome, runCli } from '../support/cli.ts';
+import { cliEntry, freshConfigHome, runCli } from '../support/cli.ts';
 import { doorRequest, functionHostname } from '../support/door.ts';
 import { makeTeamWithRoles, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { deploy, site } from '../support/uploads.ts';
@@ -120,21 +119,10 @@ describe('functions CLI', { timeout: 60_000 }, () => {
   });
 
   it('slipway logs NAME --follow prints the live tail of HTTPS calls until Ctrl-C', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        import.meta.resolve('tsx'),
-        join(repoRoot, 'lib/cli/main.ts'),
-        'logs',
-        'broken',
-        '--follow',
-        '--project',
-        projectId,
-        '--json',
-      ],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [cliEntry(), 'logs', 'broken', '--follow', '--project', projectId, '--json'], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

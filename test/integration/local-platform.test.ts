@@ -7,6 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/ports.ts';
 import { repoRoot } from '../../lib/local/api-server.ts';
+import { cliEntry } from '../support/cli.ts';
 
 /** `npm run dev` and `npm run slipway -- admin ...`, run as a user runs them, as child processes. */
 const tsx = (script: string) => [process.execPath, ['--import', 'tsx', script]] as const;
@@ -47,8 +48,7 @@ async function waitFor(predicate: () => boolean, ms: number): Promise<void> {
 }
 
 function cli(...args: string[]): { code: number | null; json: any; stderr: string } {
-  const [cmd, cliArgs] = tsx('lib/cli/main.ts');
-  const result = spawnSync(cmd, [...cliArgs, ...args], { cwd: repoRoot, env: baseEnv, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [cliEntry(), ...args], { cwd: repoRoot, env: baseEnv, encoding: 'utf8' });
   let json: unknown = null;
   try {
     json = JSON.parse(result.stdout);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_HEADER } from '../../lib/functions/door.ts';
-import { repoRoot } from '../../lib/local/api-server.ts';
+import { cliEntry } from '../support/cli.ts';
 import { doorRequest } from '../support/door.ts';
 import { siteRequest } from '../support/sites.ts';
 
@@ -37,7 +37,7 @@ beforeAll(async () => {
     'functions/api.ts': "export default (request: Request) => new Response('one ' + request.url);\n",
     'functions/lib/shared.ts': 'export const x = 1;\n',
   });
-  child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(repoRoot, 'lib/cli/main.ts'), 'dev', app, '--port', '0'], {
+  child = spawn(process.execPath, [cliEntry(), 'dev', app, '--port', '0'], {
     cwd: dir,
     // No AWS endpoint, no table, no token: nothing of a platform.
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'ERROR' },
