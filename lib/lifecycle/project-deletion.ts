@@ -53,12 +53,12 @@ export async function deleteProject(projectId: string): Promise<DeletionOutcome>
  * site folder and analytics rows.
  */
 async function removeOwnedElsewhere(project: ProjectItem, functionNames: string[]) {
-  const owner = { id: project.id as string, teamId: project.team_id as string };
-  await purgeProjectFunctions({ ...owner, subdomain: project.subdomain as string }, functionNames);
+  const owner = { id: project.id, teamId: project.team_id };
+  await purgeProjectFunctions({ ...owner, subdomain: project.subdomain }, functionNames);
   await removeProjectDomains(owner.id);
   await purgeProjectScreenshots(owner);
   await purgeProjectScans(owner);
-  await purgeProjectSite({ ...owner, slug: project.slug as string });
+  await purgeProjectSite({ ...owner, slug: project.slug });
 }
 
 /**
@@ -73,20 +73,21 @@ async function removeOwnedElsewhere(project: ProjectItem, functionNames: string[
  * deletes the project item last answers true, the other false.
  */
 export async function removeProject(project: ProjectItem): Promise<boolean> {
-  const projectId = project.id as string;
+  const projectId = project.id;
   const sessions = await projectSessions(projectId);
   const owned = await projectPartition(projectId);
-  const deploymentIds = owned
-    .filter((item) => (item.sk as string).startsWith('DEPLOYMENT#'))
-    .map((item) => (item.sk as string).slice('DEPLOYMENT#'.length));
-  const functionNames = owned.filter((item) => (item.sk as string).startsWith('FUNCTION#')).map((fn) => fn.name as string);
+  const deploymentIds = owned.filter((item) => item.sk.startsWith('DEPLOYMENT#')).map((item) => item.sk.slice('DEPLOYMENT#'.length));
+  // The partition's items of every kind say `name?`; a function's item always has its name.
+  const functionNames = owned
+    .filter((item): item is typeof item & { name: string } => item.sk.startsWith('FUNCTION#'))
+    .map((fn) => fn.name);
 
-  await purgeProjectUploads({ id: projectId, teamId: project.team_id as string, slug: project.slug as string }, sessions, deploymentIds);
+  await purgeProjectUploads({ id: projectId, teamId: project.team_id, slug: project.slug }, sessions, deploymentIds);
   await removeOwnedElsewhere(project, functionNames);
   // Everything in the project's partition but the project item itself, which goes last, with its holds.
-  await deleteItems(owned.filter((item) => item.sk !== 'PROJECT').map((item) => ({ pk: item.pk as string, sk: item.sk as string })));
+  await deleteItems(owned.filter((item) => item.sk !== 'PROJECT').map((item) => ({ pk: item.pk, sk: item.sk })));
   try {
-    await transact([...removedProjectWrites(project), ...slotsOfRemovedSessions(project.team_id as string, sessions)]);
+    await transact([...removedProjectWrites(project), ...slotsOfRemovedSessions(project.team_id, sessions)]);
   } catch (error) {
     // The project item is gone: a concurrent run removed it, its holds and its place in the count.
     if (refusedAt(error, 'project') && !(await getProjectItem(projectId, true))) return false;

@@ -51,12 +51,12 @@ export interface TeamDeletionState {
   legal_hold: boolean;
 }
 
-function stateOf(item: Partial<TeamItem>): TeamDeletionState {
+function stateOf(item: TeamItem): TeamDeletionState {
   return {
-    team_id: item.id as string,
-    status: (item.status as TeamDeletionState['status'] | undefined) ?? 'active',
-    deletion_requested_at: (item.deletion_requested_at as string | undefined) ?? null,
-    purge_after: (item.purge_after as string | undefined) ?? null,
+    team_id: item.id,
+    status: item.status ?? 'active',
+    deletion_requested_at: item.deletion_requested_at ?? null,
+    purge_after: item.purge_after ?? null,
     legal_hold: item.legal_hold === true,
   };
 }
@@ -113,7 +113,7 @@ export async function setLegalHold(
   ) {
     await setOneTimeSchedule(teamPurgeScheduleName(teamId), now, TEAM_PURGE_TARGET_ARN_ENV, { team_id: teamId } satisfies TeamPurgeInput);
   }
-  return { ...stateOf(item), legal_hold_set_at: item.legal_hold_set_at as string, legal_hold_set_by: item.legal_hold_set_by as string };
+  return { ...stateOf(item), legal_hold_set_at: item.legal_hold_set_at, legal_hold_set_by: item.legal_hold_set_by };
 }
 
 export interface PendingDeletion {
@@ -130,12 +130,12 @@ export interface PendingDeletion {
 export async function listPendingDeletions(now = new Date()): Promise<PendingDeletion[]> {
   const items = await pendingDeletionItems();
   return items.map((item) => ({
-    team_id: item.id as string,
-    team_name: item.name as string,
-    deletion_requested_at: item.deletion_requested_at as string,
-    purge_after: item.purge_after as string,
+    team_id: item.id,
+    team_name: item.name,
+    deletion_requested_at: item.deletion_requested_at,
+    purge_after: item.purge_after,
     legal_hold: item.legal_hold === true,
-    overdue: Date.parse(item.purge_after as string) <= now.getTime(),
+    overdue: Date.parse(item.purge_after) <= now.getTime(),
   }));
 }
 
@@ -161,9 +161,9 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
   // Its API keys and the sessions opened for it go first: nothing acts in a team being purged.
   await deleteTeamCredentials(teamId);
   for (const listed of await teamProjectItems(teamId)) {
-    const project = await getProjectItem(listed.id as string, true);
+    const project = await getProjectItem(listed.id, true);
     if (!project) continue;
-    if (project.status !== 'deleting') await forceDeleting(listed.id as string, now);
+    if (project.status !== 'deleting') await forceDeleting(listed.id, now);
     await removeProject(project);
   }
   const owned = await teamPartitionKeys(teamId);
@@ -171,16 +171,12 @@ export async function purgeTeam(teamId: string, now = new Date()): Promise<Purge
   const gone = [
     ...owned.filter((o) => o.sk !== 'TEAM'),
     // Each feedback's reference by id (lib/privacy/records.ts createFeedback) lives outside the team's partition.
-    ...owned
-      .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FEEDBACK#'))
-      .map((o) => keys.feedbackRef((o.sk as string).slice('FEEDBACK#'.length))),
+    ...owned.filter((o) => o.sk.startsWith('FEEDBACK#')).map((o) => keys.feedbackRef(o.sk.slice('FEEDBACK#'.length))),
     // So does each forge audience's platform-wide claim (lib/git/forge-audiences.ts): released with the team.
-    ...owned
-      .filter((o) => typeof o.sk === 'string' && o.sk.startsWith('FORGEAUDIENCE#'))
-      .map((o) => keys.forgeAudience((o.sk as string).slice('FORGEAUDIENCE#'.length))),
+    ...owned.filter((o) => o.sk.startsWith('FORGEAUDIENCE#')).map((o) => keys.forgeAudience(o.sk.slice('FORGEAUDIENCE#'.length))),
     ...stats,
     ...(typeof item.slug === 'string' ? [keys.teamSlug(item.slug)] : []),
-  ].map((k) => ({ DeleteRequest: { Key: { pk: k.pk as string, sk: k.sk as string } } }));
+  ].map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } }));
   await batchWriteAll(gone);
   // The team item last: until it goes, a retry finds the team `purging` and finishes the job.
   await batchWriteAll([{ DeleteRequest: { Key: keys.team(teamId) } }]);

@@ -236,14 +236,17 @@ export async function clearPendingDeletion(teamId: string, now: Date): Promise<b
 }
 
 /** Sets or clears the legal hold; null for a team already purging (or none). A purge past stopping refuses the hold. */
-export function writeLegalHold(teamId: string, hold: boolean, adminUserId: string, now: Date) {
-  return moveDeletionState(teamId, {
+/** A team item as its legal hold's write returns it (ALL_NEW: the whole item, with the hold just set). */
+export type HeldTeamItem = TeamItem & Required<Pick<TeamItem, 'legal_hold_set_at' | 'legal_hold_set_by'>>;
+
+export async function writeLegalHold(teamId: string, hold: boolean, adminUserId: string, now: Date): Promise<HeldTeamItem | null> {
+  return (await moveDeletionState(teamId, {
     UpdateExpression: 'SET legal_hold = :hold, legal_hold_set_at = :now, legal_hold_set_by = :admin',
     ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status <> :purging)',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: { ':hold': hold, ':now': now.toISOString(), ':admin': adminUserId, ':purging': 'purging' },
     ReturnValues: 'ALL_NEW',
-  });
+  })) as HeldTeamItem | null;
 }
 
 /** The purge claims a team pending deletion past its deadline and not held (`purging`); false otherwise. */
@@ -257,9 +260,12 @@ export async function claimPurge(teamId: string, now: Date): Promise<boolean> {
   return moved !== null;
 }
 
+/** A team in the deletions queue: the index lists only teams whose request set both times. */
+export type PendingDeletionItem = TeamItem & Required<Pick<TeamItem, 'deletion_requested_at' | 'purge_after'>>;
+
 /** Teams pending deletion, earliest deadline first (one index query). */
-export function pendingDeletionItems(): Promise<TeamItem[]> {
-  return queryAll<TeamItem>({
+export function pendingDeletionItems(): Promise<PendingDeletionItem[]> {
+  return queryAll<PendingDeletionItem>({
     TableName: config.tableName(),
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :queue',
