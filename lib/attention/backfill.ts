@@ -1,6 +1,8 @@
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
-import { teamProjectItems } from '../projects/records.ts';
+import { teamProjectItems, type ProjectItem } from '../projects/records.ts';
+import type { DeploymentItem } from '../deployments/records.ts';
+import type { TableKey } from '../db/item.ts';
 import { scanTeamItemsPage } from '../teams/records.ts';
 import { insertTeamAttention } from '../teams/team-state-records.ts';
 
@@ -28,7 +30,7 @@ export interface BackfillResult {
 
 export async function backfillTeamAttention(): Promise<BackfillResult> {
   const result: BackfillResult = { teams: 0, created: 0, existing: 0, activated: 0 };
-  let start: Record<string, unknown> | undefined;
+  let start: TableKey | undefined;
   do {
     const page = await scanTeamItemsPage(start);
     start = page.lastKey;
@@ -43,12 +45,14 @@ export async function backfillTeamAttention(): Promise<BackfillResult> {
 
 async function lastLiveDeploy(teamId: string): Promise<string | null> {
   const listed = await teamProjectItems(teamId);
-  const projects = await batchGetAll(listed.map((p) => keys.project(p.id)));
-  const live = projects.filter((p) => typeof p.live_deployment_id === 'string');
+  const projects = await batchGetAll<ProjectItem>(listed.map((p) => keys.project(p.id)));
+  const live = projects.flatMap((p) =>
+    typeof p.live_deployment_id === 'string' ? [{ id: p.id, deploymentId: p.live_deployment_id }] : [],
+  );
   if (live.length === 0) return null;
-  const deployments = await batchGetAll(live.map((p) => keys.deployment(p.id as string, p.live_deployment_id as string)));
+  const deployments = await batchGetAll<DeploymentItem>(live.map((p) => keys.deployment(p.id, p.deploymentId)));
   const times = deployments
-    .map((d) => (d.ready_at as string | undefined) ?? (d.created_at as string))
+    .map((d) => d.ready_at ?? d.created_at)
     .filter(Boolean)
     .sort();
   return times.at(-1) ?? new Date().toISOString();

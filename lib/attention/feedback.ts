@@ -103,8 +103,9 @@ export async function markFeedbackHandled(feedbackId: string, adminUserId: strin
   const marked = await markFeedbackHandledOnce(teamId, feedbackId, now.toISOString(), adminUserId);
   if (marked) return { id: feedbackId, ...marked };
   const current = await getFeedback(teamId, feedbackId);
-  if (!current) throw new ApiError(FEEDBACK_NOT_FOUND);
-  return { id: feedbackId, handled_at: current.handled_at as string, handled_by: current.handled_by as string };
+  // The mark was refused because it is handled already (else the feedback is gone).
+  if (!current?.handled_at || !current.handled_by) throw new ApiError(FEEDBACK_NOT_FOUND);
+  return { id: feedbackId, handled_at: current.handled_at, handled_by: current.handled_by };
 }
 
 export interface FeedbackInboxRow {

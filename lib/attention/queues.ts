@@ -4,7 +4,10 @@ import { keys } from '../db/keys.ts';
 import { getTeamOwner } from '../teams/membership-records.ts';
 import { listFeedbackInbox, type FeedbackInboxRow } from './feedback.ts';
 import { PAYING_IDLE_DAYS } from './team-state.ts';
-import { type BillingBucket, billingBucketTeams, stuckTeams } from '../teams/team-state-records.ts';
+import { type BilledAttentionItem, type BillingBucket, billingBucketTeams, stuckTeams } from '../teams/team-state-records.ts';
+import type { TeamItem } from '../teams/records.ts';
+import type { User } from '../users/user-records.ts';
+import type { TableKey } from '../db/item.ts';
 import type { FailedWebhookEvent } from './webhook-records.ts';
 import { listFailedWebhookEvents } from './webhooks.ts';
 
@@ -56,26 +59,26 @@ export interface AttentionQueues {
 async function teamsAndOwners(teamIds: string[]) {
   const unique = [...new Set(teamIds)];
   const [teams, counters] = await Promise.all([
-    batchGetAll(unique.map((id) => keys.team(id))),
-    batchGetAll(unique.map((id) => keys.teamProjectCount(id))),
+    batchGetAll<TeamItem>(unique.map((id) => keys.team(id))),
+    batchGetAll<TableKey & { project_count?: number }>(unique.map((id) => keys.teamProjectCount(id))),
   ]);
   const limit = pLimit(OWNER_LOOKUPS_AT_ONCE);
   const owners = await Promise.all(unique.map((id) => limit(async () => [id, await getTeamOwner(id)] as const)));
-  const users = await batchGetAll(owners.flatMap(([, o]) => (o ? [keys.user(o.user_id)] : [])));
-  const userById = new Map(users.map((u) => [u.user_id as string, u]));
+  const users = await batchGetAll<User>(owners.flatMap(([, o]) => (o ? [keys.user(o.user_id)] : [])));
+  const userById = new Map(users.map((u) => [u.user_id, u]));
   const ownerOf = new Map(owners.map(([id, o]) => [id, o ? userById.get(o.user_id) : undefined]));
   return {
-    team: new Map(teams.map((t) => [t.id as string, t])),
-    projectCount: new Map(counters.map((c) => [(c.pk as string).slice('TEAM#'.length), (c.project_count as number | undefined) ?? 0])),
+    team: new Map(teams.map((t) => [t.id, t])),
+    projectCount: new Map(counters.map((c) => [c.pk.slice('TEAM#'.length), c.project_count ?? 0])),
     owner: (id: string) => ({
-      email: (ownerOf.get(id)?.email as string | undefined) ?? null,
-      name: (ownerOf.get(id)?.name as string | null | undefined) ?? null,
+      email: ownerOf.get(id)?.email ?? null,
+      name: ownerOf.get(id)?.name ?? null,
     }),
   };
 }
 
 /** A team on its way out is nobody's attention item. */
-const isLeaving = (team: Record<string, unknown> | undefined) => !team || team.status === 'pending_deletion' || team.status === 'purging';
+const isLeaving = (team: TeamItem) => team.status === 'pending_deletion' || team.status === 'purging';
 
 export async function attentionQueues(now = new Date()): Promise<AttentionQueues> {
   const stuckBefore = new Date(now.getTime() - STUCK_AFTER_HOURS * 3_600_000).toISOString();
@@ -92,23 +95,23 @@ export async function attentionQueues(now = new Date()): Promise<AttentionQueues
     listFeedbackInbox(),
   ]);
   const billingItems = [...cancelling, ...pastDue, ...payingIdle, ...pendingPayment];
-  const lookup = await teamsAndOwners([...stuck, ...billingItems].map((i) => i.team_id as string));
+  const lookup = await teamsAndOwners([...stuck, ...billingItems].map((i) => i.team_id));
 
   const noProjects: StuckActivationRow[] = [];
   const noSuccessfulDeploy: StuckActivationRow[] = [];
   for (const item of stuck) {
-    const id = item.team_id as string;
+    const id = item.team_id;
     const team = lookup.team.get(id);
-    if (isLeaving(team)) continue;
+    if (!team || isLeaving(team)) continue;
     const owner = lookup.owner(id);
     const projectCount = lookup.projectCount.get(id) ?? 0;
     const row: StuckActivationRow = {
-      created_at: item.team_created_at as string,
-      deploy_attempts: (item.deploy_attempts as number | undefined) ?? 0,
+      created_at: item.team_created_at,
+      deploy_attempts: item.deploy_attempts ?? 0,
       id,
-      last_activity_at: item.last_activity_at as string,
-      latest_failure_reason: (item.latest_failure_reason as string | null | undefined) ?? null,
-      name: team!.name as string,
+      last_activity_at: item.last_activity_at,
+      latest_failure_reason: item.latest_failure_reason ?? null,
+      name: team.name,
       owner_email: owner.email,
       owner_name: owner.name,
       project_count: projectCount,
@@ -117,24 +120,24 @@ export async function attentionQueues(now = new Date()): Promise<AttentionQueues
     if (list.length < QUEUE_LIMIT) list.push(row);
   }
 
-  const billingRows = (items: Record<string, unknown>[]): BillingRow[] =>
+  const billingRows = (items: BilledAttentionItem[]): BillingRow[] =>
     items.flatMap((item) => {
-      const id = item.team_id as string;
+      const id = item.team_id;
       const team = lookup.team.get(id);
       if (!team) return [];
-      const createdAt = item.sub_created_at as string;
+      const createdAt = item.sub_created_at;
       return [
         {
           age_days: Math.max(0, Math.floor((now.getTime() - Date.parse(createdAt)) / DAY_MS)),
           cancel_at_period_end: item.sub_cancel_at_period_end === true,
           created_at: createdAt,
-          last_successful_deploy_at: (item.last_successful_deploy_at as string | null | undefined) ?? null,
+          last_successful_deploy_at: item.last_successful_deploy_at ?? null,
           owner_email: lookup.owner(id).email,
-          plan: item.sub_plan as string,
-          status: item.sub_status as string,
-          subscription_count: (item.subscription_count as number | undefined) ?? 0,
+          plan: item.sub_plan,
+          status: item.sub_status,
+          subscription_count: item.subscription_count ?? 0,
           team_id: id,
-          team_name: team.name as string,
+          team_name: team.name,
         },
       ];
     });

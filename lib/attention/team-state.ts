@@ -2,13 +2,19 @@ import { ApiError } from '../errors/api-error.ts';
 import { SUBSCRIPTION_CHANGED } from '../errors/catalogue/admin.ts';
 import { logger } from '../logger.ts';
 import type { PlanName } from '../plans.ts';
+import type { TableKey } from '../db/item.ts';
+import { keys } from '../db/keys.ts';
 import {
   addDeployAttempt,
   type AttentionChange,
+  type BilledAttentionItem,
   type BillingBucket,
   bucketKeys,
   getTeamAttention,
   setLatestFailure,
+  SUBSCRIPTION_STATUSES,
+  type SubscriptionStatus,
+  type TeamAttentionItem,
   writeAttentionChange,
 } from '../teams/team-state-records.ts';
 
@@ -33,8 +39,7 @@ import {
  * for one creates the item (see docs/attention.md).
  */
 
-export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete', 'incomplete_expired', 'canceled'] as const;
-export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+export { SUBSCRIPTION_STATUSES, type SubscriptionStatus };
 
 /** Statuses after which the next non-ending status starts a new subscription (subscription_count + 1). */
 const ENDED: readonly SubscriptionStatus[] = ['canceled', 'incomplete_expired'];
@@ -74,11 +79,11 @@ export function billingBucketOf(s: { plan?: unknown; status?: unknown; cancel_at
 }
 
 /** An item's billing bucket: paying teams sort by their last successful deploy (never deployed first). */
-function bucketOf(item: Record<string, unknown>): AttentionChange['bucket'] {
+function bucketOf(item: TeamAttentionItem): AttentionChange['bucket'] {
   const bucket = billingBucketOf({ plan: item.sub_plan, status: item.sub_status, cancel_at_period_end: item.sub_cancel_at_period_end });
   if (!bucket) return null;
-  const sort =
-    bucket === 'PAYING' ? ((item.last_successful_deploy_at as string | null | undefined) ?? '') : (item.sub_created_at as string);
+  // A bucket follows from a subscription, which always sets sub_created_at.
+  const sort = bucket === 'PAYING' ? (item.last_successful_deploy_at ?? '') : (item.sub_created_at ?? '');
   return { name: bucket, sort };
 }
 
@@ -87,7 +92,7 @@ function bucketOf(item: Record<string, unknown>): AttentionChange['bucket'] {
  * while it works, so recording the successful deploy afterwards is one write. Left unawaited (a failed
  * publish records nothing), its failure is not unhandled; the write it was read for reads again.
  */
-export function readTeamState(teamId: string): Promise<Record<string, unknown> | undefined> {
+export function readTeamState(teamId: string): Promise<TeamAttentionItem | undefined> {
   const read = getTeamAttention(teamId);
   read.catch(() => undefined);
   return read;
@@ -115,19 +120,21 @@ export class AlreadyWritten extends Error {
  */
 async function versionedUpdate(
   teamId: string,
-  change: (item: Record<string, unknown> | undefined) => { set: Record<string, unknown>; remove?: string[]; create?: boolean } | null,
-  once?: Record<string, unknown>,
+  change: (
+    item: TeamAttentionItem | undefined,
+  ) => { set: Partial<TeamAttentionItem>; remove?: (keyof TeamAttentionItem)[]; create?: boolean } | null,
+  once?: TableKey,
   /** The item as the caller already read it (readTeamState): the first attempt starts from it; a stale one only loses the version race. */
-  firstRead?: Promise<Record<string, unknown> | undefined>,
-): Promise<Record<string, unknown> | null> {
+  firstRead?: Promise<TeamAttentionItem | undefined>,
+): Promise<TeamAttentionItem | null> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const item = attempt === 0 && firstRead ? await firstRead.catch(() => getTeamAttention(teamId)) : await getTeamAttention(teamId);
     const decided = change(item);
     if (!decided) return null;
     if (!item && !decided.create) return null;
-    const version = (item?.version as number | undefined) ?? 0;
-    const next: Record<string, unknown> = {
-      ...(item ?? { type: 'team_attention', team_id: teamId }),
+    const version = item?.version ?? 0;
+    const next: TeamAttentionItem = {
+      ...(item ?? { ...keys.teamAttention(teamId), type: 'team_attention', team_id: teamId }),
       ...decided.set,
       version: version + 1,
     };
@@ -135,7 +142,8 @@ async function versionedUpdate(
     const remove = decided.remove ?? [];
     const marker = once ? { item: once, refusal: () => new AlreadyWritten() } : undefined;
     if (await writeAttentionChange(teamId, item, { set: decided.set, remove, bucket }, marker)) {
-      for (const name of bucket ? remove : [...remove, 'gsi2pk', 'gsi2sk']) delete next[name];
+      const removed: (keyof TeamAttentionItem)[] = bucket ? remove : [...remove, 'gsi2pk', 'gsi2sk'];
+      for (const name of removed) delete next[name];
       Object.assign(next, bucketKeys(teamId, bucket));
       return next;
     }
@@ -144,18 +152,22 @@ async function versionedUpdate(
   throw new ApiError(SUBSCRIPTION_CHANGED);
 }
 
-export function toSubscription(item: Record<string, unknown>): Subscription {
+export function toSubscription(item: BilledAttentionItem): Subscription {
   return {
-    team_id: item.team_id as string,
-    plan: item.sub_plan as PlanName,
-    status: item.sub_status as SubscriptionStatus,
+    team_id: item.team_id,
+    plan: item.sub_plan,
+    status: item.sub_status,
     cancel_at_period_end: item.sub_cancel_at_period_end === true,
-    created_at: item.sub_created_at as string,
-    updated_at: item.sub_updated_at as string,
-    subscription_count: (item.subscription_count as number | undefined) ?? 0,
-    last_successful_deploy_at: (item.last_successful_deploy_at as string | null | undefined) ?? null,
+    created_at: item.sub_created_at,
+    updated_at: item.sub_updated_at,
+    subscription_count: item.subscription_count ?? 0,
+    last_successful_deploy_at: item.last_successful_deploy_at ?? null,
   };
 }
+
+/** An item a subscription was set on: every `sub_*` attribute a subscription writes is there. */
+const hasSubscription = (item: TeamAttentionItem | null | undefined): item is BilledAttentionItem =>
+  item?.sub_status !== undefined && item.sub_plan !== undefined && item.sub_created_at !== undefined && item.sub_updated_at !== undefined;
 
 export interface SubscriptionInput {
   plan: PlanName;
@@ -182,20 +194,20 @@ export async function setTeamSubscription(
   teamId: string,
   input: SubscriptionInput,
   now = new Date(),
-  options: { once?: Record<string, unknown> } = {},
+  options: { once?: TableKey } = {},
 ): Promise<Subscription | null> {
   const at = now.toISOString();
   const written = await versionedUpdate(
     teamId,
     (item) => {
       // A provider's event older than the one the subscription already reflects arrived late: it changes nothing.
-      const applied = item?.sub_source_event_at as string | undefined;
+      const applied = item?.sub_source_event_at;
       if (input.source_event_at && applied && applied > input.source_event_at) return null;
-      const previous = item?.sub_status as SubscriptionStatus | undefined;
+      const previous = item?.sub_status;
       // The first subscription a team is given counts, even one recorded as already ended; after an
       // ended one, the next that is not ended is a new subscription.
       const starts = previous === undefined || (ENDED.includes(previous) && !ENDED.includes(input.status));
-      const set: Record<string, unknown> = {
+      const set: Partial<TeamAttentionItem> = {
         sub_plan: input.plan,
         sub_status: input.status,
         sub_cancel_at_period_end: input.cancel_at_period_end,
@@ -204,7 +216,7 @@ export async function setTeamSubscription(
       if (input.source_event_at) set.sub_source_event_at = input.source_event_at;
       if (starts) {
         set.sub_created_at = input.created_at ?? at;
-        set.subscription_count = ((item?.subscription_count as number | undefined) ?? 0) + 1;
+        set.subscription_count = (item?.subscription_count ?? 0) + 1;
       } else if (input.created_at) {
         set.sub_created_at = input.created_at;
       }
@@ -212,12 +224,12 @@ export async function setTeamSubscription(
     },
     options.once,
   );
-  return written ? toSubscription(written) : null;
+  return hasSubscription(written) ? toSubscription(written) : null;
 }
 
 export async function getTeamSubscription(teamId: string): Promise<Subscription | null> {
   const item = await getTeamAttention(teamId);
-  return item?.sub_status ? toSubscription(item) : null;
+  return hasSubscription(item) ? toSubscription(item) : null;
 }
 
 /**
@@ -246,14 +258,14 @@ export const recordDeployFailure = (teamId: string, reason: string, now = new Da
  * index, and a paying team's place in the paying index moves with the new
  * last successful deploy.
  */
-export const recordSuccessfulDeploy = (teamId: string, now = new Date(), read?: Promise<Record<string, unknown> | undefined>) =>
+export const recordSuccessfulDeploy = (teamId: string, now = new Date(), read?: Promise<TeamAttentionItem | undefined>) =>
   quietly('successful_deploy', teamId, async () => {
     const at = now.toISOString();
     await versionedUpdate(
       teamId,
       (item) => {
         if (!item) return null;
-        const latest = item.last_successful_deploy_at as string | null | undefined;
+        const latest = item.last_successful_deploy_at;
         return {
           set: {
             last_successful_deploy_at: latest && latest > at ? latest : at,

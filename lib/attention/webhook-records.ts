@@ -1,7 +1,8 @@
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { getItem, type Stored } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 
 /**
@@ -38,12 +39,24 @@ export interface FailedEventWrite {
   expiresEpoch: number;
 }
 
-const toRow = (item: Record<string, unknown>): FailedWebhookEvent => ({
-  created_at: item.created_at as string,
-  error_message: item.error_message as string,
-  event_type: item.event_type as string,
-  id: item.id as string,
-  provider_event_id: item.provider_event_id as string,
+/** A failed event's item, as upsertFailedEvent writes it. */
+type FailedWebhookEventItem = Stored<
+  FailedWebhookEvent & {
+    type: 'failed_webhook_event';
+    provider: string;
+    last_failed_at: string;
+    /** Null, or absent on rows from before payloads were kept. */
+    payload?: string | null;
+    ttl: number;
+  }
+>;
+
+const toRow = (item: FailedWebhookEventItem): FailedWebhookEvent => ({
+  created_at: item.created_at,
+  error_message: item.error_message,
+  event_type: item.event_type,
+  id: item.id,
+  provider_event_id: item.provider_event_id,
 });
 
 /** Records a failure of the event: a new row, or the event's row with its latest error (first id, first failure and queue place kept). */
@@ -76,8 +89,9 @@ export async function upsertFailedEvent(e: FailedEventWrite): Promise<FailedWebh
       ReturnValues: 'ALL_NEW',
     }),
   );
-  const item = reply.Attributes!;
-  const byId = keys.failedWebhookById(item.id as string);
+  // ALL_NEW: the whole item, as just written.
+  const item = reply.Attributes as FailedWebhookEventItem;
+  const byId = keys.failedWebhookById(item.id);
   if (item.gsi1pk !== byId.gsi1pk) {
     // A row recorded before rows had their id key, failing again: its key is made from its own first id.
     await dynamo().send(
@@ -113,7 +127,7 @@ export async function failedEventsQueue(nowEpoch: number, limit: number): Promis
       Limit: limit,
     }),
   );
-  return (reply.Items ?? []).map(toRow);
+  return ((reply.Items ?? []) as FailedWebhookEventItem[]).map(toRow);
 }
 
 /** The row whose `id` this is, or null (unknown, or expired at `nowEpoch`). */
@@ -127,20 +141,12 @@ export async function failedEventById(id: string, nowEpoch: number): Promise<Sto
       ExpressionAttributeValues: { ':pk': ref.gsi1pk, ':sk': ref.gsi1sk },
     }),
   );
-  const listed = reply.Items?.[0];
+  const listed = reply.Items?.[0] as FailedWebhookEventItem | undefined;
   if (!listed) return null;
   // The index is read eventually; the row itself, consistently (a retry or dismissal may have just removed it).
-  const item = (
-    await dynamo().send(
-      new GetCommand({
-        TableName: config.tableName(),
-        Key: keys.failedWebhookEvent(listed.provider as string, listed.provider_event_id as string),
-        ConsistentRead: true,
-      }),
-    )
-  ).Item;
+  const item = await getItem<FailedWebhookEventItem>(keys.failedWebhookEvent(listed.provider, listed.provider_event_id), true);
   if (!item || item.id !== listed.id || (typeof item.ttl === 'number' && item.ttl <= nowEpoch)) return null;
-  return { ...toRow(item), provider: item.provider as string, payload: typeof item.payload === 'string' ? item.payload : null };
+  return { ...toRow(item), provider: item.provider, payload: typeof item.payload === 'string' ? item.payload : null };
 }
 
 /** The row goes if it is still this row (same `id`): false when another write removed or replaced it first. */

@@ -2,6 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
+import type { TableKey } from '../db/item.ts';
 
 /**
  * The records of billing webhook events: one marker per applied provider event
@@ -20,7 +21,18 @@ export interface ProcessedEvent {
 }
 
 /** The marker item of an applied event. */
-export function processedEventItem(e: ProcessedEvent): Record<string, unknown> {
+/** The marker of a billing provider's event applied once (it expires by TTL). */
+export type ProcessedEventItem = TableKey & {
+  type: 'processed_webhook_event';
+  provider: string;
+  provider_event_id: string;
+  event_type: string;
+  team_id: string;
+  processed_at: string;
+  ttl: number;
+};
+
+export function processedEventItem(e: ProcessedEvent): ProcessedEventItem {
   return {
     ...keys.processedWebhookEvent(e.provider, e.providerEventId),
     type: 'processed_webhook_event',

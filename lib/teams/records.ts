@@ -298,9 +298,7 @@ export function functionStatsKeys(teamId: string): Promise<TableKey[]> {
  * One page of every team item, by a scan of the whole table: for operator commands only (the
  * attention backfill), never on a request path.
  */
-export async function scanTeamItemsPage(
-  startKey?: Record<string, unknown>,
-): Promise<{ items: TeamItem[]; lastKey: Record<string, unknown> | undefined }> {
+export async function scanTeamItemsPage(startKey?: TableKey): Promise<{ items: TeamItem[]; lastKey: TableKey | undefined }> {
   const page = await dynamo().send(
     new ScanCommand({
       TableName: config.tableName(),
@@ -309,5 +307,6 @@ export async function scanTeamItemsPage(
       ExclusiveStartKey: startKey,
     }),
   );
-  return { items: (page.Items ?? []) as TeamItem[], lastKey: page.LastEvaluatedKey };
+  // A scan of the table (no index) pages by the table's key.
+  return { items: (page.Items ?? []) as TeamItem[], lastKey: page.LastEvaluatedKey as TableKey | undefined };
 }

@@ -1,9 +1,11 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { type ExpressionValues, getItem, type Stored, type TableKey } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
+import type { PlanName } from '../plans.ts';
 
 /**
  * The records of a team's attention state (lib/attention/team-state.ts decides what it holds): one
@@ -15,8 +17,43 @@ import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts
 
 export type BillingBucket = 'CANCELLING' | 'PAST_DUE' | 'PENDING_PAYMENT' | 'PAYING';
 
+export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete', 'incomplete_expired', 'canceled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+/**
+ * A team's attention item. A team created before the item existed has one only once a subscription is set for it
+ * (type, team_id, version and the `sub_*` attributes); the activation attributes are those of newTeamAttentionItem.
+ */
+export type TeamAttentionItem = Stored<{
+  type: 'team_attention';
+  team_id: string;
+  team_created_at?: string;
+  deploy_attempts?: number;
+  latest_failure_reason?: string | null;
+  last_activity_at?: string;
+  last_successful_deploy_at?: string | null;
+  activated_at?: string;
+  /** The write count that versioned writes are conditional on (absent on an item from before versions). */
+  version?: number;
+  sub_plan?: PlanName;
+  sub_status?: SubscriptionStatus;
+  sub_cancel_at_period_end?: boolean;
+  sub_created_at?: string;
+  sub_updated_at?: string;
+  /** When the billing provider made the event last applied (older events are dropped). */
+  sub_source_event_at?: string;
+  subscription_count?: number;
+}>;
+
+/** An item of the stuck-activation index: written with its team, so it has the activation attributes. */
+export type StuckAttentionItem = TeamAttentionItem & Required<Pick<TeamAttentionItem, 'team_created_at' | 'last_activity_at'>>;
+
+/** An item of a billing bucket: only a subscription puts it there. */
+export type BilledAttentionItem = TeamAttentionItem &
+  Required<Pick<TeamAttentionItem, 'sub_plan' | 'sub_status' | 'sub_created_at' | 'sub_updated_at'>>;
+
 /** A new team's attention item: in the stuck-activation index from its creation. */
-export function newTeamAttentionItem(teamId: string, createdAt: string): Record<string, unknown> {
+export function newTeamAttentionItem(teamId: string, createdAt: string): StuckAttentionItem {
   return {
     ...keys.teamAttention(teamId),
     ...keys.stuckActivation(createdAt, teamId),
@@ -56,23 +93,20 @@ export async function insertTeamAttention(teamId: string, createdAt: string, las
   }
 }
 
-export async function getTeamAttention(teamId: string): Promise<Record<string, unknown> | undefined> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.teamAttention(teamId), ConsistentRead: true }),
-  );
-  return reply.Item;
+export async function getTeamAttention(teamId: string): Promise<TeamAttentionItem | undefined> {
+  return (await getItem<TeamAttentionItem>(keys.teamAttention(teamId), true)) ?? undefined;
 }
 
 /** A change of the item as read: the attributes to set and remove, and the billing bucket it ends in (null: none). */
 export interface AttentionChange {
-  set: Record<string, unknown>;
+  set: Partial<TeamAttentionItem>;
   remove: string[];
   bucket: { name: BillingBucket; sort: string } | null;
 }
 
 /** A marker item written with a change, at most once: its existing refuses the change with `refusal`. */
 export interface OnceMarker {
-  item: Record<string, unknown>;
+  item: TableKey;
   refusal: () => Error;
 }
 
@@ -87,13 +121,13 @@ export const bucketKeys = (teamId: string, bucket: AttentionChange['bucket']) =>
  */
 export async function writeAttentionChange(
   teamId: string,
-  read: Record<string, unknown> | undefined,
+  read: TeamAttentionItem | undefined,
   change: AttentionChange,
   once?: OnceMarker,
 ): Promise<boolean> {
-  const version = (read?.version as number | undefined) ?? 0;
+  const version = read?.version ?? 0;
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
+  const values: ExpressionValues = {};
   const sets: string[] = [];
   let n = 0;
   const setAttr = (name: string, value: unknown) => {
@@ -141,7 +175,7 @@ export async function writeAttentionChange(
 }
 
 /** One atomic update of a team that has the item; a team without one (created before it existed) is left alone. */
-async function updateIfPresent(teamId: string, expression: string, values: Record<string, unknown>): Promise<void> {
+async function updateIfPresent(teamId: string, expression: string, values: ExpressionValues): Promise<void> {
   try {
     await dynamo().send(
       new UpdateCommand({
@@ -165,13 +199,13 @@ export const addDeployAttempt = (teamId: string, at: string) =>
 export const setLatestFailure = (teamId: string, reason: string, at: string) =>
   updateIfPresent(teamId, 'SET latest_failure_reason = :reason, last_activity_at = :now', { ':reason': reason, ':now': at });
 
-async function indexPartition(input: {
+async function indexPartition<T extends TeamAttentionItem>(input: {
   index: 'gsi1' | 'gsi2';
   pk: string;
   before?: string;
   newestFirst?: boolean;
   limit: number;
-}): Promise<Record<string, unknown>[]> {
+}): Promise<T[]> {
   const pkName = `${input.index}pk`;
   const skName = `${input.index}sk`;
   const reply = await dynamo().send(
@@ -184,13 +218,13 @@ async function indexPartition(input: {
       Limit: input.limit,
     }),
   );
-  return reply.Items ?? [];
+  return (reply.Items ?? []) as T[];
 }
 
 /** Attention items of teams created before `before` that never published, newest sign-ups first. */
 export const stuckTeams = (before: string, limit: number) =>
-  indexPartition({ index: 'gsi1', pk: keys.stuckActivation('', '').gsi1pk, before, newestFirst: true, limit });
+  indexPartition<StuckAttentionItem>({ index: 'gsi1', pk: keys.stuckActivation('', '').gsi1pk, before, newestFirst: true, limit });
 
 /** Attention items of a billing bucket, in its order (only those sorting before `before`, when given). */
 export const billingBucketTeams = (bucket: BillingBucket, limit: number, before?: string) =>
-  indexPartition({ index: 'gsi2', pk: keys.billingBucket(bucket, '', '').gsi2pk, before, limit });
+  indexPartition<BilledAttentionItem>({ index: 'gsi2', pk: keys.billingBucket(bucket, '', '').gsi2pk, before, limit });
