@@ -3,6 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
+import type { ExpressionValues } from '../db/item.ts';
 
 /**
  * The auto-deploy failure breaker, system state on the project item
@@ -50,7 +51,7 @@ async function readBreaker(projectId: string): Promise<{ count: number; signatur
 /** One conditional update of the breaker, retried on a lost race with a fresh read. */
 async function updateBreaker(
   projectId: string,
-  next: (current: { count: number; signature: string | null; paused: string | null }) => { set: Record<string, unknown> } | null,
+  next: (current: { count: number; signature: string | null; paused: string | null }) => { set: ExpressionValues } | null,
 ): Promise<void> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const current = await readBreaker(projectId);
@@ -58,7 +59,7 @@ async function updateBreaker(
     const change = next(current);
     if (!change) return;
     const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':seen': current.count, ':zero': 0 };
+    const values: ExpressionValues = { ':seen': current.count, ':zero': 0 };
     const sets = Object.entries(change.set).map(([field, value], i) => {
       names[`#b${i}`] = field;
       values[`:b${i}`] = value;

@@ -3,7 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { getItem } from '../db/item.ts';
+import { type ExpressionValues, getItem } from '../db/item.ts';
 import { queryAll } from '../db/query.ts';
 import type { DeploymentItem } from '../deployments/records.ts';
 import { setFields } from '../db/set-fields.ts';
@@ -184,13 +184,13 @@ export function getBuild(projectId: string, deploymentId: string): Promise<Deplo
 async function conditionalUpdate(input: {
   projectId: string;
   deploymentId: string;
-  set: Record<string, unknown>;
+  set: Partial<DeploymentItem>;
   fromStatus: BuildStatus[];
   extraCondition?: string;
-  values?: Record<string, unknown>;
+  values?: ExpressionValues;
 }): Promise<boolean> {
   const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ...input.values };
+  const values: ExpressionValues = { ...input.values };
   const sets = setFields(input.set, names, values);
   const from = input.fromStatus.map((status, i) => {
     values[`:from${i}`] = status;
@@ -267,10 +267,10 @@ export function finishBuild(
   end: {
     status: 'ready' | 'failed' | 'canceled' | 'skipped';
     failure?: { message: string; kind: 'user' | 'platform' };
-    extra?: Record<string, unknown>;
+    extra?: Partial<DeploymentItem>;
   },
 ): Promise<boolean> {
-  const set: Record<string, unknown> = { status: end.status, finished_at: new Date().toISOString(), ...(end.extra ?? {}) };
+  const set: Partial<DeploymentItem> = { status: end.status, finished_at: new Date().toISOString(), ...(end.extra ?? {}) };
   if (end.failure) {
     set.failure_message = end.failure.message;
     set.failure_kind = end.failure.kind;
@@ -302,7 +302,7 @@ export function endLostBuild(
   failure: { message: string; logLines: number } | null,
 ): Promise<boolean> {
   const now = new Date().toISOString();
-  const set: Record<string, unknown> = { finished_at: now, lost_at: now };
+  const set: Partial<DeploymentItem> = { finished_at: now, lost_at: now };
   if (failure) {
     Object.assign(set, { status: 'failed', failure_message: failure.message, failure_kind: 'platform', log_lines: failure.logLines });
   }

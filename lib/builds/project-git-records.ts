@@ -5,6 +5,7 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { ProjectItem } from '../projects/records.ts';
+import type { ExpressionValues } from '../db/item.ts';
 
 /**
  * The Git side of a project item that no settings save writes: the sealed
@@ -24,12 +25,7 @@ export async function projectsForRepo(repoKey: string): Promise<ProjectItem[]> {
   return items.filter((item) => item.type === 'project' && item.status === 'active');
 }
 
-async function updateActiveProject(
-  projectId: string,
-  update: string,
-  values: Record<string, unknown>,
-  condition?: string,
-): Promise<boolean> {
+async function updateActiveProject(projectId: string, update: string, values: ExpressionValues, condition?: string): Promise<boolean> {
   try {
     await dynamo().send(
       new UpdateCommand({
@@ -62,7 +58,7 @@ export function notePush(
   input: { repoDefaultBranch: string | null; productionBranchPushed: boolean },
 ): Promise<boolean> {
   const sets: string[] = [];
-  const values: Record<string, unknown> = {};
+  const values: ExpressionValues = {};
   if (input.repoDefaultBranch) {
     sets.push('repo_default_branch = :repoDefault');
     values[':repoDefault'] = input.repoDefaultBranch;

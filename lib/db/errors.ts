@@ -24,3 +24,11 @@ export function cancellationCodes(error: unknown): (string | undefined)[] {
 export function conditionFailedAt(error: unknown, index: number): boolean {
   return cancellationCodes(error)[index] === 'ConditionalCheckFailed';
 }
+
+/**
+ * The item as it was when a conditional write was refused (the write asked ReturnValuesOnConditionCheckFailure
+ * ALL_OLD), as the records module that wrote it declares it; undefined when there was none.
+ */
+export function refusedItem<T extends object>(error: unknown): T | undefined {
+  return (error as { Item?: T })?.Item;
+}

@@ -2,7 +2,7 @@ import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { getItem, type Stored } from '../db/item.ts';
+import { type ExpressionValues, getItem, type Stored } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { readIndexPage } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -145,7 +145,7 @@ export function deploymentReady(
 ): NamedWrite {
   const sets = ['#status = :ready', 'ready_at = :now'];
   const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':ready': 'ready', ...PUBLISHABLE.values, ':now': now };
+  const values: ExpressionValues = { ':ready': 'ready', ...PUBLISHABLE.values, ':now': now };
   if (emptyBuild) {
     sets.push('build_log = :log', '#functions = :none', 'functions_built_at = :now');
     names['#functions'] = 'functions';

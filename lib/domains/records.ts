@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { getItem, type Stored, type TableKey } from '../db/item.ts';
+import { type ExpressionValues, getItem, type Stored, type TableKey } from '../db/item.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
@@ -13,8 +13,11 @@ import { DOMAIN_CHANGED, DOMAIN_NOT_FOUND, DOMAIN_TAKEN } from '../errors/catalo
 import { getProjectItem, primaryDomainCleared, primaryDomainIsNot, projectIsActive } from '../projects/records.ts';
 import { REMOVED_DOMAIN_RETENTION_DAYS, type DomainRecord, type DomainStatus } from './domains.ts';
 
-/** The domain item: its record, the project's listing keys (gsi1, dropped on removal) and the TTL a removal sets. */
-export type DomainItem = Stored<DomainRecord & { type: 'domain'; ttl?: number }>;
+/**
+ * The domain item: its record, the project's listing keys (gsi1, dropped on removal), the TTL a removal sets and
+ * `ssl_check_seq`, which look at a pending certificate claimed the attempt (internal, lib/domains/tls-records.ts).
+ */
+export type DomainItem = Stored<DomainRecord & { type: 'domain'; ttl?: number; ssl_check_seq?: number }>;
 
 /** A hostname's platform-wide claim: which domain holds it. */
 export type HostnameClaim = TableKey & { type: 'domain_host'; domain_id: string; project_id: string; team_id: string };
@@ -121,7 +124,7 @@ export function projectDomainItems(projectId: string): Promise<DomainItem[]> {
 export interface DomainCondition {
   expression: string;
   names?: Record<string, string>;
-  values?: Record<string, unknown>;
+  values?: ExpressionValues;
 }
 
 /**
@@ -130,12 +133,12 @@ export interface DomainCondition {
  */
 export async function setDomainFieldsIf(
   domainId: string,
-  fields: Record<string, unknown>,
+  fields: Partial<DomainItem>,
   condition: DomainCondition,
   alsoSet: string[] = [],
 ): Promise<DomainItem | null> {
   const names: Record<string, string> = { ...condition.names };
-  const values: Record<string, unknown> = { ...condition.values };
+  const values: ExpressionValues = { ...condition.values };
   const sets = setFields(fields, names, values);
   try {
     const reply = await dynamo().send(

@@ -3,6 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { getDomainItem, setDomainFieldsIf, type DomainItem } from './records.ts';
+import type { ExpressionValues } from '../db/item.ts';
 
 /**
  * The TLS fields of a domain item (its attempts, the distribution and certificate they made) and the
@@ -14,11 +15,11 @@ import { getDomainItem, setDomainFieldsIf, type DomainItem } from './records.ts'
 export function writeIfCurrent(
   domainId: string,
   attempts: number,
-  fields: Record<string, unknown>,
+  fields: Partial<DomainItem>,
   extra: { add?: boolean; notIssued?: boolean } = {},
 ): Promise<DomainItem | null> {
   const names: Record<string, string> = { '#status_now': 'status', '#attempts': 'ssl_attempts' };
-  const values: Record<string, unknown> = { ':attempts': attempts, ':verified': 'verified', ':null': 'NULL' };
+  const values: ExpressionValues = { ':attempts': attempts, ':verified': 'verified', ':null': 'NULL' };
   if (extra.notIssued) {
     names['#ssl'] = 'ssl_status';
     values[':issued'] = 'issued';

@@ -8,6 +8,7 @@ import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
 import type { Write } from '../db/transact.ts';
 import { logger } from '../logger.ts';
+import type { ExpressionValues } from '../db/item.ts';
 
 /**
  * The records of queued invocations: one table item `INVOCATION#{id}` per invocation, listed per function
@@ -152,7 +153,7 @@ export interface InvocationEnd {
 /** The write of `from` -> terminal, out of the open index (for writeInvocationEnd, or a transaction). */
 export function invocationEndWrite(id: string, from: 'running' | 'pending', end: InvocationEnd): Write {
   const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':from': from };
+  const values: ExpressionValues = { ':from': from };
   const sets = setFields({ ...end }, names, values);
   return {
     Update: {
@@ -232,7 +233,7 @@ export interface CallbackAttempt {
  */
 export async function recordCallbackAttempt(id: string, outcome: CallbackAttempt): Promise<boolean> {
   const sets = ['callback_attempts = :attempt', 'callback_last_status = :status', 'callback_last_error = :error'];
-  const values: Record<string, unknown> = { ':attempt': outcome.attempt, ':status': outcome.status, ':error': outcome.error };
+  const values: ExpressionValues = { ':attempt': outcome.attempt, ':status': outcome.status, ':error': outcome.error };
   if (outcome.deliveredAt) {
     sets.push('callback_delivered_at = :delivered');
     values[':delivered'] = outcome.deliveredAt;

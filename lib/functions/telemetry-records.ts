@@ -4,6 +4,7 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import type { DeployedFunction } from './model.ts';
+import type { ExpressionValues } from '../db/item.ts';
 
 /**
  * The rows functions telemetry adds to (telemetry.ts counts, telemetry-report.ts reads): per function and
@@ -42,7 +43,7 @@ export interface WeekBucket {
 /** The hour row's update: its identity and TTL set, its counts added, each limit's count and last time. */
 function hourRowUpdate(b: HourBucket) {
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {
+  const values: ExpressionValues = {
     ':function_id': b.fn.function_id,
     ':function_name': b.fn.name,
     ':project_id': b.fn.project_id,

@@ -6,6 +6,7 @@ import { PREVIEW_SLUG_PATTERN } from '../sites/preview-hosts.ts';
 import { previewSlugMoveItems } from '../sites/preview-records.ts';
 import { repoKey } from './repo-url.ts';
 import type { ProjectItem } from '../projects/records.ts';
+import type { ExpressionValues } from '../db/item.ts';
 
 /**
  * The Git parts of a settings save (PATCH /api/v1/projects/{id} and create):
@@ -17,8 +18,8 @@ import type { ProjectItem } from '../projects/records.ts';
 export function gitSettingsChanges(
   item: Pick<ProjectItem, 'id' | 'team_id' | 'preview_slug'>,
   changes: { git_repo_url?: string | null; git_access_token?: string | null; preview_slug?: string | null },
-): { set: string[]; remove: string[]; values: Record<string, unknown>; slugItems: object[] } {
-  const out = { set: [] as string[], remove: [] as string[], values: {} as Record<string, unknown>, slugItems: [] as object[] };
+): { set: string[]; remove: string[]; values: ExpressionValues; slugItems: object[] } {
+  const out = { set: [] as string[], remove: [] as string[], values: {} as ExpressionValues, slugItems: [] as object[] };
   const projectId = item.id;
   if (changes.git_repo_url !== undefined) {
     const key = repoKey(changes.git_repo_url);

@@ -1,6 +1,7 @@
 import { keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/transact.ts';
 import { holdItem, nameHoldItem, type ProjectItem } from './records.ts';
+import type { ExpressionValues } from '../db/item.ts';
 
 /**
  * The writes of a project's settings save (lib/project-setup/settings.ts): the project item's fields, on the
@@ -12,7 +13,7 @@ export interface SettingsUpdate {
   set: string[];
   remove: string[];
   names: Record<string, string>;
-  values: Record<string, unknown>;
+  values: ExpressionValues;
   conditions: string[];
 }
 

@@ -3,10 +3,11 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { isConditionalCheckFailure, refusedItem } from '../db/errors.ts';
 import { TransactionRefused, transact } from '../db/transact.ts';
 import { userJoinsTeam } from '../users/user-records.ts';
 import { queryAll } from '../db/query.ts';
+import type { Stored } from '../db/item.ts';
 import type { TeamRole } from '../access/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ALREADY_A_MEMBER, INVITATION_NOT_FOUND, INVITATION_NOT_PENDING } from '../errors/catalogue/accounts.ts';
@@ -77,14 +78,17 @@ export function invitationStatus(invitation: Invitation, now = new Date()): Invi
   return Date.parse(invitation.expires_at) <= now.getTime() ? 'expired' : 'pending';
 }
 
-const strip = (item: Record<string, unknown>): Invitation => {
+/** An invitation's item: the invitation, in its team's partition and under its address (gsi1). */
+type InvitationItem = Stored<Invitation & { type: 'invitation' }>;
+
+const strip = (item: InvitationItem): Invitation => {
   const { pk: _pk, sk: _sk, gsi1pk: _g, gsi1sk: _s, type: _t, ...invitation } = item;
-  return invitation as unknown as Invitation;
+  return invitation;
 };
 
 /** Every invitation sent to an address, in every team, oldest first. */
 export async function listInvitationsForEmail(email: string): Promise<Invitation[]> {
-  const items = await queryAll({
+  const items = await queryAll<InvitationItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)',
@@ -95,7 +99,7 @@ export async function listInvitationsForEmail(email: string): Promise<Invitation
 
 /** A team's invitations, oldest first. */
 export async function listTeamInvitations(teamId: string): Promise<Invitation[]> {
-  const items = await queryAll({
+  const items = await queryAll<InvitationItem>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': keys.team(teamId).pk, ':prefix': 'INVITATION#' },
@@ -117,8 +121,7 @@ export async function revokeInvitation(teamId: string, invitationId: string): Pr
     );
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
-    const old = (error as { Item?: Record<string, unknown> }).Item;
-    throw new ApiError(old ? INVITATION_NOT_PENDING : INVITATION_NOT_FOUND);
+    throw new ApiError(refusedItem<Invitation>(error) ? INVITATION_NOT_PENDING : INVITATION_NOT_FOUND);
   }
 }
 

@@ -5,7 +5,7 @@ import { keys } from '../db/keys.ts';
 import type { TeamRole } from '../access/rules.ts';
 import { userJoinsTeam } from '../users/user-records.ts';
 import { queryAll } from '../db/query.ts';
-import { isConditionalCheckFailure } from '../db/errors.ts';
+import { isConditionalCheckFailure, refusedItem } from '../db/errors.ts';
 import { type NamedWrite, transact } from '../db/transact.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { MEMBER_IS_OWNER, MEMBER_NOT_FOUND } from '../errors/catalogue/accounts.ts';
@@ -126,7 +126,7 @@ export async function listMembershipsOfUser(userId: string): Promise<Membership[
 
 /** The team's owner (one membership row has role `owner`), read from the team's partition by key; null for an unknown team. */
 export async function getTeamOwner(teamId: string): Promise<Membership | null> {
-  const items = await queryAll({
+  const items = await queryAll<Membership>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
     FilterExpression: '#role = :owner',
@@ -138,25 +138,24 @@ export async function getTeamOwner(teamId: string): Promise<Membership | null> {
 
 /** A team's memberships, by key from the team's partition. */
 export async function listTeamMemberships(teamId: string): Promise<Membership[]> {
-  const items = await queryAll({
+  const items = await queryAll<Membership>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
     ExpressionAttributeValues: { ':pk': keys.team(teamId).pk, ':member': 'MEMBER#' },
   });
   return items.map((item) => ({
-    team_id: item.team_id as string,
-    user_id: item.user_id as string,
-    role: item.role as TeamRole,
-    created_at: item.created_at as string,
-    joined_at: item.joined_at as string,
+    team_id: item.team_id,
+    user_id: item.user_id,
+    role: item.role,
+    created_at: item.created_at,
+    joined_at: item.joined_at,
   }));
 }
 
 /** Why a conditional write on a membership was refused: no such member, or the member is the owner. */
 function membershipRefusal(error: unknown): never {
   if (!isConditionalCheckFailure(error)) throw error;
-  const old = (error as { Item?: Record<string, unknown> }).Item;
-  throw new ApiError(old ? MEMBER_IS_OWNER : MEMBER_NOT_FOUND);
+  throw new ApiError(refusedItem<Membership>(error) ? MEMBER_IS_OWNER : MEMBER_NOT_FOUND);
 }
 
 /** Changes a member's role between admin and member; the owner's row is never touched (ownership moves by transfer). */

@@ -2,7 +2,7 @@ import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { getItem, type Stored, type TableKey } from '../db/item.ts';
+import { type ExpressionValues, getItem, type Stored, type TableKey } from '../db/item.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -93,7 +93,7 @@ export function profileWrites(
 ): NamedWrite[] {
   const nowIso = now.toISOString();
   const set: string[] = ['updated_at = :now'];
-  const values: Record<string, unknown> = { ':now': nowIso, ':oldSlug': team.slug };
+  const values: ExpressionValues = { ':now': nowIso, ':oldSlug': team.slug };
   if (changes.name !== undefined) {
     set.push('#name = :name');
     values[':name'] = changes.name;
@@ -145,10 +145,7 @@ export function profileWrites(
 }
 
 /** One conditional update of an existing team item; its attributes after the update. */
-async function updateTeam(
-  teamId: string,
-  update: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> },
-) {
+async function updateTeam(teamId: string, update: { expression: string; names?: Record<string, string>; values?: ExpressionValues }) {
   const reply = await dynamo().send(
     new UpdateCommand({
       TableName: config.tableName(),

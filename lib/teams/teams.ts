@@ -75,7 +75,7 @@ export async function resolveTeam(idOrSlug: string): Promise<{ team: Team; retir
   if (!item) return null;
   const retired = item.state === 'retired';
   // DynamoDB TTL deletes lazily: an expired retired slug is treated as gone.
-  if (retired && Date.parse(item.retired_until as string) <= Date.now()) return null;
+  if (retired && Date.parse(item.retired_until ?? '') <= Date.now()) return null;
   const team = await getTeam(item.team_id);
   if (!team) return null;
   return { team, retiredSlug: retired };
