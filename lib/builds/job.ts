@@ -10,6 +10,8 @@ import { forgeAudienceTeam } from '../git/forge-audiences.ts';
 import { mintForgeToken, openAccessToken } from '../git/git-secrets.ts';
 import { buildSettings } from './presets.ts';
 import type { ProjectItem } from '../projects/records.ts';
+import type { DeploymentItem } from '../deployments/records.ts';
+import type { EnvVariableItem } from '../env/records.ts';
 
 /**
  * A build's job, assembled by the worker right before the host starts it:
@@ -67,7 +69,7 @@ export async function gitAuthorization(project: ProjectItem, repository?: string
 /** The project's variables of one environment, decrypted (only here, for a build about to start). */
 export async function buildEnvironment(projectId: string, environment: 'production' | 'preview'): Promise<Record<string, string>> {
   const { pk, skPrefix } = keys.envVariablePrefix(projectId, environment);
-  const items = await queryAll({
+  const items = await queryAll<EnvVariableItem>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
@@ -75,26 +77,27 @@ export async function buildEnvironment(projectId: string, environment: 'producti
   const env: Record<string, string> = {};
   for (const item of items) {
     if (!Array.isArray(item.targets) || !item.targets.includes('build')) continue;
-    const name = item.name as string;
-    env[name] = decryptEnvValue(item.value_sealed as string, { projectId, environment, name });
+    const name = item.name;
+    env[name] = decryptEnvValue(item.value_sealed, { projectId, environment, name });
   }
   return env;
 }
 
-export async function prepareBuildJob(project: ProjectItem, build: Record<string, unknown>): Promise<BuildJob> {
+export async function prepareBuildJob(project: ProjectItem, build: DeploymentItem): Promise<BuildJob> {
   if (typeof project.git_repo_url !== 'string' || !project.git_repo_url)
     throw new BuildSetupError('The project has no git_repo_url to build from.');
   const url = await checkRepoUrl(project.git_repo_url);
   const production = build.target === 'production';
   const settings = buildSettings(project);
   return {
-    deploymentId: build.id as string,
+    deploymentId: build.id,
     projectId: project.id,
     teamId: project.team_id,
     git: {
       url: url.href,
-      commit: (build.commit_sha as string | null) ?? null,
-      ref: build.branch as string,
+      commit: build.commit_sha ?? null,
+      // A build from git always has its branch.
+      ref: build.branch ?? '',
       authorization: await gitAuthorization(project, `${url.protocol}//${url.host}${url.pathname}`),
       displayUrl: `${url.protocol}//${url.host}${url.pathname}`,
     },

@@ -97,7 +97,7 @@ async function followBuild(build: Build, host: BuildHost): Promise<void> {
       await finishBuild(build.project_id, build.id, { status: 'canceled' });
       return release(build, host, handle);
     }
-    if (Date.now() - Date.parse(build.started_at as string) > config.buildTimeBudgetMs()) {
+    if (Date.now() - Date.parse(build.started_at ?? '') > config.buildTimeBudgetMs()) {
       await host.stop(handle);
       return endFailed(
         build,
@@ -163,7 +163,7 @@ async function publishStep(build: Build, report: BuildReport, kept: number, host
   let lines = kept;
   try {
     lines = await appendCapped(deploymentId, lines, ['Publishing the output.']);
-    await publishBuildOutput({ project, deploymentId, target, branch: build.branch as string, outputDir: report.outputDir! });
+    await publishBuildOutput({ project, deploymentId, target, branch: build.branch ?? '', outputDir: report.outputDir! });
   } catch (error) {
     const { failure, lines: extra } = publishFailure(error);
     lines = await appendCapped(deploymentId, lines, extra);
@@ -176,8 +176,8 @@ async function publishStep(build: Build, report: BuildReport, kept: number, host
       projectId,
       label: build.preview_label,
       deploymentId,
-      branch: build.branch as string,
-      mergeRequest: (build.merge_request as number | null) ?? null,
+      branch: build.branch ?? '',
+      mergeRequest: build.merge_request ?? null,
     });
   }
   lines = await appendCapped(deploymentId, lines, [

@@ -6,6 +6,7 @@ import { keys } from '../db/keys.ts';
 import { encryptEnvValue } from './encryption.ts';
 import type { EnvEnvironment, EnvTarget } from './variables.ts';
 import { queryAll } from '../db/query.ts';
+import type { Stored } from '../db/item.ts';
 
 /** An environment variable as the API shows it: never its value. */
 export interface EnvVariableRecord {
@@ -15,6 +16,9 @@ export interface EnvVariableRecord {
   created_at: string;
   updated_at: string;
 }
+
+/** A variable's item, as upsertEnvVariable writes it: the record, its sealed value and its project. */
+export type EnvVariableItem = Stored<EnvVariableRecord & { value_sealed: string; project_id: string }>;
 
 /** Parallel writes of one import: enough to finish 500 variables well inside the Lambda timeout. */
 const WRITE_CONCURRENCY = 8;

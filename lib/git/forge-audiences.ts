@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { getItem, type Stored } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { type NamedWrite, transact, TransactionRefused } from '../db/transact.ts';
@@ -40,23 +39,30 @@ export const forgeAudienceValue = z.string().check(
 /** The audience's id: the SHA-256 of its exact text, hex (audiences are compared exactly, as forges compare `aud`). */
 export const forgeAudienceId = (audience: string) => createHash('sha256').update(audience, 'utf8').digest('hex');
 
-const view = (item: Record<string, unknown>): ForgeAudience => ({
-  id: item.audience_id as string,
-  audience: item.audience as string,
-  created_at: item.created_at as string,
-  created_by: (item.created_by as string | null | undefined) ?? null,
+/** What the claim (`forge_audience`) and the team's listing item (`team_forge_audience`) both hold. */
+interface AudienceFields {
+  audience_id: string;
+  audience: string;
+  team_id: string;
+  created_at: string;
+  /** Absent on items from before it was recorded. */
+  created_by?: string | null;
+}
+
+const view = (item: AudienceFields): ForgeAudience => ({
+  id: item.audience_id,
+  audience: item.audience,
+  created_at: item.created_at,
+  created_by: item.created_by ?? null,
 });
 
-async function claimOf(audience: string): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.forgeAudience(forgeAudienceId(audience)), ConsistentRead: true }),
-  );
-  return reply.Item ?? null;
+function claimOf(audience: string): Promise<Stored<AudienceFields & { type: 'forge_audience' }> | null> {
+  return getItem(keys.forgeAudience(forgeAudienceId(audience)), true);
 }
 
 /** The team an audience is registered to, or null. */
 export async function forgeAudienceTeam(audience: string): Promise<string | null> {
-  return ((await claimOf(audience))?.team_id as string | undefined) ?? null;
+  return (await claimOf(audience))?.team_id ?? null;
 }
 
 /**
@@ -69,7 +75,7 @@ export async function registerForgeAudience(
   createdBy: string | null,
 ): Promise<{ created: boolean; audience: ForgeAudience }> {
   const id = forgeAudienceId(audience);
-  const item = { audience_id: id, audience, team_id: teamId, created_at: new Date().toISOString(), created_by: createdBy };
+  const item: AudienceFields = { audience_id: id, audience, team_id: teamId, created_at: new Date().toISOString(), created_by: createdBy };
   for (let attempt = 0; ; attempt++) {
     try {
       await transact([
@@ -99,7 +105,7 @@ export async function registerForgeAudience(
 
 /** The team's audiences, oldest first. */
 export async function listForgeAudiences(teamId: string): Promise<ForgeAudience[]> {
-  const items = await queryAll({
+  const items = await queryAll<Stored<AudienceFields & { type: 'team_forge_audience' }>>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': keys.team(teamId).pk, ':prefix': 'FORGEAUDIENCE#' },

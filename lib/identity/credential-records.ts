@@ -6,6 +6,7 @@ import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { queryAll } from '../db/query.ts';
+import type { Stored } from '../db/item.ts';
 import type { TeamRole } from '../access/rules.ts';
 import { hashToken, newToken, tokenKind } from './tokens.ts';
 
@@ -116,19 +117,30 @@ export async function issueApiKey(
   return { token, key };
 }
 
-const summaryOf = (item: Record<string, unknown>): ApiKeySummary => ({
-  id: item.id as string,
-  name: item.name as string,
-  role: item.role as ApiKeySummary['role'],
-  prefix: item.prefix as string,
-  created_at: item.created_at as string,
-  created_by: (item.created_by as string | null) ?? null,
-  revoked_at: (item.revoked_at as string | null) ?? null,
+/** An API key's credential item, as createApiKey writes it (the summary's fields among the credential's). */
+type ApiKeyItem = Stored<
+  Omit<ApiKeySummary, 'created_by' | 'revoked_at'> & {
+    type: 'credential';
+    team_id: string;
+    /** Absent on keys from before they were recorded. */
+    created_by?: string | null;
+    revoked_at?: string | null;
+  }
+>;
+
+const summaryOf = (item: ApiKeyItem): ApiKeySummary => ({
+  id: item.id,
+  name: item.name,
+  role: item.role,
+  prefix: item.prefix,
+  created_at: item.created_at,
+  created_by: item.created_by ?? null,
+  revoked_at: item.revoked_at ?? null,
 });
 
 /** A team's API keys, oldest first, revoked ones included (with `revoked_at`). */
 export async function listApiKeys(teamId: string): Promise<ApiKeySummary[]> {
-  const items = await queryAll({
+  const items = await queryAll<ApiKeyItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :key)',
@@ -142,7 +154,7 @@ export async function listApiKeys(teamId: string): Promise<ApiKeySummary[]> {
  * Revoking twice keeps the first `revoked_at`.
  */
 export async function revokeApiKey(teamId: string, keyId: string): Promise<ApiKeySummary | null> {
-  const found = await queryAll({
+  const found = await queryAll<ApiKeyItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
@@ -163,7 +175,8 @@ export async function revokeApiKey(teamId: string, keyId: string): Promise<ApiKe
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return summaryOf(reply.Attributes!);
+    // ALL_NEW: the key's whole item, revoked now.
+    return summaryOf(reply.Attributes as ApiKeyItem);
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     return summaryOf(item);
