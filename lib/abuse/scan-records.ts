@@ -8,6 +8,7 @@ import { queryAll, readIndexPage } from '../db/query.ts';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 import { projectIsActive } from '../projects/records.ts';
 import { type AbuseScanRow, listingKeys, orderKey, type ReviewStatus, type ScanStatus, toScanRow } from './scan-row.ts';
+import { type PageKey, pageKey } from '../db/item.ts';
 
 /**
  * The records of keyword scans and the items that list them (lib/abuse/scans.ts
@@ -33,7 +34,7 @@ export const PRODUCTION_BRANCH = 'production';
 /** Non-rejected abuse reports naming the project, counted by key (`PROJECTREPORTS#{project}`). */
 export async function countProjectReports(projectId: string): Promise<number> {
   let count = 0;
-  let start: Record<string, unknown> | undefined;
+  let start: PageKey | undefined;
   do {
     const page = await dynamo().send(
       new QueryCommand({
@@ -48,7 +49,7 @@ export async function countProjectReports(projectId: string): Promise<number> {
       }),
     );
     count += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
+    start = pageKey(page.LastEvaluatedKey);
   } while (start);
   return count;
 }

@@ -2,6 +2,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
+import { type PageKey, pageKey } from '../db/item.ts';
 
 /**
  * A build's log lines, in chunk items of BUILD_LOG_CHUNK_LINES lines under
@@ -43,7 +44,7 @@ export async function appendLogLines(deploymentId: string, from: number, lines: 
 export async function readLogLines(deploymentId: string, cursor: number, limit: number): Promise<string[]> {
   const first = Math.floor(cursor / BUILD_LOG_CHUNK_LINES);
   const lines: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let startKey: PageKey | undefined;
   do {
     const reply = await dynamo().send(
       new QueryCommand({
@@ -60,7 +61,7 @@ export async function readLogLines(deploymentId: string, cursor: number, limit: 
       const skip = Math.max(0, cursor - seq * BUILD_LOG_CHUNK_LINES);
       lines.push(...chunk.slice(skip));
     }
-    startKey = lines.length < limit ? reply.LastEvaluatedKey : undefined;
+    startKey = lines.length < limit ? pageKey(reply.LastEvaluatedKey) : undefined;
   } while (startKey);
   return lines.slice(0, limit);
 }

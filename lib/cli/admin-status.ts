@@ -14,6 +14,7 @@ import { deadLetterAlarmCount, queueAgeAlarmSeconds, runbookAnchors } from '../o
 import { queueDefinitions, type QueueName } from '../resources.ts';
 import { CliError } from './operator-env.ts';
 import { tableLines } from './table.ts';
+import { type PageKey, pageKey } from '../db/item.ts';
 
 /**
  * `slipway admin status` and `admin redrive`: the signals the stack's alarms watch (infra/operations.ts), read from
@@ -105,7 +106,7 @@ async function queueStatus(queue: QueueName, peek: boolean, now: number): Promis
 async function recentWorkByStatus(since: string) {
   const invocations: Record<string, number> = {};
   const builds: Record<string, number> = {};
-  let start: Record<string, unknown> | undefined;
+  let start: PageKey | undefined;
   do {
     const page = await dynamo().send(
       new ScanCommand({
@@ -127,7 +128,7 @@ async function recentWorkByStatus(since: string) {
       const tally = String(item.pk).startsWith('INVOCATION#') ? invocations : builds;
       tally[String(item.status)] = (tally[String(item.status)] ?? 0) + 1;
     }
-    start = page.LastEvaluatedKey;
+    start = pageKey(page.LastEvaluatedKey);
   } while (start);
   return { invocations, builds };
 }

@@ -44,3 +44,13 @@ export async function getItem<T extends object>(key: TableKey, consistent = fals
  * caller names its own. Not an item: a read comes back as the records module's item type.
  */
 export type ExpressionValues = Record<string, unknown>;
+
+/**
+ * Where a paged read resumes: the LastEvaluatedKey DynamoDB answered with, given back as ExclusiveStartKey. It holds
+ * the table key, and the index's keys on an index read.
+ */
+export type PageKey = TableKey & IndexKeys;
+
+/** A page's LastEvaluatedKey, as the PageKey it is (the SDK types it as an open map). */
+export const pageKey = (lastEvaluatedKey: Record<string, unknown> | undefined): PageKey | undefined =>
+  lastEvaluatedKey as PageKey | undefined;

@@ -1,16 +1,17 @@
 import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
+import { type PageKey, pageKey } from './item.ts';
 
 /** Every item a query matches, following LastEvaluatedKey across pages, as the caller's records module declares them. */
 export async function queryAll<T extends object = Record<string, unknown>>(
   input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
 ): Promise<T[]> {
   const items: T[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let startKey: PageKey | undefined;
   do {
     const page = await dynamo().send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
     items.push(...((page.Items ?? []) as T[]));
-    startKey = page.LastEvaluatedKey;
+    startKey = pageKey(page.LastEvaluatedKey);
   } while (startKey);
   return items;
 }
@@ -36,11 +37,11 @@ export async function readIndexPage<T extends object = Record<string, unknown>>(
     ExpressionAttributeValues: { ':pk': input.partition.value },
   };
   let total = 0;
-  let start: Record<string, unknown> | undefined;
+  let start: PageKey | undefined;
   do {
     const counted = await dynamo().send(new QueryCommand({ ...base, Select: 'COUNT', ExclusiveStartKey: start }));
     total += counted.Count ?? 0;
-    start = counted.LastEvaluatedKey;
+    start = pageKey(counted.LastEvaluatedKey);
   } while (start);
   const offset = (input.page - 1) * input.pageSize;
   const wanted = offset + input.pageSize;
@@ -52,7 +53,7 @@ export async function readIndexPage<T extends object = Record<string, unknown>>(
         new QueryCommand({ ...base, ScanIndexForward: !input.newestFirst, Limit: wanted - items.length, ExclusiveStartKey: start }),
       );
       items.push(...((read.Items ?? []) as T[]));
-      start = read.LastEvaluatedKey;
+      start = pageKey(read.LastEvaluatedKey);
     } while (start && items.length < wanted);
   }
   return { total, items: items.slice(offset, wanted) };

@@ -1,4 +1,5 @@
 import { indexDeployment, unindexedDeployments } from './records.ts';
+import { type PageKey } from '../db/item.ts';
 
 /**
  * Operator command `admin backfill-deployments-index`: gives each deployment
@@ -10,7 +11,7 @@ import { indexDeployment, unindexedDeployments } from './records.ts';
  */
 export async function backfillDeploymentsIndex(): Promise<{ indexed: number }> {
   let indexed = 0;
-  let start: Record<string, unknown> | undefined;
+  let start: PageKey | undefined;
   do {
     const page = await unindexedDeployments(start);
     start = page.next;

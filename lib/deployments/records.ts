@@ -2,7 +2,7 @@ import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { type ExpressionValues, getItem, type Stored } from '../db/item.ts';
+import { type ExpressionValues, getItem, type Stored, type PageKey, pageKey } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { readIndexPage } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -230,7 +230,7 @@ export function deploymentIsReady(projectId: string, deploymentId: string, refus
 }
 
 /** One page of the deployments made before the project's deployments index existed (a table scan: operators only). */
-export async function unindexedDeployments(start?: Record<string, unknown>) {
+export async function unindexedDeployments(start?: PageKey) {
   const page = await dynamo().send(
     new ScanCommand({
       TableName: config.tableName(),
@@ -240,7 +240,7 @@ export async function unindexedDeployments(start?: Record<string, unknown>) {
       ExclusiveStartKey: start,
     }),
   );
-  return { items: (page.Items ?? []) as DeploymentItem[], next: page.LastEvaluatedKey };
+  return { items: (page.Items ?? []) as DeploymentItem[], next: pageKey(page.LastEvaluatedKey) };
 }
 
 /** Gives a deployment its index keys, unless it has them already (a racing run); true when this call did. */

@@ -1,5 +1,6 @@
 import { toProject, type Project } from './projects.ts';
 import { queryTeamProjectItems } from './records.ts';
+import type { PageKey } from '../db/item.ts';
 
 /** A team's projects, newest first, from the team's index partition (never a scan). */
 export async function listTeamProjects(
@@ -13,16 +14,22 @@ export async function listTeamProjects(
   return { projects: page.items.map(toProject), nextCursor: page.lastKey ? encodeCursor(page.lastKey) : null };
 }
 
-function encodeCursor(key: Record<string, unknown>): string {
+function encodeCursor(key: PageKey): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): Record<string, unknown> | undefined {
+/** The index page key a cursor encodes: exactly the four key strings a page of the team's index ends on, else undefined. */
+export function decodeCursor(cursor: string): PageKey | undefined {
+  let key: unknown;
   try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (typeof key === 'object' && key !== null && !Array.isArray(key)) return key as Record<string, unknown>;
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    // fall through
+    return undefined;
   }
-  return undefined;
+  if (typeof key !== 'object' || key === null || Array.isArray(key)) return undefined;
+  const entries = Object.entries(key);
+  const names = ['gsi1pk', 'gsi1sk', 'pk', 'sk'];
+  if (entries.length !== names.length || !entries.every(([name, value]) => names.includes(name) && typeof value === 'string'))
+    return undefined;
+  return key as PageKey;
 }

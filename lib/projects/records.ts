@@ -2,7 +2,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
-import { getItem, type Stored, type TableKey } from '../db/item.ts';
+import { getItem, type Stored, type TableKey, type PageKey, pageKey } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -72,8 +72,8 @@ export function getSubdomainHold(subdomain: string, consistent = false): Promise
 /** One page of a team's project items, newest first, from the team's index partition (never a scan). */
 export async function queryTeamProjectItems(
   teamId: string,
-  options: { limit: number; startKey?: Record<string, unknown> },
-): Promise<{ items: ProjectItem[]; lastKey: Record<string, unknown> | null }> {
+  options: { limit: number; startKey?: PageKey },
+): Promise<{ items: ProjectItem[]; lastKey: PageKey | null }> {
   const reply = await dynamo().send(
     new QueryCommand({
       TableName: config.tableName(),
@@ -85,7 +85,7 @@ export async function queryTeamProjectItems(
       ExclusiveStartKey: options.startKey,
     }),
   );
-  return { items: (reply.Items ?? []) as ProjectItem[], lastKey: reply.LastEvaluatedKey ?? null };
+  return { items: (reply.Items ?? []) as ProjectItem[], lastKey: pageKey(reply.LastEvaluatedKey) ?? null };
 }
 
 /** Every project item of a team (its purge removes them all). */

@@ -205,6 +205,15 @@ describe('GET /api/v1/projects and GET /api/v1/projects/{id}', { timeout: 120_00
     const page2 = await platform.api('GET', `/api/v1/projects?limit=1&cursor=${page1.body.data.next_cursor}`, { token: m.member.token });
     expect(page2.body.data.projects.map((x: any) => x.id)).toEqual([ids[1]]);
     expectError(await platform.api('GET', '/api/v1/projects?cursor=garbage', { token: m.member.token }), 400, 'VALIDATION_FAILED');
+    // This team's index partition but a key DynamoDB would refuse (a number, an extra attribute): refused as a cursor.
+    const own = JSON.parse(Buffer.from(page1.body.data.next_cursor, 'base64url').toString('utf8'));
+    for (const forged of [
+      { ...own, pk: 5 },
+      { ...own, status: 'active' },
+    ]) {
+      const cursor = Buffer.from(JSON.stringify(forged)).toString('base64url');
+      expectError(await platform.api('GET', `/api/v1/projects?cursor=${cursor}`, { token: m.member.token }), 400, 'VALIDATION_FAILED');
+    }
     expectError(await platform.api('GET', '/api/v1/projects?limit=0', { token: m.member.token }), 400, 'VALIDATION_FAILED');
     // Another team's cursor is refused, and another team sees none of these projects.
     const other = await platform.api('GET', '/api/v1/projects', { token: m.outsider.token });
