@@ -5,7 +5,7 @@
  * see: its `circular` is between files).
  *
  * Four levels, each importing only itself and those below it:
- *   kernel    errors, config, logging, AWS clients, keys and queries, access rule and role types, schema helper
+ *   kernel    errors, config, logging, AWS clients, keys and queries, access rule and role types, schema helper, open JSON
  *   entities  the record modules: `records.ts`, `*-records.ts`, `*-record.ts` in an area's folder
  *   use cases the rest of an area's folder: publishing, lifecycle cascades, per-area rules
  *   adapters  http/, cli/, local/, workers.ts, the function hosts (functions/hosts/), handlers/, infra/
@@ -16,7 +16,7 @@
 /** Paths are as dependency-cruiser reports them: relative to the repository, with `/`. */
 const KERNEL = [
   '^lib/(aws|errors|db|access)/',
-  '^lib/(config|local-config|logger|schema|envelope|trace|plans|resources|periodic-flush|queue-batch)\\.ts$',
+  '^lib/(config|local-config|logger|schema|json|envelope|trace|plans|resources|periodic-flush|queue-batch)\\.ts$',
 ];
 const ADAPTERS = [
   '^lib/(http|cli|local)/',

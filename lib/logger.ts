@@ -13,19 +13,22 @@ import { config } from './config.ts';
  */
 const LEVELS = { TRACE: 6, DEBUG: 8, INFO: 12, WARN: 16, ERROR: 20, CRITICAL: 24, SILENT: 28 } as const;
 type Level = keyof typeof LEVELS;
-type Extra = Record<string, unknown> | Error | undefined;
+/** A log line's fields beside its message: open by nature (each line names its own), serialized as JSON. */
+export type LogFields = Record<string, unknown>;
+
+type Extra = LogFields | Error | undefined;
 
 function thresholdFromEnv(): number {
   return LEVELS[config.logLevel() as Level] ?? LEVELS.INFO;
 }
 
 /** An Error as plain fields: a thrown value keeps its name, message, stack and cause in the log line. */
-function errorFields(error: Error): Record<string, unknown> {
+function errorFields(error: Error): LogFields {
   const { name, message, stack, cause } = error;
   return { name, message, stack, ...(cause !== undefined ? { cause: cause instanceof Error ? errorFields(cause) : cause } : {}) };
 }
 
-function serialize(entry: Record<string, unknown>): string {
+function serialize(entry: LogFields): string {
   try {
     return JSON.stringify(entry, (_key, value) =>
       typeof value === 'bigint' ? value.toString() : value instanceof Error ? errorFields(value) : value,
@@ -44,12 +47,12 @@ function serialize(entry: Record<string, unknown>): string {
 
 export class Logger {
   constructor(
-    private readonly keys: Record<string, unknown>,
+    private readonly keys: LogFields,
     private threshold: number = thresholdFromEnv(),
   ) {}
 
   /** A logger whose every line also carries `persistentKeys` (a request's ids), at this logger's level. */
-  createChild({ persistentKeys }: { persistentKeys: Record<string, unknown> }): Logger {
+  createChild({ persistentKeys }: { persistentKeys: LogFields }): Logger {
     return new Logger({ ...this.keys, ...persistentKeys }, this.threshold);
   }
 

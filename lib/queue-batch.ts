@@ -1,5 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from './logger.ts';
+import type { LogFields } from './logger.ts';
 
 /** What a queue worker does with the messages of its queue (lib/workers.ts). */
 export interface QueueMessages<M> {
@@ -13,7 +14,7 @@ export interface QueueMessages<M> {
   /** Handles one message; `again` has the queue deliver it again, as a thrown error does. */
   handle: (message: M) => Promise<'done' | 'again'>;
   /** The log line of a message whose handling threw, and the fields that name the message in it. */
-  failure: (message: M) => [line: string, fields: Record<string, unknown>];
+  failure: (message: M) => [line: string, fields: LogFields];
 }
 
 /**

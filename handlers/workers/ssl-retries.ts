@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { handleSslMessage } from '../../lib/domains/tls.ts';
 import type { SslMessage } from '../../lib/domains/tls-queue.ts';
 import { logger } from '../../lib/logger.ts';
+import { type JsonObject } from '../../lib/json.ts';
 
 /**
  * Consumer of the SSL-retries queue: each message is one TLS attempt of a
@@ -15,7 +16,7 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     try {
-      const message = JSON.parse(record.body) as Partial<Record<string, unknown>>;
+      const message = JSON.parse(record.body) as Partial<JsonObject>;
       const known =
         typeof message.domain_id === 'string' &&
         (message.kind === 'ssl_teardown' ||

@@ -1,5 +1,6 @@
 import { AwsClient } from 'aws4fetch';
 import { config } from '../config.ts';
+import { type JsonObject } from '../json.ts';
 
 /**
  * Signature V4 signers (aws4fetch: Web Crypto, ~11 KB, no dependencies) for
@@ -58,7 +59,7 @@ export const backoff = (attempt: number) => sleep(Math.random() * 100 * 2 ** att
 export interface SignedReply {
   res: Response;
   text: string;
-  body: Record<string, unknown>;
+  body: JsonObject;
 }
 
 const MAX_ATTEMPTS = 3;
@@ -86,9 +87,9 @@ export async function signedCall(
       continue;
     }
     const text = await res.text().catch(() => '');
-    let body: Record<string, unknown> = {};
+    let body: JsonObject = {};
     try {
-      body = JSON.parse(text) as Record<string, unknown>;
+      body = JSON.parse(text) as JsonObject;
     } catch {
       // A non-JSON answer (a proxy's error page): the status says enough.
     }

@@ -1,6 +1,7 @@
 import { SUBSCRIPTION_STATUSES, type SubscriptionInput, type SubscriptionStatus } from '../attention/team-state.ts';
 import { plans, type PlanName } from '../plans.ts';
 import { UUID_PATTERN } from '../teams/slug.ts';
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 /**
  * What a billing provider's subscription event means for a team's
@@ -30,7 +31,7 @@ export interface ProviderEvent {
 }
 
 export function providerEventOf(parsed: unknown): ProviderEvent | null {
-  if (!isRecord(parsed)) return null;
+  if (!isJsonObject(parsed)) return null;
   const { id, type, created, data } = parsed;
   if (typeof id !== 'string' || id.length === 0 || id.length > 255 || typeof type !== 'string' || type.length === 0 || type.length > 255)
     return null;
@@ -38,7 +39,7 @@ export function providerEventOf(parsed: unknown): ProviderEvent | null {
     id,
     type,
     created: Number.isInteger(created) && (created as number) > 0 ? (created as number) : null,
-    object: isRecord(data) ? data.object : undefined,
+    object: isJsonObject(data) ? data.object : undefined,
   };
 }
 
@@ -52,10 +53,10 @@ export type SubscriptionChange = { ok: true; teamId: string; input: Subscription
  */
 export function subscriptionChangeOf(event: ProviderEvent & { type: SubscriptionEventType }, now = new Date()): SubscriptionChange {
   const sub = event.object;
-  if (!isRecord(sub) || sub.object !== 'subscription') return { ok: false, error: 'data.object is not a subscription object.' };
+  if (!isJsonObject(sub) || sub.object !== 'subscription') return { ok: false, error: 'data.object is not a subscription object.' };
   const name = typeof sub.id === 'string' ? `Subscription ${sub.id}` : 'The subscription';
 
-  const metadata = isRecord(sub.metadata) ? sub.metadata : {};
+  const metadata = isJsonObject(sub.metadata) ? sub.metadata : {};
   const teamId = metadata.team_id;
   if (typeof teamId !== 'string' || teamId === '') return { ok: false, error: `${name} has no metadata.team_id.` };
   if (!UUID_PATTERN.test(teamId))
@@ -96,12 +97,12 @@ export function subscriptionChangeOf(event: ProviderEvent & { type: Subscription
   };
 }
 
-function planOf(sub: Record<string, unknown>): PlanName | null {
-  const named = isRecord(sub.metadata) ? sub.metadata.plan : undefined;
+function planOf(sub: JsonObject): PlanName | null {
+  const named = isJsonObject(sub.metadata) ? sub.metadata.plan : undefined;
   if (named !== undefined) return typeof named === 'string' && isPlanName(named) ? named : null;
-  const items = isRecord(sub.items) && Array.isArray(sub.items.data) ? sub.items.data : [];
+  const items = isJsonObject(sub.items) && Array.isArray(sub.items.data) ? sub.items.data : [];
   for (const item of items) {
-    const key = isRecord(item) && isRecord(item.price) ? item.price.lookup_key : undefined;
+    const key = isJsonObject(item) && isJsonObject(item.price) ? item.price.lookup_key : undefined;
     if (typeof key !== 'string') continue;
     const plan = /^([a-z]+)(?:[_-].*)?$/.exec(key)?.[1];
     if (plan && isPlanName(plan)) return plan;
@@ -110,5 +111,3 @@ function planOf(sub: Record<string, unknown>): PlanName | null {
 }
 
 const isPlanName = (name: string): name is PlanName => Object.hasOwn(plans, name);
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

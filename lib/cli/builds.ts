@@ -1,6 +1,7 @@
 import type { ApiClient } from './api-client.ts';
 import { client, parse } from './args.ts';
 import { UsageError } from './operator-env.ts';
+import { type JsonObject } from '../json.ts';
 
 /**
  * The builds commands of the CLI (docs/builds.md): `build` starts a build of a
@@ -83,7 +84,7 @@ export function buildCommands(
         const { values: o, positionals } = parse(args, { project: { type: 'string' }, json: { type: 'boolean' } }, 1);
         if (positionals[0] !== 'resume') throw new UsageError('Usage: slipway auto-deploy resume [--project ID]');
         const api = client();
-        const project = await api.call<Record<string, unknown>>(
+        const project = await api.call<JsonObject>(
           'POST',
           `/api/v1/projects/${encodeURIComponent(projectOf(o.project, api))}/auto-deploy/resume`,
         );

@@ -13,6 +13,7 @@ import { refuseUnpublishable } from './publishable.ts';
 import type { SiteFile } from './site-file.ts';
 import { listSiteFiles } from './site-listing.ts';
 import { UploadProgress } from './upload-progress.ts';
+import { type JsonObject } from '../json.ts';
 
 export interface UploadSession {
   upload_id: string;
@@ -203,7 +204,7 @@ async function beginUpload(
   const manifest = files.map(({ path, hash, size }) => ({ path, hash, size }));
   // One key for this deploy: a begin retried after a lost answer returns the same session and project.
   const idempotency = { 'idempotency-key': randomUUID() };
-  const body: Record<string, unknown> = { files: manifest, ...(options.label ? { label: options.label } : {}) };
+  const body: JsonObject = { files: manifest, ...(options.label ? { label: options.label } : {}) };
   const begin = options.projectId
     ? api.call<UploadSession>('POST', `/api/v1/projects/${encodeURIComponent(options.projectId)}/uploads`, {
         json: body,

@@ -1,3 +1,4 @@
+import { isJsonObject } from '../json.ts';
 /**
  * An API error's `details` in words, one indented line each, under the error's sentence: the files
  * a manifest check refused and why, the fields a request got wrong, the addresses to try instead.
@@ -15,14 +16,12 @@ interface FieldProblem {
   message?: string;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-
 export function detailLines(details: unknown): string[] {
-  if (!isObject(details)) return [];
+  if (!isJsonObject(details)) return [];
   const lines: string[] = [];
   if (Array.isArray(details.problems)) {
     for (const p of details.problems as Problem[]) {
-      if (!isObject(p) || typeof p.problem !== 'string') continue;
+      if (!isJsonObject(p) || typeof p.problem !== 'string') continue;
       const where = typeof p.path === 'string' ? p.path : typeof p.index === 'number' ? `file ${p.index + 1}` : null;
       lines.push(where ? `${where}: ${p.problem}` : p.problem);
     }
@@ -31,7 +30,8 @@ export function detailLines(details: unknown): string[] {
   }
   if (Array.isArray(details.fields)) {
     for (const f of details.fields as FieldProblem[]) {
-      if (isObject(f) && typeof f.message === 'string') lines.push(typeof f.field === 'string' ? `${f.field}: ${f.message}` : f.message);
+      if (isJsonObject(f) && typeof f.message === 'string')
+        lines.push(typeof f.field === 'string' ? `${f.field}: ${f.message}` : f.message);
     }
   }
   if (Array.isArray(details.suggestions) && details.suggestions.length > 0)

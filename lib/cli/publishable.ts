@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { missingPageLoads, missingPageLoadsSentence } from '../publishing/page-references.ts';
 import { builtOutputFolder, deployInsteadSentence, sourceScriptsOf } from '../publishing/source-app.ts';
 import { CliError } from './operator-env.ts';
+import { type JsonObject } from '../json.ts';
 
 function readText(file: string): string | null {
   try {
@@ -15,7 +16,7 @@ function readText(file: string): string | null {
 function hasBuildScript(packageJson: string | null): boolean {
   if (packageJson === null) return false;
   try {
-    const scripts = (JSON.parse(packageJson) as { scripts?: Record<string, unknown> }).scripts;
+    const scripts = (JSON.parse(packageJson) as { scripts?: JsonObject }).scripts;
     return typeof scripts?.build === 'string' && scripts.build.trim() !== '';
   } catch {
     return false;

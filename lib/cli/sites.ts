@@ -19,6 +19,7 @@ import {
 } from './settings.ts';
 import { cliConfig } from './config.ts';
 import { tableLines } from './table.ts';
+import { type JsonObject } from '../json.ts';
 
 /**
  * The user commands of the CLI: deploy, rollback, projects, login. They talk
@@ -52,7 +53,7 @@ async function readyBefore(api: ApiClient, projectId: string, liveId: string | n
 
 function listOf<T>(data: unknown, field: string): T[] {
   if (Array.isArray(data)) return data as T[];
-  const inner = (data as Record<string, unknown> | null)?.[field] ?? (data as Record<string, unknown> | null)?.items;
+  const inner = (data as JsonObject | null)?.[field] ?? (data as JsonObject | null)?.items;
   return Array.isArray(inner) ? (inner as T[]) : [];
 }
 

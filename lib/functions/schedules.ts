@@ -22,6 +22,7 @@ import {
   takeScheduledTick,
 } from './schedule-records.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
+import { type JsonObject } from '../json.ts';
 
 /**
  * Scheduled functions (docs/functions.md, "Scheduled functions"). A function whose file exports
@@ -61,7 +62,7 @@ function tickInput(projectId: string, name: string, schedule: string): string {
 
 /** A queue message's tick, or null when the body is not one. */
 export function readScheduleTick(body: unknown): ScheduleTick | null {
-  const tick = (body as { schedule_tick?: Record<string, unknown> } | null)?.schedule_tick;
+  const tick = (body as { schedule_tick?: JsonObject } | null)?.schedule_tick;
   if (!tick || typeof tick !== 'object') return null;
   const { project_id, function: name, schedule, scheduled_time } = tick;
   if ([project_id, name, schedule, scheduled_time].some((value) => typeof value !== 'string')) return null;

@@ -1,4 +1,5 @@
 import { createECDH, createHash, createPrivateKey, hkdfSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { type JsonObject } from '../json.ts';
 
 /**
  * The forge tokens' signing keys (docs/builds.md, "Forge tokens"): ES256 (ECDSA on P-256 with SHA-256),
@@ -167,7 +168,7 @@ export function rotateForgeKeySet(value: string, now: Date, leadSeconds = ROTATI
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** A compact JWS of `claims`, ES256 under the key that signs at `now` (header `kid` names it). */
-export function signForgeToken(value: string, claims: Record<string, unknown>, now: Date): string {
+export function signForgeToken(value: string, claims: JsonObject, now: Date): string {
   const { signing } = forgeKeysAt(value, now);
   const input = `${base64url({ alg: 'ES256', typ: 'JWT', kid: signing.kid })}.${base64url(claims)}`;
   // JOSE's ES256 signature is R || S (64 bytes), not DER: dsaEncoding ieee-p1363.

@@ -4,6 +4,7 @@ import { UNSUPPORTED_MEDIA_TYPE } from '../errors/catalogue/request.ts';
 import { UPLOAD_BATCH_INVALID } from '../errors/catalogue/sites.ts';
 import { MAX_BATCH_BYTES, MAX_BATCH_FILES } from '../plans.ts';
 import type { UploadedFile } from './files.ts';
+import { type JsonObject } from '../json.ts';
 
 /**
  * A batch upload (POST /api/v1/uploads/{upload_id}/files) carries many small
@@ -12,7 +13,7 @@ import type { UploadedFile } from './files.ts';
  * hundred requests instead of thousands, each checked and authorized once.
  */
 
-function invalid(problem: string, extra: Record<string, unknown> = {}): ApiError {
+function invalid(problem: string, extra: JsonObject = {}): ApiError {
   return new ApiError(UPLOAD_BATCH_INVALID, { details: { problem, ...extra } });
 }
 

@@ -2,6 +2,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { INVALID_MANIFEST, UPLOAD_PHP_SITE, UPLOAD_SITE_IN_SUBFOLDER, UPLOAD_SOURCE_CODE } from '../errors/catalogue/sites.ts';
 import { MAX_FILE_BYTES, type Plan } from '../plans.ts';
 import { builtOutputFolder, deployInsteadSentence, isSourceEntryPath } from './source-app.ts';
+import { type JsonObject } from '../json.ts';
 
 /** One manifest entry: a file of the deployment, by path, with its content's SHA-256 and size. */
 export interface ManifestFile {
@@ -57,7 +58,7 @@ function pathProblem(path: string): string | null {
  */
 export function checkManifest(files: unknown, plan: Plan): CheckedManifest {
   const problems: Problem[] = [];
-  const fail = (extra: Record<string, unknown> = {}): never => {
+  const fail = (extra: JsonObject = {}): never => {
     throw new ApiError(INVALID_MANIFEST, {
       details: { problems: problems.slice(0, MAX_PROBLEMS_REPORTED), problem_count: problems.length, ...extra },
     });
@@ -86,7 +87,7 @@ export function checkManifest(files: unknown, plan: Plan): CheckedManifest {
       problems.push({ index, path: null, problem: 'entry must be an object {hash, path, size}' });
       continue;
     }
-    const { path, hash, size } = entry as Record<string, unknown>;
+    const { path, hash, size } = entry as JsonObject;
     const before = problems.length;
     const report = (problem: string) => void problems.push({ index, path: typeof path === 'string' ? path : null, problem });
     if (typeof path !== 'string') report('path must be a string');

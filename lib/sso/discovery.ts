@@ -9,6 +9,7 @@ import {
 } from '../errors/catalogue/accounts.ts';
 import { checkIssuerAddress, refusalMessages, type Resolver } from './address-guard.ts';
 import { DocumentFetchError, fetchJsonDocument, type FetchFailure } from './fetch-document.ts';
+import { type JsonObject } from '../json.ts';
 
 /** Longest issuer address accepted; real ones are far shorter. */
 export const MAX_ISSUER_LENGTH = 2048;
@@ -54,7 +55,7 @@ const stripTrailingSlash = (value: string) => value.replace(/\/+$/, '');
 
 /** Parses what the admin typed; INVALID_INPUT when it is not a usable string or not an absolute URL. */
 export function parseIssuerInput(body: unknown): { typed: string; url: URL } {
-  const issuer = body !== null && typeof body === 'object' ? (body as Record<string, unknown>).issuer : undefined;
+  const issuer = body !== null && typeof body === 'object' ? (body as JsonObject).issuer : undefined;
   if (issuer === undefined || issuer === null) {
     throw new ApiError(INVALID_INPUT, { details: { field: 'issuer', reason: 'missing' } });
   }
@@ -80,7 +81,7 @@ export function parseIssuerInput(body: unknown): { typed: string; url: URL } {
 }
 
 /** Flavour from the issuer path first (the stable signal), then provider-specific endpoint shapes. */
-export function detectProvider(issuer: string, document: Record<string, unknown>): { provider: IdentityProviderFlavour; label?: string } {
+export function detectProvider(issuer: string, document: JsonObject): { provider: IdentityProviderFlavour; label?: string } {
   let path = '';
   try {
     path = new URL(issuer).pathname;
@@ -108,7 +109,7 @@ function suggestedName(provider: IdentityProviderFlavour, label: string | undefi
 }
 
 /** The advisories creation would return too: things that work, but not as well as they could. */
-export function discoveryWarnings(document: Record<string, unknown>, docsBaseUrl: string): DiscoveryWarning[] {
+export function discoveryWarnings(document: JsonObject, docsBaseUrl: string): DiscoveryWarning[] {
   const warning = (code: string, anchor: string, message: string) => ({ code, docs_url: `${docsBaseUrl}/integrations#${anchor}`, message });
   const warnings: DiscoveryWarning[] = [];
   if (typeof document.userinfo_endpoint !== 'string' || !document.userinfo_endpoint) {
@@ -185,7 +186,7 @@ export async function discoverIdentityProvider(
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new ApiError(SSO_ISSUER_UNREACHABLE, { message: unreachableMessages.not_json, details: { reason: 'not_json' } });
   }
-  const doc = document as Record<string, unknown>;
+  const doc = document as JsonObject;
 
   const missing = [
     ...(typeof doc.issuer === 'string' && doc.issuer ? [] : ['issuer']),

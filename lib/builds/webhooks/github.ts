@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { GitEvent } from '../events.ts';
+import { type JsonObject } from '../../json.ts';
 
 /**
  * GitHub's webhook deliveries (docs/builds.md): `X-Hub-Signature-256:
@@ -21,7 +22,7 @@ export function githubSignatureMatches(header: string | undefined, rawBody: Buff
   return timingSafeEqual(given, expected);
 }
 
-type Json = Record<string, unknown>;
+type Json = JsonObject;
 const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
 const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 

@@ -1,5 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { GitEvent } from '../events.ts';
+import { type JsonObject } from '../../json.ts';
 
 /**
  * GitLab's webhook deliveries (docs/builds.md): `X-Gitlab-Token` carries the
@@ -15,7 +16,7 @@ export function gitlabTokenMatches(header: string | undefined, secret: string): 
   return timingSafeEqual(digest(header), digest(secret));
 }
 
-type Json = Record<string, unknown>;
+type Json = JsonObject;
 const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
 const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 

@@ -3,6 +3,7 @@ import { GIT_WEBHOOK_HEADERS_MISSING, GIT_WEBHOOK_PAYLOAD_INVALID, GIT_WEBHOOK_S
 import type { GitProvider } from '../delivery-records.ts';
 import type { GitEvent } from '../events.ts';
 import { receiveDelivery, type IntakeResult } from '../intake.ts';
+import { type JsonObject } from '../../json.ts';
 
 /** Largest delivery accepted: GitHub caps payloads at 25 MB, but a push of many commits is rarely over a few hundred KB. */
 export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
@@ -19,7 +20,7 @@ export async function receiveWebhook(input: {
   signature: string | undefined;
   eventType: string | undefined;
   deliveryId: string | undefined;
-  parse: (eventType: string, payload: Record<string, unknown>) => GitEvent | null;
+  parse: (eventType: string, payload: JsonObject) => GitEvent | null;
   verify: (secret: string) => boolean;
 }): Promise<IntakeResult> {
   if (!input.signature) throw new ApiError(GIT_WEBHOOK_SIGNATURE_INVALID, { details: { reason: 'missing' } });
@@ -32,7 +33,7 @@ export async function receiveWebhook(input: {
     throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
   }
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
-  const event = input.parse(input.eventType!, payload as Record<string, unknown>);
+  const event = input.parse(input.eventType!, payload as JsonObject);
   if (!event || event.repoUrls.length === 0) throw new ApiError(GIT_WEBHOOK_PAYLOAD_INVALID);
   return receiveDelivery({
     provider: input.provider,

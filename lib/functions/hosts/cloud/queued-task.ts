@@ -9,6 +9,7 @@ import type { DeployedFunction } from '../../model.ts';
 import { ecs, RUNNER_CONTAINER_NAME, runRunnerTask, type TaskEnvironment } from './runner-task.ts';
 import { cloudHostVariables, variable } from './variables.ts';
 import { assignWarmTask, discardAssignment, fillWarmPool, takeWarmTask, type TakenWarmTask } from './warm-tasks.ts';
+import type { LogFields } from '../../../logger.ts';
 
 // The cloud host's queued invocations: one Fargate task of the runner image per invocation.
 
@@ -99,7 +100,7 @@ export function stoppedTaskOutcome(
   return 'start_failed';
 }
 
-function log(level: 'INFO' | 'WARN' | 'ERROR', message: string, fields: Record<string, unknown>) {
+function log(level: 'INFO' | 'WARN' | 'ERROR', message: string, fields: LogFields) {
   console.error(JSON.stringify({ level, message, ...fields }));
 }
 
@@ -184,7 +185,7 @@ export async function runQueuedTask(
 }
 
 /** A blank task of the warm pool with the invocation's variables written where it looks, or null when none is ready. */
-async function takeAndAssign(environment: TaskEnvironment, log_: Record<string, unknown>): Promise<TakenWarmTask | null> {
+async function takeAndAssign(environment: TaskEnvironment, log_: LogFields): Promise<TakenWarmTask | null> {
   try {
     const warm = await takeWarmTask();
     if (warm) await assignWarmTask(warm, environment);
@@ -204,11 +205,11 @@ interface Followed {
   keys: ReturnType<typeof queuedTaskKeys>;
   budgetMs: number;
   signal: AbortSignal;
-  log_: Record<string, unknown>;
+  log_: LogFields;
   invocationId: string;
 }
 
-async function stopTask(cluster: string, taskArn: string, reason: string, log_: Record<string, unknown>): Promise<void> {
+async function stopTask(cluster: string, taskArn: string, reason: string, log_: LogFields): Promise<void> {
   try {
     await ecs().send(new StopTaskCommand({ cluster, task: taskArn, reason }));
   } catch (error) {

@@ -7,6 +7,7 @@ import { config } from '../../../config.ts';
 import { claimWarmSlot, listWarmSlots, markWarmSlotStarted, releaseWarmSlot, type WarmSlot } from '../../warm-task-records.ts';
 import { ecs, runRunnerTask } from './runner-task.ts';
 import { cloudHostVariables, variable } from './variables.ts';
+import type { LogFields } from '../../../logger.ts';
 
 // The warm pool of the cloud host (docs/functions.md, "The warm pool"): blank runner tasks started ahead of need, so
 // that a queued invocation does not wait for Fargate to place a task and pull the image. A blank task holds one
@@ -32,7 +33,7 @@ export interface TakenWarmTask {
   taskArn: string;
 }
 
-function log(level: 'INFO' | 'WARN', message: string, fields: Record<string, unknown>) {
+function log(level: 'INFO' | 'WARN', message: string, fields: LogFields) {
   console.error(JSON.stringify({ level, message, ...fields }));
 }
 
