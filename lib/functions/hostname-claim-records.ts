@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../db/batch.ts';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
@@ -9,6 +9,8 @@ import { ApiError } from '../errors/api-error.ts';
 import { FUNCTION_HOSTNAME_TOO_LONG, SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS } from '../errors/catalogue/sites.ts';
 import { functionLabel, MAX_FUNCTION_LABEL_LENGTH } from './model.ts';
 import { listProjectFunctionNames } from './records.ts';
+import { getItem, type Stored } from '../db/item.ts';
+import type { Write } from '../db/transact.ts';
 
 /**
  * Function hostname claims: `FNHOST#{name}-{subdomain}` names the project (and
@@ -28,8 +30,11 @@ export interface HostnameClaim {
   name: string;
 }
 
+/** A function hostname's claim: which project's function answers at the label (listed under the project, gsi1). */
+export type HostnameClaimItem = Stored<{ type: 'function_host'; project_id: string; name: string; label: string; claimed_at: string }>;
+
 /** The claim item of a label for a project: written by a build, or moved by a subdomain change. */
-export function hostnameClaimItem(projectId: string, claim: HostnameClaim, now: string): Record<string, unknown> {
+export function hostnameClaimItem(projectId: string, claim: HostnameClaim, now: string): HostnameClaimItem {
   return {
     ...keys.functionHostname(claim.label),
     ...keys.functionHostOfProject(projectId, claim.label),
@@ -42,9 +47,8 @@ export function hostnameClaimItem(projectId: string, claim: HostnameClaim, now: 
 }
 
 /** The claim of a function hostname's label (consistent: a subdomain change is seen at once), or null. */
-export async function getHostnameClaim(label: string): Promise<Record<string, unknown> | null> {
-  const read = new GetCommand({ TableName: config.tableName(), Key: keys.functionHostname(label), ConsistentRead: true });
-  return (await dynamo().send(read)).Item ?? null;
+export function getHostnameClaim(label: string): Promise<HostnameClaimItem | null> {
+  return getItem<HostnameClaimItem>(keys.functionHostname(label), true);
 }
 
 /** The condition every claim write carries: the label is free, or already this project's. */
@@ -83,14 +87,14 @@ export async function claimFunctionHostnames(projectId: string, claims: Hostname
 
 /** The labels a project holds, by its index key (claims from before the key existed are not among them). */
 export async function projectHostnameLabels(projectId: string): Promise<string[]> {
-  const items = await queryAll({
+  const items = await queryAll<Pick<HostnameClaimItem, 'label'>>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.functionHostOfProject(projectId, '').gsi1pk },
     ProjectionExpression: 'label',
   });
-  return items.map((item) => item.label as string);
+  return items.map((item) => item.label);
 }
 
 /** Releases labels the project holds; a label another project holds (or nobody) is left alone. */
@@ -116,7 +120,7 @@ export async function releaseFunctionHostnames(projectId: string, labels: Iterab
 /** What a subdomain change adds to its transaction: each function's new claim and the release of its old one. */
 export interface HostnameClaimMove {
   /** Transaction items: a Put per new label (claimable), a Delete per old label the project holds. */
-  items: Record<string, unknown>[];
+  items: Write[];
   /** The new labels, in the order of their Puts at the start of `items`. */
   claims: HostnameClaim[];
 }
@@ -139,11 +143,11 @@ export async function hostnameClaimMoves(projectId: string, from: string, to: st
   const held =
     old.length === 0
       ? []
-      : await batchGetAll(
+      : await batchGetAll<Pick<HostnameClaimItem, 'label' | 'project_id'>>(
           old.map((c) => keys.functionHostname(c.label)),
           'label, project_id',
         );
-  const release = held.filter((item) => item.project_id === projectId).map((item) => item.label as string);
+  const release = held.filter((item) => item.project_id === projectId).map((item) => item.label);
   if (claims.length + release.length > maxItems) {
     throw new ApiError(SUBDOMAIN_CHANGE_TOO_MANY_FUNCTIONS, { details: { function_names: names.length, max: Math.floor(maxItems / 2) } });
   }

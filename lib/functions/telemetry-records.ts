@@ -4,7 +4,7 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import type { DeployedFunction } from './model.ts';
-import type { ExpressionValues } from '../db/item.ts';
+import type { ExpressionValues, Stored } from '../db/item.ts';
 
 /**
  * The rows functions telemetry adds to (telemetry.ts counts, telemetry-report.ts reads): per function and
@@ -31,6 +31,37 @@ export interface HourBucket {
   /** Limit hits by kind (telemetry.ts's LimitKind). */
   limits: Map<string, { count: number; lastAt: string }>;
 }
+
+/**
+ * A function's hour row as hourRowUpdate writes it: the counts are ADDed, so a count never added is absent; each
+ * limit kind that was hit has its count (`limit_{kind}`) and last time (`limit_{kind}_last_at`).
+ */
+export type HourRowItem = Stored<
+  {
+    function_id: string;
+    function_name: string;
+    project_id: string;
+    team_id: string;
+    hour: string;
+    ttl: number;
+    boot_ms?: number[];
+    http_requests?: number;
+    wakes?: number;
+    pod_starts?: number;
+    instance_seconds?: number;
+    background_invocations?: number;
+    background_runtime_seconds?: number;
+    peak_memory_mib?: number;
+  } & { [limit: `limit_${string}`]: number | string | undefined }
+>;
+
+/** A team's week row: its counts ADDed, absent until added. */
+export type WeekRowItem = Stored<{
+  week_start: string;
+  http_requests?: number;
+  background_invocations?: number;
+  background_runtime_seconds?: number;
+}>;
 
 export interface WeekBucket {
   teamId: string;

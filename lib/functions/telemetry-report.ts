@@ -8,6 +8,8 @@ import { getTeamOwner } from '../teams/membership-records.ts';
 import { getTeamItem } from '../teams/records.ts';
 import { FUNCTION_MEMORY_MB } from './model.ts';
 import { listFunctionRecords } from './records.ts';
+import type { HourRowItem, WeekRowItem } from './telemetry-records.ts';
+import type { ProjectItem } from '../projects/records.ts';
 import { LIMIT_KINDS, hourOf, weekStartOf, type LimitKind } from './telemetry.ts';
 
 /**
@@ -147,18 +149,16 @@ async function ownerEmail(teamId: string): Promise<string> {
 
 /** The team's projects (its index partition) and the functions of each active project's live deployment. */
 async function teamProjectsAndLiveFunctions(teamId: string) {
-  const projects = await queryAll({
+  const projects = await queryAll<ProjectItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
   });
   const live = await Promise.all(
-    projects
-      .filter((p) => p.status === 'active' && typeof p.live_deployment_id === 'string' && p.live_deployment_id)
-      .map((p) => listFunctionRecords(p.id as string, p.live_deployment_id as string)),
+    projects.flatMap((p) => (p.status === 'active' && p.live_deployment_id ? [listFunctionRecords(p.id, p.live_deployment_id)] : [])),
   );
-  return { projectNames: new Map(projects.map((p) => [p.id as string, p.name as string])), liveFunctions: live.flat() };
+  return { projectNames: new Map(projects.map((p) => [p.id, p.name])), liveFunctions: live.flat() };
 }
 
 /** GET /api/v1/admin/teams/{id}/functions. A team without functions (or without rows) gets empty arrays and zeros. */
@@ -173,7 +173,7 @@ export async function readFunctionsTelemetry(teamId: string, now = new Date()): 
 /** Every function that answers now and every one that left hour rows in the window, with its sums; and the background seconds. */
 function aggregateRows(
   liveFunctions: { function_id: string; name: string; project_id: string }[],
-  hourRows: Record<string, unknown>[],
+  hourRows: HourRowItem[],
   first24h: string,
 ): { functions: Map<string, FunctionAggregate>; backgroundSeconds: number } {
   const functions = new Map<string, FunctionAggregate>();
@@ -202,8 +202,8 @@ function aggregateRows(
 
   let backgroundSeconds = 0;
   for (const row of hourRows) {
-    const hour = row.hour as string;
-    const fn = aggregate(row.function_id as string, row.function_name as string, row.project_id as string);
+    const hour = row.hour;
+    const fn = aggregate(row.function_id, row.function_name, row.project_id);
     const in24h = hour >= first24h;
     fn.wakes7d += num(row.wakes);
     fn.podStarts7d += num(row.pod_starts);
@@ -275,13 +275,13 @@ async function buildTelemetry(teamId: string, now: Date): Promise<FunctionsTelem
   const firstWeek = weekStartOf(new Date(Date.parse(currentWeek) - (WEEKS - 1) * 7 * 86_400_000));
 
   const [hourRows, weekRows, team, owner, { projectNames, liveFunctions }] = await Promise.all([
-    queryAll({
+    queryAll<HourRowItem>({
       TableName: config.tableName(),
       // `$` sorts right after `#`: the bound takes in every function's row of the current hour.
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       ExpressionAttributeValues: { ':pk': partition, ':from': `HOUR#${first7d}`, ':to': `HOUR#${currentHour}$` },
     }),
-    queryAll({
+    queryAll<WeekRowItem>({
       TableName: config.tableName(),
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       ExpressionAttributeValues: { ':pk': partition, ':from': `WEEK#${firstWeek}`, ':to': `WEEK#${currentWeek}` },
@@ -341,7 +341,7 @@ async function buildTelemetry(teamId: string, now: Date): Promise<FunctionsTelem
       background_invocations: num(row.background_invocations),
       background_runtime_seconds: Math.round(num(row.background_runtime_seconds)),
       http_requests: num(row.http_requests),
-      week_start: row.week_start as string,
+      week_start: row.week_start,
     })),
     cost: {
       background_runtime_seconds_7d: Math.round(backgroundSeconds),
