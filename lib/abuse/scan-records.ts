@@ -8,7 +8,7 @@ import { queryAll, readIndexPage } from '../db/query.ts';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 import { projectIsActive } from '../projects/records.ts';
 import { type AbuseScanRow, listingKeys, orderKey, type ReviewStatus, type ScanStatus, toScanRow } from './scan-row.ts';
-import { type PageKey, pageKey } from '../db/item.ts';
+import { type PageKey, pageKey, type TableKey } from '../db/item.ts';
 
 /**
  * The records of keyword scans and the items that list them (lib/abuse/scans.ts
@@ -167,7 +167,7 @@ export async function reviveScanOfDeployment(projectId: string, deploymentId: st
  * `ABUSESCAN#` records stay, as trust-and-safety records (like the reports).
  */
 export async function forgetProjectScans(projectId: string): Promise<void> {
-  const items = await queryAll({
+  const items = await queryAll<TableKey>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': `PROJECTSCANS#${projectId}` },
@@ -324,7 +324,7 @@ export async function recordReview(scan: Pick<ScanRecord, 'id' | 'project_id' | 
 
 /** One page of the listed rows of a review status, in the listing's order (index `gsi2`). */
 export async function listedScansPage(reviewStatus: ReviewStatus, page: number, pageSize: number) {
-  const { total, items } = await readIndexPage({
+  const { total, items } = await readIndexPage<ScanRecord>({
     tableName: config.tableName(),
     indexName: 'gsi2',
     partition: { name: 'gsi2pk', value: `ABUSESCANS#${reviewStatus}` },

@@ -3,7 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { conditionFailedAt, isConditionalCheckFailure, isTransactionCanceled } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
-import { type ExpressionValues, getItem } from '../db/item.ts';
+import { type ExpressionValues, getItem, type TableKey } from '../db/item.ts';
 import { queryAll } from '../db/query.ts';
 import type { DeploymentItem } from '../deployments/records.ts';
 import { setFields } from '../db/set-fields.ts';
@@ -120,7 +120,7 @@ function builtCommitWrite(build: NewBuild, now: Date) {
  */
 export async function forgetBuiltCommits(projectId: string, ref: string): Promise<void> {
   const { pk, skPrefix } = keys.builtCommitPrefix(projectId, ref);
-  const items = await queryAll({
+  const items = await queryAll<TableKey & { ref?: string }>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },

@@ -32,11 +32,7 @@ async function inBatches<T>(items: T[], size: number, work: (batch: T[]) => Prom
  * Every item of the table found under these keys (absent keys are left out), in no particular order;
  * `consistent` reads every write acknowledged before the call.
  */
-export async function batchGetAll<T extends object = Record<string, unknown>>(
-  itemKeys: Key[],
-  projection?: string,
-  consistent = false,
-): Promise<T[]> {
+export async function batchGetAll<T extends object>(itemKeys: Key[], projection?: string, consistent = false): Promise<T[]> {
   const table = config.tableName();
   const found: T[] = [];
   await inBatches(itemKeys, GET_MAX, (batch) =>

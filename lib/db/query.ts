@@ -3,9 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { type PageKey, pageKey } from './item.ts';
 
 /** Every item a query matches, following LastEvaluatedKey across pages, as the caller's records module declares them. */
-export async function queryAll<T extends object = Record<string, unknown>>(
-  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
-): Promise<T[]> {
+export async function queryAll<T extends object>(input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<T[]> {
   const items: T[] = [];
   let startKey: PageKey | undefined;
   do {
@@ -21,7 +19,7 @@ export async function queryAll<T extends object = Record<string, unknown>>(
  * page/page_size listings answer: `total` is a COUNT query of the partition; the page is read by
  * walking the partition to offset `(page - 1) * pageSize`, so a deep page costs its offset in reads.
  */
-export async function readIndexPage<T extends object = Record<string, unknown>>(input: {
+export async function readIndexPage<T extends object>(input: {
   tableName: string;
   indexName: string;
   partition: { name: string; value: string };

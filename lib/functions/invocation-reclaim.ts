@@ -12,7 +12,8 @@ export async function listOpenInvocations(): Promise<InvocationRecord[]> {
   const partitions = [...shards, keys.openInvocationsUnsharded().gsi2pk];
   const pages = await Promise.all(
     partitions.map((partition) =>
-      queryAll({
+      // The partition lists invocations, and other kinds of items the filter below leaves out.
+      queryAll<{ type: string }>({
         TableName: config.tableName(),
         IndexName: 'gsi2',
         KeyConditionExpression: 'gsi2pk = :pk',
@@ -20,7 +21,7 @@ export async function listOpenInvocations(): Promise<InvocationRecord[]> {
       }),
     ),
   );
-  return pages.flat().filter((item) => item.type === 'invocation') as unknown as InvocationRecord[];
+  return pages.flat().filter((item): item is InvocationRecord & { type: 'invocation' } => item.type === 'invocation');
 }
 
 /**

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { functionLabel, type FunctionRecord } from './model.ts';
 import type { ProjectItem } from '../projects/records.ts';
+import { getItem, type Stored } from '../db/item.ts';
 
 /**
  * The function records of deployments (`PROJECT#{id}` / `FUNCTION#{deployment_id}#{name}`),
@@ -39,23 +38,24 @@ const RECORD_FIELDS = [
   'schedule',
 ] as const;
 
-export function toFunctionRecord(item: Record<string, unknown>): FunctionRecord {
+/** A function's item: its record, stored under its deployment (a record older than schedules has none). */
+export type FunctionItem = Stored<Omit<FunctionRecord, 'schedule'> & { type: 'function'; schedule?: FunctionRecord['schedule'] }>;
+
+export function toFunctionRecord(item: FunctionItem): FunctionRecord {
   // Records built before schedules were read have none.
   return { ...Object.fromEntries(RECORD_FIELDS.map((field) => [field, item[field]])), schedule: item.schedule ?? null } as FunctionRecord;
 }
 
 /** One function of one deployment, or null. */
 export async function getFunctionRecord(projectId: string, deploymentId: string, name: string): Promise<FunctionRecord | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.function(projectId, deploymentId, name), ConsistentRead: true }),
-  );
-  return reply.Item ? toFunctionRecord(reply.Item) : null;
+  const item = await getItem<FunctionItem>(keys.function(projectId, deploymentId, name), true);
+  return item ? toFunctionRecord(item) : null;
 }
 
 /** Every function of one deployment, sorted by name. */
 export async function listFunctionRecords(projectId: string, deploymentId: string): Promise<FunctionRecord[]> {
   const prefix = keys.functionPrefix(projectId, deploymentId);
-  const items = await queryAll({
+  const items = await queryAll<FunctionItem>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.skPrefix },
@@ -66,7 +66,7 @@ export async function listFunctionRecords(projectId: string, deploymentId: strin
 
 /** The name of every function any deployment of the project has (promote may make any of them live). */
 export async function listProjectFunctionNames(projectId: string): Promise<string[]> {
-  const items = await queryAll({
+  const items = await queryAll<Pick<FunctionItem, 'name'>>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': keys.project(projectId).pk, ':prefix': 'FUNCTION#' },
@@ -74,7 +74,7 @@ export async function listProjectFunctionNames(projectId: string): Promise<strin
     ProjectionExpression: '#name',
     ConsistentRead: true,
   });
-  return [...new Set(items.map((item) => item.name as string))].sort();
+  return [...new Set(items.map((item) => item.name))].sort();
 }
 
 /** Where a function answers: `{scheme}://{name}-{subdomain}.{function_domain}{port}/`. */

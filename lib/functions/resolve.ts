@@ -5,7 +5,8 @@ import { getProjectItem, getSubdomainHold, type ProjectItem } from '../projects/
 import { getTeamItem } from '../teams/records.ts';
 import { getHostnameClaim } from './hostname-claim-records.ts';
 import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction, type FunctionRecord } from './model.ts';
-import { functionUrl, getFunctionRecord, toFunctionRecord } from './records.ts';
+import { type FunctionItem, functionUrl, getFunctionRecord, toFunctionRecord } from './records.ts';
+import type { TeamItem } from '../teams/records.ts';
 
 /**
  * Which function answers at a hostname, for the HTTPS door. No caching here:
@@ -112,11 +113,18 @@ export async function resolveQueuedRun(
 ): Promise<{ fn: DeployedFunction | null; enrolled: boolean }> {
   const [projectKey, teamKey] = [keys.project(projectId), keys.team(teamId)];
   const invokedKey = invokedDeploymentId === undefined ? null : keys.function(projectId, invokedDeploymentId, name);
-  const items = await batchGetAll(invokedKey ? [projectKey, teamKey, invokedKey] : [projectKey, teamKey], undefined, true);
+  const items = await batchGetAll<ProjectItem | TeamItem | FunctionItem>(
+    invokedKey ? [projectKey, teamKey, invokedKey] : [projectKey, teamKey],
+    undefined,
+    true,
+  );
   const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk) ?? null;
-  const [project, team] = [find(projectKey) as ProjectItem | null, find(teamKey)];
+  const [project, team] = [find(projectKey) as ProjectItem | null, find(teamKey) as TeamItem | null];
   const enrolled = typeof team?.functions_enrolled_at === 'string' && team.functions_enrolled_at !== '';
   if (!enrolled) return { fn: null, enrolled };
   const invoked = invokedKey && project?.live_deployment_id === invokedDeploymentId ? find(invokedKey) : null;
-  return { fn: await liveFunctionOf(projectId, project, name, undefined, invoked ? toFunctionRecord(invoked) : undefined), enrolled };
+  return {
+    fn: await liveFunctionOf(projectId, project, name, undefined, invoked ? toFunctionRecord(invoked as FunctionItem) : undefined),
+    enrolled,
+  };
 }

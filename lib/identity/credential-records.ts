@@ -6,7 +6,7 @@ import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { queryAll } from '../db/query.ts';
-import type { Stored } from '../db/item.ts';
+import type { Stored, TableKey } from '../db/item.ts';
 import type { TeamRole } from '../access/rules.ts';
 import { hashToken, newToken, tokenKind } from './tokens.ts';
 
@@ -218,7 +218,7 @@ export async function lookupCredential(token: string): Promise<CredentialRecord 
  * authorization refuses an API key whose team is gone (lib/http/authorize.ts) all the same.
  */
 export async function deleteTeamCredentials(teamId: string): Promise<number> {
-  const found = await queryAll({
+  const found = await queryAll<TableKey>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',

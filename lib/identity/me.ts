@@ -5,6 +5,7 @@ import { invitationStatus, listInvitationsForEmail } from '../teams/invitation-r
 import { listMembershipsOfUser } from '../teams/membership-records.ts';
 import { teamProfile, type Team } from '../teams/teams.ts';
 import type { User } from '../users/user-records.ts';
+import type { TeamItem } from '../teams/records.ts';
 
 /** The signed-in person as the console shows them. */
 export function meView(user: User) {
@@ -20,8 +21,8 @@ export function meView(user: User) {
 
 async function teamsById(ids: string[]): Promise<Map<string, Team>> {
   if (ids.length === 0) return new Map();
-  const items = await batchGetAll([...new Set(ids)].map((id) => keys.team(id)));
-  return new Map(items.map((item) => [item.id as string, item as unknown as Team]));
+  const items = await batchGetAll<TeamItem>([...new Set(ids)].map((id) => keys.team(id)));
+  return new Map(items.map((item) => [item.id, item]));
 }
 
 /** The teams the person belongs to, with their role in each and whether deletion is pending, by team name. */

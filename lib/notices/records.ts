@@ -46,13 +46,13 @@ export function publishedNoticeItems(now: Date): Promise<Record<string, unknown>
 /** The keys of the notices a person dismissed in a team. */
 export async function dismissedKeys(userId: string, teamId: string): Promise<Set<string>> {
   const prefix = keys.noticeDismissal(userId, teamId, '').sk;
-  const items = await queryAll({
+  const items = await queryAll<{ notice_key: string }>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': keys.noticeWatermark(userId).pk, ':prefix': prefix },
     ProjectionExpression: 'notice_key',
   });
-  return new Set(items.map((item) => item.notice_key as string));
+  return new Set(items.map((item) => item.notice_key));
 }
 
 export async function getWatermark(userId: string): Promise<string | null> {

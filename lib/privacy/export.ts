@@ -12,6 +12,7 @@ import {
   listStepUpGrants,
   type EmailChange,
 } from './records.ts';
+import type { TeamItem } from '../teams/records.ts';
 
 /** Bumped whenever a section or field of the export changes shape. */
 export const EXPORT_VERSION = '1';
@@ -50,8 +51,8 @@ export const EXPORT_README = {
 } as const;
 
 async function teamsById(ids: string[]): Promise<Map<string, Team>> {
-  const items = await batchGetAll([...new Set(ids)].map((id) => keys.team(id)));
-  return new Map(items.map((item) => [item.id as string, item as unknown as Team]));
+  const items = await batchGetAll<TeamItem>([...new Set(ids)].map((id) => keys.team(id)));
+  return new Map(items.map((item) => [item.id, item]));
 }
 
 function emailChangeStatus(change: EmailChange, now: Date) {

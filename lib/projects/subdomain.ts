@@ -3,6 +3,7 @@ import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { SUBDOMAIN_INVALID, SUBDOMAIN_RESERVED, SUBDOMAIN_TAKEN } from '../errors/catalogue/sites.ts';
+import type { SubdomainHold } from './records.ts';
 
 /**
  * A subdomain is one DNS label under the site domain: 3 to 63 lowercase
@@ -80,8 +81,8 @@ const randomSuffix = () => randomBytes(2).toString('hex');
 export async function freeSubdomains(candidates: string[]): Promise<Set<string>> {
   const unique = [...new Set(candidates)].slice(0, 100);
   if (unique.length === 0) return new Set();
-  const items = await batchGetAll(unique.map((s) => keys.subdomainHold(s)));
-  const held = new Set(items.map((item) => item.subdomain as string));
+  const items = await batchGetAll<SubdomainHold>(unique.map((s) => keys.subdomainHold(s)));
+  const held = new Set(items.map((item) => item.subdomain));
   return new Set(unique.filter((s) => !held.has(s)));
 }
 

@@ -24,15 +24,16 @@ export interface HeldBlob {
 /** The team's records for these hashes (absent when the team does not hold one). */
 export async function heldBlobs(teamId: string, hashes: string[]): Promise<Map<string, HeldBlob>> {
   const held = new Map<string, HeldBlob>();
-  const items = await batchGetAll(
+  // Records of the former blob store name no object.
+  const items = await batchGetAll<{ pk: string; object_key?: string; project_id: string }>(
     hashes.map((hash) => keys.heldBlob(teamId, hash)),
     'pk, object_key, project_id',
   );
   for (const item of items) {
     // Records of the former blob store name no object: treated as not held.
     if (typeof item.object_key !== 'string') continue;
-    const hash = hashOfHeldBlobKey(item.pk as string);
-    held.set(hash, { hash, object_key: item.object_key, project_id: item.project_id as string });
+    const hash = hashOfHeldBlobKey(item.pk);
+    held.set(hash, { hash, object_key: item.object_key, project_id: item.project_id });
   }
   return held;
 }

@@ -3,6 +3,7 @@ import { batchWriteAll } from '../db/batch.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { type NamedWrite, refusedAt, transact } from '../db/transact.ts';
+import type { Stored, TableKey } from '../db/item.ts';
 
 /**
  * The rows of site analytics (lib/sites/analytics.ts): one per project and UTC day holding the requests,
@@ -119,7 +120,7 @@ export async function readAnalyticsRows(
   to: string,
 ): Promise<{ days: Map<string, AnalyticsDay>; paths: Map<string, number> }> {
   const { pk } = keys.analyticsDay(projectId, from);
-  const items = await queryAll({
+  const items = await queryAll<AnalyticsDayItem | AnalyticsPathItem>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: {
@@ -133,8 +134,8 @@ export async function readAnalyticsRows(
   const paths = new Map<string, number>();
   for (const item of items) {
     if (item.type === 'analytics_day') {
-      days.set(item.day as string, {
-        date: item.day as string,
+      days.set(item.day, {
+        date: item.day,
         requests: Number(item.requests ?? 0),
         bytes: Number(item.bytes ?? 0),
         status_classes: {
@@ -145,16 +146,31 @@ export async function readAnalyticsRows(
         },
       });
     } else if (item.type === 'analytics_path') {
-      paths.set(item.path as string, (paths.get(item.path as string) ?? 0) + Number(item.requests ?? 0));
+      paths.set(item.path, (paths.get(item.path) ?? 0) + Number(item.requests ?? 0));
     }
   }
   return { days, paths };
 }
 
+/** A project's day row: its counts are ADDed by the flush, so a count never added is absent. */
+type AnalyticsDayItem = Stored<{
+  type: 'analytics_day';
+  day: string;
+  requests?: number;
+  bytes?: number;
+  status_2xx?: number;
+  status_3xx?: number;
+  status_4xx?: number;
+  status_5xx?: number;
+}>;
+
+/** A project's path row of a day: requests of one path, ADDed. */
+type AnalyticsPathItem = Stored<{ type: 'analytics_path'; path: string; requests?: number }>;
+
 /** Deletes every analytics row of the project (analytics switched off). */
 export async function deleteProjectAnalytics(projectId: string): Promise<void> {
   const { pk } = keys.analyticsDay(projectId, '');
-  const items = await queryAll({
+  const items = await queryAll<TableKey>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': pk },

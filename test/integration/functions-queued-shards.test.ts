@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 const openIn = async (partition: string) =>
-  queryAll({
+  queryAll<{ id: string }>({
     TableName: config.tableName(),
     IndexName: 'gsi2',
     KeyConditionExpression: 'gsi2pk = :pk',

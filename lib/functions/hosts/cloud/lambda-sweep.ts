@@ -51,14 +51,14 @@ async function namesOfProject(prefix: string, projectId: string): Promise<Set<st
 }
 
 async function projectsOfTeam(teamId: string): Promise<string[]> {
-  const items = await queryAll({
+  const items = await queryAll<{ id: string }>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.projectByTeam(teamId, '', '').gsi1pk },
     ProjectionExpression: 'id',
   });
-  return items.map((item) => item.id as string);
+  return items.map((item) => item.id);
 }
 
 /** Deletes the user-function Lambdas under `prefix` that no record names, leaving those younger than `minAgeMs`. */
