@@ -146,7 +146,7 @@ export async function invoke(input: {
       const id = await startInvocation(fn, input.request, input.telemetry, { callbackUrl: input.callbackUrl });
       return { result: reply(id), stored: { invocation_id: id } };
     },
-    replay: async (stored) => reply(stored.invocation_id as string),
+    replay: async (stored) => reply(stored.invocation_id),
   });
 }
 

@@ -3,6 +3,7 @@ import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
+import type { JsonObject } from '../json.ts';
 
 /**
  * The records of Idempotency-Key (lib/idempotency/idempotency.ts): one per (team, SHA-256 of the key),
@@ -13,7 +14,8 @@ import { epochSeconds, keys } from '../db/keys.ts';
 export interface IdempotencyRecord {
   request_hash: string;
   state: 'in_progress' | 'completed';
-  stored?: Record<string, unknown>;
+  /** What the first request's caller chose to keep for replays (its shape is that caller's: see idempotent). */
+  stored?: JsonObject;
 }
 
 const recordKey = (teamId: string, keyHash: string) => keys.idempotency(teamId, keyHash);
@@ -82,7 +84,7 @@ export async function releaseIdempotencyKey(teamId: string, keyHash: string): Pr
 }
 
 /** The request succeeded: replays answer from `stored`. */
-export async function completeIdempotencyKey(teamId: string, keyHash: string, stored: Record<string, unknown>): Promise<void> {
+export async function completeIdempotencyKey(teamId: string, keyHash: string, stored: JsonObject): Promise<void> {
   await dynamo().send(
     new UpdateCommand({
       TableName: config.tableName(),

@@ -3,6 +3,7 @@ import { config } from '../config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED } from '../errors/catalogue/sites.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, releaseIdempotencyKey } from './idempotency-records.ts';
+import type { JsonObject } from '../json.ts';
 
 /**
  * Idempotency-Key for requests that create things. A record per (team, key)
@@ -32,7 +33,7 @@ function canonical(value: unknown): unknown {
     return Object.fromEntries(
       Object.keys(value as object)
         .sort()
-        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+        .map((k) => [k, canonical((value as JsonObject)[k])]),
     );
   }
   return value;
@@ -52,7 +53,11 @@ export function idempotencyKey(headers: Record<string, string>): string | undefi
   return key;
 }
 
-export async function idempotent<T>(input: {
+/**
+ * Runs `execute` once per key: a retry with the same key and body gets `replay` of what the first run kept
+ * (`stored`, of the caller's own shape S: one scope always stores the same shape).
+ */
+export async function idempotent<T, S extends JsonObject>(input: {
   teamId: string;
   key: string | undefined;
   /** What the key applies to (route and addressed resource): a key reused on another endpoint is another body. */
@@ -63,8 +68,8 @@ export async function idempotent<T>(input: {
    */
   keyScope?: string;
   body: unknown;
-  execute: () => Promise<{ result: T; stored: Record<string, unknown> }>;
-  replay: (stored: Record<string, unknown>) => Promise<T>;
+  execute: () => Promise<{ result: T; stored: S }>;
+  replay: (stored: S) => Promise<T>;
 }): Promise<T> {
   if (input.key === undefined) return (await input.execute()).result;
   const keyHash = createHash('sha256')
@@ -80,12 +85,13 @@ export async function idempotent<T>(input: {
     const existing = await readIdempotencyKey(input.teamId, keyHash);
     if (!existing) continue; // released by a failed first request: claim it ourselves
     if (existing.request_hash !== bodyHash) throw new ApiError(IDEMPOTENCY_KEY_REUSED);
-    if (existing.state === 'completed') return input.replay(existing.stored as Record<string, unknown>);
+    // The key's scope is this caller's, whose executions all stored an S.
+    if (existing.state === 'completed') return input.replay(existing.stored as S);
     if (Date.now() > deadline) throw new ApiError(IDEMPOTENCY_KEY_IN_PROGRESS, { headers: { 'retry-after': '1' } });
     await new Promise((r) => setTimeout(r, 100));
   }
 
-  let outcome: { result: T; stored: Record<string, unknown> };
+  let outcome: { result: T; stored: S };
   try {
     outcome = await input.execute();
   } catch (error) {

@@ -267,16 +267,19 @@ export async function loadUploadSessionForCaller(ctx: ResourceContext, uploadId:
   return session;
 }
 
+/** What a begin keeps for replays: its session, and the project it created (a begin with a new project). */
+export type StoredBegin = { upload_id: string; project?: Project };
+
 /** Rebuilds the begin-upload answer of a session (Idempotency-Key replays). */
-export async function replaySessionView(stored: Record<string, unknown>): Promise<UploadSessionView> {
-  const session = await getUploadSession(stored.upload_id as string);
+export async function replaySessionView(stored: StoredBegin): Promise<UploadSessionView> {
+  const session = await getUploadSession(stored.upload_id);
   if (!session) throw new ApiError(UPLOAD_NOT_FOUND);
   const { missing } = await readManifest(session);
   return {
     upload_id: session.upload_id,
     deployment_id: session.deployment_id,
     project_id: session.project_id,
-    ...(stored.project ? { project: stored.project as Project } : {}),
+    ...(stored.project ? { project: stored.project } : {}),
     expires_at: session.expires_at,
     known_count: session.known_count,
     missing,
