@@ -44,8 +44,8 @@ export interface DoorRequest {
   headers: [string, string][];
   /** The body as it arrives; null when there is none. */
   body: Readable | null;
-  /** Aborts when the caller goes away. */
-  signal?: AbortSignal;
+  /** Calls `onGone` once if the caller goes away before the reply has been written (at once if it has gone already). */
+  onCallerGone?: (onGone: () => void) => void;
 }
 
 /** What the door sends before the body: Lambda response-stream metadata has the same shape. */
@@ -266,14 +266,17 @@ async function call(
   started: number,
   seen: CallSeen | null,
 ): Promise<void> {
-  const declared = request.headers.find(([name]) => name === 'content-length')?.[1];
-  let body: Buffer | null;
-  try {
-    body = await readBounded(request.body, declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : null);
-  } catch (error) {
-    if (!(error instanceof BodyTooLarge)) throw error;
-    deps.telemetry?.limitHit(fn, 'body_413');
-    return fail(request, open, FUNCTION_BODY_TOO_LARGE);
+  let body: Buffer | null = null;
+  // A request without a body (GET, HEAD) takes no step here: each await is a turn and a promise on the warm path.
+  if (request.body) {
+    const declared = request.headers.find(([name]) => name === 'content-length')?.[1];
+    try {
+      body = await readBounded(request.body, declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : null);
+    } catch (error) {
+      if (!(error instanceof BodyTooLarge)) throw error;
+      deps.telemetry?.limitHit(fn, 'body_413');
+      return fail(request, open, FUNCTION_BODY_TOO_LARGE);
+    }
   }
   const forward = forwardOf(request, publicHostname, body);
   if (seen) forward.tail = true;
@@ -282,21 +285,25 @@ async function call(
   const budget = new AbortController();
   const remaining = Math.max(0, functionBudgetMs() - (Date.now() - started));
   let expired = false;
+  let callerGone = false;
   const timer = setTimeout(() => {
     expired = true;
     budget.abort(new Error('function budget expired'));
   }, remaining);
-  const onCallerGone = () => budget.abort(new Error('caller went away'));
-  request.signal?.addEventListener('abort', onCallerGone, { once: true });
+  // Heard after the call has ended it aborts a signal nobody listens to any more.
+  request.onCallerGone?.(() => {
+    callerGone = true;
+    budget.abort(new Error('caller went away'));
+  });
   let releaseSlot: (() => Promise<void>) | undefined;
   try {
     let reply;
     try {
       // A host whose instances do not cap the function (the cloud): the request waits for a slot within its budget.
-      releaseSlot = await deps.host.holdRequestSlot?.(fn, budget.signal);
+      if (deps.host.holdRequestSlot) releaseSlot = await deps.host.holdRequestSlot(fn, budget.signal);
       reply = await deps.host.forwardHttp(fn, forward, budget.signal);
     } catch (error) {
-      return failedForward(deps, fn, request, open, error, expired);
+      return failedForward(deps, fn, request, open, error, expired, callerGone);
     }
     deps.telemetry?.httpRequest(fn, reply.coldStart);
     if (seen) seen.reply = reply;
@@ -313,11 +320,11 @@ async function call(
     await streamReply(deps, fn, request, open, head, bodiless, reply.body, budget.signal, () => expired);
   } finally {
     clearTimeout(timer);
-    request.signal?.removeEventListener('abort', onCallerGone);
     // The reply has ended, failed or been cut: the slot goes back now (a Lambda that returned is frozen).
-    await releaseSlot?.().catch((error: unknown) =>
-      logger.warn('request slot release failed', { function_id: fn.function_id, error: String(error) }),
-    );
+    if (releaseSlot)
+      await releaseSlot().catch((error: unknown) =>
+        logger.warn('request slot release failed', { function_id: fn.function_id, error: String(error) }),
+      );
   }
 }
 
@@ -329,13 +336,14 @@ function failedForward(
   open: OpenDoorReply,
   error: unknown,
   expired: boolean,
+  callerGone: boolean,
 ): void {
   if (expired) {
     deps.telemetry?.limitHit(fn, 'http_timeout');
     fail(request, open, FUNCTION_TIMEOUT);
     return;
   }
-  if (request.signal?.aborted) return;
+  if (callerGone) return;
   if (!(error instanceof FunctionHostError)) throw error;
   if (error.kind === 'out_of_memory' || error.kind === 'instance_crashed') deps.telemetry?.limitHit(fn, error.kind);
   logger.warn('function request failed in its host', { function_id: fn.function_id, kind: error.kind, message: error.message });

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,12 @@ beforeAll(async () => {
         console.log('handling', new URL(request.url).searchParams.get('n'));
         console.error('about to fail');
         throw new TypeError('tail-visible failure');
+      };`,
+      // Answers after its caller has had time to leave.
+      'functions/late.js': `export default async () => {
+        console.log('late call began');
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        return new Response('late');
       };`,
     }),
     { name: `Tail ${subdomain}`, subdomain },
@@ -104,6 +111,34 @@ describe('live tail of a function', { timeout: 90_000 }, () => {
     // The door may still hold its look-up of the tail (FUNCTIONS_TAIL_CACHE_MS): what it sends finds no queue.
     expect((await doorRequest(platform.port, functionHostname(`broken-${subdomain}`, platform.port), '/?n=8')).status).toBe(500);
     expect(await tailState()).toEqual({ sessions: [], queues: [] });
+  });
+
+  it('a caller that leaves before the reply is a call with no status, outcome caller_gone, at once: the door stops waiting', async () => {
+    const tail = await openTail(platform.baseUrl, tailPath('late'), roles.member.token);
+    await tail.waitFor((m) => m.event === 'open');
+    const caller = request({
+      host: '127.0.0.1',
+      port: platform.port,
+      path: '/',
+      headers: { host: functionHostname(`late-${subdomain}`, platform.port) },
+      agent: false,
+    });
+    caller.on('error', () => {});
+    caller.end();
+    // The handler runs: the request went through the door to the instance. Then the caller goes.
+    await tail.waitFor((m) => m.event === 'console' && m.data.line === 'late call began');
+    caller.destroy();
+    // Before the handler's reply (3 s on), which would be status 200, outcome response.
+    const call = await tail.waitFor((m) => m.event === 'call', 2_500);
+    expect(call.data).toEqual({
+      at: expect.any(String),
+      method: 'GET',
+      status: null,
+      duration_ms: expect.any(Number),
+      outcome: 'caller_gone',
+    });
+    tail.close();
+    await tail.closed;
   });
 
   it('refuses outsiders as the other function routes do (404 PROJECT_NOT_FOUND), 401 without credentials, 404 for an unknown function', async () => {

@@ -75,7 +75,20 @@ export class InstancePool {
     private readonly emit: (event: LocalHostEvent) => void,
   ) {}
 
-  async forwardHttp(fn: DeployedFunction, forward: DoorForward, signal: AbortSignal): Promise<DoorReply> {
+  forwardHttp(fn: DeployedFunction, forward: DoorForward, signal: AbortSignal): Promise<DoorReply> {
+    // The warm path: a ready instance has a free slot and nobody waits before this request. No await on it: each
+    // is a turn and a promise per request.
+    const pool = this.stopped || signal.aborted ? undefined : this.pools.get(poolKey(fn));
+    if (pool && pool.waiters.length === 0 && !this.failedStarts.has(pool.key)) {
+      const grant = this.grantSlot(pool);
+      if (grant?.instance.state === 'ready') return sendRequest(grant.instance, forward, signal, grant.coldStart, this.release);
+      if (grant) return this.forwardOn(pool, grant, forward, signal);
+    }
+    return this.forwardWaiting(fn, forward, signal);
+  }
+
+  /** A request that waits: for the pool's first instance, a free slot, or an instance still starting. */
+  private async forwardWaiting(fn: DeployedFunction, forward: DoorForward, signal: AbortSignal): Promise<DoorReply> {
     if (this.stopped) throw new FunctionHostError('start_failed', 'the functions host is stopped');
     if (signal.aborted) throw abortError(signal);
     const key = poolKey(fn);
@@ -87,8 +100,13 @@ export class InstancePool {
       pool = { key, fn, instances: [], waiters: [] };
       this.pools.set(key, pool);
     }
-    for (;;) {
-      const { instance, coldStart } = await this.acquire(pool, signal);
+    return this.forwardOn(pool, await this.acquire(pool, signal), forward, signal);
+  }
+
+  /** The request on the slot granted, once its instance is ready; another slot when that one died meanwhile. */
+  private async forwardOn(pool: Pool, granted: Grant, forward: DoorForward, signal: AbortSignal): Promise<DoorReply> {
+    for (let grant = granted; ; grant = await this.acquire(pool, signal)) {
+      const { instance, coldStart } = grant;
       if (instance.state !== 'ready') {
         try {
           await untilAborted(instance.ready, signal);
@@ -97,12 +115,9 @@ export class InstancePool {
           throw error;
         }
       }
-      if (instance.state !== 'ready') {
-        // It died between its start and this request: another slot.
-        this.release(instance);
-        continue;
-      }
-      return sendRequest(instance, forward, signal, coldStart, this.release);
+      // It died between its start and this request: another slot.
+      if (instance.state !== 'ready') this.release(instance);
+      else return sendRequest(instance, forward, signal, coldStart, this.release);
     }
   }
 
@@ -235,11 +250,20 @@ export class InstancePool {
 
   /** A slot for a request: on a running instance, on one starting, on a new one, or null (all full). */
   private grantSlot(pool: Pool): Grant | null {
-    const usable = pool.instances.filter((i) => i.state !== 'dead' && !i.stopping && i.active < CONCURRENT_REQUESTS_PER_INSTANCE);
-    const ready = usable.filter((i) => i.state === 'ready').sort((a, b) => a.active - b.active)[0];
-    let instance = ready ?? usable.find((i) => i.state === 'starting');
+    // One pass, no arrays: this runs for every request.
+    let ready: Instance | undefined;
+    let starting: Instance | undefined;
+    let alive = 0;
+    for (const i of pool.instances) {
+      if (i.state === 'dead' || i.stopping) continue;
+      alive++;
+      if (i.active >= CONCURRENT_REQUESTS_PER_INSTANCE) continue;
+      if (i.state === 'ready') {
+        if (!ready || i.active < ready.active) ready = i;
+      } else starting ??= i;
+    }
+    let instance = ready ?? starting;
     let coldStart = !ready;
-    const alive = pool.instances.filter((i) => i.state !== 'dead' && !i.stopping).length;
     if (!instance && alive < MAX_INSTANCES_PER_FUNCTION) {
       instance = this.startInstance(pool);
       coldStart = true;
