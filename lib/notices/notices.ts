@@ -8,20 +8,12 @@ import {
   getWatermark,
   insertDismissal,
   insertNotice,
+  type Notice,
+  type NoticeItem,
   publishedNoticeItems,
 } from './records.ts';
 
-/** A notice of the catalogue, published by an operator (`admin publish-notice`). */
-export interface Notice {
-  key: string;
-  title: string;
-  body: string | null;
-  published_at: string;
-  expires_at: string | null;
-  /** Lowest team role that sees the notice; null for every member. */
-  min_role: TeamRole | null;
-  created_at: string;
-}
+export type { Notice };
 
 /** How far ahead of the server clock a client's `seen_at` may be (clock skew), per the spec. */
 export const SEEN_AT_MAX_FUTURE_MS = 5 * 60 * 1000;
@@ -53,8 +45,8 @@ export async function publishNotice(input: {
   return notice;
 }
 
-function toNotice(item: Record<string, unknown>): Notice {
-  const { key, title, body, published_at, expires_at, min_role, created_at } = item as unknown as Notice;
+function toNotice(item: NoticeItem): Notice {
+  const { key, title, body, published_at, expires_at, min_role, created_at } = item;
   return { key, title, body: body ?? null, published_at, expires_at: expires_at ?? null, min_role: min_role ?? null, created_at };
 }
 

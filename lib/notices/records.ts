@@ -4,14 +4,31 @@ import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
+import { getItem, type Stored } from '../db/item.ts';
+import type { TeamRole } from '../access/rules.ts';
 
 /**
  * The records of notices: the catalogue (one item per key, indexed by publication time), each person's
  * watermark (what they have seen, moved only forward) and their dismissals per team (the first stands).
  */
 
+/** A notice of the catalogue, published by an operator (`admin publish-notice`). */
+export interface Notice {
+  key: string;
+  title: string;
+  body: string | null;
+  published_at: string;
+  expires_at: string | null;
+  /** Lowest team role that sees the notice; null for every member. */
+  min_role: TeamRole | null;
+  created_at: string;
+}
+
+/** A notice's item: the notice, under its key and in the catalogue index by publication time. */
+export type NoticeItem = Stored<Notice & { type: 'notice' }>;
+
 /** Adds a notice to the catalogue; false when its key names one already (a key names one notice forever). */
-export async function insertNotice(notice: { key: string; published_at: string } & Record<string, unknown>): Promise<boolean> {
+export async function insertNotice(notice: Notice): Promise<boolean> {
   try {
     await dynamo().send(
       new PutCommand({
@@ -27,13 +44,13 @@ export async function insertNotice(notice: { key: string; published_at: string }
   }
 }
 
-export async function getNoticeItem(key: string): Promise<Record<string, unknown> | null> {
-  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.notice(key) }))).Item ?? null;
+export function getNoticeItem(key: string): Promise<NoticeItem | null> {
+  return getItem<NoticeItem>(keys.notice(key));
 }
 
 /** Notice items published up to `now`, newest first, from the catalogue index (never a scan). */
-export function publishedNoticeItems(now: Date): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function publishedNoticeItems(now: Date): Promise<NoticeItem[]> {
+  return queryAll<NoticeItem>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk <= :upTo',

@@ -3,7 +3,7 @@ import { presignGet } from '../aws/s3-lite.ts';
 import { sendMessage } from '../aws/sqs-lite.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
-import { insertJob, jobItem, jobPut } from './records.ts';
+import { insertJob, jobItem, jobPut, type ScreenshotJobItem } from './records.ts';
 import type { ProjectItem } from '../projects/records.ts';
 
 /**
@@ -30,7 +30,7 @@ export const hashToken = (token: string) => createHash('sha256').update(token).d
 
 interface NewJob {
   id: string;
-  item: Record<string, unknown>;
+  item: ScreenshotJobItem;
   message: CaptureMessage;
 }
 

@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/transact.ts';
+import { getItem, type Stored } from '../db/item.ts';
 
 /**
  * The records of screenshot capture jobs: one item per job, `pending` with the hash of its single-use
@@ -13,7 +14,29 @@ import type { NamedWrite } from '../db/transact.ts';
 /** A job and its token expire after a day: a capture that never reported is of no use later. */
 const JOB_TTL_SECONDS = 86_400;
 
-export function jobItem(job: { id: string; projectId: string; teamId: string; deploymentId: string; url: string; tokenHash: string }) {
+/** A capture job's item: `pending` until its one report finishes it (a finished job also has `finished_at`). */
+export type ScreenshotJobItem = Stored<{
+  type: 'screenshot_job';
+  id: string;
+  project_id: string;
+  team_id: string;
+  deployment_id: string;
+  url: string;
+  token_hash: string;
+  status: 'pending' | 'captured' | 'failed';
+  created_at: string;
+  finished_at?: string;
+  ttl: number;
+}>;
+
+export function jobItem(job: {
+  id: string;
+  projectId: string;
+  teamId: string;
+  deploymentId: string;
+  url: string;
+  tokenHash: string;
+}): ScreenshotJobItem {
   const now = new Date();
   return {
     ...keys.screenshotJob(job.id),
@@ -31,17 +54,14 @@ export function jobItem(job: { id: string; projectId: string; teamId: string; de
 }
 
 /** The job written with a publish's commit (`screenshot`). */
-export const jobPut = (item: Record<string, unknown>): NamedWrite => ({ name: 'screenshot', write: { Put: { Item: item } } });
+export const jobPut = (item: ScreenshotJobItem): NamedWrite => ({ name: 'screenshot', write: { Put: { Item: item } } });
 
-export async function insertJob(item: Record<string, unknown>): Promise<void> {
+export async function insertJob(item: ScreenshotJobItem): Promise<void> {
   await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: item }));
 }
 
-export async function getJobItem(jobId: string): Promise<Record<string, unknown> | null> {
-  return (
-    (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.screenshotJob(jobId), ConsistentRead: true }))).Item ??
-    null
-  );
+export function getJobItem(jobId: string): Promise<ScreenshotJobItem | null> {
+  return getItem<ScreenshotJobItem>(keys.screenshotJob(jobId), true);
 }
 
 /** What a finished job records of its capture. */

@@ -6,7 +6,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { UNAUTHENTICATED } from '../errors/catalogue/request.ts';
 import { SCREENSHOT_IMAGE_DIMENSIONS, SCREENSHOT_IMAGE_INVALID, SCREENSHOT_JOB_FINISHED } from '../errors/catalogue/sites.ts';
 import { hashToken } from './jobs.ts';
-import { finishJob, getJobItem } from './records.ts';
+import { finishJob, getJobItem, type ScreenshotJobItem } from './records.ts';
 import { recordLatestScreenshot } from '../projects/records.ts';
 
 /**
@@ -24,20 +24,12 @@ export type CaptureResult =
   | { kind: 'image'; png: Buffer; httpStatus: number | null }
   | { kind: 'failure'; error: 'unreachable' | 'timeout'; httpStatus: number };
 
-interface JobRecord {
-  id: string;
-  project_id: string;
-  team_id: string;
-  deployment_id: string;
-  token_hash: string;
-  status: 'pending' | 'captured' | 'failed';
-  ttl: number;
-}
+type JobRecord = ScreenshotJobItem;
 
 /** The job a token opens; 401 for an unknown job, an expired one or another token (nothing tells them apart). */
 export async function jobForToken(jobId: string, token: string | null): Promise<JobRecord> {
   if (!token || !/^[0-9a-f-]{36}$/.test(jobId)) throw new ApiError(UNAUTHENTICATED);
-  const job = ((await getJobItem(jobId)) ?? undefined) as JobRecord | undefined;
+  const job = await getJobItem(jobId);
   if (!job || job.ttl * 1000 < Date.now()) throw new ApiError(UNAUTHENTICATED);
   const expected = Buffer.from(job.token_hash, 'hex');
   if (!timingSafeEqual(expected, hashToken(token))) throw new ApiError(UNAUTHENTICATED);
