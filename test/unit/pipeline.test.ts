@@ -19,15 +19,20 @@ const context = () => ({ awsRequestId: 'aws-1', getRemainingTimeInMillis: () => 
 
 afterEach(() => vi.restoreAllMocks());
 
+/** The lines the logger writes at ERROR and above (ERROR records go to stderr). */
+function errorLines(): string[] {
+  const lines: string[] = [];
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    lines.push(String(chunk));
+    return true;
+  });
+  logger.setLogLevel('ERROR');
+  return lines;
+}
+
 describe('an unexpected error', () => {
   it('becomes a 500 envelope with no stack or internal text, logged with the request and trace ids', async () => {
-    const lines: string[] = [];
-    // ERROR records go to stderr.
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    logger.setLogLevel('ERROR');
+    const lines = errorLines();
     const handler = buildHandler('GET /boom', access.public(), {}, async () => {
       throw new Error('database password is hunter2');
     });
@@ -53,12 +58,7 @@ describe('an unexpected error', () => {
 
 describe('a route that runs out of its Lambda time', () => {
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After before Lambda ends it, logged as out of time, not as an unexpected error', async () => {
-    const lines: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    logger.setLogLevel('ERROR');
+    const lines = errorLines();
     let finished = false;
     const handler = buildHandler('GET /boom', access.public(), {}, async () => {
       await new Promise((resolve) => setTimeout(resolve, 2000));
