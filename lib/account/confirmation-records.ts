@@ -1,8 +1,9 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/transact.ts';
+import { getItem, type Stored } from '../db/item.ts';
 
 /**
  * The records of e-mail confirmation links: one item per link, keyed by the SHA-256 of its token (never
@@ -37,8 +38,19 @@ export async function deleteConfirmation(tokenHash: string): Promise<void> {
   await dynamo().send(new DeleteCommand({ TableName: config.tableName(), Key: keys.emailConfirmation(tokenHash) }));
 }
 
-export async function getConfirmation(tokenHash: string): Promise<Record<string, unknown> | null> {
-  return (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.emailConfirmation(tokenHash) }))).Item ?? null;
+/** A confirmation link's item, as insertConfirmation writes it (`used_at` once used). */
+export type ConfirmationItem = Stored<{
+  type: 'email_confirmation';
+  user_id: string;
+  email: string;
+  created_at: string;
+  expires_at: string;
+  used_at?: string;
+  ttl: number;
+}>;
+
+export function getConfirmation(tokenHash: string): Promise<ConfirmationItem | null> {
+  return getItem<ConfirmationItem>(keys.emailConfirmation(tokenHash));
 }
 
 /** The link is used now (`confirmation`): only once, and only before it expires. */

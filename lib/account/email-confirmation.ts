@@ -27,12 +27,12 @@ export async function confirmEmail(token: string): Promise<{ user_id: string; em
   if (!record) throw new ApiError(EMAIL_CONFIRMATION_INVALID);
   const now = new Date().toISOString();
   try {
-    await transact([confirmationUse(tokenHash, now), emailVerified(record.user_id as string, record.email as string, now)]);
+    await transact([confirmationUse(tokenHash, now), emailVerified(record.user_id, record.email, now)]);
   } catch (error) {
     if (error instanceof TransactionRefused || (error as Error).name === 'TransactionConflictException') {
       throw new ApiError(EMAIL_CONFIRMATION_INVALID);
     }
     throw error;
   }
-  return { user_id: record.user_id as string, email: record.email as string };
+  return { user_id: record.user_id, email: record.email };
 }

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { batchWriteAll } from '../db/batch.ts';
@@ -8,7 +8,7 @@ import { queryAll } from '../db/query.ts';
 import { setFields } from '../db/set-fields.ts';
 import type { Write } from '../db/transact.ts';
 import { logger } from '../logger.ts';
-import type { ExpressionValues } from '../db/item.ts';
+import { type ExpressionValues, getItem } from '../db/item.ts';
 
 /**
  * The records of queued invocations: one table item `INVOCATION#{id}` per invocation, listed per function
@@ -71,14 +71,14 @@ export interface InvocationRecord {
   callback_delivered_at?: string | null;
 }
 
-export const isExpired = (item: Record<string, unknown>, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
+export const isExpired = (item: { ttl?: unknown }, now = Date.now()) => typeof item.ttl === 'number' && item.ttl * 1000 <= now;
 
 /** One invocation, or null when unknown or past its retention. */
 export async function getInvocation(id: string): Promise<InvocationRecord | null> {
   if (!/^[0-9a-f-]{36}$/.test(id)) return null;
-  const reply = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.invocation(id), ConsistentRead: true }));
-  if (!reply.Item || reply.Item.type !== 'invocation' || isExpired(reply.Item)) return null;
-  return reply.Item as unknown as InvocationRecord;
+  const item = await getItem<InvocationRecord & { type: string }>(keys.invocation(id), true);
+  if (!item || item.type !== 'invocation' || isExpired(item)) return null;
+  return item;
 }
 
 /** A new pending invocation's record (its request inline when small); refused if the id exists. */
@@ -197,7 +197,7 @@ export async function recentInvocations(projectId: string, name: string, limit: 
     }),
   );
   const now = Date.now();
-  return (reply.Items ?? []).filter((item) => !isExpired(item, now)) as unknown as InvocationRecord[];
+  return ((reply.Items ?? []) as InvocationRecord[]).filter((item) => !isExpired(item, now));
 }
 
 /** Every invocation of a function (expired ones too), as much as deleting them needs. */
