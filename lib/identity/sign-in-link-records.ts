@@ -2,6 +2,7 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { createHash, randomBytes } from 'node:crypto';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import type { Stored } from '../db/item.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
 
@@ -10,6 +11,17 @@ import { isConditionalCheckFailure } from '../db/errors.ts';
  * the address it was sent to. A link works once (a conditional write sets
  * `used_at`) and for SIGN_IN_LINK_MINUTES.
  */
+
+/** A sign-in link's item, keyed by its token's hash; `used_at` is set once, when the link is used. */
+type SignInLinkItem = Stored<{
+  type: 'sign_in_link';
+  email: string;
+  created_at: string;
+  expires_at: string;
+  ttl: number;
+  used_at?: string;
+}>;
+
 export const SIGN_IN_LINK_MINUTES = 15;
 
 /** 32 random bytes, base64url. */
@@ -31,7 +43,7 @@ export async function createSignInLink(email: string, now = new Date()): Promise
         created_at: now.toISOString(),
         expires_at: expiresAt.toISOString(),
         ttl: epochSeconds(expiresAt),
-      },
+      } satisfies SignInLinkItem,
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -62,7 +74,7 @@ export async function consumeSignInLink(token: string): Promise<string | null> {
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return (reply.Attributes?.email as string | undefined) ?? null;
+    return (reply.Attributes as SignInLinkItem | undefined)?.email ?? null;
   } catch (error) {
     if (isConditionalCheckFailure(error)) return null;
     throw error;

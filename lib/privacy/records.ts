@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isConditionalCheckFailure } from '../db/errors.ts';
+import { getItem, type Stored } from '../db/item.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import { transact } from '../db/transact.ts';
@@ -82,7 +83,8 @@ const EMAIL_CHANGE_HOURS = 24;
 const FREEZE_LINK_DAYS = 7;
 const STEP_UP_MINUTES = 15;
 
-async function put(item: Record<string, unknown>): Promise<void> {
+/** A person's record with its key and kind, written once (the condition refuses a second write under the key). */
+async function put(item: Stored<{ type: string } & (EmailChange | (StepUpGrant & { ttl: number }))>): Promise<void> {
   await dynamo().send(new PutCommand({ TableName: config.tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 }
 
@@ -147,9 +149,12 @@ export async function createFeedback(input: {
 
 /** The team whose partition holds the feedback with this id (its reference by id), or null. */
 export async function feedbackTeamId(feedbackId: string): Promise<string | null> {
-  const ref = (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.feedbackRef(feedbackId) }))).Item;
-  return ref ? (ref.team_id as string) : null;
+  const ref = await getItem<FeedbackRef>(keys.feedbackRef(feedbackId));
+  return ref ? ref.team_id : null;
 }
+
+/** The feedback's reference by id: where (which team's partition) the feedback lives. */
+type FeedbackRef = { item_type: 'feedback_ref'; team_id: string };
 
 export interface FeedbackHandling {
   handled_at: string;
@@ -177,7 +182,8 @@ export async function markFeedbackHandledOnce(
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return { handled_at: reply.Attributes!.handled_at as string, handled_by: reply.Attributes!.handled_by as string };
+    const handled = reply.Attributes as Feedback & FeedbackHandling;
+    return { handled_at: handled.handled_at, handled_by: handled.handled_by };
   } catch (error) {
     if (!isConditionalCheckFailure(error)) throw error;
     return null;
@@ -276,23 +282,22 @@ export async function createStepUpGrant(input: { userId: string; factors: string
   return grant;
 }
 
-const userPartition = (userId: string, prefix: string) =>
-  queryAll({
+const userPartition = <T extends object>(userId: string, prefix: string) =>
+  queryAll<T>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': keys.user(userId).pk, ':prefix': prefix },
   });
 
-const byIndex = (gsi1pk: string, prefix: string) =>
-  queryAll({
+const byIndex = <T extends object>(gsi1pk: string, prefix: string) =>
+  queryAll<T>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)',
     ExpressionAttributeValues: { ':pk': gsi1pk, ':prefix': prefix },
   });
 
-export const listFeedbackOfUser = async (userId: string) => (await byIndex(keys.user(userId).pk, 'FEEDBACK#')) as unknown as Feedback[];
-export const listEmailChanges = async (userId: string) => (await userPartition(userId, 'EMAIL_CHANGE#')) as unknown as EmailChange[];
-export const listCredentialCutoffs = async (userId: string) =>
-  (await userPartition(userId, 'CREDENTIAL_CUTOFF#')) as unknown as CredentialCutoff[];
-export const listStepUpGrants = async (userId: string) => (await userPartition(userId, 'STEP_UP_GRANT#')) as unknown as StepUpGrant[];
+export const listFeedbackOfUser = (userId: string) => byIndex<Feedback>(keys.user(userId).pk, 'FEEDBACK#');
+export const listEmailChanges = (userId: string) => userPartition<EmailChange>(userId, 'EMAIL_CHANGE#');
+export const listCredentialCutoffs = (userId: string) => userPartition<CredentialCutoff>(userId, 'CREDENTIAL_CUTOFF#');
+export const listStepUpGrants = (userId: string) => userPartition<StepUpGrant>(userId, 'STEP_UP_GRANT#');

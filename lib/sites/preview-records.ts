@@ -3,6 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aw
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { isTransactionCanceled } from '../db/errors.ts';
+import { getItem, type Stored } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { PREVIEW_SLUG_MAX } from './preview-hosts.ts';
 import type { ProjectItem } from '../projects/records.ts';
@@ -87,19 +88,28 @@ export async function ensurePreviewSlug(project: ProjectItem): Promise<string> {
   throw new Error(`no preview slug could be claimed for project ${projectId}`);
 }
 
+/** A preview slug's platform-wide hold: which project it names. */
+type PreviewSlugHoldItem = Stored<{ type: 'preview_slug_hold'; slug: string; project_id: string; team_id: string }>;
+
+/** A preview label of a project and the deployment it serves (the item is deleted when taken down). */
+type PreviewItem = Stored<{
+  type: 'preview';
+  label: string;
+  deployment_id: string;
+  branch: string;
+  merge_request: number | null;
+  updated_at: string;
+}>;
+
 export async function projectIdForPreviewSlug(slug: string): Promise<string | null> {
-  const hold = (
-    await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.previewSlugHold(slug), ConsistentRead: true }))
-  ).Item;
-  return (hold?.project_id as string | undefined) ?? null;
+  const hold = await getItem<PreviewSlugHoldItem>(keys.previewSlugHold(slug), true);
+  return hold?.project_id ?? null;
 }
 
 /** The deployment a preview label serves, or null when it has none (never built, or taken down). */
 export async function previewDeployment(projectId: string, label: string): Promise<string | null> {
-  const item = (
-    await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.preview(projectId, label), ConsistentRead: true }))
-  ).Item;
-  return (item?.deployment_id as string | undefined) ?? null;
+  const item = await getItem<PreviewItem>(keys.preview(projectId, label), true);
+  return item?.deployment_id ?? null;
 }
 
 /** Points a preview label at a ready deployment. */
@@ -121,7 +131,7 @@ export async function setPreview(input: {
         branch: input.branch,
         merge_request: input.mergeRequest,
         updated_at: new Date().toISOString(),
-      },
+      } satisfies PreviewItem,
     }),
   );
 }

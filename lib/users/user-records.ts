@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { getItem, type Stored } from '../db/item.ts';
 import { keys } from '../db/keys.ts';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 
@@ -65,6 +66,9 @@ export async function createUser(input: {
   return user;
 }
 
+/** An address's platform-wide claim: which user holds it. */
+type UserEmailItem = Stored<{ type: 'user_email'; user_id: string }>;
+
 export async function getUser(userId: string): Promise<User | null> {
   const result = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.user(userId) }));
   if (!result.Item) return null;
@@ -74,9 +78,8 @@ export async function getUser(userId: string): Promise<User | null> {
 
 /** The user holding an e-mail address (case-insensitive), or null. */
 export async function getUserByEmail(email: string): Promise<User | null> {
-  const result = await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.userEmail(email.trim().toLowerCase()) }));
-  const userId = result.Item?.user_id as string | undefined;
-  return userId ? getUser(userId) : null;
+  const claim = await getItem<UserEmailItem>(keys.userEmail(email.trim().toLowerCase()));
+  return claim?.user_id ? getUser(claim.user_id) : null;
 }
 
 /** Records that the person controls the account's address (they opened a link mailed to it). */
