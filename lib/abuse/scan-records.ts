@@ -8,7 +8,7 @@ import { queryAll, readIndexPage } from '../db/query.ts';
 import { type NamedWrite, TransactionRefused, transact } from '../db/transact.ts';
 import { projectIsActive } from '../projects/records.ts';
 import { type AbuseScanRow, listingKeys, orderKey, type ReviewStatus, type ScanStatus, toScanRow } from './scan-row.ts';
-import { type PageKey, pageKey, type TableKey } from '../db/item.ts';
+import { getItem, type PageKey, pageKey, type TableKey } from '../db/item.ts';
 
 /**
  * The records of keyword scans and the items that list them (lib/abuse/scans.ts
@@ -65,14 +65,24 @@ interface ScanOfPublish {
   deployed_at: string;
 }
 
-export interface ScanRecord extends Record<string, unknown>, ScanOfPublish {
-  status: ScanStatus;
-}
+/**
+ * The stored scan (`ABUSESCAN#`): what its publish knew, `queued` and `new` from the start; the row's figures once it
+ * finished (or its `error` once it failed), and the review's fields once an administrator decided.
+ */
+export type ScanRecord = ScanOfPublish &
+  Partial<Omit<AbuseScanRow, keyof ScanOfPublish | 'status'>> & {
+    status: ScanStatus;
+    site_host?: string;
+    ruleset_version?: string;
+    /** Pattern matches over all rules. */
+    hits?: number;
+  };
 
-export const getScan = async (id: string) =>
-  (await dynamo().send(new GetCommand({ TableName: config.tableName(), Key: keys.abuseScan(id), ConsistentRead: true }))).Item as
-    | ScanRecord
-    | undefined;
+/** A branch's listed row (`LATEST#`): its latest finished scan's row, which scan that is and when it was published. */
+export type LatestScanItem = TableKey &
+  AbuseScanRow & { type: 'abuse_scan_latest'; scan_id: string; deployed_at: string; gsi2pk: string; gsi2sk: string };
+
+export const getScan = async (id: string) => (await getItem<ScanRecord>(keys.abuseScan(id), true)) ?? undefined;
 
 function latestItem(scan: Pick<ScanRecord, 'project_id' | 'branch' | 'deployed_at' | 'id'>, row: AbuseScanRow) {
   return {
@@ -178,11 +188,8 @@ export async function forgetProjectScans(projectId: string): Promise<void> {
 }
 
 /** The listed row of a project's branch: the latest finished scan's copy (null when none is listed). */
-export async function getLatestOfBranch(projectId: string, branch: string): Promise<Record<string, unknown> | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.abuseScanLatest(projectId, branch), ConsistentRead: true }),
-  );
-  return reply.Item ?? null;
+export function getLatestOfBranch(projectId: string, branch: string): Promise<LatestScanItem | null> {
+  return getItem<LatestScanItem>(keys.abuseScanLatest(projectId, branch), true);
 }
 
 /** What a publish knows of its scan. */

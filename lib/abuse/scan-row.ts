@@ -60,15 +60,16 @@ const ROW_FIELDS = [
   'truncated',
 ] as const satisfies readonly (keyof AbuseScanRow)[];
 
-export function toScanRow(item: Record<string, unknown>): AbuseScanRow {
-  const row: Record<string, unknown> = {};
-  for (const field of ROW_FIELDS) row[field] = item[field] ?? null;
+/** The row of a stored scan or listed item: a figure not yet written reads 0 (or none), any other field null. */
+export function toScanRow(item: Partial<AbuseScanRow>): AbuseScanRow {
+  const row = {} as AbuseScanRow;
+  for (const field of ROW_FIELDS) Object.assign(row, { [field]: item[field] ?? null });
   row.report_count = Number(item.report_count ?? 0);
   row.files_scanned = Number(item.files_scanned ?? 0);
   row.score = Number(item.score ?? 0);
   row.truncated = item.truncated === true;
   row.matches = Array.isArray(item.matches) ? item.matches : [];
-  return row as unknown as AbuseScanRow;
+  return row;
 }
 
 const SCORE_PAD = 9_999_999_999;

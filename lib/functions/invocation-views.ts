@@ -1,13 +1,47 @@
 import type { ConsoleLine } from './host.ts';
 import { loadPart, type StoredResult } from './invocation-payloads.ts';
-import { recentInvocations, type InvocationRecord } from './invocation-records.ts';
+import { type InvocationRecord, type InvocationStatus, type InvocationTrigger, recentInvocations } from './invocation-records.ts';
 import { TERMINAL } from './invocations.ts';
 
 /** What callers read of a queued invocation: the public poll, the members' view, a function's recent list. */
 
+/** Spec "Invocation": the public poll's answer and the completion callback's body. */
+export interface InvocationView {
+  id: string;
+  status: InvocationStatus;
+  started_at: string | null;
+  finished_at: string | null;
+  /** Once the invocation ended: the function's answer. */
+  response_status?: number;
+  response_headers?: Record<string, string>;
+  /** base64 */
+  response_body?: string;
+  error_message?: string;
+}
+
+/** The members' view: the public one, its function, trigger and times, console output and callback delivery. */
+export interface MemberInvocationView extends InvocationView {
+  function_name: string;
+  trigger: InvocationTrigger;
+  created_at: string;
+  expires_at: string;
+  console: ConsoleLine[];
+  callback: {
+    url: string;
+    attempts: number;
+    last_status: number | null;
+    last_error: string | null;
+    delivered_at: string | null;
+  } | null;
+}
+
+/** A row of a function's recent invocations: no bodies. */
+export type InvocationListRow = Pick<InvocationView, 'id' | 'status' | 'started_at' | 'finished_at' | 'response_status' | 'error_message'> &
+  Pick<MemberInvocationView, 'trigger' | 'created_at'>;
+
 /** The public poll view (spec "Invocation"): no console output, ever. */
-export async function invocationView(record: InvocationRecord): Promise<Record<string, unknown>> {
-  const view: Record<string, unknown> = {
+export async function invocationView(record: InvocationRecord): Promise<InvocationView> {
+  const view: InvocationView = {
     id: record.id,
     status: record.status,
     started_at: record.started_at ?? null,
@@ -28,7 +62,7 @@ export async function invocationView(record: InvocationRecord): Promise<Record<s
 }
 
 /** The members' view: the invocation, its function and times, and its console output. */
-export async function memberInvocationView(record: InvocationRecord): Promise<Record<string, unknown>> {
+export async function memberInvocationView(record: InvocationRecord): Promise<MemberInvocationView> {
   const console = TERMINAL.includes(record.status) ? ((await loadPart<ConsoleLine[]>(record, 'console')) ?? []) : [];
   return {
     ...(await invocationView(record)),
@@ -51,7 +85,7 @@ export async function memberInvocationView(record: InvocationRecord): Promise<Re
 }
 
 /** A function's invocations, newest first (at most `limit`), without result bodies. */
-export async function listInvocations(projectId: string, name: string, limit = 50): Promise<Record<string, unknown>[]> {
+export async function listInvocations(projectId: string, name: string, limit = 50): Promise<InvocationListRow[]> {
   return (await recentInvocations(projectId, name, limit)).map((item) => ({
     id: item.id,
     status: item.status,

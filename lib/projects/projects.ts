@@ -1,4 +1,5 @@
 import { config } from '../config.ts';
+import { pickFields } from '../json.ts';
 
 export const FRAMEWORKS = ['nextjs', 'sveltekit', 'astro', 'hugo', 'vite', 'gatsby', 'jekyll', 'static-html', 'other'] as const;
 export const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn', 'bun'] as const;
@@ -211,16 +212,15 @@ export function newProjectRecord(input: {
 }
 
 /** The API shape of a stored project item. */
-export function toProject(item: Record<string, unknown>): Project {
-  const out: Record<string, unknown> = {};
+export function toProject(item: ProjectRecord): Project {
+  // Each field the spec lists and nothing else of the item (keys, sealed secrets); a field an older item lacks is null.
+  const project = {} as Project;
   for (const field of PROJECT_FIELDS) {
-    out[field] = field === 'production_url' ? productionUrl(item.subdomain as string) : (item[field] ?? null);
+    Object.assign(project, { [field]: field === 'production_url' ? productionUrl(item.subdomain) : (item[field] ?? null) });
   }
-  return out as unknown as Project;
+  return project;
 }
 
 export function promoteView(project: Project): Pick<Project, (typeof PROMOTE_FIELDS)[number]> {
-  const out: Record<string, unknown> = {};
-  for (const field of PROMOTE_FIELDS) out[field] = project[field];
-  return out as Pick<Project, (typeof PROMOTE_FIELDS)[number]>;
+  return pickFields(project, PROMOTE_FIELDS);
 }

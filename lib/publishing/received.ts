@@ -37,8 +37,11 @@ export async function recordReceived(session: UploadSessionRecord, blobs: HeldBl
   ]);
 }
 
-async function entries(uploadId: string, attribute: 'hashes' | 'sk'): Promise<Record<string, unknown>[]> {
-  return queryAll({
+/** What an upload request recorded (`upload_received`): the hashes it stored, under an entry key of its own. */
+type ReceivedEntry = { sk: string; hashes: string };
+
+async function entries<A extends keyof ReceivedEntry>(uploadId: string, attribute: A): Promise<Pick<ReceivedEntry, A>[]> {
+  return queryAll<Pick<ReceivedEntry, A>>({
     TableName: config.tableName(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :entry)',
     ExpressionAttributeValues: { ':pk': keys.uploadSession(uploadId).pk, ':entry': ENTRY_PREFIX },
@@ -53,7 +56,7 @@ async function entries(uploadId: string, attribute: 'hashes' | 'sk'): Promise<Re
 export async function receivedHashes(uploadId: string): Promise<Set<string>> {
   const hashes = new Set<string>();
   for (const entry of await entries(uploadId, 'hashes')) {
-    for (const hash of (entry.hashes as string).split(' ')) if (hash) hashes.add(hash);
+    for (const hash of entry.hashes.split(' ')) if (hash) hashes.add(hash);
   }
   return hashes;
 }
@@ -61,5 +64,5 @@ export async function receivedHashes(uploadId: string): Promise<Set<string>> {
 /** The keys of the session's entries (deleted with the session). */
 export async function receivedEntryKeys(uploadId: string): Promise<{ pk: string; sk: string }[]> {
   const pk = keys.uploadSession(uploadId).pk;
-  return (await entries(uploadId, 'sk')).map((entry) => ({ pk, sk: entry.sk as string }));
+  return (await entries(uploadId, 'sk')).map((entry) => ({ pk, sk: entry.sk }));
 }

@@ -1,6 +1,5 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { getItem, type Stored } from '../db/item.ts';
 import { epochSeconds, keys } from '../db/keys.ts';
 import { queryAll } from '../db/query.ts';
 import type { NamedWrite } from '../db/transact.ts';
@@ -14,18 +13,16 @@ import type { UploadSessionRecord } from '../deployments/session-record.ts';
  * read, and freed when the session closes.
  */
 
-export type StoredSession = UploadSessionRecord & Record<string, unknown>;
+/** A session's item: its record, its keys (the project's index partition) and when DynamoDB may remove it. */
+export type StoredSession = Stored<UploadSessionRecord & { type: 'upload_session'; ttl: number }>;
 
-export async function getSessionItem(uploadId: string): Promise<StoredSession | null> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.uploadSession(uploadId), ConsistentRead: true }),
-  );
-  return (reply.Item as StoredSession | undefined) ?? null;
+export function getSessionItem(uploadId: string): Promise<StoredSession | null> {
+  return getItem<StoredSession>(keys.uploadSession(uploadId), true);
 }
 
 /** Every session a project opened, from the project's index partition. */
-export function projectSessionItems(projectId: string): Promise<Record<string, unknown>[]> {
-  return queryAll({
+export function projectSessionItems(projectId: string): Promise<StoredSession[]> {
+  return queryAll<StoredSession>({
     TableName: config.tableName(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
@@ -74,15 +71,14 @@ export interface Slots {
   live: Record<string, number>;
 }
 
+/** The team's upload slots item: each open session's id with the epoch second it expires, and the item's version. */
+type SlotsItem = { slots: Record<string, number>; version: number };
+
 export async function readSlots(teamId: string): Promise<Slots> {
-  const reply = await dynamo().send(
-    new GetCommand({ TableName: config.tableName(), Key: keys.teamUploadSlots(teamId), ConsistentRead: true }),
-  );
+  const item = await getItem<SlotsItem>(keys.teamUploadSlots(teamId), true);
   const now = epochSeconds(new Date());
-  const live = Object.fromEntries(
-    Object.entries((reply.Item?.slots ?? {}) as Record<string, number>).filter(([, expires]) => expires > now),
-  );
-  return { version: (reply.Item?.version as number | undefined) ?? null, live };
+  const live = Object.fromEntries(Object.entries(item?.slots ?? {}).filter(([, expires]) => expires > now));
+  return { version: item?.version ?? null, live };
 }
 
 /**

@@ -215,7 +215,7 @@ export async function closedSession(uploadId: string): Promise<UploadSessionReco
 
 /** A project's sessions, for its removal. */
 export function projectSessions(projectId: string): Promise<UploadSessionRecord[]> {
-  return projectSessionItems(projectId) as Promise<unknown> as Promise<UploadSessionRecord[]>;
+  return projectSessionItems(projectId);
 }
 
 /** Removes a removed project's sessions: their items, what their requests recorded, their manifests. */
