@@ -13,7 +13,7 @@ import { logger } from '../logger.ts';
 import { traceIdFrom } from '../trace.ts';
 import { FunctionHostError, type DoorForward, type DoorReply, type FunctionHost } from './host.ts';
 import { functionBudgetMs, MAX_DOOR_BODY_BYTES, type DeployedFunction } from './model.ts';
-import { cachedReads } from './route-cache.ts';
+import { type CachedReads, cachedReads } from './route-cache.ts';
 import type { FunctionTelemetry } from './telemetry.ts';
 import type { FunctionTailPublisher, TailEvent } from './tail.ts';
 import { HOP_BY_HOP, INTERNAL_HEADER_PREFIX } from './runner/protocol.mjs';
@@ -228,7 +228,7 @@ function pipeReply(stream: Readable, out: Writable, signal: AbortSignal, onExpir
 }
 
 /** A hostname's route, read at most once per routeCacheMs() (by the Host header as sent: a caller sends the same one). */
-function routeCache(deps: FunctionDoorDeps): (hostname: string) => Promise<Route> {
+function routeCache(deps: FunctionDoorDeps): CachedReads<Route> {
   return cachedReads(async (hostname) => {
     let fn = await deps.resolve(hostname);
     if (fn && !(await deps.isEnrolled(fn.team_id))) fn = null;
@@ -241,13 +241,15 @@ export function createFunctionDoor(deps: FunctionDoorDeps) {
 
   async function answer(request: DoorRequest, open: OpenDoorReply): Promise<void> {
     const started = Date.now();
-    const { fn, publicHostname } = await route(request.hostname);
+    // A route and a watch read lately answer without a promise: each await is a turn on the warm path.
+    const { fn, publicHostname } = route.peek(request.hostname)?.value ?? (await route(request.hostname));
     if (!fn) {
       request.body?.resume();
       return fail(request, open, FUNCTION_NOT_FOUND);
     }
     // Nobody watching (the common case) costs a cached look-up: nothing is gathered or sent.
-    if (!deps.tail || !(await deps.tail.watching(fn))) return call(deps, fn, publicHostname, request, open, started, null);
+    if (!deps.tail || !(deps.tail.watchingNow(fn) ?? (await deps.tail.watching(fn))))
+      return call(deps, fn, publicHostname, request, open, started, null);
     return watchedCall(deps.tail, fn, request, open, started, (tracked, seen) =>
       call(deps, fn, publicHostname, request, tracked, started, seen),
     );

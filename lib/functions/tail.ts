@@ -72,7 +72,13 @@ export class FunctionTailPublisher {
 
   /** Whether someone watches the function (as of the last read, at most FUNCTIONS_TAIL_CACHE_MS old). */
   async watching(fn: Pick<FunctionRecord, 'function_id'>): Promise<boolean> {
-    return (await this.queuesOf(fn.function_id)).length > 0;
+    return this.watchingNow(fn) ?? (await this.queuesOf(fn.function_id)).length > 0;
+  }
+
+  /** The same answer when the last read is kept and fresh, without a promise; undefined when a read is needed. */
+  watchingNow(fn: Pick<FunctionRecord, 'function_id'>): boolean | undefined {
+    const kept = this.queuesOf.peek(fn.function_id);
+    return kept && kept.value.length > 0;
   }
 
   /** Queues events for the function's watchers; nothing when nobody watches. Never throws. */

@@ -33,10 +33,12 @@ export function loadHandler(file: string): Promise<LambdaHandler> {
 
 /**
  * A handler for requests on other hostnames (sites, functions); returns false
- * to pass. It runs before the API reads the body: each reads (and bounds) its
- * own, as CloudFront and the function door do in the cloud.
+ * to pass, at once when the hostname is not one of its own (no promise and no
+ * turn for each handler a request passes). It runs before the API reads the
+ * body: each reads (and bounds) its own, as CloudFront and the function door do
+ * in the cloud.
  */
-export type HostnameHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+export type HostnameHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -161,7 +163,8 @@ export function createApiServer(
           return writeEnvelopeError(res, PLATFORM_STARTING, { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) });
         }
         for (const hostnameHandler of hostnameHandlers) {
-          if (await hostnameHandler(req, res)) return;
+          const handled = hostnameHandler(req, res);
+          if (handled === true || (handled !== false && (await handled))) return;
         }
         await answerApiRequest(req, res, api());
       } catch (error) {

@@ -1,4 +1,5 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
 import { config } from '../config.ts';
 import { consoleContentSecurityPolicy } from '../http/console-headers.ts';
@@ -82,35 +83,36 @@ function securityHeaders(): Record<string, string> {
 
 /** `api` answers the console's /api/* as the platform's API does (the template's routes in the synthesized mode). */
 export function dashboardHostnameHandler(outbox: MailOutbox, api?: () => ApiAnswer): HostnameHandler {
-  return async (req, res) => {
-    if (!isConsoleHost(req.headers.host)) return false;
-    const path = req.url ?? '/';
-    // The console's origin carries the API too (CloudFront's /api/* behaviour in the cloud), and the forge
-    // tokens' JWKS (the tokens' `iss` is this origin).
-    if (path.startsWith('/api/') || path.split('?')[0] === '/.well-known/jwks.json') {
-      await answerApiRequest(req, res, api?.());
-      return true;
-    }
-    if (path === '/_local/outbox') {
-      res.writeHead(200, { ...securityHeaders(), 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(outboxPage(outbox));
-      return true;
-    }
-    const file = fileFor(path);
-    if (!file || !existsSync(file)) {
-      const built = existsSync(join(dashboardDist(), 'index.html'));
-      res.writeHead(built ? 404 : 503, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8' });
-      res.end(built ? 'Not found.\n' : 'The console is not built yet: run npm run build:dashboard (npm run dev does it).\n');
-      return true;
-    }
-    // Bundles are named by their content hash and never change; index.html always is asked for again.
-    const immutable = /\/assets\//.test(file);
-    res.writeHead(200, {
-      ...securityHeaders(),
-      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
-    });
-    createReadStream(file).pipe(res);
+  return (req, res) => (isConsoleHost(req.headers.host) ? answerConsole(req, res, outbox, api) : false);
+}
+
+async function answerConsole(req: IncomingMessage, res: ServerResponse, outbox: MailOutbox, api?: () => ApiAnswer): Promise<true> {
+  const path = req.url ?? '/';
+  // The console's origin carries the API too (CloudFront's /api/* behaviour in the cloud), and the forge
+  // tokens' JWKS (the tokens' `iss` is this origin).
+  if (path.startsWith('/api/') || path.split('?')[0] === '/.well-known/jwks.json') {
+    await answerApiRequest(req, res, api?.());
     return true;
-  };
+  }
+  if (path === '/_local/outbox') {
+    res.writeHead(200, { ...securityHeaders(), 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(outboxPage(outbox));
+    return true;
+  }
+  const file = fileFor(path);
+  if (!file || !existsSync(file)) {
+    const built = existsSync(join(dashboardDist(), 'index.html'));
+    res.writeHead(built ? 404 : 503, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8' });
+    res.end(built ? 'Not found.\n' : 'The console is not built yet: run npm run build:dashboard (npm run dev does it).\n');
+    return true;
+  }
+  // Bundles are named by their content hash and never change; index.html always is asked for again.
+  const immutable = /\/assets\//.test(file);
+  res.writeHead(200, {
+    ...securityHeaders(),
+    'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+    'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+  });
+  createReadStream(file).pipe(res);
+  return true;
 }

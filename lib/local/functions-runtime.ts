@@ -93,10 +93,11 @@ export function localFunctionsRuntime(source: FunctionSource = deployedFunctions
   };
 
   // The function domain is read on every request: it is configuration, and a platform sets it as it starts.
-  const hostnameHandler: HostnameHandler = async (req, res: ServerResponse) => {
+  const hostnameHandler: HostnameHandler = (req, res: ServerResponse) => {
     if (!isFunctionHostname(req.headers.host)) return false;
-    await ensure().answer(doorRequestOfIncoming(req, res, req.headers.host!), openNodeReply(res));
-    return true;
+    return ensure()
+      .answer(doorRequestOfIncoming(req, res, req.headers.host!), openNodeReply(res))
+      .then(() => true);
   };
 
   return {

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { HostnameHandler } from './api-server.ts';
 import { logger } from '../logger.ts';
@@ -19,8 +20,13 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'
  * door) pass through. A custom domain's geo rule reads the country from the
  * GEO_COUNTRY_HEADER request header, as CloudFront's would.
  */
-export const siteHostnameHandler: HostnameHandler = async (req, res) => {
-  if (!siteSubdomain(req.headers.host) && !parsePreviewHost(req.headers.host) && !customDomainHost(req.headers.host)) return false;
+export const siteHostnameHandler: HostnameHandler = (req, res) => {
+  const host = req.headers.host;
+  if (!siteSubdomain(host) && !parsePreviewHost(host) && !customDomainHost(host)) return false;
+  return answerSite(req, res);
+};
+
+async function answerSite(req: IncomingMessage, res: ServerResponse): Promise<true> {
   const served = await serveSite({
     host: req.headers.host!,
     path: req.url ?? '/',
@@ -46,4 +52,4 @@ export const siteHostnameHandler: HostnameHandler = async (req, res) => {
     }
   }
   return true;
-};
+}

@@ -49,7 +49,7 @@ beforeAll(async () => {
   });
   const [functionHost] = runtime.hostnameHandlers;
   server = createServer((req, res) => {
-    void functionHost!(req, res).then((handled) => handled || res.writeHead(404).end());
+    void Promise.resolve(functionHost!(req, res)).then((handled) => handled || res.writeHead(404).end());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
