@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as os from 'node:os';
 
 /**
@@ -31,12 +32,28 @@ if (unknown.length > 0) {
   console.error(`Unknown benchmark(s): ${unknown.join(', ')}. Known: ${Object.keys(benchmarks).join(', ')}`);
   process.exit(2);
 }
-// Figures from a busy machine are not comparable: print how busy it was.
+/**
+ * A fixed piece of CPU work (SHA-256 of 64 MiB, median of 3), in ms: machines of the same kind differ (the same suite
+ * has taken 2.5 times the CPU on one VM as on another), so figures of two runs compare only beside this one.
+ */
+function machineReferenceMs(): number {
+  const block = Buffer.alloc(16 * 1024 * 1024, 7);
+  const times = [0, 1, 2].map(() => {
+    const started = performance.now();
+    const hash = createHash('sha256');
+    for (let i = 0; i < 4; i++) hash.update(block);
+    hash.digest();
+    return performance.now() - started;
+  });
+  return times.sort((a, b) => a - b)[1]!;
+}
+
+// Figures from a busy or slower machine are not comparable: print how busy it was and how fast.
 console.log(
   `Node ${process.version} (${process.execPath}), ${process.platform}/${process.arch}, ${os.cpus().length} CPUs, load average ${os
     .loadavg()
     .map((l) => l.toFixed(1))
-    .join(' ')}`,
+    .join(' ')}, machine reference ${machineReferenceMs().toFixed(0)} ms (SHA-256 of 64 MiB)`,
 );
 for (const [name, run] of Object.entries(benchmarks)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
