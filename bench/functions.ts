@@ -132,7 +132,7 @@ export async function bareServer(): Promise<{ port: number; stop: () => void }> 
  * beyond it is its own cost; what the floor misses of the target is the cost
  * of a second process on this machine.
  */
-export async function floorPair(): Promise<{ port: number; stop: () => void }> {
+export async function floorPair(): Promise<{ port: number; stop: () => void; pids: { door: number; instance: number } }> {
   const framing = JSON.stringify(new URL('../lib/functions/runner/protocol.mjs', import.meta.url).href);
   const socketPath = join(tmpdir(), `slipway-floor-${process.pid}-${randomBytes(3).toString('hex')}.sock`);
   const instance = `
@@ -183,6 +183,44 @@ export async function floorPair(): Promise<{ port: number; stop: () => void }> {
     });
     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
   return startPair(instance, door, socketPath);
+}
+
+/** CPU seconds a process has used (user and system, from /proc: clock ticks of 10 ms); 0 once it is gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The pids of the runner processes now alive (sandboxed instances, not their bwrap parents). */
+function runnerPids(): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmd.includes('runner.mjs') && !cmd.startsWith('bwrap') && !cmd.includes('bwrap\0')) found.push(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/**
+ * A load round with the CPU it cost each side, in µs per request answered: where a door's time goes (its own
+ * process, or its instance's), beside the floor's two processes measured the same way.
+ */
+async function measuredLoad(port: number, host: string, pids: () => { door: number[]; instance: number[] }) {
+  const sides = pids();
+  const cpu = (list: number[]) => list.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+  const before = { door: cpu(sides.door), instance: cpu(sides.instance) };
+  const rps = await load(port, host);
+  const requests = rps * LOAD_SECONDS;
+  const perRequest = (used: number) => (requests > 0 ? (used * 1e6) / requests : 0);
+  return { rps, doorUs: perRequest(cpu(sides.door) - before.door), instanceUs: perRequest(cpu(sides.instance) - before.instance) };
 }
 
 /** RSS of the runner processes now alive (sandboxed instances), in MiB. */
@@ -261,10 +299,22 @@ export async function runFunctionsBench(): Promise<void> {
       // The three in turn, LOAD_ROUNDS times, each figure the median of its rounds: on 2 cores one run of the
       // bare server alone swings by half (where the scheduler puts it and the load generator).
       const runs = { bare: [] as number[], door: [] as number[], floor: [] as number[], http2: [] as number[] };
+      const cpuUs = { door: [] as number[], doorInstance: [] as number[], floor: [] as number[], floorInstance: [] as number[] };
+      // What the door's process spends with no request (the local platform's drivers run in it), per second.
+      const idleFrom = cpuSecondsOf(process.pid);
+      await new Promise((r) => setTimeout(r, LOAD_SECONDS * 1000));
+      const idleShare = (cpuSecondsOf(process.pid) - idleFrom) / LOAD_SECONDS;
       for (let round = 0; round < LOAD_ROUNDS; round++) {
         runs.bare.push(await load(bare.port, 'bare'));
-        runs.door.push(await load(platform.port, host));
-        runs.floor.push(await load(floor.port, 'floor'));
+        // The door's process is this one (the local platform runs here); its instances are the runner processes.
+        const door = await measuredLoad(platform.port, host, () => ({ door: [process.pid], instance: runnerPids() }));
+        runs.door.push(door.rps);
+        cpuUs.door.push(door.doorUs);
+        cpuUs.doorInstance.push(door.instanceUs);
+        const floorRound = await measuredLoad(floor.port, 'floor', () => ({ door: [floor.pids.door], instance: [floor.pids.instance] }));
+        runs.floor.push(floorRound.rps);
+        cpuUs.floor.push(floorRound.doorUs);
+        cpuUs.floorInstance.push(floorRound.instanceUs);
         runs.http2.push(await load(h2.port, 'floor'));
       }
       const [bareRps, doorRps, floorRps, http2Rps] = [median(runs.bare), median(runs.door), median(runs.floor), median(runs.http2)];
@@ -276,6 +326,11 @@ export async function runFunctionsBench(): Promise<void> {
       console.log(
         `  floor of a two-process door (minimal door and instance, same framing, no rules): ${floorRps.toFixed(0)} req/s, ratio ${(floorRps / bareRps).toFixed(2)}; ` +
           `the door reaches ${(doorRps / floorRps).toFixed(2)} of it`,
+      );
+      console.log(
+        `  CPU per request (median of the rounds): the door's process ${median(cpuUs.door).toFixed(0)} µs and its instance ${median(cpuUs.doorInstance).toFixed(0)} µs; ` +
+          `the floor's door ${median(cpuUs.floor).toFixed(0)} µs and its instance ${median(cpuUs.floorInstance).toFixed(0)} µs; ` +
+          `the door's process idle uses ${(idleShare * 100).toFixed(1)} % of a core`,
       );
       // The issue's rule: our framing stays only if HTTP/2 costs more than a tenth of the door's warm figure.
       const extra = linkCostMicros(floorRps, http2Rps);

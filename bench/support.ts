@@ -41,13 +41,18 @@ export async function deploySiteFiles(
  * line once it listens on `socketPath`; then the door, which prints the port it listens on. `stop` ends both and
  * removes the socket.
  */
-export async function startPair(instance: string, door: string, socketPath: string): Promise<{ port: number; stop: () => void }> {
+export async function startPair(
+  instance: string,
+  door: string,
+  socketPath: string,
+): Promise<{ port: number; stop: () => void; pids: { door: number; instance: number } }> {
   const first = spawn(process.execPath, ['--input-type=module', '-e', instance], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise((resolve) => first.stdout.once('data', resolve));
   const second = spawn(process.execPath, ['--input-type=module', '-e', door], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => second.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
   return {
     port,
+    pids: { door: second.pid!, instance: first.pid! },
     stop: () => {
       second.kill();
       first.kill();
