@@ -1,10 +1,8 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { config } from '../config.ts';
 import { isApiError } from '../errors/api-error.ts';
 import { logger } from '../logger.ts';
 import type { ResolvedAddress, Resolver } from '../sso/address-guard.ts';
-import { pinnedLookup } from '../sso/fetch-document.ts';
+import { pinnedLookup, requestFor } from '../sso/fetch-document.ts';
 import { type CallbackMessage, queueCallbackAttempt } from './callback-queue.ts';
 import { callbackSecret, callbackSignature } from './callback-secret.ts';
 import { callbackUrlRefusals, checkCallbackUrl } from './callback-url.ts';
@@ -28,7 +26,14 @@ type Outcome = { status: number | null; error: string | null };
 
 export const CALLBACK_USER_AGENT = 'Slipway-Callbacks/1';
 
-function postOnce(url: URL, pinned: ResolvedAddress, body: string, headers: Record<string, string>, timeoutMs: number): Promise<Outcome> {
+async function postOnce(
+  url: URL,
+  pinned: ResolvedAddress,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<Outcome> {
+  const send = await requestFor(url);
   return new Promise((resolve) => {
     let settled = false;
     const settle = (outcome: Outcome) => {
@@ -38,7 +43,7 @@ function postOnce(url: URL, pinned: ResolvedAddress, body: string, headers: Reco
       request.destroy();
       resolve(outcome);
     };
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+    const request = send(
       url,
       {
         method: 'POST',

@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { ResolvedAddress } from './address-guard.ts';
@@ -18,6 +18,15 @@ export class DocumentFetchError extends Error {
 }
 
 /**
+ * `request` of node:https, or of node:http for an http: URL (a local endpoint). node:http is loaded on first use
+ * only: on Node 22 an ESM import of it reads every export, WebSocket's lazy getter included, which loads undici
+ * (about 30 ms of CPU in a cold start; nodejs/node#57649), and a deployed Lambda only ever calls https: URLs.
+ */
+export async function requestFor(url: URL): Promise<typeof httpsRequest> {
+  return url.protocol === 'https:' ? httpsRequest : (await import('node:http')).request;
+}
+
+/**
  * A lookup that answers with the address the guard already checked, so the
  * socket connects there and nowhere else (no second DNS query). Node 22 asks
  * with `all: true` when it races address families, so both shapes are served.
@@ -29,9 +38,10 @@ export function pinnedLookup(pinned: ResolvedAddress): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
-function getOnce(url: URL, pinned: ResolvedAddress, timeoutMs: number, maxBytes: number): Promise<unknown> {
+async function getOnce(url: URL, pinned: ResolvedAddress, timeoutMs: number, maxBytes: number): Promise<unknown> {
+  const send = await requestFor(url);
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+    const request = send(
       url,
       {
         method: 'GET',
