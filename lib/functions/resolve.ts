@@ -2,11 +2,10 @@ import { config } from '../config.ts';
 import { batchGetAll } from '../db/batch.ts';
 import { keys } from '../db/keys.ts';
 import { getProjectItem, getSubdomainHold, type ProjectItem } from '../projects/records.ts';
-import { getTeamItem } from '../teams/records.ts';
+import { getTeamItem, type TeamItem } from '../teams/records.ts';
 import { getHostnameClaim } from './hostname-claim-records.ts';
 import { FUNCTION_NAME_PATTERN, functionLabel, type DeployedFunction, type FunctionRecord } from './model.ts';
 import { type FunctionItem, functionUrl, getFunctionRecord, toFunctionRecord } from './records.ts';
-import type { TeamItem } from '../teams/records.ts';
 
 /**
  * Which function answers at a hostname, for the HTTPS door. No caching here:

@@ -6,6 +6,7 @@ import type { FinalizeResult } from '../publishing/publish.ts';
 import { CONNECTION_MODES, DOMAIN_STATUSES, GEO_MODES, SSL_STATUSES, type Domain } from '../domains/domains.ts';
 import type { EnvVariableRecord } from '../env/records.ts';
 import { ENV_ENVIRONMENTS, ENV_TARGETS, type ParsedEnvContent } from '../env/variables.ts';
+import type { InvocationListRow, MemberInvocationView } from '../functions/invocation-views.ts';
 import type { ScheduledFunctionView } from '../functions/schedules.ts';
 import type { ApiKeySummary } from '../identity/credential-records.ts';
 import type { meView, pendingInvitationsOf, teamsOfUser } from '../identity/me.ts';
@@ -275,7 +276,6 @@ const fn = z
 const invocationStatus = z.enum(['pending', 'running', 'completed', 'failed', 'timed_out']);
 const trigger = z.enum(['queued', 'schedule', 'manual']).describe('What started it: the public door, a schedule, or run now.');
 
-// The code builds these two as open records (lib/functions/invocation-views.ts), so no `Fits` check covers them.
 const invocationSummary = z
   .object({
     id: z.uuid(),
@@ -520,4 +520,6 @@ export type ResponsesFitTheCode = [
   Fits<Doc<typeof finalized>, FinalizeResult>,
   Fits<Doc<typeof buildLogPageSchema>, Returned<typeof buildLogPage>>,
   Fits<Doc<typeof screenshot>, ProjectScreenshot>,
+  Fits<Doc<typeof invocationSummary>, InvocationListRow>,
+  Fits<Doc<typeof invocation>, MemberInvocationView>,
 ];

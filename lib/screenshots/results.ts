@@ -24,10 +24,8 @@ export type CaptureResult =
   | { kind: 'image'; png: Buffer; httpStatus: number | null }
   | { kind: 'failure'; error: 'unreachable' | 'timeout'; httpStatus: number };
 
-type JobRecord = ScreenshotJobItem;
-
 /** The job a token opens; 401 for an unknown job, an expired one or another token (nothing tells them apart). */
-export async function jobForToken(jobId: string, token: string | null): Promise<JobRecord> {
+export async function jobForToken(jobId: string, token: string | null): Promise<ScreenshotJobItem> {
   if (!token || !/^[0-9a-f-]{36}$/.test(jobId)) throw new ApiError(UNAUTHENTICATED);
   const job = await getJobItem(jobId);
   if (!job || job.ttl * 1000 < Date.now()) throw new ApiError(UNAUTHENTICATED);
@@ -58,7 +56,7 @@ export function checkPng(png: Buffer): { width: number; height: number } {
  * conditional write; a request that loses the race deletes its copy and gets
  * 409, so the stored screenshot is always the winner's.
  */
-export async function recordScreenshotResult(job: JobRecord, result: CaptureResult, now = new Date()): Promise<void> {
+export async function recordScreenshotResult(job: ScreenshotJobItem, result: CaptureResult, now = new Date()): Promise<void> {
   let imageKey: string | null = null;
   let size: { width: number; height: number } | null = null;
   if (result.kind === 'image') {
